@@ -1,0 +1,3 @@
+#include "runtime/core/probe.h"
+#include <gtest/gtest.h>
+TEST(P, P) { EXPECT_EQ(probe(), 1); }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Installs what Ember needs on a Debian machine: system packages (apt) and a Python virtual environment
+# (.venv, from requirements.txt). Safe to run again: it checks first and prints nothing when all is in place.
+#
+#   ./setup.sh            install what is missing
+#   ./setup.sh --verbose  say what is checked
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="$ROOT/.venv"
+LOG="$ROOT/.setup.log"
+VERBOSE=0
+[[ "${1:-}" == "--verbose" ]] && VERBOSE=1
+
+# Debian packages, one group per purpose (see ../shared/BAZEL_OFFLINE.md for the Bazel ones).
+APT_PACKAGES=(
+  # build: Bazel 4 from Debian and the local repositories it reads
+  bazel-bootstrap bazel-platforms bazel-skylib bazel-rules-java bazel-rules-proto
+  # C++ tests and the .pte schema
+  googletest flatbuffers-compiler libflatbuffers-dev
+  # toolchain basics
+  g++ python3-venv
+)
+
+say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }
+fail() {
+  echo "setup: FAILED while $1" >&2
+  [[ -s "$LOG" ]] && { echo "--- last lines of $LOG ---" >&2; tail -n 25 "$LOG" >&2; }
+  exit 1
+}
+
+as_root() {
+  if [[ $(id -u) == 0 ]]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else echo "setup: need root (or sudo) to run: $*" >&2; return 1
+  fi
+}
+
+# --- apt ---------------------------------------------------------------------------------------------
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  : > "$LOG"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >>"$LOG" 2>&1 || fail "running apt-get update"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    >>"$LOG" 2>&1 || fail "installing Debian packages (${missing[*]})"
+else
+  say "Debian packages present"
+fi
+
+# --- Python venv -------------------------------------------------------------------------------------
+# The stamp records which requirements.txt the venv was built from; a changed file triggers a re-install.
+STAMP="$VENV/.ember-requirements.sha256"
+want="$(sha256sum "$ROOT/requirements.txt" | cut -d' ' -f1)"
+if [[ -x "$VENV/bin/python3" && -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
+  say "Python environment up to date ($VENV)"
+else
+  echo "setup: installing Python packages into $VENV (torch is large; this takes a minute or two)"
+  : > "$LOG"
+  PY="${EMBER_BASE_PYTHON:-python3}"
+  [[ -x "$VENV/bin/python3" ]] || "$PY" -m venv "$VENV" >>"$LOG" 2>&1 || fail "creating the virtual environment with $PY"
+  "$VENV/bin/python3" -m pip install -q --disable-pip-version-check -r "$ROOT/requirements.txt" >>"$LOG" 2>&1 \
+    || fail "installing requirements.txt into $VENV"
+  "$VENV/bin/python3" -c "import torch, flatbuffers, yaml, pybind11, pytest" >>"$LOG" 2>&1 \
+    || fail "importing the installed Python packages"
+  echo "$want" > "$STAMP"
+fi
+
+# Make the repository's Python packages (exir, codegen, selective_build, ...) importable from anywhere.
+PTH="$("$VENV/bin/python3" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ember.pth"
+[[ -f "$PTH" && "$(cat "$PTH")" == "$ROOT" ]] || echo "$ROOT" > "$PTH"
+
+say "all set"
