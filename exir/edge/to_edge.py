@@ -1,0 +1,71 @@
+"""to_edge: torch.export's ExportedProgram -> the core ATen op set, verified. Several methods per program."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, Mapping, Optional, Sequence, Union
+
+import torch
+
+from exir.edge.verifier import verify_op_set
+
+
+@dataclasses.dataclass
+class EdgeCompileConfig:
+    # Check that every op is core ATen (or a custom op with an out= variant). Turning it off only moves the
+    # failure later, to lowering or to the device.
+    check_ir_validity: bool = True
+    # Operators to accept beyond core ATen, by qualified name ("aten::bucketize.Tensor"); each still needs
+    # an out= variant and a kernel.
+    allowed_ops: Sequence[str] = ()
+    # Extra decompositions on top of PyTorch's core ATen table (op overload -> python function).
+    decompositions: Optional[Mapping] = None
+
+
+class EdgeProgramManager:
+    """The edge programs of one model, one per method, ready for to_executorch()."""
+
+    def __init__(self, programs: Dict[str, torch.export.ExportedProgram], config: EdgeCompileConfig):
+        self._programs = dict(programs)
+        self.compile_config = config
+
+    @property
+    def methods(self):
+        return list(self._programs)
+
+    def exported_program(self, method_name: str = "forward") -> torch.export.ExportedProgram:
+        if method_name not in self._programs:
+            raise KeyError(f"no method '{method_name}'; this program has {self.methods}")
+        return self._programs[method_name]
+
+    def to_executorch(self, config=None):
+        from exir.program import to_executorch
+        return to_executorch(self, config)
+
+
+def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export.ExportedProgram]],
+            compile_config: Optional[EdgeCompileConfig] = None) -> EdgeProgramManager:
+    """Decomposes each exported method to core ATen and verifies its op set.
+
+    `programs` is one ExportedProgram (the method `forward`) or a dict of method name -> ExportedProgram.
+    """
+    config = compile_config or EdgeCompileConfig()
+    if isinstance(programs, torch.export.ExportedProgram):
+        programs = {"forward": programs}
+    if not programs:
+        raise ValueError("to_edge needs at least one ExportedProgram")
+    edge = {}
+    for name, ep in programs.items():
+        if not isinstance(ep, torch.export.ExportedProgram):
+            raise TypeError(f"method '{name}': expected a torch.export.ExportedProgram, got {type(ep).__name__}. "
+                            f"Call torch.export.export(model, example_inputs) first.")
+        table = torch.export.default_decompositions()
+        if config.decompositions:
+            table.update(config.decompositions)
+        decomposed = ep.run_decompositions(table)
+        if config.check_ir_validity:
+            try:
+                verify_op_set(decomposed.graph_module, config.allowed_ops)
+            except Exception as e:
+                raise type(e)(f"method '{name}': {e}") from None
+        edge[name] = decomposed
+    return EdgeProgramManager(edge, config)

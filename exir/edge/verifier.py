@@ -1,0 +1,61 @@
+"""Op-set verification: every operator in an edge program is core ATen, or a custom op with an out= variant.
+
+A program that passes this check has, for each operator, a kernel contract the runtime can implement. Failing
+here, with the op and the line of the user's model that produced it, beats failing on the device (ExecuTorch
+issues #4742, #20270, #15673 are all ops first found missing at runtime).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Iterable, List
+
+import torch
+
+from exir.lowering.lower import source_of
+
+# Namespaces whose ops are not core ATen but which Ember's kernel libraries define.
+KNOWN_NAMESPACES = ("quantized_decomposed", "ember", "dim_order_ops")
+
+
+class OpSetError(RuntimeError):
+    pass
+
+
+def _has_out_variant(op: torch._ops.OpOverload) -> bool:
+    from exir.lowering.out_variants import OutVariantError, out_variant
+    try:
+        out_variant(op)
+        return True
+    except OutVariantError:
+        return False
+
+
+def verify_op_set(gm: torch.fx.GraphModule, allowed: Iterable[str] = ()) -> None:
+    """Raises OpSetError listing every operator outside core ATen, each with its source line."""
+    allowed = set(allowed)
+    problems: List[str] = []
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        op = node.target
+        where = source_of(node) or f"node '{node.name}'"
+        if not isinstance(op, torch._ops.OpOverload):
+            name = getattr(op, "__name__", str(op))
+            problems.append(f"  {name}: not an ATen operator (control flow or a Python call), at {where}")
+            continue
+        qualified = op.name()
+        if qualified in allowed or str(op) in allowed:
+            continue
+        if op.namespace == "aten":
+            if torch.Tag.core not in op.tags:
+                problems.append(f"  {qualified}: not in the core ATen op set, at {where}")
+        elif op.namespace in KNOWN_NAMESPACES or _has_out_variant(op):
+            continue
+        else:
+            problems.append(f"  {qualified}: custom op without an out= variant, at {where}")
+    if problems:
+        raise OpSetError(
+            "the program uses operators Ember cannot run:\n" + "\n".join(problems) +
+            "\nDecompose them (to_edge runs the core ATen decompositions), define an out= variant for a custom "
+            "op, or list a covered op in EdgeCompileConfig(allowed_ops=[...])."
+        )

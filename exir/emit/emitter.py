@@ -1,0 +1,220 @@
+"""MethodGraph + memory plan -> schema.ExecutionPlan, the layout ExecuTorch's runtime reads as well.
+
+Layout choices that matter for compatibility (observed in programs ExecuTorch 1.5.1 writes):
+- a KernelCall's args are every schema argument in order (defaults filled in, out= tensors included),
+  followed by the return value: the out tensor, or a TensorList of the outs when there are several;
+- int lists are boxed: an IntList holds value indices of Int values, which are emitted before the list;
+- user inputs and outputs are planned tensors (the caller copies inputs in and reads outputs out);
+- a constant's data_buffer_idx indexes the constant segment's offsets, where entry 0 is reserved.
+Scalars are deduplicated (kernels never write them), which keeps the value table and the runtime's
+bookkeeping small.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+from exir.lowering.alias import root_of
+from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
+from exir.schema import program as S
+
+_DTYPE_TO_SCALAR = {
+    torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4, torch.float16: 5,
+    torch.float32: 6, torch.float64: 7, torch.complex32: 8, torch.complex64: 9, torch.complex128: 10,
+    torch.bool: 11, torch.qint8: 12, torch.quint8: 13, torch.qint32: 14, torch.bfloat16: 15,
+    torch.quint4x2: 16, torch.quint2x4: 17, torch.bits16: 22, torch.float8_e5m2: 23, torch.float8_e4m3fn: 24,
+    torch.float8_e5m2fnuz: 25, torch.float8_e4m3fnuz: 26, torch.uint16: 27, torch.uint32: 28, torch.uint64: 29,
+}
+# ATen enums passed as arguments are ints on the wire, with PyTorch's own numbering.
+_MEMORY_FORMAT = {torch.contiguous_format: 0, torch.preserve_format: 1, torch.channels_last: 2,
+                  torch.channels_last_3d: 3}
+_LAYOUT = {torch.strided: 0, torch.sparse_coo: 1}
+
+
+class EmitError(RuntimeError):
+    pass
+
+
+def scalar_type_of(dtype: torch.dtype) -> int:
+    if dtype not in _DTYPE_TO_SCALAR:
+        raise EmitError(f"dtype {dtype} has no .pte scalar type")
+    return _DTYPE_TO_SCALAR[dtype]
+
+
+class ConstantPool:
+    """Constant tensors of a whole program (all methods), deduplicated by content.
+
+    Index 0 is reserved (it means 'not a constant' in a tensor's data_buffer_idx), so the first constant is 1.
+    """
+
+    def __init__(self):
+        self.blobs: List[bytes] = [b""]
+        self._index: Dict[Tuple[str, int], int] = {}
+
+    def add(self, data: torch.Tensor) -> int:
+        raw = data.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        key = (hashlib.sha256(raw).hexdigest(), len(raw))
+        if key not in self._index:
+            self._index[key] = len(self.blobs)
+            self.blobs.append(raw)
+        return self._index[key]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(b) for b in self.blobs)
+
+
+class _Values:
+    def __init__(self, constants: ConstantPool, offsets: Dict[int, Tuple[int, int]]):
+        self.values: List[S.EValue] = []
+        self._tensor_ids: Dict[int, int] = {}
+        self._scalar_ids: Dict[Tuple, int] = {}
+        self._constants = constants
+        self._offsets = offsets  # id(root) -> (mem_id, offset)
+
+    def _add(self, val) -> int:
+        self.values.append(S.EValue(val=val))
+        return len(self.values) - 1
+
+    def tensor(self, t: TensorValue) -> int:
+        if id(t) in self._tensor_ids:
+            return self._tensor_ids[id(t)]
+        root, byte_offset = root_of(t)
+        data_idx, alloc = 0, None
+        if root.role is Role.CONSTANT:
+            data_idx = self._constants.add(root.data)
+            if byte_offset:
+                raise EmitError(f"constant '{t.name}' is an alias at offset {byte_offset}; constants are folded "
+                                f"whole and never aliased")
+        else:
+            mem_id, offset = self._offsets[id(root)]
+            alloc = S.AllocationDetails.from_offset(mem_id, offset + byte_offset)
+            if root.role is Role.BUFFER and root is t and root.data is not None:
+                # Planned and with an initial value: the runtime copies it in when the method loads.
+                data_idx = self._constants.add(root.data)
+        tensor = S.Tensor(
+            scalar_type=S.ScalarType(scalar_type_of(t.dtype)), storage_offset=0, sizes=list(t.shape),
+            dim_order=list(t.dim_order), requires_grad=False, layout=0, data_buffer_idx=data_idx,
+            allocation_info=alloc, shape_dynamism=S.TensorShapeDynamism.STATIC, extra_tensor_info=None)
+        idx = self._add(tensor)
+        self._tensor_ids[id(t)] = idx
+        return idx
+
+    def _scalar(self, key: Tuple, make) -> int:
+        if key not in self._scalar_ids:
+            self._scalar_ids[key] = self._add(make())
+        return self._scalar_ids[key]
+
+    def none(self) -> int:
+        return self._scalar(("none",), S.Null)
+
+    def int_(self, v: int) -> int:
+        return self._scalar(("int", int(v)), lambda: S.Int(int_val=int(v)))
+
+    def bool_(self, v: bool) -> int:
+        return self._scalar(("bool", bool(v)), lambda: S.Bool(bool_val=bool(v)))
+
+    def double(self, v: float) -> int:
+        # repr keeps -0.0 and 0.0 apart, and nan equal to itself.
+        return self._scalar(("double", repr(float(v))), lambda: S.Double(double_val=float(v)))
+
+    def string(self, v: str) -> int:
+        return self._scalar(("str", v), lambda: S.String(string_val=v))
+
+    def int_list(self, items: List[int]) -> int:
+        ids = [self.int_(x) for x in items]
+        return self._scalar(("intlist", tuple(ids)), lambda: S.IntList(items=ids))
+
+    def double_list(self, items: List[float]) -> int:
+        return self._scalar(("dlist", tuple(map(repr, items))), lambda: S.DoubleList(items=[float(x) for x in items]))
+
+    def bool_list(self, items: List[bool]) -> int:
+        return self._scalar(("blist", tuple(items)), lambda: S.BoolList(items=[bool(x) for x in items]))
+
+    def tensor_list(self, items: List[TensorValue]) -> int:
+        ids = [self.tensor(t) for t in items]
+        return self._add(S.TensorList(items=ids))
+
+    def optional_tensor_list(self, items: List[Optional[TensorValue]]) -> int:
+        ids = [-1 if t is None else self.tensor(t) for t in items]
+        return self._add(S.OptionalTensorList(items=ids))
+
+    def argument(self, value: Any, type_str: str, where: str) -> int:
+        if isinstance(value, TensorValue):
+            return self.tensor(value)
+        if value is None:
+            return self.none()
+        if isinstance(value, bool):
+            return self.bool_(value)
+        if isinstance(value, torch.dtype):
+            return self.int_(scalar_type_of(value))
+        if isinstance(value, torch.memory_format):
+            return self.int_(_MEMORY_FORMAT[value])
+        if isinstance(value, torch.layout):
+            return self.int_(_LAYOUT[value])
+        if isinstance(value, torch.device):
+            return self.none()  # CPU only; kernels ignore the device argument
+        if isinstance(value, int):
+            return self.double(value) if type_str == "float" else self.int_(value)
+        if isinstance(value, float):
+            return self.double(value)
+        if isinstance(value, str):
+            return self.string(value)
+        if isinstance(value, (list, tuple)):
+            if "Optional[Tensor]" in type_str:
+                return self.optional_tensor_list(list(value))
+            if "Tensor" in type_str or (value and all(isinstance(x, TensorValue) for x in value)):
+                return self.tensor_list(list(value))
+            if "bool" in type_str or (value and all(isinstance(x, bool) for x in value)):
+                return self.bool_list(list(value))
+            if "float" in type_str or any(isinstance(x, float) for x in value):
+                return self.double_list(list(value))
+            return self.int_list([int(x) for x in value])
+        raise EmitError(f"{where}: cannot encode argument {value!r} of type {type_str}")
+
+
+def _operator_key(call: Call) -> Tuple[str, str]:
+    qualified = call.op.name()  # "aten::add"
+    return qualified, call.op._overloadname if call.op._overloadname != "default" else ""
+
+
+def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_sizes: Dict[int, int],
+                constants: ConstantPool) -> S.ExecutionPlan:
+    """Builds the ExecutionPlan. `offsets` maps id(root tensor) -> (mem_id, byte offset)."""
+    vals = _Values(constants, offsets)
+    inputs = [vals.tensor(t) for t in graph.inputs]
+    operators: List[S.Operator] = []
+    op_index: Dict[Tuple[str, str], int] = {}
+    instructions: List[S.Instruction] = []
+    for i, call in enumerate(graph.calls):
+        key = _operator_key(call)
+        if key not in op_index:
+            op_index[key] = len(operators)
+            operators.append(S.Operator(name=key[0], overload=key[1]))
+        where = f"method '{graph.name}' instruction {i} ({call.op_name})"
+        schema_args = call.op._schema.arguments
+        if len(schema_args) != len(call.args):
+            raise EmitError(f"{where}: {len(call.args)} arguments for a schema of {len(schema_args)}")
+        args = [vals.argument(v, str(a.type), where) for v, a in zip(call.args, schema_args)]
+        returns = call.op._schema.returns
+        if len(returns) == 1:
+            args.append(vals.tensor(call.outs[0]))
+        elif len(returns) > 1:
+            args.append(vals.tensor_list(call.outs))
+        instructions.append(S.Instruction(instr_args=S.KernelCall(op_index=op_index[key], args=args)))
+    outputs = []
+    for o in graph.outputs:
+        if not isinstance(o, TensorValue):
+            raise EmitError(f"method '{graph.name}' returns {o!r}; Ember methods return tensors only")
+        outputs.append(vals.tensor(o))
+    sizes = [0] * (max(pool_sizes, default=0) + 1)
+    for mem_id, size in pool_sizes.items():
+        sizes[mem_id] = size
+    return S.ExecutionPlan(
+        name=graph.name,
+        container_meta_type=S.ContainerMetadata(encoded_inp_str=graph.in_spec, encoded_out_str=graph.out_spec),
+        values=vals.values, inputs=inputs, outputs=outputs,
+        chains=[S.Chain(inputs=[], outputs=[], instructions=instructions, stacktrace=None)],
+        operators=operators, delegates=[], non_const_buffer_sizes=sizes)

@@ -1,0 +1,127 @@
+"""MethodGraph: one method as a straight list of out-variant kernel calls over typed values.
+
+Values are Python scalars/lists (they become Int/Double/Bool/IntList/... EValues) or TensorValue objects. A
+TensorValue is identified by the object itself; the emitter gives each a value index. Calls run in list order,
+which is the schedule the memory planner sees.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any, List, Optional, Tuple
+
+import torch
+
+
+class Role(enum.Enum):
+    INPUT = "input"            # user input, copied in by the caller (planned)
+    CONSTANT = "constant"      # weights and folded results, stored in the constant segment
+    BUFFER = "buffer"          # mutable state that lives across calls (planned for the whole method)
+    ACTIVATION = "activation"  # produced by a call (planned for its lifetime)
+
+
+@dataclasses.dataclass(eq=False)
+class TensorValue:
+    name: str
+    dtype: torch.dtype
+    shape: Tuple[int, ...]
+    dim_order: Tuple[int, ...]
+    role: Role
+    # Constants: the value. Buffers: the initial value.
+    data: Optional[torch.Tensor] = None
+    # Buffers and parameters: the module attribute it came from ("layer.weight").
+    fqn: Optional[str] = None
+    mem_id: int = 1
+    # Set when this tensor is a byte-preserving view of another: (base tensor, byte offset into the base).
+    alias_of: Optional[Tuple["TensorValue", int]] = None
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * torch.empty((), dtype=self.dtype).element_size()
+
+    @property
+    def is_planned(self) -> bool:
+        return self.role is not Role.CONSTANT
+
+    def __repr__(self) -> str:
+        return f"%{self.name}:{str(self.dtype).replace('torch.', '')}{list(self.shape)}"
+
+
+@dataclasses.dataclass(eq=False)
+class Call:
+    """One kernel call. `op` is the out-variant OpOverload (or a torch op for prim ops).
+
+    `args` follows the op's schema argument list exactly (defaults filled in, out= arguments included), so the
+    emitter can write it without looking at the schema again. `outs` are the tensors the call writes.
+    """
+
+    op: Any
+    args: List[Any]
+    outs: List[TensorValue]
+    # Where in the user's code this call came from ("model.py:12 in forward"), for error messages.
+    source: str = ""
+
+    @property
+    def op_name(self) -> str:
+        ns, rest = self.op.name().split("::", 1)
+        base, _, overload = rest.partition(".")
+        return f"{ns}::{base}" + (f".{overload}" if overload else "")
+
+    def input_tensors(self) -> List[TensorValue]:
+        """Tensors the call reads (its arguments minus the out= tensors it writes)."""
+        outs = {id(o) for o in self.outs}
+        return [t for t in self.tensor_args() if id(t) not in outs]
+
+    def tensor_args(self) -> List[TensorValue]:
+        found = []
+        for a in self.args:
+            if isinstance(a, TensorValue):
+                found.append(a)
+            elif isinstance(a, (list, tuple)):
+                found.extend(x for x in a if isinstance(x, TensorValue))
+        return found
+
+
+@dataclasses.dataclass
+class MethodGraph:
+    name: str
+    inputs: List[TensorValue]
+    outputs: List[Any]
+    calls: List[Call]
+    # Mutable buffers, in signature order (their final values are written back by a copy_ call).
+    buffers: List[TensorValue] = dataclasses.field(default_factory=list)
+    # Pytree specs of the method's inputs and outputs (torch.utils._pytree serialized), kept for compatibility.
+    in_spec: str = ""
+    out_spec: str = ""
+
+    def tensors(self) -> List[TensorValue]:
+        """Every distinct tensor the method touches, in first-seen order."""
+        seen, out = set(), []
+
+        def add(t):
+            if isinstance(t, TensorValue) and id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+
+        for t in self.inputs + self.buffers:
+            add(t)
+        for c in self.calls:
+            for t in c.tensor_args() + c.outs:
+                add(t)
+        for o in self.outputs:
+            add(o)
+        return out
+
+    def describe(self) -> str:
+        lines = [f"method {self.name}: inputs {self.inputs}"]
+        for i, c in enumerate(self.calls):
+            lines.append(f"  [{i}] {c.op_name}({', '.join(map(repr, c.args))})")
+        lines.append(f"  return {self.outputs}")
+        return "\n".join(lines)

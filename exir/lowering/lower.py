@@ -1,0 +1,247 @@
+"""ExportedProgram (edge, core ATen) -> MethodGraph.
+
+The graph signature says what each placeholder is: user input, parameter, buffer (mutated or not) or lifted
+constant. Mutated buffers and inputs are written back with `aten::copy_` at the end of the method, which is how
+ExecuTorch encodes them too, so both runtimes agree on the program's meaning.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from torch.export.graph_signature import InputKind, OutputKind
+
+from exir.lowering import fold
+from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
+from exir.lowering.out_variants import OutVariantError, out_arguments, out_variant
+
+
+class LoweringError(RuntimeError):
+    """The program uses something Ember cannot run; the message names the node and its source line."""
+
+
+def source_of(node: torch.fx.Node) -> str:
+    """The innermost user frame of a node's stack trace, as 'file.py:12 (code)'."""
+    trace = node.meta.get("stack_trace") or ""
+    lines = [l.strip() for l in trace.strip().splitlines() if l.strip()]
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].startswith("File "):
+            parts = lines[i].split('"')
+            fname = parts[1] if len(parts) > 1 else "?"
+            lineno = lines[i].split("line ")[-1].split(",")[0]
+            code = lines[i + 1] if i + 1 < len(lines) and not lines[i + 1].startswith("File ") else ""
+            return f"{fname}:{lineno}" + (f" ({code})" if code else "")
+    return ""
+
+
+def _static_shape(node: torch.fx.Node, val) -> Tuple[int, ...]:
+    shape = []
+    for s in val.shape:
+        if not isinstance(s, int):
+            raise LoweringError(
+                f"node '{node.name}' has a dynamic dimension ({s}); Ember plans memory ahead of time and "
+                f"needs static shapes. Export without dynamic_shapes. {source_of(node)}"
+            )
+        shape.append(s)
+    return tuple(shape)
+
+
+def _dim_order(val) -> Tuple[int, ...]:
+    try:
+        return tuple(int(d) for d in val.dim_order())
+    except Exception:  # ambiguous strides (size-1 dims): the contiguous order is a valid one
+        return tuple(range(val.dim()))
+
+
+def _tensor_from_meta(node: torch.fx.Node, val, name: str, role: Role) -> TensorValue:
+    return TensorValue(name=name, dtype=val.dtype, shape=_static_shape(node, val), dim_order=_dim_order(val),
+                       role=role)
+
+
+def _constant(name: str, data: torch.Tensor, fqn: Optional[str] = None) -> TensorValue:
+    data = data.detach().contiguous()
+    return TensorValue(name=name, dtype=data.dtype, shape=tuple(data.shape), dim_order=tuple(range(data.dim())),
+                       role=Role.CONSTANT, data=data, fqn=fqn)
+
+
+def _fold_result_to_values(node: torch.fx.Node, result) -> Any:
+    if isinstance(result, torch.Tensor):
+        return _constant(node.name, result)
+    if isinstance(result, (tuple, list)):
+        return [_constant(f"{node.name}_{i}", r) if isinstance(r, torch.Tensor) else r
+                for i, r in enumerate(result)]
+    return result
+
+
+def _map_arg(env: Dict[str, Any], a: Any) -> Any:
+    if isinstance(a, torch.fx.Node):
+        return env[a.name]
+    if isinstance(a, (list, tuple)):
+        return [_map_arg(env, x) for x in a]
+    return a
+
+
+def _out_values(node: torch.fx.Node, materializes_view: bool) -> List[TensorValue]:
+    val = node.meta.get("val")
+    vals = list(val) if isinstance(val, (tuple, list)) else [val]
+    outs = []
+    for i, v in enumerate(vals):
+        if not isinstance(v, torch.Tensor):
+            raise LoweringError(f"node '{node.name}' returns a {type(v).__name__}, not a tensor; "
+                                f"Ember kernels return tensors only. {source_of(node)}")
+        name = node.name if len(vals) == 1 else f"{node.name}_{i}"
+        t = _tensor_from_meta(node, v, name, Role.ACTIVATION)
+        if materializes_view:
+            # The metadata describes the view's strides; the *_copy kernel writes a fresh contiguous tensor.
+            t.dim_order = tuple(range(len(t.shape)))
+        outs.append(t)
+    return outs
+
+
+def _schema_args(node: torch.fx.Node, op, out_op, args: List[Any], kwargs: Dict[str, Any],
+                 outs: List[TensorValue]) -> List[Any]:
+    """The out overload's full argument list: given values by name, defaults for the rest, outs in order."""
+    given = dict(kwargs)
+    for a, v in zip(op._schema.arguments, args):
+        given[a.name] = v
+    result, out_iter = [], iter(outs)
+    for a in out_op._schema.arguments:
+        if a.is_out:
+            result.append(next(out_iter))
+        elif a.name in given:
+            result.append(given[a.name])
+        elif a.has_default_value():
+            result.append(a.default_value)
+        else:
+            raise LoweringError(f"{out_op.name()}: no value for argument '{a.name}' at node '{node.name}'")
+    return result
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (bool, int, float)) and not isinstance(x, TensorValue)
+
+
+def _scalars_to_tensors(node: torch.fx.Node, op, args: List[Any], kwargs: Dict[str, Any]):
+    """Python numbers passed where the schema wants a Tensor (`x + 1.0` exports as add.Tensor(x, 1.0)).
+
+    Kernels take tensors there, so such a call moves to the op's `.Scalar` overload when one exists (no constant,
+    a cheaper kernel); otherwise the number becomes a 0-dim constant, with the dtype PyTorch gives a wrapped
+    number (bool, int64, float32), so type promotion is unchanged.
+    """
+    schema_args = op._schema.arguments
+    bad = [i for i, (a, v) in enumerate(zip(schema_args, args)) if str(a.type) == "Tensor" and _is_number(v)]
+    if not bad:
+        return op, args
+    packet = getattr(getattr(torch.ops, op.namespace), op._schema.name.split("::")[1])
+    scalar_op = getattr(packet, "Scalar", None)
+    if scalar_op is not None and len(scalar_op._schema.arguments) == len(schema_args):
+        ok = all(str(sa.type) == ("Scalar" if i in bad else str(a.type)) and sa.name == a.name
+                 for i, (a, sa) in enumerate(zip(schema_args, scalar_op._schema.arguments)))
+        ok = ok or all(
+            (str(sa.type) in ("Scalar", "number") if i in bad else str(sa.type) == str(a.type))
+            for i, (a, sa) in enumerate(zip(schema_args, scalar_op._schema.arguments)))
+        if ok:
+            return scalar_op, args
+    args = list(args)
+    for i in bad:
+        v = args[i]
+        dtype = torch.bool if isinstance(v, bool) else torch.int64 if isinstance(v, int) else torch.float32
+        args[i] = _constant(f"{node.name}_scalar{i}", torch.tensor(v, dtype=dtype))
+    return op, args
+
+
+def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants: bool = True,
+                 fold_free_bytes: int = fold.DEFAULT_FOLD_FREE_BYTES,
+                 fold_growth: float = fold.DEFAULT_FOLD_GROWTH) -> MethodGraph:
+    sig = ep.graph_signature
+    mutated_buffers = set(sig.buffers_to_mutate.values())
+    env: Dict[str, Any] = {}
+    inputs: List[TensorValue] = []
+    buffers: Dict[str, TensorValue] = {}
+    calls: List[Call] = []
+
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    for node, spec in zip(placeholders, sig.input_specs):
+        kind, target = spec.kind, spec.target
+        if kind == InputKind.USER_INPUT:
+            val = node.meta.get("val")
+            if not isinstance(val, torch.Tensor):
+                raise LoweringError(f"input '{node.name}' of method '{name}' is a {type(val).__name__}; "
+                                    f"Ember methods take tensors. Pass it as a tensor or bake it into the model.")
+            t = _tensor_from_meta(node, val, node.name, Role.INPUT)
+            inputs.append(t)
+            env[node.name] = t
+        elif kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            data = ep.state_dict[target] if target in ep.state_dict else ep.constants[target]
+            if kind == InputKind.BUFFER and target in mutated_buffers:
+                t = _constant(node.name, data, fqn=target)
+                t.role = Role.BUFFER
+                buffers[target] = t
+            else:
+                t = _constant(node.name, data, fqn=target)
+            env[node.name] = t
+        else:
+            raise LoweringError(f"input '{node.name}' of kind {kind.name} is not supported by Ember yet")
+
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target is operator.getitem:
+            src, idx = node.args
+            env[node.name] = env[src.name][idx]
+            continue
+        op = node.target
+        if not isinstance(op, torch._ops.OpOverload):
+            raise LoweringError(f"node '{node.name}' calls {getattr(op, '__name__', op)}, which Ember cannot "
+                                f"lower (control flow and Python callables are not supported yet). "
+                                f"{source_of(node)}")
+        args = [_map_arg(env, a) for a in node.args]
+        kwargs = {k: _map_arg(env, v) for k, v in node.kwargs.items()}
+        op, args = _scalars_to_tensors(node, op, args, kwargs)
+        val = node.meta.get("val")
+        out_nbytes = sum(v.numel() * v.element_size() for v in (val if isinstance(val, (tuple, list)) else [val])
+                         if isinstance(v, torch.Tensor))
+        if fold_constants:
+            folded = fold.try_fold(op, args, kwargs, out_nbytes, free_bytes=fold_free_bytes, growth=fold_growth)
+            if folded is not None:
+                env[node.name] = _fold_result_to_values(node, folded)
+                continue
+        try:
+            out_op = out_variant(op)
+        except OutVariantError as e:
+            raise LoweringError(f"{e} (node '{node.name}', {source_of(node) or 'no source line'})") from None
+        outs = _out_values(node, materializes_view=out_op._schema.name != op._schema.name)
+        if len(outs) != len(out_arguments(out_op)):
+            raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
+                                f"'{node.name}' has {len(outs)}")
+        calls.append(Call(op=out_op, args=_schema_args(node, op, out_op, args, kwargs, outs), outs=outs,
+                          source=source_of(node)))
+        env[node.name] = outs[0] if len(outs) == 1 and not isinstance(val, (tuple, list)) else outs
+
+    output_node = next(n for n in ep.graph.nodes if n.op == "output")
+    results = [_map_arg(env, a) for a in output_node.args[0]]
+    outputs: List[Any] = []
+    for spec, value in zip(sig.output_specs, results):
+        if spec.kind == OutputKind.USER_OUTPUT:
+            outputs.append(value)
+        elif spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION):
+            if spec.kind == OutputKind.BUFFER_MUTATION:
+                dest = buffers[spec.target]
+            else:
+                dest = next(t for t in inputs if t.name == spec.target)
+            # The write-back: ExecuTorch encodes it as aten::copy_(self, src, non_blocking) -> self.
+            calls.append(Call(op=torch.ops.aten.copy_.default, args=[dest, value, False], outs=[dest],
+                              source=f"write-back of {spec.target}"))
+        else:
+            raise LoweringError(f"output kind {spec.kind.name} ('{spec.target}') is not supported by Ember yet")
+
+    in_spec = out_spec = ""
+    try:
+        from torch.utils._pytree import treespec_dumps
+        in_spec = treespec_dumps(ep.call_spec.in_spec) if ep.call_spec.in_spec else ""
+        out_spec = treespec_dumps(ep.call_spec.out_spec) if ep.call_spec.out_spec else ""
+    except Exception:  # the spec is informational; a program without it is still complete
+        pass
+    return MethodGraph(name=name, inputs=inputs, outputs=outputs, calls=calls, buffers=list(buffers.values()),
+                       in_spec=in_spec, out_spec=out_spec)

@@ -1,0 +1,162 @@
+"""to_executorch: edge programs -> lowered, planned, emitted and serialized .pte program.
+
+    ep = torch.export.export(model, example_inputs)
+    prog = exir.to_edge(ep).to_executorch()
+    prog.save("model.pte"); print(prog.memory_report())
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from exir.emit import ConstantPool, emit_method
+from exir.lowering import MethodGraph, lower_method
+from exir.lowering.alias import alias_views
+from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH
+from exir.lowering.fuse_batch_norm import fuse_batch_norm
+from exir.lowering.lifetimes import MemIdPolicy, assign_mem_ids, default_mem_id, lifetimes
+from exir.memory_planning import Allocation, compare_algorithms, plan_memory, verify_plan
+from exir.schema import program as S
+from exir.serialize import serialize_pte
+
+
+class MemoryBudgetError(RuntimeError):
+    """A planned pool is larger than the target memory declared for it."""
+
+
+@dataclasses.dataclass
+class MemoryPlanningConfig:
+    # Algorithms to try (see exir.memory_planning); the smallest plan wins. None means all of them.
+    algorithms: Optional[Sequence[str]] = None
+    alignment: int = 16
+    # Which pool (memory id >= 1) each planned tensor goes to; see exir.lowering.lifetimes.TensorInfo.
+    mem_id: MemIdPolicy = default_mem_id
+    # Bytes the target has for each pool (mem_id -> bytes). A plan that does not fit fails the export.
+    pool_limits: Mapping[int, int] = dataclasses.field(default_factory=dict)
+    # Name of each pool for messages ("SRAM", "DDR").
+    pool_names: Mapping[int, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class ExecutorchBackendConfig:
+    memory_planning: MemoryPlanningConfig = dataclasses.field(default_factory=MemoryPlanningConfig)
+    fold_constants: bool = True
+    fold_free_bytes: int = DEFAULT_FOLD_FREE_BYTES
+    fold_growth: float = DEFAULT_FOLD_GROWTH
+    fuse_batch_norm: bool = True
+    alias_views: bool = True
+    segment_alignment: int = 4096
+    constant_tensor_alignment: int = 16
+
+
+@dataclasses.dataclass
+class PoolReport:
+    mem_id: int
+    planned_bytes: int
+    lower_bound_bytes: int
+    by_algorithm: Dict[str, int]
+
+    @property
+    def efficiency(self) -> float:
+        return 1.0 if self.planned_bytes == 0 else self.lower_bound_bytes / self.planned_bytes
+
+
+@dataclasses.dataclass
+class MethodReport:
+    name: str
+    algorithm: str
+    num_instructions: int
+    pools: List[PoolReport]
+
+
+class ExecutorchProgramManager:
+    def __init__(self, program: S.Program, constants: ConstantPool, graphs: Dict[str, MethodGraph],
+                 reports: Dict[str, MethodReport], config: ExecutorchBackendConfig):
+        self.program = program
+        self._constants = constants
+        self.method_graphs = graphs
+        self.reports = reports
+        self.config = config
+        self._buffer: Optional[bytes] = None
+
+    @property
+    def methods(self) -> List[str]:
+        return [p.name for p in self.program.execution_plan]
+
+    @property
+    def buffer(self) -> bytes:
+        if self._buffer is None:
+            self._buffer = serialize_pte(self.program, self._constants.blobs[1:],
+                                         segment_alignment=self.config.segment_alignment,
+                                         constant_tensor_alignment=self.config.constant_tensor_alignment)
+        return self._buffer
+
+    def save(self, path: str) -> None:
+        with open(path, "wb") as f:
+            f.write(self.buffer)
+
+    @property
+    def constant_bytes(self) -> int:
+        return self._constants.nbytes
+
+    def memory_report(self) -> str:
+        lines = []
+        for r in self.reports.values():
+            lines.append(f"method {r.name}: {r.num_instructions} instructions, plan by {r.algorithm}")
+            for p in r.pools:
+                algos = ", ".join(f"{k} {v}" for k, v in sorted(p.by_algorithm.items()))
+                lines.append(f"  pool {p.mem_id}: {p.planned_bytes} B planned, lower bound {p.lower_bound_bytes} B "
+                             f"({100 * p.efficiency:.1f}% efficient); {algos}")
+        lines.append(f"constants: {self.constant_bytes} B")
+        return "\n".join(lines)
+
+
+def _plan(graph: MethodGraph, cfg: MemoryPlanningConfig):
+    spans = lifetimes(graph)
+    assign_mem_ids(graph, spans, cfg.mem_id)
+    allocs = [Allocation(id=i, size=lt.root.nbytes, first=lt.first, last=lt.last, mem_id=lt.root.mem_id,
+                         alignment=cfg.alignment) for i, lt in enumerate(spans)]
+    kwargs = {"pool_alignment": cfg.alignment}
+    if cfg.algorithms is not None:
+        kwargs["algorithms"] = tuple(cfg.algorithms)
+    plan = plan_memory(allocs, **kwargs)
+    verify_plan(allocs, plan)
+    offsets = {id(lt.root): (lt.root.mem_id, plan.offsets[i]) for i, lt in enumerate(spans)}
+    by_algo = compare_algorithms(allocs)
+    pools = [PoolReport(mem_id, size, plan.lower_bounds.get(mem_id, 0),
+                        {a: sizes.get(mem_id, 0) for a, sizes in by_algo.items()})
+             for mem_id, size in sorted(plan.pool_sizes.items())]
+    return offsets, plan, pools
+
+
+def _check_budget(method: str, pools: List[PoolReport], cfg: MemoryPlanningConfig) -> None:
+    for p in pools:
+        limit = cfg.pool_limits.get(p.mem_id)
+        if limit is not None and p.planned_bytes > limit:
+            name = cfg.pool_names.get(p.mem_id, f"pool {p.mem_id}")
+            raise MemoryBudgetError(
+                f"method '{method}' needs {p.planned_bytes} bytes in {name} (memory id {p.mem_id}) but the target "
+                f"has {limit}: {p.planned_bytes - limit} bytes over. Move tensors to another pool with "
+                f"MemoryPlanningConfig(mem_id=...), shrink the model, or quantize it.")
+
+
+def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> ExecutorchProgramManager:
+    config = config or ExecutorchBackendConfig()
+    constants = ConstantPool()
+    plans, graphs, reports = [], {}, {}
+    for name in edge.methods:
+        graph = lower_method(name, edge.exported_program(name), fold_constants=config.fold_constants,
+                             fold_free_bytes=config.fold_free_bytes, fold_growth=config.fold_growth)
+        if config.fuse_batch_norm:
+            fuse_batch_norm(graph)
+        if config.alias_views:
+            alias_views(graph)
+        offsets, plan, pools = _plan(graph, config.memory_planning)
+        _check_budget(name, pools, config.memory_planning)
+        plans.append(emit_method(graph, offsets, plan.pool_sizes, constants))
+        graphs[name] = graph
+        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools)
+    program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],
+                        segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
+                        mutable_data_segments=[], named_data=[])
+    return ExecutorchProgramManager(program, constants, graphs, reports, config)
