@@ -220,3 +220,28 @@ ZOO: Dict[str, ZooEntry] = {e.name: e for e in [
 
 # Methods beyond `forward` for multi-method entries: entry name -> {method: example input shapes}.
 EXTRA_METHODS = {"two_methods": {"encode": [(1, 8)]}}
+
+
+class _MethodAsForward(nn.Module):
+    """torch.export only exports `forward`; this exports another method of a module under that name."""
+
+    def __init__(self, module: nn.Module, method: str):
+        super().__init__()
+        self.module = module
+        self.method = method
+
+    def forward(self, *args):
+        return getattr(self.module, self.method)(*args)
+
+
+def export_methods(name: str):
+    """Builds zoo entry `name` and exports all its methods: ({method: ExportedProgram}, {method: inputs}, module)."""
+    module, args = ZOO[name].build()
+    programs = {"forward": torch.export.export(module, args)}
+    inputs = {"forward": args}
+    g = _seeded(1000 + len(name))
+    for method, shapes in EXTRA_METHODS.get(name, {}).items():
+        margs = tuple(torch.randn(*s, generator=g) for s in shapes)
+        programs[method] = torch.export.export(_MethodAsForward(module, method), margs)
+        inputs[method] = margs
+    return programs, inputs, module
