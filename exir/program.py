@@ -71,10 +71,13 @@ class MethodReport:
 
 class ExecutorchProgramManager:
     def __init__(self, program: S.Program, constants: ConstantPool, graphs: Dict[str, MethodGraph],
-                 reports: Dict[str, MethodReport], config: ExecutorchBackendConfig):
+                 plan_offsets: Dict[str, Dict[int, tuple]], reports: Dict[str, MethodReport],
+                 config: ExecutorchBackendConfig):
         self.program = program
         self._constants = constants
         self.method_graphs = graphs
+        # method -> {id(root tensor): (mem_id, offset)}, for the reference interpreter and reports.
+        self.plan_offsets = plan_offsets
         self.reports = reports
         self.config = config
         self._buffer: Optional[bytes] = None
@@ -143,7 +146,7 @@ def _check_budget(method: str, pools: List[PoolReport], cfg: MemoryPlanningConfi
 def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> ExecutorchProgramManager:
     config = config or ExecutorchBackendConfig()
     constants = ConstantPool()
-    plans, graphs, reports = [], {}, {}
+    plans, graphs, offsets_by_method, reports = [], {}, {}, {}
     for name in edge.methods:
         graph = lower_method(name, edge.exported_program(name), fold_constants=config.fold_constants,
                              fold_free_bytes=config.fold_free_bytes, fold_growth=config.fold_growth)
@@ -155,8 +158,9 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
         _check_budget(name, pools, config.memory_planning)
         plans.append(emit_method(graph, offsets, plan.pool_sizes, constants))
         graphs[name] = graph
+        offsets_by_method[name] = offsets
         reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools)
     program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],
                         segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
                         mutable_data_segments=[], named_data=[])
-    return ExecutorchProgramManager(program, constants, graphs, reports, config)
+    return ExecutorchProgramManager(program, constants, graphs, offsets_by_method, reports, config)
