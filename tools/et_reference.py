@@ -1,0 +1,80 @@
+"""Runs inside the ExecuTorch venv (tools/setup_executorch_venv.sh): ExecuTorch's side of Ember's
+compatibility and planner comparisons. It never imports Ember's runtime, only the zoo and Ember's .pte files.
+
+  export  --out DIR [--models a,b]   ExecuTorch exports each zoo model (portable ops); writes DIR/<model>.pte,
+                                     DIR/<model>.inputs.pt / .outputs.pt, and prints JSON:
+                                     {model: {"planned": [bytes per pool], "instructions": n}}
+  run     FILE.pte INPUTS.pt         loads a .pte (e.g. Ember's) in ExecuTorch's runtime, runs 'forward' (or
+                                     --method), prints JSON {"outputs": [[...floats...]], "shapes": [...]}
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _export(out_dir: str, models):
+    from executorch.exir import to_edge
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    from examples.models import ZOO, export_methods
+    os.makedirs(out_dir, exist_ok=True)
+    report = {}
+    for name in models or list(ZOO):
+        programs, inputs, module = export_methods(name)
+        prog = to_edge(programs).to_executorch()
+        path = os.path.join(out_dir, f"{name}.pte")
+        with open(path, "wb") as f:
+            f.write(prog.buffer)
+        torch.save(inputs, os.path.join(out_dir, f"{name}.inputs.pt"))
+        outs = {}
+        for method, args in inputs.items():
+            o = getattr(module, method)(*args) if method != "forward" else module(*args)
+            outs[method] = list(o) if isinstance(o, (tuple, list)) else [o]
+        torch.save(outs, os.path.join(out_dir, f"{name}.eager.pt"))
+        p = deserialize_pte_binary(prog.buffer)
+        p = getattr(p, "program", p)
+        report[name] = {plan.name: {"planned": list(plan.non_const_buffer_sizes[1:]),
+                                    "instructions": len(plan.chains[0].instructions)} for plan in p.execution_plan}
+    print(json.dumps(report))
+
+
+def _run(pte: str, inputs_path: str, method: str, repeats: int):
+    from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
+    with open(pte, "rb") as f:
+        module = _load_for_executorch_from_buffer(f.read())
+    inputs = torch.load(inputs_path)
+    if isinstance(inputs, dict):
+        inputs = inputs[method]
+    result = []
+    for _ in range(repeats):
+        result = module.run_method(method, list(inputs))
+    print(json.dumps({"outputs": [t.flatten().tolist() for t in result], "shapes": [list(t.shape) for t in result]}))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("--out", required=True)
+    e.add_argument("--models", default="")
+    r = sub.add_parser("run")
+    r.add_argument("pte")
+    r.add_argument("inputs")
+    r.add_argument("--method", default="forward")
+    r.add_argument("--repeats", type=int, default=1)
+    a = ap.parse_args()
+    if a.cmd == "export":
+        _export(a.out, [m for m in a.models.split(",") if m])
+    else:
+        _run(a.pte, a.inputs, a.method, a.repeats)
+
+
+if __name__ == "__main__":
+    main()
