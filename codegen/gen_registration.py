@@ -1,0 +1,206 @@
+"""Manifests + selection -> C++: the registration table and the per-kernel dtype masks.
+
+Outputs (written to --out-dir):
+  kernel_registry.cc   unboxing wrappers and a sorted constexpr table of KernelEntry, exactly as large as the
+                       selection (no slack slots; ExecuTorch's fixed 2000-slot registry costs ~48 KB of BSS)
+  selected_dtypes.h    one constexpr uint32_t mask per kernel: bit n set = ScalarType n compiled in
+
+    python -m codegen.gen_registration --manifest kernels/portable/kernels.yaml@ember::portable@kernels/portable \
+        [--selection selected_operators.yaml] --out-dir DIR
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from torchgen.model import FunctionSchema
+
+from codegen.manifest import SCALAR_TYPE_NAMES, SCALAR_TYPES, KernelDecl, ManifestError, load_manifest, merge
+
+# How each schema type is unboxed from an EValue*, and its one-letter code in the table's arg_types string
+# (which Method::init checks against the program's values, so the wrappers need no checks at execute time).
+# (code, C++ expression over `a[i]` yielding the kernel's parameter)
+_UNBOX: Dict[str, Tuple[str, str]] = {
+    "Tensor": ("T", "{a}->as_tensor()"),
+    "Tensor?": ("t", "{a}->as_optional_tensor()"),
+    "Scalar": ("s", "{a}->as_scalar()"),
+    "Scalar?": ("r", "{a}->as_optional_scalar()"),
+    "int": ("i", "{a}->as_int()"),
+    "SymInt": ("i", "{a}->as_int()"),
+    "int?": ("n", "{a}->as_optional_int()"),
+    "SymInt?": ("n", "{a}->as_optional_int()"),
+    "ScalarType?": ("n", "{a}->as_optional_int()"),
+    "ScalarType": ("i", "{a}->as_int()"),
+    "MemoryFormat?": ("n", "{a}->as_optional_int()"),
+    "float": ("d", "{a}->as_double()"),
+    "float?": ("f", "{a}->as_optional_double()"),
+    "bool": ("b", "{a}->as_bool()"),
+    "bool?": ("c", "{a}->as_optional_bool()"),
+    "int[]": ("I", "{a}->as_int_list()"),
+    "SymInt[]": ("I", "{a}->as_int_list()"),
+    "int[]?": ("J", "{a}->as_optional_int_list()"),
+    "SymInt[]?": ("J", "{a}->as_optional_int_list()"),
+    "float[]": ("D", "{a}->as_double_list()"),
+    "bool[]": ("B", "{a}->as_bool_list()"),
+    "Tensor[]": ("L", "{a}->as_tensor_list()"),
+    "Tensor?[]": ("P", "{a}->as_optional_tensor_list()"),
+    "str": ("S", "{a}->as_string()"),
+    # Device and layout are CPU/strided by construction: checked to be None-or-value, not passed to kernels.
+    "Device?": ("x", ""),
+    "Layout?": ("x", ""),
+}
+
+
+def _type_key(t) -> str:
+    s = str(t)
+    # Fixed-size lists (int[2], bool[3]) unbox like their unsized forms.
+    if "[" in s and "]" in s:
+        head, rest = s.split("[", 1)
+        tail = rest.split("]", 1)[1]
+        s = f"{head}[]{tail}"
+    return s
+
+
+def _unbox(decl: KernelDecl, i: int, arg) -> Tuple[str, str]:
+    key = _type_key(arg.type)
+    if key not in _UNBOX:
+        raise ManifestError(f"{decl.op}: argument '{arg.name}' has type {arg.type}, which codegen cannot unbox")
+    code, expr = _UNBOX[key]
+    if arg.annotation is not None and arg.annotation.is_write:
+        return "T", f"a[{i}]->as_mutable_tensor()"
+    return code, expr.format(a=f"a[{i}]") if expr else ""
+
+
+def _symbol(op: str) -> str:
+    return "k_" + op.replace("::", "_").replace(".", "_")
+
+
+def arg_signature(decl: KernelDecl) -> Tuple[str, List[str]]:
+    """(arg_types string incl. the return, C++ arguments of the kernel call)."""
+    codes, exprs = [], []
+    for i, arg in enumerate(decl.schema.arguments.flat_all):
+        code, expr = _unbox(decl, i, arg)
+        codes.append(code)
+        if expr:
+            exprs.append(expr)
+    n_returns = len(decl.schema.returns)
+    if n_returns == 1:
+        codes.append("T")
+    elif n_returns > 1:
+        codes.append("L")
+    return "".join(codes), exprs
+
+
+def _apply_selection(decls: Sequence[KernelDecl], selection: Optional[Dict]) -> List[Tuple[KernelDecl, int]]:
+    """(decl, dtype mask) for every selected kernel. Without a selection: every kernel, every declared dtype."""
+    if selection is None or selection.get("include_all_operators"):
+        return [(d, d.dtype_mask) for d in decls]
+    by_op = {d.op: d for d in decls}
+    chosen = []
+    missing = []
+    for op, info in sorted((selection.get("operators") or {}).items()):
+        d = by_op.get(op)
+        if d is None:
+            missing.append(op)
+            continue
+        wanted = info.get("dtypes") if isinstance(info, dict) else None
+        mask = d.dtype_mask
+        if wanted is not None:
+            sel = 0
+            for name in wanted:
+                sel |= 1 << SCALAR_TYPES[name]
+            if sel & ~d.dtype_mask:
+                extra = [SCALAR_TYPE_NAMES[b] for b in range(32) if (sel & ~d.dtype_mask) >> b & 1]
+                raise ManifestError(f"{op}: the selection needs dtypes {extra}, which kernel {d.kernel} does not "
+                                    f"implement ({d.library})")
+            mask = sel
+        chosen.append((d, mask))
+    if missing:
+        raise ManifestError("the selection needs operators no kernel library implements: " + ", ".join(missing))
+    return chosen
+
+
+def render(selected: Sequence[Tuple[KernelDecl, int]]) -> Tuple[str, str]:
+    headers = sorted({f'#include "{d.library}/kernels.h"' for d, _ in selected})
+    wrappers, rows, masks = [], [], []
+    for d, mask in sorted(selected, key=lambda x: x[0].op):
+        sig, exprs = arg_signature(d)
+        sym = _symbol(d.op)
+        call = f"{d.namespace}::{d.kernel}(ctx{''.join(', ' + e for e in exprs)});"
+        wrappers.append(f"void {sym}(::ember::KernelContext& ctx, ::ember::EValue** a) {{\n  (void)a;\n  {call}\n}}")
+        rows.append(f'    {{"{d.op}", &{sym}, "{sig}", 0x{mask:08x}u}},')
+        masks.append(f"constexpr uint32_t {d.kernel}_{d.namespace.split('::')[-1]} = 0x{mask:08x}u;  // {d.op}")
+    registry = "\n".join([
+        "// Generated by codegen/gen_registration.py from kernel manifests and a selection. Do not edit.",
+        '#include "runtime/kernel/operator_registry.h"',
+        *headers,
+        "",
+        "namespace {",
+        "",
+        "\n\n".join(wrappers),
+        "",
+        "// Sorted by name: lookup is a binary search.",
+        f"constexpr ::ember::KernelEntry kKernels[{max(1, len(rows))}] = {{",
+        *(rows or ['    {"", nullptr, "", 0u},']),
+        "};",
+        "",
+        "}  // namespace",
+        "",
+        "namespace ember {",
+        f"Span<const KernelEntry> registered_kernels() {{ return {{kKernels, {len(rows)}}}; }}",
+        "}  // namespace ember",
+        "",
+    ])
+    dtypes = "\n".join([
+        "// Generated by codegen/gen_registration.py. Do not edit.",
+        "// Per kernel: the ScalarTypes this build compiles (bit n = ScalarType n). Kernels dispatch over these only.",
+        "#pragma once",
+        "#include <cstdint>",
+        "",
+        "namespace ember {",
+        "namespace selected_dtypes {",
+        *masks,
+        "}  // namespace selected_dtypes",
+        "}  // namespace ember",
+        "",
+    ])
+    return registry, dtypes
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest", action="append", required=True,
+                    help="PATH@C++NAMESPACE@BAZEL_PACKAGE, repeatable; earlier manifests win for the same op")
+    ap.add_argument("--selection", help="selected_operators.yaml (omit for every operator of the manifests)")
+    ap.add_argument("--out-dir", required=True)
+    args = ap.parse_args(argv)
+    try:
+        libs = []
+        for spec in args.manifest:
+            parts = spec.split("@")
+            if len(parts) != 3:
+                raise ManifestError(f"--manifest '{spec}': expected PATH@C++NAMESPACE@BAZEL_PACKAGE")
+            path, namespace, package = parts
+            libs.append(load_manifest(path, namespace=namespace, library=package))
+        decls = merge(libs)
+        selection = None
+        if args.selection:
+            import yaml
+            with open(args.selection) as f:
+                selection = yaml.safe_load(f) or {}
+        registry, dtypes = render(_apply_selection(decls, selection))
+    except (ManifestError, OSError) as e:
+        print(f"codegen: {e}", file=sys.stderr)
+        return 1
+    os.makedirs(args.out_dir, exist_ok=True)
+    with open(os.path.join(args.out_dir, "kernel_registry.cc"), "w") as f:
+        f.write(registry)
+    with open(os.path.join(args.out_dir, "selected_dtypes.h"), "w") as f:
+        f.write(dtypes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Codegen from manifests: the table is exactly the selection, sorted, and dtype masks follow the selection."""
+import textwrap
+
+import pytest
+
+from codegen.gen_registration import _apply_selection, arg_signature, render
+from codegen.manifest import SCALAR_TYPES, ManifestError, load_manifest
+
+MANIFEST = textwrap.dedent("""
+- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+  kernel: add_out
+  file: op_add.cc
+  dtypes: [Float, Int, Long]
+- func: max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
+  kernel: max_pool2d_with_indices_out
+  file: op_max_pool2d.cc
+  dtypes: [Float]
+- func: convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)
+  kernel: convolution_out
+  file: op_convolution.cc
+  dtypes: [Float]
+""")
+
+
+@pytest.fixture
+def decls(tmp_path):
+    p = tmp_path / "kernels.yaml"
+    p.write_text(MANIFEST)
+    return load_manifest(str(p), namespace="ember::portable", library="kernels/portable")
+
+
+def test_manifest_names_ops_like_pte(decls):
+    assert [d.op for d in decls] == ["aten::add.out", "aten::max_pool2d_with_indices.out", "aten::convolution.out"]
+    assert decls[0].dtype_mask == (1 << 6) | (1 << 3) | (1 << 4)
+
+
+def test_arg_signature_matches_emitted_args(decls):
+    # add.out: self, other, alpha, out, then the return (the out tensor again)
+    assert arg_signature(decls[0])[0] == "TTsTT"
+    # two outs: the return is a TensorList of them, as the emitter writes it
+    assert arg_signature(decls[1])[0] == "TIIIIbTTL"
+    assert arg_signature(decls[2])[0] == "TTtIIIbIiTT"
+
+
+def test_selection_prunes_ops_and_dtypes(decls):
+    chosen = _apply_selection(decls, {"operators": {"aten::add.out": {"dtypes": ["Float"]}}})
+    assert [(d.op, m) for d, m in chosen] == [("aten::add.out", 1 << SCALAR_TYPES["Float"])]
+    registry, dtypes = render(chosen)
+    assert "kKernels[1]" in registry and "max_pool2d" not in registry
+    assert "add_out_portable = 0x00000040u" in dtypes
+
+
+def test_selection_of_unimplemented_dtype_is_refused(decls):
+    with pytest.raises(ManifestError, match=r"aten::add.out: the selection needs dtypes \['Double'\]"):
+        _apply_selection(decls, {"operators": {"aten::add.out": {"dtypes": ["Double"]}}})
+
+
+def test_selection_of_missing_op_names_it(decls):
+    with pytest.raises(ManifestError, match="aten::gelu.out"):
+        _apply_selection(decls, {"operators": {"aten::gelu.out": {"dtypes": ["Float"]}}})
+
+
+def test_table_is_sorted_for_binary_search(decls):
+    registry, _ = render(_apply_selection(decls, None))
+    rows = [l.strip() for l in registry.splitlines() if l.strip().startswith('{"aten::')]
+    names = [r.split('"')[1] for r in rows]
+    assert names == sorted(names) and len(names) == 3
+
+
+def test_non_out_schema_is_rejected(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("- func: relu(Tensor self) -> Tensor\n  kernel: relu\n  file: op_relu.cc\n  dtypes: [Float]\n")
+    with pytest.raises(ManifestError, match="not an out variant"):
+        load_manifest(str(p), namespace="ember::portable", library="kernels/portable")
