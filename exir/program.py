@@ -70,11 +70,12 @@ class MethodReport:
 
 
 class ExecutorchProgramManager:
-    def __init__(self, program: S.Program, constants: ConstantPool, graphs: Dict[str, MethodGraph],
+    def __init__(self, program: S.Program, constants: ConstantPool, initial_values: ConstantPool, graphs: Dict[str, MethodGraph],
                  plan_offsets: Dict[str, Dict[int, tuple]], reports: Dict[str, MethodReport],
                  config: ExecutorchBackendConfig):
         self.program = program
         self._constants = constants
+        self._initial_values = initial_values
         self.method_graphs = graphs
         # method -> {id(root tensor): (mem_id, offset)}, for the reference interpreter and reports.
         self.plan_offsets = plan_offsets
@@ -90,6 +91,7 @@ class ExecutorchProgramManager:
     def buffer(self) -> bytes:
         if self._buffer is None:
             self._buffer = serialize_pte(self.program, self._constants.blobs[1:],
+                                         mutable_blobs=self._initial_values.blobs[1:],
                                          segment_alignment=self.config.segment_alignment,
                                          constant_tensor_alignment=self.config.constant_tensor_alignment)
         return self._buffer
@@ -145,7 +147,7 @@ def _check_budget(method: str, pools: List[PoolReport], cfg: MemoryPlanningConfi
 
 def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> ExecutorchProgramManager:
     config = config or ExecutorchBackendConfig()
-    constants = ConstantPool()
+    constants, initial_values = ConstantPool(), ConstantPool()
     plans, graphs, offsets_by_method, reports = [], {}, {}, {}
     for name in edge.methods:
         graph = lower_method(name, edge.exported_program(name), fold_constants=config.fold_constants,
@@ -156,11 +158,11 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
             alias_views(graph)
         offsets, plan, pools = _plan(graph, config.memory_planning)
         _check_budget(name, pools, config.memory_planning)
-        plans.append(emit_method(graph, offsets, plan.pool_sizes, constants))
+        plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values))
         graphs[name] = graph
         offsets_by_method[name] = offsets
         reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools)
     program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],
                         segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
                         mutable_data_segments=[], named_data=[])
-    return ExecutorchProgramManager(program, constants, graphs, offsets_by_method, reports, config)
+    return ExecutorchProgramManager(program, constants, initial_values, graphs, offsets_by_method, reports, config)

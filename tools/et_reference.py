@@ -46,9 +46,9 @@ def _export(out_dir: str, models):
 
 
 def _run(pte: str, inputs_path: str, method: str, repeats: int):
-    from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
-    with open(pte, "rb") as f:
-        module = _load_for_executorch_from_buffer(f.read())
+    # By path: the from-buffer loader does not copy, so a temporary bytes object would be freed under it.
+    from executorch.extension.pybindings.portable_lib import _load_for_executorch
+    module = _load_for_executorch(pte)
     inputs = torch.load(inputs_path)
     if isinstance(inputs, dict):
         inputs = inputs[method]

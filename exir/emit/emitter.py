@@ -67,11 +67,12 @@ class ConstantPool:
 
 
 class _Values:
-    def __init__(self, constants: ConstantPool, offsets: Dict[int, Tuple[int, int]]):
+    def __init__(self, constants: ConstantPool, initial_values: ConstantPool, offsets: Dict[int, Tuple[int, int]]):
         self.values: List[S.EValue] = []
         self._tensor_ids: Dict[int, int] = {}
         self._scalar_ids: Dict[Tuple, int] = {}
         self._constants = constants
+        self._initial_values = initial_values
         self._offsets = offsets  # id(root) -> (mem_id, offset)
 
     def _add(self, val) -> int:
@@ -92,8 +93,9 @@ class _Values:
             mem_id, offset = self._offsets[id(root)]
             alloc = S.AllocationDetails.from_offset(mem_id, offset + byte_offset)
             if root.role is Role.BUFFER and root is t and root.data is not None:
-                # Planned and with an initial value: the runtime copies it in when the method loads.
-                data_idx = self._constants.add(root.data)
+                # Planned and with an initial value (an index into mutable_data_segments[0]): the runtime copies
+                # it in when the method loads.
+                data_idx = self._initial_values.add(root.data)
         tensor = S.Tensor(
             scalar_type=S.ScalarType(scalar_type_of(t.dtype)), storage_offset=0, sizes=list(t.shape),
             dim_order=list(t.dim_order), requires_grad=False, layout=0, data_buffer_idx=data_idx,
@@ -176,14 +178,17 @@ class _Values:
 
 
 def _operator_key(call: Call) -> Tuple[str, str]:
-    qualified = call.op.name()  # "aten::add"
+    qualified = call.op._schema.name  # "aten::add" (OpOverload.name() would include the overload)
     return qualified, call.op._overloadname if call.op._overloadname != "default" else ""
 
 
 def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_sizes: Dict[int, int],
-                constants: ConstantPool) -> S.ExecutionPlan:
-    """Builds the ExecutionPlan. `offsets` maps id(root tensor) -> (mem_id, byte offset)."""
-    vals = _Values(constants, offsets)
+                constants: ConstantPool, initial_values: ConstantPool) -> S.ExecutionPlan:
+    """Builds the ExecutionPlan. `offsets` maps id(root tensor) -> (mem_id, byte offset).
+
+    `constants` collects constant tensor data; `initial_values` the initial values of mutable buffers.
+    """
+    vals = _Values(constants, initial_values, offsets)
     inputs = [vals.tensor(t) for t in graph.inputs]
     operators: List[S.Operator] = []
     op_index: Dict[Tuple[str, str], int] = {}
