@@ -12,7 +12,7 @@ Several algorithms run and the smallest plan wins, as ExecuTorch's suite does:
   greedy_by_area  the same placement, ordered by size x lifetime
   local_search    first-fit placement over orders found by a seeded, bounded search (TVM's hill-climb idea),
                   stopping as soon as a plan reaches the lower bound
-The lower bound is the largest sum of live (aligned) bytes at any step: no plan can be smaller.
+The lower bound is the largest sum of live bytes at any step: no plan can be smaller.
 
     plan = plan_memory([Allocation(id=0, size=64, first=0, last=2), ...])
     plan.offsets[0], plan.pool_sizes[1], plan.lower_bounds[1]

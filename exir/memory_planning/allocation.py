@@ -71,13 +71,16 @@ def by_pool(allocs: Sequence[Allocation]) -> Dict[int, List[Allocation]]:
 
 
 def lower_bound(allocs: Sequence[Allocation]) -> Dict[int, int]:
-    """Per pool, the largest sum of aligned sizes live at one step."""
+    """Per pool, the largest sum of the bytes of the allocations live at one step.
+
+    Sizes are counted unaligned, so a plan's distance from this bound includes what alignment costs.
+    """
     bounds = {}
     for mem_id, items in by_pool(allocs).items():
         delta: Dict[int, int] = defaultdict(int)
         for a in items:
-            delta[a.first] += a.aligned_size
-            delta[a.last + 1] -= a.aligned_size
+            delta[a.first] += a.size
+            delta[a.last + 1] -= a.size
         live = peak = 0
         for step in sorted(delta):
             live += delta[step]
