@@ -98,7 +98,9 @@ def test_pools_by_memory_id_and_budget():
 
 
 def test_buffer_initial_values_are_kept():
-    prog, _, _ = _program("running_mean")
+    # A fresh export: an ExportedProgram's state shares storage with its module, which other tests run.
+    programs, _, _ = export_methods("running_mean")
+    prog = exir.to_edge(programs).to_executorch()
     pte = deserialize_pte(prog.buffer)
     plan = pte.program.execution_plan[0]
     buffers = [v.val for v in plan.values
