@@ -6,6 +6,9 @@ compatibility and planner comparisons. It never imports Ember's runtime, only th
                                      {model: {"planned": [bytes per pool], "instructions": n}}
   run     FILE.pte INPUTS.pt         loads a .pte (e.g. Ember's) in ExecuTorch's runtime, runs 'forward' (or
                                      --method), prints JSON {"outputs": [[...floats...]], "shapes": [...]}
+  run-batch DIR                      for every DIR/<name>.pte with DIR/<name>.inputs.pt ({method: inputs}), runs
+                                     each method in ExecuTorch; writes DIR/<name>.et_outputs.pt and prints JSON
+                                     {name: "ok" | error text}
 """
 from __future__ import annotations
 
@@ -58,6 +61,23 @@ def _run(pte: str, inputs_path: str, method: str, repeats: int):
     print(json.dumps({"outputs": [t.flatten().tolist() for t in result], "shapes": [list(t.shape) for t in result]}))
 
 
+def _run_batch(directory: str):
+    import glob
+    from executorch.extension.pybindings.portable_lib import _load_for_executorch
+    status = {}
+    for pte in sorted(glob.glob(os.path.join(directory, "*.pte"))):
+        name = os.path.basename(pte)[:-4]
+        try:
+            module = _load_for_executorch(pte)
+            inputs = torch.load(os.path.join(directory, f"{name}.inputs.pt"))
+            outs = {m: [t.clone() for t in module.run_method(m, list(args))] for m, args in inputs.items()}
+            torch.save(outs, os.path.join(directory, f"{name}.et_outputs.pt"))
+            status[name] = "ok"
+        except Exception as e:  # reported per model; the caller's test names it
+            status[name] = f"{type(e).__name__}: {e}"
+    print(json.dumps(status))
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -69,9 +89,13 @@ def main():
     r.add_argument("inputs")
     r.add_argument("--method", default="forward")
     r.add_argument("--repeats", type=int, default=1)
+    b = sub.add_parser("run-batch")
+    b.add_argument("dir")
     a = ap.parse_args()
     if a.cmd == "export":
         _export(a.out, [m for m in a.models.split(",") if m])
+    elif a.cmd == "run-batch":
+        _run_batch(a.dir)
     else:
         _run(a.pte, a.inputs, a.method, a.repeats)
 
