@@ -1,0 +1,31 @@
+// Logging through the platform layer. Messages are formatted into a small stack buffer (no heap), so a log call
+// is safe anywhere, including in kernels on a microcontroller.
+//
+// EMBER_LOG_ENABLED=0 compiles every message out, strings included, for flash-starved targets (TFLite Micro
+// strips its error strings the same way); errors are still returned as values.
+#pragma once
+
+#include "runtime/platform/platform.h"
+
+#ifndef EMBER_LOG_ENABLED
+#define EMBER_LOG_ENABLED 1
+#endif
+
+namespace ember {
+namespace internal {
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+void log(ember_log_level_t level, const char* file, int line, const char* format, ...);
+
+}  // namespace internal
+}  // namespace ember
+
+#if EMBER_LOG_ENABLED
+#define EMBER_LOG(level, ...) ::ember::internal::log(EMBER_LOG_##level, __FILE__, __LINE__, __VA_ARGS__)
+#else
+#define EMBER_LOG(level, ...) \
+  do {                        \
+  } while (0)
+#endif

@@ -1,1 +1,0 @@
-inline int probe() { return 1; }

@@ -1,0 +1,155 @@
+// Element types, numbered as PyTorch's c10::ScalarType (so as ExecuTorch and the .pte schema number them).
+//
+// Kernels dispatch over compile-time lists of these (see `for_each_selected`), so a build that selects Float
+// only compiles the Float body of a kernel, with no runtime string compare.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "runtime/core/half.h"
+
+namespace ember {
+
+enum class ScalarType : int8_t {
+  Byte = 0,
+  Char = 1,
+  Short = 2,
+  Int = 3,
+  Long = 4,
+  Half = 5,
+  Float = 6,
+  Double = 7,
+  ComplexHalf = 8,
+  ComplexFloat = 9,
+  ComplexDouble = 10,
+  Bool = 11,
+  QInt8 = 12,
+  QUInt8 = 13,
+  QInt32 = 14,
+  BFloat16 = 15,
+  QUInt4x2 = 16,
+  QUInt2x4 = 17,
+  Bits1x8 = 18,
+  Bits2x4 = 19,
+  Bits4x2 = 20,
+  Bits8 = 21,
+  Bits16 = 22,
+  Float8_e5m2 = 23,
+  Float8_e4m3fn = 24,
+  Float8_e5m2fnuz = 25,
+  Float8_e4m3fnuz = 26,
+  UInt16 = 27,
+  UInt32 = 28,
+  UInt64 = 29,
+};
+
+constexpr int kNumScalarTypes = 30;
+
+constexpr bool is_valid_scalar_type(int v) { return v >= 0 && v < kNumScalarTypes; }
+
+// Bytes per element; 0 for a type the runtime has no storage for (complex) or an invalid number.
+size_t element_size(ScalarType t);
+
+// "Float" for ScalarType::Float; "Unknown" for an invalid number.
+const char* scalar_type_name(ScalarType t);
+
+constexpr uint32_t dtype_bit(ScalarType t) { return 1u << static_cast<int>(t); }
+
+constexpr bool is_floating(ScalarType t) {
+  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
+}
+constexpr bool is_integral(ScalarType t, bool include_bool) {
+  return t == ScalarType::Byte || t == ScalarType::Char || t == ScalarType::Short || t == ScalarType::Int ||
+         t == ScalarType::Long || t == ScalarType::UInt16 || t == ScalarType::UInt32 || t == ScalarType::UInt64 ||
+         (include_bool && t == ScalarType::Bool);
+}
+
+// The C++ type of each computable ScalarType, and back.
+template <ScalarType T>
+struct CppTypeOf;
+template <typename T>
+struct ScalarTypeOf;
+
+#define EMBER_INTERNAL_SCALAR_PAIR(cpp, st)                   \
+  template <>                                                 \
+  struct CppTypeOf<ScalarType::st> {                          \
+    using type = cpp;                                         \
+  };                                                          \
+  template <>                                                 \
+  struct ScalarTypeOf<cpp> {                                  \
+    static constexpr ScalarType value = ScalarType::st;       \
+  };
+EMBER_INTERNAL_SCALAR_PAIR(uint8_t, Byte)
+EMBER_INTERNAL_SCALAR_PAIR(int8_t, Char)
+EMBER_INTERNAL_SCALAR_PAIR(int16_t, Short)
+EMBER_INTERNAL_SCALAR_PAIR(int32_t, Int)
+EMBER_INTERNAL_SCALAR_PAIR(int64_t, Long)
+EMBER_INTERNAL_SCALAR_PAIR(::ember::Half, Half)
+EMBER_INTERNAL_SCALAR_PAIR(float, Float)
+EMBER_INTERNAL_SCALAR_PAIR(double, Double)
+EMBER_INTERNAL_SCALAR_PAIR(bool, Bool)
+EMBER_INTERNAL_SCALAR_PAIR(::ember::BFloat16, BFloat16)
+EMBER_INTERNAL_SCALAR_PAIR(uint16_t, UInt16)
+EMBER_INTERNAL_SCALAR_PAIR(uint32_t, UInt32)
+EMBER_INTERNAL_SCALAR_PAIR(uint64_t, UInt64)
+#undef EMBER_INTERNAL_SCALAR_PAIR
+
+template <ScalarType T>
+using cpp_type_t = typename CppTypeOf<T>::type;
+
+// Whether the runtime can compute on ScalarType T (complex and quantized storage types have no C++ type here).
+template <ScalarType T, typename = void>
+struct HasCppType : std::false_type {};
+template <ScalarType T>
+struct HasCppType<T, std::void_t<typename CppTypeOf<T>::type>> : std::true_type {};
+
+// Dispatch: calls fn(TypeTag<C>{}) with C the C++ type of `t`, trying only the types in `Mask` (bit n =
+// ScalarType n). Types outside the mask generate no code. Returns false when `t` is not in the mask.
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+namespace internal {
+template <uint32_t Mask, int N>
+struct Dispatcher {
+  template <typename Fn>
+  static bool run(ScalarType t, Fn&& fn) {
+    if constexpr (N < 0) {
+      (void)t;
+      (void)fn;
+      return false;
+    } else {
+      constexpr ScalarType kType = static_cast<ScalarType>(N);
+      if constexpr ((Mask >> N) & 1u) {
+        if constexpr (HasCppType<kType>::value) {
+          if (t == kType) {
+            fn(TypeTag<cpp_type_t<kType>>{});
+            return true;
+          }
+        }
+      }
+      return Dispatcher<Mask, N - 1>::run(t, static_cast<Fn&&>(fn));
+    }
+  }
+};
+}  // namespace internal
+
+template <uint32_t Mask, typename Fn>
+bool dispatch_dtype(ScalarType t, Fn&& fn) {
+  return internal::Dispatcher<Mask, kNumScalarTypes - 1>::run(t, static_cast<Fn&&>(fn));
+}
+
+// Common masks.
+constexpr uint32_t kFloatingTypes = dtype_bit(ScalarType::Float) | dtype_bit(ScalarType::Double) |
+                                    dtype_bit(ScalarType::Half) | dtype_bit(ScalarType::BFloat16);
+constexpr uint32_t kIntegralTypes = dtype_bit(ScalarType::Byte) | dtype_bit(ScalarType::Char) |
+                                    dtype_bit(ScalarType::Short) | dtype_bit(ScalarType::Int) |
+                                    dtype_bit(ScalarType::Long);
+constexpr uint32_t kRealTypes = kFloatingTypes | kIntegralTypes;
+constexpr uint32_t kRealAndBoolTypes = kRealTypes | dtype_bit(ScalarType::Bool);
+
+}  // namespace ember
