@@ -61,9 +61,10 @@ def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> Kerne
         schema = FunctionSchema.parse(func)
     except Exception as e:  # torchgen raises AssertionError/RuntimeError with its own text
         raise ManifestError(f"{where}: cannot parse schema '{entry['func']}': {e}") from None
-    if not any(a.annotation is not None and a.annotation.is_write for a in schema.arguments.out):
+    writes = [a for a in schema.arguments.flat_all if a.annotation is not None and a.annotation.is_write]
+    if not writes:
         raise ManifestError(f"{where}: '{entry['func']}' is not an out variant; kernels write into out= tensors "
-                            f"the planner placed")
+                            f"the planner placed (or, for in-place ops like copy_, into self)")
     unknown = [d for d in entry["dtypes"] if d not in SCALAR_TYPES]
     if unknown:
         raise ManifestError(f"{where}: unknown dtypes {unknown}; use names from {sorted(SCALAR_TYPES)}")

@@ -25,10 +25,15 @@ def _python_configure_impl(ctx):
     if res.return_code != 0:
         fail("%s could not report its headers: %s\nRun ./setup.sh to install pybind11." % (python, res.stderr))
     py_include, pybind_include, ext_suffix = res.stdout.strip().split("\n")
+    # Build-time tools (codegen) run on this interpreter. A wrapper script, not a symlink: a venv's python finds
+    # its pyvenv.cfg next to the path it was started from.
+    ctx.file("python3", "#!/bin/sh\nexec %s \"$@\"\n" % python, executable = True)
     ctx.symlink(py_include, "python_include")
     ctx.symlink(pybind_include, "pybind11_include")
     ctx.file("BUILD.bazel", """
 package(default_visibility = ["//visibility:public"])
+
+exports_files(["python3"])
 
 cc_library(
     name = "python_headers",

@@ -1,0 +1,58 @@
+"""Build-time code generation of kernel registration (codegen/gen_registration.py) and the runtime macro."""
+
+load("//tools/bazel:ember.bzl", "EMBER_COPTS")
+
+# Kernel libraries: manifest -> "C++ namespace@Bazel package", in priority order (the first that declares an
+# operator provides it).
+KERNEL_LIBRARIES = {
+    "//kernels/portable:kernels.yaml": "ember::portable@kernels/portable",
+}
+
+def ember_kernel_registry(name, manifests, selection = None):
+    """Generates `<name>/kernel_registry.cc` and a header library `<name>_dtypes` ("ember/selected_dtypes.h").
+
+    The .cc is compiled into the kernel library itself (see ember_kernels), so the table and the kernels it
+    references always link together.
+    """
+    srcs = list(manifests.keys()) + ([selection] if selection else [])
+    manifest_args = " ".join([
+        "--manifest $(location %s)@%s" % (label, target)
+        for label, target in manifests.items()
+    ])
+    native.genrule(
+        name = name + "_gen",
+        srcs = srcs,
+        outs = [name + "/kernel_registry.cc", name + "/selected_dtypes.h"],
+        tools = ["@local_python//:python3", "//codegen:generator"],
+        cmd = ("PYTHONPATH=. $(location @local_python//:python3) -m codegen.gen_registration " +
+               manifest_args +
+               (" --selection $(location %s)" % selection if selection else "") +
+               " --out-dir $(@D)/" + name),
+    )
+    native.cc_library(
+        name = name + "_dtypes",
+        hdrs = [name + "/selected_dtypes.h"],
+        # Kernels include "ember/selected_dtypes.h" whichever selection generated it.
+        strip_include_prefix = name,
+        include_prefix = "ember",
+    )
+
+def ember_kernels(name, selection = None, visibility = None):
+    """The kernels (and registration table) for `selection` (a selected_operators.yaml; None = everything)."""
+    registry = name + "_registry"
+    ember_kernel_registry(registry, KERNEL_LIBRARIES, selection)
+    native.cc_library(
+        name = name,
+        srcs = ["//kernels/portable:srcs", registry + "/kernel_registry.cc"],
+        copts = EMBER_COPTS,
+        deps = [
+            registry + "_dtypes",
+            "//kernels/portable:headers",
+            "//runtime/core",
+            "//runtime/kernel",
+        ],
+        # Nothing references the table by name until the executor looks kernels up, so keep it in the link;
+        # -Wl,--gc-sections still drops whatever the table does not reference.
+        alwayslink = True,
+        visibility = visibility,
+    )

@@ -1,0 +1,83 @@
+// The portable kernel library: reference C++ for core ATen out-variant ops, one family per op_*.cc file.
+// Signatures follow kernels/README.md; registration is generated from kernels.yaml.
+#pragma once
+
+#include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace ember {
+namespace portable {
+
+// op_binary.cc
+void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
+void add_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out);
+void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
+void sub_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out);
+void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void mul_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void div_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void div_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+
+// op_activation.cc
+void relu_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void hardtanh_out(KernelContext& ctx, const Tensor& self, const Scalar& min_val, const Scalar& max_val, Tensor& out);
+void sigmoid_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void tanh_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void exp_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Tensor& out);
+void silu_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void hardswish_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+
+// op_linear.cc
+void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+               const Scalar& alpha, Tensor& out);
+void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);
+void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);
+
+// op_convolution.cc
+void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+
+// op_pool.cc
+void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
+                                 ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                                 bool ceil_mode, Tensor& out, Tensor& indices);
+void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
+                    ArrayRef<int64_t> padding, bool ceil_mode, bool count_include_pad,
+                    Optional<int64_t> divisor_override, Tensor& out);
+
+// op_reduce.cc
+void mean_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim,
+              Optional<int64_t> dtype, Tensor& out);
+void sum_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim,
+             Optional<int64_t> dtype, Tensor& out);
+
+// op_softmax.cc
+void softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
+void log_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
+
+// op_norm.cc
+void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int64_t> normalized_shape,
+                           const Tensor* weight, const Tensor* bias, double eps, Tensor& out0, Tensor& out1,
+                           Tensor& out2);
+void native_batch_norm_legit_no_training_out(KernelContext& ctx, const Tensor& input, const Tensor* weight,
+                                             const Tensor* bias, const Tensor& running_mean,
+                                             const Tensor& running_var, double momentum, double eps, Tensor& out0,
+                                             Tensor& out1, Tensor& out2);
+
+// op_copy.cc
+void copy_(KernelContext& ctx, Tensor& self, const Tensor& src, bool non_blocking);
+void clone_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> memory_format, Tensor& out);
+void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, Tensor& out);
+void squeeze_copy_dims_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out);
+void unsqueeze_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out);
+void permute_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out);
+void expand_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, bool implicit, Tensor& out);
+void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optional<int64_t> start,
+                    Optional<int64_t> end, int64_t step, Tensor& out);
+void select_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t index, Tensor& out);
+void full_out(KernelContext& ctx, ArrayRef<int64_t> size, const Scalar& fill_value, Tensor& out);
+
+}  // namespace portable
+}  // namespace ember

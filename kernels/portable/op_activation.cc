@@ -1,0 +1,91 @@
+// Elementwise activations: relu, hardtanh (ReLU6), sigmoid, tanh, gelu (exact and tanh), silu, hardswish, exp.
+#include <math.h>
+#include <string.h>
+
+#include "ember/selected_dtypes.h"
+#include "kernels/portable/kernels.h"
+#include "kernels/portable/util/kernel_util.h"
+
+namespace ember {
+namespace portable {
+namespace {
+
+template <uint32_t Mask, typename F>
+void unary(KernelContext& ctx, const char* name, const Tensor& in, Tensor& out, F f) {
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, in.sizes()), InvalidArgument, "%s: out's shape differs from self's", name);
+  EMBER_KERNEL_CHECK(ctx, in.scalar_type() == out.scalar_type(), InvalidArgument, "%s: self is %s but out is %s",
+                     name, scalar_type_name(in.scalar_type()), scalar_type_name(out.scalar_type()));
+  EMBER_DISPATCH(ctx, name, Mask, in.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* x = in.const_data_ptr<T>();
+    T* o = out.mutable_data_ptr<T>();
+    const int64_t n = in.numel();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(f(static_cast<C>(x[i])));
+  });
+}
+
+}  // namespace
+
+void relu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::relu_out_portable>(ctx, "relu.out", self, out, [](auto x) {
+    return x > decltype(x)(0) ? x : decltype(x)(0);
+  });
+}
+
+void hardtanh_out(KernelContext& ctx, const Tensor& self, const Scalar& min_val, const Scalar& max_val, Tensor& out) {
+  const double lo = min_val.to_double(), hi = max_val.to_double();
+  unary<selected_dtypes::hardtanh_out_portable>(ctx, "hardtanh.out", self, out, [lo, hi](auto x) {
+    using C = decltype(x);
+    return x < static_cast<C>(lo) ? static_cast<C>(lo) : (x > static_cast<C>(hi) ? static_cast<C>(hi) : x);
+  });
+}
+
+void sigmoid_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::sigmoid_out_portable>(ctx, "sigmoid.out", self, out, [](auto x) {
+    using C = decltype(x);
+    return static_cast<C>(1) / (static_cast<C>(1) + static_cast<C>(exp(-static_cast<double>(x))));
+  });
+}
+
+void tanh_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::tanh_out_portable>(ctx, "tanh.out", self, out,
+                                            [](auto x) { return static_cast<decltype(x)>(tanh(static_cast<double>(x))); });
+}
+
+void exp_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::exp_out_portable>(ctx, "exp.out", self, out,
+                                           [](auto x) { return static_cast<decltype(x)>(exp(static_cast<double>(x))); });
+}
+
+void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Tensor& out) {
+  const bool use_tanh = approximate.size == 4 && memcmp(approximate.data, "tanh", 4) == 0;
+  EMBER_KERNEL_CHECK(ctx, use_tanh || (approximate.size == 4 && memcmp(approximate.data, "none", 4) == 0),
+                     InvalidArgument, "gelu.out: approximate must be 'none' or 'tanh', got '%.*s'",
+                     static_cast<int>(approximate.size), approximate.data);
+  unary<selected_dtypes::gelu_out_portable>(ctx, "gelu.out", self, out, [use_tanh](auto x) {
+    using C = decltype(x);
+    const double v = static_cast<double>(x);
+    if (use_tanh) return static_cast<C>(0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
+    return static_cast<C>(0.5 * v * (1.0 + erf(v * 0.7071067811865476)));
+  });
+}
+
+void silu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::silu_out_portable>(ctx, "silu.out", self, out, [](auto x) {
+    using C = decltype(x);
+    return static_cast<C>(static_cast<double>(x) / (1.0 + exp(-static_cast<double>(x))));
+  });
+}
+
+void hardswish_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::hardswish_out_portable>(ctx, "hardswish.out", self, out, [](auto x) {
+    using C = decltype(x);
+    const C r6 = x + static_cast<C>(3) < static_cast<C>(0) ? static_cast<C>(0)
+                 : (x + static_cast<C>(3) > static_cast<C>(6) ? static_cast<C>(6) : x + static_cast<C>(3));
+    return x * r6 / static_cast<C>(6);
+  });
+}
+
+}  // namespace portable
+}  // namespace ember

@@ -1,0 +1,203 @@
+// Data movement: copy_, clone, the *_copy view ops (view, squeeze, unsqueeze, permute, expand, slice, select) and
+// full. Views that only re-index are one strided gather over bytes, so they need no dtype dispatch: every dtype
+// costs the same (zero) code.
+#include <string.h>
+
+#include "ember/selected_dtypes.h"
+#include "kernels/portable/kernels.h"
+#include "kernels/portable/util/kernel_util.h"
+
+namespace ember {
+namespace portable {
+namespace {
+
+// out (contiguous, `rank` dims of `sizes`) [i] = in_bytes + offset + sum(coord[d] * strides[d]) elements.
+void strided_gather(uint8_t* out, const uint8_t* in, size_t elem, const int64_t* sizes, const int64_t* strides,
+                    int rank, int64_t offset) {
+  int64_t coord[kMaxTensorDim] = {0};
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d) total *= sizes[d];
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t src = offset;
+    for (int d = 0; d < rank; ++d) src += coord[d] * strides[d];
+    memcpy(out + static_cast<size_t>(i) * elem, in + static_cast<size_t>(src) * elem, elem);
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++coord[d] < sizes[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+int64_t wrap_dim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
+
+bool bytes_copy(KernelContext& ctx, const char* name, const Tensor& in, Tensor& out) {
+  if (in.scalar_type() != out.scalar_type() || in.numel() != out.numel()) {
+    EMBER_LOG(ERROR, "%s: out (%s, %lld elements) cannot hold self (%s, %lld elements)", name,
+              scalar_type_name(out.scalar_type()), static_cast<long long>(out.numel()),
+              scalar_type_name(in.scalar_type()), static_cast<long long>(in.numel()));
+    ctx.fail(Error::InvalidArgument);
+    return false;
+  }
+  // memmove: the planner may alias out with self.
+  if (out.mutable_data_ptr() != in.const_data_ptr()) memmove(out.mutable_data_ptr(), in.const_data_ptr(), in.nbytes());
+  return true;
+}
+
+}  // namespace
+
+void copy_(KernelContext& ctx, Tensor& self, const Tensor& src, bool non_blocking) {
+  (void)non_blocking;
+  int32_t shape[kMaxTensorDim];
+  const int n = broadcast_shape(self.sizes(), src.sizes(), shape);
+  EMBER_KERNEL_CHECK(ctx, n == self.dim() && ArrayRef<int32_t>(shape, static_cast<size_t>(n)).equals(self.sizes()),
+                     InvalidArgument, "copy_: src does not broadcast to self's shape");
+  if (src.scalar_type() == self.scalar_type() && src.numel() == self.numel()) {
+    if (self.mutable_data_ptr() != src.const_data_ptr()) memmove(self.mutable_data_ptr(), src.const_data_ptr(), src.nbytes());
+    return;
+  }
+  EMBER_DISPATCH(ctx, "copy_", selected_dtypes::copy__portable, self.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* o = self.mutable_data_ptr<T>();
+    const BroadcastIndexer is(src.sizes(), shape, n);
+    for (int64_t i = 0; i < self.numel(); ++i) o[i] = static_cast<T>(load_as<C>(src.const_data_ptr(), src.scalar_type(), is(i)));
+  });
+}
+
+void clone_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> memory_format, Tensor& out) {
+  (void)memory_format;
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && self.dim_order().equals(out.dim_order()), InvalidArgument,
+                     "clone.out: out must have self's shape and dim order");
+  bytes_copy(ctx, "clone.out", self, out);
+}
+
+void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, Tensor& out) {
+  int64_t shape[kMaxTensorDim];
+  int64_t known = 1, infer = -1;
+  EMBER_KERNEL_CHECK(ctx, size.size() <= static_cast<size_t>(kMaxTensorDim), InvalidArgument, "view_copy.out: too many dims");
+  for (size_t i = 0; i < size.size(); ++i) {
+    shape[i] = size[i];
+    if (size[i] == -1) {
+      EMBER_KERNEL_CHECK(ctx, infer < 0, InvalidArgument, "view_copy.out: only one dim may be -1");
+      infer = static_cast<int64_t>(i);
+    } else {
+      known *= size[i];
+    }
+  }
+  if (infer >= 0) shape[infer] = known ? self.numel() / known : 0;
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, size.size()), InvalidArgument, "view_copy.out: out has the wrong shape");
+  bytes_copy(ctx, "view_copy.out", self, out);
+}
+
+void squeeze_copy_dims_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out) {
+  (void)dims;  // the planner already gave out its squeezed shape; the bytes are the same
+  bytes_copy(ctx, "squeeze_copy.dims_out", self, out);
+}
+
+void unsqueeze_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out) {
+  const int64_t d = wrap_dim(dim, self.dim() + 1);
+  EMBER_KERNEL_CHECK(ctx, d >= 0 && d <= self.dim() && out.dim() == self.dim() + 1, InvalidArgument,
+                     "unsqueeze_copy.out: dim %lld out of range", static_cast<long long>(dim));
+  bytes_copy(ctx, "unsqueeze_copy.out", self, out);
+}
+
+void permute_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out) {
+  const int rank = self.dim();
+  EMBER_KERNEL_CHECK(ctx, static_cast<int>(dims.size()) == rank, InvalidArgument,
+                     "permute_copy.out: %zu dims for a %d-d tensor", dims.size(), rank);
+  int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim];
+  uint32_t seen = 0;
+  for (int i = 0; i < rank; ++i) {
+    const int64_t d = wrap_dim(dims[static_cast<size_t>(i)], rank);
+    EMBER_KERNEL_CHECK(ctx, d >= 0 && d < rank && !(seen >> d & 1u), InvalidArgument,
+                       "permute_copy.out: dims are not a permutation");
+    seen |= 1u << d;
+    sizes[i] = self.size(static_cast<int32_t>(d));
+    strides[i] = self.strides()[static_cast<size_t>(d)];
+  }
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(rank)) && out.scalar_type() == self.scalar_type() &&
+                              out.is_contiguous(),
+                     InvalidArgument, "permute_copy.out: out has the wrong shape or dtype");
+  strided_gather(static_cast<uint8_t*>(out.mutable_data_ptr()), static_cast<const uint8_t*>(self.const_data_ptr()),
+                 self.element_size(), sizes, strides, rank, 0);
+}
+
+void expand_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, bool implicit, Tensor& out) {
+  (void)implicit;
+  const int rank = static_cast<int>(size.size());
+  const int lead = rank - self.dim();
+  EMBER_KERNEL_CHECK(ctx, lead >= 0 && rank <= kMaxTensorDim, InvalidArgument,
+                     "expand_copy.out: cannot expand a %d-d tensor to %d dims", static_cast<int>(self.dim()), rank);
+  int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim];
+  for (int i = 0; i < rank; ++i) {
+    const int k = i - lead;
+    const int64_t in_size = k >= 0 ? self.size(k) : 1;
+    sizes[i] = size[static_cast<size_t>(i)] == -1 ? in_size : size[static_cast<size_t>(i)];
+    EMBER_KERNEL_CHECK(ctx, k >= 0 ? (in_size == sizes[i] || in_size == 1) : size[static_cast<size_t>(i)] >= 0,
+                       InvalidArgument, "expand_copy.out: dim %d of size %lld cannot expand to %lld", i,
+                       static_cast<long long>(in_size), static_cast<long long>(sizes[i]));
+    strides[i] = (k < 0 || in_size == 1) ? 0 : self.strides()[static_cast<size_t>(k)];
+  }
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(rank)) && out.scalar_type() == self.scalar_type(),
+                     InvalidArgument, "expand_copy.out: out has the wrong shape or dtype");
+  strided_gather(static_cast<uint8_t*>(out.mutable_data_ptr()), static_cast<const uint8_t*>(self.const_data_ptr()),
+                 self.element_size(), sizes, strides, rank, 0);
+}
+
+void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optional<int64_t> start,
+                    Optional<int64_t> end, int64_t step, Tensor& out) {
+  const int rank = self.dim();
+  const int64_t d = wrap_dim(dim, rank);
+  EMBER_KERNEL_CHECK(ctx, d >= 0 && d < rank && step > 0, InvalidArgument,
+                     "slice_copy.Tensor_out: dim %lld or step %lld invalid", static_cast<long long>(dim),
+                     static_cast<long long>(step));
+  const int64_t len = self.size(static_cast<int32_t>(d));
+  auto clamp = [len](int64_t v) { return v < 0 ? (v + len < 0 ? 0 : v + len) : (v > len ? len : v); };
+  const int64_t s = clamp(start.value_or(0)), e = clamp(end.value_or(len));
+  const int64_t count = e > s ? (e - s + step - 1) / step : 0;
+  int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim];
+  for (int i = 0; i < rank; ++i) {
+    sizes[i] = i == d ? count : self.size(i);
+    strides[i] = self.strides()[static_cast<size_t>(i)] * (i == d ? step : 1);
+  }
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(rank)) && out.scalar_type() == self.scalar_type(),
+                     InvalidArgument, "slice_copy.Tensor_out: out has the wrong shape or dtype");
+  strided_gather(static_cast<uint8_t*>(out.mutable_data_ptr()), static_cast<const uint8_t*>(self.const_data_ptr()),
+                 self.element_size(), sizes, strides, rank, s * self.strides()[static_cast<size_t>(d)]);
+}
+
+void select_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t index, Tensor& out) {
+  const int rank = self.dim();
+  const int64_t d = wrap_dim(dim, rank);
+  EMBER_KERNEL_CHECK(ctx, d >= 0 && d < rank, InvalidArgument, "select_copy.int_out: dim %lld out of range",
+                     static_cast<long long>(dim));
+  const int64_t len = self.size(static_cast<int32_t>(d));
+  const int64_t i0 = index < 0 ? index + len : index;
+  EMBER_KERNEL_CHECK(ctx, i0 >= 0 && i0 < len, InvalidArgument, "select_copy.int_out: index %lld out of range for "
+                     "size %lld", static_cast<long long>(index), static_cast<long long>(len));
+  int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim];
+  int r = 0;
+  for (int i = 0; i < rank; ++i) {
+    if (i == d) continue;
+    sizes[r] = self.size(i);
+    strides[r++] = self.strides()[static_cast<size_t>(i)];
+  }
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(r)) && out.scalar_type() == self.scalar_type(),
+                     InvalidArgument, "select_copy.int_out: out has the wrong shape or dtype");
+  strided_gather(static_cast<uint8_t*>(out.mutable_data_ptr()), static_cast<const uint8_t*>(self.const_data_ptr()),
+                 self.element_size(), sizes, strides, r, i0 * self.strides()[static_cast<size_t>(d)]);
+}
+
+void full_out(KernelContext& ctx, ArrayRef<int64_t> size, const Scalar& fill_value, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, size.data(), size.size()), InvalidArgument, "full.out: out has the wrong shape");
+  EMBER_DISPATCH(ctx, "full.out", selected_dtypes::full_out_portable, out.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T v = static_cast<T>(fill_value.to<C>());
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = v;
+  });
+}
+
+}  // namespace portable
+}  // namespace ember

@@ -1,0 +1,50 @@
+// What a method needs, known before it is loaded: its inputs and outputs, the bytes of each planned pool, and
+// the exact bytes of the runtime's own bookkeeping, so a caller (a microcontroller's startup code included) can
+// size every buffer up front. ExecuTorch users have no way to learn the last number (its issues #9491, #16244).
+#pragma once
+
+#include <stddef.h>
+
+#include "runtime/core/result.h"
+#include "runtime/core/scalar_type.h"
+#include "runtime/core/span.h"
+
+namespace ember_pte {
+struct ExecutionPlan;
+}
+
+namespace ember {
+
+struct TensorInfo {
+  ScalarType scalar_type;
+  ArrayRef<int32_t> sizes;
+  ArrayRef<uint8_t> dim_order;
+  size_t nbytes;
+  bool is_planned;
+};
+
+class MethodMeta {
+ public:
+  static Result<MethodMeta> make(const ember_pte::ExecutionPlan* plan);
+
+  const char* name() const;
+  size_t num_inputs() const;
+  Result<TensorInfo> input_tensor_meta(size_t index) const;
+  size_t num_outputs() const;
+  Result<TensorInfo> output_tensor_meta(size_t index) const;
+  // Planned pools, memory id 1 first (memory id 0 stands for the constants and is not planned).
+  size_t num_memory_planned_buffers() const;
+  Result<size_t> memory_planned_buffer_size(size_t index) const;
+  size_t num_instructions() const;
+  // Bytes Method::load takes from the method allocator, when that allocator's buffer is 16-byte aligned.
+  size_t method_allocator_bytes() const { return method_allocator_bytes_; }
+
+ private:
+  MethodMeta(const ember_pte::ExecutionPlan* plan, size_t bytes) : plan_(plan), method_allocator_bytes_(bytes) {}
+  Result<TensorInfo> tensor_meta(int32_t value_index, const char* what, size_t index) const;
+
+  const ember_pte::ExecutionPlan* plan_;
+  size_t method_allocator_bytes_;
+};
+
+}  // namespace ember

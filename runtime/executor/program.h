@@ -1,0 +1,72 @@
+// A loaded .pte: its flatbuffer (verified), and access to its segments. Immutable once loaded; methods are
+// loaded from it into caller memory.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/core/data_loader.h"
+#include "runtime/core/result.h"
+#include "runtime/executor/memory_manager.h"
+
+namespace ember_pte {
+struct Program;
+struct ExecutionPlan;
+}  // namespace ember_pte
+
+namespace ember {
+
+class Method;
+class MethodMeta;
+
+class Program {
+ public:
+  enum class Verification : uint8_t {
+    Minimal,              // the header only (trusted input, e.g. a program baked into flash and checked at build)
+    InternalConsistency,  // flatbuffer verifier plus every index, offset and size (the default)
+  };
+
+  static constexpr size_t kHeaderBytes = 64;
+
+  static Result<Program> load(DataLoader* loader, Verification verification = Verification::InternalConsistency);
+
+  size_t num_methods() const;
+  Result<const char*> get_method_name(size_t index) const;
+  Result<MethodMeta> method_meta(const char* method_name) const;
+  Result<Method> load_method(const char* method_name, MemoryManager* memory) const;
+
+  // Internal (used by Method): constant tensor `index` of `nbytes`, and the initial value of a planned tensor.
+  Result<const void*> constant_data(uint32_t index, size_t nbytes) const;
+  Error load_initial_value(uint32_t segment_list, uint32_t index, size_t nbytes, void* destination) const;
+  const ember_pte::Program* flatbuffer() const { return program_; }
+  Result<const ember_pte::ExecutionPlan*> find_plan(const char* method_name) const;
+
+  Program(Program&&) = default;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  Program& operator=(Program&&) = delete;
+
+ private:
+  Program(DataLoader* loader, FreeableBuffer&& program_data, const ember_pte::Program* program,
+          uint64_t segment_base, uint64_t segment_size, Verification verification)
+      : loader_(loader),
+        program_data_(static_cast<FreeableBuffer&&>(program_data)),
+        program_(program),
+        segment_base_(segment_base),
+        segment_size_(segment_size),
+        verification_(verification) {}
+
+  Error check_segments() const;
+
+  DataLoader* loader_;
+  FreeableBuffer program_data_;
+  const ember_pte::Program* program_;
+  uint64_t segment_base_;
+  uint64_t segment_size_;
+  Verification verification_;
+  // The constant segment, loaded when a method first needs it.
+  mutable FreeableBuffer constants_;
+  mutable bool constants_loaded_ = false;
+};
+
+}  // namespace ember

@@ -1,0 +1,34 @@
+// The kernel table: generated per build by codegen/gen_registration.py from kernel manifests and a model's
+// selection, sorted by operator name, sized exactly. No static initializers, no --whole-archive.
+#pragma once
+
+#include <stdint.h>
+
+#include "runtime/core/evalue.h"
+#include "runtime/core/span.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace ember {
+
+// Unboxes `args` (every schema argument, then the return value) and calls the typed kernel.
+using KernelFn = void (*)(KernelContext& ctx, EValue** args);
+
+struct KernelEntry {
+  const char* name;       // "aten::add.out"
+  KernelFn fn;
+  // One letter per argument, the return last; Method::init checks each argument's tag against it:
+  // T tensor, t tensor-or-None, s scalar, r scalar-or-None, i int, n int-or-None, d double, f double-or-None,
+  // b bool, c bool-or-None, I int list, J int-list-or-None, D double list, B bool list, L tensor list,
+  // P optional-tensor list, S string, x ignored (device/layout).
+  const char* arg_types;
+  // ScalarTypes this build computes for the kernel (bit n = ScalarType n).
+  uint32_t dtype_mask;
+};
+
+// Defined by the generated registration table linked into the binary.
+Span<const KernelEntry> registered_kernels();
+
+// The entry for `op` ("aten::add") with `overload` ("out", or "" for the default), or nullptr.
+const KernelEntry* find_kernel(const char* op, const char* overload);
+
+}  // namespace ember

@@ -1,0 +1,247 @@
+// ember runner: loads a .pte, fills its inputs, runs a method N times, prints outputs, memory and time.
+//
+//   runner MODEL.pte [--method NAME] [--input SPEC]... [--runs N] [--output-dir DIR] [--print N]
+//   SPEC: zeros | ones | random[:SEED] | PATH (raw little-endian bytes of the whole input tensor)
+//
+// Exit codes: 0 ok, 2 bad usage, 3 the program or method did not load, 4 an input was refused, 5 execution
+// failed, 6 an output could not be written. Every buffer is sized from MethodMeta before loading: the method
+// allocator gets exactly method_allocator_bytes(), and the runner reports what was used against it.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/core/loader/mmap_data_loader.h"
+#include "runtime/executor/method.h"
+#include "runtime/executor/method_meta.h"
+#include "runtime/executor/program.h"
+#include "runtime/platform/platform.h"
+
+using namespace ember;
+
+namespace {
+
+struct Options {
+  const char* model = nullptr;
+  const char* method = "forward";
+  const char* inputs[16];
+  int num_inputs = 0;
+  int runs = 1;
+  int print = 8;
+  const char* output_dir = nullptr;
+};
+
+int usage(const char* argv0) {
+  fprintf(stderr,
+          "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE]... [--runs N]\n"
+          "       [--output-dir DIR] [--print N]\n",
+          argv0);
+  return 2;
+}
+
+void* aligned(size_t bytes) {
+  // 16-byte alignment: what MethodMeta's byte counts assume, and enough for every tensor type.
+  return aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
+}
+
+// Deterministic values for 'random': a 64-bit LCG, uniform in [-1, 1) for floats, [0, 10) for integers.
+struct Lcg {
+  uint64_t s;
+  double next() {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(s >> 11) / 9007199254740992.0;
+  }
+};
+
+Error fill_input(Method& method, size_t index, const char* spec) {
+  Result<Tensor> t = method.input(index);
+  if (!t.ok()) return t.error();
+  const size_t nbytes = t->nbytes();
+  const int64_t n = t->numel();
+  uint8_t* buf = static_cast<uint8_t*>(aligned(nbytes));
+  const ScalarType st = t->scalar_type();
+  const bool is_zeros = strcmp(spec, "zeros") == 0, is_ones = strcmp(spec, "ones") == 0;
+  if (is_zeros || is_ones || strncmp(spec, "random", 6) == 0) {
+    Lcg rng{spec[6] == ':' ? strtoull(spec + 7, nullptr, 10) : 42u};
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = is_zeros ? 0.0 : is_ones ? 1.0 : rng.next() * 2.0 - 1.0;
+      const double iv = is_zeros ? 0.0 : is_ones ? 1.0 : static_cast<double>(static_cast<int>(rng.next() * 10));
+      switch (st) {
+        case ScalarType::Float: reinterpret_cast<float*>(buf)[i] = static_cast<float>(v); break;
+        case ScalarType::Double: reinterpret_cast<double*>(buf)[i] = v; break;
+        case ScalarType::Half: reinterpret_cast<Half*>(buf)[i] = Half(static_cast<float>(v)); break;
+        case ScalarType::BFloat16: reinterpret_cast<BFloat16*>(buf)[i] = BFloat16(static_cast<float>(v)); break;
+        case ScalarType::Long: reinterpret_cast<int64_t*>(buf)[i] = static_cast<int64_t>(iv); break;
+        case ScalarType::Int: reinterpret_cast<int32_t*>(buf)[i] = static_cast<int32_t>(iv); break;
+        case ScalarType::Char: reinterpret_cast<int8_t*>(buf)[i] = static_cast<int8_t>(iv); break;
+        case ScalarType::Byte: reinterpret_cast<uint8_t*>(buf)[i] = static_cast<uint8_t>(iv); break;
+        case ScalarType::Bool: reinterpret_cast<bool*>(buf)[i] = iv >= 5.0; break;
+        default:
+          fprintf(stderr, "runner: cannot generate values of dtype %s for input %zu; pass a file\n",
+                  scalar_type_name(st), index);
+          free(buf);
+          return Error::NotSupported;
+      }
+    }
+  } else {
+    FILE* f = fopen(spec, "rb");
+    if (f == nullptr) {
+      fprintf(stderr, "runner: cannot open input file %s\n", spec);
+      free(buf);
+      return Error::AccessFailed;
+    }
+    const size_t got = fread(buf, 1, nbytes, f);
+    const bool extra = fgetc(f) != EOF;
+    fclose(f);
+    if (got != nbytes || extra) {
+      fprintf(stderr, "runner: input %zu needs exactly %zu bytes (%s [%lld elements]); %s has %s\n", index, nbytes,
+              scalar_type_name(st), static_cast<long long>(n), spec, extra ? "more" : "fewer");
+      free(buf);
+      return Error::InvalidArgument;
+    }
+  }
+  Error e = method.set_input(index, st, t->sizes(), buf, nbytes);
+  free(buf);
+  return e;
+}
+
+void print_tensor(const char* what, size_t index, const Tensor& t, int limit) {
+  printf("%s %zu: %s [", what, index, scalar_type_name(t.scalar_type()));
+  for (int32_t d = 0; d < t.dim(); ++d) printf(d ? ", %d" : "%d", static_cast<int>(t.size(d)));
+  printf("]");
+  const int64_t n = t.numel() < limit ? t.numel() : limit;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0;
+    switch (t.scalar_type()) {
+      case ScalarType::Float: v = t.const_data_ptr<float>()[i]; break;
+      case ScalarType::Double: v = t.const_data_ptr<double>()[i]; break;
+      case ScalarType::Half: v = static_cast<float>(t.const_data_ptr<Half>()[i]); break;
+      case ScalarType::BFloat16: v = static_cast<float>(t.const_data_ptr<BFloat16>()[i]); break;
+      case ScalarType::Long: v = static_cast<double>(t.const_data_ptr<int64_t>()[i]); break;
+      case ScalarType::Int: v = t.const_data_ptr<int32_t>()[i]; break;
+      case ScalarType::Char: v = t.const_data_ptr<int8_t>()[i]; break;
+      case ScalarType::Byte: v = t.const_data_ptr<uint8_t>()[i]; break;
+      case ScalarType::Bool: v = t.const_data_ptr<bool>()[i]; break;
+      default: break;
+    }
+    printf(i ? " %.6g" : ": %.6g", v);
+  }
+  printf(t.numel() > n ? " ...\n" : "\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ember_pal_init();
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (strcmp(a, "--method") == 0 && has_value) {
+      o.method = argv[++i];
+    } else if (strcmp(a, "--input") == 0 && has_value) {
+      if (o.num_inputs == 16) return usage(argv[0]);
+      o.inputs[o.num_inputs++] = argv[++i];
+    } else if (strcmp(a, "--runs") == 0 && has_value) {
+      o.runs = atoi(argv[++i]);
+    } else if (strcmp(a, "--print") == 0 && has_value) {
+      o.print = atoi(argv[++i]);
+    } else if (strcmp(a, "--output-dir") == 0 && has_value) {
+      o.output_dir = argv[++i];
+    } else if (a[0] == '-' || o.model != nullptr) {
+      return usage(argv[0]);
+    } else {
+      o.model = a;
+    }
+  }
+  if (o.model == nullptr || o.runs < 1) return usage(argv[0]);
+
+  Result<MmapDataLoader> loader = MmapDataLoader::open(o.model);
+  if (!loader.ok()) {
+    fprintf(stderr, "runner: cannot read %s: %s\n", o.model, error_name(loader.error()));
+    return 3;
+  }
+  Result<Program> program = Program::load(&loader.get());
+  if (!program.ok()) {
+    fprintf(stderr, "runner: %s is not a loadable program: %s\n", o.model, error_name(program.error()));
+    return 3;
+  }
+  Result<MethodMeta> meta = program->method_meta(o.method);
+  if (!meta.ok()) {
+    fprintf(stderr, "runner: no method '%s' in %s: %s\n", o.method, o.model, error_name(meta.error()));
+    return 3;
+  }
+
+  // Every buffer sized from the program, before the method is loaded.
+  const size_t num_pools = meta->num_memory_planned_buffers();
+  Span<uint8_t> pools[16];
+  if (num_pools > 16) {
+    fprintf(stderr, "runner: %zu memory pools; this runner handles 16\n", num_pools);
+    return 3;
+  }
+  for (size_t p = 0; p < num_pools; ++p) {
+    const size_t size = *meta->memory_planned_buffer_size(p);
+    pools[p] = Span<uint8_t>(static_cast<uint8_t*>(aligned(size)), size);
+  }
+  HierarchicalAllocator planned(Span<Span<uint8_t>>(pools, num_pools));
+  const size_t predicted = meta->method_allocator_bytes();
+  MemoryAllocator method_alloc(aligned(predicted), predicted);
+  const size_t temp_size = 1 << 20;
+  MemoryAllocator temp_alloc(aligned(temp_size), temp_size);
+  MemoryManager memory;
+  memory.method_allocator = &method_alloc;
+  memory.planned_memory = &planned;
+  memory.temp_allocator = &temp_alloc;
+
+  Result<Method> method = program->load_method(o.method, &memory);
+  if (!method.ok()) {
+    fprintf(stderr, "runner: method '%s' did not load: %s\n", o.method, error_name(method.error()));
+    return 3;
+  }
+  uint64_t total = 0, best = UINT64_MAX;
+  for (int r = 0; r < o.runs; ++r) {
+    // Inputs are set before every run: the plan reuses an input's bytes once the input is no longer needed.
+    for (size_t i = 0; i < method->num_inputs(); ++i) {
+      const char* spec = i < static_cast<size_t>(o.num_inputs) ? o.inputs[i]
+                         : o.num_inputs                       ? o.inputs[o.num_inputs - 1]
+                                                              : "random";
+      Error e = fill_input(method.get(), i, spec);
+      if (e != Error::Ok) {
+        fprintf(stderr, "runner: input %zu (%s) refused: %s\n", i, spec, error_name(e));
+        return 4;
+      }
+    }
+    const uint64_t t0 = ember_pal_ticks_ns();
+    Error e = method->execute();
+    const uint64_t dt = ember_pal_ticks_ns() - t0;
+    if (e != Error::Ok) {
+      fprintf(stderr, "runner: run %d of method '%s' failed: %s\n", r, o.method, error_name(e));
+      return 5;
+    }
+    total += dt;
+    best = dt < best ? dt : best;
+  }
+
+  printf("program: %s, method '%s': %zu instructions, %zu inputs, %zu outputs\n", o.model, o.method,
+         method->num_instructions(), method->num_inputs(), method->num_outputs());
+  for (size_t p = 0; p < num_pools; ++p) printf("memory: pool %zu: %zu bytes planned\n", p + 1, pools[p].size());
+  printf("memory: method allocator: %zu bytes used, %zu predicted by MethodMeta\n", method_alloc.used_bytes(), predicted);
+  printf("memory: temp allocator: %zu bytes peak\n", temp_alloc.peak_bytes());
+  printf("time: %d runs, mean %.1f us, min %.1f us\n", o.runs, static_cast<double>(total) / o.runs / 1000.0,
+         static_cast<double>(best) / 1000.0);
+  for (size_t i = 0; i < method->num_outputs(); ++i) {
+    Tensor t = *method->output(i);
+    print_tensor("output", i, t, o.print);
+    if (o.output_dir != nullptr) {
+      char path[1024];
+      snprintf(path, sizeof(path), "%s/output_%zu.bin", o.output_dir, i);
+      FILE* f = fopen(path, "wb");
+      if (f == nullptr || fwrite(t.const_data_ptr(), 1, t.nbytes(), f) != t.nbytes()) {
+        fprintf(stderr, "runner: cannot write %s\n", path);
+        if (f) fclose(f);
+        return 6;
+      }
+      fclose(f);
+    }
+  }
+  return 0;
+}

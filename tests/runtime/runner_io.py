@@ -1,0 +1,27 @@
+"""Running a .pte through the C++ runner with given inputs, reading its outputs back as tensors."""
+import os
+import subprocess
+
+import torch
+
+
+def run(runner, pte, inputs, workdir, method="forward", runs=1):
+    """Returns (CompletedProcess, [output tensors or None]) for `inputs` (tensors) fed as raw files."""
+    os.makedirs(workdir, exist_ok=True)
+    args = [runner, str(pte), "--method", method, "--runs", str(runs), "--output-dir", str(workdir)]
+    for i, x in enumerate(inputs):
+        path = os.path.join(workdir, f"input_{i}.bin")
+        with open(path, "wb") as f:
+            f.write(x.contiguous().numpy().tobytes())
+        args += ["--input", path]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    return proc
+
+
+def read_outputs(workdir, like):
+    outs = []
+    for i, ref in enumerate(like):
+        with open(os.path.join(workdir, f"output_{i}.bin"), "rb") as f:
+            data = bytearray(f.read())
+        outs.append(torch.frombuffer(data, dtype=ref.dtype).reshape(ref.shape))
+    return outs
