@@ -69,6 +69,10 @@ void native_batch_norm_legit_no_training_out(KernelContext& ctx, const Tensor& i
 // op_copy.cc
 void copy_(KernelContext& ctx, Tensor& self, const Tensor& src, bool non_blocking);
 void clone_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> memory_format, Tensor& out);
+void clone_dim_order_out(KernelContext& ctx, const Tensor& self, bool non_blocking,
+                         Optional<ArrayRef<int64_t>> dim_order, Tensor& out);
+void to_dim_order_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking,
+                           Optional<ArrayRef<int64_t>> dim_order, Tensor& out);
 void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, Tensor& out);
 void squeeze_copy_dims_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out);
 void unsqueeze_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out);

@@ -71,6 +71,31 @@ void clone_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> memory_
   bytes_copy(ctx, "clone.out", self, out);
 }
 
+// ExecuTorch's dim-order-aware clone and conversion (its programs use them where ATen has clone and _to_copy).
+void clone_dim_order_out(KernelContext& ctx, const Tensor& self, bool non_blocking,
+                         Optional<ArrayRef<int64_t>> dim_order, Tensor& out) {
+  (void)non_blocking;
+  (void)dim_order;  // out's own dim order is the one requested; it must equal self's (no relayout yet)
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && self.dim_order().equals(out.dim_order()), NotSupported,
+                     "_clone_dim_order.out: changing the dim order is not supported yet");
+  bytes_copy(ctx, "_clone_dim_order.out", self, out);
+}
+
+void to_dim_order_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking,
+                           Optional<ArrayRef<int64_t>> dim_order, Tensor& out) {
+  (void)non_blocking;
+  (void)dim_order;
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && self.dim_order().equals(out.dim_order()), NotSupported,
+                     "_to_dim_order_copy.out: changing the dim order is not supported yet");
+  EMBER_DISPATCH(ctx, "_to_dim_order_copy.out", selected_dtypes::to_dim_order_copy_out_portable, out.scalar_type(),
+                 [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), i));
+  });
+}
+
 void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, Tensor& out) {
   int64_t shape[kMaxTensorDim];
   int64_t known = 1, infer = -1;

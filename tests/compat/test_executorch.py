@@ -10,6 +10,8 @@ import subprocess
 import pytest
 import torch
 
+from tests.runtime.conftest import runner  # noqa: F401  (the built C++ runner, as a fixture)
+
 import exir
 from examples.models import ZOO, export_methods
 from exir.inspect import summarize
@@ -90,3 +92,27 @@ def test_planner_never_worse_than_executorch(executorch_zoo, ember_zoo):
     print("\nplanned arena bytes, Ember vs ExecuTorch 1.5.1 (portable):")
     for name, method, ember, et in rows:
         print(f"  {name + '.' + method:32s} {ember:>10,d} {et:>10,d}  ({et / max(ember, 1):.1f}x)")
+
+
+@pytest.fixture(scope="module")
+def executorch_outputs(executorch_zoo):
+    """ExecuTorch's runtime running its own exports (the reference for Ember running the same files)."""
+    out, _ = executorch_zoo
+    status = _driver("run-batch", str(out))
+    return out, status
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_executorch_programs_run_on_ember(executorch_outputs, runner, tmp_path, name):
+    from tests.runtime.runner_io import read_outputs, run
+    out, status = executorch_outputs
+    assert status[name] == "ok", status[name]
+    inputs = torch.load(out / f"{name}.inputs.pt")
+    reference = torch.load(out / f"{name}.et_outputs.pt")
+    for method, args in inputs.items():
+        work = tmp_path / method
+        proc = run(runner, out / f"{name}.pte", args, str(work), method=method)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        # Same program, same inputs, two runtimes: equal up to float summation order.
+        for got, want in zip(read_outputs(str(work), reference[method]), reference[method]):
+            torch.testing.assert_close(got, want, atol=1e-5 * max(1.0, want.abs().max().item()), rtol=1e-4)
