@@ -1,0 +1,27 @@
+"""Export zoo models to .pte files: `python -m examples.export_zoo --out DIR [NAME ...]` (default: all)."""
+import argparse
+import os
+import sys
+
+import exir
+from examples.models import ZOO, export_methods
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("names", nargs="*", help=f"zoo models (default: all of {', '.join(ZOO)})")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.names if n not in ZOO]
+    if unknown:
+        print(f"export_zoo: unknown models {unknown}; choose from {list(ZOO)}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.names or list(ZOO):
+        programs, _, _ = export_methods(name)
+        exir.to_edge(programs).to_executorch().save(os.path.join(args.out, f"{name}.pte"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
