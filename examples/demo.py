@@ -1,12 +1,14 @@
 """`./ember demo`: the main job on a built-in example model, end to end.
 
-export (torch.export -> exir) -> .pte -> memory plan report -> reference run checked against eager.
-Run `python -m examples.demo --model mobilenet_v2_035_96` for another zoo model; `--list` shows them.
+export (torch.export -> exir) -> model.pte -> memory plan -> bazel build //:runner -> run it on the C++
+runtime -> compare with eager PyTorch -> report memory and time.
+`./ember demo --model mobilenet_v2_035_96` for another zoo model; `--list` shows them.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 
@@ -14,14 +16,25 @@ import torch
 
 import exir
 from examples.models import ZOO, export_methods
-from exir.lowering.interpreter import Interpreter
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _build_runner() -> str:
+    print("building //:runner ...", flush=True)
+    r = subprocess.run(["bazel", "build", "//:runner"], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr[-4000:])
+        raise SystemExit("ember demo: `bazel build //:runner` failed (output above)")
+    return os.path.join(ROOT, "bazel-bin", "runtime", "runner", "runner")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="ember demo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="mlp", help="zoo model to export (default: mlp)")
-    ap.add_argument("--out", default="out", help="directory for the .pte (default: out/)")
+    ap.add_argument("--out", default="out", help="directory for the .pte and run files (default: out/)")
+    ap.add_argument("--runs", type=int, default=20, help="timed runs on the runtime (default: 20)")
     ap.add_argument("--list", action="store_true", help="list the zoo models and exit")
     args = ap.parse_args(argv)
     if args.list:
@@ -35,26 +48,43 @@ def main(argv=None) -> int:
     t0 = time.time()
     programs, inputs, module = export_methods(args.model)
     prog = exir.to_edge(programs).to_executorch()
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"{args.model}.pte")
-    prog.save(path)
-    print(f"exported {args.model} ({ZOO[args.model].description}) -> {path}, {len(prog.buffer)} bytes, "
+    out_dir = os.path.join(ROOT, args.out) if not os.path.isabs(args.out) else args.out
+    os.makedirs(out_dir, exist_ok=True)
+    pte = os.path.join(out_dir, f"{args.model}.pte")
+    prog.save(pte)
+    print(f"exported {args.model} ({ZOO[args.model].description}) -> {pte}: {len(prog.buffer):,} bytes "
           f"in {time.time() - t0:.1f}s")
     print(prog.memory_report())
 
+    runner = _build_runner()
+    worst = 0.0
     for method in prog.methods:
-        graph = prog.method_graphs[method]
-        report = prog.reports[method]
-        pools = {p.mem_id: p.planned_bytes for p in report.pools}
-        # Re-run the method over its real planned arena: outputs must match eager PyTorch.
-        interp = Interpreter(graph, prog.plan_offsets[method], pools)
-        got = interp.run(inputs[method])
-        want = getattr(module, method)(*inputs[method])
+        work = os.path.join(out_dir, f"{args.model}.{method}")
+        os.makedirs(work, exist_ok=True)
+        cmd = [runner, pte, "--method", method, "--runs", str(args.runs), "--output-dir", work, "--print", "4"]
+        for i, x in enumerate(inputs[method]):
+            path = os.path.join(work, f"input_{i}.bin")
+            with open(path, "wb") as f:
+                f.write(x.contiguous().numpy().tobytes())
+            cmd += ["--input", path]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        sys.stdout.write(r.stdout)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr)
+            print(f"ember demo: the runner failed on method '{method}' (exit {r.returncode})", file=sys.stderr)
+            return 1
+        # Eager, called as many times as the runner ran, so mutable state matches.
+        for _ in range(args.runs):
+            want = getattr(module, method)(*inputs[method])
         want = list(want) if isinstance(want, (tuple, list)) else [want]
-        err = max((a - b).abs().max().item() for a, b in zip(got, want))
-        print(f"method {method}: reference run over the planned arena, max |out - eager| = {err:.2e}")
-    print(f"inspect it: python -m exir.inspect {path}")
-    return 0
+        for i, w in enumerate(want):
+            with open(os.path.join(work, f"output_{i}.bin"), "rb") as f:
+                got = torch.frombuffer(bytearray(f.read()), dtype=w.dtype).reshape(w.shape)
+            worst = max(worst, (got - w).abs().max().item())
+    ok = worst <= 1e-4
+    print(f"C++ runtime vs eager PyTorch: max |difference| = {worst:.2e} ({'OK' if ok else 'MISMATCH'})")
+    print(f"inspect the program: .venv/bin/python3 -m exir.inspect {os.path.relpath(pte, ROOT)}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
