@@ -69,8 +69,10 @@ else
   echo "$want" > "$STAMP"
 fi
 
-# Make the repository's Python packages (exir, codegen, selective_build, ...) importable from anywhere.
+# Make the repository's Python packages (exir, codegen, selective_build, ...) and the runtime's Python API
+# (ember.runtime) importable from anywhere.
 PTH="$("$VENV/bin/python3" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ember.pth"
-[[ -f "$PTH" && "$(cat "$PTH")" == "$ROOT" ]] || echo "$ROOT" > "$PTH"
+WANT_PTH="$(printf '%s\n%s' "$ROOT" "$ROOT/runtime/python")"
+[[ -f "$PTH" && "$(cat "$PTH")" == "$WANT_PTH" ]] || echo "$WANT_PTH" > "$PTH"
 
 say "all set"

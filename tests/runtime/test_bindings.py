@@ -1,0 +1,48 @@
+"""ember.runtime (pybind11) against eager PyTorch over the zoo, and its errors as Python exceptions."""
+import subprocess
+
+import pytest
+import torch
+
+import exir
+from examples.models import ZOO, export_methods
+from tests.runtime.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    r = subprocess.run(["bazel", "build", "//runtime/python:_ember_runtime.so"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    from ember import runtime as rt
+    return rt
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_zoo_parity(runtime, name):
+    programs, inputs, module = export_methods(name)
+    program = runtime.load(exir.to_edge(programs).to_executorch().buffer)
+    assert sorted(program.methods) == sorted(inputs)
+    for method in program.methods:
+        for _ in range(2):  # twice: mutable buffers carry over as in eager
+            want = getattr(module, method)(*inputs[method])
+            want = list(want) if isinstance(want, (tuple, list)) else [want]
+            got = program.run(method, inputs[method])
+            for g, w in zip(got, want):
+                torch.testing.assert_close(g, w, atol=1e-5 * max(1.0, w.abs().max().item()), rtol=1e-4)
+
+
+def test_meta_and_errors(runtime):
+    programs, inputs, _ = export_methods("mlp")
+    program = runtime.load(exir.to_edge(programs).to_executorch().buffer)
+    meta = program.method_meta("forward")
+    assert meta["planned_pools"] == [4160]
+    assert meta["inputs"][0]["shape"] == [1, 784]
+    with pytest.raises(RuntimeError, match=r"input 0 has shape \[1, 784\]; got \[1, 783\]"):
+        program.run("forward", [torch.zeros(1, 783)])
+    with pytest.raises(RuntimeError, match="takes 1 inputs, got 2"):
+        program.run("forward", [torch.zeros(1, 784), torch.zeros(1)])
+    with pytest.raises(RuntimeError, match="no method 'decode'"):
+        program.run("decode", [])
+    with pytest.raises(RuntimeError, match="expected 'ET12'"):
+        runtime.load(b"\0" * 64)
