@@ -42,6 +42,22 @@ class EdgeProgramManager:
         return to_executorch(self, config)
 
 
+def _drop_assertions(ep: torch.export.ExportedProgram) -> None:
+    """Removes export-time checks (`_assert_tensor_metadata`, `_assert_scalar`, ...): they compute nothing a
+    device needs, and their conditions held when the model was exported."""
+    graph = ep.graph_module.graph
+    removed = False
+    for node in list(graph.nodes):
+        op = node.target
+        if node.op == "call_function" and isinstance(op, torch._ops.OpOverload) and not node.users and (
+                op._schema.name.split("::")[-1].startswith("_assert") or
+                op._schema.name.split("::")[-1].startswith("sym_constrain_range")):
+            graph.erase_node(node)
+            removed = True
+    if removed:
+        ep.graph_module.recompile()
+
+
 def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export.ExportedProgram]],
             compile_config: Optional[EdgeCompileConfig] = None) -> EdgeProgramManager:
     """Decomposes each exported method to core ATen and verifies its op set.
@@ -62,6 +78,7 @@ def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export
         if config.decompositions:
             table.update(config.decompositions)
         decomposed = ep.run_decompositions(table)
+        _drop_assertions(decomposed)
         if config.check_ir_validity:
             try:
                 verify_op_set(decomposed.graph_module, config.allowed_ops)

@@ -25,6 +25,13 @@ void sigmoid_out(KernelContext& ctx, const Tensor& self, Tensor& out);
 void tanh_out(KernelContext& ctx, const Tensor& self, Tensor& out);
 void exp_out(KernelContext& ctx, const Tensor& self, Tensor& out);
 void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Tensor& out);
+void log_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void sqrt_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void rsqrt_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void neg_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void abs_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void pow_tensor_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& exponent, Tensor& out);
+void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Optional<Scalar> max, Tensor& out);
 void silu_out(KernelContext& ctx, const Tensor& self, Tensor& out);
 void hardswish_out(KernelContext& ctx, const Tensor& self, Tensor& out);
 
@@ -66,7 +73,16 @@ void native_batch_norm_legit_no_training_out(KernelContext& ctx, const Tensor& i
                                              const Tensor& running_var, double momentum, double eps, Tensor& out0,
                                              Tensor& out1, Tensor& out2);
 
+// op_select.cc
+void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out);
+void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out);
+void embedding_out(KernelContext& ctx, const Tensor& weight, const Tensor& indices, int64_t padding_idx,
+                   bool scale_grad_by_freq, bool sparse, Tensor& out);
+void amax_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dim, bool keepdim, Tensor& out);
+
 // op_copy.cc
+void to_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking, Optional<int64_t> memory_format,
+                 Tensor& out);
 void copy_(KernelContext& ctx, Tensor& self, const Tensor& src, bool non_blocking);
 void clone_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> memory_format, Tensor& out);
 void clone_dim_order_out(KernelContext& ctx, const Tensor& self, bool non_blocking,

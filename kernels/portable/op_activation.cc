@@ -71,6 +71,50 @@ void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Te
   });
 }
 
+void log_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::log_out_portable>(ctx, "log.out", self, out,
+                                           [](auto x) { return static_cast<decltype(x)>(log(static_cast<double>(x))); });
+}
+
+void sqrt_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::sqrt_out_portable>(ctx, "sqrt.out", self, out,
+                                            [](auto x) { return static_cast<decltype(x)>(sqrt(static_cast<double>(x))); });
+}
+
+void rsqrt_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::rsqrt_out_portable>(ctx, "rsqrt.out", self, out, [](auto x) {
+    return static_cast<decltype(x)>(1.0 / sqrt(static_cast<double>(x)));
+  });
+}
+
+void neg_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::neg_out_portable>(ctx, "neg.out", self, out, [](auto x) { return -x; });
+}
+
+void abs_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
+  unary<selected_dtypes::abs_out_portable>(ctx, "abs.out", self, out,
+                                           [](auto x) { return x < decltype(x)(0) ? -x : x; });
+}
+
+void pow_tensor_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& exponent, Tensor& out) {
+  const double e = exponent.to_double();
+  unary<selected_dtypes::pow_tensor_scalar_out_portable>(ctx, "pow.Tensor_Scalar_out", self, out, [e](auto x) {
+    return static_cast<decltype(x)>(pow(static_cast<double>(x), e));
+  });
+}
+
+void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Optional<Scalar> max, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, min.has_value() || max.has_value(), InvalidArgument, "clamp.out: min and max are both None");
+  const bool has_lo = min.has_value(), has_hi = max.has_value();
+  const double lo = has_lo ? min.value().to_double() : 0.0, hi = has_hi ? max.value().to_double() : 0.0;
+  unary<selected_dtypes::clamp_out_portable>(ctx, "clamp.out", self, out, [=](auto x) {
+    using C = decltype(x);
+    if (has_lo && x < static_cast<C>(lo)) x = static_cast<C>(lo);
+    if (has_hi && x > static_cast<C>(hi)) x = static_cast<C>(hi);
+    return x;
+  });
+}
+
 void silu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
   unary<selected_dtypes::silu_out_portable>(ctx, "silu.out", self, out, [](auto x) {
     using C = decltype(x);

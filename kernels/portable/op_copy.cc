@@ -96,6 +96,20 @@ void to_dim_order_copy_out(KernelContext& ctx, const Tensor& self, bool non_bloc
   });
 }
 
+void to_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking, Optional<int64_t> memory_format,
+                 Tensor& out) {
+  (void)non_blocking;
+  (void)memory_format;
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && self.dim_order().equals(out.dim_order()), InvalidArgument,
+                     "_to_copy.out: out must have self's shape and dim order");
+  EMBER_DISPATCH(ctx, "_to_copy.out", selected_dtypes::to_copy_out_portable, out.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), i));
+  });
+}
+
 void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, Tensor& out) {
   int64_t shape[kMaxTensorDim];
   int64_t known = 1, infer = -1;

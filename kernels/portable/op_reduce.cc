@@ -41,12 +41,13 @@ void reduce(KernelContext& ctx, const char* name, const Tensor& in, Optional<Arr
     }
   }
   EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, rank), InvalidArgument, "%s: out has the wrong shape", name);
-  EMBER_KERNEL_CHECK(ctx, in.scalar_type() == out.scalar_type() && in.is_contiguous(), InvalidArgument,
-                     "%s: self and out must share a dtype, self contiguous", name);
-  EMBER_DISPATCH(ctx, name, Mask, in.scalar_type(), [&](auto tag) {
+  EMBER_KERNEL_CHECK(ctx, in.is_contiguous(), NotSupported, "%s: self must be contiguous", name);
+  // Computed in out's dtype, which may be wider than self's (ATen sums integers into int64).
+  EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const T* x = in.const_data_ptr<T>();
+    const void* x = in.const_data_ptr();
+    const ScalarType xt = in.scalar_type();
     T* o = out.mutable_data_ptr<T>();
     const int64_t total_out = out.numel();
     for (int64_t i = 0; i < total_out; ++i) o[i] = static_cast<T>(C(0));
@@ -59,7 +60,7 @@ void reduce(KernelContext& ctx, const char* name, const Tensor& in, Optional<Arr
       for (int32_t d = 0; d < dim; ++d) {
         if (!reduced[d]) oi = oi * in.size(d) + coord[d];
       }
-      o[oi] = static_cast<T>(static_cast<C>(o[oi]) + static_cast<C>(x[i]));
+      o[oi] = static_cast<T>(static_cast<C>(o[oi]) + load_as<C>(x, xt, i));
       for (int32_t d = dim - 1; d >= 0; --d) {
         if (++coord[d] < in.size(d)) break;
         coord[d] = 0;

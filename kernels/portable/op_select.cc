@@ -1,0 +1,150 @@
+// Selection and gathering: where (with broadcasting), cat along a dim, embedding (row lookup), amax.
+#include <string.h>
+
+#include "ember/selected_dtypes.h"
+#include "kernels/portable/kernels.h"
+#include "kernels/portable/util/kernel_util.h"
+
+namespace ember {
+namespace portable {
+
+void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out) {
+  int32_t s1[kMaxTensorDim], shape[kMaxTensorDim];
+  const int n1 = broadcast_shape(condition.sizes(), self.sizes(), s1);
+  const int n = n1 < 0 ? -1 : broadcast_shape(ArrayRef<int32_t>(s1, static_cast<size_t>(n1)), other.sizes(), shape);
+  EMBER_KERNEL_CHECK(ctx, n >= 0, InvalidArgument, "where.self_out: condition, self and other do not broadcast");
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, static_cast<size_t>(n)), InvalidArgument,
+                     "where.self_out: out has the wrong shape");
+  EMBER_KERNEL_CHECK(ctx, condition.scalar_type() == ScalarType::Bool, InvalidArgument,
+                     "where.self_out: condition must be Bool, got %s", scalar_type_name(condition.scalar_type()));
+  EMBER_DISPATCH(ctx, "where.self_out", selected_dtypes::where_out_portable, out.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const BroadcastIndexer ic(condition.sizes(), shape, n), ia(self.sizes(), shape, n), ib(other.sizes(), shape, n);
+    const bool* c = condition.const_data_ptr<bool>();
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      o[i] = c[ic(i)] ? static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), ia(i)))
+                      : static_cast<T>(load_as<C>(other.const_data_ptr(), other.scalar_type(), ib(i)));
+    }
+  });
+}
+
+void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, tensors.size() > 0, InvalidArgument, "cat.out: no tensors");
+  const int32_t rank = out.dim();
+  const int64_t d = dim < 0 ? dim + rank : dim;
+  EMBER_KERNEL_CHECK(ctx, d >= 0 && d < rank, InvalidArgument, "cat.out: dim %lld out of range",
+                     static_cast<long long>(dim));
+  int64_t total = 0;
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const Tensor& t = tensors[k];
+    // ATen skips 1-d empty tensors in cat.
+    if (t.dim() == 1 && t.numel() == 0) continue;
+    EMBER_KERNEL_CHECK(ctx, t.dim() == rank && t.scalar_type() == out.scalar_type(), InvalidArgument,
+                       "cat.out: tensor %zu has rank %d or dtype %s, out has %d and %s", k,
+                       static_cast<int>(t.dim()), scalar_type_name(t.scalar_type()), static_cast<int>(rank),
+                       scalar_type_name(out.scalar_type()));
+    for (int32_t i = 0; i < rank; ++i) {
+      EMBER_KERNEL_CHECK(ctx, i == d || t.size(i) == out.size(i), InvalidArgument,
+                         "cat.out: tensor %zu differs from out in dim %d", k, static_cast<int>(i));
+    }
+    total += t.size(static_cast<int32_t>(d));
+  }
+  EMBER_KERNEL_CHECK(ctx, total == out.size(static_cast<int32_t>(d)), InvalidArgument,
+                     "cat.out: sizes along dim %lld add to %lld, out has %d", static_cast<long long>(d),
+                     static_cast<long long>(total), static_cast<int>(out.size(static_cast<int32_t>(d))));
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < d; ++i) outer *= out.size(static_cast<int32_t>(i));
+  for (int64_t i = d + 1; i < rank; ++i) inner *= out.size(static_cast<int32_t>(i));
+  const size_t elem = out.element_size();
+  uint8_t* o = static_cast<uint8_t*>(out.mutable_data_ptr());
+  const int64_t out_row = out.size(static_cast<int32_t>(d)) * inner;
+  int64_t at = 0;
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const Tensor& t = tensors[k];
+    if (t.dim() == 1 && t.numel() == 0) continue;
+    const int64_t rows = t.size(static_cast<int32_t>(d)) * inner;
+    const uint8_t* x = static_cast<const uint8_t*>(t.const_data_ptr());
+    for (int64_t a = 0; a < outer; ++a) {
+      memcpy(o + static_cast<size_t>(a * out_row + at) * elem, x + static_cast<size_t>(a * rows) * elem,
+             static_cast<size_t>(rows) * elem);
+    }
+    at += rows;
+  }
+}
+
+void embedding_out(KernelContext& ctx, const Tensor& weight, const Tensor& indices, int64_t padding_idx,
+                   bool scale_grad_by_freq, bool sparse, Tensor& out) {
+  (void)padding_idx;  // only affects gradients
+  (void)scale_grad_by_freq;
+  (void)sparse;
+  EMBER_KERNEL_CHECK(ctx, weight.dim() == 2, InvalidArgument, "embedding.out: weight must be 2-d");
+  EMBER_KERNEL_CHECK(ctx, indices.scalar_type() == ScalarType::Long || indices.scalar_type() == ScalarType::Int,
+                     InvalidArgument, "embedding.out: indices must be Long or Int");
+  int32_t shape[kMaxTensorDim];
+  EMBER_KERNEL_CHECK(ctx, indices.dim() + 1 <= kMaxTensorDim, InvalidArgument, "embedding.out: too many dims");
+  for (int32_t i = 0; i < indices.dim(); ++i) shape[i] = indices.size(i);
+  shape[indices.dim()] = weight.size(1);
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, static_cast<size_t>(indices.dim() + 1)) &&
+                              out.scalar_type() == weight.scalar_type(),
+                     InvalidArgument, "embedding.out: out has the wrong shape or dtype");
+  const int64_t rows = weight.size(0), width = weight.size(1);
+  const size_t row_bytes = static_cast<size_t>(width) * weight.element_size();
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    const int64_t r = load_as<int64_t>(indices.const_data_ptr(), indices.scalar_type(), i);
+    EMBER_KERNEL_CHECK(ctx, r >= 0 && r < rows, InvalidArgument, "embedding.out: index %lld at position %lld is "
+                       "outside the %lld rows", static_cast<long long>(r), static_cast<long long>(i),
+                       static_cast<long long>(rows));
+    memcpy(static_cast<uint8_t*>(out.mutable_data_ptr()) + static_cast<size_t>(i) * row_bytes,
+           static_cast<const uint8_t*>(weight.const_data_ptr()) + static_cast<size_t>(r) * row_bytes, row_bytes);
+  }
+}
+
+void amax_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dim, bool keepdim, Tensor& out) {
+  const int32_t rank = self.dim();
+  bool reduced[kMaxTensorDim] = {false};
+  if (dim.empty()) {
+    for (int32_t d = 0; d < rank; ++d) reduced[d] = true;
+  }
+  for (int64_t d : dim) {
+    const int64_t k = d < 0 ? d + rank : d;
+    EMBER_KERNEL_CHECK(ctx, k >= 0 && k < rank && !reduced[k], InvalidArgument, "amax.out: dim %lld invalid",
+                       static_cast<long long>(d));
+    reduced[k] = true;
+  }
+  int32_t shape[kMaxTensorDim];
+  size_t r = 0;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (!reduced[d]) shape[r++] = self.size(d);
+    else if (keepdim) shape[r++] = 1;
+  }
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, r) && out.scalar_type() == self.scalar_type() && self.numel() > 0,
+                     InvalidArgument, "amax.out: out has the wrong shape or dtype, or self is empty");
+  EMBER_DISPATCH(ctx, "amax.out", selected_dtypes::amax_out_portable, self.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* x = self.const_data_ptr<T>();
+    T* o = out.mutable_data_ptr<T>();
+    int64_t coord[kMaxTensorDim] = {0};
+    // First pass writes each output's first element, later ones take the max (NaN propagates, as in ATen).
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = x[0];
+    for (int64_t i = 0; i < self.numel(); ++i) {
+      int64_t oi = 0;
+      bool first = true;
+      for (int32_t d = 0; d < rank; ++d) {
+        if (!reduced[d]) oi = oi * self.size(d) + coord[d];
+        else if (coord[d] != 0) first = false;
+      }
+      const C v = static_cast<C>(x[i]), cur = static_cast<C>(o[oi]);
+      if (first || v > cur || v != v) o[oi] = x[i];
+      for (int32_t d = rank - 1; d >= 0; --d) {
+        if (++coord[d] < self.size(d)) break;
+        coord[d] = 0;
+      }
+    }
+  });
+}
+
+}  // namespace portable
+}  // namespace ember
