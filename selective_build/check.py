@@ -1,0 +1,64 @@
+"""Check, before building anything, that a runtime provides what programs need.
+
+    python -m selective_build.check model.pte [...] [--selection selected_operators.yaml]
+
+Against the kernel manifests (codegen.defs' libraries), and against a selection if given: every operator must
+have a kernel, and every call's dtypes must be ones that kernel computes (and that the selection keeps). Exit 0
+when all is provided; 1 with one line per missing operator or dtype otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Dict, List, Optional, Set
+
+from codegen.manifest import SCALAR_TYPE_NAMES, ManifestError, load_manifest, merge as merge_manifests
+from exir.serialize import PteFormatError, deserialize_pte
+from selective_build.selection import SelectionError, load, merge, operators_of
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MANIFESTS = [(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), "ember::portable", "kernels/portable")]
+
+
+def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]]] = None) -> List[str]:
+    decls = {d.op: d for d in merge_manifests([load_manifest(p, namespace=n, library=l) for p, n, l in MANIFESTS])}
+    found = []
+    for op in sorted(needed):
+        d = decls.get(op)
+        if d is None:
+            found.append(f"{op}: no kernel library implements it")
+            continue
+        supported = {SCALAR_TYPE_NAMES[t] for t in d.dtypes}
+        if not needed[op] & supported and needed[op]:
+            found.append(f"{op}: called with {sorted(needed[op])}, the kernel computes {sorted(supported)}")
+        if selection is not None:
+            if op not in selection:
+                found.append(f"{op}: not in the selection")
+            elif needed[op] & supported - selection[op]:
+                found.append(f"{op}: the selection lacks dtypes {sorted(needed[op] & supported - selection[op])}")
+    return found
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m selective_build.check", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("programs", nargs="+")
+    ap.add_argument("--selection", help="selected_operators.yaml the runtime is built from")
+    args = ap.parse_args(argv)
+    try:
+        needed = merge(operators_of(deserialize_pte(open(p, "rb").read()).program) for p in args.programs)
+        selection = load(args.selection) if args.selection else None
+        found = problems(needed, selection)
+    except (OSError, PteFormatError, SelectionError, ManifestError) as e:
+        print(f"check: {e}", file=sys.stderr)
+        return 1
+    for line in found:
+        print(f"check: missing {line}", file=sys.stderr)
+    if not found:
+        print(f"check: ok: {len(needed)} operators provided")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

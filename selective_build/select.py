@@ -1,0 +1,43 @@
+"""Write the selection (operators + dtypes) that one or more programs need.
+
+    python -m selective_build.select model.pte [other.pte ...] [--merge existing.yaml ...] -o selected_operators.yaml
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from exir.serialize import PteFormatError, deserialize_pte
+from selective_build.selection import SelectionError, dump, load, merge, operators_of
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m selective_build.select", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("programs", nargs="*", help=".pte files")
+    ap.add_argument("--merge", action="append", default=[], help="selection files to merge in")
+    ap.add_argument("-o", "--output", help="where to write (default: stdout)")
+    args = ap.parse_args(argv)
+    if not args.programs and not args.merge:
+        ap.error("give at least one .pte or --merge file")
+    parts = []
+    try:
+        for path in args.programs:
+            with open(path, "rb") as f:
+                parts.append(operators_of(deserialize_pte(f.read()).program))
+        for path in args.merge:
+            parts.append(load(path))
+    except (OSError, PteFormatError, SelectionError) as e:
+        print(f"select: {e}", file=sys.stderr)
+        return 1
+    text = dump(merge(parts), args.programs + args.merge)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

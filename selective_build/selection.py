@@ -1,0 +1,93 @@
+"""Selections: the operators a runtime must provide, with the tensor dtypes each is called with.
+
+File format (selected_operators.yaml), written by `python -m selective_build.select` and editable by hand:
+
+    include_all_operators: false     # true: every operator and dtype of the kernel libraries
+    operators:
+      aten::addmm.out:
+        dtypes: [Float]              # every tensor dtype the op sees in the programs (inputs and outputs)
+      aten::max_pool2d_with_indices.out:
+        dtypes: [Float, Long]
+
+Dtypes are recorded as seen, mixed-dtype calls included (a Long `indices` output, an Int input summed into
+Long); codegen compiles the ones each kernel can compute.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, Iterable, Set
+
+import yaml
+
+from codegen.manifest import SCALAR_TYPE_NAMES, SCALAR_TYPES
+from exir.schema import program as S
+
+
+class SelectionError(ValueError):
+    pass
+
+
+def _tensor_dtypes(plan: S.ExecutionPlan, index: int, out: Set[str]) -> None:
+    if not 0 <= index < len(plan.values):
+        return
+    v = plan.values[index].val
+    if isinstance(v, S.Tensor):
+        out.add(SCALAR_TYPE_NAMES.get(int(v.scalar_type), str(int(v.scalar_type))))
+    elif isinstance(v, (S.TensorList, S.OptionalTensorList)):
+        for i in v.items:
+            if i >= 0:
+                _tensor_dtypes(plan, i, out)
+
+
+def operators_of(program: S.Program) -> Dict[str, Set[str]]:
+    """Operator ("aten::add.out") -> the dtypes of every tensor argument of every call to it, across methods."""
+    ops: Dict[str, Set[str]] = defaultdict(set)
+    for plan in program.execution_plan:
+        for chain in plan.chains:
+            for ins in chain.instructions:
+                call = ins.instr_args
+                if not isinstance(call, S.KernelCall):
+                    continue
+                op = plan.operators[call.op_index]
+                name = op.name + (f".{op.overload}" if op.overload else "")
+                for a in call.args:
+                    _tensor_dtypes(plan, a, ops[name])
+                ops.setdefault(name, set())
+    return ops
+
+
+def merge(selections: Iterable[Dict[str, Set[str]]]) -> Dict[str, Set[str]]:
+    merged: Dict[str, Set[str]] = defaultdict(set)
+    for sel in selections:
+        for op, dtypes in sel.items():
+            merged[op] |= set(dtypes)
+    return dict(merged)
+
+
+def dump(ops: Dict[str, Set[str]], sources: Iterable[str] = ()) -> str:
+    order = {name: n for name, n in SCALAR_TYPES.items()}
+    body = {"include_all_operators": False,
+            "operators": {op: {"dtypes": sorted(ops[op], key=lambda d: order.get(d, 99))} for op in sorted(ops)}}
+    header = "# Operators and dtypes these programs use (selective_build).\n"
+    if sources:
+        header += "# From: " + ", ".join(sources) + "\n"
+    return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=None)
+
+
+def load(path: str) -> Dict[str, Set[str]]:
+    """A selection file as op -> dtypes. Raises SelectionError naming the problem."""
+    with open(path) as f:
+        try:
+            data = yaml.safe_load(f) or {}
+        except yaml.YAMLError as e:
+            raise SelectionError(f"{path}: not valid YAML: {e}") from None
+    if data.get("include_all_operators"):
+        raise SelectionError(f"{path} selects every operator; there is nothing to merge or check per op")
+    ops = {}
+    for op, info in (data.get("operators") or {}).items():
+        dtypes = set((info or {}).get("dtypes") or [])
+        unknown = dtypes - set(SCALAR_TYPES)
+        if unknown:
+            raise SelectionError(f"{path}: {op} lists unknown dtypes {sorted(unknown)}")
+        ops[op] = dtypes
+    return ops

@@ -1,0 +1,42 @@
+"""Per-model selective runners (examples/selections) compute what eager computes, and refuse other programs."""
+import os
+import subprocess
+
+import pytest
+import torch
+
+import exir
+from examples.models import export_methods
+from tests.runtime.conftest import ROOT
+from tests.runtime.runner_io import read_outputs, run
+
+MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "transformer_block"]
+
+
+@pytest.fixture(scope="module")
+def runners():
+    r = subprocess.run(["bazel", "build", "//examples/selections:all_runners"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return lambda name: os.path.join(ROOT, "bazel-bin", "examples", "selections", f"{name}_runner")
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_selective_runner_parity(runners, tmp_path, name):
+    programs, inputs, module = export_methods(name)
+    pte = tmp_path / f"{name}.pte"
+    exir.to_edge(programs).to_executorch().save(str(pte))
+    proc = run(runners(name), pte, inputs["forward"], str(tmp_path / "w"))
+    assert proc.returncode == 0, proc.stderr
+    want = module(*inputs["forward"])
+    got = read_outputs(str(tmp_path / "w"), [want])[0]
+    torch.testing.assert_close(got, want, atol=1e-5 * max(1.0, want.abs().max().item()), rtol=1e-4)
+
+
+def test_selective_runner_refuses_other_programs(runners, tmp_path):
+    programs, inputs, _ = export_methods("small_cnn")
+    pte = tmp_path / "small_cnn.pte"
+    exir.to_edge(programs).to_executorch().save(str(pte))
+    proc = run(runners("mlp"), pte, inputs["forward"], str(tmp_path / "w"))
+    assert proc.returncode == 3
+    assert "operator aten::convolution.out is not in this build (2 kernels registered)" in proc.stderr
