@@ -6,6 +6,7 @@ load("//tools/bazel:ember.bzl", "EMBER_COPTS")
 # operator provides it).
 KERNEL_LIBRARIES = {
     "//kernels/portable:kernels.yaml": "ember::portable@kernels/portable",
+    "//kernels/prim_ops:kernels.yaml": "ember::prim@kernels/prim_ops",
 }
 
 def ember_kernel_registry(name, manifests, selection = None):
@@ -43,11 +44,12 @@ def ember_kernels(name, selection = None, visibility = None):
     ember_kernel_registry(registry, KERNEL_LIBRARIES, selection)
     native.cc_library(
         name = name,
-        srcs = ["//kernels/portable:srcs", registry + "/kernel_registry.cc"],
+        srcs = ["//kernels/portable:srcs", "//kernels/prim_ops:srcs", registry + "/kernel_registry.cc"],
         copts = EMBER_COPTS,
         deps = [
             registry + "_dtypes",
             "//kernels/portable:headers",
+            "//kernels/prim_ops:headers",
             "//runtime/core",
             "//runtime/kernel",
         ],

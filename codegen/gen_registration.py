@@ -85,10 +85,18 @@ def arg_signature(decl: KernelDecl) -> Tuple[str, List[str]]:
         codes.append(code)
         if expr:
             exprs.append(expr)
-    n_returns = len(decl.schema.returns)
-    if n_returns == 1:
+    returns = decl.schema.returns
+    n = len(decl.schema.arguments.flat_all)
+    if len(returns) == 1 and str(returns[0].type) != "Tensor":
+        # A number result (prim ops): the kernel writes the method's value for it.
+        key = _type_key(returns[0].type)
+        if key not in _UNBOX:
+            raise ManifestError(f"{decl.op}: return type {returns[0].type} is not supported")
+        codes.append(_UNBOX[key][0])
+        exprs.append(f"*a[{n}]")
+    elif len(returns) == 1:
         codes.append("T")
-    elif n_returns > 1:
+    elif len(returns) > 1:
         codes.append("L")
     return "".join(codes), exprs
 

@@ -62,7 +62,9 @@ def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> Kerne
     except Exception as e:  # torchgen raises AssertionError/RuntimeError with its own text
         raise ManifestError(f"{where}: cannot parse schema '{entry['func']}': {e}") from None
     writes = [a for a in schema.arguments.flat_all if a.annotation is not None and a.annotation.is_write]
-    if not writes:
+    # Prim ops (sym_size, scalar arithmetic) return a number: they write the method's return value instead.
+    scalar_result = schema.returns and all(str(r.type) != "Tensor" for r in schema.returns)
+    if not writes and not scalar_result:
         raise ManifestError(f"{where}: '{entry['func']}' is not an out variant; kernels write into out= tensors "
                             f"the planner placed (or, for in-place ops like copy_, into self)")
     unknown = [d for d in entry["dtypes"] if d not in SCALAR_TYPES]

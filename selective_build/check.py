@@ -18,7 +18,8 @@ from exir.serialize import PteFormatError, deserialize_pte
 from selective_build.selection import SelectionError, load, merge, operators_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MANIFESTS = [(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), "ember::portable", "kernels/portable")]
+MANIFESTS = [(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), "ember::portable", "kernels/portable"),
+             (os.path.join(ROOT, "kernels", "prim_ops", "kernels.yaml"), "ember::prim", "kernels/prim_ops")]
 
 
 def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]]] = None) -> List[str]:

@@ -34,9 +34,12 @@ _DYNAMIC = re.compile(r"^\.(interp|note|gnu\.hash|hash|dynsym|dynstr|gnu\.versio
 
 
 def _kernel_ops() -> Dict[str, str]:
-    decls = load_manifest(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), namespace="ember::portable",
-                          library="kernels/portable")
-    return {d.kernel: d.op for d in decls}
+    ops = {}
+    for lib, ns in (("portable", "ember::portable"), ("prim_ops", "ember::prim")):
+        decls = load_manifest(os.path.join(ROOT, "kernels", lib, "kernels.yaml"), namespace=ns,
+                              library=f"kernels/{lib}")
+        ops.update({f"{ns}::{d.kernel}": d.op for d in decls})
+    return ops
 
 
 def _symbols(binary: str) -> List[Tuple[int, str, str]]:
@@ -62,7 +65,7 @@ def _sections(binary: str) -> Dict[str, int]:
 def _classify(name: str, kernels: Dict[str, str]) -> Tuple[str, str]:
     if name.startswith("k_aten_") or "kKernels" in name or "registered_kernels" in name:
         return "registration table", ""
-    m = re.match(r"ember::portable::(\w+)\(", name) or re.match(r"ember::portable::(\w+)\b", name)
+    m = re.match(r"(ember::(?:portable|prim)::\w+)\b", name)
     if m and m.group(1) in kernels:
         return "kernels", kernels[m.group(1)]
     if name.startswith("ember::portable::") or "ember::portable::" in name:

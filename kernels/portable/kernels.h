@@ -80,6 +80,9 @@ void embedding_out(KernelContext& ctx, const Tensor& weight, const Tensor& indic
                    bool scale_grad_by_freq, bool sparse, Tensor& out);
 void amax_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dim, bool keepdim, Tensor& out);
 
+// op_index.cc
+void index_out(KernelContext& ctx, const Tensor& self, OptionalTensorList indices, Tensor& out);
+
 // op_copy.cc
 void to_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking, Optional<int64_t> memory_format,
                  Tensor& out);

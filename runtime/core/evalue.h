@@ -1,9 +1,9 @@
 // EValue: one entry of a method's value table: a tensor, a scalar, a list, a string or None.
 //
-// Lists are views into arrays the method allocated at load, already unboxed: an int list is an int64_t array
-// (the .pte stores it as indices of Int values; they are resolved once, since Int values are constants in
-// static-shape programs), a tensor list is an array of Tensor handles, an optional-tensor list an array of
-// Tensor pointers (null for None).
+// Lists are views into arrays the method allocated at load. An int list is boxed, as in the .pte: it points at
+// its Int values and re-reads them each time a kernel asks (into an int64_t array beside it), because prim ops
+// such as sym_size may rewrite those values at run time in programs with symbolic shapes. A tensor list is an
+// array of Tensor handles, an optional-tensor list an array of Tensor pointers (null for None).
 //
 // The as_*() accessors do not check the tag: Method::init checks every kernel argument's tag against the
 // kernel's signature once, so the hot path reads values without branches. Use tag()/is_*() elsewhere.
@@ -40,6 +40,15 @@ struct StringView {
   size_t size;
 };
 
+class EValue;
+
+// An int list: `items[i]` are Int values; `unboxed` (same length) receives their current numbers on access.
+struct BoxedIntList {
+  EValue* const* items;
+  int64_t* unboxed;
+  size_t size;
+};
+
 using TensorList = ArrayRef<Tensor>;
 using OptionalTensorList = ArrayRef<const Tensor*>;
 
@@ -51,7 +60,7 @@ class EValue {
   explicit EValue(bool v) : tag_(Tag::Bool) { payload_.b = v; }
   explicit EValue(Tensor t) : tag_(Tag::Tensor) { payload_.t = t; }
   explicit EValue(StringView s) : tag_(Tag::String) { payload_.s = s; }
-  explicit EValue(ArrayRef<int64_t> l) : tag_(Tag::IntList) { payload_.il = l; }
+  explicit EValue(BoxedIntList l) : tag_(Tag::IntList) { payload_.il = l; }
   explicit EValue(ArrayRef<double> l) : tag_(Tag::DoubleList) { payload_.dl = l; }
   explicit EValue(ArrayRef<bool> l) : tag_(Tag::BoolList) { payload_.bl = l; }
   explicit EValue(TensorList l) : tag_(Tag::TensorList) { payload_.tl = l; }
@@ -75,7 +84,7 @@ class EValue {
   const Tensor& as_tensor() const { return payload_.t; }
   Tensor& as_mutable_tensor() { return payload_.t; }
   StringView as_string() const { return payload_.s; }
-  ArrayRef<int64_t> as_int_list() const { return payload_.il; }
+  ArrayRef<int64_t> as_int_list() const;
   ArrayRef<double> as_double_list() const { return payload_.dl; }
   ArrayRef<bool> as_bool_list() const { return payload_.bl; }
   TensorList as_tensor_list() const { return payload_.tl; }
@@ -91,7 +100,7 @@ class EValue {
   Optional<bool> as_optional_bool() const { return tag_ == Tag::Bool ? Optional<bool>(payload_.b) : Optional<bool>(); }
   Optional<Scalar> as_optional_scalar() const { return is_scalar() ? Optional<Scalar>(as_scalar()) : Optional<Scalar>(); }
   Optional<ArrayRef<int64_t>> as_optional_int_list() const {
-    return tag_ == Tag::IntList ? Optional<ArrayRef<int64_t>>(payload_.il) : Optional<ArrayRef<int64_t>>();
+    return tag_ == Tag::IntList ? Optional<ArrayRef<int64_t>>(as_int_list()) : Optional<ArrayRef<int64_t>>();
   }
 
  private:
@@ -103,12 +112,17 @@ class EValue {
     bool b;
     Tensor t;
     StringView s;
-    ArrayRef<int64_t> il;
+    BoxedIntList il;
     ArrayRef<double> dl;
     ArrayRef<bool> bl;
     TensorList tl;
     OptionalTensorList ol;
   } payload_;
 };
+
+inline ArrayRef<int64_t> EValue::as_int_list() const {
+  for (size_t i = 0; i < payload_.il.size; ++i) payload_.il.unboxed[i] = payload_.il.items[i]->as_int();
+  return ArrayRef<int64_t>(payload_.il.unboxed, payload_.il.size);
+}
 
 }  // namespace ember

@@ -77,7 +77,10 @@ Result<size_t> Method::bookkeeping_bytes(const fb::ExecutionPlan* plan) {
         c.list<int32_t>(dim);
         break;
       }
-      case KernelTypes::IntList: c.list<int64_t>(v->val_as_IntList()->items()->size()); break;
+      case KernelTypes::IntList:
+        c.list<int64_t>(v->val_as_IntList()->items()->size());
+        c.list<EValue*>(v->val_as_IntList()->items()->size());
+        break;
       case KernelTypes::DoubleList: c.list<double>(v->val_as_DoubleList()->items()->size()); break;
       case KernelTypes::BoolList: c.list<bool>(v->val_as_BoolList()->items()->size()); break;
       case KernelTypes::TensorList: c.list<Tensor>(v->val_as_TensorList()->items()->size()); break;
@@ -218,7 +221,8 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
         const auto* items = v->val_as_IntList()->items();
         const size_t n = items ? items->size() : 0;
         int64_t* out = alloc->allocate_list<int64_t>(n);
-        EMBER_CHECK_OR_RETURN_ERROR(out != nullptr || n == 0, MemoryAllocationFailed,
+        EValue** boxed = alloc->allocate_list<EValue*>(n);
+        EMBER_CHECK_OR_RETURN_ERROR((out != nullptr && boxed != nullptr) || n == 0, MemoryAllocationFailed,
                                     "method '%s': no room for int list %zu", method, i);
         for (size_t k = 0; k < n; ++k) {
           const int64_t idx = items->Get(static_cast<flatbuffers::uoffset_t>(k));
@@ -228,8 +232,9 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
                                       InvalidProgram, "method '%s': int list %zu item %zu refers to value %lld, which "
                                       "is not an Int", method, i, k, static_cast<long long>(idx));
           out[k] = values->Get(static_cast<flatbuffers::uoffset_t>(idx))->val_as_Int()->int_val();
+          boxed[k] = &m.values_[idx];
         }
-        m.values_[i] = EValue(ArrayRef<int64_t>(out, n));
+        m.values_[i] = EValue(BoxedIntList{boxed, out, n});
         break;
       }
       case KernelTypes::DoubleList: {

@@ -22,10 +22,14 @@ TEST(EValue, ScalarsAndTags) {
 }
 
 TEST(EValue, ListsAndTensors) {
-  const int64_t dims[3] = {1, 0, 2};
-  EValue l(ArrayRef<int64_t>(dims, 3));
+  EValue ints[3] = {EValue(int64_t{1}), EValue(int64_t{0}), EValue(int64_t{2})};
+  EValue* boxed[3] = {&ints[0], &ints[1], &ints[2]};
+  int64_t unboxed[3];
+  EValue l(BoxedIntList{boxed, unboxed, 3});
   EXPECT_EQ(l.as_int_list()[2], 2);
   EXPECT_TRUE(l.as_optional_int_list().has_value());
+  ints[2] = EValue(int64_t{7});  // a prim op rewrote the value: the list sees it
+  EXPECT_EQ(l.as_int_list()[2], 7);
 
   int32_t sizes[1] = {4};
   uint8_t order[1] = {0};

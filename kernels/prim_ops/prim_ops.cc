@@ -1,0 +1,92 @@
+// Scalar results follow Python's rules on ints and floats: int op int stays int (floor division rounds toward
+// negative infinity), anything with a float is a float, true division is always a float.
+#include <math.h>
+
+#include "kernels/prim_ops/kernels.h"
+
+namespace ember {
+namespace prim {
+namespace {
+
+bool both_int(const Scalar& a, const Scalar& b) { return !a.is_floating() && !b.is_floating(); }
+
+template <typename IntOp, typename FloatOp>
+void arith(const Scalar& a, const Scalar& b, EValue& result, IntOp int_op, FloatOp float_op) {
+  if (both_int(a, b)) {
+    result = EValue(int_op(a.to<int64_t>(), b.to<int64_t>()));
+  } else {
+    result = EValue(float_op(a.to_double(), b.to_double()));
+  }
+}
+
+template <typename Cmp>
+void compare(const Scalar& a, const Scalar& b, EValue& result, Cmp cmp) {
+  result = EValue(both_int(a, b) ? cmp(a.to<int64_t>(), b.to<int64_t>()) : cmp(a.to_double(), b.to_double()));
+}
+
+}  // namespace
+
+void sym_size_int(KernelContext& ctx, const Tensor& self, int64_t dim, EValue& result) {
+  const int64_t d = dim < 0 ? dim + self.dim() : dim;
+  EMBER_KERNEL_CHECK(ctx, d >= 0 && d < self.dim(), InvalidArgument, "sym_size.int: dim %lld of a %d-d tensor",
+                     static_cast<long long>(dim), static_cast<int>(self.dim()));
+  result = EValue(static_cast<int64_t>(self.size(static_cast<int32_t>(d))));
+}
+
+void sym_numel(KernelContext&, const Tensor& self, EValue& result) { result = EValue(self.numel()); }
+
+void add_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
+  arith(a, b, result, [](int64_t x, int64_t y) { return x + y; }, [](double x, double y) { return x + y; });
+}
+
+void sub_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
+  arith(a, b, result, [](int64_t x, int64_t y) { return x - y; }, [](double x, double y) { return x - y; });
+}
+
+void mul_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
+  arith(a, b, result, [](int64_t x, int64_t y) { return x * y; }, [](double x, double y) { return x * y; });
+}
+
+void floordiv_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
+  EMBER_KERNEL_CHECK(ctx, b.to_double() != 0.0, InvalidArgument, "floordiv.Scalar: division by zero");
+  arith(a, b, result,
+        [](int64_t x, int64_t y) {
+          const int64_t q = x / y;
+          return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+        },
+        [](double x, double y) { return floor(x / y); });
+}
+
+void truediv_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
+  EMBER_KERNEL_CHECK(ctx, b.to_double() != 0.0, InvalidArgument, "truediv.Scalar: division by zero");
+  result = EValue(a.to_double() / b.to_double());
+}
+
+void mod_scalar(KernelContext& ctx, int64_t a, int64_t b, EValue& result) {
+  EMBER_KERNEL_CHECK(ctx, b != 0, InvalidArgument, "mod.Scalar: modulo by zero");
+  const int64_t r = a % b;
+  result = EValue((r != 0 && ((r < 0) != (b < 0))) ? r + b : r);  // Python's sign rule
+}
+
+void neg_scalar(KernelContext&, const Scalar& a, EValue& result) {
+  result = a.is_floating() ? EValue(-a.to_double()) : EValue(-a.to<int64_t>());
+}
+
+void eq_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
+  compare(a, b, result, [](auto x, auto y) { return x == y; });
+}
+void gt_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
+  compare(a, b, result, [](auto x, auto y) { return x > y; });
+}
+void lt_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
+  compare(a, b, result, [](auto x, auto y) { return x < y; });
+}
+void ge_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
+  compare(a, b, result, [](auto x, auto y) { return x >= y; });
+}
+void le_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
+  compare(a, b, result, [](auto x, auto y) { return x <= y; });
+}
+
+}  // namespace prim
+}  // namespace ember
