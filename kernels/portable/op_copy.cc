@@ -43,6 +43,20 @@ bool bytes_copy(KernelContext& ctx, const char* name, const Tensor& in, Tensor& 
   return true;
 }
 
+// self converted element by element into out's dtype (same shape, same dim order).
+template <uint32_t Mask>
+void convert_copy(KernelContext& ctx, const char* name, const Tensor& self, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()), InvalidArgument, "%s: out must have self's shape", name);
+  EMBER_KERNEL_CHECK(ctx, self.dim_order().equals(out.dim_order()), NotSupported,
+                     "%s: changing the dim order is not supported yet", name);
+  EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), i));
+  });
+}
+
 }  // namespace
 
 void copy_(KernelContext& ctx, Tensor& self, const Tensor& src, bool non_blocking) {
@@ -84,30 +98,15 @@ void clone_dim_order_out(KernelContext& ctx, const Tensor& self, bool non_blocki
 void to_dim_order_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking,
                            Optional<ArrayRef<int64_t>> dim_order, Tensor& out) {
   (void)non_blocking;
-  (void)dim_order;
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && self.dim_order().equals(out.dim_order()), NotSupported,
-                     "_to_dim_order_copy.out: changing the dim order is not supported yet");
-  EMBER_DISPATCH(ctx, "_to_dim_order_copy.out", selected_dtypes::to_dim_order_copy_out_portable, out.scalar_type(),
-                 [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    T* o = out.mutable_data_ptr<T>();
-    for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), i));
-  });
+  (void)dim_order;  // out's own dim order is the one requested
+  convert_copy<selected_dtypes::to_dim_order_copy_out_portable>(ctx, "_to_dim_order_copy.out", self, out);
 }
 
 void to_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking, Optional<int64_t> memory_format,
                  Tensor& out) {
   (void)non_blocking;
   (void)memory_format;
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && self.dim_order().equals(out.dim_order()), InvalidArgument,
-                     "_to_copy.out: out must have self's shape and dim order");
-  EMBER_DISPATCH(ctx, "_to_copy.out", selected_dtypes::to_copy_out_portable, out.scalar_type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    T* o = out.mutable_data_ptr<T>();
-    for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), i));
-  });
+  convert_copy<selected_dtypes::to_copy_out_portable>(ctx, "_to_copy.out", self, out);
 }
 
 void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, Tensor& out) {

@@ -10,7 +10,6 @@ import subprocess
 import pytest
 import torch
 
-from tests.runtime.conftest import runner  # noqa: F401  (the built C++ runner, as a fixture)
 
 import exir
 from examples.models import ZOO, export_methods

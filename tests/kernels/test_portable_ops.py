@@ -5,14 +5,12 @@ products (different summation order); float64 1e-10; float16/bfloat16 one unit i
 output (they compute in float and round once, as eager does on CPU, so most results are bit-exact); integer
 and bool results exact.
 """
-import subprocess
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 import exir
-from tests.runtime.conftest import ROOT
 
 g = torch.Generator().manual_seed(1234)
 
@@ -126,14 +124,6 @@ def _tolerance(dtype, name):
         return {"atol": 1e-4 if reduce else 1e-5, "rtol": 1e-4 if reduce else 1e-5}
     return {"atol": 0, "rtol": 0}
 
-
-@pytest.fixture(scope="module")
-def runtime():
-    r = subprocess.run(["bazel", "build", "//runtime/python:_ember_runtime.so"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
-    from ember import runtime as rt
-    return rt
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -1,21 +1,11 @@
 """ember.runtime (pybind11) against eager PyTorch over the zoo, and its errors as Python exceptions."""
-import subprocess
 
 import pytest
 import torch
 
 import exir
 from examples.models import ZOO, export_methods
-from tests.runtime.conftest import ROOT
 
-
-@pytest.fixture(scope="module")
-def runtime():
-    r = subprocess.run(["bazel", "build", "//runtime/python:_ember_runtime.so"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
-    from ember import runtime as rt
-    return rt
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))

@@ -1,21 +1,11 @@
 """Prim ops (symbolic-shape arithmetic) on the runtime: their results flow into later kernels' int lists."""
-import subprocess
 
 import pytest
 import torch
 
 from exir.schema import program as S
 from exir.serialize import serialize_pte
-from tests.runtime.conftest import ROOT
 
-
-@pytest.fixture(scope="module")
-def runtime():
-    r = subprocess.run(["bazel", "build", "//runtime/python:_ember_runtime.so"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
-    from ember import runtime as rt
-    return rt
 
 
 def _tensor(sizes, offset):

@@ -1,13 +1,12 @@
 """Per-model selective runners (examples/selections) compute what eager computes, and refuse other programs."""
 import os
-import subprocess
 
 import pytest
 import torch
 
 import exir
 from examples.models import export_methods
-from tests.runtime.conftest import ROOT
+from tests.conftest import ROOT, bazel_build
 from tests.runtime.runner_io import read_outputs, run
 
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "transformer_block"]
@@ -15,9 +14,7 @@ MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96",
 
 @pytest.fixture(scope="module")
 def runners():
-    r = subprocess.run(["bazel", "build", "//examples/selections:all_runners"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
+    bazel_build("//examples/selections:all_runners")
     return lambda name: os.path.join(ROOT, "bazel-bin", "examples", "selections", f"{name}_runner")
 
 

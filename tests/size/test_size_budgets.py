@@ -2,15 +2,12 @@
 50 KB, and a model's selective runner is far smaller than the all-ops one."""
 import json
 import os
-import subprocess
 
-from tests.runtime.conftest import ROOT
+from tests.conftest import ROOT, bazel_build
 
 
 def test_runners_within_budget():
-    r = subprocess.run(["bazel", "build", "--config=size", "//examples/selections:size_report"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
+    bazel_build("--config=size", "//examples/selections:size_report")
     with open(os.path.join(ROOT, "bazel-bin", "examples", "selections", "size_report.json")) as f:
         report = json.load(f)
     with open(os.path.join(ROOT, "tests", "size", "budgets.json")) as f:

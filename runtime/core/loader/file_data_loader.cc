@@ -1,28 +1,17 @@
 #include "runtime/core/loader/file_data_loader.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/core/loader/open_file.h"
 #include "runtime/core/log.h"
 
 namespace ember {
 
 Result<FileDataLoader> FileDataLoader::open(const char* path, MemoryAllocator* allocator) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    EMBER_LOG(ERROR, "cannot open %s: %s", path, strerror(errno));
-    return Error::AccessFailed;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    EMBER_LOG(ERROR, "cannot stat %s: %s", path, strerror(errno));
-    ::close(fd);
-    return Error::AccessFailed;
-  }
-  return FileDataLoader(fd, static_cast<uint64_t>(st.st_size), allocator);
+  EMBER_TRY_ASSIGN(file, internal::open_readonly(path));
+  return FileDataLoader(file.fd, file.size, allocator);
 }
 
 FileDataLoader::FileDataLoader(FileDataLoader&& other)

@@ -1,29 +1,19 @@
 #include "runtime/core/loader/mmap_data_loader.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/core/loader/open_file.h"
 #include "runtime/core/log.h"
 
 namespace ember {
 
 Result<MmapDataLoader> MmapDataLoader::open(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    EMBER_LOG(ERROR, "cannot open %s: %s", path, strerror(errno));
-    return Error::AccessFailed;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    EMBER_LOG(ERROR, "cannot stat %s: %s", path, strerror(errno));
-    ::close(fd);
-    return Error::AccessFailed;
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  EMBER_TRY_ASSIGN(file, internal::open_readonly(path));
+  const int fd = file.fd;
+  const uint64_t size = file.size;
   const uint8_t* data = nullptr;
   if (size > 0) {
     void* p = mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);

@@ -1,0 +1,27 @@
+"""Fixtures shared by the end-to-end tests: the C++ runtime, built by Bazel, as a binary and as a Python module."""
+import os
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def bazel_build(*targets):
+    r = subprocess.run(["bazel", "build", *targets], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, f"bazel build {' '.join(targets)} failed:\n{r.stderr[-3000:]}"
+
+
+@pytest.fixture(scope="session")
+def runner():
+    """//:runner (every portable kernel), built and located."""
+    bazel_build("//:runner")
+    return os.path.join(ROOT, "bazel-bin", "runtime", "runner", "runner")
+
+
+@pytest.fixture(scope="session")
+def runtime():
+    """The ember.runtime Python API over a freshly built extension."""
+    bazel_build("//runtime/python:_ember_runtime.so")
+    from ember import runtime as rt
+    return rt
