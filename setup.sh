@@ -20,6 +20,8 @@ APT_PACKAGES=(
   googletest flatbuffers-compiler libflatbuffers-dev
   # toolchain basics
   g++ python3-venv
+  # platforms: linux_aarch64 cross compiler and the emulator its tests run under
+  g++-aarch64-linux-gnu qemu-user
 )
 
 say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }

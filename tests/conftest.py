@@ -16,7 +16,8 @@ def bazel_build(*targets):
 def runner():
     """//:runner (every portable kernel), built and located."""
     bazel_build("//:runner")
-    return os.path.join(ROOT, "bazel-bin", "runtime", "runner", "runner")
+    # Resolved now: bazel-bin is a symlink that a later build for another platform would move.
+    return os.path.realpath(os.path.join(ROOT, "bazel-bin", "runtime", "runner", "runner"))
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,9 @@ MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96",
 @pytest.fixture(scope="module")
 def runners():
     bazel_build("//examples/selections:all_runners")
-    return lambda name: os.path.join(ROOT, "bazel-bin", "examples", "selections", f"{name}_runner")
+    # Resolved now: bazel-bin is a symlink that a later build for another platform would move.
+    bin_dir = os.path.realpath(os.path.join(ROOT, "bazel-bin"))
+    return lambda name: os.path.join(bin_dir, "examples", "selections", f"{name}_runner")
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -1,0 +1,51 @@
+"""linux_aarch64: the runner cross-built with --config=linux_aarch64 runs the zoo under qemu-aarch64 with the
+host runtime's outputs (float32: same kernels, different FPU; 1e-5 of the output's scale) and eager's."""
+import os
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+import exir
+from examples.models import export_methods
+from tests.conftest import ROOT, bazel_build
+from tests.runtime.runner_io import read_outputs, run
+
+QEMU = shutil.which("qemu-aarch64")
+pytestmark = pytest.mark.skipif(QEMU is None or not os.path.exists("/usr/bin/aarch64-linux-gnu-gcc"),
+                                reason="qemu-aarch64 or g++-aarch64-linux-gnu missing: run ./setup.sh")
+MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "transformer_block",
+          "running_mean"]
+
+
+@pytest.fixture(scope="module")
+def aarch64_runner(tmp_path_factory):
+    bazel_build("--config=linux_aarch64", "//:runner")
+    out = subprocess.run(["bazel", "info", "--config=linux_aarch64", "bazel-bin"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    # A copy: the next host build moves bazel-bin back, and this binary must stay where the tests look.
+    path = tmp_path_factory.mktemp("aarch64") / "runner"
+    shutil.copy(os.path.join(out, "runtime", "runner", "runner"), path)
+    wrapper = path.parent / "runner_qemu"
+    wrapper.write_text(f"#!/bin/sh\nexec {QEMU} -L /usr/aarch64-linux-gnu {path} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_aarch64_matches_host_and_eager(aarch64_runner, runner, tmp_path, name):
+    programs, inputs, module = export_methods(name)
+    pte = tmp_path / f"{name}.pte"
+    exir.to_edge(programs).to_executorch().save(str(pte))
+    want = module(*inputs["forward"])
+    want = list(want) if isinstance(want, (tuple, list)) else [want]
+    results = {}
+    for arch, binary in (("aarch64", aarch64_runner), ("host", runner)):
+        proc = run(binary, pte, inputs["forward"], str(tmp_path / arch))
+        assert proc.returncode == 0, f"{arch}: {proc.stderr[-2000:]}"
+        results[arch] = read_outputs(str(tmp_path / arch), want)
+    for a, h, w in zip(results["aarch64"], results["host"], want):
+        scale = max(1.0, w.abs().max().item())
+        torch.testing.assert_close(a, h, atol=1e-5 * scale, rtol=1e-5)
+        torch.testing.assert_close(a, w, atol=1e-5 * scale, rtol=1e-4)
