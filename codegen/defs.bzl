@@ -38,15 +38,27 @@ def ember_kernel_registry(name, manifests, selection = None):
         include_prefix = "ember",
     )
 
-def ember_kernels(name, selection = None, visibility = None):
-    """The kernels (and registration table) for `selection` (a selected_operators.yaml; None = everything)."""
+def ember_kernels(name, selection = None, extra_libraries = [], visibility = None):
+    """The kernels (and registration table) for `selection` (a selected_operators.yaml; None = everything).
+
+    extra_libraries: your own kernel libraries (custom operators, or overrides of built-in kernels: they come
+    first), each a dict with "manifest" (label of its kernels.yaml), "namespace" (its C++ namespace), "package"
+    (its Bazel package), "srcs" (label of its kernel sources) and "headers" (label of a cc_library with its
+    kernels.h).
+    """
     registry = name + "_registry"
-    ember_kernel_registry(registry, KERNEL_LIBRARIES, selection)
+    manifests = {lib["manifest"]: lib["namespace"] + "@" + lib["package"] for lib in extra_libraries}
+    manifests.update(KERNEL_LIBRARIES)
+    ember_kernel_registry(registry, manifests, selection)
     native.cc_library(
         name = name,
-        srcs = ["//kernels/portable:srcs", "//kernels/prim_ops:srcs", registry + "/kernel_registry.cc"],
+        srcs = [lib["srcs"] for lib in extra_libraries] + [
+            "//kernels/portable:srcs",
+            "//kernels/prim_ops:srcs",
+            registry + "/kernel_registry.cc",
+        ],
         copts = EMBER_COPTS,
-        deps = [
+        deps = [lib["headers"] for lib in extra_libraries] + [
             registry + "_dtypes",
             "//kernels/portable:headers",
             "//kernels/prim_ops:headers",

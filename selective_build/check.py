@@ -22,8 +22,10 @@ MANIFESTS = [(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), "ember:
              (os.path.join(ROOT, "kernels", "prim_ops", "kernels.yaml"), "ember::prim", "kernels/prim_ops")]
 
 
-def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]]] = None) -> List[str]:
-    decls = {d.op: d for d in merge_manifests([load_manifest(p, namespace=n, library=l) for p, n, l in MANIFESTS])}
+def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]]] = None,
+             extra_manifests=()) -> List[str]:
+    libraries = list(extra_manifests) + MANIFESTS
+    decls = {d.op: d for d in merge_manifests([load_manifest(p, namespace=n, library=l) for p, n, l in libraries])}
     found = []
     for op in sorted(needed):
         d = decls.get(op)
@@ -46,11 +48,19 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("programs", nargs="+")
     ap.add_argument("--selection", help="selected_operators.yaml the runtime is built from")
+    ap.add_argument("--manifest", action="append", default=[],
+                    help="your own kernel library's manifest, as PATH@C++NAMESPACE@BAZEL_PACKAGE (repeatable)")
     args = ap.parse_args(argv)
     try:
         needed = merge(operators_of(deserialize_pte(open(p, "rb").read()).program) for p in args.programs)
         selection = load(args.selection) if args.selection else None
-        found = problems(needed, selection)
+        extra = []
+        for spec in args.manifest:
+            parts = spec.split("@")
+            if len(parts) != 3:
+                raise SelectionError(f"--manifest '{spec}': expected PATH@C++NAMESPACE@BAZEL_PACKAGE")
+            extra.append(tuple(parts))
+        found = problems(needed, selection, extra)
     except (OSError, PteFormatError, SelectionError, ManifestError) as e:
         print(f"check: {e}", file=sys.stderr)
         return 1

@@ -2,9 +2,17 @@
 
 load("//codegen:defs.bzl", "ember_kernels")
 
-def ember_runtime(name, selection, visibility = None):
-    """`<name>_kernels` (library) and `<name>_runner` (binary) for `selection` (a selected_operators.yaml)."""
-    ember_kernels(name = name + "_kernels", selection = selection, visibility = visibility)
+def ember_runtime(name, selection, extra_libraries = [], visibility = None):
+    """`<name>_kernels` (library) and `<name>_runner` (binary) for `selection` (a selected_operators.yaml).
+
+    extra_libraries: your own kernel libraries, as for codegen's ember_kernels.
+    """
+    ember_kernels(
+        name = name + "_kernels",
+        selection = selection,
+        extra_libraries = extra_libraries,
+        visibility = visibility,
+    )
     native.cc_binary(
         name = name + "_runner",
         linkopts = ["-Wl,--gc-sections"],

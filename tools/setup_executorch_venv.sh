@@ -15,8 +15,10 @@ if [[ -x "$VENV/bin/python3" && -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]]; 
 fi
 echo "setup_executorch_venv: installing $WANT into $VENV" >&2
 [[ -x "$VENV/bin/python3" ]] || "${EMBER_BASE_PYTHON:-python3}" -m venv "$VENV"
+# The machine's pip configuration names extra package folders that may not exist; pip warns for each. Those
+# lines are noise here; every other line, and pip's exit status, are kept.
 # shellcheck disable=SC2086
-"$VENV/bin/python3" -m pip install -q --disable-pip-version-check $WANT >&2
+"$VENV/bin/python3" -m pip install -q --disable-pip-version-check $WANT 2>&1 | { grep -v "^WARNING: Location '" || true; } >&2
 "$VENV/bin/python3" -c "import executorch, torch; from executorch.exir import to_edge; \
 from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer" >&2
 echo "$WANT" > "$STAMP"
