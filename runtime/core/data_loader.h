@@ -16,10 +16,11 @@ struct SegmentInfo {
   size_t segment_index = 0;
 };
 
+// Loaders are owned by the application and only borrowed (as DataLoader*) by the runtime, which never deletes
+// one. So the destructor is protected and not virtual: a virtual one would emit a deleting destructor that
+// references operator delete, pulling the heap into every bare-metal binary that has a loader.
 class DataLoader {
  public:
-  virtual ~DataLoader() = default;
-
   // Bytes [offset, offset + size), valid until the returned buffer is freed.
   virtual Result<FreeableBuffer> load(uint64_t offset, uint64_t size, const SegmentInfo& info) = 0;
 
@@ -29,6 +30,12 @@ class DataLoader {
 
   // Total bytes available.
   virtual Result<uint64_t> size() const = 0;
+
+ protected:
+  DataLoader() = default;
+  DataLoader(const DataLoader&) = default;
+  DataLoader& operator=(const DataLoader&) = default;
+  ~DataLoader() = default;
 };
 
 // Checks that [offset, offset + size) lies within `total`, including 64-bit overflow of offset + size.

@@ -1,12 +1,16 @@
 // Error codes: named, stable numbers (ExecuTorch's, so logs and tools mean the same on both runtimes), grouped
 // with gaps so a group can grow without renumbering.
+//
+// The type is [[nodiscard]]: every function returning an Error must have its result checked (or propagated with
+// EMBER_TRY); dropping one is a compile error under -Werror. An ignored Error on a microcontroller is a silent
+// wrong answer, so there is no opt-out short of an explicit (void) cast at the call site.
 #pragma once
 
 #include <stdint.h>
 
 namespace ember {
 
-enum class Error : uint32_t {
+enum class [[nodiscard]] Error : uint32_t {
   // System
   Ok = 0x00,
   Internal = 0x01,

@@ -73,6 +73,12 @@ class EValue {
   bool is_bool() const { return tag_ == Tag::Bool; }
   bool is_scalar() const { return tag_ == Tag::Int || tag_ == Tag::Double || tag_ == Tag::Bool; }
   bool is_tensor() const { return tag_ == Tag::Tensor; }
+  bool is_string() const { return tag_ == Tag::String; }
+  bool is_int_list() const { return tag_ == Tag::IntList; }
+  bool is_double_list() const { return tag_ == Tag::DoubleList; }
+  bool is_bool_list() const { return tag_ == Tag::BoolList; }
+  bool is_tensor_list() const { return tag_ == Tag::TensorList; }
+  bool is_optional_tensor_list() const { return tag_ == Tag::OptionalTensorList; }
 
   // Unchecked accessors (see the file comment).
   int64_t as_int() const { return payload_.i; }

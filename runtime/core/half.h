@@ -1,26 +1,13 @@
-// 16-bit floating-point storage types. Arithmetic happens in float: convert, compute, convert back, with
-// round-to-nearest-even on the way back (as PyTorch does), so results match eager bit for bit where it matters.
+// IEEE binary16 storage. Arithmetic happens in float: convert, compute, convert back, with round-to-nearest-even
+// on the way back (as PyTorch does), so results match eager bit for bit where it matters.
 #pragma once
 
 #include <stdint.h>
-#include <string.h>
+
+#include "runtime/core/float_bits.h"
 
 namespace ember {
 
-namespace internal {
-inline uint32_t float_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof(u));
-  return u;
-}
-inline float bits_float(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof(f));
-  return f;
-}
-}  // namespace internal
-
-// IEEE 754 binary16.
 struct Half {
   uint16_t bits = 0;
 
@@ -63,27 +50,6 @@ struct Half {
     }
     if (exp == 31) return internal::bits_float(sign | 0x7f800000u | (mant << 13));
     return internal::bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
-  }
-};
-
-// bfloat16: the high half of a float32.
-struct BFloat16 {
-  uint16_t bits = 0;
-
-  BFloat16() = default;
-  static BFloat16 from_bits(uint16_t b) {
-    BFloat16 h;
-    h.bits = b;
-    return h;
-  }
-  BFloat16(float f) : bits(from_float(f)) {}
-  operator float() const { return internal::bits_float(static_cast<uint32_t>(bits) << 16); }
-
-  static uint16_t from_float(float f) {
-    const uint32_t x = internal::float_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x0040u);  // quiet nan
-    const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
-    return static_cast<uint16_t>((x + rounding) >> 16);
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include <type_traits>
 
+#include "runtime/core/bfloat16.h"
 #include "runtime/core/half.h"
 
 namespace ember {

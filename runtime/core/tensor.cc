@@ -93,16 +93,16 @@ Error TensorImpl::resize(ArrayRef<int32_t> new_sizes) {
                               static_cast<int>(dim_), static_cast<unsigned>(new_sizes.size()));
   if (dynamism_ == ShapeDynamism::Static) {
     for (int32_t i = 0; i < dim_; ++i) {
-      EMBER_CHECK_OR_RETURN_ERROR(new_sizes[static_cast<size_t>(i)] == sizes_[i], InvalidArgument,
+      EMBER_CHECK_OR_RETURN_ERROR(new_sizes[static_cast<size_t>(i)] == sizes_[i], NotSupported,
                                   "static tensor: dimension %d is %d and cannot become %d", static_cast<int>(i),
                                   static_cast<int>(sizes_[i]), static_cast<int>(new_sizes[static_cast<size_t>(i)]));
     }
     return Error::Ok;
   }
   EMBER_TRY_ASSIGN(nbytes, checked_nbytes(type_, new_sizes));
-  EMBER_CHECK_OR_RETURN_ERROR(nbytes <= capacity_, InvalidArgument,
-                              "resizing a bounded tensor to %u bytes exceeds its capacity of %u bytes",
-                              static_cast<unsigned>(nbytes), static_cast<unsigned>(capacity_));
+  EMBER_CHECK_OR_RETURN_ERROR(nbytes <= capacity_, NotSupported,
+                              "resizing a bounded tensor to %zu bytes exceeds its capacity of %zu bytes", nbytes,
+                              capacity_);
   for (int32_t i = 0; i < dim_; ++i) sizes_[i] = new_sizes[static_cast<size_t>(i)];
   numel_ = static_cast<int64_t>(nbytes / element_size());
   return compute_strides(sizes(), dim_order(), Span<int32_t>(strides_, static_cast<size_t>(dim_)));

@@ -50,8 +50,9 @@ class TensorImpl {
   void set_data(void* data) { data_ = data; }
   void set_capacity(size_t bytes) { capacity_ = bytes; }
 
-  // Rules as ExecuTorch's: the rank never changes (NotSupported); a static tensor keeps its sizes
-  // (InvalidArgument); a bounded one may take any sizes whose bytes fit its capacity.
+  // ExecuTorch's rules and codes, so a caller handles both runtimes alike: the rank never changes; a static
+  // tensor keeps its sizes; a bounded (or unbounded, treated as bounded) one may take any sizes whose bytes fit
+  // its capacity. Each refusal is NotSupported; a negative or overflowing size is InvalidArgument.
   Error resize(ArrayRef<int32_t> new_sizes);
 
   bool is_contiguous() const;

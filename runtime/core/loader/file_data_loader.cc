@@ -1,10 +1,8 @@
 #include "runtime/core/loader/file_data_loader.h"
 
-#include <errno.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "runtime/core/loader/open_file.h"
+#include "runtime/core/loader/posix_file.h"
 #include "runtime/core/log.h"
 
 namespace ember {
@@ -25,20 +23,7 @@ FileDataLoader::~FileDataLoader() {
 
 Error FileDataLoader::load_into(uint64_t offset, uint64_t size, const SegmentInfo&, void* destination) {
   EMBER_TRY(check_range(offset, size, file_size_));
-  uint8_t* out = static_cast<uint8_t*>(destination);
-  while (size > 0) {
-    const ssize_t n = pread(fd_, out, static_cast<size_t>(size), static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      EMBER_LOG(ERROR, "read of %llu bytes at offset %llu failed: %s", static_cast<unsigned long long>(size),
-                static_cast<unsigned long long>(offset), n < 0 ? strerror(errno) : "unexpected end of file");
-      return Error::AccessFailed;
-    }
-    out += n;
-    offset += static_cast<uint64_t>(n);
-    size -= static_cast<uint64_t>(n);
-  }
-  return Error::Ok;
+  return internal::read_at(fd_, offset, size, destination);
 }
 
 Result<FreeableBuffer> FileDataLoader::load(uint64_t offset, uint64_t size, const SegmentInfo& info) {
@@ -46,6 +31,9 @@ Result<FreeableBuffer> FileDataLoader::load(uint64_t offset, uint64_t size, cons
   EMBER_CHECK_OR_RETURN_ERROR(allocator_ != nullptr, InvalidState,
                               "FileDataLoader::load of %llu bytes needs a MemoryAllocator; none was given",
                               static_cast<unsigned long long>(size));
+  EMBER_CHECK_OR_RETURN_ERROR(static_cast<uint64_t>(static_cast<size_t>(size)) == size, NotSupported,
+                              "%llu bytes do not fit this target's address space", static_cast<unsigned long long>(size));
+  // 16: enough for any scalar type and for flatbuffers, whose tables may hold 8-byte fields.
   void* buffer = allocator_->allocate(static_cast<size_t>(size), 16);
   EMBER_CHECK_OR_RETURN_ERROR(buffer != nullptr, MemoryAllocationFailed,
                               "no room to load %llu bytes at offset %llu (%zu bytes free)",

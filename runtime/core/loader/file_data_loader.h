@@ -16,7 +16,7 @@ class FileDataLoader final : public DataLoader {
   FileDataLoader(const FileDataLoader&) = delete;
   FileDataLoader& operator=(const FileDataLoader&) = delete;
   FileDataLoader& operator=(FileDataLoader&&) = delete;
-  ~FileDataLoader() override;
+  ~FileDataLoader();
 
   Result<FreeableBuffer> load(uint64_t offset, uint64_t size, const SegmentInfo& info) override;
   Error load_into(uint64_t offset, uint64_t size, const SegmentInfo& info, void* destination) override;

@@ -5,47 +5,67 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime/core/loader/open_file.h"
+#include "runtime/core/loader/posix_file.h"
 #include "runtime/core/log.h"
 
 namespace ember {
 
-Result<MmapDataLoader> MmapDataLoader::open(const char* path) {
-  EMBER_TRY_ASSIGN(file, internal::open_readonly(path));
-  const int fd = file.fd;
-  const uint64_t size = file.size;
-  const uint8_t* data = nullptr;
-  if (size > 0) {
-    void* p = mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      EMBER_LOG(ERROR, "cannot map %s (%llu bytes): %s", path, static_cast<unsigned long long>(size), strerror(errno));
-      ::close(fd);
-      return Error::AccessFailed;
-    }
-    data = static_cast<const uint8_t*>(p);
-  }
-  ::close(fd);  // the mapping keeps the file alive
-  return MmapDataLoader(data, size);
+namespace {
+
+// A load's mapping starts at the page holding its first byte; the free callback finds that page again from the
+// data pointer, with the page size passed as the context (so the buffer does not refer back to the loader).
+void unmap(void* context, const void* data, size_t size) {
+  const uintptr_t page_size = reinterpret_cast<uintptr_t>(context);
+  const uintptr_t address = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t page = address & ~(page_size - 1);
+  munmap(reinterpret_cast<void*>(page), size + (address - page));
 }
 
-MmapDataLoader::MmapDataLoader(MmapDataLoader&& other) : data_(other.data_), size_(other.size_) {
-  other.data_ = nullptr;
-  other.size_ = 0;
+}  // namespace
+
+Result<MmapDataLoader> MmapDataLoader::open(const char* path) {
+  EMBER_TRY_ASSIGN(file, internal::open_readonly(path));
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (page_size <= 0 || (page_size & (page_size - 1)) != 0) {
+    EMBER_LOG(ERROR, "cannot map %s: the system reports a page size of %ld", path, page_size);
+    ::close(file.fd);
+    return Error::NotSupported;
+  }
+  return MmapDataLoader(file.fd, file.size, static_cast<uint64_t>(page_size));
+}
+
+MmapDataLoader::MmapDataLoader(MmapDataLoader&& other)
+    : fd_(other.fd_), file_size_(other.file_size_), page_size_(other.page_size_) {
+  other.fd_ = -1;
 }
 
 MmapDataLoader::~MmapDataLoader() {
-  if (data_ != nullptr) munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
+  if (fd_ >= 0) ::close(fd_);
 }
 
 Result<FreeableBuffer> MmapDataLoader::load(uint64_t offset, uint64_t size, const SegmentInfo&) {
-  EMBER_TRY(check_range(offset, size, size_));
-  return FreeableBuffer(data_ + offset, static_cast<size_t>(size));
+  EMBER_TRY(check_range(offset, size, file_size_));
+  if (size == 0) return FreeableBuffer(nullptr, 0);  // mmap refuses empty mappings; there is nothing to read
+  // mmap's file offset must be page-aligned: map from the start of the page that holds `offset`.
+  const uint64_t page_offset = offset & ~(page_size_ - 1);
+  const uint64_t lead = offset - page_offset;
+  const uint64_t length = lead + size;  // no overflow: both are below the file size, itself an off_t
+  EMBER_CHECK_OR_RETURN_ERROR(static_cast<uint64_t>(static_cast<size_t>(length)) == length, NotSupported,
+                              "%llu bytes do not fit this target's address space",
+                              static_cast<unsigned long long>(length));
+  void* p = mmap(nullptr, static_cast<size_t>(length), PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(page_offset));
+  if (p == MAP_FAILED) {
+    EMBER_LOG(ERROR, "cannot map %llu bytes at offset %llu: %s", static_cast<unsigned long long>(size),
+              static_cast<unsigned long long>(offset), strerror(errno));
+    return Error::AccessFailed;
+  }
+  return FreeableBuffer(static_cast<const uint8_t*>(p) + lead, static_cast<size_t>(size), unmap,
+                        reinterpret_cast<void*>(static_cast<uintptr_t>(page_size_)));
 }
 
 Error MmapDataLoader::load_into(uint64_t offset, uint64_t size, const SegmentInfo&, void* destination) {
-  EMBER_TRY(check_range(offset, size, size_));
-  memcpy(destination, data_ + offset, static_cast<size_t>(size));
-  return Error::Ok;
+  EMBER_TRY(check_range(offset, size, file_size_));
+  return internal::read_at(fd_, offset, size, destination);
 }
 
 }  // namespace ember

@@ -1,5 +1,7 @@
-// Maps a program file read-only. Loads hand out pointers into the mapping, so constants are paged in by the
-// kernel only when touched and never copied.
+// Maps a program file read-only, one mapping per load: constants are paged in by the OS only when touched and
+// never copied, and freeing a loaded buffer (e.g. a backend's blob after the backend took its own copy) unmaps
+// it and gives the address space back. load_into reads with pread: copying through a mapping would only add
+// page faults.
 #pragma once
 
 #include "runtime/core/data_loader.h"
@@ -14,17 +16,21 @@ class MmapDataLoader final : public DataLoader {
   MmapDataLoader(const MmapDataLoader&) = delete;
   MmapDataLoader& operator=(const MmapDataLoader&) = delete;
   MmapDataLoader& operator=(MmapDataLoader&&) = delete;
-  ~MmapDataLoader() override;
+  ~MmapDataLoader();
 
+  // The buffer points into a private read-only mapping that lives until the buffer is freed; it may outlive
+  // this loader.
   Result<FreeableBuffer> load(uint64_t offset, uint64_t size, const SegmentInfo& info) override;
   Error load_into(uint64_t offset, uint64_t size, const SegmentInfo& info, void* destination) override;
-  Result<uint64_t> size() const override { return size_; }
+  Result<uint64_t> size() const override { return file_size_; }
 
  private:
-  MmapDataLoader(const uint8_t* data, uint64_t size) : data_(data), size_(size) {}
+  MmapDataLoader(int fd, uint64_t file_size, uint64_t page_size)
+      : fd_(fd), file_size_(file_size), page_size_(page_size) {}
 
-  const uint8_t* data_;
-  uint64_t size_;
+  int fd_;
+  uint64_t file_size_;
+  uint64_t page_size_;
 };
 
 }  // namespace ember

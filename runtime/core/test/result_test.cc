@@ -29,6 +29,29 @@ Error both_positive(int a, int b) {
   return Error::Ok;
 }
 
+// EMBER_TRY on a Result whose value the caller does not need.
+Error is_even(int x) {
+  EMBER_TRY(half_of(x));
+  return Error::Ok;
+}
+
+struct MoveOnly {
+  explicit MoveOnly(int v) : value(v) {}
+  MoveOnly(MoveOnly&& other) : value(other.value) { other.value = -1; }
+  MoveOnly(const MoveOnly&) = delete;
+  int value;
+};
+
+Result<MoveOnly> make_move_only(int v) {
+  EMBER_CHECK_OR_RETURN_ERROR(v >= 0, OutOfResources, "cannot make %d", v);
+  return MoveOnly(v);
+}
+
+Result<int> unwrap_move_only(int v) {
+  EMBER_TRY_ASSIGN(m, make_move_only(v));
+  return m.value;
+}
+
 TEST(Result, ValueAndError) {
   Result<int> ok = half_of(8);
   ASSERT_TRUE(ok.ok());
@@ -51,6 +74,23 @@ TEST(Result, TryOnErrors) {
   EXPECT_EQ(both_positive(1, 2), Error::Ok);
   EXPECT_EQ(both_positive(1, -5), Error::InvalidArgument);
   EXPECT_EQ(testing::last_log(), "-5 is not positive");
+}
+
+TEST(Result, TryOnResults) {
+  EXPECT_EQ(is_even(4), Error::Ok);
+  EXPECT_EQ(is_even(5), Error::InvalidArgument);
+  EXPECT_EQ(testing::last_log(), "5 is odd");
+}
+
+TEST(Result, HoldsMoveOnlyValues) {
+  Result<MoveOnly> r = make_move_only(3);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->value, 3);
+  Result<MoveOnly> moved(std::move(r));
+  EXPECT_EQ(moved->value, 3);
+  EXPECT_EQ(*unwrap_move_only(9), 9);
+  EXPECT_EQ(unwrap_move_only(-2).error(), Error::OutOfResources);
+  EXPECT_EQ(testing::last_log(), "cannot make -2");
 }
 
 TEST(Result, OkErrorWithoutValueBecomesInternal) {
