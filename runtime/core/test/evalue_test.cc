@@ -21,6 +21,36 @@ TEST(EValue, ScalarsAndTags) {
   EXPECT_STREQ(tag_name(Tag::OptionalTensorList), "OptionalTensorList");
 }
 
+TEST(EValue, EachValueAnswersExactlyItsOwnPredicate) {
+  EValue inner(int64_t{1});
+  EValue* boxed[1] = {&inner};
+  int64_t unboxed[1];
+  const double doubles[1] = {1.0};
+  const bool bools[1] = {true};
+  const EValue values[] = {EValue(),
+                           EValue(int64_t{1}),
+                           EValue(1.0),
+                           EValue(false),
+                           EValue(Tensor()),
+                           EValue(StringView{"ab", 2}),
+                           EValue(BoxedIntList{boxed, unboxed, 1}),
+                           EValue(ArrayRef<double>(doubles)),
+                           EValue(ArrayRef<bool>(bools)),
+                           EValue(TensorList()),
+                           EValue(OptionalTensorList())};
+  for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
+    const EValue& v = values[i];
+    EXPECT_EQ(static_cast<size_t>(v.tag()), i);  // constructed in tag order
+    const bool answers[] = {v.is_none(),        v.is_int(),         v.is_double(),   v.is_bool(),
+                            v.is_tensor(),      v.is_string(),      v.is_int_list(), v.is_double_list(),
+                            v.is_bool_list(),   v.is_tensor_list(), v.is_optional_tensor_list()};
+    for (size_t j = 0; j < sizeof(answers) / sizeof(answers[0]); ++j) {
+      EXPECT_EQ(answers[j], i == j) << tag_name(v.tag()) << " asked about " << tag_name(static_cast<Tag>(j));
+    }
+  }
+  EXPECT_EQ(values[5].as_string().size, 2u);
+}
+
 TEST(EValue, ListsAndTensors) {
   EValue ints[3] = {EValue(int64_t{1}), EValue(int64_t{0}), EValue(int64_t{2})};
   EValue* boxed[3] = {&ints[0], &ints[1], &ints[2]};

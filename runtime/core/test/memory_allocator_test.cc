@@ -32,7 +32,14 @@ TEST(MemoryAllocator, FailureReportsRequestedAndAvailable) {
   EXPECT_EQ(testing::last_log(),
             "memory allocation failed: 40 bytes requested (after alignment), 24 bytes available of 64");
   EXPECT_EQ(a.allocate(8, 3), nullptr);  // not a power of two
-  EXPECT_EQ(a.allocate_list<uint64_t>(SIZE_MAX / 4), nullptr);  // n * size overflows
+  EXPECT_EQ(testing::last_log(), "alignment 3 is not a power of two");
+  EXPECT_EQ(a.allocate(8, 0), nullptr);
+  EXPECT_EQ(a.allocate_list<uint64_t>(SIZE_MAX / 4), nullptr);  // n * size overflows: reported as SIZE_MAX
+  EXPECT_EQ(a.last_failed_request(), SIZE_MAX);
+  EXPECT_EQ(a.used_bytes(), 40u);  // failures take nothing
+  EXPECT_NE(a.allocate(24, 8), nullptr);  // exactly what is left
+  EXPECT_EQ(a.free_bytes(), 0u);
+  EXPECT_EQ(a.allocate(0, 1), static_cast<void*>(buffer + 64));  // an empty request at the end still succeeds
 }
 
 TEST(MemoryAllocator, TypedHelpers) {

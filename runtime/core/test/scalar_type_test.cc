@@ -52,6 +52,11 @@ TEST(BFloat16, RoundsToNearestEven) {
   std::memcpy(&halfway, &u, 4);
   EXPECT_EQ(BFloat16(halfway).bits, 0x3f82);
   EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16(NAN))));
+  EXPECT_EQ(BFloat16(3.4e38f).bits, 0x7f80);  // rounds past the largest finite bfloat16: infinity, as in torch
+  for (uint32_t b = 0; b < 0x10000; ++b) {  // every non-NaN bfloat16 survives a round trip through float
+    if ((b & 0x7fffu) > 0x7f80u) continue;
+    ASSERT_EQ(BFloat16(static_cast<float>(BFloat16::from_bits(static_cast<uint16_t>(b)))).bits, b);
+  }
 }
 
 TEST(Dispatch, CompilesOnlyTheMaskedTypes) {

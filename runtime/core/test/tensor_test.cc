@@ -93,6 +93,17 @@ TEST(Tensor, ResizeRules) {
   const int32_t grow_back[2] = {2, 4};
   EXPECT_EQ(bounded->resize(ArrayRef<int32_t>(grow_back)), Error::Ok);  // back up to the capacity is allowed
   EXPECT_EQ(strides[0], 4);
+
+  // Unbounded tensors resize as bounded ones (ExecuTorch's rule too: there is no allocator to grow into).
+  int32_t usizes[1] = {8};
+  uint8_t uorder[1] = {0};
+  int32_t ustrides[1];
+  Result<TensorImpl> unbounded =
+      TensorImpl::make(ScalarType::Half, 1, usizes, uorder, ustrides, nullptr, ShapeDynamism::DynamicUnbound);
+  ASSERT_TRUE(unbounded.ok());
+  EXPECT_EQ(unbounded->capacity(), 16u);
+  const int32_t nine[1] = {9};
+  EXPECT_EQ(unbounded->resize(ArrayRef<int32_t>(nine)), Error::NotSupported);
 }
 
 }  // namespace
