@@ -12,10 +12,10 @@ import subprocess
 import sys
 import time
 
-import torch
 
 import exir
 from examples.models import ZOO, export_methods
+from examples.runner_io import read_outputs, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,14 +60,8 @@ def main(argv=None) -> int:
     worst = 0.0
     for method in prog.methods:
         work = os.path.join(out_dir, f"{args.model}.{method}")
-        os.makedirs(work, exist_ok=True)
-        cmd = [runner, pte, "--method", method, "--runs", str(args.runs), "--output-dir", work, "--print", "4"]
-        for i, x in enumerate(inputs[method]):
-            path = os.path.join(work, f"input_{i}.bin")
-            with open(path, "wb") as f:
-                f.write(x.contiguous().numpy().tobytes())
-            cmd += ["--input", path]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = run(runner, pte, inputs[method], work, method=method, runs=args.runs, extra_args=("--print", "4"),
+                timeout=None)
         sys.stdout.write(r.stdout)
         if r.returncode != 0:
             sys.stderr.write(r.stderr)
@@ -77,9 +71,7 @@ def main(argv=None) -> int:
         for _ in range(args.runs):
             want = getattr(module, method)(*inputs[method])
         want = list(want) if isinstance(want, (tuple, list)) else [want]
-        for i, w in enumerate(want):
-            with open(os.path.join(work, f"output_{i}.bin"), "rb") as f:
-                got = torch.frombuffer(bytearray(f.read()), dtype=w.dtype).reshape(w.shape)
+        for got, w in zip(read_outputs(work, want), want):
             worst = max(worst, (got - w).abs().max().item())
     ok = worst <= 1e-4
     print(f"C++ runtime vs eager PyTorch: max |difference| = {worst:.2e} ({'OK' if ok else 'MISMATCH'})")

@@ -10,7 +10,7 @@ import torch
 import exir
 from examples.models import export_methods
 from tests.conftest import ROOT, bazel_build
-from tests.runtime.runner_io import read_outputs, run
+from examples.runner_io import read_outputs, run
 
 QEMU = shutil.which("qemu-aarch64")
 pytestmark = pytest.mark.skipif(QEMU is None or not os.path.exists("/usr/bin/aarch64-linux-gnu-gcc"),

@@ -7,7 +7,7 @@ import torch
 import exir
 from examples.models import export_methods
 from tests.conftest import ROOT, bazel_build
-from tests.runtime.runner_io import read_outputs, run
+from examples.runner_io import read_outputs, run
 
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "transformer_block"]
 

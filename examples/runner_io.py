@@ -5,20 +5,21 @@ import subprocess
 import torch
 
 
-def run(runner, pte, inputs, workdir, method="forward", runs=1):
-    """Returns (CompletedProcess, [output tensors or None]) for `inputs` (tensors) fed as raw files."""
+def run(runner, pte, inputs, workdir, method="forward", runs=1, extra_args=(), timeout=600):
+    """Runs `method` of `pte` on `inputs` (tensors, fed as raw files); outputs land in `workdir` (read_outputs).
+    Returns the CompletedProcess."""
     os.makedirs(workdir, exist_ok=True)
-    args = [runner, str(pte), "--method", method, "--runs", str(runs), "--output-dir", str(workdir)]
+    args = [runner, str(pte), "--method", method, "--runs", str(runs), "--output-dir", str(workdir), *extra_args]
     for i, x in enumerate(inputs):
         path = os.path.join(workdir, f"input_{i}.bin")
         with open(path, "wb") as f:
             f.write(x.contiguous().numpy().tobytes())
         args += ["--input", path]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    return proc
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
 
 
 def read_outputs(workdir, like):
+    """The runner's raw outputs as tensors with the dtypes and shapes of `like`."""
     outs = []
     for i, ref in enumerate(like):
         with open(os.path.join(workdir, f"output_{i}.bin"), "rb") as f:
