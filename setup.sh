@@ -22,6 +22,10 @@ APT_PACKAGES=(
   g++ python3-venv
   # platforms: linux_aarch64 cross compiler and the emulator its tests run under
   g++-aarch64-linux-gnu qemu-user
+  # platforms: cortex_m55 bare metal (GCC + newlib + libstdc++ headers) and the mps3-an547 board emulator
+  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
+  # platforms: android_arm64 and ios_arm64 static libraries (clang with a target triple, llvm-ar/nm/size)
+  clang lld llvm
 )
 
 say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }

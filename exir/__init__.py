@@ -16,6 +16,9 @@ def __getattr__(name):
     if name in _LAZY:
         from exir import program
         return getattr(program, name)
+    if name == "targets":
+        import exir.targets
+        return exir.targets
     raise AttributeError(f"module 'exir' has no attribute '{name}'")
 
 

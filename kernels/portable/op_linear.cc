@@ -65,7 +65,8 @@ void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& 
                      "mm.out: cannot multiply %d-d and %d-d (inner sizes must match)", static_cast<int>(self.dim()),
                      static_cast<int>(mat2.dim()));
   const int32_t shape[2] = {self.size(0), mat2.size(1)};
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 2), InvalidArgument, "mm.out: out must be %dx%d", shape[0], shape[1]);
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 2), InvalidArgument, "mm.out: out must be %dx%d", static_cast<int>(shape[0]),
+                     static_cast<int>(shape[1]));
   EMBER_KERNEL_CHECK(ctx, self.scalar_type() == out.scalar_type() && mat2.scalar_type() == out.scalar_type(),
                      InvalidArgument, "mm.out: self, mat2 and out must share a dtype");
   EMBER_DISPATCH(ctx, "mm.out", selected_dtypes::mm_out_portable, out.scalar_type(), [&](auto tag) {
@@ -90,8 +91,8 @@ void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor&
                               self.size(2) == mat2.size(1),
                      InvalidArgument, "bmm.out: batch or inner sizes differ");
   const int32_t shape[3] = {self.size(0), self.size(1), mat2.size(2)};
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 3), InvalidArgument, "bmm.out: out must be %dx%dx%d", shape[0],
-                     shape[1], shape[2]);
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 3), InvalidArgument, "bmm.out: out must be %dx%dx%d",
+                     static_cast<int>(shape[0]), static_cast<int>(shape[1]), static_cast<int>(shape[2]));
   EMBER_KERNEL_CHECK(ctx, self.scalar_type() == out.scalar_type() && mat2.scalar_type() == out.scalar_type(),
                      InvalidArgument, "bmm.out: self, mat2 and out must share a dtype");
   EMBER_DISPATCH(ctx, "bmm.out", selected_dtypes::bmm_out_portable, out.scalar_type(), [&](auto tag) {

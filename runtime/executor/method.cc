@@ -196,11 +196,11 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
           const uint64_t offset = static_cast<uint64_t>(ai->memory_offset_high()) << 32 | ai->memory_offset_low();
           EMBER_CHECK_OR_RETURN_ERROR(memory->planned_memory != nullptr, InvalidArgument,
                                       "method '%s': value %zu is planned in memory id %u but no planned memory was "
-                                      "provided", method, i, ai->memory_id());
+                                      "provided", method, i, static_cast<unsigned>(ai->memory_id()));
           Result<void*> p = memory->planned_memory->get_offset_address(ai->memory_id(), offset, nbytes);
           if (!p.ok()) {
             EMBER_LOG(ERROR, "method '%s': value %zu (%zu bytes at memory id %u offset %llu) does not fit its pool",
-                      method, i, nbytes, ai->memory_id(), static_cast<unsigned long long>(offset));
+                      method, i, nbytes, static_cast<unsigned>(ai->memory_id()), static_cast<unsigned long long>(offset));
             return Error::InvalidProgram;
           }
           impl->set_data(p.get());
@@ -297,7 +297,7 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
       EMBER_CHECK_OR_RETURN_ERROR(idx >= 0 && static_cast<size_t>(idx) < num_values &&
                                       m.values_[idx].is_tensor(),
                                   InvalidProgram, "method '%s': tensor list %zu item %u refers to value %d, which is "
-                                  "not a tensor", method, i, k, idx);
+                                  "not a tensor", method, i, static_cast<unsigned>(k), static_cast<int>(idx));
       if (optional) {
         const_cast<const Tensor**>(m.values_[i].as_optional_tensor_list().data())[k] = &m.values_[idx].as_tensor();
       } else {
@@ -314,14 +314,14 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
       const int32_t idx = io->Get(static_cast<flatbuffers::uoffset_t>(k));
       EMBER_CHECK_OR_RETURN_ERROR(idx >= 0 && static_cast<size_t>(idx) < num_values && m.values_[idx].is_tensor(),
                                   NotSupported, "method '%s': %s %zu is value %d, which is not a tensor", method,
-                                  pass == 0 ? "input" : "output", k, idx);
+                                  pass == 0 ? "input" : "output", k, static_cast<int>(idx));
     }
   }
 
   // Instructions: resolve every kernel and check every argument once, here, so execute() need not.
   EMBER_CHECK_OR_RETURN_ERROR(plan->chains() != nullptr && plan->chains()->size() == 1, NotSupported,
                               "method '%s' has %u chains; Ember runs single-chain methods", method,
-                              plan->chains() ? plan->chains()->size() : 0u);
+                              static_cast<unsigned>(plan->chains() ? plan->chains()->size() : 0u));
   const auto* instrs = plan->chains()->Get(0)->instructions();
   const size_t n = instrs ? instrs->size() : 0;
   const size_t num_ops = plan->operators() ? plan->operators()->size() : 0;
@@ -340,7 +340,7 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
         const auto* call = ins->instr_args_as_KernelCall();
         EMBER_CHECK_OR_RETURN_ERROR(call->op_index() >= 0 && static_cast<size_t>(call->op_index()) < num_ops,
                                     InvalidProgram, "method '%s' instruction %zu: operator index %d out of range (%zu "
-                                    "operators)", method, pc, call->op_index(), num_ops);
+                                    "operators)", method, pc, static_cast<int>(call->op_index()), num_ops);
         const char* overload;
         const char* name = op_name(plan, static_cast<uint32_t>(call->op_index()), &overload);
         const auto* args = call->args();
@@ -352,7 +352,7 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
           const int32_t idx = args->Get(static_cast<flatbuffers::uoffset_t>(k));
           EMBER_CHECK_OR_RETURN_ERROR(idx >= 0 && static_cast<size_t>(idx) < num_values, InvalidProgram,
                                       "method '%s' instruction %zu (%s.%s): argument %zu is value %d, out of range "
-                                      "(%zu values)", method, pc, name, overload, k, idx, num_values);
+                                      "(%zu values)", method, pc, name, overload, k, static_cast<int>(idx), num_values);
           arg_ptrs[k] = &m.values_[idx];
         }
         const KernelEntry* entry = find_kernel(name, overload);
@@ -393,7 +393,7 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
         EMBER_CHECK_OR_RETURN_ERROR(mv->move_from() >= 0 && static_cast<size_t>(mv->move_from()) < num_values &&
                                         mv->move_to() >= 0 && static_cast<size_t>(mv->move_to()) < num_values,
                                     InvalidProgram, "method '%s' instruction %zu: move %d -> %d out of range", method,
-                                    pc, mv->move_from(), mv->move_to());
+                                    pc, static_cast<int>(mv->move_from()), static_cast<int>(mv->move_to()));
         out.a = static_cast<uint32_t>(mv->move_from());
         out.b = static_cast<uint32_t>(mv->move_to());
         break;
@@ -405,11 +405,11 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
         EMBER_CHECK_OR_RETURN_ERROR(cond >= 0 && static_cast<size_t>(cond) < num_values &&
                                         m.values_[cond].is_bool(),
                                     InvalidProgram, "method '%s' instruction %zu: jump condition %d is not a Bool value",
-                                    method, pc, cond);
+                                    method, pc, static_cast<int>(cond));
         // Forward jumps only: every program then ends, which a microcontroller without a watchdog relies on.
         EMBER_CHECK_OR_RETURN_ERROR(dest > static_cast<int32_t>(pc) && static_cast<size_t>(dest) <= n, NotSupported,
                                     "method '%s' instruction %zu: jump to %d; only forward jumps are supported", method,
-                                    pc, dest);
+                                    pc, static_cast<int>(dest));
         out.a = static_cast<uint32_t>(cond);
         out.b = static_cast<uint32_t>(dest);
         break;
@@ -418,7 +418,7 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
         const int32_t idx = ins->instr_args_as_FreeCall()->value_index();
         EMBER_CHECK_OR_RETURN_ERROR(idx >= 0 && static_cast<size_t>(idx) < num_values && m.values_[idx].is_tensor(),
                                     InvalidProgram, "method '%s' instruction %zu: free of value %d, not a tensor",
-                                    method, pc, idx);
+                                    method, pc, static_cast<int>(idx));
         out.a = static_cast<uint32_t>(idx);
         break;
       }

@@ -40,7 +40,8 @@ Result<TensorInfo> MethodMeta::tensor_meta(int32_t value_index, const char* what
   const auto* values = plan_->values();
   EMBER_CHECK_OR_RETURN_ERROR(values != nullptr && value_index >= 0 &&
                                   static_cast<size_t>(value_index) < values->size(),
-                              InvalidProgram, "%s %zu refers to value %d, out of range", what, index, value_index);
+                              InvalidProgram, "%s %zu refers to value %d, out of range", what, index,
+                              static_cast<int>(value_index));
   const auto* v = values->Get(static_cast<flatbuffers::uoffset_t>(value_index));
   EMBER_CHECK_OR_RETURN_ERROR(v->val_type() == ember_pte::KernelTypes::Tensor, NotSupported,
                               "%s %zu is not a tensor", what, index);

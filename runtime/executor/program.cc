@@ -44,8 +44,8 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
         memcmp(h + kExtendedHeaderOffset, "eh00", 4) == 0) {
       const uint32_t length = read_u32(h + kExtendedHeaderOffset + 4);
       EMBER_CHECK_OR_RETURN_ERROR(length >= kExtendedHeaderMinLength, InvalidProgram,
-                                  "extended header length %u is below the %u bytes it must hold", length,
-                                  kExtendedHeaderMinLength);
+                                  "extended header length %u is below the %u bytes it must hold",
+                                  static_cast<unsigned>(length), static_cast<unsigned>(kExtendedHeaderMinLength));
       program_size = read_u64(h + 16);
       segment_base = read_u64(h + 24);
       segment_size = read_u64(h + 32);
@@ -75,7 +75,7 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
                                 static_cast<unsigned long long>(program_size));
   }
   const ember_pte::Program* fb = ember_pte::GetProgram(data.data());
-  Program program(loader, static_cast<FreeableBuffer&&>(data), fb, segment_base, segment_size, verification);
+  Program program(loader, static_cast<FreeableBuffer&&>(data), fb, segment_base, segment_size);
   EMBER_TRY(program.check_segments());
   return program;
 }
@@ -94,7 +94,8 @@ Error Program::check_segments() const {
   const auto* cs = program_->constant_segment();
   if (cs != nullptr && cs->offsets() != nullptr && cs->offsets()->size() > 1) {
     EMBER_CHECK_OR_RETURN_ERROR(cs->segment_index() < n, InvalidProgram,
-                                "constant segment index %u, but the program has %zu segments", cs->segment_index(), n);
+                                "constant segment index %u, but the program has %zu segments",
+                                static_cast<unsigned>(cs->segment_index()), n);
   }
   EMBER_CHECK_OR_RETURN_ERROR(program_->execution_plan() != nullptr, InvalidProgram, "the program has no methods");
   return Error::Ok;
@@ -117,7 +118,7 @@ Result<const ember_pte::ExecutionPlan*> Program::find_plan(const char* method_na
     const auto* plan = plans->Get(i);
     if (plan != nullptr && plan->name() != nullptr && strcmp(plan->name()->c_str(), method_name) == 0) return plan;
   }
-  EMBER_LOG(ERROR, "the program has no method '%s' (it has %u)", method_name, plans->size());
+  EMBER_LOG(ERROR, "the program has no method '%s' (it has %u)", method_name, static_cast<unsigned>(plans->size()));
   return Error::NotFound;
 }
 
@@ -135,7 +136,7 @@ Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const 
   const auto* cs = program_->constant_segment();
   const size_t entries = cs && cs->offsets() ? cs->offsets()->size() : 0;
   EMBER_CHECK_OR_RETURN_ERROR(index > 0 && index < entries, InvalidProgram,
-                              "constant %u does not exist (the constant segment has %zu entries)", index,
+                              "constant %u does not exist (the constant segment has %zu entries)", static_cast<unsigned>(index),
                               entries ? entries - 1 : 0);
   if (!constants_loaded_) {
     const auto* seg = program_->segments()->Get(cs->segment_index());
@@ -146,7 +147,8 @@ Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const 
   }
   const uint64_t offset = cs->offsets()->Get(index);
   EMBER_CHECK_OR_RETURN_ERROR(offset <= constants_.size() && nbytes <= constants_.size() - offset, InvalidProgram,
-                              "constant %u needs bytes [%llu, +%zu) of a %zu-byte constant segment", index,
+                              "constant %u needs bytes [%llu, +%zu) of a %zu-byte constant segment",
+                              static_cast<unsigned>(index),
                               static_cast<unsigned long long>(offset), nbytes, constants_.size());
   return static_cast<const void*>(static_cast<const uint8_t*>(constants_.data()) + offset);
 }
@@ -154,19 +156,22 @@ Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const 
 Error Program::load_initial_value(uint32_t segment_list, uint32_t index, size_t nbytes, void* destination) const {
   const auto* lists = program_->mutable_data_segments();
   EMBER_CHECK_OR_RETURN_ERROR(lists != nullptr && segment_list < lists->size(), InvalidProgram,
-                              "initial value list %u does not exist (%u lists)", segment_list,
-                              lists ? lists->size() : 0u);
+                              "initial value list %u does not exist (%u lists)", static_cast<unsigned>(segment_list),
+                              static_cast<unsigned>(lists ? lists->size() : 0u));
   const auto* list = lists->Get(segment_list);
   const size_t entries = list->offsets() ? list->offsets()->size() : 0;
   EMBER_CHECK_OR_RETURN_ERROR(index > 0 && index < entries, InvalidProgram,
-                              "initial value %u does not exist (%zu entries)", index, entries ? entries - 1 : 0);
+                              "initial value %u does not exist (%zu entries)", static_cast<unsigned>(index),
+                              entries ? entries - 1 : 0);
   const auto* segments = program_->segments();
   EMBER_CHECK_OR_RETURN_ERROR(segments != nullptr && list->segment_index() < segments->size(), InvalidProgram,
-                              "initial values point at segment %u, which does not exist", list->segment_index());
+                              "initial values point at segment %u, which does not exist",
+                              static_cast<unsigned>(list->segment_index()));
   const auto* seg = segments->Get(list->segment_index());
   const uint64_t offset = list->offsets()->Get(index);
   EMBER_CHECK_OR_RETURN_ERROR(offset <= seg->size() && nbytes <= seg->size() - offset, InvalidProgram,
-                              "initial value %u needs bytes [%llu, +%zu) of a %llu-byte segment", index,
+                              "initial value %u needs bytes [%llu, +%zu) of a %llu-byte segment",
+                              static_cast<unsigned>(index),
                               static_cast<unsigned long long>(offset), nbytes,
                               static_cast<unsigned long long>(seg->size()));
   return loader_->load_into(segment_base_ + seg->offset() + offset, nbytes,

@@ -48,13 +48,12 @@ class Program {
 
  private:
   Program(DataLoader* loader, FreeableBuffer&& program_data, const ember_pte::Program* program,
-          uint64_t segment_base, uint64_t segment_size, Verification verification)
+          uint64_t segment_base, uint64_t segment_size)
       : loader_(loader),
         program_data_(static_cast<FreeableBuffer&&>(program_data)),
         program_(program),
         segment_base_(segment_base),
-        segment_size_(segment_size),
-        verification_(verification) {}
+        segment_size_(segment_size) {}
 
   Error check_segments() const;
 
@@ -63,7 +62,6 @@ class Program {
   const ember_pte::Program* program_;
   uint64_t segment_base_;
   uint64_t segment_size_;
-  Verification verification_;
   // The constant segment, loaded when a method first needs it.
   mutable FreeableBuffer constants_;
   mutable bool constants_loaded_ = false;

@@ -1,0 +1,69 @@
+"""ember_firmware: a .pte made into MPS3 AN547 firmware, with only the kernels it uses."""
+
+load("//codegen:defs.bzl", "ember_kernels")
+
+M55 = [
+    "@platforms//os:none",
+    "//platforms:cortex_m55_core",
+]
+
+_PYTHON = "PYTHONPATH=. $(location @local_python//:python3) -m "
+
+def ember_firmware(name, program, method = "forward", selection = None, temp_bytes = 65536, visibility = None):
+    """`name`: an ELF for qemu-system-arm -M mps3-an547 (or the board), running `program` (a .pte label).
+
+    selection: a selected_operators.yaml; by default, exactly what `program` uses (selective_build.select).
+    temp_bytes: the kernels' scratch allocator, in ISRAM.
+    The build fails, naming the memory and the bytes over, when the program's pools do not fit the board.
+    """
+    if selection == None:
+        selection = name + "_selected_operators.yaml"
+        native.genrule(
+            name = name + "_selection",
+            srcs = [program],
+            outs = [selection],
+            cmd = _PYTHON + "selective_build.select $(location %s) -o $@" % program,
+            tools = [
+                "@local_python//:python3",
+                "//exir:sources",
+                "//selective_build:sources",
+            ],
+            target_compatible_with = M55,
+        )
+    ember_kernels(
+        name = name + "_kernels",
+        selection = selection,
+    )
+    native.genrule(
+        name = name + "_embed",
+        srcs = [
+            program,
+            "//platforms/mps3_an547:board.yaml",
+        ],
+        outs = [name + "_program.cc"],
+        cmd = (_PYTHON + "platforms.embed_program $(location %s) --board $(location //platforms/mps3_an547:board.yaml)" +
+               " --method %s --temp-bytes %d -o $@") % (program, method, temp_bytes),
+        tools = [
+            "@local_python//:python3",
+            "//exir:sources",
+            "//platforms:sources",
+        ],
+        target_compatible_with = M55,
+    )
+    native.cc_binary(
+        name = name,
+        srcs = [name + "_program.cc"],
+        additional_linker_inputs = ["//platforms/mps3_an547:mps3_an547.ld"],
+        linkopts = [
+            "-T $(location //platforms/mps3_an547:mps3_an547.ld)",
+            "-Wl,--gc-sections",
+            # The linker's own report of where every byte went, for the size reports.
+            "-Wl,--print-memory-usage",
+        ],
+        target_compatible_with = M55,
+        deps = [
+            ":" + name + "_kernels",
+            "//platforms/mps3_an547:board",
+        ],
+        visibility = visibility,
+    )

@@ -1,0 +1,278 @@
+// The bare-metal runner for the MPS3 AN547 board: runs the program embedded at build time (no file system on a
+// microcontroller), with every memory pool sized from the program's plan and placed by the linker.
+//
+//   qemu-system-arm -M mps3-an547 -nographic -icount shift=0 -kernel runner.elf
+//     -semihosting-config enable=on,target=native,arg=runner,arg=--runs,arg=1
+//
+//   runner [--input SPEC]... [--runs N] [--output-dir DIR] [--print N] [--timeout-ms N]
+//   SPEC: zeros | ones | random[:SEED] | PATH (a host file, read through semihosting)
+//
+// Exit codes are the Linux runner's (0 ok, 2 usage, 3 load, 4 input, 5 execution, 6 output) plus the board's:
+// 7 the watchdog stopped a run, 8 a fault. --timeout-ms bounds each run in virtual time (default 60 s).
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platforms/mps3_an547/board.h"
+#include "platforms/mps3_an547/embedded_program.h"
+#include "platforms/mps3_an547/semihosting.h"
+#include "runtime/core/buffer_data_loader.h"
+#include "runtime/executor/method.h"
+#include "runtime/executor/method_meta.h"
+#include "runtime/executor/program.h"
+#include "runtime/runner/fill.h"
+
+using namespace ember;
+
+extern "C" uint8_t __method_arena_start[], __method_arena_end[];
+
+namespace {
+
+void out(const char* format, ...) __attribute__((format(printf, 1, 2)));
+void out(const char* format, ...) {
+  char line[256];
+  va_list args;
+  va_start(args, format);
+  const int n = vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  if (n > 0) semihosting::write_stdout(line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
+}
+
+// %.6g without newlib's float printf, which would need a heap (its dtoa allocates).
+void format_double(char* buf, size_t size, double v) {
+  if (isnan(v)) { snprintf(buf, size, "nan"); return; }
+  if (isinf(v)) { snprintf(buf, size, v < 0 ? "-inf" : "inf"); return; }
+  const char* sign = v < 0 ? "-" : "";
+  v = fabs(v);
+  if (v == 0) { snprintf(buf, size, "%s0", sign); return; }
+  int e = static_cast<int>(floor(log10(v)));
+  long m = lround(v / pow(10.0, e - 5));  // six significant digits
+  if (m >= 1000000) { m /= 10; ++e; }
+  char digits[12];
+  snprintf(digits, sizeof(digits), "%06ld", m);
+  int last = 5;
+  while (last > 0 && digits[last] == '0') --last;  // trailing zeros go, as with %g
+  if (e < -4 || e >= 6) {
+    snprintf(buf, size, "%s%c%s%.*se%c%02d", sign, digits[0], last ? "." : "", last, digits + 1, e < 0 ? '-' : '+',
+             e < 0 ? -e : e);
+  } else if (e >= 0) {
+    const int frac = last > e ? last - e : 0;
+    snprintf(buf, size, "%s%.*s%s%.*s", sign, e + 1, digits, frac ? "." : "", frac, digits + e + 1);
+  } else {
+    snprintf(buf, size, "%s0.%.*s%.*s", sign, -e - 1, "000", last + 1, digits);  // e is -1..-4 here
+  }
+}
+
+void print_tensor(size_t index, const Tensor& t, int limit) {
+  out("output %u: %s [", static_cast<unsigned>(index), scalar_type_name(t.scalar_type()));
+  for (int32_t d = 0; d < t.dim(); ++d) out(d ? ", %d" : "%d", static_cast<int>(t.size(d)));
+  out("]");
+  const int64_t n = t.numel() < limit ? t.numel() : limit;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0;
+    switch (t.scalar_type()) {
+      case ScalarType::Float: v = t.const_data_ptr<float>()[i]; break;
+      case ScalarType::Double: v = t.const_data_ptr<double>()[i]; break;
+      case ScalarType::Long: v = static_cast<double>(t.const_data_ptr<int64_t>()[i]); break;
+      case ScalarType::Int: v = t.const_data_ptr<int32_t>()[i]; break;
+      case ScalarType::Char: v = t.const_data_ptr<int8_t>()[i]; break;
+      case ScalarType::Byte: v = t.const_data_ptr<uint8_t>()[i]; break;
+      case ScalarType::Bool: v = t.const_data_ptr<bool>()[i]; break;
+      default: break;
+    }
+    char text[32];
+    format_double(text, sizeof(text), v);
+    out(i ? " %s" : ": %s", text);
+  }
+  out(t.numel() > n ? " ...\n" : "\n");
+}
+
+// Decimal text of a 64-bit count (newlib-nano's printf has no %ll).
+const char* u64(uint64_t v, char (&buf)[24]) {
+  char* p = buf + sizeof(buf) - 1;
+  *p = '\0';
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  return p;
+}
+
+int fill_input(Method& method, size_t index, const char* spec) {
+  Result<Tensor> t = method.input(index);
+  if (!t.ok()) return 4;
+  void* data = t->mutable_data_ptr();
+  if (data == nullptr) {
+    out("runner: input %u is not memory-planned\n", static_cast<unsigned>(index));
+    return 4;
+  }
+  if (is_generated_spec(spec)) {
+    if (fill_generated(t->scalar_type(), data, t->numel(), spec) != Error::Ok) {
+      out("runner: cannot generate %s values for input %u; pass a file\n", scalar_type_name(t->scalar_type()),
+          static_cast<unsigned>(index));
+      return 4;
+    }
+    return 0;
+  }
+  const int h = semihosting::open(spec, false);
+  if (h < 0) {
+    out("runner: cannot open input file %s on the host\n", spec);
+    return 4;
+  }
+  const long length = semihosting::file_length(h);
+  const size_t got = length == static_cast<long>(t->nbytes()) ? semihosting::read(h, data, t->nbytes()) : 0;
+  semihosting::close(h);
+  if (got != t->nbytes()) {
+    out("runner: input %u needs exactly %u bytes (%s [%ld elements]); %s has %ld\n", static_cast<unsigned>(index),
+        static_cast<unsigned>(t->nbytes()), scalar_type_name(t->scalar_type()), static_cast<long>(t->numel()), spec,
+        length);
+    return 4;
+  }
+  return 0;
+}
+
+int usage() {
+  out("usage: runner [--input zeros|ones|random[:SEED]|FILE]... [--runs N] [--output-dir DIR] [--print N] "
+      "[--timeout-ms N]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ember_pal_init();
+  const char* inputs[16];
+  int num_inputs = 0, runs = 1, print = 8;
+  long timeout_ms = 60000;
+  const char* output_dir = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (strcmp(argv[i], "--input") == 0 && has_value && num_inputs < 16) {
+      inputs[num_inputs++] = argv[++i];
+    } else if (strcmp(argv[i], "--runs") == 0 && has_value) {
+      runs = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--print") == 0 && has_value) {
+      print = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--output-dir") == 0 && has_value) {
+      output_dir = argv[++i];
+    } else if (strcmp(argv[i], "--timeout-ms") == 0 && has_value) {
+      timeout_ms = atol(argv[++i]);
+    } else {
+      return usage();
+    }
+  }
+  if (runs < 1 || timeout_ms < 0) return usage();
+
+  BufferDataLoader loader(kEmbeddedProgram, kEmbeddedProgramSize);
+  Result<Program> program = Program::load(&loader);
+  if (!program.ok()) {
+    out("runner: the embedded program %s is not loadable: %s\n", kEmbeddedProgramName, error_name(program.error()));
+    return 3;
+  }
+  Result<MethodMeta> meta = program->method_meta(kEmbeddedMethod);
+  if (!meta.ok()) {
+    out("runner: no method '%s' in %s: %s\n", kEmbeddedMethod, kEmbeddedProgramName, error_name(meta.error()));
+    return 3;
+  }
+
+  // The pools were sized from this same program at build time; check anyway, so a stale build says so.
+  Span<uint8_t> pools[8];
+  const size_t num_pools = meta->num_memory_planned_buffers();
+  if (num_pools != kEmbeddedNumPools || num_pools > 8) {
+    out("runner: method '%s' plans %u pools; the build reserved %u\n", kEmbeddedMethod,
+        static_cast<unsigned>(num_pools), static_cast<unsigned>(kEmbeddedNumPools));
+    return 3;
+  }
+  for (size_t p = 0; p < num_pools; ++p) {
+    const size_t want = *meta->memory_planned_buffer_size(p);
+    if (want > kEmbeddedPools[p].size) {
+      out("runner: pool %u needs %u bytes; the build reserved %u in %s\n", static_cast<unsigned>(p + 1),
+          static_cast<unsigned>(want), static_cast<unsigned>(kEmbeddedPools[p].size), kEmbeddedPools[p].memory);
+      return 3;
+    }
+    pools[p] = Span<uint8_t>(kEmbeddedPools[p].data, kEmbeddedPools[p].size);
+  }
+  HierarchicalAllocator planned(Span<Span<uint8_t>>(pools, num_pools));
+
+  // The method allocator takes what DTCM has left after stack and data, and needs exactly what MethodMeta says.
+  const size_t arena = static_cast<size_t>(__method_arena_end - __method_arena_start);
+  const size_t predicted = meta->method_allocator_bytes();
+  if (predicted > arena) {
+    out("runner: method '%s' needs %u bytes of bookkeeping; DTCM has %u left: %u bytes short\n", kEmbeddedMethod,
+        static_cast<unsigned>(predicted), static_cast<unsigned>(arena), static_cast<unsigned>(predicted - arena));
+    return 3;
+  }
+  MemoryAllocator method_alloc(__method_arena_start, predicted);
+  MemoryAllocator temp_alloc(kEmbeddedTemp, kEmbeddedTempSize);
+  MemoryManager memory;
+  memory.method_allocator = &method_alloc;
+  memory.planned_memory = &planned;
+  memory.temp_allocator = &temp_alloc;
+
+  const uint64_t load_t0 = board::now_ns();
+  Result<Method> method = program->load_method(kEmbeddedMethod, &memory);
+  const uint64_t load_ns = board::now_ns() - load_t0;
+  if (!method.ok()) {
+    out("runner: method '%s' did not load: %s\n", kEmbeddedMethod, error_name(method.error()));
+    return 3;
+  }
+
+  uint64_t total = 0, best = UINT64_MAX;
+  for (int r = 0; r < runs; ++r) {
+    for (size_t i = 0; i < method->num_inputs(); ++i) {
+      const char* spec = i < static_cast<size_t>(num_inputs) ? inputs[i]
+                         : num_inputs                       ? inputs[num_inputs - 1]
+                                                            : "random";
+      const int status = fill_input(method.get(), i, spec);
+      if (status != 0) return status;
+    }
+    board::watchdog_arm(static_cast<uint64_t>(timeout_ms) * 1000000ull, "a run of the embedded method");
+    const uint64_t t0 = board::now_ns();
+    const Error e = method->execute();
+    const uint64_t dt = board::now_ns() - t0;
+    board::watchdog_arm(0, "");
+    if (e != Error::Ok) {
+      out("runner: run %d of method '%s' failed: %s\n", r, kEmbeddedMethod, error_name(e));
+      return 5;
+    }
+    total += dt;
+    best = dt < best ? dt : best;
+  }
+
+  out("program: %s (embedded, %u bytes), method '%s': %u instructions, %u inputs, %u outputs\n",
+      kEmbeddedProgramName, static_cast<unsigned>(kEmbeddedProgramSize), kEmbeddedMethod,
+      static_cast<unsigned>(method->num_instructions()), static_cast<unsigned>(method->num_inputs()),
+      static_cast<unsigned>(method->num_outputs()));
+  for (size_t p = 0; p < num_pools; ++p) {
+    out("memory: pool %u: %u bytes planned, in %s at 0x%08lx\n", static_cast<unsigned>(p + 1),
+        static_cast<unsigned>(pools[p].size()), kEmbeddedPools[p].memory,
+        static_cast<unsigned long>(reinterpret_cast<uintptr_t>(pools[p].data())));
+  }
+  out("memory: method allocator: %u bytes used, %u predicted by MethodMeta, in DTCM (%u free)\n",
+      static_cast<unsigned>(method_alloc.used_bytes()), static_cast<unsigned>(predicted),
+      static_cast<unsigned>(arena - predicted));
+  out("memory: temp allocator: %u bytes peak of %u\n", static_cast<unsigned>(temp_alloc.peak_bytes()),
+      static_cast<unsigned>(kEmbeddedTempSize));
+  // Virtual time: under -icount shift=0 one nanosecond is one instruction.
+  char a[24], b[24], c[24];
+  out("time: load %s ns; %d runs, mean %s ns, min %s ns (virtual)\n", u64(load_ns, a), runs,
+      u64(total / static_cast<uint64_t>(runs), b), u64(best, c));
+  for (size_t i = 0; i < method->num_outputs(); ++i) {
+    Tensor t = *method->output(i);
+    print_tensor(i, t, print);
+    if (output_dir != nullptr) {
+      char path[256];
+      snprintf(path, sizeof(path), "%s/output_%u.bin", output_dir, static_cast<unsigned>(i));
+      const int h = semihosting::open(path, true);
+      const size_t wrote = h >= 0 ? semihosting::write(h, t.const_data_ptr(), t.nbytes()) : 0;
+      if (h >= 0) semihosting::close(h);
+      if (wrote != t.nbytes()) {
+        out("runner: cannot write %s on the host\n", path);
+        return 6;
+      }
+    }
+  }
+  return 0;
+}

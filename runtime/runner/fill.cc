@@ -1,0 +1,50 @@
+#include "runtime/runner/fill.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/core/bfloat16.h"
+#include "runtime/core/half.h"
+
+namespace ember {
+namespace {
+
+struct Lcg {
+  uint64_t s;
+  double next() {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(s >> 11) / 9007199254740992.0;
+  }
+};
+
+}  // namespace
+
+bool is_generated_spec(const char* spec) {
+  return strcmp(spec, "zeros") == 0 || strcmp(spec, "ones") == 0 || strcmp(spec, "random") == 0 ||
+         strncmp(spec, "random:", 7) == 0;
+}
+
+Error fill_generated(ScalarType type, void* data, int64_t n, const char* spec) {
+  const bool zeros = strcmp(spec, "zeros") == 0, ones = strcmp(spec, "ones") == 0;
+  Lcg rng{spec[6] == ':' ? strtoull(spec + 7, nullptr, 10) : 42u};
+  for (int64_t i = 0; i < n; ++i) {
+    // Both draws happen for every element whatever the dtype, so streams line up across dtypes.
+    const double v = zeros ? 0.0 : ones ? 1.0 : rng.next() * 2.0 - 1.0;
+    const double iv = zeros ? 0.0 : ones ? 1.0 : static_cast<double>(static_cast<int>(rng.next() * 10));
+    switch (type) {
+      case ScalarType::Float: static_cast<float*>(data)[i] = static_cast<float>(v); break;
+      case ScalarType::Double: static_cast<double*>(data)[i] = v; break;
+      case ScalarType::Half: static_cast<Half*>(data)[i] = Half(static_cast<float>(v)); break;
+      case ScalarType::BFloat16: static_cast<BFloat16*>(data)[i] = BFloat16(static_cast<float>(v)); break;
+      case ScalarType::Long: static_cast<int64_t*>(data)[i] = static_cast<int64_t>(iv); break;
+      case ScalarType::Int: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(iv); break;
+      case ScalarType::Char: static_cast<int8_t*>(data)[i] = static_cast<int8_t>(iv); break;
+      case ScalarType::Byte: static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(iv); break;
+      case ScalarType::Bool: static_cast<bool*>(data)[i] = iv >= 5.0; break;
+      default: return Error::NotSupported;
+    }
+  }
+  return Error::Ok;
+}
+
+}  // namespace ember

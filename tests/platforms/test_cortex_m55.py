@@ -1,0 +1,115 @@
+"""cortex_m55: firmware for QEMU's mps3-an547 board (Corstone-300), one per model with only its kernels, runs the
+zoo under qemu-system-arm. Outputs are compared with eager PyTorch and with the host runtime on the same .pte
+(float32: 1e-5 of the output's scale; the M55 build is -Os with hard-float FPU and MVE, so sums may round
+differently). Every run has a host-side time limit and the firmware's own watchdog, so nothing can hang."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+import torch
+import yaml
+
+from examples.models import export_methods
+from examples.runner_io import read_outputs, run
+from exir.targets import load_board
+from tests.conftest import ROOT, bazel_build
+
+QEMU = shutil.which("qemu-system-arm")
+pytestmark = pytest.mark.skipif(QEMU is None or shutil.which("arm-none-eabi-gcc") is None,
+                                reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
+MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96"]
+HOST_TIMEOUT_S = 120
+
+
+def run_m55(elf, args, cwd, icount=True):
+    """Runs firmware under qemu-system-arm; returns the CompletedProcess (stdout holds the semihosting output)."""
+    semi = ",".join(["enable=on", "target=native", "arg=runner"] + [f"arg={a}" for a in args])
+    cmd = [QEMU, "-M", "mps3-an547", "-nographic", "-semihosting-config", semi, "-kernel", elf]
+    if icount:
+        cmd[1:1] = ["-icount", "shift=0"]
+    try:
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=HOST_TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{os.path.basename(elf)} did not finish within {HOST_TIMEOUT_S} s under QEMU: {e.stdout!r}")
+
+
+@pytest.fixture(scope="module")
+def firmware(tmp_path_factory):
+    bazel_build("--config=cortex_m55", "//tests/platforms:m55_firmware")
+    out = subprocess.run(["bazel", "info", "--config=cortex_m55", "bazel-bin"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    # Copies: a later build for another platform moves bazel-bin.
+    d = tmp_path_factory.mktemp("m55")
+    for m in MODELS:
+        shutil.copy(os.path.join(out, "tests", "platforms", f"{m}_m55"), d / f"{m}.elf")
+        shutil.copy(os.path.join(out, "tests", "platforms", f"{m}.pte"), d / f"{m}.pte")
+    return d
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_m55_matches_eager_and_host(firmware, runner, tmp_path, name):
+    _, inputs, module = export_methods(name)
+    want = module(*inputs["forward"])
+    want = list(want) if isinstance(want, (tuple, list)) else [want]
+    for i, x in enumerate(inputs["forward"]):
+        (tmp_path / f"input_{i}.bin").write_bytes(x.contiguous().numpy().tobytes())
+    args = [a for i in range(len(inputs["forward"])) for a in ("--input", f"input_{i}.bin")]
+    (tmp_path / "m55").mkdir()
+    proc = run_m55(str(firmware / f"{name}.elf"), args + ["--output-dir", "m55"], tmp_path)
+    assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
+    assert "memory: pool 1:" in proc.stdout or name in ("add", "softmax", "linear")
+    got = read_outputs(str(tmp_path / "m55"), want)
+
+    host = run(runner, firmware / f"{name}.pte", inputs["forward"], str(tmp_path / "host"))
+    assert host.returncode == 0, host.stderr[-2000:]
+    host_out = read_outputs(str(tmp_path / "host"), want)
+    for g, h, w in zip(got, host_out, want):
+        scale = max(1.0, w.abs().max().item())
+        torch.testing.assert_close(g, w, atol=1e-5 * scale, rtol=1e-4)
+        torch.testing.assert_close(g, h, atol=1e-5 * scale, rtol=1e-5)
+
+
+def test_m55_reports_memory_and_instructions(firmware, tmp_path):
+    proc = run_m55(str(firmware / "mlp.elf"), ["--runs", "2"], tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    out = proc.stdout
+    # MLP: the planner's 4,160-byte arena, in SRAM; the method allocator exactly as MethodMeta predicted.
+    assert re.search(r"pool 1: 4160 bytes planned, in SRAM at 0x11", out), out
+    used, predicted = map(int, re.search(r"method allocator: (\d+) bytes used, (\d+) predicted", out).groups())
+    assert used == predicted > 0
+    mean = int(re.search(r"mean (\d+) ns", out).group(1))
+    # ~269k multiply-adds: at least one instruction each, and not absurdly more.
+    assert 269_000 < mean < 20_000_000, out
+
+
+def test_m55_refuses_bad_input_cleanly(firmware, tmp_path):
+    (tmp_path / "short.bin").write_bytes(b"\0" * 10)
+    proc = run_m55(str(firmware / "mlp.elf"), ["--input", "short.bin"], tmp_path)
+    assert proc.returncode == 4, proc.stdout
+    assert "input 0 needs exactly 3136 bytes" in proc.stdout and "short.bin has 10" in proc.stdout
+    proc = run_m55(str(firmware / "mlp.elf"), ["--input", "missing.bin"], tmp_path)
+    assert proc.returncode == 4 and "cannot open input file missing.bin" in proc.stdout
+    proc = run_m55(str(firmware / "mlp.elf"), ["--bogus"], tmp_path)
+    assert proc.returncode == 2 and "usage:" in proc.stdout
+
+
+def test_m55_watchdog_stops_a_long_run(firmware, tmp_path):
+    # MobileNetV2 takes about a virtual second; a 5 ms limit must stop it with a message, not hang.
+    proc = run_m55(str(firmware / "mobilenet_v2_035_96.elf"), ["--timeout-ms", "5"], tmp_path)
+    assert proc.returncode == 7, proc.stdout
+    assert "watchdog:" in proc.stdout and "took longer than its limit" in proc.stdout
+
+
+def test_linker_script_matches_board_description():
+    board = load_board("mps3_an547")
+    with open(os.path.join(ROOT, "platforms", "mps3_an547", "mps3_an547.ld")) as f:
+        script = f.read()
+    regions = {m.group(1): (int(m.group(2), 16), m.group(3)) for m in
+               re.finditer(r"^\s*(\w+)\s*\(\w+\)\s*:\s*ORIGIN = (0x[0-9A-Fa-f]+), LENGTH = (\w+)", script, re.M)}
+    units = {"K": 1024, "M": 1024 * 1024}
+    assert set(regions) == set(board.memories)
+    for name, (base, length) in regions.items():
+        size = int(length[:-1]) * units[length[-1]] if length[-1] in units else int(length, 0)
+        assert (base, size) == (board.memories[name].base, board.memories[name].size), name
