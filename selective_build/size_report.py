@@ -1,12 +1,16 @@
 """Binary size reports: where the bytes of a runner go, as a table, JSON for CI, and an SVG picture.
 
-    python -m selective_build.size_report [--json r.json] [--svg r.svg] [--markdown r.md] NAME=BINARY ...
+    python -m selective_build.size_report [--json r.json] [--svg r.svg] [--markdown r.md]
+        [--tools-prefix aarch64-linux-gnu-] NAME=BINARY ...
 
 For each binary: the stripped file size, code+data bytes (`size`: text + data; page padding excluded), and
 those bytes split by symbol (`nm`) into: runtime core (ember::, the flatbuffers reader), each kernel (by the
 operator it implements, from the kernel manifests), kernel helpers shared by several kernels, the generated
 registration table, the platform layer (ember_pal_*), strings (unnamed read-only data: log messages), dynamic
 linking (ELF and loader sections) and the rest (the runner application, C runtime glue). Measure binaries built with `--config=size`.
+Cross-built binaries need the target's binutils: --tools-prefix. Bare-metal firmware counts as code+data what
+goes to flash except the embedded program, which is reported apart ("program"); the board's startup, semihosting
+and PAL count as platform.
 """
 from __future__ import annotations
 
@@ -35,15 +39,23 @@ _DYNAMIC = re.compile(r"^\.(interp|note|gnu\.hash|hash|dynsym|dynstr|gnu\.versio
 
 def _kernel_ops() -> Dict[str, str]:
     ops = {}
-    for lib, ns in (("portable", "ember::portable"), ("prim_ops", "ember::prim")):
+    for lib, ns in (("portable", "ember::portable"), ("prim_ops", "ember::prim"), ("quantized", "ember::quantized")):
+        if not os.path.exists(os.path.join(ROOT, "kernels", lib, "kernels.yaml")):
+            continue  # a library this build does not hand to the report
         decls = load_manifest(os.path.join(ROOT, "kernels", lib, "kernels.yaml"), namespace=ns,
                               library=f"kernels/{lib}")
         ops.update({f"{ns}::{d.kernel}": d.op for d in decls})
     return ops
 
 
+TOOLS = ""  # binutils prefix, e.g. "arm-none-eabi-"
+# Sections of bare-metal firmware that are not code or data: the embedded program and memory the linker reserves.
+_PROGRAM = ".ember_model"
+
+
 def _symbols(binary: str) -> List[Tuple[int, str, str]]:
-    out = subprocess.run(["nm", "-C", "-S", "--defined-only", binary], capture_output=True, text=True, check=True)
+    out = subprocess.run([TOOLS + "nm", "-C", "-S", "--defined-only", binary], capture_output=True, text=True,
+                         check=True)
     syms = []
     for line in out.stdout.splitlines():
         parts = line.split(" ", 3)
@@ -53,7 +65,7 @@ def _symbols(binary: str) -> List[Tuple[int, str, str]]:
 
 
 def _sections(binary: str) -> Dict[str, int]:
-    out = subprocess.run(["size", "-A", binary], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([TOOLS + "size", "-A", binary], capture_output=True, text=True, check=True).stdout
     sections = {}
     for line in out.splitlines():
         parts = line.split()
@@ -65,13 +77,16 @@ def _sections(binary: str) -> Dict[str, int]:
 def _classify(name: str, kernels: Dict[str, str]) -> Tuple[str, str]:
     if name.startswith("k_aten_") or "kKernels" in name or "registered_kernels" in name:
         return "registration table", ""
-    m = re.match(r"(ember::(?:portable|prim)::\w+)\b", name)
+    m = re.match(r"(ember::(?:portable|prim|quantized)::\w+)\b", name)
     if m and m.group(1) in kernels:
         return "kernels", kernels[m.group(1)]
-    if name.startswith("ember::portable::") or "ember::portable::" in name:
+    if "ember::portable::" in name or "ember::quantized::" in name:
         return "kernel helpers", ""
-    if name.startswith("ember_pal_"):
+    if name.startswith(("ember_pal_", "ember::semihosting::", "ember::board::", "reset_handler", "fault_handler",
+                        "systick_handler", "ember_fault_report", "g_vectors")):
         return "platform", ""
+    if name.startswith(("ember::fill_generated", "ember::is_generated_spec", "ember::kEmbedded")):
+        return "rest", ""  # the runner application's
     if name.startswith(("ember::", "flatbuffers::", "ember_pte::")) or "ember::" in name.split("(")[0]:
         return "runtime core", ""
     return "rest", ""
@@ -80,36 +95,45 @@ def _classify(name: str, kernels: Dict[str, str]) -> Tuple[str, str]:
 def measure(binary: str) -> dict:
     with tempfile.TemporaryDirectory() as d:
         stripped = os.path.join(d, "s")
-        subprocess.run(["strip", "-o", stripped, binary], check=True)
+        subprocess.run([TOOLS + "strip", "-o", stripped, binary], check=True)
         stripped_bytes = os.path.getsize(stripped)
-    size = subprocess.run(["size", binary], capture_output=True, text=True, check=True).stdout.splitlines()[-1].split()
-    code_data = int(size[0]) + int(size[1])
+    size = subprocess.run([TOOLS + "size", binary], capture_output=True, text=True,
+                          check=True).stdout.splitlines()[-1].split()
+    sections = _sections(binary)
+    program = sections.get(_PROGRAM, 0)
+    code_data = int(size[0]) + int(size[1]) - program
     kernels = _kernel_ops()
     buckets: Dict[str, int] = defaultdict(int)
     per_kernel: Dict[str, int] = defaultdict(int)
     named_rodata = 0
     for nbytes, kind, name in _symbols(binary):
+        # Zero-initialised memory is not code or data; nor is the embedded program's byte array.
+        if kind == "b" or name.endswith("::kBytes"):
+            continue
         bucket, op = _classify(name, kernels)
         buckets[bucket] += nbytes
         if kind == "r":
             named_rodata += nbytes
         if op:
             per_kernel[op] += nbytes
-    sections = _sections(binary)
     # Unnamed read-only data is string literals, overwhelmingly log messages (EMBER_LOG_ENABLED=0 drops them).
     buckets["strings"] = max(0, sections.get(".rodata", 0) - named_rodata)
     buckets["dynamic linking"] = sum(v for k, v in sections.items() if _DYNAMIC.match(k))
     attributed = sum(v for k, v in buckets.items() if k != "rest")
     buckets["rest"] = max(0, code_data - attributed)
     return {"binary": binary, "stripped_bytes": stripped_bytes, "code_data_bytes": code_data,
+            "program_bytes": program,
             "buckets": {b: buckets.get(b, 0) for b in BUCKETS}, "kernels": dict(sorted(per_kernel.items()))}
 
 
 def markdown(reports: Dict[str, dict]) -> str:
-    head = "| binary | stripped | code+data | " + " | ".join(BUCKETS) + " |"
-    lines = [head, "|" + "---|" * (3 + len(BUCKETS))]
+    # Firmware embeds its program: show those bytes apart, since they are the model, not the code.
+    program = any(r.get("program_bytes") for r in reports.values())
+    head = "| binary | stripped | code+data | " + ("program | " if program else "") + " | ".join(BUCKETS) + " |"
+    lines = [head, "|" + "---|" * (3 + program + len(BUCKETS))]
     for name, r in reports.items():
         cells = [name, f"{r['stripped_bytes']:,}", f"{r['code_data_bytes']:,}"]
+        cells += [f"{r['program_bytes']:,}"] if program else []
         cells += [f"{r['buckets'][b]:,}" for b in BUCKETS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -152,7 +176,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     ap.add_argument("--svg")
     ap.add_argument("--markdown")
+    ap.add_argument("--tools-prefix", default="", help="binutils prefix for cross-built binaries")
     args = ap.parse_args(argv)
+    global TOOLS
+    TOOLS = args.tools_prefix
     reports = {}
     for spec in args.binaries:
         name, _, path = spec.partition("=")

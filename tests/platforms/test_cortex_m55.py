@@ -37,14 +37,14 @@ def run_m55(elf, args, cwd, icount=True):
 
 @pytest.fixture(scope="module")
 def firmware(tmp_path_factory):
-    bazel_build("--config=cortex_m55", "//tests/platforms:m55_firmware")
+    bazel_build("--config=cortex_m55", "//examples/firmware:firmware")
     out = subprocess.run(["bazel", "info", "--config=cortex_m55", "bazel-bin"], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()
     # Copies: a later build for another platform moves bazel-bin.
     d = tmp_path_factory.mktemp("m55")
     for m in MODELS:
-        shutil.copy(os.path.join(out, "tests", "platforms", f"{m}_m55"), d / f"{m}.elf")
-        shutil.copy(os.path.join(out, "tests", "platforms", f"{m}.pte"), d / f"{m}.pte")
+        shutil.copy(os.path.join(out, "examples", "firmware", m), d / f"{m}.elf")
+        shutil.copy(os.path.join(out, "examples", "firmware", f"{m}.pte"), d / f"{m}.pte")
     return d
 
 
