@@ -1,11 +1,15 @@
 // ember runner: loads a .pte, fills its inputs, runs a method N times, prints outputs, memory and time.
 //
-//   runner MODEL.pte [--method NAME] [--input SPEC]... [--runs N] [--output-dir DIR] [--print N]
+//   runner MODEL.pte [--method NAME] [--input SPEC]... [--runs N] [--warmup N] [--output-dir DIR] [--print N]
 //   SPEC: zeros | ones | random[:SEED] | PATH (raw little-endian bytes of the whole input tensor)
 //
 // Exit codes: 0 ok, 2 bad usage, 3 the program or method did not load, 4 an input was refused, 5 execution
 // failed, 6 an output could not be written. Every buffer is sized from MethodMeta before loading: the method
 // allocator gets exactly method_allocator_bytes(), and the runner reports what was used against it.
+//
+// Timing: --warmup N untimed executions first, then --runs N timed ones (inputs are set before each, outside
+// the timer). It prints mean/min, then min/median/p90 (nearest rank) to the ns, and the load time: from opening
+// the file to a loaded method (program load, buffer allocation, method load), as one load would cost on a device.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,7 @@ struct Options {
   const char* inputs[16];
   int num_inputs = 0;
   int runs = 1;
+  int warmup = 0;
   int print = 8;
   const char* output_dir = nullptr;
 };
@@ -33,7 +38,7 @@ struct Options {
 int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE]... [--runs N]\n"
-          "       [--output-dir DIR] [--print N]\n",
+          "       [--warmup N] [--output-dir DIR] [--print N]\n",
           argv0);
   return 2;
 }
@@ -143,6 +148,8 @@ int main(int argc, char** argv) {
       o.inputs[o.num_inputs++] = argv[++i];
     } else if (strcmp(a, "--runs") == 0 && has_value) {
       o.runs = atoi(argv[++i]);
+    } else if (strcmp(a, "--warmup") == 0 && has_value) {
+      o.warmup = atoi(argv[++i]);
     } else if (strcmp(a, "--print") == 0 && has_value) {
       o.print = atoi(argv[++i]);
     } else if (strcmp(a, "--output-dir") == 0 && has_value) {
@@ -153,7 +160,9 @@ int main(int argc, char** argv) {
       o.model = a;
     }
   }
-  if (o.model == nullptr || o.runs < 1) return usage(argv[0]);
+  if (o.model == nullptr || o.runs < 1 || o.warmup < 0) return usage(argv[0]);
+
+  const uint64_t load_t0 = ember_pal_ticks_ns();
 
   Result<MmapDataLoader> loader = MmapDataLoader::open(o.model);
   if (!loader.ok()) {
@@ -192,13 +201,20 @@ int main(int argc, char** argv) {
   memory.planned_memory = &planned;
   memory.temp_allocator = &temp_alloc;
 
+  const uint64_t method_t0 = ember_pal_ticks_ns();
   Result<Method> method = program->load_method(o.method, &memory);
+  const uint64_t load_t1 = ember_pal_ticks_ns();
   if (!method.ok()) {
     fprintf(stderr, "runner: method '%s' did not load: %s\n", o.method, error_name(method.error()));
     return 3;
   }
   uint64_t total = 0, best = UINT64_MAX;
-  for (int r = 0; r < o.runs; ++r) {
+  uint64_t* times = static_cast<uint64_t*>(malloc(sizeof(uint64_t) * static_cast<size_t>(o.runs)));
+  if (times == nullptr) {
+    fprintf(stderr, "runner: cannot hold %d run times\n", o.runs);
+    return 2;
+  }
+  for (int r = -o.warmup; r < o.runs; ++r) {
     // Inputs are set before every run: the plan reuses an input's bytes once the input is no longer needed.
     for (size_t i = 0; i < method->num_inputs(); ++i) {
       const char* spec = i < static_cast<size_t>(o.num_inputs) ? o.inputs[i]
@@ -217,6 +233,8 @@ int main(int argc, char** argv) {
       fprintf(stderr, "runner: run %d of method '%s' failed: %s\n", r, o.method, error_name(e));
       return 5;
     }
+    if (r < 0) continue;  // warm-up
+    times[r] = dt;
     total += dt;
     best = dt < best ? dt : best;
   }
@@ -228,6 +246,19 @@ int main(int argc, char** argv) {
   printf("memory: temp allocator: %zu bytes peak\n", temp_alloc.peak_bytes());
   printf("time: %d runs, mean %.1f us, min %.1f us\n", o.runs, static_cast<double>(total) / o.runs / 1000.0,
          static_cast<double>(best) / 1000.0);
+  qsort(times, static_cast<size_t>(o.runs), sizeof(uint64_t), [](const void* a, const void* b) {
+    const uint64_t x = *static_cast<const uint64_t*>(a), y = *static_cast<const uint64_t*>(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  // Nearest rank: the smallest time that at least q of the runs do not exceed.
+  auto rank = [&](int percent) { return times[(static_cast<size_t>(o.runs) * percent + 99) / 100 - 1]; };
+  printf("time: %d warm-up runs, min %.3f us, median %.3f us, p90 %.3f us\n", o.warmup,
+         static_cast<double>(times[0]) / 1000.0, static_cast<double>(rank(50)) / 1000.0,
+         static_cast<double>(rank(90)) / 1000.0);
+  printf("time: load %.3f us (program and buffers %.3f us, load_method %.3f us)\n",
+         static_cast<double>(load_t1 - load_t0) / 1000.0, static_cast<double>(method_t0 - load_t0) / 1000.0,
+         static_cast<double>(load_t1 - method_t0) / 1000.0);
+  free(times);
   for (size_t i = 0; i < method->num_outputs(); ++i) {
     Tensor t = *method->output(i);
     print_tensor("output", i, t, o.print);

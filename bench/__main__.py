@@ -1,0 +1,173 @@
+"""Ember's benchmark against ExecuTorch 1.5.1 (portable and XNNPACK), ONNX Runtime and eager PyTorch, all
+single-threaded, on one machine in one run. Entry point: bench/run (installs what it needs, then runs this).
+
+    python -m bench                      every model, every framework (about 5-10 minutes on 2 cores)
+    python -m bench --quick              the small models, short measurements (CI; under 2 minutes)
+    python -m bench --models add,mlp     some models
+    python -m bench --callgrind          instruction counts of execute and load under valgrind's callgrind
+    python -m bench --out DIR            where <date>.json, <date>.md and <date>.png go (default bench/results)
+
+bench/README.md explains every number.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+from bench import harness as H
+from bench.models import MODELS, QUICK_MODELS
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(prog="bench/run", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small models, ~0.1 s of timed runs each (CI)")
+    ap.add_argument("--models", default="", help=f"comma-separated, from: {', '.join(MODELS)}")
+    ap.add_argument("--frameworks", default="", help=f"comma-separated, from: {', '.join(H.FRAMEWORKS)}")
+    ap.add_argument("--callgrind", action="store_true", help="instruction counts instead of times")
+    ap.add_argument("--target-s", type=float, default=None,
+                    help="seconds of timed runs per model and framework (default 1.0, --quick 0.1)")
+    ap.add_argument("--out", default=os.path.join(H.ROOT, "bench", "results"))
+    ap.add_argument("--name", default=None, help="file stem of the results (default: the date, -quick in quick mode)")
+    ap.add_argument("--work", default=os.path.join(H.ROOT, "bench", ".work"), help="exports and scratch files")
+    ap.add_argument("--no-pin", action="store_true", help="do not pin the measured processes to one CPU")
+    ap.add_argument("--no-plot", action="store_true")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    names = [m for m in a.models.split(",") if m] or (QUICK_MODELS if a.quick else list(MODELS))
+    unknown = [m for m in names if m not in MODELS]
+    frameworks = [f for f in a.frameworks.split(",") if f] or (
+        ["ember", "et_portable", "et_xnnpack"] if a.callgrind else list(H.FRAMEWORKS))
+    unknown += [f for f in frameworks if f not in H.FRAMEWORKS]
+    if unknown:
+        print(f"bench: unknown models or frameworks {unknown}", file=sys.stderr)
+        return 2
+    if "ember" not in frameworks:
+        frameworks.insert(0, "ember")
+    target_s = a.target_s if a.target_s is not None else (0.1 if a.quick else 1.0)
+    min_runs, max_runs = (5, 2000) if a.quick else (10, 20000)
+    # The last CPU: measured processes are pinned there, so every framework really runs on one core.
+    pin = None if a.no_pin else max(os.sched_getaffinity(0))
+    env = H.Env(os.path.abspath(a.work), pin)
+    H.clean_work(env.work)
+    started = time.monotonic()
+    today = datetime.date.today().isoformat()
+    stem = a.name or (today + ("-callgrind" if a.callgrind else "-quick" if a.quick else ""))
+
+    rss_floor = H.build_peak_rss(env)
+    H.build_ember_runner(env)
+    if {"et_portable", "et_xnnpack"} & set(frameworks):
+        H.build_et_runner(env)
+    procs = H.start_peer_exports(env, names, frameworks)
+    H.log(f"exporting {len(names)} models (Ember here; ExecuTorch and ONNX in their venvs, in parallel)")
+    ember_export = H.export_ember(env, names)
+    peer = H.finish_peer_exports(env, procs)
+    H.log(f"exports done in {time.monotonic() - started:.0f} s")
+
+    if a.callgrind:
+        from bench import callgrind
+        result = callgrind.run_all(env, names, frameworks, ember_export, peer)
+    else:
+        result = measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, max_runs)
+    result.update(date=today, machine=H.machine_info(env), quick=a.quick, mode="callgrind" if a.callgrind else "time",
+                  settings={"target_s": target_s, "min_runs": min_runs, "max_runs": max_runs, "threads": 1,
+                            "rss_floor_kb": rss_floor},
+                  frameworks={f: {"description": H.FRAMEWORKS[f], "skipped": env.skipped.get(f)} for f in frameworks},
+                  versions=versions(env, peer), wall_s=None)
+    result["wall_s"] = round(time.monotonic() - started, 1)
+
+    from bench import report
+    os.makedirs(a.out, exist_ok=True)
+    json_path = os.path.join(a.out, f"{stem}.json")
+    md_path = os.path.join(a.out, f"{stem}.md")
+    png_path = os.path.join(a.out, f"{stem}.png")
+    if not a.callgrind and not a.no_plot and os.path.exists(env.bench_python):
+        r = subprocess.run([env.bench_python, "-m", "bench.plot", "-", png_path], input=json.dumps(result),
+                           cwd=H.ROOT, capture_output=True, text=True, timeout=600)
+        if r.returncode == 0:
+            result["plot"] = os.path.basename(png_path)
+        else:
+            H.log(f"plot failed: {r.stderr[-1000:]}")
+    with open(json_path, "w") as f:
+        json.dump(result, f, indent=1, sort_keys=True)
+        f.write("\n")
+    md = report.markdown(result)
+    with open(md_path, "w") as f:
+        f.write(md)
+    print(md)
+    H.log(f"wrote {json_path}, {md_path}" + (f", {png_path}" if result.get("plot") else "") +
+          f" in {result['wall_s']:.0f} s")
+    return 0
+
+
+def versions(env, peer) -> dict:
+    import torch
+    v = {"torch (Ember's .venv, eager)": torch.__version__}
+    if "et" in peer:
+        v.update({f"{k} (.venv-executorch)": x for k, x in peer["et"].get("_versions", {}).items()})
+    if "onnx" in peer:
+        v.update({f"{k} (.venv-bench)": x for k, x in peer["onnx"].get("_versions", {}).items()})
+    gcc = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()
+    v["g++"] = gcc[0] if gcc else None
+    return v
+
+
+def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, max_runs) -> dict:
+    models = {}
+    for name in names:
+        bm = MODELS[name]
+        d = os.path.join(env.work, name)
+        ee = ember_export[name]
+        et = peer.get("et", {}).get(name, {})
+        onnx = peer.get("onnx", {}).get(name, {})
+        entry = {"label": bm.label, "ops": bm.ops or None, "frameworks": {}}
+        for fw in frameworks:
+            if fw in env.skipped:
+                continue
+            H.log(f"{name}: {fw}")
+            try:
+                if fw == "ember":
+                    r = H.measure_cpp(fw, env, d, os.path.join(d, "ember.pte"), ee["inputs"], target_s, min_runs,
+                                      max_runs)
+                    r.update(file_bytes=ee["pte_bytes"], export_s=ee["export_s"],
+                             arena_lower_bound_bytes=sum(ee["lower_bound"]))
+                elif fw in ("et_portable", "et_xnnpack"):
+                    facts = et[fw]
+                    r = H.measure_cpp(fw, env, d, facts["path"], ee["inputs"], target_s, min_runs, max_runs)
+                    # The driver's planned pools are the program's non_const_buffer_sizes; both are recorded.
+                    r.update(file_bytes=facts["pte_bytes"], export_s=facts["export_s"],
+                             non_const_buffer_sizes=facts["planned"], operators=facts["operators"],
+                             delegates=facts["delegates"], instructions=facts["instructions"])
+                    if fw == "et_portable":
+                        opt = set(peer["et"].get("_optimized_ops", []))
+                        r["optimized_kernels_used"] = sorted(o for o in facts["operators"]
+                                                             if o.split("::")[-1].split(".")[0] in opt)
+                elif fw == "ort":
+                    r = H.measure_py(fw, env, name, d, onnx["path"], target_s, min_runs, max_runs)
+                    r.update(file_bytes=onnx["onnx_bytes"], export_s=onnx["export_s"], arena_bytes=None,
+                             onnx_nodes=onnx["nodes"])
+                else:
+                    r = H.measure_py(fw, env, name, d, os.path.join(d, "state_dict.pt"), target_s, min_runs,
+                                     max_runs)
+                    r.update(file_bytes=H.file_size(os.path.join(d, "state_dict.pt")), arena_bytes=None)
+                r.update(H.compare_outputs(d, r.pop("outputs_path")))
+                if bm.ops:
+                    r["ns_per_op"] = r["median_us"] * 1e3 / bm.ops
+                entry["frameworks"][fw] = r
+            except Exception as e:  # one framework failing on one model is recorded, not fatal
+                H.log(f"{name}: {fw} failed: {e}")
+                entry["frameworks"][fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+        models[name] = entry
+    return {"models": models}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

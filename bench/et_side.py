@@ -1,0 +1,101 @@
+"""ExecuTorch's side of the benchmark; runs inside .venv-executorch (tools/setup_executorch_venv.sh).
+
+    python -m bench.et_side export --out DIR --models a,b     ExecuTorch 1.5.1 exports each model twice:
+        DIR/<model>.et_portable.pte   to_edge(...).to_executorch(): no delegate, the wheel's CPU kernels
+        DIR/<model>.et_xnnpack.pte    to_edge_transform_and_lower(..., XnnpackPartitioner()).to_executorch()
+      and prints one JSON line: {model: {variant: {"planned": [bytes per pool], "instructions": n,
+      "operators": [...], "delegates": [...], "export_s": seconds, "pte_bytes": n}}, "_versions": {...},
+      "_optimized_ops": [...]}
+
+The programs are measured by bench/et_runner (C++, against the same wheel's runtime), not here.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def _program_facts(buffer: bytes):
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    p = deserialize_pte_binary(buffer)
+    p = getattr(p, "program", p)
+    plan = next(pl for pl in p.execution_plan if pl.name == "forward")
+    instructions = plan.chains[0].instructions
+    return {
+        # Index 0 of non_const_buffer_sizes is reserved (constants); the planned pools follow.
+        "planned": [int(b) for b in plan.non_const_buffer_sizes[1:]],
+        "instructions": len(instructions),
+        "operators": sorted({f"{op.name}.{op.overload}" if op.overload else op.name for op in plan.operators}),
+        "delegates": [d.id for d in plan.delegates],
+    }
+
+
+def optimized_ops():
+    """The operators the wheel's kernel library implements with ExecuTorch's optimized kernels (the rest are its
+    portable kernels), read from the library's exported symbols (opt_<name>_out)."""
+    import glob
+    import re
+    import executorch.exir
+    package = os.path.dirname(os.path.dirname(os.path.abspath(executorch.exir.__file__)))
+    libs = glob.glob(os.path.join(package, "lib", "libexecutorch_kernels_optimized*.so"))
+    if not libs:
+        return []
+    try:
+        out = subprocess.run(["nm", "-DC", "--defined-only", libs[0]], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return sorted(set(re.findall(r"torch::executor::native::opt_([a-z0-9_]+?)_out\b", out)))
+
+
+def export(out_dir: str, models):
+    import torch
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge, to_edge_transform_and_lower
+    from executorch.version import __version__ as et_version
+
+    from bench.models import MODELS
+    os.makedirs(out_dir, exist_ok=True)
+    report = {}
+    for name in models:
+        module, args = MODELS[name].build()
+        report[name] = {}
+        for variant in ("et_portable", "et_xnnpack"):
+            t0 = time.perf_counter()
+            ep = torch.export.export(module, args)
+            if variant == "et_portable":
+                prog = to_edge(ep).to_executorch()
+            else:
+                prog = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()
+            buffer = prog.buffer
+            elapsed = time.perf_counter() - t0
+            path = os.path.join(out_dir, f"{name}.{variant}.pte")
+            with open(path, "wb") as f:
+                f.write(buffer)
+            facts = _program_facts(buffer)
+            facts.update(export_s=elapsed, pte_bytes=len(buffer), path=path)
+            report[name][variant] = facts
+    report["_versions"] = {"executorch": et_version, "torch": torch.__version__}
+    report["_optimized_ops"] = optimized_ops()
+    print(json.dumps(report))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("--out", required=True)
+    e.add_argument("--models", required=True)
+    a = ap.parse_args()
+    export(a.out, [m for m in a.models.split(",") if m])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,361 @@
+"""The benchmark's steps: build the two C++ runners, export every model for every framework, and measure each
+(model, framework) pair in a process of its own. Runs in the project's .venv (torch + exir); the peers' exports
+and the Python-hosted measurements run in their own venvs as subprocesses.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from bench.pymeasure import plan_runs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+FRAMEWORKS = {
+    "ember": "Ember, portable kernels: runtime/runner (bazel build //:runner, every portable kernel), C++ timing loop",
+    "et_portable": "ExecuTorch 1.5.1, no delegate: the wheel's C++ runtime and CPU kernel library (its optimized "
+                   "kernels where it has one, else its portable ones) driven by bench/et_runner.cc",
+    "et_xnnpack": "ExecuTorch 1.5.1 with the XNNPACK delegate (XnnpackPartitioner), same driver, threadpool of 1",
+    "ort": "ONNX Runtime (PyPI), CPUExecutionProvider, 1 intra-op and 1 inter-op thread, all graph optimizations, "
+           "timed around session.run from Python",
+    "eager": "eager PyTorch, torch.set_num_threads(1), inference_mode, timed around module(*inputs) from Python",
+}
+LABELS = {"ember": "Ember", "et_portable": "ET portable", "et_xnnpack": "ET XNNPACK", "ort": "ONNX Runtime",
+          "eager": "eager torch"}
+
+
+class Env:
+    """Where things are: the interpreters of the three venvs, the work folder, the CPU the runs are pinned to."""
+
+    def __init__(self, work: str, pin_cpu: Optional[int]):
+        self.work = work
+        self.python = sys.executable
+        self.et_python = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
+        self.bench_python = os.environ.get("EMBER_BENCH_PYTHON", os.path.join(ROOT, ".venv-bench", "bin", "python3"))
+        self.pin_cpu = pin_cpu
+        self.ember_runner: Optional[str] = None
+        self.et_runner: Optional[str] = None
+        self.peak_rss: Optional[str] = None
+        self.skipped: Dict[str, str] = {}
+
+    def preexec(self):
+        if self.pin_cpu is None:
+            return None
+        cpu = self.pin_cpu
+        return lambda: os.sched_setaffinity(0, {cpu})
+
+
+_T0 = time.monotonic()
+
+
+def log(msg: str):
+    print(f"bench: [{time.monotonic() - _T0:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+
+def run(args, timeout=1800, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+# --- machine ---------------------------------------------------------------------------------------------------
+
+def machine_info(env: Env) -> dict:
+    cpu = None
+    try:
+        for line in run(["lscpu"], timeout=30).stdout.splitlines():
+            if line.startswith("Model name:"):
+                cpu = line.split(":", 1)[1].strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    if cpu is None and os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.+)$", f.read(), re.M)
+            cpu = m.group(1).strip() if m else None
+    commit = run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, timeout=30).stdout.strip() or None
+    dirty = bool(run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, timeout=30).stdout.strip())
+    return {"cpu": cpu, "cores": os.cpu_count(), "machine": platform.machine(), "kernel": platform.release(),
+            "python": platform.python_version(), "pinned_cpu": env.pin_cpu, "git_commit": commit,
+            "git_dirty": dirty}
+
+
+# --- builds ----------------------------------------------------------------------------------------------------
+
+def build_peak_rss(env: Env):
+    """bench/peak_rss.c, static when the C library allows it (a smaller floor under every RSS it reports)."""
+    out = os.path.join(env.work, "peak_rss")
+    src = os.path.join(ROOT, "bench", "peak_rss.c")
+    r = run(["gcc", "-O2", "-static", src, "-o", out], timeout=300)
+    if r.returncode != 0:
+        r = run(["gcc", "-O2", src, "-o", out], timeout=300)
+    if r.returncode != 0:
+        raise SystemExit(f"bench: bench/peak_rss.c did not build:\n{r.stderr[-2000:]}")
+    env.peak_rss = out
+    rc, _, _, floor = _spawn(env, ["true"], timeout=60)
+    return floor
+
+def build_ember_runner(env: Env):
+    log("bazel build //:runner")
+    r = run(["bazel", "build", "//:runner"], cwd=ROOT, timeout=3600)
+    if r.returncode != 0:
+        raise SystemExit(f"bench: bazel build //:runner failed:\n{r.stderr[-3000:]}")
+    # `bazel info` names this configuration's output folder; bazel-bin may point at another platform's build.
+    bin_dir = run(["bazel", "info", "bazel-bin"], cwd=ROOT, timeout=600).stdout.strip()
+    built = os.path.join(bin_dir, "runtime", "runner", "runner")
+    # A copy: a later build in this workspace (another manifest, another engineer) must not change it under us.
+    env.ember_runner = os.path.join(env.work, "ember_runner")
+    shutil.copy2(built, env.ember_runner)
+
+
+def executorch_package(env: Env) -> Optional[str]:
+    r = run([env.et_python, "-c", "import os, executorch.exir as e; "
+             "print(os.path.dirname(os.path.dirname(os.path.abspath(e.__file__))))"], timeout=600)
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def build_et_runner(env: Env):
+    """bench/et_runner.cc against the wheel's headers and shared libraries (as its CMake config describes them)."""
+    if not os.path.exists(env.et_python):
+        for fw in ("et_portable", "et_xnnpack"):
+            env.skipped[fw] = f"no ExecuTorch venv at {env.et_python} (tools/setup_executorch_venv.sh)"
+        return
+    pkg = executorch_package(env)
+    if pkg is None:
+        for fw in ("et_portable", "et_xnnpack"):
+            env.skipped[fw] = f"executorch does not import in {env.et_python}"
+        return
+    out = os.path.join(env.work, "et_runner")
+    lib = os.path.join(pkg, "lib")
+    cmd = ["g++", "-std=c++17", "-O2", "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED",
+           "-DET_USE_THREADPOOL", "-I", os.path.join(pkg, "include"),
+           "-I", os.path.join(pkg, "include", "executorch", "runtime", "core", "portable_type", "c10"),
+           "-Wno-deprecated-declarations", os.path.join(ROOT, "bench", "et_runner.cc"), "-o", out, "-L", lib,
+           # Kernels and the XNNPACK backend register from their libraries' initializers: link them even unused.
+           "-Wl,--no-as-needed", "-lexecutorch", "-lexecutorch_kernels_optimized", "-lexecutorch_backend_xnnpack",
+           "-lexecutorch_threadpool", "-Wl,--as-needed", f"-Wl,-rpath,{lib}"]
+    log("g++ bench/et_runner.cc (ExecuTorch wheel's runtime)")
+    r = run(cmd, timeout=600)
+    if r.returncode != 0:
+        for fw in ("et_portable", "et_xnnpack"):
+            env.skipped[fw] = f"bench/et_runner.cc did not build: {r.stderr[-800:]}"
+        return
+    env.et_runner = out
+
+
+# --- exports ---------------------------------------------------------------------------------------------------
+
+def export_ember(env: Env, names: List[str]) -> dict:
+    """Ember's export of each model, plus the inputs, eager outputs and weights every framework shares."""
+    import torch
+
+    import exir
+    from bench.models import MODELS
+    report = {}
+    for name in names:
+        module, args = MODELS[name].build()
+        d = os.path.join(env.work, name)
+        os.makedirs(d, exist_ok=True)
+        with torch.no_grad():
+            out = module(*args)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        np.savez(os.path.join(d, "inputs.npz"), **{f"input_{i}": x.numpy() for i, x in enumerate(args)})
+        np.savez(os.path.join(d, "eager_ref.npz"), **{f"output_{i}": o.numpy() for i, o in enumerate(outs)})
+        for i, x in enumerate(args):
+            x.contiguous().numpy().tofile(os.path.join(d, f"input_{i}.bin"))
+        torch.save(module.state_dict(), os.path.join(d, "state_dict.pt"))
+        t0 = time.perf_counter()
+        prog = exir.to_edge(torch.export.export(module, args)).to_executorch()
+        pte = os.path.join(d, "ember.pte")
+        prog.save(pte)
+        elapsed = time.perf_counter() - t0
+        pools = prog.reports["forward"].pools
+        report[name] = {"export_s": elapsed, "pte_bytes": os.path.getsize(pte),
+                        "planned": [p.planned_bytes for p in pools],
+                        "lower_bound": [p.lower_bound_bytes for p in pools], "inputs": len(args),
+                        "outputs": [list(o.shape) for o in outs]}
+    return report
+
+
+def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
+    """ExecuTorch's and ONNX's exports, started in the background (they only export; nothing is timed yet)."""
+    procs = {}
+    models = ",".join(names)
+    if env.et_runner and {"et_portable", "et_xnnpack"} & set(frameworks):
+        d = os.path.join(env.work, "_et")
+        procs["et"] = subprocess.Popen([env.et_python, "-m", "bench.et_side", "export", "--out", d, "--models", models],
+                                       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if "ort" not in frameworks:
+        pass
+    elif os.path.exists(env.bench_python):
+        d = os.path.join(env.work, "_onnx")
+        procs["onnx"] = subprocess.Popen([env.bench_python, "-m", "bench.onnx_export", "--out", d, "--models", models],
+                                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    else:
+        env.skipped["ort"] = f"no benchmark venv at {env.bench_python} (tools/setup_bench_venv.sh)"
+    return procs
+
+
+def finish_peer_exports(env: Env, procs) -> dict:
+    reports = {}
+    for key, p in procs.items():
+        out, err = p.communicate(timeout=3600)
+        if p.returncode != 0:
+            reason = f"{key} export failed: {err.strip()[-1500:]}"
+            for fw in (("et_portable", "et_xnnpack") if key == "et" else ("ort",)):
+                env.skipped[fw] = reason
+            log(reason)
+            continue
+        reports[key] = json.loads(out.strip().splitlines()[-1])
+    return reports
+
+
+# --- measurement -----------------------------------------------------------------------------------------------
+
+def _spawn(env: Env, args, timeout):
+    """Runs args in a process of its own, started by bench/peak_rss (pinned to one CPU when asked); returns
+    (exit code, stdout, stderr, the process's ru_maxrss in KiB)."""
+    out_path = os.path.join(env.work, "_stdout.txt")
+    err_path = os.path.join(env.work, "_stderr.txt")
+    rss_path = os.path.join(env.work, "_rss.txt")
+    if os.path.exists(rss_path):
+        os.remove(rss_path)
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        try:
+            rc = subprocess.run([env.peak_rss, rss_path, *args], cwd=ROOT, stdout=out, stderr=err,
+                                preexec_fn=env.preexec(), timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            rc = -9
+    maxrss = None
+    if os.path.exists(rss_path):
+        with open(rss_path) as f:
+            m = re.match(r"maxrss_kb=(\d+) exit=(-?\d+)", f.read())
+            if m:
+                maxrss = int(m.group(1))
+    with open(out_path) as f, open(err_path) as g:
+        return rc, f.read(), g.read(), maxrss
+
+
+_TIME_RE = {
+    "mean_min": re.compile(r"^time: (\d+) runs, mean ([\d.]+) us, min ([\d.]+) us$", re.M),
+    "median": re.compile(r"^time: (\d+) warm-up runs, min ([\d.]+) us, median ([\d.]+) us, p90 ([\d.]+) us$",
+                         re.M),
+    "load": re.compile(r"^time: load ([\d.]+) us", re.M),
+    "pool": re.compile(r"^memory: pool \d+: (\d+) bytes planned$", re.M),
+    "method_alloc": re.compile(r"^memory: method allocator: (\d+) bytes used", re.M),
+}
+
+
+def parse_runner(stdout: str) -> dict:
+    mm, med, load = (_TIME_RE[k].search(stdout) for k in ("mean_min", "median", "load"))
+    if not (mm and med and load):
+        raise ValueError(f"runner output without timing lines:\n{stdout[-1500:]}")
+    alloc = _TIME_RE["method_alloc"].search(stdout)
+    return {"runs": int(mm.group(1)), "mean_us": float(mm.group(2)), "min_us": float(med.group(2)),
+            "warmup": int(med.group(1)), "median_us": float(med.group(3)), "p90_us": float(med.group(4)),
+            "load_us": float(load.group(1)),
+            "pools": [int(b) for b in _TIME_RE["pool"].findall(stdout)],
+            "method_allocator_bytes": int(alloc.group(1)) if alloc else None}
+
+
+def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out_dir: str):
+    args = [env.ember_runner if fw == "ember" else env.et_runner, pte, "--output-dir", out_dir]
+    for i in range(n_inputs):
+        args += ["--input", os.path.join(model_dir, f"input_{i}.bin")]
+    if fw != "ember":
+        args += ["--threads", "1"]
+    else:
+        args += ["--print", "0"]
+    return args
+
+
+LOAD_SAMPLES = 7
+
+
+def measure_cpp(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, target_s: float, min_runs: int,
+                max_runs: int) -> dict:
+    out_dir = os.path.join(model_dir, f"out_{fw}")
+    os.makedirs(out_dir, exist_ok=True)
+    base = _runner_args(fw, env, model_dir, pte, n_inputs, out_dir)
+    # A probe of 3 runs (after one warm-up) plans the real measurement, so each takes about target_s.
+    rc, out, err, _ = _spawn(env, base + ["--runs", "3", "--warmup", "1"], timeout=1800)
+    if rc != 0:
+        raise RuntimeError(f"{os.path.basename(base[0])} exited {rc}: {err.strip()[-1500:]}")
+    probe = parse_runner(out)
+    runs, warmup = plan_runs(probe["median_us"], target_s, min_runs, max_runs)
+    rc, out, err, maxrss = _spawn(env, base + ["--runs", str(runs), "--warmup", str(warmup)], timeout=3600)
+    if rc != 0:
+        raise RuntimeError(f"{os.path.basename(base[0])} exited {rc}: {err.strip()[-1500:]}")
+    r = parse_runner(out)
+    # Load time is one sample per process, and tens of µs: the median of up to LOAD_SAMPLES processes (extra ones
+    # run once, and only while a run is cheap).
+    loads = [probe["load_us"], r["load_us"]]
+    while len(loads) < LOAD_SAMPLES and probe["median_us"] < 100_000:
+        rc, out, err, _ = _spawn(env, base + ["--runs", "1"], timeout=600)
+        if rc != 0:
+            raise RuntimeError(f"{os.path.basename(base[0])} exited {rc}: {err.strip()[-1500:]}")
+        loads.append(parse_runner(out)["load_us"])
+    r["load_samples_us"] = loads
+    r["load_us"] = sorted(loads)[(len(loads) - 1) // 2]
+    r["arena_bytes"] = sum(r["pools"])
+    r["maxrss_kb"] = maxrss
+    r["outputs_path"] = out_dir
+    return r
+
+
+def measure_py(fw: str, env: Env, name: str, model_dir: str, model_file: str, target_s: float, min_runs: int,
+               max_runs: int) -> dict:
+    out_npz = os.path.join(model_dir, f"out_{fw}.npz")
+    common = ["--target-s", str(target_s), "--min-runs", str(min_runs), "--max-runs", str(max_runs), "--out", out_npz]
+    inputs = os.path.join(model_dir, "inputs.npz")
+    if fw == "ort":
+        args = [env.bench_python, "-m", "bench.pymeasure", "ort", model_file, inputs] + common
+    else:
+        args = [env.python, "-m", "bench.pymeasure", "eager", name, model_file, inputs] + common
+    rc, out, err, maxrss = _spawn(env, args, timeout=3600)
+    if rc != 0:
+        raise RuntimeError(f"{fw} measurement exited {rc}: {err.strip()[-1500:]}")
+    r = json.loads(out.strip().splitlines()[-1])
+    r["maxrss_kb"] = maxrss
+    # The Python process's own peak before the model was loaded (interpreter, framework imports) is set apart.
+    r["rss_delta_kb"] = maxrss - r.pop("rss_before_load_kb") if maxrss is not None else None
+    r["outputs_path"] = out_npz
+    return r
+
+
+def compare_outputs(model_dir: str, outputs_path: str) -> dict:
+    """Largest absolute difference from eager's outputs (computed once at export), and whether it is within
+    1e-3 of the reference's scale (fp32 kernels sum in other orders; BN is folded into convolutions)."""
+    ref = np.load(os.path.join(model_dir, "eager_ref.npz"))
+    worst, scale = 0.0, 1.0
+    for i in range(len(ref.files)):
+        want = ref[f"output_{i}"]
+        if outputs_path.endswith(".npz"):
+            got = np.load(outputs_path)[f"output_{i}"]
+        else:
+            got = np.fromfile(os.path.join(outputs_path, f"output_{i}.bin"), dtype=want.dtype)
+        got = got.reshape(want.shape)
+        worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - want))))
+        scale = max(scale, float(np.max(np.abs(want))))
+    return {"max_abs_err": worst, "matches_eager": worst <= 1e-3 * scale}
+
+
+def file_size(path: str) -> Optional[int]:
+    return os.path.getsize(path) if path and os.path.exists(path) else None
+
+
+def clean_work(work: str):
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+
+
+def files_in(pattern: str) -> List[str]:
+    return sorted(glob.glob(pattern))
