@@ -213,6 +213,8 @@ ZOO: Dict[str, ZooEntry] = {e.name: e for e in [
     _entry("mobilenet_v2", MobileNetV2, [(1, 3, 224, 224)], 6, "MobileNetV2 1.0 at 224x224"),
     _entry("mobilenet_v2_035_96", lambda: MobileNetV2(width=0.35), [(1, 3, 96, 96)], 7,
            "MobileNetV2 width 0.35 at 96x96"),
+    _entry("mobilenet_v2_005_96", lambda: MobileNetV2(width=0.05), [(1, 3, 96, 96)], 11,
+           "MobileNetV2 width 0.05 at 96x96 (the seed's Corstone-300 model)"),
     _entry("transformer_block", TransformerBlock, [(1, 16, 64)], 8, "pre-norm encoder block, dim 64, 4 heads"),
     _entry("running_mean", RunningMean, [(3, 4)], 9, "mutable buffers updated in place"),
     _entry("two_methods", TwoMethods, [(1, 8)], 10, "forward and encode in one program"),

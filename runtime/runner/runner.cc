@@ -19,6 +19,7 @@
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
 #include "runtime/platform/platform.h"
+#include "runtime/runner/fill.h"
 
 using namespace ember;
 
@@ -48,15 +49,6 @@ void* aligned(size_t bytes) {
   return aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
 }
 
-// Deterministic values for 'random': a 64-bit LCG, uniform in [-1, 1) for floats, [0, 10) for integers.
-struct Lcg {
-  uint64_t s;
-  double next() {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<double>(s >> 11) / 9007199254740992.0;
-  }
-};
-
 Error fill_input(Method& method, size_t index, const char* spec) {
   Result<Tensor> t = method.input(index);
   if (!t.ok()) return t.error();
@@ -64,28 +56,13 @@ Error fill_input(Method& method, size_t index, const char* spec) {
   const int64_t n = t->numel();
   uint8_t* buf = static_cast<uint8_t*>(aligned(nbytes));
   const ScalarType st = t->scalar_type();
-  const bool is_zeros = strcmp(spec, "zeros") == 0, is_ones = strcmp(spec, "ones") == 0;
-  if (is_zeros || is_ones || strncmp(spec, "random", 6) == 0) {
-    Lcg rng{spec[6] == ':' ? strtoull(spec + 7, nullptr, 10) : 42u};
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = is_zeros ? 0.0 : is_ones ? 1.0 : rng.next() * 2.0 - 1.0;
-      const double iv = is_zeros ? 0.0 : is_ones ? 1.0 : static_cast<double>(static_cast<int>(rng.next() * 10));
-      switch (st) {
-        case ScalarType::Float: reinterpret_cast<float*>(buf)[i] = static_cast<float>(v); break;
-        case ScalarType::Double: reinterpret_cast<double*>(buf)[i] = v; break;
-        case ScalarType::Half: reinterpret_cast<Half*>(buf)[i] = Half(static_cast<float>(v)); break;
-        case ScalarType::BFloat16: reinterpret_cast<BFloat16*>(buf)[i] = BFloat16(static_cast<float>(v)); break;
-        case ScalarType::Long: reinterpret_cast<int64_t*>(buf)[i] = static_cast<int64_t>(iv); break;
-        case ScalarType::Int: reinterpret_cast<int32_t*>(buf)[i] = static_cast<int32_t>(iv); break;
-        case ScalarType::Char: reinterpret_cast<int8_t*>(buf)[i] = static_cast<int8_t>(iv); break;
-        case ScalarType::Byte: reinterpret_cast<uint8_t*>(buf)[i] = static_cast<uint8_t>(iv); break;
-        case ScalarType::Bool: reinterpret_cast<bool*>(buf)[i] = iv >= 5.0; break;
-        default:
-          fprintf(stderr, "runner: cannot generate values of dtype %s for input %zu; pass a file\n",
-                  scalar_type_name(st), index);
-          free(buf);
-          return Error::NotSupported;
-      }
+  if (is_generated_spec(spec)) {
+    // The same generator as every other runner (runtime/runner/fill.h), so targets can be compared.
+    if (fill_generated(st, buf, n, spec) != Error::Ok) {
+      fprintf(stderr, "runner: cannot generate values of dtype %s for input %zu; pass a file\n",
+              scalar_type_name(st), index);
+      free(buf);
+      return Error::NotSupported;
     }
   } else {
     FILE* f = fopen(spec, "rb");
