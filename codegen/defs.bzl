@@ -6,6 +6,7 @@ load("//tools/bazel:ember.bzl", "EMBER_COPTS")
 # operator provides it).
 KERNEL_LIBRARIES = {
     "//kernels/portable:kernels.yaml": "ember::portable@kernels/portable",
+    "//kernels/quantized:kernels.yaml": "ember::quantized@kernels/quantized",
     "//kernels/prim_ops:kernels.yaml": "ember::prim@kernels/prim_ops",
 }
 
@@ -54,6 +55,7 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
         name = name,
         srcs = [lib["srcs"] for lib in extra_libraries] + [
             "//kernels/portable:srcs",
+            "//kernels/quantized:srcs",
             "//kernels/prim_ops:srcs",
             registry + "/kernel_registry.cc",
         ],
@@ -61,6 +63,7 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
         deps = [lib["headers"] for lib in extra_libraries] + [
             registry + "_dtypes",
             "//kernels/portable:headers",
+            "//kernels/quantized:headers",
             "//kernels/prim_ops:headers",
             "//runtime/core",
             "//runtime/kernel",
