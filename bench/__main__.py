@@ -166,7 +166,31 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 H.log(f"{name}: {fw} failed: {e}")
                 entry["frameworks"][fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
         models[name] = entry
+    pybind_cross_check(env, models, peer, target_s)
     return {"models": models}
+
+
+def pybind_cross_check(env, models, peer, target_s):
+    """ExecuTorch's programs once more through its Python bindings (bench/et_side.py pybind): a check that
+    bench/et_runner measures what ExecuTorch's own Python runtime would, less the bindings' call overhead."""
+    pairs = {}
+    for name, entry in models.items():
+        for fw in ("et_portable", "et_xnnpack"):
+            if fw in entry["frameworks"] and "error" not in entry["frameworks"][fw]:
+                pte = peer["et"][name][fw]["path"]
+                pairs[pte] = (name, fw)
+    if not pairs:
+        return
+    H.log(f"cross-check: {len(pairs)} ExecuTorch programs through its Python bindings")
+    args = [env.et_python, "-m", "bench.et_side", "pybind", "--target-s", str(min(target_s, 0.3))]
+    args += [f"{pte}:{os.path.join(env.work, name, 'inputs.npz')}" for pte, (name, _) in pairs.items()]
+    rc, out, err, _ = H._spawn(env, args, timeout=3600)
+    if rc != 0:
+        H.log(f"pybind cross-check failed: {err.strip()[-1000:]}")
+        return
+    for pte, r in json.loads(out.strip().splitlines()[-1]).items():
+        name, fw = pairs[pte]
+        models[name]["frameworks"][fw]["pybind_median_us"] = r["median_us"]
 
 
 if __name__ == "__main__":

@@ -7,7 +7,12 @@
       "operators": [...], "delegates": [...], "export_s": seconds, "pte_bytes": n}}, "_versions": {...},
       "_optimized_ops": [...]}
 
-The programs are measured by bench/et_runner (C++, against the same wheel's runtime), not here.
+    python -m bench.et_side pybind --target-s S FILE.pte:INPUTS.npz ...
+      a cross-check of bench/et_runner: each program run through ExecuTorch's Python bindings (portable_lib, the
+      threadpool reset to 1 thread), timed around Method.execute() with inputs set before each call; prints one
+      JSON line {FILE.pte: {"median_us", "runs"}}. This includes the bindings' call overhead (well under a µs).
+
+The programs are measured by bench/et_runner (C++, against the same wheel's runtime); `pybind` only checks it.
 """
 from __future__ import annotations
 
@@ -87,14 +92,50 @@ def export(out_dir: str, models):
     print(json.dumps(report))
 
 
+def pybind(pairs, target_s: float):
+    import numpy as np
+    import torch
+    from executorch.extension.pybindings import portable_lib as et
+
+    from bench.pymeasure import plan_runs, stats
+    et._unsafe_reset_threadpool(1)
+    report = {}
+    for pair in pairs:
+        pte, inputs_path = pair.split(":")
+        arrays = np.load(inputs_path)
+        inputs = [torch.from_numpy(arrays[f"input_{i}"]) for i in range(len(arrays.files))]
+        method = et._load_program(pte).load_method("forward")
+        clock = time.perf_counter_ns
+
+        def once():
+            method.set_inputs(inputs)
+            t0 = clock()
+            method.execute()
+            return clock() - t0
+        estimate = min(once() for _ in range(3))
+        runs, warmup = plan_runs(estimate / 1e3, target_s, 3, 20000)
+        for _ in range(warmup):
+            once()
+        times = [once() for _ in range(runs)]
+        report[pte] = {"median_us": stats(times)["median_us"], "runs": runs,
+                       "threads": et._threadpool_get_thread_count()}
+    print(json.dumps(report))
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export")
     e.add_argument("--out", required=True)
     e.add_argument("--models", required=True)
+    p = sub.add_parser("pybind")
+    p.add_argument("--target-s", type=float, default=0.2)
+    p.add_argument("pairs", nargs="+")
     a = ap.parse_args()
-    export(a.out, [m for m in a.models.split(",") if m])
+    if a.cmd == "export":
+        export(a.out, [m for m in a.models.split(",") if m])
+    else:
+        pybind(a.pairs, a.target_s)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ def _zoo(name: str, label: str, small: bool = False) -> BenchModel:
 
 MODELS: Dict[str, BenchModel] = {m.name: m for m in [
     _zoo("add", "add [1,4]", small=True),
-    _zoo("softmax", "softmax [1,4]", small=True),
+    _zoo("softmax", "softmax [1,4]"),
     _zoo("linear", "linear 4->4", small=True),
     BenchModel("chain200", f"{CHAIN_OPS} elementwise ops [1,16]", _chain, ops=CHAIN_OPS, small=True),
     _zoo("mlp", "MLP 784-256-256-10", small=True),

@@ -102,6 +102,25 @@ def correctness_table(result) -> List[str]:
     return lines + [""]
 
 
+def pybind_table(result) -> List[str]:
+    rows = []
+    for name, m in result["models"].items():
+        cells = []
+        for fw in ("et_portable", "et_xnnpack"):
+            r = m["frameworks"].get(fw) or {}
+            cells += [_fmt(r.get("median_us"), "us"), _fmt(r.get("pybind_median_us"), "us")]
+        if any(c != "—" for c in cells[1::2]):
+            rows.append(f"| {m['label']} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return ["### Cross-check: ExecuTorch through its Python bindings", "",
+            "The same programs run through ExecuTorch's pybindings (`portable_lib`, threadpool of 1), timed around "
+            "`Method.execute()` from Python: the C++ driver's numbers are what ExecuTorch's own runtime does, and "
+            "the difference on the one-op models is the bindings' call overhead. Median µs.", "",
+            "| model | ET portable, C++ | ET portable, pybind | ET XNNPACK, C++ | ET XNNPACK, pybind |",
+            "|---|---:|---:|---:|---:|"] + rows + [""]
+
+
 def goals(result) -> List[dict]:
     """Each goal: text, verdict (True, False or None when this run lacks the numbers) and the evidence."""
     out = []
@@ -183,6 +202,7 @@ def markdown(result) -> str:
         lines += metric_table(result, key, title, what, kind)
     lines += per_op_table(result)
     lines += correctness_table(result)
+    lines += pybind_table(result)
     et_opt = {n: m["frameworks"]["et_portable"].get("optimized_kernels_used")
               for n, m in result["models"].items() if "et_portable" in m["frameworks"]}
     if any(et_opt.values()):
@@ -201,9 +221,10 @@ def callgrind_markdown(result) -> str:
     mach = result["machine"]
     lines = [f"# Ember benchmark, instruction counts, {result['date']}", "",
              f"CPU: {mach['cpu']}; valgrind --tool=callgrind. Counts are instructions executed (Ir) inside the "
-             "runtime's own calls, read from callgrind's inclusive costs: `Method::execute()` per call (mean over "
-             f"{result['settings_callgrind']['executes']} calls, the first included), `Program::load` and "
-             "`Program::load_method`. ExecuTorch is counted on its C++ runtime from the 1.5.1 wheel "
+             "runtime's own calls, read from callgrind's inclusive costs: `Method::execute()` per steady-state call "
+             "(the difference between runs making 3 and 2 calls; for programs above "
+             f"{result['settings_callgrind']['small_ir']:,} instructions per 2 calls, their mean), `Program::load` "
+             "and `Program::load_method`. ExecuTorch is counted on its C++ runtime from the 1.5.1 wheel "
              "(bench/et_runner.cc), so no Python runs inside the counted calls.", ""]
     fws = [fw for fw in ["ember", "et_portable", "et_xnnpack"] if any(fw in m["frameworks"]
                                                                        for m in result["models"].values())]
