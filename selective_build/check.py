@@ -19,6 +19,7 @@ from selective_build.selection import SelectionError, load, merge, operators_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFESTS = [(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), "ember::portable", "kernels/portable"),
+             (os.path.join(ROOT, "kernels", "quantized", "kernels.yaml"), "ember::quantized", "kernels/quantized"),
              (os.path.join(ROOT, "kernels", "prim_ops", "kernels.yaml"), "ember::prim", "kernels/prim_ops")]
 
 

@@ -1,0 +1,69 @@
+"""Post-training int8 quantization on PyTorch's PT2E flow (torchao's prepare_pt2e / convert_pt2e in torch 2.13).
+
+    q = exir.quantization.quantize(model, example_inputs, calibration=[(x1,), (x2,), ...])
+    q.reference(x)                          # PyTorch's reference quantized computation (q/dq around float ops)
+    exir.to_edge(q.exported_program).to_executorch().save("model_int8.pte")
+
+Weights are int8 symmetric per output channel, activations int8 asymmetric per tensor, calibrated on the data
+you pass (exir.quantization.quantizer says exactly what is annotated). Patterns with an int8 kernel become
+Ember's fused ops (ember_quantized::conv2d, linear, add, adaptive_avg_pool2d, with ReLU/ReLU6 folded into their
+clamp); everything else runs as float between quantized_decomposed quantize/dequantize, as in ExecuTorch.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Iterable, Optional, Sequence
+
+import torch
+
+from exir.quantization.quantizer import EmberQuantizer
+
+logging.getLogger("torchao").setLevel(logging.ERROR)
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
+
+
+class QuantizationError(RuntimeError):
+    pass
+
+
+@dataclasses.dataclass
+class QuantizedModel:
+    exported_program: torch.export.ExportedProgram  # with Ember's fused int8 ops: give it to exir.to_edge
+    reference: torch.fx.GraphModule                 # convert_pt2e's output: PyTorch's reference computation
+    fused_ops: int                                  # how many patterns became fused int8 ops
+
+
+def quantize(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
+             calibration: Iterable[Sequence[torch.Tensor]], quantizer: Optional[object] = None) -> QuantizedModel:
+    """Calibrates `model` on `calibration` (an iterable of input tuples) and returns it quantized to int8."""
+    from exir.quantization.lower_quantized import fuse_quantized
+
+    example_inputs = tuple(example_inputs)
+    captured = torch.export.export(model.eval(), example_inputs).module()
+    prepared = prepare_pt2e(captured, quantizer or EmberQuantizer())
+    seen = 0
+    with torch.no_grad():
+        for batch in calibration:
+            prepared(*(batch if isinstance(batch, (tuple, list)) else (batch,)))
+            seen += 1
+    if seen == 0:
+        raise QuantizationError("calibration is empty: pass at least one input tuple shaped like example_inputs "
+                                "(a few dozen representative samples give good activation ranges)")
+    reference = convert_pt2e(prepared)
+    # The fused graph is a rewrite of a copy: `reference` stays PyTorch's own computation for comparisons.
+    fused, count = fuse_quantized(convert_pt2e_copy(reference))
+    ep = torch.export.export(fused, example_inputs)
+    return QuantizedModel(exported_program=ep, reference=reference, fused_ops=count)
+
+
+def convert_pt2e_copy(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    import copy
+    import warnings
+    with warnings.catch_warnings():
+        # Copying the module's pytree specs trips a deprecation inside torch itself, not in anything we call.
+        warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+        return copy.deepcopy(gm)
+
+
+__all__ = ["EmberQuantizer", "QuantizationError", "QuantizedModel", "quantize"]

@@ -1,0 +1,190 @@
+"""Quantize/dequantize patterns -> Ember's fused int8 operators, on the graph convert_pt2e returns.
+
+convert_pt2e leaves PyTorch's reference form: every quantized op is dequantize -> float op -> quantize. Where
+kernels/quantized has a kernel, the whole pattern becomes one call that reads and writes int8:
+
+    dq(x) -> conv2d(., dq(w_int8), dq(b_int32)) [-> relu | relu6 | hardtanh] -> q   =>  ember_quantized::conv2d
+    dq(x) -> linear(...)                      [-> activation]                  -> q   =>  ember_quantized::linear
+    dq(a), dq(b) -> add                       [-> activation]                  -> q   =>  ember_quantized::add
+    dq(x) -> adaptive_avg_pool2d / mean(H, W, keepdim)                         -> q   =>  ember_quantized::adaptive_avg_pool2d
+    dq(x) -> view-like op -> q  (same scale and zero point)                          =>  the view op on int8
+
+The activation becomes the kernel's clamp [activation_min, activation_max] in the output's int8 domain. The
+rest stays as it is: float kernels between quantized_decomposed quantize/dequantize, which the runtime also
+runs. Must run before to_edge: its decompositions split linear into transposes and addmm.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Optional, Tuple
+
+import torch
+
+import kernels.quantized.ops  # noqa: F401  (registers ember_quantized::*)
+
+aten = torch.ops.aten
+qd = torch.ops.quantized_decomposed
+eq = torch.ops.ember_quantized
+
+Q_TENSOR = {qd.quantize_per_tensor.default}
+DQ_TENSOR = {qd.dequantize_per_tensor.default}
+DQ_CHANNEL = {qd.dequantize_per_channel.default}
+VIEW_OPS = {aten.flatten.using_ints, aten.view.default, aten.reshape.default, aten.squeeze.dim, aten.squeeze.dims,
+            aten.unsqueeze.default, aten.permute.default, aten.contiguous.default}
+
+
+def _call(node, targets) -> bool:
+    return isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in targets
+
+
+def _single_user(node: torch.fx.Node) -> bool:
+    return len(node.users) == 1
+
+
+def _int8_tensor_qparams(node) -> Optional[Tuple[torch.fx.Node, float, int]]:
+    """(int8 source, scale, zero point) if `node` dequantizes a per-tensor int8 value."""
+    if not _call(node, DQ_TENSOR):
+        return None
+    src, scale, zp, qmin, qmax, dtype = node.args[:6]
+    if dtype != torch.int8 or (qmin, qmax) != (-128, 127):
+        return None
+    return src, float(scale), int(zp)
+
+
+def _channel_weights(node, dtype) -> Optional[Tuple[torch.fx.Node, torch.fx.Node]]:
+    """(quantized constant, scales) if `node` dequantizes a per-channel constant along axis 0."""
+    if not _call(node, DQ_CHANNEL):
+        return None
+    src, scales, _zps, axis = node.args[:4]
+    if node.args[6] != dtype or axis != 0 or src.op != "get_attr" or scales.op != "get_attr":
+        return None
+    return src, scales
+
+
+def _shape(node: torch.fx.Node):
+    val = node.meta.get("val")
+    return tuple(val.shape) if isinstance(val, torch.Tensor) else None
+
+
+def _clamp_range(act: Optional[torch.fx.Node], scale: float, zp: int) -> Optional[Tuple[int, int]]:
+    """The activation as an int8 clamp of the output, or None if it is not one Ember fuses."""
+    def q(v: float) -> int:
+        return max(-128, min(127, int(round(v / scale)) + zp))
+    if act is None:
+        return -128, 127
+    if act.target in (aten.relu.default, aten.relu_.default):
+        return q(0.0), 127
+    if act.target == aten.relu6.default:
+        return q(0.0), q(6.0)
+    if act.target in (aten.hardtanh.default, aten.hardtanh_.default):
+        lo = act.args[1] if len(act.args) > 1 else act.kwargs.get("min_val", -1.0)
+        hi = act.args[2] if len(act.args) > 2 else act.kwargs.get("max_val", 1.0)
+        return q(float(lo)), q(float(hi))
+    return None
+
+
+def _float32_attr(gm: torch.fx.GraphModule, node: torch.fx.Node) -> torch.fx.Node:
+    """A get_attr of the same constant as float32 (per-channel scales may be float64)."""
+    value = getattr(gm, node.target)
+    if value.dtype == torch.float32:
+        return node
+    name = f"{node.target}_f32"
+    if not hasattr(gm, name):
+        gm.register_buffer(name, value.to(torch.float32))
+    with gm.graph.inserting_after(node):
+        return gm.graph.get_attr(name)
+
+
+def _arg(node: torch.fx.Node, index: int, name: str, default):
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def _pair(v):
+    return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
+
+
+def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
+    y, out_scale, out_zp, qmin, qmax, dtype = q.args[:6]
+    if dtype != torch.int8 or (qmin, qmax) != (-128, 127) or not isinstance(y, torch.fx.Node):
+        return False
+    out_scale, out_zp = float(out_scale), int(out_zp)
+    act, core = None, y
+    if _call(y, {aten.relu.default, aten.relu_.default, aten.relu6.default, aten.hardtanh.default,
+                 aten.hardtanh_.default}) and _single_user(y):
+        act, core = y, y.args[0]
+    if not isinstance(core, torch.fx.Node) or core.op != "call_function" or not _single_user(core):
+        return False
+    clamp = _clamp_range(act, out_scale, out_zp)
+    if clamp is None:
+        return False
+    lo, hi = clamp
+    graph = gm.graph
+    new_args = None
+    if core.target in (aten.conv2d.default, aten.linear.default):
+        x = _int8_tensor_qparams(core.args[0])
+        w = _channel_weights(core.args[1], torch.int8)
+        bias_node = _arg(core, 2, "bias", None)
+        b = _channel_weights(bias_node, torch.int32) if bias_node is not None else None
+        if x is None or w is None or (bias_node is not None and b is None):
+            return False
+        with graph.inserting_before(q):
+            scales = _float32_attr(gm, w[1])
+        common = (x[0], x[1], x[2], w[0], scales, b[0] if b else None)
+        if core.target == aten.conv2d.default:
+            stride, padding, dilation = (_pair(_arg(core, i, n, d)) for i, n, d in
+                                         ((3, "stride", 1), (4, "padding", 0), (5, "dilation", 1)))
+            if isinstance(_arg(core, 4, "padding", 0), str):
+                return False  # padding='same' / 'valid': left to the float path
+            groups = int(_arg(core, 6, "groups", 1))
+            target = eq.conv2d.default
+            new_args = common + (stride, padding, dilation, groups, out_scale, out_zp, lo, hi)
+        else:
+            target = eq.linear.default
+            new_args = common + (out_scale, out_zp, lo, hi)
+    elif core.target in (aten.add.Tensor,) and _arg(core, 2, "alpha", 1) == 1:
+        a, b = _int8_tensor_qparams(core.args[0]), _int8_tensor_qparams(core.args[1])
+        if a is None or b is None or _shape(a[0]) is None or _shape(a[0]) != _shape(b[0]):
+            return False  # the int8 add does not broadcast
+        target = eq.add.default
+        new_args = (a[0], a[1], a[2], b[0], b[1], b[2], out_scale, out_zp, lo, hi)
+    elif act is None and core.target in (aten.adaptive_avg_pool2d.default, aten.mean.dim):
+        x = _int8_tensor_qparams(core.args[0])
+        if x is None:
+            return False
+        if core.target == aten.mean.dim:
+            dims = sorted(d % 4 for d in core.args[1])
+            if dims != [2, 3] or not _arg(core, 2, "keepdim", False):
+                return False
+            size = [1, 1]
+        else:
+            size = _pair(core.args[1])
+        target = eq.adaptive_avg_pool2d.default
+        new_args = (x[0], x[1], x[2], size, out_scale, out_zp)
+    elif act is None and core.target in VIEW_OPS:
+        x = _int8_tensor_qparams(core.args[0])
+        if x is None or (x[1], x[2]) != (out_scale, out_zp):
+            return False
+        target = core.target
+        new_args = (x[0],) + tuple(core.args[1:])
+    else:
+        return False
+    with graph.inserting_before(q):
+        fused = graph.call_function(target, new_args, dict(core.kwargs) if target == core.target else {})
+    fused.meta = dict(q.meta)
+    if "val" not in fused.meta and "val" in y.meta:
+        fused.meta["val"] = y.meta["val"]  # for shape checks of later patterns; re-export recomputes it
+    q.replace_all_uses_with(fused)
+    return True
+
+
+def fuse_quantized(gm: torch.fx.GraphModule) -> Tuple[torch.fx.GraphModule, int]:
+    """Rewrites `gm` (from convert_pt2e) in place; returns it and how many patterns became fused ops."""
+    fused = 0
+    for q in [n for n in gm.graph.nodes if _call(n, Q_TENSOR)]:
+        if _fuse_one(gm, q):
+            fused += 1
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    return gm, fused
