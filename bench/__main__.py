@@ -79,6 +79,7 @@ def main(argv=None) -> int:
         result = measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, max_runs)
     result.update(date=today, machine=H.machine_info(env), quick=a.quick, mode="callgrind" if a.callgrind else "time",
                   settings={"target_s": target_s, "min_runs": min_runs, "max_runs": max_runs, "threads": 1,
+                            "cpp_rounds": H.ROUNDS,
                             "rss_floor_kb": rss_floor},
                   frameworks={f: {"description": H.FRAMEWORKS[f], "skipped": env.skipped.get(f)} for f in frameworks},
                   versions=versions(env, peer), wall_s=None)
@@ -129,28 +130,21 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
         et = peer.get("et", {}).get(name, {})
         onnx = peer.get("onnx", {}).get(name, {})
         entry = {"label": bm.label, "ops": bm.ops or None, "frameworks": {}}
-        for fw in frameworks:
-            if fw in env.skipped:
+        # The C++ runners first, in interleaved rounds; then the Python-hosted frameworks, one process each.
+        jobs = {"ember": os.path.join(d, "ember.pte")}
+        for fw in ("et_portable", "et_xnnpack"):
+            if fw in frameworks and fw not in env.skipped:
+                jobs[fw] = et.get(fw, {}).get("path")
+        H.log(f"{name}: {', '.join(jobs)} ({H.ROUNDS} rounds)")
+        measured = H.measure_cpp({fw: p for fw, p in jobs.items() if p}, env, d, ee["inputs"], target_s, min_runs,
+                                 max_runs)
+        measured.update({fw: {"error": "no ExecuTorch export"} for fw, p in jobs.items() if not p})
+        for fw in ("ort", "eager"):
+            if fw not in frameworks or fw in env.skipped:
                 continue
             H.log(f"{name}: {fw}")
             try:
-                if fw == "ember":
-                    r = H.measure_cpp(fw, env, d, os.path.join(d, "ember.pte"), ee["inputs"], target_s, min_runs,
-                                      max_runs)
-                    r.update(file_bytes=ee["pte_bytes"], export_s=ee["export_s"],
-                             arena_lower_bound_bytes=sum(ee["lower_bound"]))
-                elif fw in ("et_portable", "et_xnnpack"):
-                    facts = et[fw]
-                    r = H.measure_cpp(fw, env, d, facts["path"], ee["inputs"], target_s, min_runs, max_runs)
-                    # The driver's planned pools are the program's non_const_buffer_sizes; both are recorded.
-                    r.update(file_bytes=facts["pte_bytes"], export_s=facts["export_s"],
-                             non_const_buffer_sizes=facts["planned"], operators=facts["operators"],
-                             delegates=facts["delegates"], instructions=facts["instructions"])
-                    if fw == "et_portable":
-                        opt = set(peer["et"].get("_optimized_ops", []))
-                        r["optimized_kernels_used"] = sorted(o for o in facts["operators"]
-                                                             if o.split("::")[-1].split(".")[0] in opt)
-                elif fw == "ort":
+                if fw == "ort":
                     r = H.measure_py(fw, env, name, d, onnx["path"], target_s, min_runs, max_runs)
                     r.update(file_bytes=onnx["onnx_bytes"], export_s=onnx["export_s"], arena_bytes=None,
                              onnx_nodes=onnx["nodes"])
@@ -158,13 +152,32 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                     r = H.measure_py(fw, env, name, d, os.path.join(d, "state_dict.pt"), target_s, min_runs,
                                      max_runs)
                     r.update(file_bytes=H.file_size(os.path.join(d, "state_dict.pt")), arena_bytes=None)
-                r.update(H.compare_outputs(d, r.pop("outputs_path")))
-                if bm.ops:
-                    r["ns_per_op"] = r["median_us"] * 1e3 / bm.ops
-                entry["frameworks"][fw] = r
+                measured[fw] = r
             except Exception as e:  # one framework failing on one model is recorded, not fatal
-                H.log(f"{name}: {fw} failed: {e}")
-                entry["frameworks"][fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+                measured[fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+        for fw in [f for f in H.FRAMEWORKS if f in measured]:
+            r = measured[fw]
+            if "error" in r:
+                H.log(f"{name}: {fw} failed: {r['error'][:300]}")
+                entry["frameworks"][fw] = r
+                continue
+            if fw == "ember":
+                r.update(file_bytes=ee["pte_bytes"], export_s=ee["export_s"],
+                         arena_lower_bound_bytes=sum(ee["lower_bound"]))
+            elif fw in ("et_portable", "et_xnnpack"):
+                facts = et[fw]
+                # The driver's planned pools are the program's non_const_buffer_sizes; both are recorded.
+                r.update(file_bytes=facts["pte_bytes"], export_s=facts["export_s"],
+                         non_const_buffer_sizes=facts["planned"], operators=facts["operators"],
+                         delegates=facts["delegates"], instructions=facts["instructions"])
+                if fw == "et_portable":
+                    opt = set(peer["et"].get("_optimized_ops", []))
+                    r["optimized_kernels_used"] = sorted(o for o in facts["operators"]
+                                                         if o.split("::")[-1].split(".")[0] in opt)
+            r.update(H.compare_outputs(d, r.pop("outputs_path")))
+            if bm.ops:
+                r["ns_per_op"] = r["median_us"] * 1e3 / bm.ops
+            entry["frameworks"][fw] = r
         models[name] = entry
     pybind_cross_check(env, models, peer, target_s)
     return {"models": models}

@@ -277,37 +277,74 @@ def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out
 
 
 LOAD_SAMPLES = 7
+ROUNDS = 3
 
 
-def measure_cpp(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, target_s: float, min_runs: int,
-                max_runs: int) -> dict:
-    out_dir = os.path.join(model_dir, f"out_{fw}")
-    os.makedirs(out_dir, exist_ok=True)
-    base = _runner_args(fw, env, model_dir, pte, n_inputs, out_dir)
-    # A probe of 3 runs (after one warm-up) plans the real measurement, so each takes about target_s.
-    rc, out, err, _ = _spawn(env, base + ["--runs", "3", "--warmup", "1"], timeout=1800)
-    if rc != 0:
-        raise RuntimeError(f"{os.path.basename(base[0])} exited {rc}: {err.strip()[-1500:]}")
-    probe = parse_runner(out)
-    runs, warmup = plan_runs(probe["median_us"], target_s, min_runs, max_runs)
-    rc, out, err, maxrss = _spawn(env, base + ["--runs", str(runs), "--warmup", str(warmup)], timeout=3600)
-    if rc != 0:
-        raise RuntimeError(f"{os.path.basename(base[0])} exited {rc}: {err.strip()[-1500:]}")
-    r = parse_runner(out)
-    # Load time is one sample per process, and tens of µs: the median of up to LOAD_SAMPLES processes (extra ones
-    # run once, and only while a run is cheap).
-    loads = [probe["load_us"], r["load_us"]]
-    while len(loads) < LOAD_SAMPLES and probe["median_us"] < 100_000:
-        rc, out, err, _ = _spawn(env, base + ["--runs", "1"], timeout=600)
+def _median(xs):
+    xs = sorted(xs)
+    return xs[(len(xs) - 1) // 2]
+
+
+def measure_cpp(jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, target_s: float,
+                min_runs: int, max_runs: int) -> Dict[str, dict]:
+    """Measures one model on the C++ runners (jobs: framework -> .pte), in ROUNDS interleaved rounds (Ember,
+    ExecuTorch portable, ExecuTorch XNNPACK, then again), so that a burst of load from elsewhere on a shared machine
+    falls on all of them alike. Each round is a process of its own doing a third of the planned runs; the median
+    and p90 reported are the medians of the rounds' medians and p90s. Returns framework -> result (or error)."""
+    base, plans, rounds, loads, results = {}, {}, {}, {}, {}
+
+    def spawn(fw, extra, timeout=3600):
+        rc, out, err, maxrss = _spawn(env, base[fw] + extra, timeout=timeout)
         if rc != 0:
-            raise RuntimeError(f"{os.path.basename(base[0])} exited {rc}: {err.strip()[-1500:]}")
-        loads.append(parse_runner(out)["load_us"])
-    r["load_samples_us"] = loads
-    r["load_us"] = sorted(loads)[(len(loads) - 1) // 2]
-    r["arena_bytes"] = sum(r["pools"])
-    r["maxrss_kb"] = maxrss
-    r["outputs_path"] = out_dir
-    return r
+            raise RuntimeError(f"{os.path.basename(base[fw][0])} exited {rc}: {err.strip()[-1500:]}")
+        return parse_runner(out), maxrss
+
+    for fw, pte in jobs.items():
+        out_dir = os.path.join(model_dir, f"out_{fw}")
+        os.makedirs(out_dir, exist_ok=True)
+        base[fw] = _runner_args(fw, env, model_dir, pte, n_inputs, out_dir)
+        try:
+            # A probe of 3 runs (after one warm-up) plans the measurement, so that it takes about target_s.
+            probe, _ = spawn(fw, ["--runs", "3", "--warmup", "1"], timeout=1800)
+            runs, warmup = plan_runs(probe["median_us"], target_s, min_runs, max_runs)
+            plans[fw] = (probe["median_us"], -(-runs // ROUNDS), max(1, warmup // ROUNDS))
+            rounds[fw], loads[fw] = [], [probe["load_us"]]
+        except Exception as e:  # recorded for this framework; the others go on
+            results[fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+    for _ in range(ROUNDS):
+        for fw in list(plans):
+            try:
+                _, runs, warmup = plans[fw]
+                r, maxrss = spawn(fw, ["--runs", str(runs), "--warmup", str(warmup)])
+                r["maxrss_kb"] = maxrss
+                rounds[fw].append(r)
+                loads[fw].append(r["load_us"])
+            except Exception as e:
+                results[fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+                del plans[fw]
+    for fw, (estimate_us, _, _) in plans.items():
+        try:
+            # Load time is one sample per process, and tens of µs: the median of up to LOAD_SAMPLES processes
+            # (extra ones run once, and only while a run is cheap).
+            while len(loads[fw]) < LOAD_SAMPLES and estimate_us < 100_000:
+                loads[fw].append(spawn(fw, ["--runs", "1"], timeout=600)[0]["load_us"])
+        except Exception as e:
+            results[fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+            continue
+        rs = rounds[fw]
+        runs = sum(r["runs"] for r in rs)
+        results[fw] = {
+            "median_us": _median([r["median_us"] for r in rs]), "p90_us": _median([r["p90_us"] for r in rs]),
+            "min_us": min(r["min_us"] for r in rs), "mean_us": sum(r["mean_us"] * r["runs"] for r in rs) / runs,
+            "runs": runs, "warmup": sum(r["warmup"] for r in rs), "rounds": len(rs),
+            "round_medians_us": [r["median_us"] for r in rs],
+            "load_us": _median(loads[fw]), "load_samples_us": loads[fw],
+            "pools": rs[0]["pools"], "arena_bytes": sum(rs[0]["pools"]),
+            "method_allocator_bytes": rs[0]["method_allocator_bytes"],
+            "maxrss_kb": max(r["maxrss_kb"] for r in rs if r["maxrss_kb"] is not None),
+            "outputs_path": os.path.join(model_dir, f"out_{fw}"),
+        }
+    return results
 
 
 def measure_py(fw: str, env: Env, name: str, model_dir: str, model_file: str, target_s: float, min_runs: int,

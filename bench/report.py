@@ -183,7 +183,9 @@ def markdown(result) -> str:
              f"every measured process pinned to CPU {mach['pinned_cpu']} and single-threaded. "
              f"Commit {mach['git_commit']}{' (with local changes)' if mach.get('git_dirty') else ''}. "
              f"Timed runs per measurement: about {result['settings']['target_s']} s "
-             f"({result['settings']['min_runs']} to {result['settings']['max_runs']} runs, warm-up a tenth of that). "
+             f"({result['settings']['min_runs']} to {result['settings']['max_runs']} runs, warm-up a tenth of that); "
+             f"the C++ runners in {result['settings'].get('cpp_rounds', 1)} interleaved rounds (processes), "
+             "median and p90 being the medians of the rounds' values. "
              f"Whole run: {result['wall_s']:.0f} s.", "",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v) + ".", ""]
     lines += ["| framework | what runs |", "|---|---|"]
