@@ -20,7 +20,7 @@ QEMU = shutil.which("qemu-system-arm")
 pytestmark = pytest.mark.skipif(QEMU is None or shutil.which("arm-none-eabi-gcc") is None,
                                 reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96"]
-INT8_MODELS = ["mobilenet_v2_005_96_int8"]
+INT8_MODELS = ["mlp_int8", "small_cnn_int8", "mobilenet_v2_005_96_int8"]
 HOST_TIMEOUT_S = 120
 
 
@@ -72,21 +72,23 @@ def test_m55_matches_eager_and_host(firmware, runner, tmp_path, name):
         torch.testing.assert_close(g, h, atol=1e-5 * scale, rtol=1e-5)
 
 
-def test_m55_int8_mobilenet_matches_host_and_reference(firmware, runner, tmp_path):
-    """The seed scenario: int8 MobileNetV2 width 0.05 at 96x96x3. ExecuTorch's Corstone-300 runner asked for
-    1,785,600 bytes for it and died in a 1 KB pool; Ember plans its arena from the program and places it in SRAM."""
+@pytest.mark.parametrize("name", ["mlp", "small_cnn", "mobilenet_v2_005_96"])
+def test_m55_int8_matches_host_and_reference(firmware, runner, tmp_path, name):
+    """Int8 zoo models, among them the seed scenario's MobileNetV2 width 0.05 at 96x96x3: ExecuTorch's
+    Corstone-300 runner asked for 1,785,600 bytes for it and died in a 1 KB pool; Ember plans its arena from the
+    program and places it in SRAM."""
     from examples.quantized import quantize_zoo
-    q, args, _ = quantize_zoo("mobilenet_v2_005_96")
+    q, args, _ = quantize_zoo(name)
     ref = q.reference(*args)
     (tmp_path / "input_0.bin").write_bytes(args[0].contiguous().numpy().tobytes())
     (tmp_path / "m55").mkdir()
-    proc = run_m55(str(firmware / "mobilenet_v2_005_96_int8.elf"), ["--input", "input_0.bin", "--output-dir", "m55"],
-                   tmp_path)
+    proc = run_m55(str(firmware / f"{name}_int8.elf"), ["--input", "input_0.bin", "--output-dir", "m55"], tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
     planned = int(re.search(r"pool 1: (\d+) bytes planned, in SRAM", proc.stdout).group(1))
-    assert planned < 1_785_600 // 4, proc.stdout
+    if name == "mobilenet_v2_005_96":
+        assert planned < 1_785_600 // 4, proc.stdout
     got = read_outputs(str(tmp_path / "m55"), [ref])[0]
-    host = run(runner, firmware / "mobilenet_v2_005_96_int8.pte", args, str(tmp_path / "host"))
+    host = run(runner, firmware / f"{name}_int8.pte", args, str(tmp_path / "host"))
     assert host.returncode == 0, host.stderr[-2000:]
     # Integer kernels: the same bytes on the M55 and on x86-64.
     assert torch.equal(got, read_outputs(str(tmp_path / "host"), [ref])[0])
