@@ -4,7 +4,6 @@ and the Python-hosted measurements run in their own venvs as subprocesses.
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import platform
@@ -30,8 +29,6 @@ FRAMEWORKS = {
            "timed around session.run from Python",
     "eager": "eager PyTorch, torch.set_num_threads(1), inference_mode, timed around module(*inputs) from Python",
 }
-LABELS = {"ember": "Ember", "et_portable": "ET portable", "et_xnnpack": "ET XNNPACK", "ort": "ONNX Runtime",
-          "eager": "eager torch"}
 
 
 class Env:
@@ -392,7 +389,3 @@ def clean_work(work: str):
     if os.path.isdir(work):
         shutil.rmtree(work)
     os.makedirs(work)
-
-
-def files_in(pattern: str) -> List[str]:
-    return sorted(glob.glob(pattern))
