@@ -46,18 +46,55 @@ KERNEL_COPTS = [
     "-Wno-unneeded-internal-declaration",
 ]
 
+# Registered ahead of portable when --//kernels:optimized is true (kernels/optimized/kernels.yaml).
+OPTIMIZED_LIBRARY = {"//kernels/optimized:kernels.yaml": "ember::optimized@kernels/optimized"}
+
 def ember_kernels(name, selection = None, extra_libraries = [], visibility = None):
     """The kernels (and registration table) for `selection` (a selected_operators.yaml; None = everything).
+
+    Two variants are generated, `<name>_portable` and `<name>_optimized` (optimized kernels first, each handing
+    the dtypes it lacks to portable); `<name>` is the one --//kernels:optimized picks.
 
     extra_libraries: your own kernel libraries (custom operators, or overrides of built-in kernels: they come
     first), each a dict with "manifest" (label of its kernels.yaml), "namespace" (its C++ namespace), "package"
     (its Bazel package), "srcs" (label of its kernel sources) and "headers" (label of a cc_library with its
     kernels.h).
     """
+    _kernels_variant(name + "_portable", selection, extra_libraries, False, visibility)
+    _kernels_variant(name + "_optimized", selection, extra_libraries, True, visibility)
+    native.alias(
+        name = name,
+        actual = select({
+            "//kernels:use_optimized": name + "_optimized",
+            "//conditions:default": name + "_portable",
+        }),
+        visibility = visibility,
+    )
+
+def _kernels_variant(name, selection, extra_libraries, optimized, visibility):
     registry = name + "_registry"
     manifests = {lib["manifest"]: lib["namespace"] + "@" + lib["package"] for lib in extra_libraries}
+    if optimized:
+        manifests.update(OPTIMIZED_LIBRARY)
     manifests.update(KERNEL_LIBRARIES)
     ember_kernel_registry(registry, manifests, selection)
+    deps = [lib["headers"] for lib in extra_libraries] + [
+        registry + "_dtypes",
+        "//kernels/portable:headers",
+        "//kernels/quantized:headers",
+        "//kernels/prim_ops:headers",
+        "//runtime/core",
+        "//runtime/kernel",
+    ]
+    if optimized:
+        # Compiled apart for their -O3; the registry below references them, so the link keeps them.
+        native.cc_library(
+            name = name + "_fast",
+            srcs = ["//kernels/optimized:srcs"],
+            copts = EMBER_COPTS + KERNEL_COPTS + ["-O3"],
+            deps = deps + ["//kernels/optimized:headers"],
+        )
+        deps = deps + [name + "_fast", "//kernels/optimized:headers"]
     native.cc_library(
         name = name,
         srcs = [lib["srcs"] for lib in extra_libraries] + [
@@ -67,14 +104,7 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
             registry + "/kernel_registry.cc",
         ],
         copts = EMBER_COPTS + KERNEL_COPTS,
-        deps = [lib["headers"] for lib in extra_libraries] + [
-            registry + "_dtypes",
-            "//kernels/portable:headers",
-            "//kernels/quantized:headers",
-            "//kernels/prim_ops:headers",
-            "//runtime/core",
-            "//runtime/kernel",
-        ],
+        deps = deps,
         # Nothing references the table by name until the executor looks kernels up, so keep it in the link;
         # -Wl,--gc-sections still drops whatever the table does not reference.
         alwayslink = True,

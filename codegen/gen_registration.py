@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from torchgen.model import FunctionSchema
 
-from codegen.manifest import SCALAR_TYPE_NAMES, SCALAR_TYPES, KernelDecl, ManifestError, load_manifest, merge
+from codegen.manifest import SCALAR_TYPE_NAMES, SCALAR_TYPES, KernelDecl, ManifestError, load_manifest, merge_chains
 
 # How each schema type is unboxed from an EValue*, and its one-letter code in the table's arg_types string
 # (which Method::init checks against the program's values, so the wrappers need no checks at execute time).
@@ -101,52 +101,92 @@ def arg_signature(decl: KernelDecl) -> Tuple[str, List[str]]:
     return "".join(codes), exprs
 
 
-def _apply_selection(decls: Sequence[KernelDecl], selection: Optional[Dict]) -> List[Tuple[KernelDecl, int]]:
-    """(decl, dtype mask) for every selected kernel. Without a selection: every kernel, every declared dtype."""
-    if selection is None or selection.get("include_all_operators"):
-        return [(d, d.dtype_mask) for d in decls]
-    by_op = {d.op: d for d in decls}
+def _apply_selection(chains: Sequence[Sequence[KernelDecl]],
+                     selection: Optional[Dict]) -> List[Tuple[KernelDecl, int, List[Tuple[KernelDecl, int]]]]:
+    """Per selected op: (registered decl, table mask, [(decl, mask) for every library kernel compiled for it]).
+
+    The registered kernel is the first library's; the selected dtypes it does not compute go to the next
+    library's kernel for the same op, which the first one calls (kernels/optimized hands non-Float to portable).
+    Without a selection: every op, every dtype any of its kernels computes.
+    """
+    def split(chain: Sequence[KernelDecl], wanted_mask: int) -> List[Tuple[KernelDecl, int]]:
+        masks, left = [], wanted_mask
+        for d in chain:
+            m = left & d.dtype_mask
+            masks.append((d, m))
+            left &= ~m
+        return masks
+
+    by_op = {c[0].op: c for c in chains}
     chosen = []
     missing = []
+    if selection is None or selection.get("include_all_operators"):
+        for chain in chains:
+            every = 0
+            for d in chain:
+                every |= d.dtype_mask
+            per = split(chain, every)
+            chosen.append((chain[0], _union(per), per))
+        return chosen
     for op, info in sorted((selection.get("operators") or {}).items()):
-        d = by_op.get(op)
-        if d is None:
+        chain = by_op.get(op)
+        if chain is None:
             missing.append(op)
             continue
+        computable = 0
+        for d in chain:
+            computable |= d.dtype_mask
         wanted = info.get("dtypes") if isinstance(info, dict) else None
-        mask = d.dtype_mask
+        mask = computable
         if wanted:
             sel = 0
             for name in wanted:
                 sel |= 1 << SCALAR_TYPES[name]
             # Selections record every tensor dtype a call sees (a Long indices output, say); the kernel is
             # compiled for the ones it computes. None of them computable means the build cannot run the op.
-            if not sel & d.dtype_mask:
-                raise ManifestError(f"{op}: the selection needs dtypes {sorted(wanted)}, which kernel {d.kernel} "
-                                    f"does not implement ({d.library})")
-            mask = sel & d.dtype_mask
-        chosen.append((d, mask))
+            if not sel & computable:
+                raise ManifestError(f"{op}: the selection needs dtypes {sorted(wanted)}, which kernel "
+                                    f"{chain[0].kernel} does not implement ({chain[0].library})")
+            mask = sel & computable
+        per = split(chain, mask)
+        chosen.append((chain[0], _union(per), per))
     if missing:
         raise ManifestError("the selection needs operators no kernel library implements: " + ", ".join(missing))
     return chosen
 
 
-def render(selected: Sequence[Tuple[KernelDecl, int]], all_decls: Sequence[KernelDecl] = ()) -> Tuple[str, str]:
+def _union(per: Sequence[Tuple[KernelDecl, int]]) -> int:
+    m = 0
+    for _, x in per:
+        m |= x
+    return m
+
+
+def _mask_name(d: KernelDecl) -> str:
+    return f"{d.kernel}_{d.namespace.split('::')[-1]}"
+
+
+def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, int]]]],
+           all_decls: Sequence[KernelDecl] = ()) -> Tuple[str, str]:
     """The registry source and the dtype header. Every kernel of `all_decls` gets a mask (0 when not selected),
     so unselected kernel sources still compile, to nothing: a 0 mask instantiates no dtype case."""
-    headers = sorted({f'#include "{d.library}/kernels.h"' for d, _ in selected})
+    headers = sorted({f'#include "{d.library}/kernels.h"' for d, _, _ in selected})
     wrappers, rows, masks = [], [], []
-    for d, mask in sorted(selected, key=lambda x: x[0].op):
+    named = set()
+    for d, mask, per in sorted(selected, key=lambda x: x[0].op):
         sig, exprs = arg_signature(d)
         sym = _symbol(d.op)
         call = f"{d.namespace}::{d.kernel}(ctx{''.join(', ' + e for e in exprs)});"
         wrappers.append(f"void {sym}(::ember::KernelContext& ctx, ::ember::EValue** a) {{\n  (void)a;\n  {call}\n}}")
         rows.append(f'    {{"{d.op}", &{sym}, "{sig}", 0x{mask:08x}u}},')
-        masks.append(f"constexpr uint32_t {d.kernel}_{d.namespace.split('::')[-1]} = 0x{mask:08x}u;  // {d.op}")
-    chosen = {d.op for d, _ in selected}
+        for k, (kd, m) in enumerate(per):
+            how = "" if k == 0 else f" (falls through from {d.library})"
+            masks.append(f"constexpr uint32_t {_mask_name(kd)} = 0x{m:08x}u;  // {kd.op}{how}")
+            named.add(_mask_name(kd))
     for d in sorted(all_decls, key=lambda d: d.op):
-        if d.op not in chosen:
-            masks.append(f"constexpr uint32_t {d.kernel}_{d.namespace.split('::')[-1]} = 0u;  // {d.op}: not selected")
+        if _mask_name(d) not in named:
+            masks.append(f"constexpr uint32_t {_mask_name(d)} = 0u;  // {d.op}: not selected")
+            named.add(_mask_name(d))
     registry = "\n".join([
         "// Generated by codegen/gen_registration.py from kernel manifests and a selection. Do not edit.",
         '#include "runtime/kernel/operator_registry.h"',
@@ -199,13 +239,14 @@ def main(argv=None) -> int:
                 raise ManifestError(f"--manifest '{spec}': expected PATH@C++NAMESPACE@BAZEL_PACKAGE")
             path, namespace, package = parts
             libs.append(load_manifest(path, namespace=namespace, library=package))
-        decls = merge(libs)
+        chains = merge_chains(libs)
+        decls = [d for chain in chains for d in chain]
         selection = None
         if args.selection:
             import yaml
             with open(args.selection) as f:
                 selection = yaml.safe_load(f) or {}
-        registry, dtypes = render(_apply_selection(decls, selection), decls)
+        registry, dtypes = render(_apply_selection(chains, selection), decls)
     except (ManifestError, OSError) as e:
         print(f"codegen: {e}", file=sys.stderr)
         return 1

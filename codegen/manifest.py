@@ -95,11 +95,17 @@ def load_manifest(path: str, *, namespace: str, library: str) -> List[KernelDecl
 
 def merge(manifests: Sequence[Sequence[KernelDecl]]) -> List[KernelDecl]:
     """Several libraries into one table; the first library that declares an op wins (optimized before portable)."""
-    out: Dict[str, KernelDecl] = {}
+    return [chain[0] for chain in merge_chains(manifests)]
+
+
+def merge_chains(manifests: Sequence[Sequence[KernelDecl]]) -> List[List[KernelDecl]]:
+    """Per op, every library's kernel for it in priority order: the first is registered, and the dtypes it does not
+    compute fall through to the next (an optimized kernel covers Float and hands other dtypes to portable)."""
+    out: Dict[str, List[KernelDecl]] = {}
     for decls in manifests:
         for d in decls:
-            out.setdefault(d.op, d)
-    return sorted(out.values(), key=lambda d: d.op)
+            out.setdefault(d.op, []).append(d)
+    return [out[op] for op in sorted(out)]
 
 
 def find(decls: Sequence[KernelDecl], op: str) -> Optional[KernelDecl]:

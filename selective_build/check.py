@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Dict, List, Optional, Set
 
-from codegen.manifest import SCALAR_TYPE_NAMES, ManifestError, load_manifest, merge as merge_manifests
+from codegen.manifest import SCALAR_TYPE_NAMES, ManifestError, load_manifest, merge_chains
 from exir.serialize import PteFormatError, deserialize_pte
 from selective_build.selection import SelectionError, load, merge, operators_of
 
@@ -26,14 +26,15 @@ MANIFESTS = [(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), "ember:
 def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]]] = None,
              extra_manifests=()) -> List[str]:
     libraries = list(extra_manifests) + MANIFESTS
-    decls = {d.op: d for d in merge_manifests([load_manifest(p, namespace=n, library=l) for p, n, l in libraries])}
+    chains = {c[0].op: c for c in merge_chains([load_manifest(p, namespace=n, library=l) for p, n, l in libraries])}
     found = []
     for op in sorted(needed):
-        d = decls.get(op)
-        if d is None:
+        chain = chains.get(op)
+        if chain is None:
             found.append(f"{op}: no kernel library implements it")
             continue
-        supported = {SCALAR_TYPE_NAMES[t] for t in d.dtypes}
+        # A dtype the first library's kernel does not compute falls through to the next library's (codegen).
+        supported = {SCALAR_TYPE_NAMES[t] for d in chain for t in d.dtypes}
         if not needed[op] & supported and needed[op]:
             found.append(f"{op}: called with {sorted(needed[op])}, the kernel computes {sorted(supported)}")
         if selection is not None:

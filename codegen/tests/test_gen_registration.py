@@ -4,7 +4,7 @@ import textwrap
 import pytest
 
 from codegen.gen_registration import _apply_selection, arg_signature, render
-from codegen.manifest import SCALAR_TYPES, ManifestError, load_manifest
+from codegen.manifest import SCALAR_TYPES, ManifestError, load_manifest, merge_chains
 
 MANIFEST = textwrap.dedent("""
 - func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
@@ -29,6 +29,10 @@ def decls(tmp_path):
     return load_manifest(str(p), namespace="ember::portable", library="kernels/portable")
 
 
+def chains(*libraries):
+    return merge_chains(libraries)
+
+
 def test_manifest_names_ops_like_pte(decls):
     assert [d.op for d in decls] == ["aten::add.out", "aten::max_pool2d_with_indices.out", "aten::convolution.out"]
     assert decls[0].dtype_mask == (1 << 6) | (1 << 3) | (1 << 4)
@@ -43,8 +47,8 @@ def test_arg_signature_matches_emitted_args(decls):
 
 
 def test_selection_prunes_ops_and_dtypes(decls):
-    chosen = _apply_selection(decls, {"operators": {"aten::add.out": {"dtypes": ["Float"]}}})
-    assert [(d.op, m) for d, m in chosen] == [("aten::add.out", 1 << SCALAR_TYPES["Float"])]
+    chosen = _apply_selection(chains(decls), {"operators": {"aten::add.out": {"dtypes": ["Float"]}}})
+    assert [(d.op, m) for d, m, _ in chosen] == [("aten::add.out", 1 << SCALAR_TYPES["Float"])]
     registry, dtypes = render(chosen)
     assert "kKernels[1]" in registry and "max_pool2d" not in registry
     assert "add_out_portable = 0x00000040u" in dtypes
@@ -52,16 +56,16 @@ def test_selection_prunes_ops_and_dtypes(decls):
 
 def test_selection_of_unimplemented_dtype_is_refused(decls):
     with pytest.raises(ManifestError, match=r"aten::add.out: the selection needs dtypes \['Double'\]"):
-        _apply_selection(decls, {"operators": {"aten::add.out": {"dtypes": ["Double"]}}})
+        _apply_selection(chains(decls), {"operators": {"aten::add.out": {"dtypes": ["Double"]}}})
 
 
 def test_selection_of_missing_op_names_it(decls):
     with pytest.raises(ManifestError, match="aten::gelu.out"):
-        _apply_selection(decls, {"operators": {"aten::gelu.out": {"dtypes": ["Float"]}}})
+        _apply_selection(chains(decls), {"operators": {"aten::gelu.out": {"dtypes": ["Float"]}}})
 
 
 def test_table_is_sorted_for_binary_search(decls):
-    registry, _ = render(_apply_selection(decls, None))
+    registry, _ = render(_apply_selection(chains(decls), None))
     rows = [l.strip() for l in registry.splitlines() if l.strip().startswith('{"aten::')]
     names = [r.split('"')[1] for r in rows]
     assert names == sorted(names) and len(names) == 3
@@ -72,3 +76,22 @@ def test_non_out_schema_is_rejected(tmp_path):
     p.write_text("- func: relu(Tensor self) -> Tensor\n  kernel: relu\n  file: op_relu.cc\n  dtypes: [Float]\n")
     with pytest.raises(ManifestError, match="not an out variant"):
         load_manifest(str(p), namespace="ember::portable", library="kernels/portable")
+
+
+def test_dtypes_an_optimized_kernel_lacks_fall_through_to_portable(decls, tmp_path):
+    p = tmp_path / "optimized.yaml"
+    p.write_text("- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n"
+                 "  kernel: add_out\n  file: op_add.cc\n  dtypes: [Float]\n")
+    fast = load_manifest(str(p), namespace="ember::optimized", library="kernels/optimized")
+    chosen = _apply_selection(chains(fast, decls), {"operators": {"aten::add.out": {"dtypes": ["Float", "Long"]}}})
+    (d, mask, per), = chosen
+    f, l = 1 << SCALAR_TYPES["Float"], 1 << SCALAR_TYPES["Long"]
+    # The optimized kernel is registered for both; it computes Float and hands Long to portable.
+    assert d.library == "kernels/optimized" and mask == f | l
+    assert [(x.library, m) for x, m in per] == [("kernels/optimized", f), ("kernels/portable", l)]
+    registry, dtypes = render(chosen, fast + decls)
+    assert "ember::optimized::add_out(" in registry and "ember::portable::add_out(" not in registry
+    assert "add_out_optimized = 0x00000040u" in dtypes and "add_out_portable = 0x00000010u" in dtypes
+    # Only Float selected: portable's add is compiled for nothing.
+    (_, _, per), = _apply_selection(chains(fast, decls), {"operators": {"aten::add.out": {"dtypes": ["Float"]}}})
+    assert [m for _, m in per] == [f, 0]

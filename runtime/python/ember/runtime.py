@@ -4,10 +4,12 @@
     program = runtime.load("model.pte")          # a path, or the bytes of a program
     program.methods                               # ["forward", ...]
     outputs = program.run("forward", [x])         # list of torch tensors
+    runtime.load("model.pte", kernels="portable") # the same on portable kernels only
     program.method_meta("forward")                # inputs, outputs, planned pools, bookkeeping bytes
 
-The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`); this module builds it on
-first use when it is missing. EMBER_RUNTIME_LIB points at another build of it.
+The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
+for kernels="portable"); this module builds it on first use when it is missing. EMBER_RUNTIME_LIB points at
+another build of the default one.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from typing import Dict, List, Sequence, Union
 import torch
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-_TARGET = "//runtime/python:_ember_runtime.so"
-_lib = None
+# kernels= -> the extension holding them: "default" is what --//kernels:optimized picked (optimized, unless off).
+_EXTENSIONS = {"default": "_ember_runtime.so", "portable": "_ember_runtime_portable.so"}
+_libs: Dict[str, object] = {}
 
 # The .pte ScalarType numbering is PyTorch's.
 _DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float16,
@@ -29,26 +32,31 @@ _DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: tor
 _CODES = {v: k for k, v in _DTYPES.items()}
 
 
-def _extension():
-    global _lib
-    if _lib is not None:
-        return _lib
-    path = os.environ.get("EMBER_RUNTIME_LIB") or os.path.join(_ROOT, "bazel-bin", "runtime", "python",
-                                                                "_ember_runtime.so")
+def _extension(kernels: str = "default"):
+    if kernels not in _EXTENSIONS:
+        raise ValueError(f"kernels={kernels!r}: choose one of {sorted(_EXTENSIONS)}")
+    if kernels in _libs:
+        return _libs[kernels]
+    name = _EXTENSIONS[kernels]
+    path = (kernels == "default" and os.environ.get("EMBER_RUNTIME_LIB")) or os.path.join(
+        _ROOT, "bazel-bin", "runtime", "python", name)
+    target = f"//runtime/python:{name}"
     if not os.path.exists(path):
-        r = subprocess.run(["bazel", "build", _TARGET], cwd=_ROOT, capture_output=True, text=True)
+        r = subprocess.run(["bazel", "build", target], cwd=_ROOT, capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(path):
-            raise RuntimeError(f"the Ember runtime extension is not built and `bazel build {_TARGET}` failed:\n"
+            raise RuntimeError(f"the Ember runtime extension is not built and `bazel build {target}` failed:\n"
                                f"{r.stderr[-2000:]}")
+    # Both extensions define the module _ember_runtime; each is loaded from its own file, outside sys.modules.
     spec = importlib.util.spec_from_file_location("_ember_runtime", path)
-    _lib = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(_lib)
-    return _lib
+    lib = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lib)
+    _libs[kernels] = lib
+    return lib
 
 
 class Program:
-    def __init__(self, data: bytes):
-        self._program = _extension().Program(data)
+    def __init__(self, data: bytes, kernels: str = "default"):
+        self._program = _extension(kernels).Program(data)
         self._methods: Dict[str, object] = {}
 
     @property
@@ -77,8 +85,9 @@ class Program:
         return outputs
 
 
-def load(source: Union[str, os.PathLike, bytes]) -> Program:
+def load(source: Union[str, os.PathLike, bytes], kernels: str = "default") -> Program:
+    """A program from a path or bytes, on the default kernels or (kernels="portable") portable ones only."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return Program(bytes(source))
+        return Program(bytes(source), kernels)
     with open(source, "rb") as f:
-        return Program(f.read())
+        return Program(f.read(), kernels)

@@ -1,0 +1,24 @@
+// The optimized kernel library: Float kernels for the ops that dominate inference time (matrix products and
+// convolution), on the register-tiled GEMM in util/gemm.h. Other dtypes go to the portable kernel of the same op.
+// Signatures follow kernels/README.md; registration is generated from kernels.yaml.
+#pragma once
+
+#include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace ember {
+namespace optimized {
+
+// op_linear.cc
+void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);
+void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+               const Scalar& alpha, Tensor& out);
+void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);
+
+// op_convolution.cc
+void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+
+}  // namespace optimized
+}  // namespace ember

@@ -1,0 +1,225 @@
+// convolution for Float, NCHW. Three shapes of work:
+//  - pointwise (1x1, stride 1, no padding): out[n] = W @ x[n] is one GEMM per image and group, read in place;
+//  - depthwise (one input channel per group): per channel, sweeps along output rows the compiler vectorizes;
+//  - everything else: GEMM over im2col column tiles, the tile in scratch from the temp allocator (the stack when
+//    the method has none; direct loops in the rare case even one column of the tile does not fit there).
+// The bias is added in the GEMM's epilogue. Other dtypes go to portable. Transposed convolution is refused, as
+// portable does.
+#include "ember/selected_dtypes.h"
+#include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/gemm.h"
+#include "kernels/optimized/util/simd.h"
+#include "kernels/portable/kernels.h"
+#include "kernels/portable/util/conv_util.h"
+
+namespace ember {
+namespace optimized {
+namespace {
+
+using portable::ConvGeometry;
+
+// Scratch for one im2col tile: 256 KB fits next to the weights in L2; the stack fallback is 16 KB.
+constexpr int64_t kColFloats = 64 * 1024;
+constexpr int64_t kStackColFloats = 4 * 1024;
+
+// One output plane of a depthwise convolution: input plane x (H x W), filter w (KH x KW).
+EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, const float* w, float bias,
+                                         float* o) {
+  const int64_t sw = g.sw, W = g.W, OW = g.OW;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    float* orow = o + oh * OW;
+    for (int64_t ow = 0; ow < OW; ++ow) orow[ow] = bias;
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+      if (ih < 0 || ih >= g.H) continue;
+      const float* irow = x + ih * W;
+      const float* wk = w + kh * g.KW;
+      // Input column of output ow and tap kw: ow * sw + base + kw * dw.
+      const int64_t base = -g.pw;
+      int64_t lo = 0, hi = OW;  // outputs whose taps are all inside the row
+      if (g.KW == 3 && g.dw == 1 && (sw == 1 || sw == 2)) {
+        lo = base >= 0 ? 0 : (-base + sw - 1) / sw;
+        hi = W - 3 - base < 0 ? 0 : (W - 3 - base) / sw + 1;
+        if (hi > OW) hi = OW;
+        if (hi < lo) hi = lo;
+        const float w0 = wk[0], w1 = wk[1], w2 = wk[2];
+        // The hot loop of MobileNet-style models: three taps per output, unit or double stride.
+        if (sw == 1) {
+          const float* s = irow + base;
+          for (int64_t ow = lo; ow < hi; ++ow) orow[ow] += w0 * s[ow] + w1 * s[ow + 1] + w2 * s[ow + 2];
+        } else {
+          const float* s = irow + base;
+          for (int64_t ow = lo; ow < hi; ++ow) orow[ow] += w0 * s[2 * ow] + w1 * s[2 * ow + 1] + w2 * s[2 * ow + 2];
+        }
+      } else {
+        lo = hi = 0;
+      }
+      // Everything the fast loop did not cover, tap by tap with bounds.
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        if (ow == lo) ow = hi;
+        if (ow >= OW) break;
+        float acc = 0.0f;
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const int64_t iw = ow * sw + base + kw * g.dw;
+          if (iw >= 0 && iw < W) acc += wk[kw] * irow[iw];
+        }
+        orow[ow] += acc;
+      }
+    }
+  }
+}
+
+EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float* o) {
+  const int64_t mult = g.Cout / g.groups;  // output channels per input channel
+  const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
+  for (int64_t n = 0; n < g.N; ++n) {
+    for (int64_t co = 0; co < g.Cout; ++co) {
+      depthwise_plane(g, x + (n * g.Cin + co / mult) * plane, w + co * g.KH * g.KW, b ? b[co] : 0.0f,
+                      o + (n * g.Cout + co) * oplane);
+    }
+  }
+}
+
+void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, const float* b, float* o) {
+  depthwise(g, x, w, b, o);
+}
+#if EMBER_SIMD_X86_DISPATCH
+EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* b,
+                                      float* o) {
+  depthwise(g, x, w, b, o);
+}
+#endif
+
+// Columns [p0, p0 + pn) of the im2col matrix of one image and group (rows: ci, kh, kw), row stride pn.
+void im2col(const ConvGeometry& g, const float* x, int64_t p0, int64_t pn, float* col) {
+  const int64_t plane = g.H * g.W;
+  float* dst = col;
+  for (int64_t ci = 0; ci < g.Cg; ++ci) {
+    const float* xc = x + ci * plane;
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      for (int64_t kw = 0; kw < g.KW; ++kw, dst += pn) {
+        int64_t oh = p0 / g.OW, ow = p0 % g.OW;
+        for (int64_t j = 0; j < pn; ++j) {
+          const int64_t ih = oh * g.sh - g.ph + kh * g.dh, iw = ow * g.sw - g.pw + kw * g.dw;
+          dst[j] = (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W) ? xc[ih * g.W + iw] : 0.0f;
+          if (++ow == g.OW) ow = 0, ++oh;
+        }
+      }
+    }
+  }
+}
+
+// Plain loops for one image and group, for when not even one im2col column fits in scratch.
+void direct(const ConvGeometry& g, const float* x, const float* w, const float* b, int64_t cout_g, float* o) {
+  for (int64_t co = 0; co < cout_g; ++co) {
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        float acc = b ? b[co] : 0.0f;
+        for (int64_t ci = 0; ci < g.Cg; ++ci) {
+          for (int64_t kh = 0; kh < g.KH; ++kh) {
+            const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+            if (ih < 0 || ih >= g.H) continue;
+            for (int64_t kw = 0; kw < g.KW; ++kw) {
+              const int64_t iw = ow * g.sw - g.pw + kw * g.dw;
+              if (iw >= 0 && iw < g.W) {
+                acc += x[(ci * g.H + ih) * g.W + iw] * w[((co * g.Cg + ci) * g.KH + kh) * g.KW + kw];
+              }
+            }
+          }
+        }
+        o[(co * g.OH + oh) * g.OW + ow] = acc;
+      }
+    }
+  }
+}
+
+// Pointwise: the input planes are already the GEMM's B matrix.
+void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float* o) {
+  const int64_t ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
+  Gemm gm;
+  gm.M = cout_g, gm.N = ohw, gm.K = g.Cg, gm.lda = g.Cg, gm.ldb = ohw, gm.ldc = ohw;
+  for (int64_t n = 0; n < g.N; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      gm.a = w + grp * cout_g * g.Cg;
+      gm.b = x + (n * g.Cin + grp * g.Cg) * ohw;
+      gm.c = o + (n * g.Cout + grp * cout_g) * ohw;
+      gm.row_bias = b ? b + grp * cout_g : nullptr;
+      sgemm(gm);
+    }
+  }
+}
+
+void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w, const float* b,
+                 float* o) {
+  const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
+  float stack_col[kStackColFloats];
+  float* col = nullptr;
+  // As many columns per tile as the budget holds: whole GEMM tiles (16) when that is less than all of them.
+  int64_t nt = kColFloats / kdim;
+  if (nt >= ohw) {
+    nt = ohw;
+  } else if (nt > 16) {
+    nt -= nt % 16;
+  }
+  MemoryAllocator* temp = ctx.temp_allocator();
+  if (nt > 0 && temp != nullptr) col = static_cast<float*>(temp->allocate(static_cast<size_t>(kdim * nt) * 4, 64));
+  if (col == nullptr) {
+    nt = kStackColFloats / kdim < ohw ? kStackColFloats / kdim : ohw;
+    col = stack_col;
+  }
+  Gemm gm;
+  gm.M = cout_g, gm.K = kdim, gm.lda = kdim, gm.ldc = ohw;
+  for (int64_t n = 0; n < g.N; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const float* xg = x + (n * g.Cin + grp * g.Cg) * g.H * g.W;
+      const float* wg = w + grp * cout_g * kdim;
+      const float* bg = b ? b + grp * cout_g : nullptr;
+      float* og = o + (n * g.Cout + grp * cout_g) * ohw;
+      if (nt == 0) {
+        direct(g, xg, wg, bg, cout_g, og);
+        continue;
+      }
+      gm.a = wg, gm.row_bias = bg;
+      for (int64_t p0 = 0; p0 < ohw; p0 += nt) {
+        const int64_t pn = ohw - p0 < nt ? ohw - p0 : nt;
+        im2col(g, xg, p0, pn, col);
+        gm.N = pn, gm.b = col, gm.ldb = pn, gm.c = og + p0;
+        sgemm(gm);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
+  if (out.scalar_type() != ScalarType::Float ||
+      !((selected_dtypes::convolution_out_optimized >> static_cast<int>(ScalarType::Float)) & 1u)) {
+    return portable::convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
+                                     output_padding, groups, out);
+  }
+  ConvGeometry g;
+  if (!portable::check_convolution(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, out,
+                                   g)) {
+    return;
+  }
+  const float* x = input.const_data_ptr<float>();
+  const float* w = weight.const_data_ptr<float>();
+  const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
+  float* o = out.mutable_data_ptr<float>();
+  if (g.Cg == 1 && g.groups == g.Cin && g.groups > 1) {
+#if EMBER_SIMD_X86_DISPATCH
+    if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, o);
+#endif
+    return depthwise_baseline(g, x, w, b, o);
+  }
+  if (g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) {
+    return conv_pointwise(g, x, w, b, o);
+  }
+  conv_im2col(ctx, g, x, w, b, o);
+}
+
+}  // namespace optimized
+}  // namespace ember

@@ -1,0 +1,150 @@
+// Register-tiled SGEMM. A tile of MR rows x NR columns of C lives in registers while K runs; B is read a row of NR
+// floats at a time and A one float per row, so neither is packed and no scratch memory is needed. Blocking keeps a
+// KC x NR panel of B in L1 while MC rows of A stream from L2. Tile shapes per instruction set are chosen so the
+// accumulators, one B row and one broadcast A value fit the register file without spilling.
+#include "kernels/optimized/util/gemm.h"
+
+#include "kernels/optimized/util/simd.h"
+
+namespace ember {
+namespace optimized {
+namespace {
+
+constexpr int64_t kKC = 256;  // K per block: a KC x NR panel of B is 8-16 KB
+constexpr int64_t kMC = 96;   // rows of A per block (a multiple of every MR below)
+
+// C[m0 .. m0+MR, n0 .. n0+nc] for k in [k0, k0+kc). The first K block writes C, later ones add to it, and the
+// last applies alpha, the biases and the clamp.
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void tile(const Gemm& g, int64_t m0, int64_t n0, int64_t k0, int64_t kc, int64_t nc, bool first,
+                              bool last) {
+  constexpr int L = Lanes<V>::value;
+  constexpr int NR = NV * L;
+  const float* a = g.a + m0 * g.lda + k0;
+  const float* b = g.b + k0 * g.ldb + n0;
+  V acc[MR][NV];
+  EMBER_UNROLL
+  for (int r = 0; r < MR; ++r)
+    EMBER_UNROLL
+    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+  if (nc == NR) {
+    for (int64_t k = 0; k < kc; ++k) {
+      V bv[NV];
+      EMBER_UNROLL
+      for (int v = 0; v < NV; ++v) bv[v] = vload<V>(b + k * g.ldb + v * L);
+      EMBER_UNROLL
+      for (int r = 0; r < MR; ++r) {
+        const V av = vsplat<V>(a[r * g.lda + k]);
+        EMBER_UNROLL
+        for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
+      }
+    }
+  } else {
+    // The right edge of C: the missing columns of B read as zeros (from a copy, never past the row).
+    for (int64_t k = 0; k < kc; ++k) {
+      float row[NR] = {};
+      memcpy(row, b + k * g.ldb, static_cast<size_t>(nc) * sizeof(float));
+      V bv[NV];
+      EMBER_UNROLL
+      for (int v = 0; v < NV; ++v) bv[v] = vload<V>(row + v * L);
+      EMBER_UNROLL
+      for (int r = 0; r < MR; ++r) {
+        const V av = vsplat<V>(a[r * g.lda + k]);
+        EMBER_UNROLL
+        for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
+      }
+    }
+  }
+  float t[MR][NR];
+  EMBER_UNROLL
+  for (int r = 0; r < MR; ++r)
+    EMBER_UNROLL
+    for (int v = 0; v < NV; ++v) vstore<V>(&t[r][v * L], acc[r][v]);
+  for (int r = 0; r < MR; ++r) {
+    float* crow = g.c + (m0 + r) * g.ldc + n0;
+    if (!first)
+      for (int64_t j = 0; j < nc; ++j) t[r][j] += crow[j];
+    if (!last) {
+      for (int64_t j = 0; j < nc; ++j) crow[j] = t[r][j];
+      continue;
+    }
+    const float rb = g.row_bias ? g.row_bias[m0 + r] : 0.0f;
+    const float* cb = g.col_bias ? g.col_bias + n0 : nullptr;
+    for (int64_t j = 0; j < nc; ++j) {
+      float x = g.alpha * t[r][j] + rb + (cb ? cb[j] : 0.0f);
+      x = x < g.lo ? g.lo : x;
+      crow[j] = x > g.hi ? g.hi : x;
+    }
+  }
+}
+
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void rows(int64_t mr, const Gemm& g, int64_t m0, int64_t n0, int64_t k0, int64_t kc, int64_t nc,
+                              bool first, bool last) {
+  if (mr == MR) {
+    tile<V, MR, NV>(g, m0, n0, k0, kc, nc, first, last);
+  } else if constexpr (MR > 1) {
+    rows<V, MR - 1, NV>(mr, g, m0, n0, k0, kc, nc, first, last);
+  }
+}
+
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
+  constexpr int64_t NR = NV * Lanes<V>::value;
+  static_assert(kMC % MR == 0, "row blocks must hold whole tiles");
+  // (M or N of 0 runs no tile.)
+  for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
+    const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
+    const bool first = k0 == 0, last = k0 + kc == g.K;
+    for (int64_t mb = 0; mb < g.M; mb += kMC) {
+      const int64_t me = g.M - mb < kMC ? g.M : mb + kMC;
+      for (int64_t n0 = 0; n0 < g.N; n0 += NR) {
+        const int64_t nc = g.N - n0 < NR ? g.N - n0 : NR;
+        for (int64_t m0 = mb; m0 < me; m0 += MR) {
+          const int64_t mr = me - m0 < MR ? me - m0 : MR;
+          rows<V, MR, NV>(mr, g, m0, n0, k0, kc, nc, first, last);
+        }
+      }
+    }
+  }
+}
+
+#if EMBER_SIMD_X86_DISPATCH
+// 16 AVX registers of 8 floats: 6 x 16 (12 + 2 + 1), with fused multiply-add.
+EMBER_TARGET_AVX2 void sgemm_avx2(const Gemm& g) { sgemm_blocked<f32x8, 6, 2>(g); }
+#endif
+
+// An empty sum: C is the biases alone.
+void bias_only(const Gemm& g) {
+  for (int64_t m = 0; m < g.M; ++m) {
+    for (int64_t n = 0; n < g.N; ++n) {
+      float x = (g.row_bias ? g.row_bias[m] : 0.0f) + (g.col_bias ? g.col_bias[n] : 0.0f);
+      x = x < g.lo ? g.lo : x;
+      g.c[m * g.ldc + n] = x > g.hi ? g.hi : x;
+    }
+  }
+}
+
+}  // namespace
+
+// Tile shapes: registers hold MR x NV accumulators + NV of B + 1 of A.
+#if defined(__aarch64__)
+// 32 NEON registers: 6 x 16 floats (24 + 4 + 1).
+void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_blocked<f32x4, 6, 4>(g) : bias_only(g); }
+#elif defined(__x86_64__)
+// 16 SSE registers: 6 x 8 floats (12 + 2 + 1).
+void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_blocked<f32x4, 6, 2>(g) : bias_only(g); }
+#else
+// Cortex-M's 8 MVE registers (and anything else small): 2 x 8 floats (4 + 2 + 1).
+void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_blocked<f32x4, 2, 2>(g) : bias_only(g); }
+#endif
+
+void sgemm(const Gemm& g) {
+#if EMBER_SIMD_X86_DISPATCH
+  if (g.K > 0 && cpu_has_avx2_fma()) return sgemm_avx2(g);
+#endif
+  sgemm_baseline(g);
+}
+
+}  // namespace optimized
+}  // namespace ember

@@ -1,0 +1,71 @@
+// The tiled GEMM against a double-precision reference: every edge of the tiling (rows not a multiple of MR,
+// columns not a multiple of NR, K across several blocks, K = 0), strides wider than the matrices, the epilogue.
+#include "kernels/optimized/util/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace ember {
+namespace optimized {
+namespace {
+
+struct Case {
+  int64_t M, N, K;
+};
+
+float next(uint32_t& s) {
+  s = s * 1664525u + 1013904223u;
+  return static_cast<float>(s >> 8) / static_cast<float>(1u << 24) - 0.5f;
+}
+
+void check(void (*fn)(const Gemm&), Case c, bool biases, float alpha, float lo, float hi) {
+  uint32_t seed = static_cast<uint32_t>(c.M * 7919 + c.N * 104729 + c.K);
+  const int64_t lda = c.K + 3, ldb = c.N + 5, ldc = c.N + 2;  // strides wider than rows, as in tiles of a conv
+  std::vector<float> a(c.M * lda), b((c.K ? c.K : 1) * ldb), rb(c.M), cb(c.N);
+  std::vector<float> out(c.M * ldc, 1234.0f);
+  for (auto* v : {&a, &b, &rb, &cb})
+    for (float& x : *v) x = next(seed);
+  Gemm g;
+  g.M = c.M, g.N = c.N, g.K = c.K, g.a = a.data(), g.lda = lda, g.b = b.data(), g.ldb = ldb;
+  g.c = out.data(), g.ldc = ldc, g.alpha = alpha, g.lo = lo, g.hi = hi;
+  if (biases) g.row_bias = rb.data(), g.col_bias = cb.data();
+  fn(g);
+  for (int64_t m = 0; m < c.M; ++m) {
+    for (int64_t n = 0; n < c.N; ++n) {
+      double s = 0;
+      for (int64_t k = 0; k < c.K; ++k) s += static_cast<double>(a[m * lda + k]) * b[k * ldb + n];
+      s = alpha * s + (biases ? rb[m] + cb[n] : 0.0);
+      s = std::fmin(std::fmax(s, lo), hi);
+      // float accumulation of K products of values in [-0.5, 0.5): error grows like sqrt(K) ulps of the sum.
+      ASSERT_NEAR(out[m * ldc + n], s, 1e-5 * (1 + std::sqrt(static_cast<double>(c.K))))
+          << "M=" << c.M << " N=" << c.N << " K=" << c.K << " at (" << m << ", " << n << ")";
+    }
+    // Padding between rows of C is never written.
+    for (int64_t n = c.N; n < ldc && m + 1 < c.M; ++n) ASSERT_EQ(out[m * ldc + n], 1234.0f);
+  }
+}
+
+const Case kCases[] = {{1, 10, 256}, {1, 256, 784}, {6, 16, 256}, {7, 17, 300}, {13, 9, 5},  {96, 48, 16},
+                       {100, 37, 600}, {1, 1, 1},   {5, 3, 0},    {97, 33, 513}, {2, 1, 70}, {12, 8, 8}};
+
+TEST(Gemm, MatchesReference) {
+  for (const Case& c : kCases) check(&sgemm, c, false, 1.0f, -INFINITY, INFINITY);
+}
+
+TEST(Gemm, BaselinePathMatchesReference) {
+  for (const Case& c : kCases) check(&sgemm_baseline, c, false, 1.0f, -INFINITY, INFINITY);
+}
+
+TEST(Gemm, EpilogueScalesAddsBiasesAndClamps) {
+  for (const Case& c : kCases) {
+    check(&sgemm, c, true, 0.5f, 0.0f, 6.0f);
+    check(&sgemm_baseline, c, true, -2.0f, -0.25f, 0.25f);
+  }
+}
+
+}  // namespace
+}  // namespace optimized
+}  // namespace ember

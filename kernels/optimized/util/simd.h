@@ -1,0 +1,57 @@
+// Vectors the compiler lowers to whatever the target has (SSE2 on any x86-64, NEON on aarch64, MVE on Cortex-M55),
+// and the one place that picks a wider instruction set at run time. Kernels write their inner loops once, as
+// templates over the vector type, and instantiate them per instruction set; no intrinsics, so every target builds.
+#pragma once
+
+#include <stdint.h>
+#include <string.h>
+
+// 32-byte vectors in functions built for plain x86-64 make gcc and clang warn that such a value would be passed
+// differently with AVX; none crosses a call here (every helper is always_inline).
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#define EMBER_ALWAYS_INLINE inline __attribute__((always_inline))
+// Register tiles are arrays indexed by loop counters; only full unrolling turns them into registers.
+#define EMBER_UNROLL _Pragma("GCC unroll 16")
+
+// AVX2+FMA versions exist only where the compiler can emit them and the C library lets us ask the CPU.
+#if defined(__x86_64__) && (defined(__linux__) || defined(__APPLE__))
+#define EMBER_SIMD_X86_DISPATCH 1
+#define EMBER_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define EMBER_SIMD_X86_DISPATCH 0
+#endif
+
+namespace ember {
+namespace optimized {
+
+typedef float f32x4 __attribute__((vector_size(16)));
+typedef float f32x8 __attribute__((vector_size(32)));
+
+template <class V>
+struct Lanes {
+  static constexpr int value = sizeof(V) / sizeof(float);
+};
+
+// Unaligned: planned tensors are 16-byte aligned, but row starts inside them are not.
+template <class V>
+EMBER_ALWAYS_INLINE V vload(const float* p) {
+  V v;
+  memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <class V>
+EMBER_ALWAYS_INLINE void vstore(float* p, const V& v) {
+  memcpy(p, &v, sizeof(V));
+}
+template <class V>
+EMBER_ALWAYS_INLINE V vsplat(float x) {
+  V v = {};
+  return v + x;
+}
+
+// Whether this CPU runs AVX2 and FMA (false off x86-64). Asked once; a race only repeats the same answer.
+bool cpu_has_avx2_fma();
+
+}  // namespace optimized
+}  // namespace ember

@@ -1,0 +1,28 @@
+// convolution.out's argument checks and geometry, shared by every library's convolution kernel so they refuse
+// the same calls with the same messages.
+#pragma once
+
+#include <stdint.h>
+
+#include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace ember {
+namespace portable {
+
+// A 1-d convolution is a 2-d one with H = KH = 1.
+struct ConvGeometry {
+  int64_t N, Cin, H, W;     // input
+  int64_t Cout, Cg, KH, KW; // weight: Cout x Cg (input channels per group) x KH x KW
+  int64_t groups;
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t OH, OW;
+};
+
+// Checks shapes, then dtypes, and sizes `out`. On failure logs, records the error on ctx and returns false.
+bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                       ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                       bool transposed, int64_t groups, Tensor& out, ConvGeometry& g);
+
+}  // namespace portable
+}  // namespace ember
