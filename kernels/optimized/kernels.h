@@ -1,5 +1,5 @@
-// The optimized kernel library: Float kernels for the ops that dominate inference time (matrix products and
-// convolution), on the register-tiled GEMM in util/gemm.h. Other dtypes go to the portable kernel of the same op.
+// The optimized kernel library: Float kernels for the ops that dominate inference time (matrix products,
+// convolution, and the clamping activations that follow them), on the register-tiled GEMM in util/gemm.h. Other dtypes go to the portable kernel of the same op.
 // Signatures follow kernels/README.md; registration is generated from kernels.yaml.
 #pragma once
 
@@ -14,6 +14,11 @@ void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& 
 void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                const Scalar& alpha, Tensor& out);
 void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);
+
+// op_activation.cc
+void relu_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void hardtanh_out(KernelContext& ctx, const Tensor& self, const Scalar& min_val, const Scalar& max_val, Tensor& out);
+void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Optional<Scalar> max, Tensor& out);
 
 // op_convolution.cc
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,

@@ -1,10 +1,13 @@
 // convolution for Float, NCHW. Three shapes of work:
 //  - pointwise (1x1, stride 1, no padding): out[n] = W @ x[n] is one GEMM per image and group, read in place;
-//  - depthwise (one input channel per group): per channel, sweeps along output rows the compiler vectorizes;
+//  - depthwise (one input channel per group): per channel, sweeps along output rows the compiler vectorizes
+//    (3x3 over a zero-bordered copy of the plane in temp memory, so no tap needs a bounds check);
 //  - everything else: GEMM over im2col column tiles, the tile in scratch from the temp allocator (the stack when
 //    the method has none; direct loops in the rare case even one column of the tile does not fit there).
 // The bias is added in the GEMM's epilogue. Other dtypes go to portable. Transposed convolution is refused, as
 // portable does.
+#include <string.h>
+
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/optimized/util/gemm.h"
@@ -69,40 +72,102 @@ EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, 
   }
 }
 
-EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float* o) {
-  const int64_t mult = g.Cout / g.groups;  // output channels per input channel
-  const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
-  for (int64_t n = 0; n < g.N; ++n) {
-    for (int64_t co = 0; co < g.Cout; ++co) {
-      depthwise_plane(g, x + (n * g.Cin + co / mult) * plane, w + co * g.KH * g.KW, b ? b[co] : 0.0f,
-                      o + (n * g.Cout + co) * oplane);
+// 3x3 over a copy of the plane with a zero border (`padded`, (H + 2ph) x (W + 2pw), border already zero): every
+// tap is in bounds, so an output row is one pass of nine multiply-adds and one store, which the compiler
+// vectorizes for stride 1 (stride 2 reads every other column).
+EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float* x, const float* w, float bias,
+                                             float* padded, float* o) {
+  const int64_t Wp = g.W + 2 * g.pw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, OW = g.OW;
+  for (int64_t ih = 0; ih < g.H; ++ih) memcpy(padded + (ih + g.ph) * Wp + g.pw, x + ih * g.W, g.W * sizeof(float));
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const float* __restrict r0 = padded + oh * sh * Wp;
+    const float* __restrict r1 = r0 + dh * Wp;
+    const float* __restrict r2 = r1 + dh * Wp;
+    float* __restrict orow = o + oh * OW;
+    if (sw == 1 && dw == 1) {
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        orow[ow] = bias + w0 * r0[ow] + w1 * r0[ow + 1] + w2 * r0[ow + 2] + w3 * r1[ow] + w4 * r1[ow + 1] +
+                   w5 * r1[ow + 2] + w6 * r2[ow] + w7 * r2[ow + 1] + w8 * r2[ow + 2];
+      }
+    } else {
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t i = ow * sw;
+        orow[ow] = bias + w0 * r0[i] + w1 * r0[i + dw] + w2 * r0[i + 2 * dw] + w3 * r1[i] + w4 * r1[i + dw] +
+                   w5 * r1[i + 2 * dw] + w6 * r2[i] + w7 * r2[i + dw] + w8 * r2[i + 2 * dw];
+      }
     }
   }
 }
 
-void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, const float* b, float* o) {
-  depthwise(g, x, w, b, o);
+// padded: scratch for depthwise3x3_padded when the kernel is 3x3 (null otherwise, or when none was available).
+EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b,
+                                   float* padded, float* o) {
+  const int64_t mult = g.Cout / g.groups;  // output channels per input channel
+  const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
+  if (padded != nullptr) memset(padded, 0, (g.H + 2 * g.ph) * (g.W + 2 * g.pw) * sizeof(float));
+  for (int64_t n = 0; n < g.N; ++n) {
+    for (int64_t co = 0; co < g.Cout; ++co) {
+      const float* xc = x + (n * g.Cin + co / mult) * plane;
+      const float* wc = w + co * g.KH * g.KW;
+      float* oc = o + (n * g.Cout + co) * oplane;
+      if (padded != nullptr) {
+        depthwise3x3_padded(g, xc, wc, b ? b[co] : 0.0f, padded, oc);
+      } else {
+        depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, oc);
+      }
+    }
+  }
+}
+
+void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, const float* b, float* padded,
+                        float* o) {
+  depthwise(g, x, w, b, padded, o);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                                      float* o) {
-  depthwise(g, x, w, b, o);
+                                      float* padded, float* o) {
+  depthwise(g, x, w, b, padded, o);
 }
 #endif
 
-// Columns [p0, p0 + pn) of the im2col matrix of one image and group (rows: ci, kh, kw), row stride pn.
+// Columns [p0, p0 + pn) of the im2col matrix of one image and group (rows: ci, kh, kw), row stride pn. Each row
+// of the matrix is a run of output rows; per output row, the columns whose tap falls in the padding are zeros and
+// the rest a copy (a memcpy at stride 1), so no element needs a bounds check.
 void im2col(const ConvGeometry& g, const float* x, int64_t p0, int64_t pn, float* col) {
-  const int64_t plane = g.H * g.W;
+  const int64_t plane = g.H * g.W, OW = g.OW, W = g.W, sw = g.sw;
   float* dst = col;
   for (int64_t ci = 0; ci < g.Cg; ++ci) {
     const float* xc = x + ci * plane;
     for (int64_t kh = 0; kh < g.KH; ++kh) {
       for (int64_t kw = 0; kw < g.KW; ++kw, dst += pn) {
-        int64_t oh = p0 / g.OW, ow = p0 % g.OW;
-        for (int64_t j = 0; j < pn; ++j) {
-          const int64_t ih = oh * g.sh - g.ph + kh * g.dh, iw = ow * g.sw - g.pw + kw * g.dw;
-          dst[j] = (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W) ? xc[ih * g.W + iw] : 0.0f;
-          if (++ow == g.OW) ow = 0, ++oh;
+        // Input column of output column ow: ow * sw + off; [vlo, vhi) are the outputs where it is inside the row.
+        const int64_t off = kw * g.dw - g.pw;
+        const int64_t vlo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        int64_t vhi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
+        if (vhi > OW) vhi = OW;
+        if (vhi < vlo) vhi = vlo;
+        float* d = dst;
+        for (int64_t p = p0; p < p0 + pn;) {
+          const int64_t oh = p / OW, ow0 = p % OW;
+          const int64_t ow1 = OW - ow0 < p0 + pn - p ? OW : ow0 + (p0 + pn - p);
+          const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+          if (ih < 0 || ih >= g.H) {
+            memset(d, 0, static_cast<size_t>(ow1 - ow0) * sizeof(float));
+          } else {
+            const float* src = xc + ih * W + off;
+            const int64_t a = ow0 > vlo ? ow0 : vlo, b = ow1 < vhi ? ow1 : vhi;
+            int64_t ow = ow0;
+            for (; ow < a && ow < ow1; ++ow) d[ow - ow0] = 0.0f;
+            if (sw == 1 && b > a) {
+              memcpy(d + (a - ow0), src + a, static_cast<size_t>(b - a) * sizeof(float));
+              ow = b;
+            }
+            for (; ow < b; ++ow) d[ow - ow0] = src[ow * sw];
+            for (; ow < ow1; ++ow) d[ow - ow0] = 0.0f;
+          }
+          d += ow1 - ow0;
+          p += ow1 - ow0;
         }
       }
     }
@@ -210,10 +275,15 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
   const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
   float* o = out.mutable_data_ptr<float>();
   if (g.Cg == 1 && g.groups == g.Cin && g.groups > 1) {
+    float* padded = nullptr;
+    MemoryAllocator* temp = ctx.temp_allocator();
+    if (g.KH == 3 && g.KW == 3 && temp != nullptr) {
+      padded = static_cast<float*>(temp->allocate((g.H + 2 * g.ph) * (g.W + 2 * g.pw) * sizeof(float), 64));
+    }
 #if EMBER_SIMD_X86_DISPATCH
-    if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, o);
+    if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, padded, o);
 #endif
-    return depthwise_baseline(g, x, w, b, o);
+    return depthwise_baseline(g, x, w, b, padded, o);
   }
   if (g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) {
     return conv_pointwise(g, x, w, b, o);

@@ -55,6 +55,24 @@ EMBER_ALWAYS_INLINE void tile(const Gemm& g, int64_t m0, int64_t n0, int64_t k0,
       }
     }
   }
+  if (first && last && nc == NR) {
+    // The common case (K in one block, a whole tile): the epilogue in registers, straight to C.
+    const V al = vsplat<V>(g.alpha), lo = vsplat<V>(g.lo), hi = vsplat<V>(g.hi);
+    EMBER_UNROLL
+    for (int r = 0; r < MR; ++r) {
+      const V rb = vsplat<V>(g.row_bias ? g.row_bias[m0 + r] : 0.0f);
+      float* crow = g.c + (m0 + r) * g.ldc + n0;
+      EMBER_UNROLL
+      for (int v = 0; v < NV; ++v) {
+        V x = acc[r][v] * al + rb;
+        if (g.col_bias) x += vload<V>(g.col_bias + n0 + v * L);
+        x = x < lo ? lo : x;
+        x = x > hi ? hi : x;
+        vstore<V>(crow + v * L, x);
+      }
+    }
+    return;
+  }
   float t[MR][NR];
   EMBER_UNROLL
   for (int r = 0; r < MR; ++r)
@@ -109,9 +127,59 @@ EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
   }
 }
 
+// Few rows (a linear layer at batch 1-4): the GEMM is a pass over B, which is the weights and often larger than
+// L2. Reading B's rows in order, four at a time, lets the hardware prefetcher stream it; the rows of C stay in L1
+// and take the four updates in one pass. The compiler vectorizes the column loops.
+constexpr int64_t kFewRows = 4;
+
+EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
+  const int64_t N = g.N, K = g.K;
+  for (int64_t m = 0; m < g.M; ++m) {
+    float* __restrict crow = g.c + m * g.ldc;
+    for (int64_t n = 0; n < N; ++n) crow[n] = 0.0f;
+  }
+  int64_t k = 0;
+  for (; k + 4 <= K; k += 4) {
+    const float* __restrict b0 = g.b + k * g.ldb;
+    const float* __restrict b1 = b0 + g.ldb;
+    const float* __restrict b2 = b1 + g.ldb;
+    const float* __restrict b3 = b2 + g.ldb;
+    for (int64_t m = 0; m < g.M; ++m) {
+      const float* a = g.a + m * g.lda + k;
+      const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+      float* __restrict crow = g.c + m * g.ldc;
+      for (int64_t n = 0; n < N; ++n) crow[n] += a0 * b0[n] + a1 * b1[n] + a2 * b2[n] + a3 * b3[n];
+    }
+  }
+  for (; k < K; ++k) {
+    const float* __restrict b0 = g.b + k * g.ldb;
+    for (int64_t m = 0; m < g.M; ++m) {
+      const float a0 = g.a[m * g.lda + k];
+      float* __restrict crow = g.c + m * g.ldc;
+      for (int64_t n = 0; n < N; ++n) crow[n] += a0 * b0[n];
+    }
+  }
+  for (int64_t m = 0; m < g.M; ++m) {
+    float* __restrict crow = g.c + m * g.ldc;
+    const float rb = g.row_bias ? g.row_bias[m] : 0.0f;
+    const float* cb = g.col_bias;
+    for (int64_t n = 0; n < N; ++n) {
+      float x = g.alpha * crow[n] + rb + (cb ? cb[n] : 0.0f);
+      x = x < g.lo ? g.lo : x;
+      crow[n] = x > g.hi ? g.hi : x;
+    }
+  }
+}
+
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void sgemm_any(const Gemm& g) {
+  if (g.M <= kFewRows) return sgemm_few_rows(g);
+  sgemm_blocked<V, MR, NV>(g);
+}
+
 #if EMBER_SIMD_X86_DISPATCH
 // 16 AVX registers of 8 floats: 6 x 16 (12 + 2 + 1), with fused multiply-add.
-EMBER_TARGET_AVX2 void sgemm_avx2(const Gemm& g) { sgemm_blocked<f32x8, 6, 2>(g); }
+EMBER_TARGET_AVX2 void sgemm_avx2(const Gemm& g) { sgemm_any<f32x8, 6, 2>(g); }
 #endif
 
 // An empty sum: C is the biases alone.
@@ -130,13 +198,13 @@ void bias_only(const Gemm& g) {
 // Tile shapes: registers hold MR x NV accumulators + NV of B + 1 of A.
 #if defined(__aarch64__)
 // 32 NEON registers: 6 x 16 floats (24 + 4 + 1).
-void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_blocked<f32x4, 6, 4>(g) : bias_only(g); }
+void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_any<f32x4, 6, 4>(g) : bias_only(g); }
 #elif defined(__x86_64__)
 // 16 SSE registers: 6 x 8 floats (12 + 2 + 1).
-void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_blocked<f32x4, 6, 2>(g) : bias_only(g); }
+void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_any<f32x4, 6, 2>(g) : bias_only(g); }
 #else
 // Cortex-M's 8 MVE registers (and anything else small): 2 x 8 floats (4 + 2 + 1).
-void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_blocked<f32x4, 2, 2>(g) : bias_only(g); }
+void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_any<f32x4, 2, 2>(g) : bias_only(g); }
 #endif
 
 void sgemm(const Gemm& g) {
