@@ -37,6 +37,9 @@ def parse_args(argv=None):
     ap.add_argument("--work", default=os.path.join(H.ROOT, "bench", ".work"), help="exports and scratch files")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the measured processes to one CPU")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--kernels", choices=["optimized", "portable"], default="optimized",
+                    help="which Ember build is measured: //:runner (optimized kernels first, the default build) or "
+                         "//runtime/runner:runner_portable (portable kernels only)")
     return ap.parse_args(argv)
 
 
@@ -57,6 +60,7 @@ def main(argv=None) -> int:
     # The last CPU: measured processes are pinned there, so every framework really runs on one core.
     pin = None if a.no_pin else max(os.sched_getaffinity(0))
     env = H.Env(os.path.abspath(a.work), pin)
+    env.ember_kernels = a.kernels
     H.clean_work(env.work)
     started = time.monotonic()
     today = datetime.date.today().isoformat()
@@ -81,7 +85,9 @@ def main(argv=None) -> int:
                   settings={"target_s": target_s, "min_runs": min_runs, "max_runs": max_runs, "threads": 1,
                             "cpp_rounds": H.ROUNDS,
                             "rss_floor_kb": rss_floor},
-                  frameworks={f: {"description": H.FRAMEWORKS[f], "skipped": env.skipped.get(f)} for f in frameworks},
+                  frameworks={f: {"description": H.describe(f, env), "skipped": env.skipped.get(f)}
+                              for f in frameworks},
+                  ember_kernels=env.ember_kernels,
                   versions=versions(env, peer), wall_s=None)
     result["wall_s"] = round(time.monotonic() - started, 1)
 

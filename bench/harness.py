@@ -41,6 +41,7 @@ class Env:
         self.bench_python = os.environ.get("EMBER_BENCH_PYTHON", os.path.join(ROOT, ".venv-bench", "bin", "python3"))
         self.pin_cpu = pin_cpu
         self.ember_runner: Optional[str] = None
+        self.ember_kernels = "optimized"  # or "portable": which runner build_ember_runner builds
         self.et_runner: Optional[str] = None
         self.peak_rss: Optional[str] = None
         self.skipped: Dict[str, str] = {}
@@ -99,14 +100,28 @@ def build_peak_rss(env: Env):
     rc, _, _, floor = _spawn(env, ["true"], timeout=60)
     return floor
 
+# Ember's runner per --kernels: the default build (kernels/optimized ahead of portable) or portable kernels only.
+EMBER_TARGETS = {"optimized": ("//:runner", "runner"), "portable": ("//runtime/runner:runner_portable", "runner_portable")}
+
+
+def describe(fw: str, env: Env) -> str:
+    if fw != "ember":
+        return FRAMEWORKS[fw]
+    target, _ = EMBER_TARGETS[env.ember_kernels]
+    what = ("optimized kernels (kernels/optimized: tiled GEMM, convolution, clamps) ahead of portable"
+            if env.ember_kernels == "optimized" else "portable kernels only")
+    return f"Ember, {what}: runtime/runner (bazel build {target}), C++ timing loop"
+
+
 def build_ember_runner(env: Env):
-    log("bazel build //:runner")
-    r = run(["bazel", "build", "//:runner"], cwd=ROOT, timeout=3600)
+    target, binary = EMBER_TARGETS[env.ember_kernels]
+    log(f"bazel build {target}")
+    r = run(["bazel", "build", target], cwd=ROOT, timeout=3600)
     if r.returncode != 0:
-        raise SystemExit(f"bench: bazel build //:runner failed:\n{r.stderr[-3000:]}")
+        raise SystemExit(f"bench: bazel build {target} failed:\n{r.stderr[-3000:]}")
     # `bazel info` names this configuration's output folder; bazel-bin may point at another platform's build.
     bin_dir = run(["bazel", "info", "bazel-bin"], cwd=ROOT, timeout=600).stdout.strip()
-    built = os.path.join(bin_dir, "runtime", "runner", "runner")
+    built = os.path.join(bin_dir, "runtime", "runner", binary)
     # A copy: a later build in this workspace (another manifest, another engineer) must not change it under us.
     env.ember_runner = os.path.join(env.work, "ember_runner")
     shutil.copy2(built, env.ember_runner)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
-LABELS = {"ember": "Ember (portable)", "et_portable": "ExecuTorch portable", "et_xnnpack": "ExecuTorch XNNPACK",
+LABELS = {"ember": "Ember", "et_portable": "ExecuTorch portable", "et_xnnpack": "ExecuTorch XNNPACK",
           "ort": "ONNX Runtime (from Python)", "eager": "eager torch (from Python)"}
 COLORS = {"ember": "#d9480f", "et_portable": "#1c7ed6", "et_xnnpack": "#74c0fc", "ort": "#2f9e44", "eager": "#868e96"}
 
