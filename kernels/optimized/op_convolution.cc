@@ -76,10 +76,28 @@ EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, 
 // tap is in bounds, so an output row is one pass of nine multiply-adds and one store, which the compiler
 // vectorizes for stride 1 (stride 2 reads every other column).
 EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float* x, const float* w, float bias,
-                                             float* padded, float* o) {
+                                             float* padded, float* flat, float* o) {
   const int64_t Wp = g.W + 2 * g.pw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, OW = g.OW;
   for (int64_t ih = 0; ih < g.H; ++ih) memcpy(padded + (ih + g.ph) * Wp + g.pw, x + ih * g.W, g.W * sizeof(float));
   const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  if (flat != nullptr && sh == 1 && sw == 1 && dh == 1 && dw == 1) {
+    // Unit stride: the plane as one long row of stride Wp. Output q = oh * Wp + ow reads padded[q + tap], so one
+    // vector loop covers every row (and the Wp - OW columns between rows, computed and dropped); small planes
+    // (MobileNet's 12x12 down to 3x3) would otherwise run mostly in per-row scalar tails.
+    const int64_t n = (g.OH - 1) * Wp + OW;
+    const float* __restrict p0 = padded;
+    const float* __restrict p1 = padded + Wp;
+    const float* __restrict p2 = padded + 2 * Wp;
+    float* __restrict f = flat;
+    for (int64_t q = 0; q < n; ++q) {
+      f[q] = bias + w0 * p0[q] + w1 * p0[q + 1] + w2 * p0[q + 2] + w3 * p1[q] + w4 * p1[q + 1] + w5 * p1[q + 2] +
+             w6 * p2[q] + w7 * p2[q + 1] + w8 * p2[q + 2];
+    }
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      for (int64_t ow = 0; ow < OW; ++ow) o[oh * OW + ow] = f[oh * Wp + ow];
+    }
+    return;
+  }
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const float* __restrict r0 = padded + oh * sh * Wp;
     const float* __restrict r1 = r0 + dh * Wp;
@@ -89,6 +107,13 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
       for (int64_t ow = 0; ow < OW; ++ow) {
         orow[ow] = bias + w0 * r0[ow] + w1 * r0[ow + 1] + w2 * r0[ow + 2] + w3 * r1[ow] + w4 * r1[ow + 1] +
                    w5 * r1[ow + 2] + w6 * r2[ow] + w7 * r2[ow + 1] + w8 * r2[ow + 2];
+      }
+    } else if (sw == 2 && dw == 1) {
+      // Stride 2 as a constant: a fifth fewer instructions than the general loop here (callgrind, MobileNetV2).
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t i = 2 * ow;
+        orow[ow] = bias + w0 * r0[i] + w1 * r0[i + 1] + w2 * r0[i + 2] + w3 * r1[i] + w4 * r1[i + 1] +
+                   w5 * r1[i + 2] + w6 * r2[i] + w7 * r2[i + 1] + w8 * r2[i + 2];
       }
     } else {
       for (int64_t ow = 0; ow < OW; ++ow) {
@@ -100,19 +125,22 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
   }
 }
 
-// padded: scratch for depthwise3x3_padded when the kernel is 3x3 (null otherwise, or when none was available).
+// padded: scratch for depthwise3x3_padded when the kernel is 3x3 (null otherwise, or when none was available),
+// followed by OH x (W + 2pw) floats for its unit-stride path.
 EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b,
                                    float* padded, float* o) {
   const int64_t mult = g.Cout / g.groups;  // output channels per input channel
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
-  if (padded != nullptr) memset(padded, 0, (g.H + 2 * g.ph) * (g.W + 2 * g.pw) * sizeof(float));
+  const int64_t padded_floats = (g.H + 2 * g.ph) * (g.W + 2 * g.pw);
+  if (padded != nullptr) memset(padded, 0, padded_floats * sizeof(float));
+  float* flat = padded != nullptr ? padded + padded_floats : nullptr;
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t co = 0; co < g.Cout; ++co) {
       const float* xc = x + (n * g.Cin + co / mult) * plane;
       const float* wc = w + co * g.KH * g.KW;
       float* oc = o + (n * g.Cout + co) * oplane;
       if (padded != nullptr) {
-        depthwise3x3_padded(g, xc, wc, b ? b[co] : 0.0f, padded, oc);
+        depthwise3x3_padded(g, xc, wc, b ? b[co] : 0.0f, padded, flat, oc);
       } else {
         depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, oc);
       }
@@ -278,7 +306,8 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
     float* padded = nullptr;
     MemoryAllocator* temp = ctx.temp_allocator();
     if (g.KH == 3 && g.KW == 3 && temp != nullptr) {
-      padded = static_cast<float*>(temp->allocate((g.H + 2 * g.ph) * (g.W + 2 * g.pw) * sizeof(float), 64));
+      const int64_t wp = g.W + 2 * g.pw;
+      padded = static_cast<float*>(temp->allocate(((g.H + 2 * g.ph) * wp + g.OH * wp) * sizeof(float), 64));
     }
 #if EMBER_SIMD_X86_DISPATCH
     if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, padded, o);
