@@ -127,38 +127,46 @@ EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
 
 // Few rows (a linear layer at batch 1-4): the GEMM is a pass over B, which is the weights and often larger than
 // L2. Reading B's rows in order, four at a time, lets the hardware prefetcher stream it; the rows of C stay in L1
-// and take the four updates in one pass. The compiler vectorizes the column loops.
+// and take the four updates in one pass.
 constexpr int64_t kFewRows = 4;
 
+template <class V>
 EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
+  constexpr int L = Lanes<V>::value;
   const int64_t N = g.N, K = g.K;
   for (int64_t m = 0; m < g.M; ++m) {
-    float* __restrict crow = g.c + m * g.ldc;
+    float* crow = g.c + m * g.ldc;
     for (int64_t n = 0; n < N; ++n) crow[n] = 0.0f;
   }
   int64_t k = 0;
   for (; k + 4 <= K; k += 4) {
-    const float* __restrict b0 = g.b + k * g.ldb;
-    const float* __restrict b1 = b0 + g.ldb;
-    const float* __restrict b2 = b1 + g.ldb;
-    const float* __restrict b3 = b2 + g.ldb;
+    const float* b0 = g.b + k * g.ldb;
+    const float* b1 = b0 + g.ldb;
+    const float* b2 = b1 + g.ldb;
+    const float* b3 = b2 + g.ldb;
     for (int64_t m = 0; m < g.M; ++m) {
       const float* a = g.a + m * g.lda + k;
-      const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-      float* __restrict crow = g.c + m * g.ldc;
-      for (int64_t n = 0; n < N; ++n) crow[n] += a0 * b0[n] + a1 * b1[n] + a2 * b2[n] + a3 * b3[n];
+      float* crow = g.c + m * g.ldc;
+      const V a0 = vsplat<V>(a[0]), a1 = vsplat<V>(a[1]), a2 = vsplat<V>(a[2]), a3 = vsplat<V>(a[3]);
+      int64_t n = 0;
+      for (; n + L <= N; n += L) {
+        V c = vload<V>(crow + n);
+        c += a0 * vload<V>(b0 + n) + a1 * vload<V>(b1 + n) + a2 * vload<V>(b2 + n) + a3 * vload<V>(b3 + n);
+        vstore<V>(crow + n, c);
+      }
+      for (; n < N; ++n) crow[n] += a[0] * b0[n] + a[1] * b1[n] + a[2] * b2[n] + a[3] * b3[n];
     }
   }
   for (; k < K; ++k) {
-    const float* __restrict b0 = g.b + k * g.ldb;
+    const float* b0 = g.b + k * g.ldb;
     for (int64_t m = 0; m < g.M; ++m) {
       const float a0 = g.a[m * g.lda + k];
-      float* __restrict crow = g.c + m * g.ldc;
+      float* crow = g.c + m * g.ldc;
       for (int64_t n = 0; n < N; ++n) crow[n] += a0 * b0[n];
     }
   }
   for (int64_t m = 0; m < g.M; ++m) {
-    float* __restrict crow = g.c + m * g.ldc;
+    float* crow = g.c + m * g.ldc;
     const float rb = g.row_bias ? g.row_bias[m] : 0.0f;
     const float* cb = g.col_bias;
     for (int64_t n = 0; n < N; ++n) {
@@ -171,7 +179,7 @@ EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
 
 template <class V, int MR, int NV>
 EMBER_ALWAYS_INLINE void sgemm_any(const Gemm& g) {
-  if (g.M <= kFewRows) return sgemm_few_rows(g);
+  if (g.M <= kFewRows) return sgemm_few_rows<V>(g);
   sgemm_blocked<V, MR, NV>(g);
 }
 
