@@ -2,7 +2,6 @@
 // in NCHW; transposed convolution is not supported yet (refused with a message).
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
-#include "kernels/portable/util/conv_util.h"
 #include "kernels/portable/util/kernel_util.h"
 
 namespace ember {
@@ -12,11 +11,42 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                      bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
   (void)output_padding;
-  ConvGeometry geo;
-  if (!check_convolution(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, out, geo)) return;
-  const int64_t N = geo.N, Cin = geo.Cin, H = geo.H, W = geo.W, Cout = geo.Cout, Cg = geo.Cg, KH = geo.KH,
-                KW = geo.KW, sh = geo.sh, sw = geo.sw, ph = geo.ph, pw = geo.pw, dh = geo.dh, dw = geo.dw,
-                OH = geo.OH, OW = geo.OW;
+  EMBER_KERNEL_CHECK(ctx, !transposed, NotSupported, "convolution.out: transposed convolution is not supported");
+  const bool is1d = input.dim() == 3;
+  EMBER_KERNEL_CHECK(ctx, (input.dim() == 4 || is1d) && weight.dim() == input.dim(), InvalidArgument,
+                     "convolution.out: input must be 3-d or 4-d with a weight of the same rank (got %d-d and %d-d)",
+                     static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
+  const size_t sd = is1d ? 1 : 2;
+  EMBER_KERNEL_CHECK(ctx, stride.size() >= 1 && padding.size() >= 1 && dilation.size() >= 1, InvalidArgument,
+                     "convolution.out: stride, padding and dilation must not be empty");
+  const int64_t N = input.size(0), Cin = input.size(1), H = is1d ? 1 : input.size(2), W = input.size(is1d ? 2 : 3);
+  const int64_t Cout = weight.size(0), Cg = weight.size(1), KH = is1d ? 1 : weight.size(2),
+                KW = weight.size(is1d ? 2 : 3);
+  auto at = [sd](ArrayRef<int64_t> v, size_t i) { return v.size() == sd ? v[i] : v[0]; };
+  const int64_t sh = is1d ? 1 : at(stride, 0), sw = at(stride, sd - 1);
+  const int64_t ph = is1d ? 0 : at(padding, 0), pw = at(padding, sd - 1);
+  const int64_t dh = is1d ? 1 : at(dilation, 0), dw = at(dilation, sd - 1);
+  EMBER_KERNEL_CHECK(ctx, groups > 0 && Cin % groups == 0 && Cout % groups == 0 && Cg == Cin / groups,
+                     InvalidArgument, "convolution.out: %lld input channels, %lld groups and weight of %lld channels "
+                     "per group do not agree", static_cast<long long>(Cin), static_cast<long long>(groups),
+                     static_cast<long long>(Cg));
+  EMBER_KERNEL_CHECK(ctx, sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0, InvalidArgument,
+                     "convolution.out: stride and dilation must be positive, padding non-negative");
+  const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
+  const int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
+  EMBER_KERNEL_CHECK(ctx, OH > 0 && OW > 0, InvalidArgument, "convolution.out: the kernel is larger than the input");
+  const int64_t shape4[4] = {N, Cout, OH, OW};
+  const int64_t shape3[3] = {N, Cout, OW};
+  EMBER_KERNEL_CHECK(ctx, is1d ? fit_output(out, shape3, 3) : fit_output(out, shape4, 4), InvalidArgument,
+                     "convolution.out: out must be [%lld, %lld, %lld, %lld]", static_cast<long long>(N),
+                     static_cast<long long>(Cout), static_cast<long long>(OH), static_cast<long long>(OW));
+  EMBER_KERNEL_CHECK(ctx, bias == nullptr || (bias->dim() == 1 && bias->size(0) == Cout), InvalidArgument,
+                     "convolution.out: bias must have %lld elements", static_cast<long long>(Cout));
+  EMBER_KERNEL_CHECK(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
+                     "convolution.out: only contiguous (NCHW) tensors are supported");
+  EMBER_KERNEL_CHECK(ctx, input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
+                              (bias == nullptr || bias->scalar_type() == out.scalar_type()),
+                     InvalidArgument, "convolution.out: input, weight, bias and out must share a dtype");
   EMBER_DISPATCH(ctx, "convolution.out", selected_dtypes::convolution_out_portable, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;

@@ -1,5 +1,7 @@
-// convolution.out's argument checks and geometry, shared by every library's convolution kernel so they refuse
-// the same calls with the same messages.
+// convolution.out's argument checks and geometry for kernels other than portable's, so they refuse the same calls
+// with the same messages. portable/op_convolution.cc keeps the same checks inline in its kernel: called from
+// there (inline or not, geometry by value or not), its direct loops ran 20-30% more instructions (callgrind,
+// small CNN: 23.1M as is, 26.6M-32.2M through this function), so the copy is deliberate; change both together.
 #pragma once
 
 #include <stdint.h>
