@@ -1,5 +1,6 @@
-"""Ember's benchmark against ExecuTorch 1.5.1 (portable and XNNPACK), ONNX Runtime and eager PyTorch, all
-single-threaded, on one machine in one run. Entry point: bench/run (installs what it needs, then runs this).
+"""Ember's benchmark, both builds (the default one with kernels/optimized, and portable kernels only), against
+ExecuTorch 1.5.1 (portable and XNNPACK), ONNX Runtime and eager PyTorch, all single-threaded, on one
+machine in one run. Entry point: bench/run (installs what it needs, then runs this).
 
     python -m bench                      every model, every framework (about 5-10 minutes on 2 cores)
     python -m bench --quick              the small models, short measurements (CI; under 2 minutes)
@@ -28,7 +29,8 @@ def parse_args(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small models, ~0.1 s of timed runs each (CI)")
     ap.add_argument("--models", default="", help=f"comma-separated, from: {', '.join(MODELS)}")
-    ap.add_argument("--frameworks", default="", help=f"comma-separated, from: {', '.join(H.FRAMEWORKS)}")
+    ap.add_argument("--frameworks", default="", help=f"comma-separated, from: {', '.join(H.FRAMEWORKS)} (both "
+                    "Ember builds are always measured)")
     ap.add_argument("--callgrind", action="store_true", help="instruction counts instead of times")
     ap.add_argument("--target-s", type=float, default=None,
                     help="seconds of timed runs per model and framework (default 1.0, --quick 0.1)")
@@ -37,9 +39,6 @@ def parse_args(argv=None):
     ap.add_argument("--work", default=os.path.join(H.ROOT, "bench", ".work"), help="exports and scratch files")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the measured processes to one CPU")
     ap.add_argument("--no-plot", action="store_true")
-    ap.add_argument("--kernels", choices=["optimized", "portable"], default="optimized",
-                    help="which Ember build is measured: //:runner (optimized kernels first, the default build) or "
-                         "//runtime/runner:runner_portable (portable kernels only)")
     return ap.parse_args(argv)
 
 
@@ -48,27 +47,27 @@ def main(argv=None) -> int:
     names = [m for m in a.models.split(",") if m] or (QUICK_MODELS if a.quick else list(MODELS))
     unknown = [m for m in names if m not in MODELS]
     frameworks = [f for f in a.frameworks.split(",") if f] or (
-        ["ember", "et_portable", "et_xnnpack"] if a.callgrind else list(H.FRAMEWORKS))
+        [*H.EMBER_RUNNERS, *H.CPP_PEERS] if a.callgrind else list(H.FRAMEWORKS))
     unknown += [f for f in frameworks if f not in H.FRAMEWORKS]
     if unknown:
         print(f"bench: unknown models or frameworks {unknown}", file=sys.stderr)
         return 2
-    if "ember" not in frameworks:
-        frameworks.insert(0, "ember")
+    # Both Ember builds, always: every ratio and goal is Ember against a peer.
+    frameworks = [*H.EMBER_RUNNERS, *(f for f in frameworks if f not in H.EMBER_RUNNERS)]
     target_s = a.target_s if a.target_s is not None else (0.1 if a.quick else 1.0)
     min_runs, max_runs = (5, 2000) if a.quick else (10, 20000)
     # The last CPU: measured processes are pinned there, so every framework really runs on one core.
     pin = None if a.no_pin else max(os.sched_getaffinity(0))
     env = H.Env(os.path.abspath(a.work), pin)
-    env.ember_kernels = a.kernels
     H.clean_work(env.work)
     started = time.monotonic()
     today = datetime.date.today().isoformat()
     stem = a.name or (today + ("-callgrind" if a.callgrind else "-quick" if a.quick else ""))
 
     rss_floor = H.build_peak_rss(env)
-    H.build_ember_runner(env)
-    if {"et_portable", "et_xnnpack"} & set(frameworks):
+    H.build_ember_runners(env)
+    optimized_ops = H.optimized_ops()
+    if set(H.CPP_PEERS) & set(frameworks):
         H.build_et_runner(env)
     procs = H.start_peer_exports(env, names, frameworks)
     H.log(f"exporting {len(names)} models (Ember here; ExecuTorch and ONNX in their venvs, in parallel)")
@@ -80,14 +79,16 @@ def main(argv=None) -> int:
         from bench import callgrind
         result = callgrind.run_all(env, names, frameworks, ember_export, peer)
     else:
-        result = measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, max_runs)
+        result = measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, max_runs, optimized_ops)
     result.update(date=today, machine=H.machine_info(env), quick=a.quick, mode="callgrind" if a.callgrind else "time",
                   settings={"target_s": target_s, "min_runs": min_runs, "max_runs": max_runs, "threads": 1,
                             "cpp_rounds": H.ROUNDS,
                             "rss_floor_kb": rss_floor},
-                  frameworks={f: {"description": H.describe(f, env), "skipped": env.skipped.get(f)}
+                  frameworks={f: {"description": H.FRAMEWORKS[f], "skipped": env.skipped.get(f)}
                               for f in frameworks},
-                  ember_kernels=env.ember_kernels,
+                  ember_optimized_ops=optimized_ops,
+                  # Every model's label, also those outside this run: the goals name the ones they lack.
+                  model_labels={n: m.label for n, m in MODELS.items()},
                   versions=versions(env, peer), wall_s=None)
     result["wall_s"] = round(time.monotonic() - started, 1)
 
@@ -127,7 +128,7 @@ def versions(env, peer) -> dict:
     return v
 
 
-def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, max_runs) -> dict:
+def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, max_runs, optimized_ops) -> dict:
     models = {}
     for name in names:
         bm = MODELS[name]
@@ -137,8 +138,9 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
         onnx = peer.get("onnx", {}).get(name, {})
         entry = {"label": bm.label, "ops": bm.ops or None, "frameworks": {}}
         # The C++ runners first, in interleaved rounds; then the Python-hosted frameworks, one process each.
-        jobs = {"ember": os.path.join(d, "ember.pte")}
-        for fw in ("et_portable", "et_xnnpack"):
+        # Both Ember builds run the same .pte: only the kernels registered behind its operators differ.
+        jobs = {fw: os.path.join(d, "ember.pte") for fw in H.EMBER_RUNNERS}
+        for fw in H.CPP_PEERS:
             if fw in frameworks and fw not in env.skipped:
                 jobs[fw] = et.get(fw, {}).get("path")
         H.log(f"{name}: {', '.join(jobs)} ({H.ROUNDS} rounds)")
@@ -167,10 +169,12 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 H.log(f"{name}: {fw} failed: {r['error'][:300]}")
                 entry["frameworks"][fw] = r
                 continue
-            if fw == "ember":
+            if fw in H.EMBER_RUNNERS:
                 r.update(file_bytes=ee["pte_bytes"], export_s=ee["export_s"],
-                         arena_lower_bound_bytes=sum(ee["lower_bound"]))
-            elif fw in ("et_portable", "et_xnnpack"):
+                         arena_lower_bound_bytes=sum(ee["lower_bound"]), operators=ee["operators"])
+                if fw == "ember":
+                    r["optimized_kernels_used"] = [o for o in ee["operators"] if o in optimized_ops]
+            elif fw in H.CPP_PEERS:
                 facts = et[fw]
                 # The driver's planned pools are the program's non_const_buffer_sizes; both are recorded.
                 r.update(file_bytes=facts["pte_bytes"], export_s=facts["export_s"],
@@ -194,7 +198,7 @@ def pybind_cross_check(env, models, peer, target_s):
     bench/et_runner measures what ExecuTorch's own Python runtime would, less the bindings' call overhead."""
     pairs = {}
     for name, entry in models.items():
-        for fw in ("et_portable", "et_xnnpack"):
+        for fw in H.CPP_PEERS:
             if fw in entry["frameworks"] and "error" not in entry["frameworks"][fw]:
                 pte = peer["et"][name][fw]["path"]
                 pairs[pte] = (name, fw)

@@ -4,10 +4,11 @@ everything collected, and the counts are read from callgrind's inclusive costs o
   execute_ir    Method::execute(), instructions per steady-state call (see count())
   load_ir       Program::load + Program::load_method (what the runtime does to get from a file to a method)
 
-Ember's runner and bench/et_runner.cc (ExecuTorch 1.5.1's C++ runtime from its wheel, CPU kernels or XNNPACK)
-are counted the same way, so no Python interpreter runs inside the counted calls and no baseline has to be
-subtracted. Counts depend on the code paths valgrind's emulated CPU selects (XNNPACK picks its kernels from
-CPUID), not on timing; they are stable from run to run.
+Ember's two runners (//:runner and //runtime/runner:runner_portable) and bench/et_runner.cc (ExecuTorch 1.5.1's
+C++ runtime from its wheel, CPU kernels or XNNPACK) are counted the same way, so no Python interpreter runs inside
+the counted calls and no baseline has to be subtracted. Counts depend on the code paths valgrind's emulated CPU
+selects (XNNPACK picks its kernels from CPUID, kernels/optimized its AVX2 paths), not on timing; they are stable
+from run to run.
 """
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def _callgrind(env: H.Env, fw: str, model_dir: str, pte: str, n_inputs: int, run
                        capture_output=True, text=True, timeout=7200)
     if r.returncode != 0:
         raise RuntimeError(f"valgrind exited {r.returncode}: {r.stderr.strip()[-1500:]}")
-    costs = inclusive_costs(out_file, SYMBOLS["ember" if fw == "ember" else "et"])
+    costs = inclusive_costs(out_file, SYMBOLS["ember" if fw in H.EMBER_RUNNERS else "et"])
     ex, ld, lm = costs["execute"], costs["load"], costs["load_method"]
     if ex["calls"] != runs + 1 or ld["calls"] != 1 or lm["calls"] != 1:
         raise RuntimeError(f"unexpected call counts in {out_file}: execute {ex['calls']} (want {runs + 1}), "
@@ -110,11 +111,11 @@ def run_all(env: H.Env, names, frameworks, ember_export, peer) -> dict:
     for name in names:
         d = os.path.join(env.work, name)
         entry = {"label": MODELS[name].label, "ops": MODELS[name].ops or None, "frameworks": {}}
-        for fw in ("ember", "et_portable", "et_xnnpack"):
+        for fw in (*H.EMBER_RUNNERS, *H.CPP_PEERS):
             if fw not in frameworks or fw in env.skipped:
                 continue
             H.log(f"{name}: {fw} under callgrind")
-            pte = os.path.join(d, "ember.pte") if fw == "ember" else peer["et"][name][fw]["path"]
+            pte = os.path.join(d, "ember.pte") if fw in H.EMBER_RUNNERS else peer["et"][name][fw]["path"]
             try:
                 entry["frameworks"][fw] = count(env, fw, d, pte, ember_export[name]["inputs"])
             except Exception as e:  # recorded per model and framework

@@ -1,6 +1,6 @@
-"""The benchmark's steps: build the two C++ runners, export every model for every framework, and measure each
-(model, framework) pair in a process of its own. Runs in the project's .venv (torch + exir); the peers' exports
-and the Python-hosted measurements run in their own venvs as subprocesses.
+"""The benchmark's steps: build the C++ runners (Ember's two builds and ExecuTorch's driver), export every model
+for every framework, and measure each (model, framework) pair in a process of its own. Runs in the project's .venv
+(torch + exir); the peers' exports and the Python-hosted measurements run in their own venvs as subprocesses.
 """
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ from bench.pymeasure import plan_runs
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FRAMEWORKS = {
-    "ember": "Ember, portable kernels: runtime/runner (bazel build //:runner, every portable kernel), C++ timing loop",
+    "ember": "Ember, default build: runtime/runner (bazel build //:runner) with kernels/optimized (tiled GEMM, "
+             "convolution, clamps; Float) registered ahead of the portable kernels, C++ timing loop",
+    "ember_portable": "Ember, portable kernels only: the same runner (bazel build //runtime/runner:runner_portable), "
+                      "same .pte, same C++ timing loop",
     "et_portable": "ExecuTorch 1.5.1, no delegate: the wheel's C++ runtime and CPU kernel library (its optimized "
                    "kernels where it has one, else its portable ones) driven by bench/et_runner.cc",
     "et_xnnpack": "ExecuTorch 1.5.1 with the XNNPACK delegate (XnnpackPartitioner), same driver, threadpool of 1",
@@ -29,6 +32,13 @@ FRAMEWORKS = {
            "timed around session.run from Python",
     "eager": "eager PyTorch, torch.set_num_threads(1), inference_mode, timed around module(*inputs) from Python",
 }
+
+# Ember's two builds of runtime/runner, both always measured: framework -> (Bazel target, binary under bazel-bin).
+EMBER_RUNNERS = {
+    "ember": ("//:runner", "runtime/runner/runner"),
+    "ember_portable": ("//runtime/runner:runner_portable", "runtime/runner/runner_portable"),
+}
+CPP_PEERS = ("et_portable", "et_xnnpack")
 
 
 class Env:
@@ -40,8 +50,7 @@ class Env:
         self.et_python = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
         self.bench_python = os.environ.get("EMBER_BENCH_PYTHON", os.path.join(ROOT, ".venv-bench", "bin", "python3"))
         self.pin_cpu = pin_cpu
-        self.ember_runner: Optional[str] = None
-        self.ember_kernels = "optimized"  # or "portable": which runner build_ember_runner builds
+        self.ember_runners: Dict[str, str] = {}  # framework (EMBER_RUNNERS) -> the runner's copy in work
         self.et_runner: Optional[str] = None
         self.peak_rss: Optional[str] = None
         self.skipped: Dict[str, str] = {}
@@ -100,31 +109,29 @@ def build_peak_rss(env: Env):
     rc, _, _, floor = _spawn(env, ["true"], timeout=60)
     return floor
 
-# Ember's runner per --kernels: the default build (kernels/optimized ahead of portable) or portable kernels only.
-EMBER_TARGETS = {"optimized": ("//:runner", "runner"), "portable": ("//runtime/runner:runner_portable", "runner_portable")}
 
-
-def describe(fw: str, env: Env) -> str:
-    if fw != "ember":
-        return FRAMEWORKS[fw]
-    target, _ = EMBER_TARGETS[env.ember_kernels]
-    what = ("optimized kernels (kernels/optimized: tiled GEMM, convolution, clamps) ahead of portable"
-            if env.ember_kernels == "optimized" else "portable kernels only")
-    return f"Ember, {what}: runtime/runner (bazel build {target}), C++ timing loop"
-
-
-def build_ember_runner(env: Env):
-    target, binary = EMBER_TARGETS[env.ember_kernels]
-    log(f"bazel build {target}")
-    r = run(["bazel", "build", target], cwd=ROOT, timeout=3600)
+def build_ember_runners(env: Env):
+    """Both Ember runners in one `bazel build`, so they come from the same sources and configuration."""
+    targets = [t for t, _ in EMBER_RUNNERS.values()]
+    log(f"bazel build {' '.join(targets)}")
+    r = run(["bazel", "build", *targets], cwd=ROOT, timeout=3600)
     if r.returncode != 0:
-        raise SystemExit(f"bench: bazel build {target} failed:\n{r.stderr[-3000:]}")
+        raise SystemExit(f"bench: bazel build {' '.join(targets)} failed:\n{r.stderr[-3000:]}")
     # `bazel info` names this configuration's output folder; bazel-bin may point at another platform's build.
     bin_dir = run(["bazel", "info", "bazel-bin"], cwd=ROOT, timeout=600).stdout.strip()
-    built = os.path.join(bin_dir, "runtime", "runner", binary)
-    # A copy: a later build in this workspace (another manifest, another engineer) must not change it under us.
-    env.ember_runner = os.path.join(env.work, "ember_runner")
-    shutil.copy2(built, env.ember_runner)
+    for fw, (_, binary) in EMBER_RUNNERS.items():
+        # A copy: a later build in this workspace (another manifest, another engineer) must not change it under us.
+        env.ember_runners[fw] = os.path.join(env.work, f"{fw}_runner")
+        shutil.copy2(os.path.join(bin_dir, binary), env.ember_runners[fw])
+
+
+def optimized_ops() -> List[str]:
+    """The operators kernels/optimized has a Float kernel for ("relu.out", ...), read from its manifest when the
+    runners are built, so the report can say which of a program's operators the two Ember builds run differently."""
+    import yaml
+    with open(os.path.join(ROOT, "kernels", "optimized", "kernels.yaml")) as f:
+        entries = yaml.safe_load(f) or []
+    return sorted(e["func"].split("(", 1)[0] for e in entries if "Float" in e.get("dtypes", []))
 
 
 def executorch_package(env: Env) -> Optional[str]:
@@ -136,12 +143,12 @@ def executorch_package(env: Env) -> Optional[str]:
 def build_et_runner(env: Env):
     """bench/et_runner.cc against the wheel's headers and shared libraries (as its CMake config describes them)."""
     if not os.path.exists(env.et_python):
-        for fw in ("et_portable", "et_xnnpack"):
+        for fw in CPP_PEERS:
             env.skipped[fw] = f"no ExecuTorch venv at {env.et_python} (tools/setup_executorch_venv.sh)"
         return
     pkg = executorch_package(env)
     if pkg is None:
-        for fw in ("et_portable", "et_xnnpack"):
+        for fw in CPP_PEERS:
             env.skipped[fw] = f"executorch does not import in {env.et_python}"
         return
     out = os.path.join(env.work, "et_runner")
@@ -156,7 +163,7 @@ def build_et_runner(env: Env):
     log("g++ bench/et_runner.cc (ExecuTorch wheel's runtime)")
     r = run(cmd, timeout=600)
     if r.returncode != 0:
-        for fw in ("et_portable", "et_xnnpack"):
+        for fw in CPP_PEERS:
             env.skipped[fw] = f"bench/et_runner.cc did not build: {r.stderr[-800:]}"
         return
     env.et_runner = out
@@ -192,15 +199,28 @@ def export_ember(env: Env, names: List[str]) -> dict:
         report[name] = {"export_s": elapsed, "pte_bytes": os.path.getsize(pte),
                         "planned": [p.planned_bytes for p in pools],
                         "lower_bound": [p.lower_bound_bytes for p in pools], "inputs": len(args),
-                        "outputs": [list(o.shape) for o in outs]}
+                        "outputs": [list(o.shape) for o in outs], "operators": kernel_calls(prog.program, "forward")}
     return report
+
+
+def kernel_calls(program, method: str) -> Dict[str, int]:
+    """How many kernel calls the method makes per operator ("relu.out": 50), as the runtime looks them up."""
+    from exir.schema import program as S
+    plan = next(p for p in program.execution_plan if p.name == method)
+    ops = [f"{o.name.split('::')[-1]}.{o.overload}" if o.overload else o.name.split("::")[-1] for o in plan.operators]
+    counts: Dict[str, int] = {}
+    for ins in plan.chains[0].instructions if plan.chains else []:
+        if isinstance(ins.instr_args, S.KernelCall):
+            op = ops[ins.instr_args.op_index]
+            counts[op] = counts.get(op, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
     """ExecuTorch's and ONNX's exports, started in the background (they only export; nothing is timed yet)."""
     procs = {}
     models = ",".join(names)
-    if env.et_runner and {"et_portable", "et_xnnpack"} & set(frameworks):
+    if env.et_runner and set(CPP_PEERS) & set(frameworks):
         d = os.path.join(env.work, "_et")
         procs["et"] = subprocess.Popen([env.et_python, "-m", "bench.et_side", "export", "--out", d, "--models", models],
                                        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -221,7 +241,7 @@ def finish_peer_exports(env: Env, procs) -> dict:
         out, err = p.communicate(timeout=3600)
         if p.returncode != 0:
             reason = f"{key} export failed: {err.strip()[-1500:]}"
-            for fw in (("et_portable", "et_xnnpack") if key == "et" else ("ort",)):
+            for fw in (CPP_PEERS if key == "et" else ("ort",)):
                 env.skipped[fw] = reason
             log(reason)
             continue
@@ -278,13 +298,11 @@ def parse_runner(stdout: str) -> dict:
 
 
 def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out_dir: str):
-    args = [env.ember_runner if fw == "ember" else env.et_runner, pte, "--output-dir", out_dir]
+    ember = fw in EMBER_RUNNERS
+    args = [env.ember_runners[fw] if ember else env.et_runner, pte, "--output-dir", out_dir]
     for i in range(n_inputs):
         args += ["--input", os.path.join(model_dir, f"input_{i}.bin")]
-    if fw != "ember":
-        args += ["--threads", "1"]
-    else:
-        args += ["--print", "0"]
+    args += ["--print", "0"] if ember else ["--threads", "1"]
     return args
 
 
@@ -300,9 +318,10 @@ def _median(xs):
 def measure_cpp(jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, target_s: float,
                 min_runs: int, max_runs: int) -> Dict[str, dict]:
     """Measures one model on the C++ runners (jobs: framework -> .pte), in ROUNDS interleaved rounds (Ember,
-    ExecuTorch portable, ExecuTorch XNNPACK, then again), so that a burst of load from elsewhere on a shared machine
-    falls on all of them alike. Each round is a process of its own doing a third of the planned runs; the median
-    and p90 reported are the medians of the rounds' medians and p90s. Returns framework -> result (or error)."""
+    Ember portable, ExecuTorch portable, ExecuTorch XNNPACK, then again), so that a burst of load from elsewhere on
+    a shared machine falls on all of them alike. Each round is a process of its own doing a third of the planned
+    runs; the median and p90 reported are the medians of the rounds' medians and p90s. Returns framework ->
+    result (or error)."""
     base, plans, rounds, loads, results = {}, {}, {}, {}, {}
 
     def spawn(fw, extra, timeout=3600):

@@ -1,4 +1,5 @@
-"""The benchmark harness end to end, in quick mode on two small models: every framework measured, numbers sane.
+"""The benchmark harness end to end, in quick mode on two small models: every framework (both Ember builds
+included) measured, numbers sane, the report's columns and goals there.
 
 Needs both peer venvs (tools/setup_executorch_venv.sh, tools/setup_bench_venv.sh); skipped, saying which is
 missing, without them. Runs in about a minute.
@@ -21,7 +22,8 @@ MISSING = [f"{path} (run {script})" for path, script in ((ET_PYTHON, "tools/setu
 pytestmark = pytest.mark.skipif(bool(MISSING), reason="benchmark peer venvs not found: " + "; ".join(MISSING))
 
 MODELS = ["add", "linear"]
-FRAMEWORKS = ["ember", "et_portable", "et_xnnpack", "ort", "eager"]
+FRAMEWORKS = ["ember", "ember_portable", "et_portable", "et_xnnpack", "ort", "eager"]
+EMBERS = ["ember", "ember_portable"]
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +62,14 @@ def test_numbers_are_sane(quick_run):
             assert r["load_us"] > 0, (name, fw, r)
             assert r["maxrss_kb"] > result["settings"]["rss_floor_kb"] > 0, (name, fw, r)
             assert r["file_bytes"] > 0, (name, fw, r)
-        # Memory: Ember's planned arena is never larger than ExecuTorch's for the same model.
-        ember, et = m["frameworks"]["ember"], m["frameworks"]["et_portable"]
-        assert 0 < ember["arena_bytes"] <= et["arena_bytes"], (name, ember["arena_bytes"], et["arena_bytes"])
+        # Memory: Ember's planned arena is never larger than ExecuTorch's for the same model; both Ember builds run
+        # the same .pte, so they plan the same bytes.
+        et = m["frameworks"]["et_portable"]
+        for fw in EMBERS:
+            ember = m["frameworks"][fw]
+            assert 0 < ember["arena_bytes"] <= et["arena_bytes"], (name, fw, ember["arena_bytes"], et["arena_bytes"])
+            assert ember["file_bytes"] == m["frameworks"]["ember"]["file_bytes"], (name, fw)
+        assert m["frameworks"]["ember"]["pools"] == m["frameworks"]["ember_portable"]["pools"], name
         assert et["arena_bytes"] == sum(et["non_const_buffer_sizes"])
 
 
@@ -72,5 +79,15 @@ def test_report_and_plot_written(quick_run):
     assert "## Goals" in md and "Latency, median" in md and result["machine"]["cpu"] in md
     for m in result["models"].values():
         assert m["label"] in md
+    header = next(line for line in md.splitlines() if line.startswith("| model | Ember |"))
+    for column in ("Ember portable", "Ember/ET portable", "Ember/ET XNNPACK", "Ember portable/ET portable"):
+        assert f"| {column} |" in header, (column, header)
+    # Every goal has a row with a verdict; with add and linear only, the MobileNetV2 goals have no numbers.
+    goals = md.split("## Goals", 1)[1].split("## Results", 1)[0]
+    rows = [line for line in goals.splitlines() if line.startswith("| ") and not line.startswith("| goal |")]
+    assert len(rows) == 5, goals
+    verdicts = [row.split(" | ")[1].split(" (")[0] for row in rows]  # "yes (2 of 5 measured)": yes
+    assert set(verdicts) <= {"yes", "partly", "**no**", "not measured"}, goals
+    assert "| not measured | not measured: MobileNetV2" in goals, goals
     png = out / "quick.png"
     assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
