@@ -18,21 +18,13 @@ import torch.nn.functional as F
 
 import exir
 from tests.conftest import ROOT
+from tests.kernels.test_portable_ops import Fn  # a module around a function, for export
 
 g = torch.Generator().manual_seed(20261123)
 
 
 def rnd(*shape, dtype=torch.float32):
     return (torch.rand(*shape, generator=g) * 4 - 2).to(dtype)
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 CASES = {
