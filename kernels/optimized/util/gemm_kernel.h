@@ -1,0 +1,238 @@
+// The register tiles and blocking loops of the SGEMM, as templates over the vector type and tile shape. Included by
+// gemm.cc (the baseline instruction set) and gemm_avx2.cc (every function in it built for AVX2+FMA), each instantiating its own
+// tiles. Everything here is in an unnamed namespace on purpose: each translation unit keeps its own copy, so an
+// AVX2-compiled helper can never be merged with, and called in place of, the baseline one.
+//
+// A tile of MR rows x NR columns of C lives in registers while K runs; B is read a row of NR floats at a time and A
+// one float per row, so neither is packed and no scratch memory is needed beyond a zero-padded copy of the right
+// edge. Blocking keeps a KC x NR panel of B in L1 while MC rows of A stream from L2. Tile shapes per instruction set
+// are chosen so the accumulators, one B row and one broadcast A value fit the register file without spilling.
+#pragma once
+
+#include <stdint.h>
+
+#include "kernels/optimized/util/gemm.h"
+#include "kernels/optimized/util/simd.h"
+
+namespace ember {
+namespace optimized {
+namespace {
+
+// One float of A in every lane. gemm_avx2.cc specializes this to a single broadcast load; elsewhere vsplat's
+// scalar add and shuffle are what gcc makes of every generic spelling (lane-by-lane fills come out as inserts).
+template <class V>
+EMBER_ALWAYS_INLINE V broadcast(const float* p) {
+  return vsplat<V>(*p);
+}
+
+constexpr int64_t kKC = 256;  // K per block: a KC x NR panel of B is 8-24 KB
+constexpr int64_t kMC = 96;   // rows of A per block (a multiple of every MR below)
+
+// C[m0 .. m0+MR, n0 .. n0+nc] for k in [k0, k0+kc). The first K block writes C, later ones add to it, and the
+// last applies alpha, the biases and the clamp.
+// B's panel is read at `b` with row stride `ldb`, always NR columns wide (at the right edge, a strip from a
+// zero-padded copy); nc of them are stored.
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void tile(const Gemm& g, const float* b, int64_t ldb, int64_t m0, int64_t n0, int64_t k0,
+                              int64_t kc, int64_t nc, bool first, bool last) {
+  constexpr int L = Lanes<V>::value;
+  constexpr int NR = NV * L;
+  const float* a = g.a + m0 * g.lda + k0;
+  V acc[MR][NV];
+  EMBER_UNROLL
+  for (int r = 0; r < MR; ++r)
+    EMBER_UNROLL
+    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+  for (int64_t k = 0; k < kc; ++k) {
+    V bv[NV];
+    EMBER_UNROLL
+    for (int v = 0; v < NV; ++v) bv[v] = vload<V>(b + k * ldb + v * L);
+    EMBER_UNROLL
+    for (int r = 0; r < MR; ++r) {
+      const V av = broadcast<V>(a + r * g.lda + k);
+      EMBER_UNROLL
+      for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
+    }
+  }
+  if (nc == NR) {
+    // Whole tiles: the epilogue in registers, straight to C.
+    const V al = vsplat<V>(g.alpha), lo = vsplat<V>(g.lo), hi = vsplat<V>(g.hi);
+    EMBER_UNROLL
+    for (int r = 0; r < MR; ++r) {
+      const V rb = vsplat<V>(g.row_bias ? g.row_bias[m0 + r] : 0.0f);
+      float* crow = g.c + (m0 + r) * g.ldc + n0;
+      EMBER_UNROLL
+      for (int v = 0; v < NV; ++v) {
+        V x = acc[r][v];
+        if (!first) x += vload<V>(crow + v * L);
+        if (last) {
+          x = x * al + rb;
+          if (g.col_bias) x += vload<V>(g.col_bias + n0 + v * L);
+          x = x < lo ? lo : x;
+          x = x > hi ? hi : x;
+        }
+        vstore<V>(crow + v * L, x);
+      }
+    }
+    return;
+  }
+  float t[MR][NR];
+  EMBER_UNROLL
+  for (int r = 0; r < MR; ++r)
+    EMBER_UNROLL
+    for (int v = 0; v < NV; ++v) vstore<V>(&t[r][v * L], acc[r][v]);
+  for (int r = 0; r < MR; ++r) {
+    float* crow = g.c + (m0 + r) * g.ldc + n0;
+    if (!first)
+      for (int64_t j = 0; j < nc; ++j) t[r][j] += crow[j];
+    if (!last) {
+      for (int64_t j = 0; j < nc; ++j) crow[j] = t[r][j];
+      continue;
+    }
+    const float rb = g.row_bias ? g.row_bias[m0 + r] : 0.0f;
+    const float* cb = g.col_bias ? g.col_bias + n0 : nullptr;
+    for (int64_t j = 0; j < nc; ++j) {
+      float x = g.alpha * t[r][j] + rb + (cb ? cb[j] : 0.0f);
+      x = x < g.lo ? g.lo : x;
+      crow[j] = x > g.hi ? g.hi : x;
+    }
+  }
+}
+
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void rows(int64_t mr, const Gemm& g, const float* b, int64_t ldb, int64_t m0, int64_t n0,
+                              int64_t k0, int64_t kc, int64_t nc, bool first, bool last) {
+  if (mr == MR) {
+    tile<V, MR, NV>(g, b, ldb, m0, n0, k0, kc, nc, first, last);
+  } else if constexpr (MR > 1) {
+    rows<V, MR - 1, NV>(mr, g, b, ldb, m0, n0, k0, kc, nc, first, last);
+  }
+}
+
+// The right edge, nc < NR columns: strips one vector wide, so N = 49 (a 7x7 plane) costs two NR-wide tiles and one
+// strip, not three NR-wide tiles. One strip shape, not one tile per remainder width, keeps the code small. Columns
+// past nc come from a zero-padded copy of B.
+template <class V, int MR>
+EMBER_ALWAYS_INLINE void edge(const Gemm& g, float* scratch, int64_t m_begin, int64_t m_end, int64_t n_begin,
+                              int64_t k0, int64_t kc, bool first, bool last) {
+  constexpr int L = Lanes<V>::value;
+  for (int64_t n0 = n_begin; n0 < g.N; n0 += L) {
+    const int64_t nc = g.N - n0 < L ? g.N - n0 : L;
+    const float* b = g.b + k0 * g.ldb + n0;
+    int64_t ldb = g.ldb;
+    if (nc < L) {
+      for (int64_t k = 0; k < kc; ++k) {
+        for (int64_t j = 0; j < L; ++j) scratch[k * L + j] = j < nc ? b[k * g.ldb + j] : 0.0f;
+      }
+      b = scratch, ldb = L;
+    }
+    for (int64_t m0 = m_begin; m0 < m_end; m0 += MR) {
+      const int64_t mr = m_end - m0 < MR ? m_end - m0 : MR;
+      rows<V, MR, 1>(mr, g, b, ldb, m0, n0, k0, kc, nc, first, last);
+    }
+  }
+}
+
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
+  constexpr int64_t NR = NV * Lanes<V>::value;
+  static_assert(kMC % MR == 0, "row blocks must hold whole tiles");
+  float scratch[kKC * Lanes<V>::value];
+  // (M or N of 0 runs no tile.)
+  for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
+    const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
+    const bool first = k0 == 0, last = k0 + kc == g.K;
+    for (int64_t mb = 0; mb < g.M; mb += kMC) {
+      const int64_t me = g.M - mb < kMC ? g.M : mb + kMC;
+      int64_t n0 = 0;
+      for (; n0 + NR <= g.N; n0 += NR) {
+        const float* b = g.b + k0 * g.ldb + n0;
+        for (int64_t m0 = mb; m0 < me; m0 += MR) {
+          const int64_t mr = me - m0 < MR ? me - m0 : MR;
+          rows<V, MR, NV>(mr, g, b, g.ldb, m0, n0, k0, kc, NR, first, last);
+        }
+      }
+      if (n0 < g.N) edge<V, MR>(g, scratch, mb, me, n0, k0, kc, first, last);
+    }
+  }
+}
+
+// Few rows (a linear layer at batch 1-4): the GEMM is a pass over B, which is the weights and often larger than
+// L2. Reading B's rows in order, four at a time, lets the hardware prefetcher stream it; the rows of C stay in L1
+// and take the four updates in one pass.
+constexpr int64_t kFewRows = 4;
+
+template <class V>
+EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
+  constexpr int L = Lanes<V>::value;
+  const int64_t N = g.N, K = g.K;
+  for (int64_t m = 0; m < g.M; ++m) {
+    float* crow = g.c + m * g.ldc;
+    for (int64_t n = 0; n < N; ++n) crow[n] = 0.0f;
+  }
+  int64_t k = 0;
+  for (; k + 4 <= K; k += 4) {
+    const float* b0 = g.b + k * g.ldb;
+    const float* b1 = b0 + g.ldb;
+    const float* b2 = b1 + g.ldb;
+    const float* b3 = b2 + g.ldb;
+    for (int64_t m = 0; m < g.M; ++m) {
+      const float* a = g.a + m * g.lda + k;
+      float* crow = g.c + m * g.ldc;
+      const V a0 = broadcast<V>(a), a1 = broadcast<V>(a + 1), a2 = broadcast<V>(a + 2), a3 = broadcast<V>(a + 3);
+      int64_t n = 0;
+      for (; n + L <= N; n += L) {
+        V c = vload<V>(crow + n);
+        c += a0 * vload<V>(b0 + n) + a1 * vload<V>(b1 + n) + a2 * vload<V>(b2 + n) + a3 * vload<V>(b3 + n);
+        vstore<V>(crow + n, c);
+      }
+      for (; n < N; ++n) crow[n] += a[0] * b0[n] + a[1] * b1[n] + a[2] * b2[n] + a[3] * b3[n];
+    }
+  }
+  for (; k < K; ++k) {
+    const float* b0 = g.b + k * g.ldb;
+    for (int64_t m = 0; m < g.M; ++m) {
+      const float a0 = g.a[m * g.lda + k];
+      float* crow = g.c + m * g.ldc;
+      for (int64_t n = 0; n < N; ++n) crow[n] += a0 * b0[n];
+    }
+  }
+  for (int64_t m = 0; m < g.M; ++m) {
+    float* crow = g.c + m * g.ldc;
+    const float rb = g.row_bias ? g.row_bias[m] : 0.0f;
+    const float* cb = g.col_bias;
+    for (int64_t n = 0; n < N; ++n) {
+      float x = g.alpha * crow[n] + rb + (cb ? cb[n] : 0.0f);
+      x = x < g.lo ? g.lo : x;
+      crow[n] = x > g.hi ? g.hi : x;
+    }
+  }
+}
+
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void sgemm_any(const Gemm& g) {
+  if (g.M <= kFewRows) return sgemm_few_rows<V>(g);
+  sgemm_blocked<V, MR, NV>(g);
+}
+
+
+// An empty sum: C is the biases alone.
+inline void bias_only(const Gemm& g) {
+  for (int64_t m = 0; m < g.M; ++m) {
+    for (int64_t n = 0; n < g.N; ++n) {
+      float x = (g.row_bias ? g.row_bias[m] : 0.0f) + (g.col_bias ? g.col_bias[n] : 0.0f);
+      x = x < g.lo ? g.lo : x;
+      g.c[m * g.ldc + n] = x > g.hi ? g.hi : x;
+    }
+  }
+}
+
+}  // namespace
+
+#if EMBER_SIMD_X86_DISPATCH
+// gemm_avx2.cc: 4 x 24 tiles of AVX2+FMA. Only for CPUs where cpu_has_avx2_fma().
+void sgemm_avx2(const Gemm& g);
+#endif
+
+}  // namespace optimized
+}  // namespace ember
