@@ -51,19 +51,50 @@ void reduce(KernelContext& ctx, const char* name, const Tensor& in, Optional<Arr
     T* o = out.mutable_data_ptr<T>();
     const int64_t total_out = out.numel();
     for (int64_t i = 0; i < total_out; ++i) o[i] = static_cast<T>(C(0));
-    // Walk the input once; each element adds into the output position of its kept coordinates.
     const int32_t dim = in.dim();
-    int64_t coord[kMaxTensorDim] = {0};
-    const int64_t total = in.numel();
-    for (int64_t i = 0; i < total; ++i) {
-      int64_t oi = 0;
-      for (int32_t d = 0; d < dim; ++d) {
-        if (!reduced[d]) oi = oi * in.size(d) + coord[d];
+    // The common case, reduced dims in one run (a global average pool is the last two) and self already in out's
+    // dtype: [outer, reduced, inner] with plain strides, not a coordinate walk with a dtype switch per element.
+    int32_t first = dim, last = -1;
+    for (int32_t d = 0; d < dim; ++d) {
+      if (!reduced[d]) continue;
+      if (first == dim) first = d;
+      last = d;
+    }
+    bool run = xt == out.scalar_type() && last >= 0;
+    for (int32_t d = first; run && d <= last; ++d) run = reduced[d];
+    if (run) {
+      int64_t inner = 1;
+      for (int32_t d = last + 1; d < dim; ++d) inner *= in.size(d);
+      const T* xs = static_cast<const T*>(x);
+      const int64_t outer = inner == 0 ? 0 : total_out / inner;
+      for (int64_t a = 0; a < outer; ++a) {
+        const T* src = xs + a * inner_count * inner;
+        T* dst = o + a * inner;
+        if (inner == 1) {
+          C acc = C(0);
+          for (int64_t r = 0; r < inner_count; ++r) acc += static_cast<C>(src[r]);
+          dst[0] = static_cast<T>(acc);
+          continue;
+        }
+        for (int64_t r = 0; r < inner_count; ++r) {
+          const T* row = src + r * inner;
+          for (int64_t i = 0; i < inner; ++i) dst[i] = static_cast<T>(static_cast<C>(dst[i]) + static_cast<C>(row[i]));
+        }
       }
-      o[oi] = static_cast<T>(static_cast<C>(o[oi]) + load_as<C>(x, xt, i));
-      for (int32_t d = dim - 1; d >= 0; --d) {
-        if (++coord[d] < in.size(d)) break;
-        coord[d] = 0;
+    } else {
+      // Walk the input once; each element adds into the output position of its kept coordinates.
+      int64_t coord[kMaxTensorDim] = {0};
+      const int64_t total = in.numel();
+      for (int64_t i = 0; i < total; ++i) {
+        int64_t oi = 0;
+        for (int32_t d = 0; d < dim; ++d) {
+          if (!reduced[d]) oi = oi * in.size(d) + coord[d];
+        }
+        o[oi] = static_cast<T>(static_cast<C>(o[oi]) + load_as<C>(x, xt, i));
+        for (int32_t d = dim - 1; d >= 0; --d) {
+          if (++coord[d] < in.size(d)) break;
+          coord[d] = 0;
+        }
       }
     }
     if (mean && inner_count > 0) {

@@ -95,6 +95,12 @@ CASES = {
     "mean": (lambda x: x.mean(dim=(0, 2), keepdim=True), [rnd(3, 4, 5)]),
     "sum": (lambda x: x.sum(dim=1), [rnd(3, 4, 5)]),
     "sum_int": (lambda x: x.sum(dim=0), [ints(3, 4)]),
+    # reduced dims in one run: global average pool (inner 1), a middle run, everything; and int64 in and out
+    "mean_pool": (lambda x: x.mean(dim=(-1, -2), keepdim=True), [rnd(2, 6, 3, 3)]),
+    "mean_middle_run": (lambda x: x.mean(dim=(1, 2)), [rnd(2, 3, 4, 5)]),
+    "sum_all": (lambda x: x.sum(dim=(0, 1, 2)), [rnd(3, 4, 5)]),
+    "mean_half_pool": (lambda x: x.mean(dim=(-1, -2)), [rnd(2, 4, 5, 5, dtype=torch.float16)]),
+    "sum_int64_run": (lambda x: x.sum(dim=-1), [ints(3, 7, dtype=torch.int64)]),
     "amax": (lambda x: torch.amax(x, dim=-1), [rnd(3, 4)]),
     # data movement
     "permute": (lambda x: x.permute(2, 0, 1).contiguous() * 1.0, [rnd(2, 3, 4)]),
