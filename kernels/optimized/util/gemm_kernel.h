@@ -27,6 +27,7 @@ EMBER_ALWAYS_INLINE V broadcast(const float* p) {
 
 constexpr int64_t kKC = 256;  // K per block: a KC x NR panel of B is 8-24 KB
 constexpr int64_t kMC = 96;   // rows of A per block (a multiple of every MR below)
+constexpr int64_t kL2Floats = 48 * 1024;  // a block of B that stays in L2 (192 KB, with room for A and C)
 
 // C[m0 .. m0+MR, n0 .. n0+nc] for k in [k0, k0+kc). The first K block writes C, later ones add to it, and the
 // last applies alpha, the biases and the clamp.
@@ -114,10 +115,10 @@ EMBER_ALWAYS_INLINE void rows(int64_t mr, const Gemm& g, const float* b, int64_t
 // past nc come from a zero-padded copy of B.
 template <class V, int MR>
 EMBER_ALWAYS_INLINE void edge(const Gemm& g, float* scratch, int64_t m_begin, int64_t m_end, int64_t n_begin,
-                              int64_t k0, int64_t kc, bool first, bool last) {
+                              int64_t n_end, int64_t k0, int64_t kc, bool first, bool last) {
   constexpr int L = Lanes<V>::value;
-  for (int64_t n0 = n_begin; n0 < g.N; n0 += L) {
-    const int64_t nc = g.N - n0 < L ? g.N - n0 : L;
+  for (int64_t n0 = n_begin; n0 < n_end; n0 += L) {
+    const int64_t nc = n_end - n0 < L ? n_end - n0 : L;
     const float* b = g.b + k0 * g.ldb + n0;
     int64_t ldb = g.ldb;
     if (nc < L) {
@@ -142,17 +143,37 @@ EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
   for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
     const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
     const bool first = k0 == 0, last = k0 + kc == g.K;
-    for (int64_t mb = 0; mb < g.M; mb += kMC) {
-      const int64_t me = g.M - mb < kMC ? g.M : mb + kMC;
-      int64_t n0 = 0;
-      for (; n0 + NR <= g.N; n0 += NR) {
-        const float* b = g.b + k0 * g.ldb + n0;
-        for (int64_t m0 = mb; m0 < me; m0 += MR) {
-          const int64_t mr = me - m0 < MR ? me - m0 : MR;
-          rows<V, MR, NV>(mr, g, b, g.ldb, m0, n0, k0, kc, NR, first, last);
+    int64_t chunk = kL2Floats / kc / NR * NR;
+    if (chunk < NR) chunk = NR;
+    if (g.N <= chunk) {
+      // B's block fits L2: one NR-wide panel of it stays in L1 while MC rows of C pass over it.
+      for (int64_t mb = 0; mb < g.M; mb += kMC) {
+        const int64_t me = g.M - mb < kMC ? g.M : mb + kMC;
+        int64_t n0 = 0;
+        for (; n0 + NR <= g.N; n0 += NR) {
+          const float* b = g.b + k0 * g.ldb + n0;
+          for (int64_t m0 = mb; m0 < me; m0 += MR) {
+            const int64_t mr = me - m0 < MR ? me - m0 : MR;
+            rows<V, MR, NV>(mr, g, b, g.ldb, m0, n0, k0, kc, NR, first, last);
+          }
+        }
+        if (n0 < g.N) edge<V, MR>(g, scratch, mb, me, n0, g.N, k0, kc, first, last);
+      }
+      continue;
+    }
+    // B is wider than L2 (a large plane): per chunk of columns that fits, each MR-row strip of C is written left to
+    // right, MR write streams instead of MC, and the chunk is re-read from L2. MobileNetV2's 112x112 expansion
+    // (96 x 16 x 12544) ran in 0.9 ms instead of 1.6 ms this way, with the model's other layers in between.
+    for (int64_t c0 = 0; c0 < g.N; c0 += chunk) {
+      const int64_t ce = g.N - c0 < chunk ? g.N : c0 + chunk;
+      const int64_t whole = c0 + (ce - c0) / NR * NR;
+      for (int64_t m0 = 0; m0 < g.M; m0 += MR) {
+        const int64_t mr = g.M - m0 < MR ? g.M - m0 : MR;
+        for (int64_t n0 = c0; n0 < whole; n0 += NR) {
+          rows<V, MR, NV>(mr, g, g.b + k0 * g.ldb + n0, g.ldb, m0, n0, k0, kc, NR, first, last);
         }
       }
-      if (n0 < g.N) edge<V, MR>(g, scratch, mb, me, n0, k0, kc, first, last);
+      if (whole < ce) edge<V, MR>(g, scratch, 0, g.M, whole, ce, k0, kc, first, last);
     }
   }
 }
