@@ -131,7 +131,8 @@ def optimized_ops() -> List[str]:
     import yaml
     with open(os.path.join(ROOT, "kernels", "optimized", "kernels.yaml")) as f:
         entries = yaml.safe_load(f) or []
-    return sorted(e["func"].split("(", 1)[0] for e in entries if "Float" in e.get("dtypes", []))
+    # Names as kernel_calls() gives them: without the namespace ("convolution_clamp.out", not "ember::...").
+    return sorted(e["func"].split("(", 1)[0].split("::")[-1] for e in entries if "Float" in e.get("dtypes", []))
 
 
 def executorch_package(env: Env) -> Optional[str]:
@@ -191,7 +192,10 @@ def export_ember(env: Env, names: List[str]) -> dict:
             x.contiguous().numpy().tofile(os.path.join(d, f"input_{i}.bin"))
         torch.save(module.state_dict(), os.path.join(d, "state_dict.pt"))
         t0 = time.perf_counter()
-        prog = exir.to_edge(torch.export.export(module, args)).to_executorch()
+        # Convolution + ReLU6 as one kernel call, as XNNPACK fuses them inside its delegate. Opt-in in exir because
+        # the fused operator is Ember's own: this .pte runs on Ember's runners, not on ExecuTorch's runtime.
+        config = exir.ExecutorchBackendConfig(fuse_activations=True)
+        prog = exir.to_edge(torch.export.export(module, args)).to_executorch(config)
         pte = os.path.join(d, "ember.pte")
         prog.save(pte)
         elapsed = time.perf_counter() - t0

@@ -13,6 +13,7 @@ from exir.emit import ConstantPool, emit_method
 from exir.lowering import MethodGraph, lower_method
 from exir.lowering.alias import alias_views
 from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH
+from exir.lowering.fuse_activation import fuse_activations
 from exir.lowering.fuse_batch_norm import fuse_batch_norm
 from exir.lowering.lifetimes import MemIdPolicy, assign_mem_ids, default_mem_id, lifetimes
 from exir.memory_planning import Allocation, compare_algorithms, plan_memory, verify_plan
@@ -44,6 +45,9 @@ class ExecutorchBackendConfig:
     fold_free_bytes: int = DEFAULT_FOLD_FREE_BYTES
     fold_growth: float = DEFAULT_FOLD_GROWTH
     fuse_batch_norm: bool = True
+    # Convolution + relu/hardtanh/clamp as one `ember::convolution_clamp.out` call (exir.lowering.fuse_activation).
+    # Off by default: ExecuTorch's runtime has no such operator, and by default an Ember program runs on both.
+    fuse_activations: bool = False
     alias_views: bool = True
     segment_alignment: int = 4096
     constant_tensor_alignment: int = 16
@@ -67,6 +71,8 @@ class MethodReport:
     algorithm: str
     num_instructions: int
     pools: List[PoolReport]
+    # Convolution + activation pairs that became one call (ExecutorchBackendConfig.fuse_activations).
+    fused_activations: int = 0
 
 
 class ExecutorchProgramManager:
@@ -107,7 +113,8 @@ class ExecutorchProgramManager:
     def memory_report(self) -> str:
         lines = []
         for r in self.reports.values():
-            lines.append(f"method {r.name}: {r.num_instructions} instructions, plan by {r.algorithm}")
+            fused = f" ({r.fused_activations} convolution + activation pairs fused)" if r.fused_activations else ""
+            lines.append(f"method {r.name}: {r.num_instructions} instructions{fused}, plan by {r.algorithm}")
             for p in r.pools:
                 algos = ", ".join(f"{k} {v}" for k, v in sorted(p.by_algorithm.items()))
                 lines.append(f"  pool {p.mem_id}: {p.planned_bytes} B planned, lower bound {p.lower_bound_bytes} B "
@@ -154,6 +161,8 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
                              fold_free_bytes=config.fold_free_bytes, fold_growth=config.fold_growth)
         if config.fuse_batch_norm:
             fuse_batch_norm(graph)
+        # After batch norm is folded: conv -> BN -> ReLU6 only then reads as conv -> ReLU6.
+        fused = fuse_activations(graph) if config.fuse_activations else 0
         if config.alias_views:
             alias_views(graph)
         offsets, plan, pools = _plan(graph, config.memory_planning)
@@ -161,7 +170,7 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
         plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values))
         graphs[name] = graph
         offsets_by_method[name] = offsets
-        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools)
+        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused)
     program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],
                         segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
                         mutable_data_segments=[], named_data=[])

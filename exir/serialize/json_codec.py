@@ -2,7 +2,7 @@
 
 flatc's JSON spells a union field as two keys, `<field>_type` (the member's table name) and `<field>`; enums as
 their names; [ubyte] vectors as lists of numbers. Non-finite doubles have no JSON spelling, so they travel as
-marker strings that are swapped for flatc's `nan`/`inf` literals.
+marker strings that are swapped for flatc's `nan`/`inf` literals (and read back from them).
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import dataclasses
 import enum
 import json
 import math
+import re
 import typing
 from typing import Any, Dict
 
@@ -90,5 +91,15 @@ def _from_obj(tp: Any, v: Any, key: str = "") -> Any:
     return v
 
 
+# flatc writes non-finite doubles as bare `inf`, `-inf` and `nan` (e.g. the unbounded side of a fused relu's
+# clamp), which JSON lacks; outside string literals they become the spellings Python's json module reads.
+_STRING_OR_NONFINITE = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])(-?(?:inf|nan))(?![\w.])')
+_JSON_NONFINITE = {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN", "-nan": "NaN"}
+
+
+def _read_nonfinite(text: str) -> str:
+    return _STRING_OR_NONFINITE.sub(lambda m: _JSON_NONFINITE[m.group(1)] if m.group(1) else m.group(0), text)
+
+
 def from_json(text: str) -> S.Program:
-    return _from_obj(S.Program, json.loads(text))
+    return _from_obj(S.Program, json.loads(_read_nonfinite(text)))

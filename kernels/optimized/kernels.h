@@ -24,6 +24,11 @@ void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Opt
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                      bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+// ember::convolution_clamp.out: the same with out clamped to [min, max] as it is written.
+void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                           ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                           bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
+                           Tensor& out);
 
 }  // namespace optimized
 }  // namespace ember

@@ -4,8 +4,10 @@
 //    (3x3 over a zero-bordered copy of the plane in temp memory, so no tap needs a bounds check);
 //  - everything else: GEMM over im2col column tiles, the tile in scratch from the temp allocator (the stack when
 //    the method has none; direct loops in the rare case even one column of the tile does not fit there).
-// The bias is added in the GEMM's epilogue. Other dtypes go to portable. Transposed convolution is refused, as
-// portable does.
+// The bias is added in the GEMM's epilogue, and so is the clamp of convolution_clamp (exir's opt-in
+// fuse_activations: conv + relu/hardtanh/clamp as one call); the depthwise sweeps clamp each output row as they
+// write it. Plain convolution is the same code with infinite bounds. Other dtypes go to portable. Transposed
+// convolution is refused, as portable does.
 #include <string.h>
 
 #include "ember/selected_dtypes.h"
@@ -25,9 +27,15 @@ using portable::ConvGeometry;
 constexpr int64_t kColFloats = 64 * 1024;
 constexpr int64_t kStackColFloats = 4 * 1024;
 
+// NaN stays NaN, as in ATen and the GEMM's epilogue: both comparisons are false for it.
+EMBER_ALWAYS_INLINE float clamp(float x, float lo, float hi) {
+  x = x < lo ? lo : x;
+  return x > hi ? hi : x;
+}
+
 // One output plane of a depthwise convolution: input plane x (H x W), filter w (KH x KW).
 EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, const float* w, float bias,
-                                         float* o) {
+                                         float lo, float hi, float* o) {
   const int64_t sw = g.sw, W = g.W, OW = g.OW;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     float* orow = o + oh * OW;
@@ -69,6 +77,8 @@ EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, 
         orow[ow] += acc;
       }
     }
+    // The row is complete only after its last tap row; clamped now, while it is still in L1.
+    for (int64_t ow = 0; ow < OW; ++ow) orow[ow] = clamp(orow[ow], lo, hi);
   }
 }
 
@@ -76,7 +86,7 @@ EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, 
 // tap is in bounds, so an output row is one pass of nine multiply-adds and one store, which the compiler
 // vectorizes for stride 1 (stride 2 reads every other column).
 EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float* x, const float* w, float bias,
-                                             float* padded, float* flat, float* o) {
+                                             float lo, float hi, float* padded, float* flat, float* o) {
   const int64_t Wp = g.W + 2 * g.pw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, OW = g.OW;
   for (int64_t ih = 0; ih < g.H; ++ih) memcpy(padded + (ih + g.ph) * Wp + g.pw, x + ih * g.W, g.W * sizeof(float));
   const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
@@ -94,7 +104,7 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
              w6 * p2[q] + w7 * p2[q + 1] + w8 * p2[q + 2];
     }
     for (int64_t oh = 0; oh < g.OH; ++oh) {
-      for (int64_t ow = 0; ow < OW; ++ow) o[oh * OW + ow] = f[oh * Wp + ow];
+      for (int64_t ow = 0; ow < OW; ++ow) o[oh * OW + ow] = clamp(f[oh * Wp + ow], lo, hi);
     }
     return;
   }
@@ -105,21 +115,24 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
     float* __restrict orow = o + oh * OW;
     if (sw == 1 && dw == 1) {
       for (int64_t ow = 0; ow < OW; ++ow) {
-        orow[ow] = bias + w0 * r0[ow] + w1 * r0[ow + 1] + w2 * r0[ow + 2] + w3 * r1[ow] + w4 * r1[ow + 1] +
-                   w5 * r1[ow + 2] + w6 * r2[ow] + w7 * r2[ow + 1] + w8 * r2[ow + 2];
+        orow[ow] = clamp(bias + w0 * r0[ow] + w1 * r0[ow + 1] + w2 * r0[ow + 2] + w3 * r1[ow] + w4 * r1[ow + 1] +
+                             w5 * r1[ow + 2] + w6 * r2[ow] + w7 * r2[ow + 1] + w8 * r2[ow + 2],
+                         lo, hi);
       }
     } else if (sw == 2 && dw == 1) {
       // Stride 2 as a constant: a fifth fewer instructions than the general loop here (callgrind, MobileNetV2).
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t i = 2 * ow;
-        orow[ow] = bias + w0 * r0[i] + w1 * r0[i + 1] + w2 * r0[i + 2] + w3 * r1[i] + w4 * r1[i + 1] +
-                   w5 * r1[i + 2] + w6 * r2[i] + w7 * r2[i + 1] + w8 * r2[i + 2];
+        orow[ow] = clamp(bias + w0 * r0[i] + w1 * r0[i + 1] + w2 * r0[i + 2] + w3 * r1[i] + w4 * r1[i + 1] +
+                             w5 * r1[i + 2] + w6 * r2[i] + w7 * r2[i + 1] + w8 * r2[i + 2],
+                         lo, hi);
       }
     } else {
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t i = ow * sw;
-        orow[ow] = bias + w0 * r0[i] + w1 * r0[i + dw] + w2 * r0[i + 2 * dw] + w3 * r1[i] + w4 * r1[i + dw] +
-                   w5 * r1[i + 2 * dw] + w6 * r2[i] + w7 * r2[i + dw] + w8 * r2[i + 2 * dw];
+        orow[ow] = clamp(bias + w0 * r0[i] + w1 * r0[i + dw] + w2 * r0[i + 2 * dw] + w3 * r1[i] +
+                             w4 * r1[i + dw] + w5 * r1[i + 2 * dw] + w6 * r2[i] + w7 * r2[i + dw] + w8 * r2[i + 2 * dw],
+                         lo, hi);
       }
     }
   }
@@ -127,8 +140,8 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
 
 // padded: scratch for depthwise3x3_padded when the kernel is 3x3 (null otherwise, or when none was available),
 // followed by OH x (W + 2pw) floats for its unit-stride path.
-EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                                   float* padded, float* o) {
+EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo,
+                                   float hi, float* padded, float* o) {
   const int64_t mult = g.Cout / g.groups;  // output channels per input channel
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
   const int64_t padded_floats = (g.H + 2 * g.ph) * (g.W + 2 * g.pw);
@@ -140,22 +153,22 @@ EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const 
       const float* wc = w + co * g.KH * g.KW;
       float* oc = o + (n * g.Cout + co) * oplane;
       if (padded != nullptr) {
-        depthwise3x3_padded(g, xc, wc, b ? b[co] : 0.0f, padded, flat, oc);
+        depthwise3x3_padded(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, flat, oc);
       } else {
-        depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, oc);
+        depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, lo, hi, oc);
       }
     }
   }
 }
 
-void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, const float* b, float* padded,
-                        float* o) {
-  depthwise(g, x, w, b, padded, o);
+void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo, float hi,
+                        float* padded, float* o) {
+  depthwise(g, x, w, b, lo, hi, padded, o);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                                      float* padded, float* o) {
-  depthwise(g, x, w, b, padded, o);
+                                      float lo, float hi, float* padded, float* o) {
+  depthwise(g, x, w, b, lo, hi, padded, o);
 }
 #endif
 
@@ -203,7 +216,8 @@ void im2col(const ConvGeometry& g, const float* x, int64_t p0, int64_t pn, float
 }
 
 // Plain loops for one image and group, for when not even one im2col column fits in scratch.
-void direct(const ConvGeometry& g, const float* x, const float* w, const float* b, int64_t cout_g, float* o) {
+void direct(const ConvGeometry& g, const float* x, const float* w, const float* b, int64_t cout_g, float lo,
+            float hi, float* o) {
   for (int64_t co = 0; co < cout_g; ++co) {
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       for (int64_t ow = 0; ow < g.OW; ++ow) {
@@ -220,17 +234,19 @@ void direct(const ConvGeometry& g, const float* x, const float* w, const float* 
             }
           }
         }
-        o[(co * g.OH + oh) * g.OW + ow] = acc;
+        o[(co * g.OH + oh) * g.OW + ow] = clamp(acc, lo, hi);
       }
     }
   }
 }
 
 // Pointwise: the input planes are already the GEMM's B matrix.
-void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float* o) {
+void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo, float hi,
+                    float* o) {
   const int64_t ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
   Gemm gm;
   gm.M = cout_g, gm.N = ohw, gm.K = g.Cg, gm.lda = g.Cg, gm.ldb = ohw, gm.ldc = ohw;
+  gm.lo = lo, gm.hi = hi;
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       gm.a = w + grp * cout_g * g.Cg;
@@ -243,7 +259,7 @@ void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const
 }
 
 void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w, const float* b,
-                 float* o) {
+                 float lo, float hi, float* o) {
   const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
   float stack_col[kStackColFloats];
   float* col = nullptr;
@@ -262,6 +278,7 @@ void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, cons
   }
   Gemm gm;
   gm.M = cout_g, gm.K = kdim, gm.lda = kdim, gm.ldc = ohw;
+  gm.lo = lo, gm.hi = hi;
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const float* xg = x + (n * g.Cin + grp * g.Cg) * g.H * g.W;
@@ -269,7 +286,7 @@ void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, cons
       const float* bg = b ? b + grp * cout_g : nullptr;
       float* og = o + (n * g.Cout + grp * cout_g) * ohw;
       if (nt == 0) {
-        direct(g, xg, wg, bg, cout_g, og);
+        direct(g, xg, wg, bg, cout_g, lo, hi, og);
         continue;
       }
       gm.a = wg, gm.row_bias = bg;
@@ -283,16 +300,10 @@ void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, cons
   }
 }
 
-}  // namespace
-
-void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
-  if (out.scalar_type() != ScalarType::Float ||
-      !((selected_dtypes::convolution_out_optimized >> static_cast<int>(ScalarType::Float)) & 1u)) {
-    return portable::convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
-                                     output_padding, groups, out);
-  }
+// The Float convolution, every output clamped to [lo, hi] where it is written (infinite bounds: no clamp).
+void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+              ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+              int64_t groups, float lo, float hi, Tensor& out) {
   ConvGeometry g;
   if (!portable::check_convolution(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, out,
                                    g)) {
@@ -310,14 +321,43 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
       padded = static_cast<float*>(temp->allocate(((g.H + 2 * g.ph) * wp + g.OH * wp) * sizeof(float), 64));
     }
 #if EMBER_SIMD_X86_DISPATCH
-    if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, padded, o);
+    if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, lo, hi, padded, o);
 #endif
-    return depthwise_baseline(g, x, w, b, padded, o);
+    return depthwise_baseline(g, x, w, b, lo, hi, padded, o);
   }
   if (g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) {
-    return conv_pointwise(g, x, w, b, o);
+    return conv_pointwise(g, x, w, b, lo, hi, o);
   }
-  conv_im2col(ctx, g, x, w, b, o);
+  conv_im2col(ctx, g, x, w, b, lo, hi, o);
+}
+
+bool computes_float(uint32_t mask, const Tensor& out) {
+  return out.scalar_type() == ScalarType::Float && ((mask >> static_cast<int>(ScalarType::Float)) & 1u);
+}
+
+}  // namespace
+
+void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
+  if (!computes_float(selected_dtypes::convolution_out_optimized, out)) {
+    return portable::convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
+                                     output_padding, groups, out);
+  }
+  convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, -__builtin_inff(),
+           __builtin_inff(), out);
+}
+
+void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                           ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                           bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
+                           Tensor& out) {
+  if (!computes_float(selected_dtypes::convolution_clamp_out_optimized, out)) {
+    return portable::convolution_clamp_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
+                                           output_padding, groups, min, max, out);
+  }
+  convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, static_cast<float>(min),
+           static_cast<float>(max), out);
 }
 
 }  // namespace optimized

@@ -1,5 +1,6 @@
 // convolution: 1-d and 2-d, grouped (depthwise included), stride, padding, dilation, optional bias. Direct loops
-// in NCHW; transposed convolution is not supported yet (refused with a message).
+// in NCHW; transposed convolution is not supported yet (refused with a message). Also Ember's own
+// convolution_clamp (convolution + relu/hardtanh/clamp, from exir's opt-in fuse_activations), Float only.
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -47,7 +48,10 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
   EMBER_KERNEL_CHECK(ctx, input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
                               (bias == nullptr || bias->scalar_type() == out.scalar_type()),
                      InvalidArgument, "convolution.out: input, weight, bias and out must share a dtype");
-  EMBER_DISPATCH(ctx, "convolution.out", selected_dtypes::convolution_out_portable, out.scalar_type(), [&](auto tag) {
+  // Float is also compiled in when only the fused convolution_clamp (below) selected it: it runs these loops.
+  constexpr uint32_t kMask =
+      selected_dtypes::convolution_out_portable | selected_dtypes::convolution_clamp_out_portable;
+  EMBER_DISPATCH(ctx, "convolution.out", kMask, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* x = input.const_data_ptr<T>();
@@ -81,6 +85,33 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
       }
     }
   });
+}
+
+// Ember's fused convolution + relu/hardtanh/clamp (exir's opt-in fuse_activations): the convolution above, then
+// one clamp over its output in place. kernels/optimized clamps each row while it is still in cache instead.
+void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                           ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                           bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
+                           Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, out.scalar_type() == ScalarType::Float, InvalidArgument,
+                     "convolution_clamp.out: out is %s, but the fused kernel computes Float only; export with "
+                     "ExecutorchBackendConfig(fuse_activations=False) to run the convolution and its activation as "
+                     "separate kernels", scalar_type_name(out.scalar_type()));
+  constexpr bool kFloat =
+      (selected_dtypes::convolution_clamp_out_portable >> static_cast<int>(ScalarType::Float)) & 1u;
+  EMBER_KERNEL_CHECK(ctx, kFloat, InvalidArgument,
+                     "convolution_clamp.out: this build's selection has no Float for it; select the program's "
+                     "operators again (python -m selective_build.select)");
+  convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, out);
+  if (ctx.failure() != Error::Ok) return;
+  const float lo = static_cast<float>(min), hi = static_cast<float>(max);
+  float* o = out.mutable_data_ptr<float>();
+  const int64_t n = out.numel();
+  // NaN stays NaN, as in ATen: both comparisons are false for it.
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = o[i] < lo ? lo : o[i];
+    o[i] = v > hi ? hi : v;
+  }
 }
 
 }  // namespace portable

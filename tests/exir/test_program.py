@@ -138,3 +138,20 @@ def test_malformed_files_raise_clear_errors():
     corrupt[0:4] = (10 ** 6).to_bytes(4, "little")
     with pytest.raises(PteFormatError, match="root offset"):
         deserialize_pte(bytes(corrupt))
+
+
+def test_non_finite_doubles_round_trip():
+    """flatc writes inf/-inf/nan as bare words, which JSON lacks; they read back as the same doubles, and words
+    inside strings stay as they are."""
+    from exir.serialize.json_codec import _read_nonfinite
+
+    class Clamps(torch.nn.Module):
+        def forward(self, x):
+            return torch.clamp(x, min=float("-inf"), max=float("inf")) + torch.clamp(x, min=float("nan"))
+
+    prog = exir.to_edge(torch.export.export(Clamps(), (torch.ones(2),))).to_executorch()
+    doubles = [v.val.double_val for v in deserialize_pte(prog.buffer).program.execution_plan[0].values
+               if type(v.val).__name__ == "Double"]
+    assert float("inf") in doubles and float("-inf") in doubles and any(d != d for d in doubles)
+    assert _read_nonfinite('{"s": "x: inf, -nan", "d": [inf, -inf, nan, -nan], "info": 1}') == \
+        '{"s": "x: inf, -nan", "d": [Infinity, -Infinity, NaN, NaN], "info": 1}'
