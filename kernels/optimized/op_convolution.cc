@@ -82,32 +82,86 @@ EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, 
   }
 }
 
-// 3x3 over a copy of the plane with a zero border (`padded`, (H + 2ph) x (W + 2pw), border already zero): every
-// tap is in bounds, so an output row is one pass of nine multiply-adds and one store, which the compiler
-// vectorizes for stride 1 (stride 2 reads every other column).
-EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float* x, const float* w, float bias,
-                                             float lo, float hi, float* padded, float* flat, float* o) {
-  const int64_t Wp = g.W + 2 * g.pw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, OW = g.OW;
-  for (int64_t ih = 0; ih < g.H; ++ih) memcpy(padded + (ih + g.ph) * Wp + g.pw, x + ih * g.W, g.W * sizeof(float));
-  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
-  if (flat != nullptr && sh == 1 && sw == 1 && dh == 1 && dw == 1) {
-    // Unit stride: the plane as one long row of stride Wp. Output q = oh * Wp + ow reads padded[q + tap], so one
-    // vector loop covers every row (and the Wp - OW columns between rows, computed and dropped); small planes
-    // (MobileNet's 12x12 down to 3x3) would otherwise run mostly in per-row scalar tails.
-    const int64_t n = (g.OH - 1) * Wp + OW;
-    const float* __restrict p0 = padded;
-    const float* __restrict p1 = padded + Wp;
-    const float* __restrict p2 = padded + 2 * Wp;
-    float* __restrict f = flat;
-    for (int64_t q = 0; q < n; ++q) {
-      f[q] = bias + w0 * p0[q] + w1 * p0[q + 1] + w2 * p0[q + 2] + w3 * p1[q] + w4 * p1[q + 1] + w5 * p1[q + 2] +
-             w6 * p2[q] + w7 * p2[q + 1] + w8 * p2[q + 2];
+// Slack after each region of the 3x3 scratch: the unit-stride sweep runs whole vectors, so its last one reads and
+// writes up to a vector (16 floats at most) past the plane.
+constexpr int64_t kSlackFloats = 16;
+// Output rows narrower than this take the sweep over the whole plane as one row; wider ones are swept row by row
+// straight into the output (no second pass, no plane-sized scratch out of L1).
+constexpr int64_t kFlatMaxWidth = 32;
+
+// n floats from s to d: vectors, the last one overlapping, so the short rows of small planes cost no call into the
+// C library (MobileNetV2 0.35: a 3x3 plane is three 12-byte copies per channel).
+template <class V>
+EMBER_ALWAYS_INLINE void copy_row(float* d, const float* s, int64_t n) {
+  constexpr int64_t L = Lanes<V>::value;
+  if (n >= L) {
+    int64_t i = 0;
+    for (; i + L <= n; i += L) vstore<V>(d + i, vload<V>(s + i));
+    if (i < n) vstore<V>(d + n - L, vload<V>(s + n - L));
+  } else if (n >= 4) {
+    vstore<f32x4>(d, vload<f32x4>(s));
+    vstore<f32x4>(d + n - 4, vload<f32x4>(s + n - 4));
+  } else {
+    if (n > 0) d[0] = s[0];
+    if (n > 1) d[1] = s[1];
+    if (n > 2) d[2] = s[2];
+  }
+}
+
+// copy_row, clamping to [lo, hi] on the way.
+template <class V>
+EMBER_ALWAYS_INLINE void clamp_row(float* d, const float* s, int64_t n, float lo, float hi) {
+  constexpr int64_t L = Lanes<V>::value;
+  if (n >= L) {
+    const V vlo = vsplat<V>(lo), vhi = vsplat<V>(hi);
+    int64_t i = 0;
+    for (; i + L <= n; i += L) {
+      V x = vload<V>(s + i);
+      x = x < vlo ? vlo : x;
+      vstore<V>(d + i, x > vhi ? vhi : x);
     }
-    for (int64_t oh = 0; oh < g.OH; ++oh) {
-      for (int64_t ow = 0; ow < OW; ++ow) o[oh * OW + ow] = clamp(f[oh * Wp + ow], lo, hi);
+    if (i < n) {
+      V x = vload<V>(s + n - L);
+      x = x < vlo ? vlo : x;
+      vstore<V>(d + n - L, x > vhi ? vhi : x);
     }
     return;
   }
+  for (int64_t i = 0; i < n; ++i) d[i] = clamp(s[i], lo, hi);
+}
+
+// 3x3 over a copy of the plane with a zero border (`padded`, (H + 2ph) x (W + 2pw), border already zero): every
+// tap is in bounds, so an output row is one pass of nine multiply-adds and one store, which the compiler
+// vectorizes for stride 1 (stride 2 reads every other column).
+template <class V>
+EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float* x, const float* w, float bias,
+                                             float lo, float hi, float* padded, float* flat, float* o) {
+  const int64_t Wp = g.W + 2 * g.pw, sh = g.sh, sw = g.sw, dh = g.dh, dw = g.dw, OW = g.OW;
+  for (int64_t ih = 0; ih < g.H; ++ih) copy_row<V>(padded + (ih + g.ph) * Wp + g.pw, x + ih * g.W, g.W);
+  if (flat != nullptr && sh == 1 && sw == 1 && dh == 1 && dw == 1 && OW < kFlatMaxWidth) {
+    // Unit stride, small plane: the plane as one long row of stride Wp. Output q = oh * Wp + ow reads
+    // padded[q + tap], so one vector loop covers every row (and the Wp - OW columns between rows, computed and
+    // dropped); MobileNet's 12x12 down to 3x3 planes would otherwise run mostly in per-row scalar tails. Whole
+    // vectors only (the scratch has slack), and three partial sums, one per filter row, so a plane of one or two
+    // vectors is not one long chain of dependent multiply-adds.
+    constexpr int64_t L = Lanes<V>::value;
+    const int64_t n = (g.OH - 1) * Wp + OW;
+    const V w0 = vsplat<V>(w[0]), w1 = vsplat<V>(w[1]), w2 = vsplat<V>(w[2]), w3 = vsplat<V>(w[3]),
+            w4 = vsplat<V>(w[4]), w5 = vsplat<V>(w[5]), w6 = vsplat<V>(w[6]), w7 = vsplat<V>(w[7]),
+            w8 = vsplat<V>(w[8]), vb = vsplat<V>(bias);
+    const float* p0 = padded;
+    const float* p1 = padded + Wp;
+    const float* p2 = padded + 2 * Wp;
+    for (int64_t q = 0; q < n; q += L) {
+      const V s0 = vb + w0 * vload<V>(p0 + q) + w1 * vload<V>(p0 + q + 1) + w2 * vload<V>(p0 + q + 2);
+      const V s1 = w3 * vload<V>(p1 + q) + w4 * vload<V>(p1 + q + 1) + w5 * vload<V>(p1 + q + 2);
+      const V s2 = w6 * vload<V>(p2 + q) + w7 * vload<V>(p2 + q + 1) + w8 * vload<V>(p2 + q + 2);
+      vstore<V>(flat + q, s0 + s1 + s2);
+    }
+    for (int64_t oh = 0; oh < g.OH; ++oh) clamp_row<V>(o + oh * OW, flat + oh * Wp, OW, lo, hi);
+    return;
+  }
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const float* __restrict r0 = padded + oh * sh * Wp;
     const float* __restrict r1 = r0 + dh * Wp;
@@ -138,13 +192,21 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
   }
 }
 
-// padded: scratch for depthwise3x3_padded when the kernel is 3x3 (null otherwise, or when none was available),
-// followed by OH x (W + 2pw) floats for its unit-stride path.
+// Floats of scratch depthwise3x3_padded needs: the bordered plane, then OH x (W + 2pw) for its unit-stride sweep,
+// each with slack.
+int64_t depthwise3x3_scratch_floats(const ConvGeometry& g) {
+  const int64_t wp = g.W + 2 * g.pw;
+  return (g.H + 2 * g.ph) * wp + kSlackFloats + g.OH * wp + kSlackFloats;
+}
+
+// padded: scratch for depthwise3x3_padded when the kernel is 3x3 (null otherwise, or when none was available).
+template <class V>
 EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo,
                                    float hi, float* padded, float* o) {
   const int64_t mult = g.Cout / g.groups;  // output channels per input channel
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
-  const int64_t padded_floats = (g.H + 2 * g.ph) * (g.W + 2 * g.pw);
+  const int64_t padded_floats = (g.H + 2 * g.ph) * (g.W + 2 * g.pw) + kSlackFloats;
+  // Zero once: the border and the slack; only the interior is overwritten per channel.
   if (padded != nullptr) memset(padded, 0, padded_floats * sizeof(float));
   float* flat = padded != nullptr ? padded + padded_floats : nullptr;
   for (int64_t n = 0; n < g.N; ++n) {
@@ -153,7 +215,7 @@ EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const 
       const float* wc = w + co * g.KH * g.KW;
       float* oc = o + (n * g.Cout + co) * oplane;
       if (padded != nullptr) {
-        depthwise3x3_padded(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, flat, oc);
+        depthwise3x3_padded<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, flat, oc);
       } else {
         depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, lo, hi, oc);
       }
@@ -163,12 +225,12 @@ EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const 
 
 void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo, float hi,
                         float* padded, float* o) {
-  depthwise(g, x, w, b, lo, hi, padded, o);
+  depthwise<f32x4>(g, x, w, b, lo, hi, padded, o);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* b,
                                       float lo, float hi, float* padded, float* o) {
-  depthwise(g, x, w, b, lo, hi, padded, o);
+  depthwise<f32x8>(g, x, w, b, lo, hi, padded, o);
 }
 #endif
 
@@ -317,8 +379,7 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
     float* padded = nullptr;
     MemoryAllocator* temp = ctx.temp_allocator();
     if (g.KH == 3 && g.KW == 3 && temp != nullptr) {
-      const int64_t wp = g.W + 2 * g.pw;
-      padded = static_cast<float*>(temp->allocate(((g.H + 2 * g.ph) * wp + g.OH * wp) * sizeof(float), 64));
+      padded = static_cast<float*>(temp->allocate(depthwise3x3_scratch_floats(g) * sizeof(float), 64));
     }
 #if EMBER_SIMD_X86_DISPATCH
     if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, lo, hi, padded, o);

@@ -34,13 +34,12 @@ constexpr int64_t kFewStreams = 64;
 
 // C[m0 .. m0+MR, n0 .. n0+nc] for k in [k0, k0+kc). The first K block writes C, later ones add to it, and the
 // last applies alpha, the biases and the clamp.
-// B's panel is read at `b` with row stride `ldb`, always NR columns wide (at the right edge, a strip from a
-// zero-padded copy); nc of them are stored.
-template <class V, int MR, int NV>
+// B's panel is read at `b` with row stride `ldb`, always NR columns wide (at the right edge, possibly from a
+// zero-padded copy); nc of them are stored: all NR unless Edge, which alone carries the code for a partial vector.
+template <class V, int MR, int NV, bool Edge>
 EMBER_ALWAYS_INLINE void tile(const Gemm& g, const float* b, int64_t ldb, int64_t m0, int64_t n0, int64_t k0,
                               int64_t kc, int64_t nc, bool first, bool last) {
   constexpr int L = Lanes<V>::value;
-  constexpr int NR = NV * L;
   const float* a = g.a + m0 * g.lda + k0;
   V acc[MR][NV];
   EMBER_UNROLL
@@ -58,15 +57,18 @@ EMBER_ALWAYS_INLINE void tile(const Gemm& g, const float* b, int64_t ldb, int64_
       for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
     }
   }
-  if (nc == NR) {
-    // Whole tiles: the epilogue in registers, straight to C.
-    const V al = vsplat<V>(g.alpha), lo = vsplat<V>(g.lo), hi = vsplat<V>(g.hi);
+  // The epilogue in registers, straight to C; at the right edge, a last partial vector through a buffer, lane by
+  // lane in a loop of its own (unrolled per row, it would be most of an edge tile's code).
+  const V al = vsplat<V>(g.alpha), lo = vsplat<V>(g.lo), hi = vsplat<V>(g.hi);
+  const int64_t whole = Edge ? nc / L : NV, rest = Edge ? nc % L : 0;
+  float part[Edge ? MR : 1][L];
+  EMBER_UNROLL
+  for (int r = 0; r < MR; ++r) {
+    const V rb = vsplat<V>(g.row_bias ? g.row_bias[m0 + r] : 0.0f);
+    float* crow = g.c + (m0 + r) * g.ldc + n0;
     EMBER_UNROLL
-    for (int r = 0; r < MR; ++r) {
-      const V rb = vsplat<V>(g.row_bias ? g.row_bias[m0 + r] : 0.0f);
-      float* crow = g.c + (m0 + r) * g.ldc + n0;
-      EMBER_UNROLL
-      for (int v = 0; v < NV; ++v) {
+    for (int v = 0; v < NV; ++v) {
+      if (!Edge || v < whole) {
         V x = acc[r][v];
         if (!first) x += vload<V>(crow + v * L);
         if (last) {
@@ -76,72 +78,94 @@ EMBER_ALWAYS_INLINE void tile(const Gemm& g, const float* b, int64_t ldb, int64_
           x = x > hi ? hi : x;
         }
         vstore<V>(crow + v * L, x);
+      } else if (v == whole) {
+        vstore<V>(part[Edge ? r : 0], acc[r][v]);
       }
     }
-    return;
   }
-  float t[MR][NR];
-  EMBER_UNROLL
-  for (int r = 0; r < MR; ++r)
-    EMBER_UNROLL
-    for (int v = 0; v < NV; ++v) vstore<V>(&t[r][v * L], acc[r][v]);
+  if (!Edge || rest == 0) return;
+  const float* cb = g.col_bias ? g.col_bias + n0 + whole * L : nullptr;
   for (int r = 0; r < MR; ++r) {
-    float* crow = g.c + (m0 + r) * g.ldc + n0;
-    if (!first)
-      for (int64_t j = 0; j < nc; ++j) t[r][j] += crow[j];
-    if (!last) {
-      for (int64_t j = 0; j < nc; ++j) crow[j] = t[r][j];
-      continue;
-    }
-    const float rb = g.row_bias ? g.row_bias[m0 + r] : 0.0f;
-    const float* cb = g.col_bias ? g.col_bias + n0 : nullptr;
-    for (int64_t j = 0; j < nc; ++j) {
-      float x = g.alpha * t[r][j] + rb + (cb ? cb[j] : 0.0f);
-      x = x < g.lo ? g.lo : x;
-      crow[j] = x > g.hi ? g.hi : x;
+    const float rbs = g.row_bias ? g.row_bias[m0 + r] : 0.0f;
+    float* cp = g.c + (m0 + r) * g.ldc + n0 + whole * L;
+    for (int64_t j = 0; j < rest; ++j) {
+      float x = part[r][j];
+      if (!first) x += cp[j];
+      if (last) {
+        x = g.alpha * x + rbs + (cb ? cb[j] : 0.0f);
+        x = x < g.lo ? g.lo : x;
+        x = x > g.hi ? g.hi : x;
+      }
+      cp[j] = x;
     }
   }
 }
 
-template <class V, int MR, int NV>
+// Rows [m0, m0 + mr) of C, mr <= MR: one tile of MR rows, or the remainder in tiles of 8, 4, 2 and 1 rows, so
+// each tile width has a handful of row counts compiled, not all of them.
+template <class V, int MR, int NV, bool Edge>
 EMBER_ALWAYS_INLINE void rows(int64_t mr, const Gemm& g, const float* b, int64_t ldb, int64_t m0, int64_t n0,
                               int64_t k0, int64_t kc, int64_t nc, bool first, bool last) {
-  if (mr == MR) {
-    tile<V, MR, NV>(g, b, ldb, m0, n0, k0, kc, nc, first, last);
-  } else if constexpr (MR > 1) {
-    rows<V, MR - 1, NV>(mr, g, b, ldb, m0, n0, k0, kc, nc, first, last);
+  if (mr == MR) return tile<V, MR, NV, Edge>(g, b, ldb, m0, n0, k0, kc, nc, first, last);
+  if constexpr (MR > 8) {
+    if (mr >= 8) tile<V, 8, NV, Edge>(g, b, ldb, m0, n0, k0, kc, nc, first, last), m0 += 8, mr -= 8;
+  }
+  if constexpr (MR > 4) {
+    if (mr >= 4) tile<V, 4, NV, Edge>(g, b, ldb, m0, n0, k0, kc, nc, first, last), m0 += 4, mr -= 4;
+  }
+  if constexpr (MR > 2) {
+    if (mr >= 2) tile<V, 2, NV, Edge>(g, b, ldb, m0, n0, k0, kc, nc, first, last), m0 += 2, mr -= 2;
+  }
+  if (mr >= 1) tile<V, 1, NV, Edge>(g, b, ldb, m0, n0, k0, kc, nc, first, last);
+}
+
+// One tile-column of the right edge, NV (1 or 2) vectors wide: columns [n0, n_end), from a zero-padded copy of B
+// when they are fewer than NV vectors. Narrow tiles have more rows than the main tile where that is small (at least
+// eight at one vector, six at two), so enough independent accumulators hide the multiply-add latency.
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void edge_tiles(const Gemm& g, float* scratch, bool fill, int64_t m_begin, int64_t m_end,
+                                    int64_t n0, int64_t n_end, int64_t k0, int64_t kc, bool first, bool last) {
+  constexpr int NR = NV * Lanes<V>::value;
+  constexpr int ER = MR > 4 + 4 / NV ? MR : 4 + 4 / NV;  // 8 rows at one vector, 6 at two
+  static_assert(kMC % ER == 0, "row blocks must hold whole tiles");
+  const int64_t nc = n_end - n0;
+  const float* b = g.b + k0 * g.ldb + n0;
+  int64_t ldb = g.ldb;
+  if (nc < NR) {
+    // `fill` is false when this K block's copy is already there (row blocks after the first).
+    for (int64_t k = 0; fill && k < kc; ++k) {
+      float* d = scratch + k * NR;
+      for (int64_t j = 0; j < nc; ++j) d[j] = b[k * g.ldb + j];
+      for (int64_t j = nc; j < NR; ++j) d[j] = 0.0f;
+    }
+    b = scratch, ldb = NR;
+  }
+  for (int64_t m0 = m_begin; m0 < m_end; m0 += ER) {
+    const int64_t mr = m_end - m0 < ER ? m_end - m0 : ER;
+    rows<V, ER, NV, true>(mr, g, b, ldb, m0, n0, k0, kc, nc, first, last);
   }
 }
 
-// The right edge, nc < NR columns: strips one vector wide, so N = 49 (a 7x7 plane) costs two NR-wide tiles and one
-// strip, not three NR-wide tiles. One strip shape, not one tile per remainder width, keeps the code small. Columns
-// past nc come from a zero-padded copy of B.
+// The right edge, columns [n0, n_end), fewer than a whole tile: in tiles one or two vectors wide, so N = 49 (a 7x7
+// plane) costs two whole tiles and one a vector wide, and N = 9 (3x3) one two vectors wide, not a whole tile each.
+// Only the last can be partial, so `scratch` holds at most one copy.
 template <class V, int MR>
-EMBER_ALWAYS_INLINE void edge(const Gemm& g, float* scratch, int64_t m_begin, int64_t m_end, int64_t n_begin,
+EMBER_ALWAYS_INLINE void edge(const Gemm& g, float* scratch, bool fill, int64_t m_begin, int64_t m_end, int64_t n0,
                               int64_t n_end, int64_t k0, int64_t kc, bool first, bool last) {
-  constexpr int L = Lanes<V>::value;
-  for (int64_t n0 = n_begin; n0 < n_end; n0 += L) {
-    const int64_t nc = n_end - n0 < L ? n_end - n0 : L;
-    const float* b = g.b + k0 * g.ldb + n0;
-    int64_t ldb = g.ldb;
-    if (nc < L) {
-      for (int64_t k = 0; k < kc; ++k) {
-        for (int64_t j = 0; j < L; ++j) scratch[k * L + j] = j < nc ? b[k * g.ldb + j] : 0.0f;
-      }
-      b = scratch, ldb = L;
-    }
-    for (int64_t m0 = m_begin; m0 < m_end; m0 += MR) {
-      const int64_t mr = m_end - m0 < MR ? m_end - m0 : MR;
-      rows<V, MR, 1>(mr, g, b, ldb, m0, n0, k0, kc, nc, first, last);
-    }
+  constexpr int64_t L = Lanes<V>::value;
+  while (n_end - n0 > L) {
+    const int64_t e = n_end - n0 < 2 * L ? n_end : n0 + 2 * L;
+    edge_tiles<V, MR, 2>(g, scratch, fill, m_begin, m_end, n0, e, k0, kc, first, last);
+    n0 = e;
   }
+  if (n0 < n_end) edge_tiles<V, MR, 1>(g, scratch, fill, m_begin, m_end, n0, n_end, k0, kc, first, last);
 }
 
 template <class V, int MR, int NV>
 EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
   constexpr int64_t NR = NV * Lanes<V>::value;
   static_assert(kMC % MR == 0, "row blocks must hold whole tiles");
-  float scratch[kKC * Lanes<V>::value];
+  float scratch[kKC * 2 * Lanes<V>::value];
   // (M or N of 0 runs no tile.)
   for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
     const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
@@ -157,10 +181,10 @@ EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
           const float* b = g.b + k0 * g.ldb + n0;
           for (int64_t m0 = mb; m0 < me; m0 += MR) {
             const int64_t mr = me - m0 < MR ? me - m0 : MR;
-            rows<V, MR, NV>(mr, g, b, g.ldb, m0, n0, k0, kc, NR, first, last);
+            rows<V, MR, NV, false>(mr, g, b, g.ldb, m0, n0, k0, kc, NR, first, last);
           }
         }
-        if (n0 < g.N) edge<V, MR>(g, scratch, mb, me, n0, g.N, k0, kc, first, last);
+        if (n0 < g.N) edge<V, MR>(g, scratch, mb == 0, mb, me, n0, g.N, k0, kc, first, last);
       }
       continue;
     }
@@ -173,10 +197,10 @@ EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
       for (int64_t m0 = 0; m0 < g.M; m0 += MR) {
         const int64_t mr = g.M - m0 < MR ? g.M - m0 : MR;
         for (int64_t n0 = c0; n0 < whole; n0 += NR) {
-          rows<V, MR, NV>(mr, g, g.b + k0 * g.ldb + n0, g.ldb, m0, n0, k0, kc, NR, first, last);
+          rows<V, MR, NV, false>(mr, g, g.b + k0 * g.ldb + n0, g.ldb, m0, n0, k0, kc, NR, first, last);
         }
       }
-      if (whole < ce) edge<V, MR>(g, scratch, 0, g.M, whole, ce, k0, kc, first, last);
+      if (whole < ce) edge<V, MR>(g, scratch, true, 0, g.M, whole, ce, k0, kc, first, last);
     }
   }
 }
