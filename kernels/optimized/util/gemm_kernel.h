@@ -1,12 +1,13 @@
 // The register tiles and blocking loops of the SGEMM, as templates over the vector type and tile shape. Included by
-// gemm.cc (the baseline instruction set) and gemm_avx2.cc (every function in it built for AVX2+FMA), each instantiating its own
-// tiles. Everything here is in an unnamed namespace on purpose: each translation unit keeps its own copy, so an
-// AVX2-compiled helper can never be merged with, and called in place of, the baseline one.
+// gemm.cc (the baseline instruction set) and gemm_avx2.cc (every function in it built for AVX2+FMA), each
+// instantiating its own tiles. Everything here is in an unnamed namespace on purpose: each translation unit keeps
+// its own copy, so an AVX2-compiled helper can never be merged with, and called in place of, the baseline one.
 //
 // A tile of MR rows x NR columns of C lives in registers while K runs; B is read a row of NR floats at a time and A
 // one float per row, so neither is packed and no scratch memory is needed beyond a zero-padded copy of the right
-// edge. Blocking keeps a KC x NR panel of B in L1 while MC rows of A stream from L2. Tile shapes per instruction set
-// are chosen so the accumulators, one B row and one broadcast A value fit the register file without spilling.
+// edge. Blocking keeps a KC x NR panel of B in L1 while MC rows of A stream from L2 (for a B wider than L2 and a C
+// of many rows, see sgemm_blocked's column chunks). Tile shapes per instruction set are chosen so the
+// accumulators, one B row and one broadcast A value fit the register file without spilling.
 #pragma once
 
 #include <stdint.h>
@@ -189,8 +190,9 @@ EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
       continue;
     }
     // B is wider than L2 (a large plane) and C has many rows: per chunk of columns that fits, each MR-row strip of
-    // C is written left to right, MR write streams instead of MC, and the chunk is re-read from L2. MobileNetV2's 112x112 expansion
-    // (96 x 16 x 12544) ran in 0.9 ms instead of 1.6 ms this way, with the model's other layers in between.
+    // C is written left to right, MR write streams instead of MC, and the chunk is re-read from L2. MobileNetV2's
+    // 112x112 expansion (96 x 16 x 12544) ran in 0.9 ms instead of 1.6 ms this way, with the model's other layers
+    // in between.
     for (int64_t c0 = 0; c0 < g.N; c0 += chunk) {
       const int64_t ce = g.N - c0 < chunk ? g.N : c0 + chunk;
       const int64_t whole = c0 + (ce - c0) / NR * NR;
