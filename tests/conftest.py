@@ -22,7 +22,8 @@ def runner():
 
 @pytest.fixture(scope="session")
 def runtime():
-    """The ember.runtime Python API over a freshly built extension."""
-    bazel_build("//runtime/python:_ember_runtime.so")
+    """The ember.runtime Python API over freshly built extensions (kernels="portable" has its own; ember.runtime
+    builds an extension only when it is missing, so without this a stale one would be tested)."""
+    bazel_build("//runtime/python:_ember_runtime.so", "//runtime/python:_ember_runtime_portable.so")
     from ember import runtime as rt
     return rt
