@@ -1,5 +1,6 @@
 // The optimized kernel library: Float kernels for the ops that dominate inference time (matrix products,
-// convolution, and the clamping activations that follow them), on the register-tiled GEMM in util/gemm.h. Other dtypes go to the portable kernel of the same op.
+// convolution, and the clamping activations that follow them), on the register-tiled GEMM in util/gemm.h. Other
+// dtypes go to the portable kernel of the same op.
 // Signatures follow kernels/README.md; registration is generated from kernels.yaml.
 #pragma once
 
@@ -8,6 +9,12 @@
 
 namespace ember {
 namespace optimized {
+
+// Whether this kernel computes `t` itself: Float, and Float selected for it (its selected_dtypes mask). Otherwise
+// the op falls through to its portable kernel.
+inline bool computes_float(uint32_t mask, const Tensor& t) {
+  return t.scalar_type() == ScalarType::Float && ((mask >> static_cast<int>(ScalarType::Float)) & 1u);
+}
 
 // op_linear.cc
 void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);

@@ -10,10 +10,6 @@ namespace ember {
 namespace optimized {
 namespace {
 
-bool computes_float(uint32_t mask, const Tensor& t) {
-  return t.scalar_type() == ScalarType::Float && ((mask >> static_cast<int>(ScalarType::Float)) & 1u);
-}
-
 // NaN stays NaN, as in ATen: the comparisons are false for it.
 EMBER_ALWAYS_INLINE void clamp_loop(const float* __restrict x, float* __restrict o, int64_t n, float lo, float hi) {
   for (int64_t i = 0; i < n; ++i) {

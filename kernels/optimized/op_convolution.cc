@@ -392,10 +392,6 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   conv_im2col(ctx, g, x, w, b, lo, hi, o);
 }
 
-bool computes_float(uint32_t mask, const Tensor& out) {
-  return out.scalar_type() == ScalarType::Float && ((mask >> static_cast<int>(ScalarType::Float)) & 1u);
-}
-
 }  // namespace
 
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,

@@ -8,13 +8,6 @@
 
 namespace ember {
 namespace optimized {
-namespace {
-
-bool computes_float(uint32_t mask, const Tensor& out) {
-  return out.scalar_type() == ScalarType::Float && ((mask >> static_cast<int>(ScalarType::Float)) & 1u);
-}
-
-}  // namespace
 
 void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out) {
   if (!computes_float(selected_dtypes::mm_out_optimized, out)) return portable::mm_out(ctx, self, mat2, out);
