@@ -21,10 +21,11 @@ class Program;
 
 class Method {
  public:
+  // `plan` must come from a Program (whose load verified its structure: see program_verifier.h).
   static Result<Method> load(const Program* program, const ember_pte::ExecutionPlan* plan, MemoryManager* memory);
 
-  // Bytes load() takes from a 16-byte-aligned method allocator for `plan` (see MethodMeta), or an error for a
-  // malformed plan.
+  // Bytes load() takes from a 16-byte-aligned method allocator for `plan` (see MethodMeta): load's own
+  // allocation step run over a counting allocator, so the prediction cannot drift from what load does.
   static Result<size_t> bookkeeping_bytes(const ember_pte::ExecutionPlan* plan);
 
   const char* name() const;
@@ -41,16 +42,34 @@ class Method {
   // instruction index and operator.
   Error execute();
 
+  // One resolved instruction; `kind` (an ember_pte::InstructionArguments) says which member is live.
   struct Instruction {
-    KernelFn fn;         // KernelCall; null for the other kinds
-    EValue** args;
-    uint32_t num_args;
-    uint8_t kind;        // ember_pte::InstructionArguments
-    uint32_t a;          // MoveCall from / JumpFalse cond / Free value / KernelCall op index
-    uint32_t b;          // MoveCall to / JumpFalse destination
+    struct Kernel {
+      KernelFn fn;
+      EValue** args;
+      uint32_t num_args;
+      uint32_t op_index;  // into the plan's operator table, to name the operator in errors
+    };
+    struct Move {
+      uint32_t from, to;
+    };
+    struct Jump {
+      uint32_t cond, destination;  // to `destination` when value `cond` is false
+    };
+    struct Free {
+      uint32_t value;
+    };
+    uint8_t kind;
+    union {
+      Kernel kernel;
+      Move move;
+      Jump jump;
+      Free free;
+    };
   };
 
  private:
+  friend class MethodLoader;
   Method() = default;
 
   const Program* program_ = nullptr;

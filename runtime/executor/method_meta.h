@@ -41,7 +41,7 @@ class MethodMeta {
 
  private:
   MethodMeta(const ember_pte::ExecutionPlan* plan, size_t bytes) : plan_(plan), method_allocator_bytes_(bytes) {}
-  Result<TensorInfo> tensor_meta(int32_t value_index, const char* what, size_t index) const;
+  TensorInfo tensor_meta(int32_t value_index) const;
 
   const ember_pte::ExecutionPlan* plan_;
   size_t method_allocator_bytes_;

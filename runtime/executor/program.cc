@@ -2,10 +2,11 @@
 
 #include <string.h>
 
-#include "exir/schema/program_generated.h"
 #include "runtime/core/log.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
+#include "runtime/executor/plan_access.h"
+#include "runtime/executor/program_verifier.h"
 
 namespace ember {
 
@@ -75,48 +76,26 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
                                 static_cast<unsigned long long>(program_size));
   }
   const ember_pte::Program* fb = ember_pte::GetProgram(data.data());
-  Program program(loader, static_cast<FreeableBuffer&&>(data), fb, segment_base, segment_size);
-  EMBER_TRY(program.check_segments());
-  return program;
+  // Structure is checked whatever the verification level: it is cheap next to the flatbuffer verifier, and
+  // everything after this point reads the flatbuffer without checking again.
+  EMBER_TRY(verify_program_structure(fb, segment_size));
+  return Program(loader, static_cast<FreeableBuffer&&>(data), fb, segment_base, segment_size);
 }
 
-Error Program::check_segments() const {
-  const auto* segments = program_->segments();
-  const size_t n = segments ? segments->size() : 0;
-  for (size_t i = 0; i < n; ++i) {
-    const auto* s = segments->Get(static_cast<flatbuffers::uoffset_t>(i));
-    EMBER_CHECK_OR_RETURN_ERROR(s != nullptr && s->offset() <= segment_size_ && s->size() <= segment_size_ - s->offset(),
-                                InvalidProgram, "segment %zu [%llu, +%llu) lies outside the %llu bytes of segment data",
-                                i, static_cast<unsigned long long>(s ? s->offset() : 0),
-                                static_cast<unsigned long long>(s ? s->size() : 0),
-                                static_cast<unsigned long long>(segment_size_));
-  }
-  const auto* cs = program_->constant_segment();
-  if (cs != nullptr && cs->offsets() != nullptr && cs->offsets()->size() > 1) {
-    EMBER_CHECK_OR_RETURN_ERROR(cs->segment_index() < n, InvalidProgram,
-                                "constant segment index %u, but the program has %zu segments",
-                                static_cast<unsigned>(cs->segment_index()), n);
-  }
-  EMBER_CHECK_OR_RETURN_ERROR(program_->execution_plan() != nullptr, InvalidProgram, "the program has no methods");
-  return Error::Ok;
-}
-
-size_t Program::num_methods() const { return program_->execution_plan()->size(); }
+size_t Program::num_methods() const { return pte::count(program_->execution_plan()); }
 
 Result<const char*> Program::get_method_name(size_t index) const {
   EMBER_CHECK_OR_RETURN_ERROR(index < num_methods(), InvalidArgument, "method index %zu out of range (%zu methods)",
                               index, num_methods());
-  const auto* plan = program_->execution_plan()->Get(static_cast<flatbuffers::uoffset_t>(index));
-  EMBER_CHECK_OR_RETURN_ERROR(plan != nullptr && plan->name() != nullptr, InvalidProgram, "method %zu has no name",
-                              index);
-  return plan->name()->c_str();
+  return pte::at(program_->execution_plan(), index)->name()->c_str();
 }
 
 Result<const ember_pte::ExecutionPlan*> Program::find_plan(const char* method_name) const {
+  EMBER_CHECK_OR_RETURN_ERROR(method_name != nullptr, InvalidArgument, "a method name is needed (got null)");
   const auto* plans = program_->execution_plan();
   for (flatbuffers::uoffset_t i = 0; i < plans->size(); ++i) {
     const auto* plan = plans->Get(i);
-    if (plan != nullptr && plan->name() != nullptr && strcmp(plan->name()->c_str(), method_name) == 0) return plan;
+    if (strcmp(plan->name()->c_str(), method_name) == 0) return plan;
   }
   EMBER_LOG(ERROR, "the program has no method '%s' (it has %u)", method_name, static_cast<unsigned>(plans->size()));
   return Error::NotFound;
@@ -133,47 +112,29 @@ Result<Method> Program::load_method(const char* method_name, MemoryManager* memo
 }
 
 Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const {
+  // The verifier proved index and bytes lie inside the constant segment as the program describes it; what the
+  // loader hands back is checked here.
   const auto* cs = program_->constant_segment();
-  const size_t entries = cs && cs->offsets() ? cs->offsets()->size() : 0;
-  EMBER_CHECK_OR_RETURN_ERROR(index > 0 && index < entries, InvalidProgram,
-                              "constant %u does not exist (the constant segment has %zu entries)", static_cast<unsigned>(index),
-                              entries ? entries - 1 : 0);
   if (!constants_loaded_) {
-    const auto* seg = program_->segments()->Get(cs->segment_index());
+    const auto* seg = pte::at(program_->segments(), cs->segment_index());
     EMBER_TRY_ASSIGN(buffer, loader_->load(segment_base_ + seg->offset(), seg->size(),
                                            SegmentInfo{SegmentInfo::Type::Constant, cs->segment_index()}));
     constants_ = static_cast<FreeableBuffer&&>(buffer);
     constants_loaded_ = true;
   }
-  const uint64_t offset = cs->offsets()->Get(index);
+  const uint64_t offset = pte::at(cs->offsets(), index);
   EMBER_CHECK_OR_RETURN_ERROR(offset <= constants_.size() && nbytes <= constants_.size() - offset, InvalidProgram,
-                              "constant %u needs bytes [%llu, +%zu) of a %zu-byte constant segment",
-                              static_cast<unsigned>(index),
-                              static_cast<unsigned long long>(offset), nbytes, constants_.size());
+                              "constant %u needs bytes [%llu, +%zu) of the %zu bytes the loader returned",
+                              static_cast<unsigned>(index), static_cast<unsigned long long>(offset), nbytes,
+                              constants_.size());
   return static_cast<const void*>(static_cast<const uint8_t*>(constants_.data()) + offset);
 }
 
 Error Program::load_initial_value(uint32_t segment_list, uint32_t index, size_t nbytes, void* destination) const {
-  const auto* lists = program_->mutable_data_segments();
-  EMBER_CHECK_OR_RETURN_ERROR(lists != nullptr && segment_list < lists->size(), InvalidProgram,
-                              "initial value list %u does not exist (%u lists)", static_cast<unsigned>(segment_list),
-                              static_cast<unsigned>(lists ? lists->size() : 0u));
-  const auto* list = lists->Get(segment_list);
-  const size_t entries = list->offsets() ? list->offsets()->size() : 0;
-  EMBER_CHECK_OR_RETURN_ERROR(index > 0 && index < entries, InvalidProgram,
-                              "initial value %u does not exist (%zu entries)", static_cast<unsigned>(index),
-                              entries ? entries - 1 : 0);
-  const auto* segments = program_->segments();
-  EMBER_CHECK_OR_RETURN_ERROR(segments != nullptr && list->segment_index() < segments->size(), InvalidProgram,
-                              "initial values point at segment %u, which does not exist",
-                              static_cast<unsigned>(list->segment_index()));
-  const auto* seg = segments->Get(list->segment_index());
-  const uint64_t offset = list->offsets()->Get(index);
-  EMBER_CHECK_OR_RETURN_ERROR(offset <= seg->size() && nbytes <= seg->size() - offset, InvalidProgram,
-                              "initial value %u needs bytes [%llu, +%zu) of a %llu-byte segment",
-                              static_cast<unsigned>(index),
-                              static_cast<unsigned long long>(offset), nbytes,
-                              static_cast<unsigned long long>(seg->size()));
+  // Ranges proved by the verifier (program_verifier.h).
+  const auto* list = pte::at(program_->mutable_data_segments(), segment_list);
+  const auto* seg = pte::at(program_->segments(), list->segment_index());
+  const uint64_t offset = pte::at(list->offsets(), index);
   return loader_->load_into(segment_base_ + seg->offset() + offset, nbytes,
                             SegmentInfo{SegmentInfo::Type::Mutable, list->segment_index()}, destination);
 }

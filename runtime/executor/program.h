@@ -55,8 +55,6 @@ class Program {
         segment_base_(segment_base),
         segment_size_(segment_size) {}
 
-  Error check_segments() const;
-
   DataLoader* loader_;
   FreeableBuffer program_data_;
   const ember_pte::Program* program_;

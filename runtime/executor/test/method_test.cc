@@ -1,0 +1,304 @@
+// MethodMeta, Method::load's phases and execute(), over hand-built programs (test_program.h) and the kernels of
+// test_kernels.cc: every refusal site, and the bookkeeping prediction to the byte.
+#include "runtime/executor/method.h"
+
+#include <string.h>
+
+#include "gtest/gtest.h"
+#include "runtime/core/test/recording_pal.h"
+#include "runtime/executor/method_meta.h"
+#include "runtime/executor/program.h"
+#include "runtime/executor/test/test_program.h"
+
+namespace ember {
+namespace {
+
+namespace fb = ember_pte_obj;
+using testing::base_program;
+using testing::forward;
+using testing::serialize;
+using testing::tensor;
+using testing::TestMemory;
+
+// A serialized program kept alive with its loader and Program.
+struct Loaded {
+  explicit Loaded(const fb::ProgramT& p) : bytes(serialize(p)), loader(bytes.data(), bytes.size()) {
+    Result<Program> r = Program::load(&loader);
+    EXPECT_TRUE(r.ok()) << ember::testing::last_log();
+    if (r.ok()) program.reset(new Program(static_cast<Program&&>(r.get())));
+  }
+  Error load_error(TestMemory& memory) {
+    ember::testing::clear_log();
+    Result<Method> m = program->load_method("forward", &memory.manager);
+    return m.ok() ? Error::Ok : m.error();
+  }
+  std::vector<uint8_t> bytes;
+  BufferDataLoader loader;
+  std::unique_ptr<Program> program;
+};
+
+bool logged(const char* text) { return ember::testing::last_log().find(text) != std::string::npos; }
+
+TEST(MethodMetaTest, DescribesTheBaseProgram) {
+  Loaded l(*base_program());
+  Result<MethodMeta> meta = l.program->method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_STREQ(meta->name(), "forward");
+  EXPECT_EQ(meta->num_inputs(), 1u);
+  EXPECT_EQ(meta->num_outputs(), 1u);
+  EXPECT_EQ(meta->num_instructions(), 1u);
+  ASSERT_EQ(meta->num_memory_planned_buffers(), 1u);
+  EXPECT_EQ(meta->memory_planned_buffer_size(0).get(), testing::kPoolBytes);
+  Result<TensorInfo> in = meta->input_tensor_meta(0);
+  ASSERT_TRUE(in.ok());
+  EXPECT_EQ(in->scalar_type, ScalarType::Float);
+  EXPECT_EQ(in->sizes.size(), 2u);
+  EXPECT_EQ(in->nbytes, 16u);
+  EXPECT_TRUE(in->is_planned);
+}
+
+TEST(MethodMetaTest, IndexRefusals) {
+  Loaded l(*base_program());
+  Result<MethodMeta> meta = l.program->method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->memory_planned_buffer_size(1).error(), Error::InvalidArgument);
+  EXPECT_TRUE(logged("has 1 planned buffers; asked for 1"));
+  EXPECT_EQ(meta->input_tensor_meta(1).error(), Error::InvalidArgument);
+  EXPECT_TRUE(logged("has 1 inputs; asked for 1"));
+  EXPECT_EQ(meta->output_tensor_meta(2).error(), Error::InvalidArgument);
+  EXPECT_TRUE(logged("has 1 outputs; asked for 2"));
+}
+
+// The prediction is load's own allocation step, counted: it must equal what load takes, to the byte, with an
+// allocator of exactly that size, and one byte less must fail with a named error.
+TEST(MethodMetaTest, BookkeepingPredictedToTheByte) {
+  Loaded l(*base_program());
+  const size_t predicted = l.program->method_meta("forward")->method_allocator_bytes();
+  ASSERT_GT(predicted, 0u);
+  TestMemory exact(predicted);
+  EXPECT_EQ(l.load_error(exact), Error::Ok) << ember::testing::last_log();
+  EXPECT_EQ(exact.method_allocator.used_bytes(), predicted);
+  TestMemory short_by_one(predicted - 1);
+  EXPECT_EQ(l.load_error(short_by_one), Error::MemoryAllocationFailed);
+  EXPECT_TRUE(logged("no room for")) << ember::testing::last_log();
+}
+
+TEST(MethodTest, RunsTheBaseProgram) {
+  Loaded l(*base_program());
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  const float x[4] = {1, 1, 1, 1};
+  const int32_t sizes[2] = {2, 2};
+  ASSERT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(sizes, 2), x, sizeof(x)), Error::Ok);
+  ASSERT_EQ(m->execute(), Error::Ok);
+  const float* out = m->output(0)->const_data_ptr<float>();
+  EXPECT_EQ(out[0], 2.0f);
+  EXPECT_EQ(out[3], 5.0f);
+  EXPECT_EQ(m->num_instructions(), 1u);
+  EXPECT_STREQ(m->name(), "forward");
+}
+
+TEST(MethodTest, InitialValueLoadedIntoPlannedBytes) {
+  auto p = base_program();
+  tensor(*p, testing::kX).data_buffer_idx = 1;
+  auto seg = std::make_unique<fb::DataSegmentT>();
+  seg->offset = 16;
+  seg->size = 16;
+  p->segments.push_back(std::move(seg));
+  auto list = std::make_unique<fb::SubsegmentOffsetsT>();
+  list->segment_index = 1;
+  list->offsets = {0, 0};
+  p->mutable_data_segments.push_back(std::move(list));
+  std::vector<uint8_t> data = testing::constant_segment_data();
+  const float x[4] = {10, 20, 30, 40};
+  data.resize(32);
+  memcpy(data.data() + 16, x, sizeof(x));
+  std::vector<uint8_t> bytes = serialize(*p, data);
+  BufferDataLoader loader(bytes.data(), bytes.size());
+  Result<Program> program = Program::load(&loader);
+  ASSERT_TRUE(program.ok()) << ember::testing::last_log();
+  TestMemory memory;
+  Result<Method> m = program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  EXPECT_EQ(m->input(0)->const_data_ptr<float>()[3], 40.0f);
+  ASSERT_EQ(m->execute(), Error::Ok);
+  EXPECT_EQ(m->output(0)->const_data_ptr<float>()[3], 44.0f);
+}
+
+TEST(MethodTest, NeedsAMethodAllocator) {
+  Loaded l(*base_program());
+  EXPECT_EQ(l.program->load_method("forward", nullptr).error(), Error::InvalidArgument);
+  EXPECT_TRUE(logged("needs a MemoryManager with a method allocator"));
+}
+
+TEST(MethodTest, OneChainOnly) {
+  auto p = base_program();
+  forward(*p).chains.push_back(std::make_unique<fb::ChainT>());
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::NotSupported);
+  EXPECT_TRUE(logged("has 2 chains"));
+}
+
+TEST(MethodTest, PoolsNotProvided) {
+  Loaded l(*base_program());
+  TestMemory memory(4096, {});
+  EXPECT_EQ(l.load_error(memory), Error::InvalidArgument);
+  EXPECT_TRUE(logged("plans 1 memory pools but 0 were provided"));
+}
+
+TEST(MethodTest, PoolTooSmall) {
+  Loaded l(*base_program());
+  TestMemory memory(4096, {testing::kPoolBytes - 1});
+  EXPECT_EQ(l.load_error(memory), Error::MemoryAllocationFailed);
+  EXPECT_TRUE(logged("outside memory id 1's buffer of 31 bytes"));
+}
+
+TEST(MethodTest, DimOrderNotAPermutation) {
+  auto p = base_program();
+  tensor(*p, testing::kX).dim_order = {1, 1};
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::InvalidProgram);
+  EXPECT_TRUE(logged("value 0 is not a valid tensor"));
+}
+
+TEST(MethodTest, OperatorMissingNamesIt) {
+  auto p = base_program();
+  forward(*p).operators[0]->name = "test::mul";
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::OperatorMissing);
+  EXPECT_TRUE(logged("1 instruction(s) use operators this build does not have"));
+}
+
+TEST(MethodTest, ArgumentCountDiffers) {
+  auto p = base_program();
+  forward(*p).chains[0]->instructions[0]->instr_args.AsKernelCall()->args = {0, 1};
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::InvalidProgram);
+  EXPECT_TRUE(logged("(test::add.out): 2 arguments, the kernel takes 3"));
+}
+
+TEST(MethodTest, ArgumentKindDiffers) {
+  auto p = base_program();
+  forward(*p).chains[0]->instructions[0]->instr_args.AsKernelCall()->args = {0, testing::kIntList, 2};
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::InvalidProgram);
+  EXPECT_TRUE(logged("argument 1 is a IntList, the kernel expects 'T'")) << ember::testing::last_log();
+}
+
+TEST(MethodTest, DtypeNotCompiled) {
+  auto p = base_program();
+  tensor(*p, testing::kX).scalar_type = fb::ScalarType::INT;
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::OperatorMissing);
+  EXPECT_TRUE(logged("dtype Int is not compiled into this build"));
+}
+
+TEST(MethodTest, BackwardJumpRefused) {
+  auto p = base_program();
+  auto ins = std::make_unique<fb::InstructionT>();
+  fb::JumpFalseCallT jf;
+  jf.cond_value_index = testing::kBool;
+  jf.destination_instruction = 0;
+  ins->instr_args.Set(std::move(jf));
+  forward(*p).chains[0]->instructions.push_back(std::move(ins));
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::NotSupported);
+  EXPECT_TRUE(logged("instruction 1: jump to 0; only forward jumps"));
+}
+
+TEST(MethodTest, DelegateCallRefused) {
+  auto p = base_program();
+  forward(*p).delegates.push_back(std::make_unique<fb::BackendDelegateT>());
+  fb::DelegateCallT call;
+  forward(*p).chains[0]->instructions[0]->instr_args.Set(std::move(call));
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::NotSupported);
+  EXPECT_TRUE(logged("delegate calls need a backend"));
+}
+
+// Moves, jumps and frees run in order; a false condition skips to the destination.
+TEST(MethodTest, ControlInstructionsRun) {
+  auto p = base_program();
+  auto& instrs = forward(*p).chains[0]->instructions;
+  auto push = [&](auto table) {
+    auto ins = std::make_unique<fb::InstructionT>();
+    ins->instr_args.Set(std::move(table));
+    instrs.insert(instrs.begin(), std::move(ins));
+  };
+  forward(*p).values[testing::kBool]->val.AsBool()->bool_val = false;
+  fb::FreeCallT free_call;  // skipped: it would unbind x before the add
+  free_call.value_index = testing::kX;
+  push(free_call);
+  fb::JumpFalseCallT jf;
+  jf.cond_value_index = testing::kBool;
+  jf.destination_instruction = 2;
+  push(jf);
+  fb::MoveCallT mv;
+  mv.move_from = testing::kInt;
+  mv.move_to = testing::kDouble;
+  push(mv);
+  // Now: move, jump-if-false to 3, free(x), add. The jump must skip the free (instruction 2) and land on the add.
+  instrs[1]->instr_args.AsJumpFalseCall()->destination_instruction = 3;
+  Loaded l(*p);
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  ASSERT_EQ(m->execute(), Error::Ok) << ember::testing::last_log();
+  EXPECT_EQ(m->output(0)->const_data_ptr<float>()[2], 3.0f);
+}
+
+TEST(MethodTest, KernelFailureNamesTheInstruction) {
+  auto p = base_program();
+  forward(*p).operators[0]->name = "test::fail";
+  Loaded l(*p);
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->execute(), Error::InvalidArgument);
+  EXPECT_TRUE(logged("method 'forward' instruction 0 (test::fail.out) failed: InvalidArgument"))
+      << ember::testing::last_log();
+}
+
+TEST(MethodTest, SetInputRefusals) {
+  auto p = base_program();
+  Loaded l(*p);
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok());
+  const float x[4] = {};
+  const int32_t good[2] = {2, 2}, bad[2] = {4, 1};
+  EXPECT_EQ(m->set_input(0, ScalarType::Int, ArrayRef<int32_t>(good, 2), x, 16), Error::InvalidArgument);
+  EXPECT_TRUE(logged("input 0 is Float; got Int"));
+  EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(bad, 2), x, 16), Error::InvalidArgument);
+  EXPECT_TRUE(logged("input 0 has shape [2, 2]; got [4, 1]"));
+  EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(good, 2), x, 12), Error::InvalidArgument);
+  EXPECT_TRUE(logged("input 0 takes 16 bytes; got 12"));
+  EXPECT_EQ(m->set_input(1, ScalarType::Float, ArrayRef<int32_t>(good, 2), x, 16), Error::InvalidArgument);
+  EXPECT_TRUE(logged("has 1 inputs; asked for 1"));
+  EXPECT_EQ(m->output(1).error(), Error::InvalidArgument);
+}
+
+TEST(MethodTest, UnplannedInputRefusedBySetInput) {
+  auto p = base_program();
+  tensor(*p, testing::kX).allocation_info.reset();
+  Loaded l(*p);
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok());
+  const float x[4] = {};
+  const int32_t sizes[2] = {2, 2};
+  EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(sizes, 2), x, 16), Error::NotSupported);
+  EXPECT_TRUE(logged("is not memory-planned"));
+}
+
+}  // namespace
+}  // namespace ember
