@@ -5,7 +5,7 @@
 // such as sym_size may rewrite those values at run time in programs with symbolic shapes. A tensor list is an
 // array of Tensor handles, an optional-tensor list an array of Tensor pointers (null for None).
 //
-// The as_*() accessors do not check the tag: Method::init checks every kernel argument's tag against the
+// The as_*() accessors do not check the tag: Method::load checks every kernel argument's tag against the
 // kernel's signature once, so the hot path reads values without branches. Use tag()/is_*() elsewhere.
 #pragma once
 
