@@ -47,27 +47,29 @@ EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, 
       const float* wk = w + kh * g.KW;
       // Input column of output ow and tap kw: ow * sw + base + kw * dw.
       const int64_t base = -g.pw;
-      int64_t lo = 0, hi = OW;  // outputs whose taps are all inside the row
+      int64_t in_lo = 0, in_hi = OW;  // outputs whose taps are all inside the row
       if (g.KW == 3 && g.dw == 1 && (sw == 1 || sw == 2)) {
-        lo = base >= 0 ? 0 : (-base + sw - 1) / sw;
-        hi = W - 3 - base < 0 ? 0 : (W - 3 - base) / sw + 1;
-        if (hi > OW) hi = OW;
-        if (hi < lo) hi = lo;
+        in_lo = base >= 0 ? 0 : (-base + sw - 1) / sw;
+        in_hi = W - 3 - base < 0 ? 0 : (W - 3 - base) / sw + 1;
+        if (in_hi > OW) in_hi = OW;
+        if (in_hi < in_lo) in_hi = in_lo;
         const float w0 = wk[0], w1 = wk[1], w2 = wk[2];
         // The hot loop of MobileNet-style models: three taps per output, unit or double stride.
         if (sw == 1) {
           const float* s = irow + base;
-          for (int64_t ow = lo; ow < hi; ++ow) orow[ow] += w0 * s[ow] + w1 * s[ow + 1] + w2 * s[ow + 2];
+          for (int64_t ow = in_lo; ow < in_hi; ++ow) orow[ow] += w0 * s[ow] + w1 * s[ow + 1] + w2 * s[ow + 2];
         } else {
           const float* s = irow + base;
-          for (int64_t ow = lo; ow < hi; ++ow) orow[ow] += w0 * s[2 * ow] + w1 * s[2 * ow + 1] + w2 * s[2 * ow + 2];
+          for (int64_t ow = in_lo; ow < in_hi; ++ow) {
+            orow[ow] += w0 * s[2 * ow] + w1 * s[2 * ow + 1] + w2 * s[2 * ow + 2];
+          }
         }
       } else {
-        lo = hi = 0;
+        in_lo = in_hi = 0;
       }
       // Everything the fast loop did not cover, tap by tap with bounds.
       for (int64_t ow = 0; ow < OW; ++ow) {
-        if (ow == lo) ow = hi;
+        if (ow == in_lo) ow = in_hi;
         if (ow >= OW) break;
         float acc = 0.0f;
         for (int64_t kw = 0; kw < g.KW; ++kw) {

@@ -83,7 +83,9 @@ struct MethodLayout {
     l.instructions = count(instrs);
     for (size_t pc = 0; pc < l.instructions; ++pc) {
       const fb::Instruction* ins = at(instrs, pc);
-      if (ins->instr_args_type() == InstructionArguments::KernelCall) l.args += count(ins->instr_args_as_KernelCall()->args());
+      if (ins->instr_args_type() == InstructionArguments::KernelCall) {
+        l.args += count(ins->instr_args_as_KernelCall()->args());
+      }
     }
     return l;
   }
@@ -217,7 +219,8 @@ class MethodLoader {
       TensorImpl* impl = new (&s_.tensors[next++]) TensorImpl(made.get());
       const size_t nbytes = impl->nbytes();
       if (const auto* a = t->allocation_info()) {
-        EMBER_TRY_ASSIGN(p, memory_->planned_memory->get_offset_address(a->memory_id(), pte::planned_offset(a), nbytes));
+        EMBER_TRY_ASSIGN(p, memory_->planned_memory->get_offset_address(a->memory_id(), pte::planned_offset(a),
+                                                                        nbytes));
         impl->set_data(p);
         if (t->data_buffer_idx() > 0) {
           const uint64_t list = t->extra_tensor_info() ? t->extra_tensor_info()->mutable_data_segments_idx() : 0;

@@ -6,6 +6,8 @@ EMBER_COPTS = [
     "-fno-rtti",
     "-Wall",
     "-Wextra",
+    # A local that hides a parameter or member reads as one variable and is another.
+    "-Wshadow",
     "-Werror",
     # Lets the linker drop every function a selective build does not reach.
     "-ffunction-sections",
@@ -13,7 +15,7 @@ EMBER_COPTS = [
 ]
 
 # gtest needs exceptions and RTTI in its own code; tests still fail on warnings.
-EMBER_TEST_COPTS = ["-Wall", "-Wextra", "-Werror"]
+EMBER_TEST_COPTS = ["-Wall", "-Wextra", "-Wshadow", "-Werror"]
 
 def ember_cc_library(name, copts = [], **kwargs):
     native.cc_library(name = name, copts = EMBER_COPTS + copts, **kwargs)

@@ -62,7 +62,9 @@ std::pair<std::string, ember::Error> run(const std::vector<uint8_t>& bytes) {
   if (!meta.ok()) return {"meta", meta.error()};
   std::vector<std::vector<uint8_t>> pools;
   std::vector<Span<uint8_t>> spans;
-  for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) pools.emplace_back(meta->memory_planned_buffer_size(i).get());
+  for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) {
+    pools.emplace_back(meta->memory_planned_buffer_size(i).get());
+  }
   for (auto& p : pools) spans.emplace_back(p.data(), p.size());
   std::vector<uint8_t> method_memory(meta->method_allocator_bytes() + 16);
   MemoryAllocator method_allocator(method_memory.data(), method_memory.size());

@@ -18,7 +18,9 @@ void add_out(KernelContext& ctx, EValue** args) {
   }
 }
 
-void fail_out(KernelContext& ctx, EValue**) { EMBER_KERNEL_CHECK(ctx, false, InvalidArgument, "test::fail.out: always fails"); }
+void fail_out(KernelContext& ctx, EValue**) {
+  EMBER_KERNEL_CHECK(ctx, false, InvalidArgument, "test::fail.out: always fails");
+}
 
 // Sorted by name, as codegen emits it.
 constexpr KernelEntry kTable[] = {
