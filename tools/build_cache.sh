@@ -3,11 +3,12 @@
 # /ac/<sha256> and /cas/<sha256>) from one directory. nginx's built-in WebDAV module does the PUTs; nothing
 # outside DIR is read or written (no /etc, no /var), so any user can run it.
 #
-#   tools/build_cache.sh serve [--port N] [--dir DIR] [--bind ADDR] [--writers CIDR[,CIDR...]] [--foreground]
-#   tools/build_cache.sh stop   [--dir DIR]
-#   tools/build_cache.sh status [--dir DIR]
-#   tools/build_cache.sh clear  [--dir DIR]     delete every cached entry (the server may keep running)
+#   ./ember cache serve [--port N] [--dir DIR] [--bind ADDR] [--writers CIDR[,CIDR...]] [--foreground]
+#   ./ember cache stop   [--dir DIR]
+#   ./ember cache status [--dir DIR]
+#   ./ember cache clear  [--dir DIR]     delete every cached entry (the server may keep running)
 #
+# (./ember cache runs this script: tools/build_cache.sh serve ... is the same.)
 # Defaults: port 8080, all interfaces, DIR=${XDG_CACHE_HOME:-~/.cache}/ember/build-cache. Anyone who can reach
 # the port may write entries unless --writers limits PUT to those addresses (e.g. the CI machines).
 # Clients: bazel build --remote_cache=http://HOST:PORT ... (README, "Share a build cache").

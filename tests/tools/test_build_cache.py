@@ -115,8 +115,9 @@ def test_writers_limits_uploads_to_named_addresses(tmp_path):
 # --- end to end: two clean checkouts ---------------------------------------------------------------------------
 
 def checkout(dest):
-    """A clean clone of HEAD at dest with a venv of its own: the project's packages linked in, and the clone (not
-    this worktree) on its path, as ./setup.sh would make it."""
+    """A clean clone of HEAD at dest with a venv of its own: this worktree's installed packages linked in, but not
+    its ember.pth, so the build's Python actions can import the project's packages only from their declared inputs
+    (an undeclared import fails the build instead of reading some checkout's files behind the cache key's back)."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
     subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", ROOT, str(dest)], check=True)
@@ -132,7 +133,6 @@ def checkout(dest):
     for name in os.listdir(site):
         if name != "ember.pth":
             os.symlink(os.path.join(site, name), clone_site / name)
-    (clone_site / "ember.pth").write_text(f"{dest}\n{dest}/runtime/python\n")
     assert not (dest / "user.bazelrc").exists()  # so no disk cache: the remote cache is the only one
     return dest
 
@@ -153,9 +153,9 @@ def parse_spawns(path):
 def build(work, output_base, url, name, flags):
     """bazel build //:runner in `work`, against the cache at `url`: seconds, process counts by kind, spawns."""
     log = f"{output_base}.{name}.json"
-    # Only the workspace's .bazelrc: a ~/.bazelrc or /etc/bazel.bazelrc (a disk cache, another remote) would
-    # change what is measured.
-    cmd = ["bazel", "--nohome_rc", "--nosystem_rc", f"--output_base={output_base}", "build",
+    # No ~/.bazelrc, and no disk cache whatever an rc file says (the clone has no user.bazelrc, but the system
+    # rc stays: Debian's Bazel finds its install base there): the server is the only cache.
+    cmd = ["bazel", "--nohome_rc", f"--output_base={output_base}", "build", "--disk_cache=",
            f"--remote_cache={url}", f"--execution_log_json_file={log}", *flags, "//:runner"]
     env = {k: v for k, v in os.environ.items() if k != "EMBER_PYTHON"}  # the checkout's own .venv
     start = time.monotonic()
@@ -174,7 +174,7 @@ def build(work, output_base, url, name, flags):
 def shutdown(work, output_base):
     """Stops the checkout's Bazel server and deletes its output base (about a gigabyte; Bazel leaves its outputs
     read-only)."""
-    subprocess.run(["bazel", "--nohome_rc", "--nosystem_rc", f"--output_base={output_base}", "shutdown"],
+    subprocess.run(["bazel", "--nohome_rc", f"--output_base={output_base}", "shutdown"],
                    cwd=work, capture_output=True, timeout=300)
     subprocess.run(["chmod", "-R", "u+w", output_base], capture_output=True)
     shutil.rmtree(output_base, ignore_errors=True)
@@ -200,7 +200,7 @@ def test_second_checkout_builds_runner_for_two_targets_from_the_cache(tmp_path):
               f"{kinds}")
 
     _, first_kinds, first_spawns = results["first", TARGETS[0][0]]
-    assert first_spawns and "remote cache hit" not in first_kinds, f"the first build found a filled cache: {first_kinds}"
+    assert first_spawns and "remote cache hit" not in first_kinds, f"the first build found a full cache: {first_kinds}"
     for name, _ in TARGETS:
         _, kinds, spawns = results["second", name]
         executed = [s for s in spawns if not s.get("remoteCacheHit")]
