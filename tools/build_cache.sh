@@ -113,7 +113,7 @@ case "$cmd" in
       exec "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" -g "daemon off;"
     fi
     # nginx binds the port before it detaches, so a port in use fails here, with nginx's own message.
-    nginx_ctl || die "nginx did not start; its log: $dir/error.log"
+    nginx_ctl || die "nginx did not start (above: its reason; a port in use needs --port N); its log: $dir/error.log"
     for _ in $(seq 50); do [[ -n "$(running_pid)" ]] && break; sleep 0.1; done
     [[ -n "$(running_pid)" ]] || die "nginx started but wrote no pid file; its log: $dir/error.log"
     echo "ember cache: serving $dir at $url (pid $(running_pid))"
