@@ -12,6 +12,7 @@
 # Defaults: port 8080, all interfaces, DIR=${XDG_CACHE_HOME:-~/.cache}/ember/build-cache. Anyone who can reach
 # the port may write entries unless --writers limits PUT to those addresses (e.g. the CI machines).
 # Clients: bazel build --remote_cache=http://HOST:PORT ... (README, "Share a build cache").
+# EMBER_NGINX=/path/to/nginx runs another nginx than Debian's (it needs the http_dav_module).
 set -euo pipefail
 
 die() { echo "ember cache: $*" >&2; exit 1; }
@@ -42,12 +43,14 @@ pidfile="$dir/nginx.pid"
 running_pid() {  # the server's pid if one runs from $dir, else nothing
   [[ -s "$pidfile" ]] || return 0
   local pid; pid="$(cat "$pidfile")"
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid" || true
+  # A pid file left by a crash may name a pid the system has since given to another program.
+  [[ "$pid" =~ ^[0-9]+$ && "$(cat "/proc/$pid/comm" 2>/dev/null)" == nginx ]] && echo "$pid" || true
 }
 
 write_config() {
   local listen="$port" user_line="" write_rule=""
   [[ -n "$bind" ]] && listen="$bind:$port"
+  [[ "$bind" == *:* ]] && listen="[$bind]:$port"  # IPv6
   # A root master would run its workers as 'nobody', who cannot write to DIR: they run as DIR's owner instead.
   [[ $(id -u) == 0 ]] && user_line="user $(stat -c %U "$dir") $(stat -c %G "$dir");"
   if [[ -n "$writers" ]]; then
@@ -107,7 +110,9 @@ case "$cmd" in
     dir="$(cd "$dir" && pwd)"; pidfile="$dir/nginx.pid"
     write_config
     nginx_ctl -t -q || die "nginx refused the generated $dir/nginx.conf (see above)"
-    url="http://${bind:-$(hostname -f 2>/dev/null || hostname)}:$port"
+    host="${bind:-$(hostname -f 2>/dev/null || hostname)}"
+    [[ "$host" == *:* ]] && host="[$host]"
+    url="http://$host:$port"
     if (( foreground )); then
       echo "ember cache: serving $dir at $url (Ctrl-C stops)"
       exec "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" -g "daemon off;"
