@@ -26,6 +26,8 @@ APT_PACKAGES=(
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
   # platforms: android_arm64 and ios_arm64 static libraries (clang with a target triple, llvm-ar/nm/size)
   clang lld llvm
+  # ./ember cache serve: a Bazel remote cache over HTTP (nginx's built-in WebDAV PUT; no extra module needed)
+  nginx
 )
 
 say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }

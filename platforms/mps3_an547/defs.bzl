@@ -25,6 +25,7 @@ def ember_firmware(name, program, method = "forward", selection = None, temp_byt
             cmd = _PYTHON + "selective_build.select $(location %s) -o $@" % program,
             tools = [
                 "@local_python//:python3",
+                "//codegen:generator",
                 "//exir:sources",
                 "//selective_build:sources",
             ],

@@ -13,6 +13,9 @@ except ImportError:
 print(sysconfig.get_paths()["include"])
 print(pybind11.get_include())
 print(sysconfig.get_config_var("EXT_SUFFIX"))
+import hashlib, importlib.metadata, sys
+dists = sorted("%s==%s" % (d.metadata["Name"], d.version) for d in importlib.metadata.distributions())
+print(hashlib.sha256(chr(10).join([sys.version] + dists).encode()).hexdigest())
 """
 
 def _python_configure_impl(ctx):
@@ -24,10 +27,19 @@ def _python_configure_impl(ctx):
     res = ctx.execute([python, "-c", _QUERY])
     if res.return_code != 0:
         fail("%s could not report its headers: %s\nRun ./setup.sh to install pybind11." % (python, res.stderr))
-    py_include, pybind_include, ext_suffix = res.stdout.strip().split("\n")
-    # Build-time tools (codegen) run on this interpreter. A wrapper script, not a symlink: a venv's python finds
-    # its pyvenv.cfg next to the path it was started from.
-    ctx.file("python3", "#!/bin/sh\nexec %s \"$@\"\n" % python, executable = True)
+    py_include, pybind_include, ext_suffix, environment = res.stdout.strip().split("\n")
+
+    # Build-time tools (codegen, export) run on this interpreter. A wrapper script, not a symlink: a venv's python
+    # finds its pyvenv.cfg next to the path it was started from. The wrapper's text is an input of every action
+    # that runs Python, so it names no checkout's path (a shared remote cache would otherwise miss those actions
+    # between two checkouts): it reaches the interpreter through a symlink beside itself, and carries what should
+    # change those actions' keys instead, a digest of the Python version and the installed packages.
+    interpreter = ctx.path(python)
+    ctx.symlink(interpreter.dirname.dirname, "interpreter")
+    ctx.file("python3", """#!/bin/sh
+# Python environment: %s
+exec "$(dirname "$(readlink -f "$0")")/interpreter/%s/%s" "$@"
+""" % (environment, interpreter.dirname.basename, interpreter.basename), executable = True)
     ctx.symlink(py_include, "python_include")
     ctx.symlink(pybind_include, "pybind11_include")
     ctx.file("BUILD.bazel", """
