@@ -79,7 +79,7 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   // Structure is checked whatever the verification level: it is cheap next to the flatbuffer verifier, and
   // everything after this point reads the flatbuffer without checking again.
   EMBER_TRY(verify_program_structure(fb, segment_size));
-  return Program(loader, static_cast<FreeableBuffer&&>(data), fb, segment_base, segment_size);
+  return Program(loader, static_cast<FreeableBuffer&&>(data), fb, segment_base);
 }
 
 size_t Program::num_methods() const { return pte::count(program_->execution_plan()); }

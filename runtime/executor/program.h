@@ -48,18 +48,16 @@ class Program {
 
  private:
   Program(DataLoader* loader, FreeableBuffer&& program_data, const ember_pte::Program* program,
-          uint64_t segment_base, uint64_t segment_size)
+          uint64_t segment_base)
       : loader_(loader),
         program_data_(static_cast<FreeableBuffer&&>(program_data)),
         program_(program),
-        segment_base_(segment_base),
-        segment_size_(segment_size) {}
+        segment_base_(segment_base) {}
 
   DataLoader* loader_;
   FreeableBuffer program_data_;
   const ember_pte::Program* program_;
   uint64_t segment_base_;
-  uint64_t segment_size_;
   // The constant segment, loaded when a method first needs it.
   mutable FreeableBuffer constants_;
   mutable bool constants_loaded_ = false;
