@@ -28,6 +28,8 @@ APT_PACKAGES=(
   clang lld llvm
   # ./ember cache serve: a Bazel remote cache over HTTP (nginx's built-in WebDAV PUT; no extra module needed)
   nginx
+  # leak checks of load/run cycles (tests/runtime/test_valgrind.py)
+  valgrind
 )
 
 say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }

@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from torchgen.model import FunctionSchema
 
 from codegen.manifest import SCALAR_TYPE_NAMES, SCALAR_TYPES, KernelDecl, ManifestError, load_manifest, merge_chains
+from codegen.yaml_input import parse_selection, read_yaml
 
 # How each schema type is unboxed from an EValue*, and its one-letter code in the table's arg_types string
 # (which Method::init checks against the program's values, so the wrappers need no checks at execute time).
@@ -243,9 +244,10 @@ def main(argv=None) -> int:
         decls = [d for chain in chains for d in chain]
         selection = None
         if args.selection:
-            import yaml
-            with open(args.selection) as f:
-                selection = yaml.safe_load(f) or {}
+            data, lines = read_yaml(args.selection, ManifestError)
+            ops = parse_selection(data, args.selection, ManifestError, lines)
+            selection = ({"include_all_operators": True} if ops is None else
+                         {"operators": {op: {"dtypes": dtypes} for op, dtypes in ops.items()}})
         registry, dtypes = render(_apply_selection(chains, selection), decls)
     except (ManifestError, OSError) as e:
         print(f"codegen: {e}", file=sys.stderr)

@@ -7,10 +7,12 @@ a manifest says exactly what PyTorch's operator says.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import yaml
 from torchgen.model import FunctionSchema
+
+from codegen.yaml_input import dtype_list, read_yaml, type_name
 
 # ExecuTorch's ScalarType numbering (it is PyTorch's c10 numbering), by the names manifests use.
 SCALAR_TYPES: Dict[str, int] = {
@@ -50,9 +52,24 @@ def op_name(schema: FunctionSchema, namespace: str = "aten") -> str:
 
 
 def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> KernelDecl:
-    for key in ("func", "kernel", "file", "dtypes"):
+    keys = ("func", "kernel", "file", "dtypes")
+    if not isinstance(entry, dict):
+        raise ManifestError(f"{where}: each entry is a mapping with {', '.join(keys)}, got {type_name(entry)}")
+    if isinstance(entry.get("func"), str):
+        where += f" ({entry['func'].split('(')[0]})"
+    for key in keys:
         if key not in entry:
             raise ManifestError(f"{where}: missing '{key}' (each entry needs func, kernel, file, dtypes)")
+    unknown = sorted(set(map(str, entry)) - set(keys))
+    if unknown:
+        raise ManifestError(f"{where}: unknown key {unknown[0]!r}; each entry has exactly {', '.join(keys)}")
+    for key in ("func", "kernel", "file"):
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            raise ManifestError(f"{where}: '{key}' must be a non-empty string, got {type_name(entry[key])}")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", entry["kernel"]):
+        raise ManifestError(f"{where}: kernel {entry['kernel']!r} is not a C++ function name (the kernel's "
+                            f"unqualified name, e.g. add_out)")
+    dtype_list(entry["dtypes"], where, ManifestError)
     func = entry["func"]
     op_ns = "aten"
     if "::" in func:
@@ -67,27 +84,23 @@ def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> Kerne
     if not writes and not scalar_result:
         raise ManifestError(f"{where}: '{entry['func']}' is not an out variant; kernels write into out= tensors "
                             f"the planner placed (or, for in-place ops like copy_, into self)")
-    unknown = [d for d in entry["dtypes"] if d not in SCALAR_TYPES]
-    if unknown:
-        raise ManifestError(f"{where}: unknown dtypes {unknown}; use names from {sorted(SCALAR_TYPES)}")
     return KernelDecl(op=op_name(schema, op_ns), schema=schema, kernel=entry["kernel"], namespace=namespace,
                       file=entry["file"], dtypes=tuple(sorted(SCALAR_TYPES[d] for d in entry["dtypes"])),
                       library=library)
 
 
 def load_manifest(path: str, *, namespace: str, library: str) -> List[KernelDecl]:
-    with open(path) as f:
-        try:
-            entries = yaml.safe_load(f) or []
-        except yaml.YAMLError as e:
-            raise ManifestError(f"{path}: not valid YAML: {e}") from None
+    entries, lines = read_yaml(path, ManifestError)
+    entries = entries or []
     if not isinstance(entries, list):
-        raise ManifestError(f"{path}: expected a list of kernel entries")
+        raise ManifestError(f"{path}: expected a list of kernel entries (each '- func: ...'), got {type_name(entries)}")
     decls, seen = [], {}
     for i, entry in enumerate(entries):
-        d = _parse_entry(entry, f"{path} entry {i}", namespace, library)
+        d = _parse_entry(entry, f"{path}:{lines.get(i, '?')} (entry {i})", namespace, library)
         if d.op in seen:
-            raise ManifestError(f"{path}: operator {d.op} declared twice (entries {seen[d.op]} and {i})")
+            j = seen[d.op]
+            raise ManifestError(f"{path}: operator {d.op} declared twice (entries {j} and {i}, lines "
+                                f"{lines.get(j, '?')} and {lines.get(i, '?')}); keep one")
         seen[d.op] = i
         decls.append(d)
     return decls

@@ -27,6 +27,10 @@ def plan_layout(program, method: str, board, pte_bytes: int, temp_bytes: int):
     if method not in plans:
         raise DoesNotFit(f"no method '{method}' in the program; it has {sorted(plans)}")
     sizes = list(plans[method].non_const_buffer_sizes)[1:]  # entry 0 is reserved for constants
+    for i, size in enumerate(sizes):
+        # A .pte is untrusted: a negative size would shrink the fit check below and wrap to ~4 GB on the board.
+        if int(size) < 0:
+            raise DoesNotFit(f"method '{method}' pool {i + 1} has negative size {int(size)}: the program is corrupt")
     pools = [(i + 1, int(size), board.pool_memory(i + 1)) for i, size in enumerate(sizes)]
     used = defaultdict(int)
     for _, size, mem in pools:

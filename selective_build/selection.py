@@ -20,6 +20,7 @@ from typing import Dict, Iterable, Set
 import yaml
 
 from codegen.manifest import SCALAR_TYPE_NAMES, SCALAR_TYPES
+from codegen.yaml_input import parse_selection, read_yaml
 from exir.schema import program as S
 
 
@@ -48,6 +49,9 @@ def operators_of(program: S.Program) -> Dict[str, Set[str]]:
                 call = ins.instr_args
                 if not isinstance(call, S.KernelCall):
                     continue
+                if not 0 <= call.op_index < len(plan.operators):
+                    raise SelectionError(f"method '{plan.name}' calls operator {call.op_index}, but its operator "
+                                         f"table has {len(plan.operators)} entries: the program is corrupt")
                 op = plan.operators[call.op_index]
                 name = op.name + (f".{op.overload}" if op.overload else "")
                 for a in call.args:
@@ -75,19 +79,9 @@ def dump(ops: Dict[str, Set[str]], sources: Iterable[str] = ()) -> str:
 
 
 def load(path: str) -> Dict[str, Set[str]]:
-    """A selection file as op -> dtypes. Raises SelectionError naming the problem."""
-    with open(path) as f:
-        try:
-            data = yaml.safe_load(f) or {}
-        except yaml.YAMLError as e:
-            raise SelectionError(f"{path}: not valid YAML: {e}") from None
-    if data.get("include_all_operators"):
+    """A selection file as op -> dtypes. Raises SelectionError naming the file, line and problem."""
+    data, lines = read_yaml(path, SelectionError)
+    ops = parse_selection(data, path, SelectionError, lines)
+    if ops is None:
         raise SelectionError(f"{path} selects every operator; there is nothing to merge or check per op")
-    ops = {}
-    for op, info in (data.get("operators") or {}).items():
-        dtypes = set((info or {}).get("dtypes") or [])
-        unknown = dtypes - set(SCALAR_TYPES)
-        if unknown:
-            raise SelectionError(f"{path}: {op} lists unknown dtypes {sorted(unknown)}")
-        ops[op] = dtypes
-    return ops
+    return {op: set(dtypes) for op, dtypes in ops.items()}

@@ -6,6 +6,7 @@ from typing import Dict, Mapping, Optional, Sequence, Union
 
 import torch
 
+from exir.edge.unsupported import check_layouts, check_supported
 from exir.edge.verifier import verify_op_set
 
 
@@ -67,6 +68,9 @@ def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export
     config = compile_config or EdgeCompileConfig()
     if isinstance(programs, torch.export.ExportedProgram):
         programs = {"forward": programs}
+    if not isinstance(programs, Mapping):
+        raise TypeError(f"to_edge takes a torch.export.ExportedProgram or a dict of method name -> ExportedProgram, "
+                        f"got {type(programs).__name__}. Call torch.export.export(model, example_inputs) first.")
     if not programs:
         raise ValueError("to_edge needs at least one ExportedProgram")
     edge = {}
@@ -77,8 +81,10 @@ def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export
         table = torch.export.default_decompositions()
         if config.decompositions:
             table.update(config.decompositions)
+        check_layouts(ep.graph_module, name)
         decomposed = ep.run_decompositions(table)
         _drop_assertions(decomposed)
+        check_supported(decomposed.graph_module, name)
         if config.check_ir_validity:
             try:
                 verify_op_set(decomposed.graph_module, config.allowed_ops)

@@ -40,12 +40,20 @@ def quantize(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
     from exir.quantization.lower_quantized import fuse_quantized
 
     example_inputs = tuple(example_inputs)
-    captured = torch.export.export(model.eval(), example_inputs).module()
+    try:
+        captured = torch.export.export(model.eval(), example_inputs).module()
+    except Exception as e:
+        raise QuantizationError(f"torch.export could not capture the model: {_summary(e)}. Fix the model (or the "
+                                f"example inputs) until torch.export.export(model, example_inputs) succeeds") from e
     prepared = prepare_pt2e(captured, quantizer or EmberQuantizer())
     seen = 0
     with torch.no_grad():
         for batch in calibration:
-            prepared(*(batch if isinstance(batch, (tuple, list)) else (batch,)))
+            try:
+                prepared(*(batch if isinstance(batch, (tuple, list)) else (batch,)))
+            except Exception as e:
+                raise QuantizationError(f"calibration batch {seen} failed: {_summary(e)}. Each batch is an input "
+                                        f"tuple shaped like example_inputs") from e
             seen += 1
     if seen == 0:
         raise QuantizationError("calibration is empty: pass at least one input tuple shaped like example_inputs "
@@ -55,6 +63,19 @@ def quantize(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
     fused, count = fuse_quantized(convert_pt2e_copy(reference))
     ep = torch.export.export(fused, example_inputs)
     return QuantizedModel(exported_program=ep, reference=reference, fused_ops=count)
+
+
+def _summary(e: BaseException) -> str:
+    """'NameError: name 'x' is not defined, at model.py:12': the exception's first line and the innermost frame
+    outside torch, torchao and exir (the user's code), if the traceback has one."""
+    import traceback
+    first = (str(e).strip().splitlines() or [""])[0][:300]
+    where = ""
+    for frame in traceback.extract_tb(e.__traceback__):
+        path = frame.filename.replace("\\", "/")
+        if not any(part in path for part in ("/torch/", "/torchao/", "/exir/", "<")):
+            where = f", at {frame.filename}:{frame.lineno}" + (f" ({frame.line})" if frame.line else "")
+    return f"{type(e).__name__}: {first}{where}"
 
 
 def convert_pt2e_copy(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:

@@ -44,6 +44,10 @@ void clamp_tensor(KernelContext& ctx, const char* name, const Tensor& self, Tens
                      name, scalar_type_name(self.scalar_type()), scalar_type_name(out.scalar_type()));
   const float* x = self.const_data_ptr<float>();
   float* o = out.mutable_data_ptr<float>();
+  if (lo != lo || hi != hi) {  // as torch.clamp: a NaN bound makes every element NaN
+    for (int64_t i = 0; i < self.numel(); ++i) o[i] = lo != lo ? lo : hi;
+    return;
+  }
 #if EMBER_SIMD_X86_DISPATCH
   if (cpu_has_avx2_fma()) return clamp_avx2(x, o, self.numel(), lo, hi);
 #endif

@@ -415,6 +415,9 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
     return portable::convolution_clamp_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
                                            output_padding, groups, min, max, out);
   }
+  // exir never fuses a NaN bound (torch.clamp would make every element NaN, not compare-and-select).
+  EMBER_KERNEL_CHECK(ctx, min == min && max == max, InvalidArgument,
+                     "convolution_clamp.out: bounds [%g, %g] include NaN", min, max);
   convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, static_cast<float>(min),
            static_cast<float>(max), out);
 }

@@ -2,6 +2,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -33,12 +35,47 @@ void relu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
   });
 }
 
-void hardtanh_out(KernelContext& ctx, const Tensor& self, const Scalar& min_val, const Scalar& max_val, Tensor& out) {
-  const double lo = min_val.to_double(), hi = max_val.to_double();
-  unary<selected_dtypes::hardtanh_out_portable>(ctx, "hardtanh.out", self, out, [lo, hi](auto x) {
-    using C = decltype(x);
-    return x < static_cast<C>(lo) ? static_cast<C>(lo) : (x > static_cast<C>(hi) ? static_cast<C>(hi) : x);
+namespace {
+
+// Bounds for clamp and hardtanh in the compute type C. PyTorch clamps as min(max(x, lo), hi) with NaN-propagating
+// min/max: a NaN bound makes every element NaN for floating types; for integer types a NaN bound, or one outside
+// the type's range, is an error (its "value cannot be converted to type int without overflow").
+template <typename C>
+bool integer_bound_ok(bool has, double v) {
+  return !std::is_integral<C>::value || !has || fits<C>(v);
+}
+
+template <typename C>
+C clamp_value(C x, bool has_lo, C lo, bool has_hi, C hi, bool nan_bound) {
+  if (nan_bound) return lo != lo ? lo : hi;  // floating types only: integer bounds were checked
+  if (has_lo && x < lo) x = lo;
+  if (has_hi && x > hi) x = hi;
+  return x;
+}
+
+template <uint32_t Mask>
+void clamp_kernel(KernelContext& ctx, const char* name, const Tensor& self, bool has_lo, double lo, bool has_hi,
+                  double hi, Tensor& out) {
+  bool bounds_ok = true;
+  const bool nan_bound = (has_lo && lo != lo) || (has_hi && hi != hi);
+  const bool dispatched = dispatch_dtype<Mask>(self.scalar_type(), [&](auto tag) {
+    using C = compute_t<typename decltype(tag)::type>;
+    bounds_ok = integer_bound_ok<C>(has_lo, lo) && integer_bound_ok<C>(has_hi, hi);
   });
+  EMBER_KERNEL_CHECK(ctx, !dispatched || bounds_ok, InvalidArgument,
+                     "%s: bounds [%g, %g] do not fit %s (NaN or out of its range)", name, has_lo ? lo : -INFINITY,
+                     has_hi ? hi : INFINITY, scalar_type_name(self.scalar_type()));
+  unary<Mask>(ctx, name, self, out, [=](auto x) {
+    using C = decltype(x);
+    return clamp_value(x, has_lo, convert<C>(lo), has_hi, convert<C>(hi), nan_bound);
+  });
+}
+
+}  // namespace
+
+void hardtanh_out(KernelContext& ctx, const Tensor& self, const Scalar& min_val, const Scalar& max_val, Tensor& out) {
+  clamp_kernel<selected_dtypes::hardtanh_out_portable>(ctx, "hardtanh.out", self, true, min_val.to_double(), true,
+                                                        max_val.to_double(), out);
 }
 
 void sigmoid_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
@@ -88,12 +125,13 @@ void rsqrt_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
 }
 
 void neg_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
-  unary<selected_dtypes::neg_out_portable>(ctx, "neg.out", self, out, [](auto x) { return -x; });
+  // Integers wrap: -INT_MIN is INT_MIN, as in PyTorch.
+  unary<selected_dtypes::neg_out_portable>(ctx, "neg.out", self, out, [](auto x) { return wrapping_neg(x); });
 }
 
 void abs_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
   unary<selected_dtypes::abs_out_portable>(ctx, "abs.out", self, out,
-                                           [](auto x) { return x < decltype(x)(0) ? -x : x; });
+                                           [](auto x) { return x < decltype(x)(0) ? wrapping_neg(x) : x; });
 }
 
 void pow_tensor_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& exponent, Tensor& out) {
@@ -106,13 +144,9 @@ void pow_tensor_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar&
 void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Optional<Scalar> max, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, min.has_value() || max.has_value(), InvalidArgument, "clamp.out: min and max are both None");
   const bool has_lo = min.has_value(), has_hi = max.has_value();
-  const double lo = has_lo ? min.value().to_double() : 0.0, hi = has_hi ? max.value().to_double() : 0.0;
-  unary<selected_dtypes::clamp_out_portable>(ctx, "clamp.out", self, out, [=](auto x) {
-    using C = decltype(x);
-    if (has_lo && x < static_cast<C>(lo)) x = static_cast<C>(lo);
-    if (has_hi && x > static_cast<C>(hi)) x = static_cast<C>(hi);
-    return x;
-  });
+  clamp_kernel<selected_dtypes::clamp_out_portable>(ctx, "clamp.out", self, has_lo,
+                                                     has_lo ? min.value().to_double() : 0.0, has_hi,
+                                                     has_hi ? max.value().to_double() : 0.0, out);
 }
 
 void silu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {

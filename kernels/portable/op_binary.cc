@@ -8,22 +8,29 @@ namespace ember {
 namespace portable {
 namespace {
 
+// Integers wrap on overflow, as in PyTorch (plain signed arithmetic would be undefined).
 struct Add {
   template <typename C>
-  C operator()(C a, C b, C alpha) const { return a + alpha * b; }
+  C operator()(C a, C b, C alpha) const { return wrapping_add(a, wrapping_mul(alpha, b)); }
 };
 struct Sub {
   template <typename C>
-  C operator()(C a, C b, C alpha) const { return a - alpha * b; }
+  C operator()(C a, C b, C alpha) const { return wrapping_sub(a, wrapping_mul(alpha, b)); }
 };
 struct Mul {
   template <typename C>
-  C operator()(C a, C b, C) const { return a * b; }
+  C operator()(C a, C b, C) const { return wrapping_mul(a, b); }
 };
 struct Div {
   template <typename C>
   C operator()(C a, C b, C) const { return a / b; }
 };
+
+// PyTorch computes an integer tensor with a floating-point scalar (or alpha) in floating point, so such a call
+// with an integer out is a program PyTorch would have refused; converting the scalar would give other numbers.
+bool integer_out_takes(const Tensor& out, const Scalar& s) {
+  return !s.is_floating() || is_floating(out.scalar_type());
+}
 
 template <uint32_t Mask, typename Op>
 void binary_tensor(KernelContext& ctx, const char* name, const Tensor& a, const Tensor& b, const Scalar& alpha,
@@ -37,6 +44,9 @@ void binary_tensor(KernelContext& ctx, const char* name, const Tensor& a, const 
                      static_cast<int>(out.dim()), n);
   EMBER_KERNEL_CHECK(ctx, a.is_contiguous() && b.is_contiguous() && out.is_contiguous(), NotSupported,
                      "%s: non-contiguous dim order", name);
+  EMBER_KERNEL_CHECK(ctx, integer_out_takes(out, alpha), InvalidArgument,
+                     "%s: alpha %g is a float but out is %s; an integer result needs an integer alpha", name,
+                     alpha.to_double(), scalar_type_name(out.scalar_type()));
   EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -64,6 +74,9 @@ template <uint32_t Mask, typename Op>
 void binary_scalar(KernelContext& ctx, const char* name, const Tensor& a, const Scalar& b, const Scalar& alpha,
                    Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, a.sizes()), InvalidArgument, "%s: out's shape differs from self's", name);
+  EMBER_KERNEL_CHECK(ctx, integer_out_takes(out, b) && integer_out_takes(out, alpha), InvalidArgument,
+                     "%s: scalar %g or alpha %g is a float but out is %s; an integer result needs integer scalars",
+                     name, b.to_double(), alpha.to_double(), scalar_type_name(out.scalar_type()));
   EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;

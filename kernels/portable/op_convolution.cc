@@ -31,8 +31,12 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
                      InvalidArgument, "convolution.out: %lld input channels, %lld groups and weight of %lld channels "
                      "per group do not agree", static_cast<long long>(Cin), static_cast<long long>(groups),
                      static_cast<long long>(Cg));
-  EMBER_KERNEL_CHECK(ctx, sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0, InvalidArgument,
-                     "convolution.out: stride and dilation must be positive, padding non-negative");
+  // Beyond int32 (as PyTorch refuses) the output size arithmetic below could overflow int64.
+  EMBER_KERNEL_CHECK(ctx, sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0 && sh <= INT32_MAX &&
+                              sw <= INT32_MAX && dh <= INT32_MAX && dw <= INT32_MAX && ph <= INT32_MAX &&
+                              pw <= INT32_MAX, InvalidArgument,
+                     "convolution.out: stride and dilation must be positive, padding non-negative, all below "
+                     "2^31");
   const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
   const int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
   EMBER_KERNEL_CHECK(ctx, OH > 0 && OW > 0, InvalidArgument, "convolution.out: the kernel is larger than the input");
@@ -97,6 +101,9 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
                      "convolution_clamp.out: out is %s, but the fused kernel computes Float only; export with "
                      "ExecutorchBackendConfig(fuse_activations=False) to run the convolution and its activation as "
                      "separate kernels", scalar_type_name(out.scalar_type()));
+  // exir never fuses a NaN bound (torch.clamp would make every element NaN, not compare-and-select).
+  EMBER_KERNEL_CHECK(ctx, min == min && max == max, InvalidArgument,
+                     "convolution_clamp.out: bounds [%g, %g] include NaN", min, max);
   constexpr bool kFloat =
       (selected_dtypes::convolution_clamp_out_portable >> static_cast<int>(ScalarType::Float)) & 1u;
   EMBER_KERNEL_CHECK(ctx, kFloat, InvalidArgument,

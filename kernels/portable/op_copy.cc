@@ -3,6 +3,8 @@
 // costs the same (zero) code.
 #include <string.h>
 
+#include <type_traits>
+
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -167,7 +169,12 @@ void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> siz
       EMBER_KERNEL_CHECK(ctx, infer < 0, InvalidArgument, "view_copy.out: only one dim may be -1");
       infer = static_cast<int64_t>(i);
     } else {
-      known *= size[i];
+      // Sizes beyond int32 can never match a tensor's; checked here so the product cannot overflow either.
+      EMBER_KERNEL_CHECK(ctx, size[i] >= 0 && size[i] <= INT32_MAX, InvalidArgument,
+                         "view_copy.out: size %lld of dim %zu is not in [-1, 2^31)", static_cast<long long>(size[i]),
+                         i);
+      EMBER_KERNEL_CHECK(ctx, !__builtin_mul_overflow(known, size[i], &known), InvalidArgument,
+                         "view_copy.out: the sizes' product overflows int64");
     }
   }
   if (infer >= 0) shape[infer] = known ? self.numel() / known : 0;
@@ -240,11 +247,14 @@ void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optiona
   const int64_t len = self.size(static_cast<int32_t>(d));
   auto clamp = [len](int64_t v) { return v < 0 ? (v + len < 0 ? 0 : v + len) : (v > len ? len : v); };
   const int64_t s = clamp(start.value_or(0)), e = clamp(end.value_or(len));
-  const int64_t count = e > s ? (e - s + step - 1) / step : 0;
+  // A step past the dim's length takes one element at most, like a step of exactly the length: capping it keeps
+  // the count and the stride product below from overflowing.
+  const int64_t st = step > len && len > 0 ? len : step;
+  const int64_t count = e > s ? (e - s - 1) / st + 1 : 0;
   int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim];
   for (int i = 0; i < rank; ++i) {
     sizes[i] = i == d ? count : self.size(i);
-    strides[i] = self.strides()[static_cast<size_t>(i)] * (i == d ? step : 1);
+    strides[i] = self.strides()[static_cast<size_t>(i)] * (i == d ? st : 1);
   }
   EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(rank)) && out.scalar_type() == self.scalar_type(),
                      InvalidArgument, "slice_copy.Tensor_out: out has the wrong shape or dtype");
@@ -274,11 +284,32 @@ void select_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_
                  self.element_size(), sizes, strides, r, i0 * self.strides()[static_cast<size_t>(d)]);
 }
 
+namespace {
+
+// Whether `v` converts to T without overflow, as PyTorch's full checks ("value cannot be converted to type ...
+// without overflow"); Half and BFloat16 against their own largest finite values.
+template <typename T>
+bool fill_fits(const Scalar& v) {
+  const double d = v.to_double();
+  const bool finite = d - d == 0.0;
+  if constexpr (std::is_same<T, Half>::value) return !finite || (d <= 65504.0 && d >= -65504.0);
+  if constexpr (std::is_same<T, BFloat16>::value) {
+    return !finite || (d <= 3.3895313892515355e38 && d >= -3.3895313892515355e38);
+  }
+  if constexpr (std::is_arithmetic<T>::value) return v.is_integral() ? fits<T>(v.to<int64_t>()) : fits<T>(d);
+  return true;
+}
+
+}  // namespace
+
 void full_out(KernelContext& ctx, ArrayRef<int64_t> size, const Scalar& fill_value, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, size.data(), size.size()), InvalidArgument, "full.out: out has the wrong shape");
   EMBER_DISPATCH(ctx, "full.out", selected_dtypes::full_out_portable, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
+    EMBER_KERNEL_CHECK(ctx, fill_fits<T>(fill_value), InvalidArgument,
+                       "full.out: fill value %g cannot be converted to %s without overflow", fill_value.to_double(),
+                       scalar_type_name(out.scalar_type()));
     const T v = static_cast<T>(fill_value.to<C>());
     T* o = out.mutable_data_ptr<T>();
     for (int64_t i = 0; i < out.numel(); ++i) o[i] = v;

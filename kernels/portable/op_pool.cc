@@ -39,6 +39,10 @@ bool geometry(const Tensor& in, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayR
   g->PW = pick(p, 1, 0);
   g->DH = pick(d, 0, 1);
   g->DW = pick(d, 1, 1);
+  // Arguments beyond int32 are refused as PyTorch refuses them; within it the size arithmetic below fits int64.
+  for (int64_t v : {g->KH, g->KW, g->SH, g->SW, g->PH, g->PW, g->DH, g->DW}) {
+    if (v > INT32_MAX) return false;
+  }
   if (g->KH <= 0 || g->KW <= 0 || g->SH <= 0 || g->SW <= 0 || g->DH <= 0 || g->DW <= 0 || g->PH < 0 || g->PW < 0 ||
       2 * g->PH > g->KH || 2 * g->PW > g->KW)
     return false;
@@ -60,7 +64,8 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
                                  bool ceil_mode, Tensor& out, Tensor& indices) {
   PoolGeometry g;
   EMBER_KERNEL_CHECK(ctx, geometry(self, kernel_size, stride, padding, dilation, ceil_mode, &g), InvalidArgument,
-                     "max_pool2d_with_indices.out: invalid geometry for a %d-d input", static_cast<int>(self.dim()));
+                     "max_pool2d_with_indices.out: invalid geometry for a %d-d input (kernel, stride and dilation "
+                     "in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
   EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g) && fit_pooled(indices, self, g), InvalidArgument,
                      "max_pool2d_with_indices.out: out and indices must be %lldx%lld per channel",
                      static_cast<long long>(g.OH), static_cast<long long>(g.OW));
@@ -107,7 +112,8 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
   PoolGeometry g;
   const int64_t one[2] = {1, 1};
   EMBER_KERNEL_CHECK(ctx, geometry(self, kernel_size, stride, padding, ArrayRef<int64_t>(one, 2), ceil_mode, &g),
-                     InvalidArgument, "avg_pool2d.out: invalid geometry for a %d-d input", static_cast<int>(self.dim()));
+                     InvalidArgument, "avg_pool2d.out: invalid geometry for a %d-d input (kernel and "
+                     "stride in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
   EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g), InvalidArgument, "avg_pool2d.out: out must be %lldx%lld per channel",
                      static_cast<long long>(g.OH), static_cast<long long>(g.OW));
   EMBER_KERNEL_CHECK(ctx, !divisor_override.has_value() || divisor_override.value() != 0, InvalidArgument,

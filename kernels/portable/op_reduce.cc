@@ -42,7 +42,7 @@ void reduce(KernelContext& ctx, const char* name, const Tensor& in, Optional<Arr
   }
   EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, rank), InvalidArgument, "%s: out has the wrong shape", name);
   EMBER_KERNEL_CHECK(ctx, in.is_contiguous(), NotSupported, "%s: self must be contiguous", name);
-  // Computed in out's dtype, which may be wider than self's (ATen sums integers into int64).
+  // Computed in out's dtype, which may be wider than self's (ATen sums integers into int64); integers wrap.
   EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -72,13 +72,15 @@ void reduce(KernelContext& ctx, const char* name, const Tensor& in, Optional<Arr
         T* dst = o + a * inner;
         if (inner == 1) {
           C acc = C(0);
-          for (int64_t r = 0; r < inner_count; ++r) acc += static_cast<C>(src[r]);
+          for (int64_t r = 0; r < inner_count; ++r) acc = wrapping_add(acc, static_cast<C>(src[r]));
           dst[0] = static_cast<T>(acc);
           continue;
         }
         for (int64_t r = 0; r < inner_count; ++r) {
           const T* row = src + r * inner;
-          for (int64_t i = 0; i < inner; ++i) dst[i] = static_cast<T>(static_cast<C>(dst[i]) + static_cast<C>(row[i]));
+          for (int64_t i = 0; i < inner; ++i) {
+            dst[i] = static_cast<T>(wrapping_add(static_cast<C>(dst[i]), static_cast<C>(row[i])));
+          }
         }
       }
     } else {
@@ -90,7 +92,7 @@ void reduce(KernelContext& ctx, const char* name, const Tensor& in, Optional<Arr
         for (int32_t d = 0; d < dim; ++d) {
           if (!reduced[d]) oi = oi * in.size(d) + coord[d];
         }
-        o[oi] = static_cast<T>(static_cast<C>(o[oi]) + load_as<C>(x, xt, i));
+        o[oi] = static_cast<T>(wrapping_add(static_cast<C>(o[oi]), load_as<C>(x, xt, i)));
         for (int32_t d = dim - 1; d >= 0; --d) {
           if (++coord[d] < in.size(d)) break;
           coord[d] = 0;

@@ -1,6 +1,7 @@
 // Scalar results follow Python's rules on ints and floats: int op int stays int (floor division rounds toward
 // negative infinity), anything with a float is a float, true division is always a float.
 #include <math.h>
+#include <stdint.h>
 
 #include "kernels/prim_ops/kernels.h"
 
@@ -10,10 +11,17 @@ namespace {
 
 bool both_int(const Scalar& a, const Scalar& b) { return !a.is_floating() && !b.is_floating(); }
 
+// IntOp: bool(int64_t, int64_t, int64_t*), false when the result does not fit int64. Python's ints do not
+// overflow; a symbolic size that leaves int64 is garbage, so that is an error rather than a wrapped number.
 template <typename IntOp, typename FloatOp>
-void arith(const Scalar& a, const Scalar& b, EValue& result, IntOp int_op, FloatOp float_op) {
+void arith(KernelContext& ctx, const char* name, const Scalar& a, const Scalar& b, EValue& result, IntOp int_op,
+           FloatOp float_op) {
   if (both_int(a, b)) {
-    result = EValue(int_op(a.to<int64_t>(), b.to<int64_t>()));
+    int64_t r = 0;
+    const int64_t x = a.to<int64_t>(), y = b.to<int64_t>();
+    EMBER_KERNEL_CHECK(ctx, int_op(x, y, &r), InvalidArgument, "%s: %lld and %lld give a result beyond int64", name,
+                       static_cast<long long>(x), static_cast<long long>(y));
+    result = EValue(r);
   } else {
     result = EValue(float_op(a.to_double(), b.to_double()));
   }
@@ -35,24 +43,32 @@ void sym_size_int(KernelContext& ctx, const Tensor& self, int64_t dim, EValue& r
 
 void sym_numel(KernelContext&, const Tensor& self, EValue& result) { result = EValue(self.numel()); }
 
-void add_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
-  arith(a, b, result, [](int64_t x, int64_t y) { return x + y; }, [](double x, double y) { return x + y; });
+void add_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
+  arith(ctx, "executorch_prim::add.Scalar", a, b, result,
+        [](int64_t x, int64_t y, int64_t* r) { return !__builtin_add_overflow(x, y, r); },
+        [](double x, double y) { return x + y; });
 }
 
-void sub_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
-  arith(a, b, result, [](int64_t x, int64_t y) { return x - y; }, [](double x, double y) { return x - y; });
+void sub_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
+  arith(ctx, "executorch_prim::sub.Scalar", a, b, result,
+        [](int64_t x, int64_t y, int64_t* r) { return !__builtin_sub_overflow(x, y, r); },
+        [](double x, double y) { return x - y; });
 }
 
-void mul_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
-  arith(a, b, result, [](int64_t x, int64_t y) { return x * y; }, [](double x, double y) { return x * y; });
+void mul_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
+  arith(ctx, "executorch_prim::mul.Scalar", a, b, result,
+        [](int64_t x, int64_t y, int64_t* r) { return !__builtin_mul_overflow(x, y, r); },
+        [](double x, double y) { return x * y; });
 }
 
 void floordiv_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
   EMBER_KERNEL_CHECK(ctx, b.to_double() != 0.0, InvalidArgument, "floordiv.Scalar: division by zero");
-  arith(a, b, result,
-        [](int64_t x, int64_t y) {
+  arith(ctx, "executorch_prim::floordiv.Scalar", a, b, result,
+        [](int64_t x, int64_t y, int64_t* r) {
+          if (x == INT64_MIN && y == -1) return false;  // 2^63; the CPU would trap on it
           const int64_t q = x / y;
-          return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+          *r = (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+          return true;
         },
         [](double x, double y) { return floor(x / y); });
 }
@@ -64,11 +80,13 @@ void truediv_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue
 
 void mod_scalar(KernelContext& ctx, int64_t a, int64_t b, EValue& result) {
   EMBER_KERNEL_CHECK(ctx, b != 0, InvalidArgument, "mod.Scalar: modulo by zero");
-  const int64_t r = a % b;
+  const int64_t r = b == -1 ? 0 : a % b;  // INT64_MIN % -1 traps on x86; every x % -1 is 0
   result = EValue((r != 0 && ((r < 0) != (b < 0))) ? r + b : r);  // Python's sign rule
 }
 
-void neg_scalar(KernelContext&, const Scalar& a, EValue& result) {
+void neg_scalar(KernelContext& ctx, const Scalar& a, EValue& result) {
+  EMBER_KERNEL_CHECK(ctx, a.is_floating() || a.to<int64_t>() != INT64_MIN, InvalidArgument,
+                     "executorch_prim::neg.Scalar: -(-2^63) is beyond int64");
   result = a.is_floating() ? EValue(-a.to_double()) : EValue(-a.to<int64_t>());
 }
 

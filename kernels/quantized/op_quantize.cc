@@ -261,6 +261,13 @@ void dequantize_per_channel_out(KernelContext& ctx, const Tensor& input, const T
                               (zero_points == nullptr || is_zero_point_dtype(zero_points->scalar_type())),
                      InvalidArgument, "dequantize_per_channel.out: scales must be float32/float64 and zero_points "
                      "int64/int32");
+  // (q - zero_point) is computed in int64: a zero point beyond int32 (no quantized dtype has one) could overflow it.
+  for (int64_t c = 0; zero_points != nullptr && c < l.channels; ++c) {
+    const int64_t zp = zero_point_at(*zero_points, c);
+    EMBER_KERNEL_CHECK(ctx, zp >= INT32_MIN && zp <= INT32_MAX, InvalidArgument,
+                       "dequantize_per_channel.out: zero point %lld of channel %lld is outside int32",
+                       static_cast<long long>(zp), static_cast<long long>(c));
+  }
   constexpr uint32_t kMask = selected_dtypes::dequantize_per_channel_out_quantized;
   EMBER_DISPATCH(ctx, "dequantize_per_channel.out", kMask & kQuantizedTypes, input.scalar_type(), [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;

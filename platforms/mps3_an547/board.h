@@ -18,6 +18,13 @@ uint64_t now_ns();
 // kExitWatchdog, whatever the program is doing. 0 disarms it.
 void watchdog_arm(uint64_t limit_ns, const char* what);
 
+// The stack (MSP, in DTCM, sized in mps3_an547.ld) is painted with kStackPaint at reset; the high-water mark is
+// how many bytes from its top were ever written (the first unpainted word from the bottom up), interrupts and
+// fault reports included.
+constexpr uint32_t kStackPaint = 0xC0FFEE55u;
+uint32_t stack_region_bytes();
+uint32_t stack_high_water_bytes();
+
 // Exit statuses the board's handlers use (the runner's own are 0-6, as on Linux).
 constexpr int kExitWatchdog = 7;
 constexpr int kExitFault = 8;

@@ -186,7 +186,13 @@ int main(int argc, char** argv) {
     return 3;
   }
   for (size_t p = 0; p < num_pools; ++p) {
-    const size_t want = *meta->memory_planned_buffer_size(p);
+    Result<size_t> size = meta->memory_planned_buffer_size(p);
+    if (!size.ok()) {
+      out("runner: pool %u of method '%s' has no valid size: %s\n", static_cast<unsigned>(p + 1), kEmbeddedMethod,
+          error_name(size.error()));
+      return 3;
+    }
+    const size_t want = *size;
     if (want > kEmbeddedPools[p].size) {
       out("runner: pool %u needs %u bytes; the build reserved %u in %s\n", static_cast<unsigned>(p + 1),
           static_cast<unsigned>(want), static_cast<unsigned>(kEmbeddedPools[p].size), kEmbeddedPools[p].memory);
@@ -260,7 +266,12 @@ int main(int argc, char** argv) {
   out("time: load %s ns; %d runs, mean %s ns, min %s ns (virtual)\n", u64(load_ns, a), runs,
       u64(total / static_cast<uint64_t>(runs), b), u64(best, c));
   for (size_t i = 0; i < method->num_outputs(); ++i) {
-    Tensor t = *method->output(i);
+    Result<Tensor> result = method->output(i);
+    if (!result.ok()) {
+      out("runner: output %u is not readable: %s\n", static_cast<unsigned>(i), error_name(result.error()));
+      return 5;
+    }
+    const Tensor& t = result.get();
     print_tensor(i, t, print);
     if (output_dir != nullptr) {
       char path[256];

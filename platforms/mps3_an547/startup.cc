@@ -1,6 +1,7 @@
 // Reset and exception handling for the MPS3 AN547 board: the vector table, C/C++ runtime setup (FPU and MVE on,
 // .data copied, .bss zeroed, constructors run), SysTick as clock and watchdog, and fault handlers that report
-// and exit instead of spinning: on an emulator or a board in CI, a silent infinite loop is a hang.
+// and exit instead of spinning: on an emulator or a board in CI, a silent infinite loop is a hang. The stack is
+// painted at reset and its high-water mark printed when main returns.
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,16 @@ void watchdog_arm(uint64_t limit_ns, const char* what) {
   g_deadline_ticks = limit_ns ? ticks() + limit_ns * kCpuHz / 1000000000ull : 0;
 }
 
+uint32_t stack_region_bytes() {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&__stack_top) - reinterpret_cast<uintptr_t>(&__stack_limit));
+}
+
+uint32_t stack_high_water_bytes() {
+  const uint32_t* p = &__stack_limit;
+  while (p < &__stack_top && *p == kStackPaint) ++p;
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&__stack_top) - reinterpret_cast<uintptr_t>(p));
+}
+
 }  // namespace board
 }  // namespace ember
 
@@ -115,6 +126,11 @@ void systick_handler(void) {
 void reset_handler(void) {
   // Armv8-M's stack limit: an overflow becomes a UsageFault (reported) instead of silently eating .data.
   __asm__ volatile("msr msplim, %0" ::"r"(&__stack_limit));
+  // Paint the stack below this frame, so the deepest word ever written shows after the run (stack_high_water).
+  // Volatile stores: a memset call would push its own frame into the words being painted.
+  uint32_t* sp;
+  __asm__ volatile("mov %0, sp" : "=r"(sp));
+  for (volatile uint32_t* p = &__stack_limit; p < sp - 16; ++p) *p = ember::board::kStackPaint;
   // FPU and MVE share coprocessors 10 and 11: full access, before any floating-point instruction runs.
   *reg(kCpacr) |= 0xFu << 20;
   __asm__ volatile("dsb\nisb" ::: "memory");
@@ -143,7 +159,10 @@ void reset_handler(void) {
   static char program_name[] = "runner";
   if (argc == 0) argv[argc++] = program_name;
   argv[argc] = nullptr;
-  ember::semihosting::exit(main(argc, argv));
+  const int status = main(argc, argv);
+  report("stack: %lu bytes used of %lu (high-water mark of the painted stack)%.0lu%.0lu\n",
+         ember::board::stack_high_water_bytes(), ember::board::stack_region_bytes(), 0, 0);
+  ember::semihosting::exit(status);
 }
 
 // Vectors 0-15 are the core's; the SSE-300's peripheral interrupts are not used, so the table stops there and

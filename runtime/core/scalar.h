@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "runtime/core/numeric.h"
+
 namespace ember {
 
 class Scalar {
@@ -24,7 +26,7 @@ class Scalar {
   T to() const {
     switch (kind_) {
       case Kind::Int: return static_cast<T>(i_);
-      case Kind::Double: return static_cast<T>(d_);
+      case Kind::Double: return convert<T>(d_);  // NaN or out of range into an integer type: defined
       case Kind::Bool: return static_cast<T>(b_);
     }
     return T();

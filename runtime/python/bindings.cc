@@ -13,6 +13,7 @@
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
+#include "runtime/runner/memory_claims.h"
 
 namespace py = pybind11;
 
@@ -39,6 +40,16 @@ struct Aligned {
   }
 };
 
+// An int argument as int64, or a ValueError naming `what` (a Python int may exceed 64 bits).
+int64_t as_int64(py::handle v, const std::string& what) {
+  if (!py::isinstance<py::int_>(v)) throw py::type_error(what + " must be an int, got " + std::string(py::str(py::repr(v))));
+  try {
+    return v.cast<int64_t>();
+  } catch (const py::cast_error&) {
+    throw py::value_error(what + " is " + std::string(py::str(v)) + ", which does not fit in 64 bits");
+  }
+}
+
 py::dict tensor_info(const TensorInfo& t) {
   py::dict d;
   d["dtype"] = static_cast<int>(t.scalar_type);
@@ -52,14 +63,21 @@ class LoadedMethod {
   LoadedMethod(const Program& program, const std::string& name) {
     Result<MethodMeta> meta = program.method_meta(name.c_str());
     if (!meta.ok()) raise(("method '" + name + "'").c_str(), meta.error());
-    for (size_t p = 0; p < meta->num_memory_planned_buffers(); ++p) {
-      const size_t size = *meta->memory_planned_buffer_size(p);
+    // Every claim checked against the machine before any of it is allocated: a .pte is untrusted.
+    MemoryClaims claims;
+    char why[320];
+    if (!read_memory_claims(meta.get(), kTempBytes, physical_memory_bytes(), &claims, why, sizeof(why))) {
+      g_last_error[0] = '\0';
+      throw std::runtime_error(std::string("loading method '") + name + "': " + why);
+    }
+    for (size_t p = 0; p < claims.num_pools; ++p) {
+      const size_t size = claims.pool_bytes[p];
       pool_storage_.emplace_back(new Aligned(size));
       pools_.emplace_back(pool_storage_.back()->data(), size);
     }
     planned_.reset(new HierarchicalAllocator(Span<Span<uint8_t>>(pools_.data(), pools_.size())));
-    method_storage_.reset(new Aligned(meta->method_allocator_bytes()));
-    method_alloc_.reset(new MemoryAllocator(method_storage_->data(), meta->method_allocator_bytes()));
+    method_storage_.reset(new Aligned(claims.method_allocator_bytes));
+    method_alloc_.reset(new MemoryAllocator(method_storage_->data(), claims.method_allocator_bytes));
     temp_storage_.reset(new Aligned(kTempBytes));
     temp_alloc_.reset(new MemoryAllocator(temp_storage_->data(), kTempBytes));
     memory_ = MemoryManager{method_alloc_.get(), planned_.get(), temp_alloc_.get()};
@@ -68,19 +86,53 @@ class LoadedMethod {
     method_.reset(new Method(std::move(m.get())));
   }
 
-  // inputs: (buffer, dtype, shape) each; returns (bytes, dtype, shape) per output.
-  py::list run(const std::vector<std::tuple<py::buffer, int, std::vector<int32_t>>>& inputs) {
-    if (inputs.size() != method_->num_inputs()) {
-      throw std::runtime_error("method '" + std::string(method_->name()) + "' takes " +
-                               std::to_string(method_->num_inputs()) + " inputs, got " + std::to_string(inputs.size()));
+  // inputs: (buffer, dtype, shape) each; returns (bytes, dtype, shape) per output. Anything else is refused
+  // with the input's index, what was expected and what came (a TypeError or ValueError, never a crash).
+  py::list run(const py::sequence& inputs) {
+    const std::string method = method_->name();
+    if (static_cast<size_t>(py::len(inputs)) != method_->num_inputs()) {
+      throw py::value_error("method '" + method + "' takes " + std::to_string(method_->num_inputs()) +
+                            " inputs, got " + std::to_string(py::len(inputs)));
     }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      py::buffer_info info = std::get<0>(inputs[i]).request();
-      const std::vector<int32_t>& shape = std::get<2>(inputs[i]);
-      Error e = method_->set_input(i, static_cast<ScalarType>(std::get<1>(inputs[i])),
-                                   ArrayRef<int32_t>(shape.data(), shape.size()), info.ptr,
-                                   static_cast<size_t>(info.size * info.itemsize));
-      if (e != Error::Ok) raise(("input " + std::to_string(i)).c_str(), e);
+    for (size_t i = 0; i < method_->num_inputs(); ++i) {
+      const std::string what = "input " + std::to_string(i) + " of '" + method + "'";
+      py::object item = inputs[i];
+      if (!py::isinstance<py::tuple>(item) || py::len(item) != 3) {
+        throw py::type_error(what + ": expected a (buffer, dtype code, shape) tuple, got " +
+                             std::string(py::str(py::type::of(item).attr("__name__"))));
+      }
+      py::tuple t = item.cast<py::tuple>();
+      if (!py::isinstance<py::buffer>(t[0])) {
+        throw py::type_error(what + ": expected an object with the buffer protocol (bytes, a numpy array), got " +
+                             std::string(py::str(py::type::of(t[0]).attr("__name__"))));
+      }
+      const int64_t code = as_int64(t[1], what + ": the dtype code");
+      if (code < 0 || code >= kNumScalarTypes) {
+        throw py::value_error(what + ": " + std::to_string(code) + " is not a ScalarType code");
+      }
+      const ScalarType type = static_cast<ScalarType>(code);
+      if (!py::isinstance<py::sequence>(t[2])) throw py::type_error(what + ": the shape must be a sequence of ints");
+      std::vector<int32_t> shape;
+      for (py::handle d : t[2].cast<py::sequence>()) {
+        const int64_t v = as_int64(d, what + ": dimension " + std::to_string(shape.size()));
+        if (v < 0 || v > INT32_MAX) {
+          throw py::value_error(what + ": dimension " + std::to_string(shape.size()) + " is " + std::to_string(v) +
+                                "; a .pte dimension is in [0, 2^31)");
+        }
+        shape.push_back(static_cast<int32_t>(v));
+      }
+      // C-contiguous only: a strided view's bytes are not where ptr .. ptr + nbytes says.
+      py::buffer_info info = t[0].cast<py::buffer>().request();
+      ssize_t expect = info.itemsize;
+      for (ssize_t d = info.ndim - 1; d >= 0; --d) {
+        if (info.shape[static_cast<size_t>(d)] > 1 && info.strides[static_cast<size_t>(d)] != expect) {
+          throw py::value_error(what + ": the buffer is not C-contiguous; pass a contiguous copy");
+        }
+        expect *= info.shape[static_cast<size_t>(d)];
+      }
+      Error e = method_->set_input(i, type, ArrayRef<int32_t>(shape.data(), shape.size()), info.ptr,
+                                   static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize));
+      if (e != Error::Ok) raise(what.c_str(), e);
     }
     Error e;
     {
@@ -90,7 +142,9 @@ class LoadedMethod {
     if (e != Error::Ok) raise(("executing '" + std::string(method_->name()) + "'").c_str(), e);
     py::list outs;
     for (size_t i = 0; i < method_->num_outputs(); ++i) {
-      Tensor t = *method_->output(i);
+      Result<Tensor> out = method_->output(i);
+      if (!out.ok()) raise(("output " + std::to_string(i) + " of '" + std::string(method_->name()) + "'").c_str(), out.error());
+      const Tensor& t = out.get();
       std::vector<int32_t> shape(t.sizes().begin(), t.sizes().end());
       outs.append(py::make_tuple(py::bytes(static_cast<const char*>(t.const_data_ptr()), t.nbytes()),
                                  static_cast<int>(t.scalar_type()), shape));
@@ -123,7 +177,11 @@ class LoadedProgram {
 
   std::vector<std::string> methods() const {
     std::vector<std::string> names;
-    for (size_t i = 0; i < program_->num_methods(); ++i) names.emplace_back(*program_->get_method_name(i));
+    for (size_t i = 0; i < program_->num_methods(); ++i) {
+      Result<const char*> name = program_->get_method_name(i);
+      if (!name.ok()) raise(("the name of method " + std::to_string(i)).c_str(), name.error());
+      names.emplace_back(name.get());
+    }
     return names;
   }
 
@@ -132,9 +190,21 @@ class LoadedProgram {
     if (!meta.ok()) raise(("method '" + name + "'").c_str(), meta.error());
     py::dict d;
     py::list ins, outs, pools;
-    for (size_t i = 0; i < meta->num_inputs(); ++i) ins.append(tensor_info(*meta->input_tensor_meta(i)));
-    for (size_t i = 0; i < meta->num_outputs(); ++i) outs.append(tensor_info(*meta->output_tensor_meta(i)));
-    for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) pools.append(*meta->memory_planned_buffer_size(i));
+    for (size_t i = 0; i < meta->num_inputs(); ++i) {
+      Result<TensorInfo> t = meta->input_tensor_meta(i);
+      if (!t.ok()) raise(("input " + std::to_string(i) + " of '" + name + "'").c_str(), t.error());
+      ins.append(tensor_info(t.get()));
+    }
+    for (size_t i = 0; i < meta->num_outputs(); ++i) {
+      Result<TensorInfo> t = meta->output_tensor_meta(i);
+      if (!t.ok()) raise(("output " + std::to_string(i) + " of '" + name + "'").c_str(), t.error());
+      outs.append(tensor_info(t.get()));
+    }
+    for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) {
+      Result<size_t> size = meta->memory_planned_buffer_size(i);
+      if (!size.ok()) raise(("pool " + std::to_string(i + 1) + " of '" + name + "'").c_str(), size.error());
+      pools.append(size.get());
+    }
     d["inputs"] = ins;
     d["outputs"] = outs;
     d["planned_pools"] = pools;

@@ -5,7 +5,8 @@
 //
 // Exit codes: 0 ok, 2 bad usage, 3 the program or method did not load, 4 an input was refused, 5 execution
 // failed, 6 an output could not be written. Every buffer is sized from MethodMeta before loading: the method
-// allocator gets exactly method_allocator_bytes(), and the runner reports what was used against it.
+// allocator gets exactly method_allocator_bytes(), and the runner reports what was used against it. A program
+// claiming more than the machine's memory is refused (exit 3) before any of it is allocated.
 //
 // Timing: --warmup N untimed executions first, then --runs N timed ones (inputs are set before each, outside
 // the timer). It prints mean/min, then min/median/p90 (nearest rank) to the ns, and the load time: from opening
@@ -20,15 +21,18 @@
 #include "runtime/executor/program.h"
 #include "runtime/platform/platform.h"
 #include "runtime/runner/fill.h"
+#include "runtime/runner/memory_claims.h"
 
 using namespace ember;
 
 namespace {
 
+constexpr int kMaxInputs = 16;
+
 struct Options {
   const char* model = nullptr;
   const char* method = "forward";
-  const char* inputs[16];
+  const char* inputs[kMaxInputs];
   int num_inputs = 0;
   int runs = 1;
   int warmup = 0;
@@ -44,18 +48,43 @@ int usage(const char* argv0) {
   return 2;
 }
 
+// A whole decimal number in [lo, hi] (atoi would take "12abc" as 12 and "x" as 0).
+bool parse_int(const char* text, long lo, long hi, int* out) {
+  char* end = nullptr;
+  const long v = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
 void* aligned(size_t bytes) {
   // 16-byte alignment: what MethodMeta's byte counts assume, and enough for every tensor type.
+  if (bytes > SIZE_MAX - 32) return nullptr;
   return aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
 }
+
+// The runner's own buffers, freed on every way out of main (leak checkers run the runner too).
+struct Owned {
+  void* blocks[MemoryClaims::kMaxPools + 3] = {};
+  size_t count = 0;
+  void* keep(void* p) { return p != nullptr ? blocks[count++] = p : nullptr; }
+  ~Owned() {
+    for (size_t i = 0; i < count; ++i) free(blocks[i]);
+  }
+};
 
 Error fill_input(Method& method, size_t index, const char* spec) {
   Result<Tensor> t = method.input(index);
   if (!t.ok()) return t.error();
   const size_t nbytes = t->nbytes();
   const int64_t n = t->numel();
-  uint8_t* buf = static_cast<uint8_t*>(aligned(nbytes));
   const ScalarType st = t->scalar_type();
+  uint8_t* buf = static_cast<uint8_t*>(aligned(nbytes));
+  if (buf == nullptr) {
+    fprintf(stderr, "runner: cannot allocate %zu bytes for input %zu (%s [%lld elements])\n", nbytes, index,
+            scalar_type_name(st), static_cast<long long>(n));
+    return Error::MemoryAllocationFailed;
+  }
   if (is_generated_spec(spec)) {
     // The same generator as every other runner (runtime/runner/fill.h), so targets can be compared.
     if (fill_generated(st, buf, n, spec) != Error::Ok) {
@@ -67,16 +96,24 @@ Error fill_input(Method& method, size_t index, const char* spec) {
   } else {
     FILE* f = fopen(spec, "rb");
     if (f == nullptr) {
-      fprintf(stderr, "runner: cannot open input file %s\n", spec);
+      fprintf(stderr, "runner: cannot open input file %s for input %zu\n", spec, index);
       free(buf);
       return Error::AccessFailed;
     }
-    const size_t got = fread(buf, 1, nbytes, f);
-    const bool extra = fgetc(f) != EOF;
+    // Read it all, to say how long the file really is when it is not exactly the input's size.
+    unsigned long long length = fread(buf, 1, nbytes, f);
+    char rest[4096];
+    for (size_t r; !ferror(f) && (r = fread(rest, 1, sizeof(rest), f)) > 0;) length += r;
+    const bool failed = ferror(f) != 0;  // e.g. a directory: fopen succeeds, reading does not
     fclose(f);
-    if (got != nbytes || extra) {
-      fprintf(stderr, "runner: input %zu needs exactly %zu bytes (%s [%lld elements]); %s has %s\n", index, nbytes,
-              scalar_type_name(st), static_cast<long long>(n), spec, extra ? "more" : "fewer");
+    if (failed) {
+      fprintf(stderr, "runner: cannot read input file %s for input %zu\n", spec, index);
+      free(buf);
+      return Error::AccessFailed;
+    }
+    if (length != nbytes) {
+      fprintf(stderr, "runner: input %zu needs exactly %zu bytes (%s [%lld elements]); %s has %llu\n", index,
+              nbytes, scalar_type_name(st), static_cast<long long>(n), spec, length);
       free(buf);
       return Error::InvalidArgument;
     }
@@ -118,17 +155,21 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const bool has_value = i + 1 < argc;
+    bool ok = true;
     if (strcmp(a, "--method") == 0 && has_value) {
       o.method = argv[++i];
     } else if (strcmp(a, "--input") == 0 && has_value) {
-      if (o.num_inputs == 16) return usage(argv[0]);
+      if (o.num_inputs == kMaxInputs) {
+        fprintf(stderr, "runner: at most %d --input flags\n", kMaxInputs);
+        return usage(argv[0]);
+      }
       o.inputs[o.num_inputs++] = argv[++i];
     } else if (strcmp(a, "--runs") == 0 && has_value) {
-      o.runs = atoi(argv[++i]);
+      ok = parse_int(argv[++i], 1, 1000000000, &o.runs);
     } else if (strcmp(a, "--warmup") == 0 && has_value) {
-      o.warmup = atoi(argv[++i]);
+      ok = parse_int(argv[++i], 0, 1000000000, &o.warmup);
     } else if (strcmp(a, "--print") == 0 && has_value) {
-      o.print = atoi(argv[++i]);
+      ok = parse_int(argv[++i], 0, 1 << 30, &o.print);
     } else if (strcmp(a, "--output-dir") == 0 && has_value) {
       o.output_dir = argv[++i];
     } else if (a[0] == '-' || o.model != nullptr) {
@@ -136,8 +177,12 @@ int main(int argc, char** argv) {
     } else {
       o.model = a;
     }
+    if (!ok) {
+      fprintf(stderr, "runner: %s takes a whole number in range, got '%s'\n", a, argv[i]);
+      return usage(argv[0]);
+    }
   }
-  if (o.model == nullptr || o.runs < 1 || o.warmup < 0) return usage(argv[0]);
+  if (o.model == nullptr) return usage(argv[0]);
 
   const uint64_t load_t0 = ember_pal_ticks_ns();
 
@@ -157,22 +202,38 @@ int main(int argc, char** argv) {
     return 3;
   }
 
-  // Every buffer sized from the program, before the method is loaded.
-  const size_t num_pools = meta->num_memory_planned_buffers();
-  Span<uint8_t> pools[16];
-  if (num_pools > 16) {
-    fprintf(stderr, "runner: %zu memory pools; this runner handles 16\n", num_pools);
+  // Every buffer sized from the program, before the method is loaded, and every claim checked against the
+  // machine before any of it is allocated.
+  const size_t temp_size = 1 << 20;
+  MemoryClaims claims;
+  char why[320];
+  if (!read_memory_claims(meta.get(), temp_size, physical_memory_bytes(), &claims, why, sizeof(why))) {
+    fprintf(stderr, "runner: %s: %s\n", o.model, why);
     return 3;
   }
+  const size_t num_pools = claims.num_pools;
+  Span<uint8_t> pools[MemoryClaims::kMaxPools];
+  Owned owned;
   for (size_t p = 0; p < num_pools; ++p) {
-    const size_t size = *meta->memory_planned_buffer_size(p);
-    pools[p] = Span<uint8_t>(static_cast<uint8_t*>(aligned(size)), size);
+    const size_t size = claims.pool_bytes[p];
+    uint8_t* data = static_cast<uint8_t*>(owned.keep(aligned(size)));
+    if (data == nullptr) {
+      fprintf(stderr, "runner: cannot allocate pool %zu of method '%s': %zu bytes\n", p + 1, o.method, size);
+      return 3;
+    }
+    pools[p] = Span<uint8_t>(data, size);
   }
   HierarchicalAllocator planned(Span<Span<uint8_t>>(pools, num_pools));
-  const size_t predicted = meta->method_allocator_bytes();
-  MemoryAllocator method_alloc(aligned(predicted), predicted);
-  const size_t temp_size = 1 << 20;
-  MemoryAllocator temp_alloc(aligned(temp_size), temp_size);
+  const size_t predicted = claims.method_allocator_bytes;
+  void* method_buffer = owned.keep(aligned(predicted));
+  void* temp_buffer = owned.keep(aligned(temp_size));
+  if (method_buffer == nullptr || temp_buffer == nullptr) {
+    fprintf(stderr, "runner: cannot allocate the method allocator (%zu bytes) and temp allocator (%zu bytes)\n",
+            predicted, temp_size);
+    return 3;
+  }
+  MemoryAllocator method_alloc(method_buffer, predicted);
+  MemoryAllocator temp_alloc(temp_buffer, temp_size);
   MemoryManager memory;
   memory.method_allocator = &method_alloc;
   memory.planned_memory = &planned;
@@ -185,8 +246,13 @@ int main(int argc, char** argv) {
     fprintf(stderr, "runner: method '%s' did not load: %s\n", o.method, error_name(method.error()));
     return 3;
   }
+  if (static_cast<size_t>(o.num_inputs) > method->num_inputs()) {
+    fprintf(stderr, "runner: method '%s' takes %zu inputs; %d --input flags given\n", o.method,
+            method->num_inputs(), o.num_inputs);
+    return 4;
+  }
   uint64_t total = 0, best = UINT64_MAX;
-  uint64_t* times = static_cast<uint64_t*>(malloc(sizeof(uint64_t) * static_cast<size_t>(o.runs)));
+  uint64_t* times = static_cast<uint64_t*>(owned.keep(malloc(sizeof(uint64_t) * static_cast<size_t>(o.runs))));
   if (times == nullptr) {
     fprintf(stderr, "runner: cannot hold %d run times\n", o.runs);
     return 2;
@@ -235,9 +301,13 @@ int main(int argc, char** argv) {
   printf("time: load %.3f us (program and buffers %.3f us, load_method %.3f us)\n",
          static_cast<double>(load_t1 - load_t0) / 1000.0, static_cast<double>(method_t0 - load_t0) / 1000.0,
          static_cast<double>(load_t1 - method_t0) / 1000.0);
-  free(times);
   for (size_t i = 0; i < method->num_outputs(); ++i) {
-    Tensor t = *method->output(i);
+    Result<Tensor> out = method->output(i);
+    if (!out.ok()) {
+      fprintf(stderr, "runner: output %zu of method '%s' is not readable: %s\n", i, o.method, error_name(out.error()));
+      return 5;
+    }
+    const Tensor& t = out.get();
     print_tensor("output", i, t, o.print);
     if (o.output_dir != nullptr) {
       char path[1024];

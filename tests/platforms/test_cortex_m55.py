@@ -36,6 +36,16 @@ def run_m55(elf, args, cwd, icount=True):
         pytest.fail(f"{os.path.basename(elf)} did not finish within {HOST_TIMEOUT_S} s under QEMU: {e.stdout!r}")
 
 
+def assert_stack_in_region(stdout):
+    """startup.cc paints the stack at reset and prints its high-water mark when main returns: the run must have
+    stayed inside the stack region (mps3_an547.ld), with a margin for what a run with other inputs could add."""
+    m = re.search(r"stack: (\d+) bytes used of (\d+) \(high-water mark", stdout)
+    assert m, f"no stack report in:\n{stdout[-2000:]}"
+    used, region = int(m.group(1)), int(m.group(2))
+    assert 0 < used <= region * 3 // 4, f"stack high-water {used} bytes of a {region}-byte region"
+    return used
+
+
 @pytest.fixture(scope="module")
 def firmware(tmp_path_factory):
     bazel_build("--config=cortex_m55", "//examples/firmware:firmware")
@@ -61,6 +71,7 @@ def test_m55_matches_eager_and_host(firmware, runner, tmp_path, name):
     proc = run_m55(str(firmware / f"{name}.elf"), args + ["--output-dir", "m55"], tmp_path)
     assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
     assert "memory: pool 1:" in proc.stdout or name in ("add", "softmax", "linear")
+    assert_stack_in_region(proc.stdout)
     got = read_outputs(str(tmp_path / "m55"), want)
 
     host = run(runner, firmware / f"{name}.pte", inputs["forward"], str(tmp_path / "host"))
@@ -84,6 +95,7 @@ def test_m55_int8_matches_host_and_reference(firmware, runner, tmp_path, name):
     (tmp_path / "m55").mkdir()
     proc = run_m55(str(firmware / f"{name}_int8.elf"), ["--input", "input_0.bin", "--output-dir", "m55"], tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
+    assert_stack_in_region(proc.stdout)
     planned = int(re.search(r"pool 1: (\d+) bytes planned, in SRAM", proc.stdout).group(1))
     if name == "mobilenet_v2_005_96":
         assert planned < 1_785_600 // 4, proc.stdout

@@ -37,8 +37,11 @@ bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& we
         InvalidArgument, "convolution.out: %lld input channels, %lld groups and weight of %lld channels "
         "per group do not agree", static_cast<long long>(Cin), static_cast<long long>(groups),
         static_cast<long long>(Cg));
-  CHECK(ctx, sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0, InvalidArgument,
-        "convolution.out: stride and dilation must be positive, padding non-negative");
+  // Beyond int32 (as PyTorch refuses) the output size arithmetic below could overflow int64.
+  CHECK(ctx, sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0 && sh <= INT32_MAX && sw <= INT32_MAX &&
+                 dh <= INT32_MAX && dw <= INT32_MAX && ph <= INT32_MAX && pw <= INT32_MAX,
+        InvalidArgument,
+        "convolution.out: stride and dilation must be positive, padding non-negative, all below 2^31");
   const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
   const int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
   CHECK(ctx, OH > 0 && OW > 0, InvalidArgument, "convolution.out: the kernel is larger than the input");

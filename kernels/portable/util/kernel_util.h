@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "runtime/core/evalue.h"
+#include "runtime/core/numeric.h"
 #include "runtime/core/scalar_type.h"
 #include "runtime/kernel/kernel_context.h"
 
@@ -31,10 +32,11 @@ using compute_t = typename ComputeType<T>::type;
 template <typename C>
 C load_as(const void* data, ScalarType type, int64_t i) {
   switch (type) {
-    case ScalarType::Float: return static_cast<C>(static_cast<const float*>(data)[i]);
-    case ScalarType::Double: return static_cast<C>(static_cast<const double*>(data)[i]);
-    case ScalarType::Half: return static_cast<C>(static_cast<float>(static_cast<const Half*>(data)[i]));
-    case ScalarType::BFloat16: return static_cast<C>(static_cast<float>(static_cast<const BFloat16*>(data)[i]));
+    // convert: a NaN, infinite or out-of-range float into an integer C is defined (saturating, NaN -> 0).
+    case ScalarType::Float: return convert<C>(static_cast<const float*>(data)[i]);
+    case ScalarType::Double: return convert<C>(static_cast<const double*>(data)[i]);
+    case ScalarType::Half: return convert<C>(static_cast<float>(static_cast<const Half*>(data)[i]));
+    case ScalarType::BFloat16: return convert<C>(static_cast<float>(static_cast<const BFloat16*>(data)[i]));
     case ScalarType::Long: return static_cast<C>(static_cast<const int64_t*>(data)[i]);
     case ScalarType::Int: return static_cast<C>(static_cast<const int32_t*>(data)[i]);
     case ScalarType::Short: return static_cast<C>(static_cast<const int16_t*>(data)[i]);
@@ -45,12 +47,16 @@ C load_as(const void* data, ScalarType type, int64_t i) {
   }
 }
 
-// Whether `out` has exactly `sizes` (ints of any width); bounded-dynamic outputs are resized to them.
+// Whether `out` has exactly `sizes` (ints of any width); bounded-dynamic outputs are resized to them. A size
+// outside [0, 2^31) never fits: truncated to int32 it could match out while the kernel loops over the real one.
 template <typename Int>
 bool fit_output(Tensor& out, const Int* sizes, size_t dim) {
   if (static_cast<size_t>(out.dim()) != dim || dim > static_cast<size_t>(kMaxTensorDim)) return false;
   int32_t s[kMaxTensorDim];
-  for (size_t i = 0; i < dim; ++i) s[i] = static_cast<int32_t>(sizes[i]);
+  for (size_t i = 0; i < dim; ++i) {
+    if (sizes[i] < 0 || static_cast<int64_t>(sizes[i]) > INT32_MAX) return false;
+    s[i] = static_cast<int32_t>(sizes[i]);
+  }
   return out.impl()->resize(ArrayRef<int32_t>(s, dim)) == Error::Ok;
 }
 inline bool fit_output(Tensor& out, ArrayRef<int32_t> sizes) { return fit_output(out, sizes.data(), sizes.size()); }

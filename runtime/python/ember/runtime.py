@@ -70,16 +70,23 @@ class Program:
         """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors."""
         if method not in self._methods:
             self._methods[method] = self._program.load_method(method)
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError(f"inputs of '{method}' must be a list or tuple of tensors, got a {type(inputs).__name__}")
         packed = []
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
                 raise TypeError(f"input {i} of '{method}' is a {type(x).__name__}; pass torch tensors")
             if x.dtype not in _CODES:
                 raise TypeError(f"input {i} of '{method}' has dtype {x.dtype}, which .pte programs cannot carry")
+            if x.layout != torch.strided or x.device.type == "meta":
+                raise TypeError(f"input {i} of '{method}' is a {x.layout} tensor on {x.device}; pass a dense tensor "
+                                f"with data (x.to_dense(), or materialize it)")
             x = x.detach().contiguous().cpu()
             packed.append((x.view(torch.uint8).numpy() if x.numel() else bytes(), _CODES[x.dtype], list(x.shape)))
         outputs = []
-        for data, code, shape in self._methods[method].run(packed):
+        for i, (data, code, shape) in enumerate(self._methods[method].run(packed)):
+            if code not in _DTYPES:
+                raise RuntimeError(f"output {i} of '{method}' has ScalarType code {code}, which has no torch dtype here")
             outputs.append(torch.frombuffer(bytearray(data), dtype=_DTYPES[code]).reshape(shape) if data
                            else torch.empty(shape, dtype=_DTYPES[code]))
         return outputs

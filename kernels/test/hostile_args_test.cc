@@ -1,0 +1,432 @@
+// Kernels called with the arguments a hostile (or careless) program can carry: NaN and infinite scalars where
+// they become integers, bounds or divisors; sizes, strides and steps beyond int32 or int64; integer overflow
+// (INT_MIN / -1, -INT_MIN, sums); zero and NaN quantization scales. Each call must give a named kernel error or
+// PyTorch's result, never undefined behaviour: the sanitizer builds (--config=asan/ubsan) run this file too.
+//
+// Built twice: against the portable-only kernel set, and (EMBER_TEST_OPTIMIZED) the default one, whose Float
+// clamps and convolutions are kernels/optimized's.
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/portable/kernels.h"
+#include "kernels/prim_ops/kernels.h"
+#include "kernels/quantized/kernels.h"
+#include "runtime/core/numeric.h"
+#include "runtime/core/test/recording_pal.h"
+#ifdef EMBER_TEST_OPTIMIZED
+#include "kernels/optimized/kernels.h"
+#endif
+
+namespace ember {
+namespace {
+
+// A dense tensor that owns its shape arrays and data.
+template <typename T>
+struct Owned {
+  std::vector<int32_t> sizes, strides;
+  std::vector<uint8_t> dim_order;
+  std::vector<T> data;
+  std::unique_ptr<TensorImpl> impl;
+  Tensor t;
+
+  Owned(ScalarType type, std::vector<int32_t> s, std::vector<T> values = {})
+      : sizes(std::move(s)), strides(sizes.size()), dim_order(sizes.size()), data(std::move(values)) {
+    int64_t n = 1;
+    for (int32_t v : sizes) n *= v;
+    if (data.empty()) data.assign(static_cast<size_t>(n), T(0));
+    for (size_t i = 0; i < dim_order.size(); ++i) dim_order[i] = static_cast<uint8_t>(i);
+    Result<TensorImpl> r = TensorImpl::make(type, static_cast<int32_t>(sizes.size()), sizes.data(), dim_order.data(),
+                                            strides.data(), data.data());
+    EXPECT_TRUE(r.ok());
+    impl.reset(new TensorImpl(std::move(r.get())));
+    t = Tensor(impl.get());
+  }
+};
+
+using F32 = Owned<float>;
+using I32 = Owned<int32_t>;
+using I64 = Owned<int64_t>;
+using I8 = Owned<int8_t>;
+
+// Runs `call` with a fresh context; returns its error and keeps the logged message for the test to check.
+template <typename Call>
+Error run(Call call) {
+  testing::clear_log();
+  KernelContext ctx;
+  call(ctx);
+  return ctx.failure();
+}
+
+const std::string& log() { return testing::last_log(); }
+
+// --- conversions and wrapping (runtime/core/numeric.h) --------------------------------------------------------
+
+TEST(Numeric, FloatToIntegerSaturatesAndNanIsZero) {
+  EXPECT_EQ(convert<int32_t>(NAN), 0);
+  EXPECT_EQ(convert<int32_t>(INFINITY), INT32_MAX);
+  EXPECT_EQ(convert<int32_t>(-INFINITY), INT32_MIN);
+  EXPECT_EQ(convert<int32_t>(3e9), INT32_MAX);
+  EXPECT_EQ(convert<int32_t>(-2147483648.0), INT32_MIN);
+  EXPECT_EQ(convert<int32_t>(-3.7f), -3);
+  EXPECT_EQ(convert<int64_t>(1e30), INT64_MAX);
+  EXPECT_EQ(convert<int64_t>(9.2233720368547758e18), INT64_MAX);  // 2^63 itself
+  EXPECT_EQ(convert<uint8_t>(300.0f), 255);
+  EXPECT_EQ(convert<uint8_t>(-3.0f), 0);
+  EXPECT_EQ(convert<int8_t>(-1e10), -128);
+  EXPECT_EQ(convert<float>(1.5), 1.5f);
+  EXPECT_EQ(Scalar(NAN).to<int64_t>(), 0);
+  EXPECT_EQ(Scalar(1e300).to<int16_t>(), INT16_MAX);
+}
+
+TEST(Numeric, FitsMatchesPyTorchsOverflowCheck) {
+  EXPECT_TRUE(fits<int32_t>(2.5));
+  EXPECT_TRUE(fits<int32_t>(2147483647.9));
+  EXPECT_FALSE(fits<int32_t>(2147483648.0));
+  EXPECT_TRUE(fits<int32_t>(-2147483648.0));
+  EXPECT_FALSE(fits<int32_t>(NAN));
+  EXPECT_FALSE(fits<uint8_t>(int64_t{300}));
+  EXPECT_FALSE(fits<uint8_t>(int64_t{-1}));
+  EXPECT_TRUE(fits<int64_t>(INT64_MIN));
+  EXPECT_TRUE(fits<float>(NAN));
+  EXPECT_TRUE(fits<float>(-INFINITY));
+  EXPECT_FALSE(fits<float>(1e300));
+  EXPECT_TRUE(fits<double>(1e300));
+}
+
+TEST(Numeric, IntegersWrap) {
+  EXPECT_EQ(wrapping_add<int32_t>(INT32_MAX, 1), INT32_MIN);
+  EXPECT_EQ(wrapping_neg<int32_t>(INT32_MIN), INT32_MIN);
+  EXPECT_EQ(wrapping_mul<int64_t>(INT64_MAX, 2), -2);
+  EXPECT_EQ(wrapping_mul<int16_t>(-32768, -32768), 0);  // promoted to int, this overflowed int
+  EXPECT_EQ(wrapping_mul<int8_t>(100, 100), 16);        // torch: int8 100 * 100 = 16
+  EXPECT_EQ(wrapping_sub<uint8_t>(0, 1), 255);
+}
+
+// --- portable kernels -----------------------------------------------------------------------------------------
+
+TEST(Portable, IntegerArithmeticWrapsLikePyTorch) {
+  I32 a(ScalarType::Int, {3}, {INT32_MAX, INT32_MIN, 100000}), b(ScalarType::Int, {3}, {1, -1, 100000});
+  I32 out(ScalarType::Int, {3});
+  ASSERT_EQ(run([&](KernelContext& c) { portable::add_out(c, a.t, b.t, Scalar(int64_t{1}), out.t); }), Error::Ok);
+  EXPECT_EQ(out.data, (std::vector<int32_t>{INT32_MIN, INT32_MAX, 200000}));
+  ASSERT_EQ(run([&](KernelContext& c) { portable::mul_out(c, a.t, b.t, out.t); }), Error::Ok);
+  EXPECT_EQ(out.data[2], static_cast<int32_t>(1410065408));  // 10^10 mod 2^32, as torch gives
+  ASSERT_EQ(run([&](KernelContext& c) { portable::neg_out(c, a.t, out.t); }), Error::Ok);
+  EXPECT_EQ(out.data[1], INT32_MIN);
+  ASSERT_EQ(run([&](KernelContext& c) { portable::abs_out(c, a.t, out.t); }), Error::Ok);
+  EXPECT_EQ(out.data[1], INT32_MIN);
+  I32 sum(ScalarType::Int, {});
+  const int64_t dim0[1] = {0};
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::sum_out(c, a.t, ArrayRef<int64_t>(dim0), false, Optional<int64_t>(), sum.t);
+            }),
+            Error::Ok);
+  EXPECT_EQ(sum.data[0], static_cast<int32_t>(int64_t{INT32_MAX} + INT32_MIN + 100000));
+}
+
+TEST(Portable, FloatScalarsIntoIntegerResultsAreRefused) {
+  I64 a(ScalarType::Long, {2}, {1, 2}), out(ScalarType::Long, {2});
+  EXPECT_EQ(run([&](KernelContext& c) { portable::add_scalar_out(c, a.t, Scalar(NAN), Scalar(int64_t{1}), out.t); }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("add.Scalar_out: scalar nan or alpha 1 is a float but out is Long"), std::string::npos) << log();
+  EXPECT_EQ(run([&](KernelContext& c) { portable::add_out(c, a.t, a.t, Scalar(2.5), out.t); }), Error::InvalidArgument);
+  EXPECT_NE(log().find("add.out: alpha 2.5 is a float but out is Long"), std::string::npos) << log();
+  EXPECT_EQ(run([&](KernelContext& c) { portable::mul_scalar_out(c, a.t, Scalar(1e300), out.t); }),
+            Error::InvalidArgument);
+  // An integer scalar beyond the dtype wraps, as torch.tensor([1], dtype=int32) + 2**40 does.
+  I32 ai(ScalarType::Int, {1}, {1}), oi(ScalarType::Int, {1});
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::add_scalar_out(c, ai.t, Scalar(int64_t{1} << 40), Scalar(int64_t{1}), oi.t);
+            }),
+            Error::Ok);
+  EXPECT_EQ(oi.data[0], 1);
+  // Floats keep their floats: 1 / 0 is inf, 0 / 0 NaN (IEEE, as torch).
+  F32 x(ScalarType::Float, {2}, {1.0f, 0.0f}), y(ScalarType::Float, {2});
+  ASSERT_EQ(run([&](KernelContext& c) { portable::div_scalar_out(c, x.t, Scalar(0.0), y.t); }), Error::Ok);
+  EXPECT_TRUE(isinf(y.data[0]) && isnan(y.data[1]));
+}
+
+#ifndef EMBER_TEST_OPTIMIZED  // there, Float clamps are kernels/optimized's (tested below)
+TEST(Portable, NanClampBoundsGiveNanAndLowAboveHighGivesHigh) {
+  F32 x(ScalarType::Float, {3}, {-2.0f, 0.5f, 3.0f}), out(ScalarType::Float, {3});
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::clamp_out(c, x.t, Optional<Scalar>(Scalar(NAN)), Optional<Scalar>(), out.t);
+            }),
+            Error::Ok);
+  for (float v : out.data) EXPECT_TRUE(isnan(v));
+  ASSERT_EQ(run([&](KernelContext& c) { portable::hardtanh_out(c, x.t, Scalar(-1.0), Scalar(NAN), out.t); }),
+            Error::Ok);
+  for (float v : out.data) EXPECT_TRUE(isnan(v));
+  // torch.nn.functional.hardtanh(x, 2.0, 1.0) is min(max(x, 2), 1): every element 1.
+  ASSERT_EQ(run([&](KernelContext& c) { portable::hardtanh_out(c, x.t, Scalar(2.0), Scalar(1.0), out.t); }),
+            Error::Ok);
+  EXPECT_EQ(out.data, (std::vector<float>{1.0f, 1.0f, 1.0f}));
+}
+#endif
+
+TEST(Portable, IntegerClampBoundsMustFitTheDtype) {
+  I32 x(ScalarType::Int, {3}, {1, 5, 9}), out(ScalarType::Int, {3});
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::clamp_out(c, x.t, Optional<Scalar>(Scalar(NAN)), Optional<Scalar>(), out.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("clamp.out: bounds [nan, inf] do not fit Int"), std::string::npos) << log();
+  EXPECT_EQ(run([&](KernelContext& c) { portable::hardtanh_out(c, x.t, Scalar(int64_t{-(int64_t{1} << 40)}),
+                                                                Scalar(int64_t{1} << 40), out.t); }),
+            Error::InvalidArgument);
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::clamp_out(c, x.t, Optional<Scalar>(Scalar(int64_t{3})), Optional<Scalar>(Scalar(7.5)),
+                                  out.t);
+            }),
+            Error::Ok);
+  EXPECT_EQ(out.data, (std::vector<int32_t>{3, 5, 7}));
+}
+
+TEST(Portable, FullRefusesValuesTheDtypeCannotHold) {
+  I32 out(ScalarType::Int, {2});
+  const int64_t size[1] = {2};
+  for (Scalar v : {Scalar(NAN), Scalar(1e10), Scalar(int64_t{1} << 40), Scalar(INFINITY)}) {
+    EXPECT_EQ(run([&](KernelContext& c) { portable::full_out(c, ArrayRef<int64_t>(size), v, out.t); }),
+              Error::InvalidArgument);
+    EXPECT_NE(log().find("cannot be converted to Int without overflow"), std::string::npos) << log();
+  }
+  ASSERT_EQ(run([&](KernelContext& c) { portable::full_out(c, ArrayRef<int64_t>(size), Scalar(2.5), out.t); }),
+            Error::Ok);
+  EXPECT_EQ(out.data, (std::vector<int32_t>{2, 2}));
+  Owned<Half> h(ScalarType::Half, {2});
+  EXPECT_EQ(run([&](KernelContext& c) { portable::full_out(c, ArrayRef<int64_t>(size), Scalar(1e10), h.t); }),
+            Error::InvalidArgument);
+  F32 f(ScalarType::Float, {2});
+  ASSERT_EQ(run([&](KernelContext& c) { portable::full_out(c, ArrayRef<int64_t>(size), Scalar(NAN), f.t); }),
+            Error::Ok);
+  EXPECT_TRUE(isnan(f.data[0]));
+}
+
+TEST(Portable, FloatToIntegerCopiesAreDefined) {
+  F32 x(ScalarType::Float, {4}, {NAN, 1e30f, -1e30f, -3.7f});
+  I32 out(ScalarType::Int, {4});
+  ASSERT_EQ(run([&](KernelContext& c) { portable::to_copy_out(c, x.t, false, Optional<int64_t>(), out.t); }),
+            Error::Ok);
+  EXPECT_EQ(out.data, (std::vector<int32_t>{0, INT32_MAX, INT32_MIN, -3}));
+}
+
+TEST(Portable, SizesBeyondInt32NeverMatchAnOutput) {
+  // expand to 2^32 + 4: truncated to int32 it would be 4, matching out, while the copy loops 2^32 + 4 times.
+  F32 x(ScalarType::Float, {1}, {1.0f}), out(ScalarType::Float, {4});
+  const int64_t size[1] = {(int64_t{1} << 32) + 4};
+  EXPECT_EQ(run([&](KernelContext& c) { portable::expand_copy_out(c, x.t, ArrayRef<int64_t>(size), false, out.t); }),
+            Error::InvalidArgument);
+  const int64_t view[2] = {INT64_MAX, 4};
+  EXPECT_EQ(run([&](KernelContext& c) { portable::view_copy_out(c, out.t, ArrayRef<int64_t>(view), out.t); }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("view_copy.out: size 9223372036854775807 of dim 0 is not in [-1, 2^31)"), std::string::npos)
+      << log();
+  const int64_t neg[1] = {-3};
+  EXPECT_EQ(run([&](KernelContext& c) { portable::view_copy_out(c, out.t, ArrayRef<int64_t>(neg), out.t); }),
+            Error::InvalidArgument);
+  const int64_t full_size[1] = {-4};
+  EXPECT_EQ(run([&](KernelContext& c) { portable::full_out(c, ArrayRef<int64_t>(full_size), Scalar(1.0), out.t); }),
+            Error::InvalidArgument);
+}
+
+TEST(Portable, HugeSliceStepTakesOneElement) {
+  F32 x(ScalarType::Float, {5}, {0, 1, 2, 3, 4}), out(ScalarType::Float, {1});
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::slice_copy_out(c, x.t, 0, Optional<int64_t>(int64_t{1}), Optional<int64_t>(INT64_MAX),
+                                       INT64_MAX, out.t);
+            }),
+            Error::Ok);
+  EXPECT_EQ(out.data[0], 1.0f);  // torch: x[1::2**63-1] == [1.]
+  F32 two(ScalarType::Float, {2});
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::slice_copy_out(c, x.t, 0, Optional<int64_t>(INT64_MIN), Optional<int64_t>(), 3, two.t);
+            }),
+            Error::Ok);
+  EXPECT_EQ(two.data, (std::vector<float>{0, 3}));
+}
+
+TEST(Portable, PoolAndConvolutionGeometryBeyondInt32IsRefused) {
+  F32 x(ScalarType::Float, {1, 1, 4, 4}), out(ScalarType::Float, {1, 1, 2, 2});
+  I64 idx(ScalarType::Long, {1, 1, 2, 2});
+  const int64_t two[2] = {2, 2}, zero[2] = {0, 0}, one[2] = {1, 1};
+  const int64_t huge[2] = {int64_t{1} << 62, int64_t{1} << 62};
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::max_pool2d_with_indices_out(c, x.t, ArrayRef<int64_t>(two), ArrayRef<int64_t>(two),
+                                                    ArrayRef<int64_t>(zero), ArrayRef<int64_t>(huge), false, out.t,
+                                                    idx.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("max_pool2d_with_indices.out: invalid geometry"), std::string::npos) << log();
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(huge), ArrayRef<int64_t>(two),
+                                       ArrayRef<int64_t>(zero), true, true, Optional<int64_t>(), out.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(two), ArrayRef<int64_t>(two),
+                                       ArrayRef<int64_t>(zero), false, true, Optional<int64_t>(int64_t{0}), out.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("divisor_override must not be 0"), std::string::npos) << log();
+  F32 w(ScalarType::Float, {1, 1, 1, 1}, {1.0f});
+  for (ArrayRef<int64_t> stride : {ArrayRef<int64_t>(huge), ArrayRef<int64_t>(one)}) {
+    const bool bad_stride = stride.data() == huge;
+    EXPECT_EQ(run([&](KernelContext& c) {
+                portable::convolution_out(c, x.t, w.t, nullptr, stride, bad_stride ? ArrayRef<int64_t>(zero)
+                                                                                    : ArrayRef<int64_t>(huge),
+                                          ArrayRef<int64_t>(one), false, ArrayRef<int64_t>(zero), 1, out.t);
+              }),
+              Error::InvalidArgument);
+    EXPECT_NE(log().find("all below 2^31"), std::string::npos) << log();
+  }
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::convolution_clamp_out(c, x.t, w.t, nullptr, ArrayRef<int64_t>(one), ArrayRef<int64_t>(zero),
+                                              ArrayRef<int64_t>(one), false, ArrayRef<int64_t>(zero), 1, NAN, 6.0,
+                                              out.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("convolution_clamp.out: bounds [nan, 6] include NaN"), std::string::npos) << log();
+}
+
+TEST(Portable, IndicesOutOfRangeAreNamed) {
+  F32 w(ScalarType::Float, {3, 2}, {1, 2, 3, 4, 5, 6}), out(ScalarType::Float, {2, 2});
+  for (int64_t bad : {int64_t{3}, int64_t{-1}, INT64_MIN, INT64_MAX}) {
+    I64 idx(ScalarType::Long, {2}, {0, bad});
+    EXPECT_EQ(run([&](KernelContext& c) { portable::embedding_out(c, w.t, idx.t, -1, false, false, out.t); }),
+              Error::InvalidArgument);
+    EXPECT_NE(log().find("outside the 3 rows"), std::string::npos) << log();
+  }
+  for (int64_t bad : {int64_t{3}, int64_t{-4}, INT64_MIN, INT64_MAX}) {
+    I64 idx(ScalarType::Long, {1}, {bad});
+    F32 o(ScalarType::Float, {1, 2});
+    const Tensor* list[1] = {&idx.t};
+    EXPECT_EQ(run([&](KernelContext& c) {
+                portable::index_out(c, w.t, OptionalTensorList(list, 1), o.t);
+              }),
+              Error::InvalidArgument);
+    EXPECT_NE(log().find("is out of bounds for dim 0 of size 3"), std::string::npos) << log();
+  }
+  F32 o1(ScalarType::Float, {2});
+  EXPECT_EQ(run([&](KernelContext& c) { portable::select_copy_out(c, w.t, 0, INT64_MIN, o1.t); }),
+            Error::InvalidArgument);
+}
+
+// --- prim ops: Python's integer rules where int64 can follow them, named errors where it cannot -----------------
+
+TEST(PrimOps, IntegerDivisionEdges) {
+  EValue r;
+  EXPECT_EQ(run([&](KernelContext& c) { prim::floordiv_scalar(c, Scalar(INT64_MIN), Scalar(int64_t{-1}), r); }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("beyond int64"), std::string::npos) << log();
+  EXPECT_EQ(run([&](KernelContext& c) { prim::floordiv_scalar(c, Scalar(int64_t{7}), Scalar(int64_t{0}), r); }),
+            Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { prim::mod_scalar(c, INT64_MIN, 0, r); }), Error::InvalidArgument);
+  ASSERT_EQ(run([&](KernelContext& c) { prim::mod_scalar(c, INT64_MIN, -1, r); }), Error::Ok);
+  EXPECT_EQ(r.as_int(), 0);  // Python: -2**63 % -1 == 0
+  ASSERT_EQ(run([&](KernelContext& c) { prim::floordiv_scalar(c, Scalar(int64_t{-7}), Scalar(int64_t{2}), r); }),
+            Error::Ok);
+  EXPECT_EQ(r.as_int(), -4);
+  EXPECT_EQ(run([&](KernelContext& c) { prim::add_scalar(c, Scalar(INT64_MAX), Scalar(int64_t{1}), r); }),
+            Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { prim::mul_scalar(c, Scalar(INT64_MIN), Scalar(int64_t{-1}), r); }),
+            Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { prim::sub_scalar(c, Scalar(INT64_MIN), Scalar(int64_t{1}), r); }),
+            Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { prim::neg_scalar(c, Scalar(INT64_MIN), r); }), Error::InvalidArgument);
+  ASSERT_EQ(run([&](KernelContext& c) { prim::floordiv_scalar(c, Scalar(1.0), Scalar(NAN), r); }), Error::Ok);
+  EXPECT_TRUE(isnan(r.as_double()));
+}
+
+// --- quantized: scales, zero points -----------------------------------------------------------------------------
+
+TEST(Quantized, ScalesMustBeFinitePositive) {
+  F32 x(ScalarType::Float, {3}, {NAN, INFINITY, -1e30f});
+  I8 q(ScalarType::Char, {3});
+  for (double scale : {0.0, -1.0, double{NAN}, double{INFINITY}}) {
+    EXPECT_EQ(run([&](KernelContext& c) {
+                quantized::quantize_per_tensor_out(c, x.t, scale, 0, -128, 127, static_cast<int64_t>(ScalarType::Char),
+                                                   q.t);
+              }),
+              Error::InvalidArgument);
+    EXPECT_NE(log().find("must be positive"), std::string::npos) << log();
+  }
+  // NaN and infinite inputs are values, not errors: NaN maps to quant_min, +-inf saturate.
+  ASSERT_EQ(run([&](KernelContext& c) {
+              quantized::quantize_per_tensor_out(c, x.t, 0.1, 0, -128, 127, static_cast<int64_t>(ScalarType::Char),
+                                                 q.t);
+            }),
+            Error::Ok);
+  EXPECT_EQ(q.data, (std::vector<int8_t>{-128, 127, -128}));
+  // A scale so small that 1 / scale overflows float is still a defined, saturated result.
+  ASSERT_EQ(run([&](KernelContext& c) {
+              quantized::quantize_per_tensor_out(c, x.t, 1e-300, 0, -128, 127,
+                                                 static_cast<int64_t>(ScalarType::Char), q.t);
+            }),
+            Error::Ok);
+  I8 a(ScalarType::Char, {2}, {1, 2}), o(ScalarType::Char, {2});
+  EXPECT_EQ(run([&](KernelContext& c) { quantized::add_out(c, a.t, NAN, 0, a.t, 0.1, 0, 0.1, 0, -128, 127, o.t); }),
+            Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { quantized::add_out(c, a.t, 1e-300, 0, a.t, 1e-300, 0, 1e300, 0, -128, 127,
+                                                          o.t); }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("no usable requantization multiplier"), std::string::npos) << log();
+}
+
+TEST(Quantized, PerChannelZeroPointsBeyondInt32AreRefused) {
+  I32 q(ScalarType::Int, {2, 1}, {INT32_MIN, INT32_MAX});
+  F32 scales(ScalarType::Float, {2}, {0.5f, 0.5f}), out(ScalarType::Float, {2, 1});
+  I64 zps(ScalarType::Long, {2}, {INT64_MAX, 0});
+  EXPECT_EQ(run([&](KernelContext& c) {
+              quantized::dequantize_per_channel_out(c, q.t, scales.t, &zps.t, 0, INT32_MIN, INT32_MAX,
+                                                    static_cast<int64_t>(ScalarType::Int), Optional<int64_t>(), out.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("zero point 9223372036854775807 of channel 0 is outside int32"), std::string::npos) << log();
+  I64 ok(ScalarType::Long, {2}, {INT32_MAX, INT32_MIN});
+  ASSERT_EQ(run([&](KernelContext& c) {
+              quantized::dequantize_per_channel_out(c, q.t, scales.t, &ok.t, 0, INT32_MIN, INT32_MAX,
+                                                    static_cast<int64_t>(ScalarType::Int), Optional<int64_t>(), out.t);
+            }),
+            Error::Ok);
+  EXPECT_EQ(out.data[0], static_cast<float>((double{INT32_MIN} - INT32_MAX) * 0.5));
+}
+
+#ifdef EMBER_TEST_OPTIMIZED
+// The optimized Float clamps and fused convolution agree with portable's on NaN bounds.
+TEST(Optimized, NanClampBounds) {
+  F32 x(ScalarType::Float, {3}, {-2.0f, 0.5f, 3.0f}), out(ScalarType::Float, {3});
+  ASSERT_EQ(run([&](KernelContext& c) {
+              optimized::clamp_out(c, x.t, Optional<Scalar>(), Optional<Scalar>(Scalar(NAN)), out.t);
+            }),
+            Error::Ok);
+  for (float v : out.data) EXPECT_TRUE(isnan(v));
+  ASSERT_EQ(run([&](KernelContext& c) { optimized::hardtanh_out(c, x.t, Scalar(NAN), Scalar(6.0), out.t); }),
+            Error::Ok);
+  for (float v : out.data) EXPECT_TRUE(isnan(v));
+  F32 in(ScalarType::Float, {1, 1, 2, 2}), w(ScalarType::Float, {1, 1, 1, 1}, {1.0f});
+  F32 o(ScalarType::Float, {1, 1, 2, 2});
+  const int64_t one[2] = {1, 1}, zero[2] = {0, 0};
+  EXPECT_EQ(run([&](KernelContext& c) {
+              optimized::convolution_clamp_out(c, in.t, w.t, nullptr, ArrayRef<int64_t>(one),
+                                               ArrayRef<int64_t>(zero), ArrayRef<int64_t>(one), false,
+                                               ArrayRef<int64_t>(zero), 1, 0.0, NAN, o.t);
+            }),
+            Error::InvalidArgument);
+  const int64_t huge[2] = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_EQ(run([&](KernelContext& c) {
+              optimized::convolution_out(c, in.t, w.t, nullptr, ArrayRef<int64_t>(one), ArrayRef<int64_t>(huge),
+                                         ArrayRef<int64_t>(one), false, ArrayRef<int64_t>(zero), 1, o.t);
+            }),
+            Error::InvalidArgument);
+}
+#endif
+
+}  // namespace
+}  // namespace ember

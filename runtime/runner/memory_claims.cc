@@ -1,0 +1,70 @@
+#include "runtime/runner/memory_claims.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+namespace ember {
+namespace {
+
+// a + b, or UINT64_MAX when that overflows: a sum of hostile claims must not wrap into a small number.
+uint64_t add_saturating(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+}  // namespace
+
+bool read_memory_claims(const MethodMeta& meta, uint64_t extra_bytes, uint64_t available, MemoryClaims* claims,
+                        char* why, size_t why_size) {
+  *claims = MemoryClaims{};
+  const size_t n = meta.num_memory_planned_buffers();
+  if (n > MemoryClaims::kMaxPools) {
+    snprintf(why, why_size, "method '%s' plans %zu memory pools; this runner handles %zu", meta.name(), n,
+             MemoryClaims::kMaxPools);
+    return false;
+  }
+  claims->num_pools = n;
+  uint64_t total = extra_bytes;
+  for (size_t p = 0; p < n; ++p) {
+    Result<size_t> size = meta.memory_planned_buffer_size(p);
+    if (!size.ok()) {
+      snprintf(why, why_size, "method '%s' pool %zu has no valid size: %s", meta.name(), p + 1,
+               error_name(size.error()));
+      return false;
+    }
+    claims->pool_bytes[p] = *size;
+    total = add_saturating(total, *size);
+  }
+  claims->method_allocator_bytes = meta.method_allocator_bytes();
+  total = add_saturating(total, claims->method_allocator_bytes);
+  claims->total_bytes = total;
+  if (total <= available) return true;
+
+  // Name the biggest claim: with several pools, that is the one to look at.
+  size_t biggest = 0;
+  for (size_t p = 1; p < n; ++p) biggest = claims->pool_bytes[p] > claims->pool_bytes[biggest] ? p : biggest;
+  const bool pool_biggest = n > 0 && claims->pool_bytes[biggest] >= claims->method_allocator_bytes;
+  int w = snprintf(why, why_size, "method '%s' claims %llu bytes (", meta.name(),
+                   static_cast<unsigned long long>(total));
+  if (w > 0 && static_cast<size_t>(w) < why_size) {
+    if (pool_biggest) {
+      w += snprintf(why + w, why_size - static_cast<size_t>(w), "pool %zu: %zu bytes", biggest + 1,
+                    claims->pool_bytes[biggest]);
+    } else {
+      w += snprintf(why + w, why_size - static_cast<size_t>(w), "method allocator: %zu bytes",
+                    claims->method_allocator_bytes);
+    }
+  }
+  if (w > 0 && static_cast<size_t>(w) < why_size) {
+    snprintf(why + w, why_size - static_cast<size_t>(w),
+             ") but this machine has %llu bytes of memory; refused before allocating any of it",
+             static_cast<unsigned long long>(available));
+  }
+  return false;
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;
+  const uint64_t p = static_cast<uint64_t>(pages), s = static_cast<uint64_t>(page);
+  return p > UINT64_MAX / s ? UINT64_MAX : p * s;
+}
+
+}  // namespace ember

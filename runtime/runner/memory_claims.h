@@ -1,0 +1,30 @@
+// What a method says it needs (every planned pool, the method allocator) read and checked before a host runner
+// allocates any of it: a .pte is untrusted, and one claiming terabytes must be refused with its numbers, not
+// handed to malloc (which may fail, or worse, succeed lazily and fault on first touch).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/executor/method_meta.h"
+
+namespace ember {
+
+struct MemoryClaims {
+  static constexpr size_t kMaxPools = 16;
+  size_t num_pools = 0;
+  size_t pool_bytes[kMaxPools] = {};
+  size_t method_allocator_bytes = 0;
+  uint64_t total_bytes = 0;  // pools + method allocator + the caller's extra bytes
+};
+
+// Reads the claims of `meta` into `claims` and checks them against `available` bytes (extra_bytes: what the
+// caller adds, e.g. a temp allocator). On refusal returns false and writes one line to `why` naming the method,
+// each claim over the limit and the limit; nothing has been allocated.
+bool read_memory_claims(const MethodMeta& meta, uint64_t extra_bytes, uint64_t available, MemoryClaims* claims,
+                        char* why, size_t why_size);
+
+// The machine's physical memory in bytes (POSIX sysconf), or UINT64_MAX when it cannot be known.
+uint64_t physical_memory_bytes();
+
+}  // namespace ember
