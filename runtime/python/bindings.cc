@@ -91,8 +91,8 @@ class LoadedMethod {
   py::list run(const py::sequence& inputs) {
     const std::string method = method_->name();
     if (static_cast<size_t>(py::len(inputs)) != method_->num_inputs()) {
-      throw py::value_error("method '" + method + "' takes " + std::to_string(method_->num_inputs()) +
-                            " inputs, got " + std::to_string(py::len(inputs)));
+      throw std::runtime_error("method '" + method + "' takes " + std::to_string(method_->num_inputs()) +
+                               " inputs, got " + std::to_string(py::len(inputs)));
     }
     for (size_t i = 0; i < method_->num_inputs(); ++i) {
       const std::string what = "input " + std::to_string(i) + " of '" + method + "'";
