@@ -12,12 +12,11 @@ import dataclasses
 import struct
 from typing import List, Optional, Sequence
 
-from exir.schema import program as S
 from exir.serialize import extended_header as eh
 from exir.serialize.flatc import FlatcError, binary_to_json, json_to_binary
 from exir.serialize.json_codec import from_json, to_json
-
-FILE_IDENTIFIER = b"ET12"
+from schema import program as S
+from schema.fbs import FILE_IDENTIFIER
 
 
 class PteFormatError(ValueError):
