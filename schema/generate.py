@@ -110,7 +110,8 @@ def extended_header_layout_h() -> str:
     from schema import extended_header as eh
     fields = []
     for f in eh.FIELDS:
-        fields += [f"// {f.type}" + (f": {f.doc}" if f.doc else ""), f"constexpr size_t k{_camel(f.name)}Offset = {f.offset};"]
+        fields += [f"// {f.type}" + (f": {f.doc}" if f.doc else ""),
+                   f"constexpr size_t k{_camel(f.name)}Offset = {f.offset};"]
     magic = ", ".join(f"'{chr(b)}'" for b in eh.MAGIC)
     return "\n".join([
         *_banner("extended_header.yaml"),

@@ -63,8 +63,8 @@ def _read() -> Tuple[OperatorSchema, ...]:
     seen: Dict[str, int] = {}
     for i, op in enumerate(out):
         if seen.setdefault(op.qualified_name, i) != i:
-            raise ContractError(f"schema/{_FILE}: {op.qualified_name} is listed twice (entries {seen[op.qualified_name]} "
-                                f"and {i})")
+            raise ContractError(f"schema/{_FILE}: {op.qualified_name} is listed twice (entries "
+                                f"{seen[op.qualified_name]} and {i})")
     return tuple(out)
 
 
