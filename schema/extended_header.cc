@@ -17,6 +17,15 @@ uint64_t read_u64(const uint8_t* p) {
   return static_cast<uint64_t>(read_u32(p)) | static_cast<uint64_t>(read_u32(p + 4)) << 32;
 }
 
+void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+void put_u64(uint8_t* p, uint64_t v) {
+  put_u32(p, static_cast<uint32_t>(v));
+  put_u32(p + 4, static_cast<uint32_t>(v >> 32));
+}
+
 using ull = unsigned long long;
 
 }  // namespace
@@ -59,6 +68,15 @@ Result<ExtendedHeader> parse_extended_header(const uint8_t* head, size_t head_si
                               static_cast<ull>(out.segment_base_offset), static_cast<ull>(out.segment_base_offset),
                               static_cast<ull>(out.segment_data_size), static_cast<ull>(file_size));
   return out;
+}
+
+void write_extended_header(const ExtendedHeader& header, uint8_t* file_head) {
+  namespace eh = extended_header;
+  memcpy(file_head + eh::kMagicOffset, eh::kMagic, sizeof(eh::kMagic));
+  put_u32(file_head + eh::kLengthOffset, static_cast<uint32_t>(eh::kLength));
+  put_u64(file_head + eh::kProgramSizeOffset, header.program_size);
+  put_u64(file_head + eh::kSegmentBaseOffsetOffset, header.segment_base_offset);
+  put_u64(file_head + eh::kSegmentDataSizeOffset, header.segment_data_size);
 }
 
 }  // namespace ember

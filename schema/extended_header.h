@@ -24,4 +24,8 @@ struct ExtendedHeader {
 // for a header that is too short or does not fit the file.
 Result<ExtendedHeader> parse_extended_header(const uint8_t* head, size_t head_size, uint64_t file_size);
 
+// Writes the header into bytes [kOffset, kOffset + kLength) of `file_head` (the first bytes of a .pte, which the
+// caller sized), magic and length included: for tools and tests that build .pte files in C++.
+void write_extended_header(const ExtendedHeader& header, uint8_t* file_head);
+
 }  // namespace ember

@@ -12,23 +12,31 @@ namespace {
 
 namespace eh = extended_header;
 
-void put_u32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
-  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_u64(std::vector<uint8_t>& b, size_t at, uint64_t v) {
-  for (int i = 0; i < 8; ++i) b[at + i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
 // The first kHeadBytes of a file: root offset, "ET12", then a header with these values.
 std::vector<uint8_t> head(uint64_t program_size, uint64_t base, uint64_t size, uint32_t length = eh::kLength) {
   std::vector<uint8_t> b(eh::kHeadBytes, 0);
   memcpy(b.data() + 4, "ET12", 4);
-  memcpy(b.data() + eh::kMagicOffset, eh::kMagic, 4);
-  put_u32(b, eh::kLengthOffset, length);
-  put_u64(b, eh::kProgramSizeOffset, program_size);
-  put_u64(b, eh::kSegmentBaseOffsetOffset, base);
-  put_u64(b, eh::kSegmentDataSizeOffset, size);
+  ExtendedHeader h;
+  h.program_size = program_size;
+  h.segment_base_offset = base;
+  h.segment_data_size = size;
+  write_extended_header(h, b.data());
+  for (int i = 0; i < 4; ++i) b[eh::kLengthOffset + i] = static_cast<uint8_t>(length >> (8 * i));
   return b;
+}
+
+TEST(ExtendedHeader, WritesLittleEndianFieldsAtTheirOffsets) {
+  const auto b = head(0x0102030405060708ull, 0x1112131415161718ull, 0x21);
+  EXPECT_EQ(memcmp(b.data() + 8, "eh00", 4), 0);
+  EXPECT_EQ(b[12], 32);
+  EXPECT_EQ(b[13] | b[14] | b[15], 0);
+  EXPECT_EQ(b[16], 0x08);
+  EXPECT_EQ(b[23], 0x01);
+  EXPECT_EQ(b[24], 0x18);
+  EXPECT_EQ(b[31], 0x11);
+  EXPECT_EQ(b[32], 0x21);
+  EXPECT_EQ(b[39], 0x00);
+  EXPECT_EQ(b[40], 0x00);  // nothing past the header
 }
 
 TEST(ExtendedHeader, LayoutFollowsTheFlatbuffersPrefix) {
