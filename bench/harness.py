@@ -209,7 +209,7 @@ def export_ember(env: Env, names: List[str]) -> dict:
 
 def kernel_calls(program, method: str) -> Dict[str, int]:
     """How many kernel calls the method makes per operator ("relu.out": 50), as the runtime looks them up."""
-    from exir.schema import program as S
+    from schema import program as S
     plan = next(p for p in program.execution_plan if p.name == method)
     ops = [f"{o.name.split('::')[-1]}.{o.overload}" if o.overload else o.name.split("::")[-1] for o in plan.operators]
     counts: Dict[str, int] = {}

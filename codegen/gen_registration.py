@@ -17,41 +17,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from torchgen.model import FunctionSchema
 
-from codegen.manifest import SCALAR_TYPE_NAMES, SCALAR_TYPES, KernelDecl, ManifestError, load_manifest, merge_chains
+from codegen.manifest import KernelDecl, ManifestError, load_manifest, merge_chains
 from codegen.yaml_input import parse_selection, read_yaml
-
-# How each schema type is unboxed from an EValue*, and its one-letter code in the table's arg_types string
-# (which Method::init checks against the program's values, so the wrappers need no checks at execute time).
-# (code, C++ expression over `a[i]` yielding the kernel's parameter)
-_UNBOX: Dict[str, Tuple[str, str]] = {
-    "Tensor": ("T", "{a}->as_tensor()"),
-    "Tensor?": ("t", "{a}->as_optional_tensor()"),
-    "Scalar": ("s", "{a}->as_scalar()"),
-    "Scalar?": ("r", "{a}->as_optional_scalar()"),
-    "int": ("i", "{a}->as_int()"),
-    "SymInt": ("i", "{a}->as_int()"),
-    "int?": ("n", "{a}->as_optional_int()"),
-    "SymInt?": ("n", "{a}->as_optional_int()"),
-    "ScalarType?": ("n", "{a}->as_optional_int()"),
-    "ScalarType": ("i", "{a}->as_int()"),
-    "MemoryFormat?": ("n", "{a}->as_optional_int()"),
-    "float": ("d", "{a}->as_double()"),
-    "float?": ("f", "{a}->as_optional_double()"),
-    "bool": ("b", "{a}->as_bool()"),
-    "bool?": ("c", "{a}->as_optional_bool()"),
-    "int[]": ("I", "{a}->as_int_list()"),
-    "SymInt[]": ("I", "{a}->as_int_list()"),
-    "int[]?": ("J", "{a}->as_optional_int_list()"),
-    "SymInt[]?": ("J", "{a}->as_optional_int_list()"),
-    "float[]": ("D", "{a}->as_double_list()"),
-    "bool[]": ("B", "{a}->as_bool_list()"),
-    "Tensor[]": ("L", "{a}->as_tensor_list()"),
-    "Tensor?[]": ("P", "{a}->as_optional_tensor_list()"),
-    "str": ("S", "{a}->as_string()"),
-    # Device and layout are CPU/strided by construction: checked to be None-or-value, not passed to kernels.
-    "Device?": ("x", ""),
-    "Layout?": ("x", ""),
-}
+from schema import argument_codes, scalar_types
+from schema._yaml import ContractError
 
 
 def _type_key(t) -> str:
@@ -65,13 +34,16 @@ def _type_key(t) -> str:
 
 
 def _unbox(decl: KernelDecl, i: int, arg) -> Tuple[str, str]:
-    key = _type_key(arg.type)
-    if key not in _UNBOX:
-        raise ManifestError(f"{decl.op}: argument '{arg.name}' has type {arg.type}, which codegen cannot unbox")
-    code, expr = _UNBOX[key]
+    """(argument code, C++ expression over `a[i]` yielding the kernel's parameter, or "" when not passed), by the
+    contract's argument codes (schema/argument_codes.yaml), which Method checks against the program's values."""
     if arg.annotation is not None and arg.annotation.is_write:
-        return "T", f"a[{i}]->as_mutable_tensor()"
-    return code, expr.format(a=f"a[{i}]") if expr else ""
+        written = argument_codes.WRITTEN
+        return written.code, f"a[{i}]->{written.unbox_written}()"
+    code = argument_codes.for_schema_type(_type_key(arg.type))
+    if code is None:
+        raise ManifestError(f"{decl.op}: argument '{arg.name}' has type {arg.type}, which no argument code carries "
+                            f"(schema/argument_codes.yaml)")
+    return code.code, f"a[{i}]->{code.unbox}()" if code.unbox else ""
 
 
 def _symbol(op: str) -> str:
@@ -90,15 +62,15 @@ def arg_signature(decl: KernelDecl) -> Tuple[str, List[str]]:
     n = len(decl.schema.arguments.flat_all)
     if len(returns) == 1 and str(returns[0].type) != "Tensor":
         # A number result (prim ops): the kernel writes the method's value for it.
-        key = _type_key(returns[0].type)
-        if key not in _UNBOX:
+        code = argument_codes.for_schema_type(_type_key(returns[0].type))
+        if code is None:
             raise ManifestError(f"{decl.op}: return type {returns[0].type} is not supported")
-        codes.append(_UNBOX[key][0])
+        codes.append(code.code)
         exprs.append(f"*a[{n}]")
     elif len(returns) == 1:
-        codes.append("T")
+        codes.append(argument_codes.for_schema_type("Tensor").code)
     elif len(returns) > 1:
-        codes.append("L")
+        codes.append(argument_codes.for_schema_type("Tensor[]").code)
     return "".join(codes), exprs
 
 
@@ -140,9 +112,10 @@ def _apply_selection(chains: Sequence[Sequence[KernelDecl]],
         wanted = info.get("dtypes") if isinstance(info, dict) else None
         mask = computable
         if wanted:
-            sel = 0
-            for name in wanted:
-                sel |= 1 << SCALAR_TYPES[name]
+            try:
+                sel = scalar_types.mask(wanted)
+            except ContractError as e:
+                raise ManifestError(f"{op}: {e}") from None
             # Selections record every tensor dtype a call sees (a Long indices output, say); the kernel is
             # compiled for the ones it computes. None of them computable means the build cannot run the op.
             if not sel & computable:

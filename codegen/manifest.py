@@ -2,7 +2,9 @@
 
 A manifest is a YAML list; each entry names an out-variant schema, the C++ kernel, its source file and the
 dtypes it computes (see kernels/README.md). Schemas are parsed with torchgen, PyTorch's own schema parser, so
-a manifest says exactly what PyTorch's operator says.
+a manifest says exactly what PyTorch's operator says. Ember's own operators are named (`op:`) rather than
+written out: their schemas live in the format contract (schema/operators.yaml). Dtype names and numbers are
+the contract's too (schema/scalar_types.yaml).
 """
 from __future__ import annotations
 
@@ -13,15 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from torchgen.model import FunctionSchema
 
 from codegen.yaml_input import dtype_list, read_yaml, type_name
-
-# ExecuTorch's ScalarType numbering (it is PyTorch's c10 numbering), by the names manifests use.
-SCALAR_TYPES: Dict[str, int] = {
-    "Byte": 0, "Char": 1, "Short": 2, "Int": 3, "Long": 4, "Half": 5, "Float": 6, "Double": 7, "ComplexHalf": 8,
-    "ComplexFloat": 9, "ComplexDouble": 10, "Bool": 11, "QInt8": 12, "QUInt8": 13, "QInt32": 14, "BFloat16": 15,
-    "QUInt4x2": 16, "QUInt2x4": 17, "Bits16": 22, "Float8_e5m2": 23, "Float8_e4m3fn": 24, "UInt16": 27,
-    "UInt32": 28, "UInt64": 29,
-}
-SCALAR_TYPE_NAMES = {v: k for k, v in SCALAR_TYPES.items()}
+from schema import operators, scalar_types
 
 
 class ManifestError(ValueError):
@@ -52,41 +46,53 @@ def op_name(schema: FunctionSchema, namespace: str = "aten") -> str:
 
 
 def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> KernelDecl:
-    keys = ("func", "kernel", "file", "dtypes")
+    keys = ("kernel", "file", "dtypes")
     if not isinstance(entry, dict):
-        raise ManifestError(f"{where}: each entry is a mapping with {', '.join(keys)}, got {type_name(entry)}")
-    if isinstance(entry.get("func"), str):
-        where += f" ({entry['func'].split('(')[0]})"
-    for key in keys:
+        raise ManifestError(f"{where}: each entry is a mapping with func (or op), {', '.join(keys)}, got "
+                            f"{type_name(entry)}")
+    name_key = "op" if "op" in entry and "func" not in entry else "func"
+    if isinstance(entry.get(name_key), str):
+        where += f" ({entry[name_key].split('(')[0]})"
+    if "func" in entry and "op" in entry:
+        raise ManifestError(f"{where}: give either 'func' (the out-variant schema) or 'op' (an operator of "
+                            f"schema/operators.yaml, such as ember::convolution_clamp.out), not both")
+    for key in (name_key,) + keys:
         if key not in entry:
-            raise ManifestError(f"{where}: missing '{key}' (each entry needs func, kernel, file, dtypes)")
-    unknown = sorted(set(map(str, entry)) - set(keys))
+            raise ManifestError(f"{where}: missing '{key}' (each entry needs func or op, kernel, file, dtypes)")
+    unknown = sorted(set(map(str, entry)) - {name_key, *keys})
     if unknown:
-        raise ManifestError(f"{where}: unknown key {unknown[0]!r}; each entry has exactly {', '.join(keys)}")
-    for key in ("func", "kernel", "file"):
+        raise ManifestError(f"{where}: unknown key {unknown[0]!r}; each entry has exactly {name_key}, "
+                            f"{', '.join(keys)}")
+    for key in (name_key, "kernel", "file"):
         if not isinstance(entry[key], str) or not entry[key].strip():
             raise ManifestError(f"{where}: '{key}' must be a non-empty string, got {type_name(entry[key])}")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", entry["kernel"]):
         raise ManifestError(f"{where}: kernel {entry['kernel']!r} is not a C++ function name (the kernel's "
                             f"unqualified name, e.g. add_out)")
     dtype_list(entry["dtypes"], where, ManifestError)
-    func = entry["func"]
-    op_ns = "aten"
-    if "::" in func:
-        op_ns, func = func.split("::", 1)
+    if name_key == "op":
+        contract = operators.find(entry["op"])
+        if contract is None or not entry["op"].endswith(".out"):
+            known = ", ".join(o.out_name for o in operators.OPERATORS)
+            raise ManifestError(f"{where}: op '{entry['op']}' is not an out= operator of schema/operators.yaml "
+                                f"({known}); write its schema as func instead")
+        text = f"{contract.namespace}::{contract.out}"
+    else:
+        text = entry["func"]
+    op_ns, func = text.split("::", 1) if "::" in text else ("aten", text)
     try:
         schema = FunctionSchema.parse(func)
     except Exception as e:  # torchgen raises AssertionError/RuntimeError with its own text
-        raise ManifestError(f"{where}: cannot parse schema '{entry['func']}': {e}") from None
+        raise ManifestError(f"{where}: cannot parse schema '{text}': {e}") from None
     writes = [a for a in schema.arguments.flat_all if a.annotation is not None and a.annotation.is_write]
     # Prim ops (sym_size, scalar arithmetic) return a number: they write the method's return value instead.
     scalar_result = schema.returns and all(str(r.type) != "Tensor" for r in schema.returns)
     if not writes and not scalar_result:
-        raise ManifestError(f"{where}: '{entry['func']}' is not an out variant; kernels write into out= tensors "
+        raise ManifestError(f"{where}: '{text}' is not an out variant; kernels write into out= tensors "
                             f"the planner placed (or, for in-place ops like copy_, into self)")
     return KernelDecl(op=op_name(schema, op_ns), schema=schema, kernel=entry["kernel"], namespace=namespace,
-                      file=entry["file"], dtypes=tuple(sorted(SCALAR_TYPES[d] for d in entry["dtypes"])),
-                      library=library)
+                      file=entry["file"], library=library,
+                      dtypes=tuple(sorted(scalar_types.BY_NAME[d].number for d in entry["dtypes"])))
 
 
 def load_manifest(path: str, *, namespace: str, library: str) -> List[KernelDecl]:

@@ -10,6 +10,8 @@ from typing import Dict, List, Optional, Tuple, Type
 
 import yaml
 
+from schema import scalar_types
+
 # Top-level keys of ExecuTorch's selected_operators.yaml that Ember reads past (its kernel metadata and build
 # features select nothing Ember builds differently).
 EXECUTORCH_SELECTION_KEYS = {"build_features", "custom_classes", "et_kernel_metadata", "kernel_metadata",
@@ -53,15 +55,14 @@ def type_name(v) -> str:
 
 def dtype_list(value, where: str, error: Type[Exception]) -> List[str]:
     """A list of dtype names, or `error` saying what is wrong with it."""
-    from codegen.manifest import SCALAR_TYPES  # manifest imports this module
     if not isinstance(value, list):
         raise error(f"{where}: 'dtypes' must be a list of dtype names like [Float, Int], got {type_name(value)}")
     bad = [d for d in value if not isinstance(d, str)]
     if bad:
         raise error(f"{where}: dtypes must be names like Float or Long, got {bad!r}")
-    unknown = sorted(set(value) - set(SCALAR_TYPES))
+    unknown = sorted(set(value) - set(scalar_types.BY_NAME))
     if unknown:
-        raise error(f"{where}: unknown dtypes {unknown}; use names from {sorted(SCALAR_TYPES)}")
+        raise error(f"{where}: unknown dtypes {unknown}; use names from {sorted(scalar_types.BY_NAME)}")
     return value
 
 

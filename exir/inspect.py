@@ -15,18 +15,17 @@ import sys
 from collections import Counter, defaultdict
 from typing import Dict, List, Tuple
 
-from exir.schema import program as S
 from exir.serialize import PteFormatError, deserialize_pte
-
-_ELEMENT_SIZE = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1, 12: 1, 13: 1, 14: 4, 15: 2, 22: 2, 23: 1,
-                 24: 1, 25: 1, 26: 1, 27: 2, 28: 4, 29: 8}
+from schema import program as S
+from schema import scalar_types
 
 
 def tensor_nbytes(t: S.Tensor) -> int:
     n = 1
     for s in t.sizes:
         n *= s
-    return n * _ELEMENT_SIZE.get(int(t.scalar_type), 0)
+    info = scalar_types.by_number(int(t.scalar_type))
+    return n * (info.size if info else 0)
 
 
 def _describe(ev: S.EValue) -> str:

@@ -17,8 +17,8 @@ from exir.lowering.fuse_activation import fuse_activations
 from exir.lowering.fuse_batch_norm import fuse_batch_norm
 from exir.lowering.lifetimes import MemIdPolicy, assign_mem_ids, default_mem_id, lifetimes
 from exir.memory_planning import Allocation, compare_algorithms, plan_memory, verify_plan
-from exir.schema import program as S
 from exir.serialize import serialize_pte
+from schema import program as S
 
 
 class MemoryBudgetError(RuntimeError):

@@ -13,8 +13,9 @@ import os
 import sys
 from typing import Dict, List, Optional, Set
 
-from codegen.manifest import SCALAR_TYPE_NAMES, ManifestError, load_manifest, merge_chains
+from codegen.manifest import ManifestError, load_manifest, merge_chains
 from exir.serialize import PteFormatError, deserialize_pte
+from schema import scalar_types
 from selective_build.selection import SelectionError, load, merge, operators_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,7 +35,7 @@ def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]
             found.append(f"{op}: no kernel library implements it")
             continue
         # A dtype the first library's kernel does not compute falls through to the next library's (codegen).
-        supported = {SCALAR_TYPE_NAMES[t] for d in chain for t in d.dtypes}
+        supported = {scalar_types.SCALAR_TYPES[t].name for d in chain for t in d.dtypes}
         if not needed[op] & supported and needed[op]:
             found.append(f"{op}: called with {sorted(needed[op])}, the kernel computes {sorted(supported)}")
         if selection is not None:

@@ -19,9 +19,9 @@ from typing import Dict, Iterable, Set
 
 import yaml
 
-from codegen.manifest import SCALAR_TYPE_NAMES, SCALAR_TYPES
 from codegen.yaml_input import parse_selection, read_yaml
-from exir.schema import program as S
+from schema import program as S
+from schema import scalar_types
 
 
 class SelectionError(ValueError):
@@ -33,7 +33,8 @@ def _tensor_dtypes(plan: S.ExecutionPlan, index: int, out: Set[str]) -> None:
         return
     v = plan.values[index].val
     if isinstance(v, S.Tensor):
-        out.add(SCALAR_TYPE_NAMES.get(int(v.scalar_type), str(int(v.scalar_type))))
+        info = scalar_types.by_number(int(v.scalar_type))
+        out.add(info.name if info else str(int(v.scalar_type)))
     elif isinstance(v, (S.TensorList, S.OptionalTensorList)):
         for i in v.items:
             if i >= 0:
@@ -69,7 +70,7 @@ def merge(selections: Iterable[Dict[str, Set[str]]]) -> Dict[str, Set[str]]:
 
 
 def dump(ops: Dict[str, Set[str]], sources: Iterable[str] = ()) -> str:
-    order = {name: n for name, n in SCALAR_TYPES.items()}
+    order = {t.name: t.number for t in scalar_types.SCALAR_TYPES}
     body = {"include_all_operators": False,
             "operators": {op: {"dtypes": sorted(ops[op], key=lambda d: order.get(d, 99))} for op in sorted(ops)}}
     header = "# Operators and dtypes these programs use (selective_build).\n"

@@ -4,7 +4,8 @@ import textwrap
 import pytest
 
 from codegen.gen_registration import _apply_selection, arg_signature, render
-from codegen.manifest import SCALAR_TYPES, ManifestError, load_manifest, merge_chains
+from codegen.manifest import ManifestError, load_manifest, merge_chains
+from schema import scalar_types
 
 MANIFEST = textwrap.dedent("""
 - func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
@@ -48,7 +49,7 @@ def test_arg_signature_matches_emitted_args(decls):
 
 def test_selection_prunes_ops_and_dtypes(decls):
     chosen = _apply_selection(chains(decls), {"operators": {"aten::add.out": {"dtypes": ["Float"]}}})
-    assert [(d.op, m) for d, m, _ in chosen] == [("aten::add.out", 1 << SCALAR_TYPES["Float"])]
+    assert [(d.op, m) for d, m, _ in chosen] == [("aten::add.out", scalar_types.mask(["Float"]))]
     registry, dtypes = render(chosen)
     assert "kKernels[1]" in registry and "max_pool2d" not in registry
     assert "add_out_portable = 0x00000040u" in dtypes
@@ -85,7 +86,7 @@ def test_dtypes_an_optimized_kernel_lacks_fall_through_to_portable(decls, tmp_pa
     fast = load_manifest(str(p), namespace="ember::optimized", library="kernels/optimized")
     chosen = _apply_selection(chains(fast, decls), {"operators": {"aten::add.out": {"dtypes": ["Float", "Long"]}}})
     (d, mask, per), = chosen
-    f, l = 1 << SCALAR_TYPES["Float"], 1 << SCALAR_TYPES["Long"]
+    f, l = scalar_types.mask(["Float"]), scalar_types.mask(["Long"])
     # The optimized kernel is registered for both; it computes Float and hands Long to portable.
     assert d.library == "kernels/optimized" and mask == f | l
     assert [(x.library, m) for x, m in per] == [("kernels/optimized", f), ("kernels/portable", l)]
@@ -95,3 +96,27 @@ def test_dtypes_an_optimized_kernel_lacks_fall_through_to_portable(decls, tmp_pa
     # Only Float selected: portable's add is compiled for nothing.
     (_, _, per), = _apply_selection(chains(fast, decls), {"operators": {"aten::add.out": {"dtypes": ["Float"]}}})
     assert [m for _, m in per] == [f, 0]
+
+
+def test_contract_operators_are_named_not_written(tmp_path):
+    p = tmp_path / "own.yaml"
+    p.write_text("- op: ember::convolution_clamp.out\n  kernel: convolution_clamp_out\n  file: op_c.cc\n"
+                 "  dtypes: [Float]\n")
+    (d,) = load_manifest(str(p), namespace="ember::portable", library="kernels/portable")
+    assert d.op == "ember::convolution_clamp.out"
+    sig, _ = arg_signature(d)
+    # input, weight, bias?, 4 int lists, transposed, groups, min, max, out, then the returned out.
+    assert sig == "TTtIIIbIiddTT"
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("- op: ember::no_such_op.out\n", "not an out= operator of schema/operators.yaml"),
+    ("- op: ember::convolution_clamp\n", "not an out= operator of schema/operators.yaml"),
+    ("- op: ember::convolution_clamp.out\n  func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n",
+     "either 'func'"),
+])
+def test_contract_operator_errors_say_what_to_write(tmp_path, entry, message):
+    p = tmp_path / "bad.yaml"
+    p.write_text(entry + "  kernel: k\n  file: f.cc\n  dtypes: [Float]\n")
+    with pytest.raises(ManifestError, match=message):
+        load_manifest(str(p), namespace="ember::portable", library="kernels/portable")

@@ -77,7 +77,7 @@ def _dtype_problem(dtype: torch.dtype) -> str:
         return (f"is a quantized tensor ({dtype}): quantize with exir.quantization.quantize (PT2E), whose int8 "
                 f"tensors Ember runs")
     from exir.emit.emitter import EmitError, scalar_type_of
-    from exir.schema import program as S
+    from schema import program as S
     try:
         S.ScalarType(scalar_type_of(dtype))
     except (EmitError, ValueError):

@@ -18,15 +18,9 @@ import torch
 
 from exir.lowering.alias import root_of
 from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
-from exir.schema import program as S
+from schema import program as S
+from schema.scalar_types import NotInFormat, pte_scalar_type
 
-_DTYPE_TO_SCALAR = {
-    torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4, torch.float16: 5,
-    torch.float32: 6, torch.float64: 7, torch.complex32: 8, torch.complex64: 9, torch.complex128: 10,
-    torch.bool: 11, torch.qint8: 12, torch.quint8: 13, torch.qint32: 14, torch.bfloat16: 15,
-    torch.quint4x2: 16, torch.quint2x4: 17, torch.bits16: 22, torch.float8_e5m2: 23, torch.float8_e4m3fn: 24,
-    torch.float8_e5m2fnuz: 25, torch.float8_e4m3fnuz: 26, torch.uint16: 27, torch.uint32: 28, torch.uint64: 29,
-}
 # ATen enums passed as arguments are ints on the wire, with PyTorch's own numbering.
 _MEMORY_FORMAT = {torch.contiguous_format: 0, torch.preserve_format: 1, torch.channels_last: 2,
                   torch.channels_last_3d: 3}
@@ -37,10 +31,12 @@ class EmitError(RuntimeError):
     pass
 
 
-def scalar_type_of(dtype: torch.dtype) -> int:
-    if dtype not in _DTYPE_TO_SCALAR:
-        raise EmitError(f"dtype {dtype} has no .pte scalar type")
-    return _DTYPE_TO_SCALAR[dtype]
+def scalar_type_of(dtype: torch.dtype) -> S.ScalarType:
+    """The .pte ScalarType of `dtype` (schema/scalar_types.yaml); EmitError says why when a .pte cannot hold it."""
+    try:
+        return pte_scalar_type(dtype)
+    except NotInFormat as e:
+        raise EmitError(str(e)) from None
 
 
 class ConstantPool:
@@ -96,8 +92,12 @@ class _Values:
                 # Planned and with an initial value (an index into mutable_data_segments[0]): the runtime copies
                 # it in when the method loads.
                 data_idx = self._initial_values.add(root.data)
+        try:
+            scalar_type = scalar_type_of(t.dtype)
+        except EmitError as e:
+            raise EmitError(f"tensor '{t.name}': {e}") from None
         tensor = S.Tensor(
-            scalar_type=S.ScalarType(scalar_type_of(t.dtype)), storage_offset=0, sizes=list(t.shape),
+            scalar_type=scalar_type, storage_offset=0, sizes=list(t.shape),
             dim_order=list(t.dim_order), requires_grad=False, layout=0, data_buffer_idx=data_idx,
             allocation_info=alloc, shape_dynamism=S.TensorShapeDynamism.STATIC, extra_tensor_info=None)
         idx = self._add(tensor)
@@ -151,7 +151,7 @@ class _Values:
         if isinstance(value, bool):
             return self.bool_(value)
         if isinstance(value, torch.dtype):
-            return self.int_(scalar_type_of(value))
+            return self.int_(int(scalar_type_of(value)))
         if isinstance(value, torch.memory_format):
             return self.int_(_MEMORY_FORMAT[value])
         if isinstance(value, torch.layout):

@@ -2,8 +2,9 @@
 
 exir.lowering.fuse_activation emits it (only when ExecutorchBackendConfig.fuse_activations is on) for a
 convolution followed by relu, hardtanh (ReLU6) or clamp. Its arguments are aten::convolution's, then the
-bounds (+-inf for a side that does not clamp); kernels/portable and kernels/optimized declare the same `.out`
-schema in their kernels.yaml. ExecuTorch has no such operator, so a program that uses it runs on Ember only.
+bounds (+-inf for a side that does not clamp); its schema is in schema/operators.yaml, which kernels/portable's
+and kernels/optimized's kernels.yaml name it from. ExecuTorch has no such operator, so a program that uses it
+runs on Ember only.
 
 Importing this module registers the functional and `.out` overloads with torch.library, with PyTorch's own
 convolution and clamp as the implementation: that is what the reference interpreter (and constant folding)
@@ -13,16 +14,15 @@ from __future__ import annotations
 
 import torch
 
-NAMESPACE = "ember"
+from schema import operators
 
-_ARGS = ("Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
-         "bool transposed, SymInt[] output_padding, SymInt groups, float min, float max")
-SCHEMA = f"convolution_clamp({_ARGS}) -> Tensor"
-OUT_SCHEMA = f"convolution_clamp.out({_ARGS}, *, Tensor(a!) out) -> Tensor(a!)"
+# The schema is the format contract's (schema/operators.yaml), which the kernel manifests name too.
+_OP = operators.find("ember::convolution_clamp")
+NAMESPACE = _OP.namespace
 
 _lib = torch.library.Library(NAMESPACE, "DEF")
-_lib.define(SCHEMA)
-_lib.define(OUT_SCHEMA)
+_lib.define(_OP.functional)
+_lib.define(_OP.out)
 
 
 def _convolution_clamp(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min,

@@ -1,22 +1,18 @@
-"""The extended header: 32 bytes at offset 8 of a .pte, after the flatbuffer's root offset and identifier.
+"""The extended header of a .pte, encoded and decoded with the contract's layout (schema/extended_header.yaml).
 
-    [8..12)  magic "eh00"
-    [12..16) header length (uint32; fields are added by growing it)
-    [16..24) program_size: bytes of the flatbuffer part, this header included (uint64)
-    [24..32) segment_base_offset: where segment data starts (uint64)
-    [32..40) segment_data_size (uint64)
-All little endian. A reader that loads only program_size bytes can leave the segments (constants) in flash or
-an mmap.
+Its fields: magic "eh00", header length, program_size (bytes of the flatbuffer part, this header included),
+segment_base_offset (where segment data starts) and segment_data_size. A reader that loads only program_size
+bytes can leave the segments (constants) in flash or an mmap.
 """
 from __future__ import annotations
 
 import dataclasses
 import struct
 
-MAGIC = b"eh00"
-OFFSET = 8
-LENGTH = 32
-_FORMAT = "<4sIQQQ"
+from schema.extended_header import FORMAT as _FORMAT
+from schema.extended_header import FIELD_OFFSETS, LENGTH, MAGIC, OFFSET
+
+_LENGTH_AT = FIELD_OFFSETS["length"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,9 +28,9 @@ class ExtendedHeader:
 
 def decode(data: bytes):
     """The header of `data`, or None when it has none (then the whole file is the flatbuffer)."""
-    if len(data) < OFFSET + 8 or data[OFFSET:OFFSET + 4] != MAGIC:
+    if len(data) < _LENGTH_AT + 4 or data[OFFSET:OFFSET + len(MAGIC)] != MAGIC:
         return None
-    (length,) = struct.unpack_from("<I", data, OFFSET + 4)
+    (length,) = struct.unpack_from("<I", data, _LENGTH_AT)
     if length < LENGTH:
         raise ValueError(f"extended header length {length} is shorter than the {LENGTH} bytes it must hold")
     if len(data) < OFFSET + LENGTH:

@@ -1,4 +1,7 @@
-"""Running flatc (Debian's flatbuffers-compiler, installed by ./setup.sh) between JSON and binary."""
+"""Running flatc (Debian's flatbuffers-compiler, installed by ./setup.sh) between JSON and binary.
+
+Each call writes the schema (program.fbs and the scalar_type.fbs generated from the contract) next to its input.
+"""
 from __future__ import annotations
 
 import os
@@ -6,7 +9,7 @@ import shutil
 import subprocess
 import tempfile
 
-from exir.schema import PROGRAM_FBS
+from schema.fbs import write_fbs
 
 
 class FlatcError(RuntimeError):
@@ -25,7 +28,7 @@ def json_to_binary(text: str) -> bytes:
         src = os.path.join(d, "program.json")
         with open(src, "w") as f:
             f.write(text)
-        r = subprocess.run([_flatc(), "--binary", "-o", d, PROGRAM_FBS, src], capture_output=True, text=True)
+        r = subprocess.run([_flatc(), "--binary", "-o", d, write_fbs(d), src], capture_output=True, text=True)
         if r.returncode != 0:
             raise FlatcError(f"flatc could not encode the program: {r.stderr.strip() or r.stdout.strip()}")
         # flatc names the output after the schema's file_extension.
@@ -38,7 +41,7 @@ def binary_to_json(data: bytes) -> str:
         src = os.path.join(d, "input.pte")
         with open(src, "wb") as f:
             f.write(data)
-        r = subprocess.run([_flatc(), "--json", "--raw-binary", "--strict-json", "-o", d, PROGRAM_FBS, "--", src],
+        r = subprocess.run([_flatc(), "--json", "--raw-binary", "--strict-json", "-o", d, write_fbs(d), "--", src],
                            capture_output=True, text=True)
         out = os.path.join(d, "input.json")
         if r.returncode != 0 or not os.path.exists(out):

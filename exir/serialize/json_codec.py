@@ -14,7 +14,7 @@ import re
 import typing
 from typing import Any, Dict
 
-from exir.schema import program as S
+from schema import program as S
 
 _UNIONS = {S.KernelTypes: S.KERNEL_TYPES, S.InstructionArguments: S.INSTRUCTION_TYPES}
 _NONFINITE = {"__ember_nan__": "nan", "__ember_inf__": "inf", "__ember_-inf__": "-inf"}

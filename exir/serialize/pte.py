@@ -12,12 +12,11 @@ import dataclasses
 import struct
 from typing import List, Optional, Sequence
 
-from exir.schema import program as S
 from exir.serialize import extended_header as eh
 from exir.serialize.flatc import FlatcError, binary_to_json, json_to_binary
 from exir.serialize.json_codec import from_json, to_json
-
-FILE_IDENTIFIER = b"ET12"
+from schema import program as S
+from schema.fbs import FILE_IDENTIFIER
 
 
 class PteFormatError(ValueError):
@@ -113,9 +112,11 @@ def deserialize_pte(data: bytes) -> PteFile:
     """Parses and checks a .pte. Raises PteFormatError naming the first problem found."""
     data = bytes(data)
     if len(data) < 8:
-        raise PteFormatError(f"file is {len(data)} bytes; a .pte starts with at least 8 (root offset, 'ET12')")
+        raise PteFormatError(f"file is {len(data)} bytes; a .pte starts with at least 8 (root offset, "
+                             f"'{FILE_IDENTIFIER.decode()}')")
     if data[4:8] != FILE_IDENTIFIER:
-        raise PteFormatError(f"not a .pte: expected identifier 'ET12' at byte 4, found {data[4:8]!r}")
+        raise PteFormatError(f"not a .pte: expected identifier '{FILE_IDENTIFIER.decode()}' at byte 4, found "
+                             f"{data[4:8]!r}")
     try:
         header = eh.decode(data)
     except ValueError as e:

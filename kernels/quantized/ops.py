@@ -3,7 +3,7 @@
 Importing this module registers with torch.library:
   * ember_quantized::{conv2d, linear, add, adaptive_avg_pool2d}: functional and out= overloads. The schemas are
     the contract between exir's quantization lowering (which emits these ops) and kernels/quantized (which runs
-    them); kernels.yaml declares the same out= schemas.
+    them): they live in schema/operators.yaml, which kernels.yaml names them from.
   * quantized_decomposed::{quantize,dequantize}_per_{tensor,channel}.out: PyTorch defines only the functional
     ops; exir lowers every call to its out= overload, so these must exist for export (same arguments as
     PyTorch's, plus out=, as ExecuTorch declares them).
@@ -22,44 +22,16 @@ import torch
 import torch.ao.quantization.fx._decomposed  # noqa: F401  (defines torch.ops.quantized_decomposed)
 import torch.nn.functional as F
 
+from schema import operators as contract
+
 NAMESPACE = "ember_quantized"
-
-SCHEMAS = {
-    "conv2d": "conv2d(Tensor input, float input_scale, int input_zero_point, Tensor weight, Tensor weight_scales, "
-              "Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, float output_scale, "
-              "int output_zero_point, int activation_min, int activation_max) -> Tensor",
-    "linear": "linear(Tensor input, float input_scale, int input_zero_point, Tensor weight, Tensor weight_scales, "
-              "Tensor? bias, float output_scale, int output_zero_point, int activation_min, int activation_max) "
-              "-> Tensor",
-    "add": "add(Tensor self, float self_scale, int self_zero_point, Tensor other, float other_scale, "
-           "int other_zero_point, float output_scale, int output_zero_point, int activation_min, "
-           "int activation_max) -> Tensor",
-    "adaptive_avg_pool2d": "adaptive_avg_pool2d(Tensor input, float input_scale, int input_zero_point, "
-                           "int[2] output_size, float output_scale, int output_zero_point) -> Tensor",
-}
-
-# PyTorch's functional quantized_decomposed schemas with out= appended, as the runtime's kernels.yaml has them.
-DECOMPOSED_OUT_SCHEMAS = {
-    "quantize_per_tensor": "quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, "
-                           "int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
-    "dequantize_per_tensor": "dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, "
-                             "int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None, Tensor(a!) out) "
-                             "-> Tensor(a!)",
-    "quantize_per_channel": "quantize_per_channel.out(Tensor input, Tensor scales, Tensor zero_points, int axis, "
-                            "int quant_min, int quant_max, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
-    "dequantize_per_channel": "dequantize_per_channel.out(Tensor input, Tensor scales, Tensor? zero_points, "
-                              "int axis, int quant_min, int quant_max, ScalarType dtype, *, "
-                              "ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)",
-}
+# Schemas are the format contract's (schema/operators.yaml): the ember_quantized ops, and the quantized_decomposed
+# ops whose out= overloads Ember adds.
+_OPS = {op.name: op for op in contract.in_namespace(NAMESPACE)}
+_DECOMPOSED = contract.in_namespace("quantized_decomposed")
 
 _qd = torch.ops.quantized_decomposed
 _I8_MIN, _I8_MAX = -128, 127
-
-
-def _out_schema(functional: str) -> str:
-    name, rest = functional.split("(", 1)
-    args, _ = rest.rsplit(") ->", 1)
-    return f"{name}.out({args}, *, Tensor(a!) out) -> Tensor(a!)"
 
 
 # --- references: dequantize -> float op -> quantize ------------------------------------------------------------
@@ -173,10 +145,15 @@ def _register():
     # Imported twice under different module names (a test's sys.path, say): the ops exist already.
     if _has_overload(NAMESPACE, "conv2d", "default"):
         return ()
+    missing = sorted(set(_OPS) - (set(REFERENCES) & set(_FAKES)))
+    if missing:
+        raise RuntimeError(f"schema/operators.yaml declares {', '.join(NAMESPACE + '::' + m for m in missing)}, "
+                           f"which kernels/quantized/ops.py lacks a reference implementation or fake for (REFERENCES, "
+                           f"_FAKES): add them there")
     lib = torch.library.Library(NAMESPACE, "DEF")
-    for name, schema in SCHEMAS.items():
-        lib.define(schema)
-        lib.define(_out_schema(schema))
+    for name, op in _OPS.items():
+        lib.define(op.functional)
+        lib.define(op.out)
         lib.impl(name, REFERENCES[name], "CompositeExplicitAutograd")
         lib.impl(f"{name}.out", _make_out(REFERENCES[name]), "CompositeExplicitAutograd")
         torch.library.register_fake(f"{NAMESPACE}::{name}", _FAKES[name], lib=lib)
@@ -184,11 +161,11 @@ def _register():
     # Another library (ExecuTorch's quantized ops, say) may have added the out= overloads already: keep theirs,
     # the schemas are the same.
     fragment = torch.library.Library("quantized_decomposed", "FRAGMENT")
-    for name, schema in DECOMPOSED_OUT_SCHEMAS.items():
-        if _has_overload("quantized_decomposed", name, "out"):
+    for op in _DECOMPOSED:
+        if _has_overload("quantized_decomposed", op.name, "out"):
             continue
-        fragment.define(schema)
-        fragment.impl(f"{name}.out", _make_out(getattr(_qd, name).default), "CompositeExplicitAutograd")
+        fragment.define(op.out)
+        fragment.impl(f"{op.name}.out", _make_out(getattr(_qd, op.name).default), "CompositeExplicitAutograd")
     return lib, fragment
 
 

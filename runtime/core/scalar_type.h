@@ -1,6 +1,7 @@
-// Element types, numbered as PyTorch's c10::ScalarType (so as ExecuTorch and the .pte schema number them).
+// Element types: enum class ScalarType, its names and sizes come from the format contract
+// (schema/scalar_types.yaml, generated into schema/scalar_type_table.h); this header adds what kernels need.
 //
-// Kernels dispatch over compile-time lists of these (see `for_each_selected`), so a build that selects Float
+// Kernels dispatch over compile-time lists of these (see `dispatch_dtype`), so a build that selects Float
 // only compiles the Float body of a kernel, with no runtime string compare.
 #pragma once
 
@@ -11,43 +12,9 @@
 
 #include "runtime/core/bfloat16.h"
 #include "runtime/core/half.h"
+#include "schema/scalar_type_table.h"
 
 namespace ember {
-
-enum class ScalarType : int8_t {
-  Byte = 0,
-  Char = 1,
-  Short = 2,
-  Int = 3,
-  Long = 4,
-  Half = 5,
-  Float = 6,
-  Double = 7,
-  ComplexHalf = 8,
-  ComplexFloat = 9,
-  ComplexDouble = 10,
-  Bool = 11,
-  QInt8 = 12,
-  QUInt8 = 13,
-  QInt32 = 14,
-  BFloat16 = 15,
-  QUInt4x2 = 16,
-  QUInt2x4 = 17,
-  Bits1x8 = 18,
-  Bits2x4 = 19,
-  Bits4x2 = 20,
-  Bits8 = 21,
-  Bits16 = 22,
-  Float8_e5m2 = 23,
-  Float8_e4m3fn = 24,
-  Float8_e5m2fnuz = 25,
-  Float8_e4m3fnuz = 26,
-  UInt16 = 27,
-  UInt32 = 28,
-  UInt64 = 29,
-};
-
-constexpr int kNumScalarTypes = 30;
 
 constexpr bool is_valid_scalar_type(int v) { return v >= 0 && v < kNumScalarTypes; }
 
@@ -83,19 +50,7 @@ struct ScalarTypeOf;
   struct ScalarTypeOf<cpp> {                                  \
     static constexpr ScalarType value = ScalarType::st;       \
   };
-EMBER_INTERNAL_SCALAR_PAIR(uint8_t, Byte)
-EMBER_INTERNAL_SCALAR_PAIR(int8_t, Char)
-EMBER_INTERNAL_SCALAR_PAIR(int16_t, Short)
-EMBER_INTERNAL_SCALAR_PAIR(int32_t, Int)
-EMBER_INTERNAL_SCALAR_PAIR(int64_t, Long)
-EMBER_INTERNAL_SCALAR_PAIR(::ember::Half, Half)
-EMBER_INTERNAL_SCALAR_PAIR(float, Float)
-EMBER_INTERNAL_SCALAR_PAIR(double, Double)
-EMBER_INTERNAL_SCALAR_PAIR(bool, Bool)
-EMBER_INTERNAL_SCALAR_PAIR(::ember::BFloat16, BFloat16)
-EMBER_INTERNAL_SCALAR_PAIR(uint16_t, UInt16)
-EMBER_INTERNAL_SCALAR_PAIR(uint32_t, UInt32)
-EMBER_INTERNAL_SCALAR_PAIR(uint64_t, UInt64)
+EMBER_FOR_EACH_CPP_SCALAR_TYPE(EMBER_INTERNAL_SCALAR_PAIR)
 #undef EMBER_INTERNAL_SCALAR_PAIR
 
 template <ScalarType T>

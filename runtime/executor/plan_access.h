@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exir/schema/program_generated.h"
+#include "schema/program_generated.h"
 #include "runtime/core/span.h"
 
 namespace ember {

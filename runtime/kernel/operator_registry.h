@@ -16,10 +16,8 @@ using KernelFn = void (*)(KernelContext& ctx, EValue** args);
 struct KernelEntry {
   const char* name;       // "aten::add.out"
   KernelFn fn;
-  // One letter per argument, the return last; Method::init checks each argument's tag against it:
-  // T tensor, t tensor-or-None, s scalar, r scalar-or-None, i int, n int-or-None, d double, f double-or-None,
-  // b bool, c bool-or-None, I int list, J int-list-or-None, D double list, B bool list, L tensor list,
-  // P optional-tensor list, S string, x ignored (device/layout).
+  // One argument code per argument, the return last, which the method checks each value's tag against at load.
+  // The codes are the contract's (schema/argument_codes.yaml; argument_code_accepts() in schema/argument_codes.h).
   const char* arg_types;
   // ScalarTypes this build computes for the kernel (bit n = ScalarType n).
   uint32_t dtype_mask;

@@ -9,8 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Callable, List
 
-from exir.schema import program as S
 from exir.serialize import deserialize_pte, serialize_pte
+from schema import program as S
 
 
 def _subsegment_blobs(f, sub) -> List[bytes]:

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from exir.schema import program as S
 from exir.serialize import serialize_pte
+from schema import program as S
 
 
 

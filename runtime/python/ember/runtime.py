@@ -20,15 +20,15 @@ from typing import Dict, List, Sequence, Union
 
 import torch
 
+from schema import scalar_types
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # kernels= -> the extension holding them: "default" is what --//kernels:optimized picked (optimized, unless off).
 _EXTENSIONS = {"default": "_ember_runtime.so", "portable": "_ember_runtime_portable.so"}
 _libs: Dict[str, object] = {}
 
-# The .pte ScalarType numbering is PyTorch's.
-_DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float16,
-           6: torch.float32, 7: torch.float64, 11: torch.bool, 15: torch.bfloat16, 27: torch.uint16,
-           28: torch.uint32, 29: torch.uint64}
+# ScalarType number <-> torch dtype for the types the runtime computes on (schema/scalar_types.yaml).
+_DTYPES = {t.number: t.torch_dtype() for t in scalar_types.SCALAR_TYPES if t.cpp and t.torch_dtype() is not None}
 _CODES = {v: k for k, v in _DTYPES.items()}
 
 

@@ -1,5 +1,7 @@
 """program.fbs as Python dataclasses: one class per table, field names and order as in the schema.
 
+ScalarType is the contract's (schema/scalar_types.yaml), as the generated scalar_type.fbs has it.
+
 Union-valued fields (EValue.val, Instruction.instr_args) hold an instance of one member class; its class name
 is the union tag on the wire.
 """
@@ -9,31 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import List, Optional, Union
 
-
-class ScalarType(enum.IntEnum):
-    BYTE = 0
-    CHAR = 1
-    SHORT = 2
-    INT = 3
-    LONG = 4
-    HALF = 5
-    FLOAT = 6
-    DOUBLE = 7
-    BOOL = 11
-    QINT8 = 12
-    QUINT8 = 13
-    QINT32 = 14
-    BFLOAT16 = 15
-    QUINT4X2 = 16
-    QUINT2X4 = 17
-    BITS16 = 22
-    FLOAT8E5M2 = 23
-    FLOAT8E4M3FN = 24
-    FLOAT8E5M2FNUZ = 25
-    FLOAT8E4M3FNUZ = 26
-    UINT16 = 27
-    UINT32 = 28
-    UINT64 = 29
+from schema.scalar_types import ScalarType
 
 
 class TensorShapeDynamism(enum.IntEnum):

@@ -1,0 +1,101 @@
+"""The format contract against the outside facts it encodes (PyTorch's numbering, flatc, the registered torch ops)
+and against every user that reads it (manifests, codegen, exir's serializer)."""
+import os
+import struct
+import subprocess
+
+import pytest
+import torch
+
+from schema import argument_codes, extended_header, fbs, operators, scalar_types
+from schema._yaml import ContractError
+
+
+def _c10_number(dtype: torch.dtype) -> int:
+    # TorchScript stores a dtype constant as its c10::ScalarType number.
+    graph = torch._C.Graph()
+    return graph.insertConstant(dtype).node().i("value")
+
+
+@pytest.mark.parametrize("info", scalar_types.SCALAR_TYPES, ids=lambda t: t.name)
+def test_scalar_types_are_pytorchs(info):
+    dtype = info.torch_dtype()
+    assert dtype is not None, f"torch has no dtype torch.{info.torch}"
+    assert _c10_number(dtype) == info.number
+    assert dtype.itemsize == info.size
+    assert scalar_types.by_torch(dtype) is info
+
+
+def test_pte_enum_is_the_contracts():
+    assert scalar_types.ScalarType.FLOAT == 6 and scalar_types.ScalarType.UINT64 == 29
+    assert scalar_types.pte_scalar_type(torch.bfloat16) == scalar_types.ScalarType.BFLOAT16
+    assert "COMPLEXFLOAT" not in scalar_types.ScalarType.__members__
+    text = fbs.scalar_type_fbs()
+    assert "  FLOAT = 6,\n" in text and "Complex" not in text.split("enum")[1]
+
+
+@pytest.mark.parametrize("dtype, message", [
+    (torch.complex64, r"torch.complex64 \(ScalarType ComplexFloat\) cannot be exported: .* no complex types"),
+    (torch.bits8, r"torch.bits8 \(ScalarType Bits8\) has no .pte scalar type"),
+])
+def test_dtypes_a_pte_cannot_hold_are_named(dtype, message):
+    with pytest.raises(scalar_types.NotInFormat, match=message):
+        scalar_types.pte_scalar_type(dtype)
+
+
+def test_unknown_names_say_which_exist():
+    with pytest.raises(ContractError, match="unknown ScalarType 'Float32'; the names are Byte, Char"):
+        scalar_types.by_name("Float32")
+    assert scalar_types.mask(["Float", "Long"]) == 1 << 6 | 1 << 4
+
+
+def test_flatc_compiles_the_schema(tmp_path):
+    path = fbs.write_fbs(str(tmp_path))
+    r = subprocess.run(["flatc", "--cpp", "--scoped-enums", "-o", str(tmp_path), path,
+                        os.path.join(str(tmp_path), "scalar_type.fbs")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    header = (tmp_path / "scalar_type_generated.h").read_text()
+    assert "FLOAT8E4M3FNUZ = 26" in header
+    assert fbs.FILE_IDENTIFIER == b"ET12"
+
+
+def test_serialized_header_is_at_the_contracts_offsets():
+    from exir.serialize import serialize_pte
+    from schema import program as S
+    data = serialize_pte(S.Program(version=0), [b"\1" * 5])
+    o = extended_header.FIELD_OFFSETS
+    assert data[4:8] == fbs.FILE_IDENTIFIER
+    assert data[o["magic"]:o["magic"] + 4] == extended_header.MAGIC
+    (length,) = struct.unpack_from("<I", data, o["length"])
+    (program_size, base, size) = struct.unpack_from("<QQQ", data, o["program_size"])
+    assert length == extended_header.LENGTH == 32
+    assert program_size < base == 4096 and size == 5 and data[base:base + size] == b"\1" * 5
+
+
+def test_registered_ops_have_the_contracts_schemas():
+    import exir.lowering.convolution_clamp  # noqa: F401  (registers ember::convolution_clamp)
+    import kernels.quantized.ops  # noqa: F401  (registers ember_quantized::*, quantized_decomposed::*.out)
+    for op in operators.OPERATORS:
+        packet = getattr(getattr(torch.ops, op.namespace), op.name)
+        assert str(packet.out._schema) == f"{op.namespace}::{op.out}"
+        # For PyTorch's own functional ops this checks the contract's copy of PyTorch's schema.
+        assert str(packet.default._schema) == f"{op.namespace}::{op.functional}"
+
+
+def test_out_schema_keeps_keyword_arguments_first():
+    op = operators.find("quantized_decomposed::dequantize_per_tensor.out")
+    assert op.out.endswith("ScalarType dtype, *, ScalarType? out_dtype=None, Tensor(a!) out) -> Tensor(a!)")
+    assert operators.find("ember::nothing") is None
+
+
+def test_every_manifest_argument_has_a_code():
+    from codegen.gen_registration import arg_signature
+    from codegen.manifest import load_manifest
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    seen = set()
+    for lib in ("portable", "optimized", "quantized", "prim_ops"):
+        for d in load_manifest(os.path.join(root, "kernels", lib, "kernels.yaml"), namespace="x", library=lib):
+            sig, _ = arg_signature(d)
+            seen |= set(sig)
+    assert seen <= set(argument_codes.BY_CODE)
+    assert {"T", "t", "s", "i", "I", "L"} <= seen
