@@ -6,6 +6,7 @@
 #include "runtime/core/log.h"
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program.h"
+#include "schema/argument_codes.h"
 
 namespace ember {
 
@@ -21,31 +22,6 @@ const char* op_name(const fb::ExecutionPlan* plan, uint32_t op_index, const char
   const auto* op = at(plan->operators(), op_index);
   *overload = pte::str(op->overload());
   return op->name()->c_str();
-}
-
-// Whether the value's tag fits a kernel signature letter (see KernelEntry::arg_types).
-bool tag_fits(char code, Tag tag) {
-  switch (code) {
-    case 'T': return tag == Tag::Tensor;
-    case 't': return tag == Tag::Tensor || tag == Tag::None;
-    case 's': return tag == Tag::Int || tag == Tag::Double || tag == Tag::Bool;
-    case 'r': return tag == Tag::Int || tag == Tag::Double || tag == Tag::Bool || tag == Tag::None;
-    case 'i': return tag == Tag::Int;
-    case 'n': return tag == Tag::Int || tag == Tag::None;
-    case 'd': return tag == Tag::Double;
-    case 'f': return tag == Tag::Double || tag == Tag::None;
-    case 'b': return tag == Tag::Bool;
-    case 'c': return tag == Tag::Bool || tag == Tag::None;
-    case 'I': return tag == Tag::IntList;
-    case 'J': return tag == Tag::IntList || tag == Tag::None;
-    case 'D': return tag == Tag::DoubleList;
-    case 'B': return tag == Tag::BoolList;
-    case 'L': return tag == Tag::TensorList;
-    case 'P': return tag == Tag::OptionalTensorList;
-    case 'S': return tag == Tag::String;
-    case 'x': return true;
-  }
-  return false;
 }
 
 // How many of each element load() places in the method allocator: one array per element type, so the
@@ -409,7 +385,7 @@ class MethodLoader {
     bool checked_dtype = false;
     for (size_t k = 0; k < nargs; ++k) {
       const Tag tag = args[k]->tag();
-      EMBER_CHECK_OR_RETURN_ERROR(tag_fits(entry->arg_types[k], tag), InvalidProgram,
+      EMBER_CHECK_OR_RETURN_ERROR(argument_code_accepts(entry->arg_types[k], tag), InvalidProgram,
                                   "method '%s' instruction %zu (%s): argument %zu is a %s, the kernel expects '%c'",
                                   method_, pc, entry->name, k, tag_name(tag), entry->arg_types[k]);
       // The first tensor argument picks the kernel's compute type: it must be one this build compiled.

@@ -7,22 +7,9 @@
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program_verifier.h"
+#include "schema/extended_header.h"
 
 namespace ember {
-
-namespace {
-
-constexpr char kIdentifier[4] = {'E', 'T', '1', '2'};
-constexpr uint32_t kExtendedHeaderOffset = 8;
-constexpr uint32_t kExtendedHeaderMinLength = 32;
-
-uint32_t read_u32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
-         static_cast<uint32_t>(p[3]) << 24;
-}
-uint64_t read_u64(const uint8_t* p) { return static_cast<uint64_t>(read_u32(p)) | static_cast<uint64_t>(read_u32(p + 4)) << 32; }
-
-}  // namespace
 
 Result<Program> Program::load(DataLoader* loader, Verification verification) {
   EMBER_CHECK_OR_RETURN_ERROR(loader != nullptr, InvalidArgument, "Program::load needs a DataLoader");
@@ -31,39 +18,20 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
                               "program is %llu bytes; a .pte starts with at least 8 (root offset, identifier)",
                               static_cast<unsigned long long>(file_size));
   // The head first: the identifier and extended header say how much of the file is the program proper.
-  const uint64_t head_size = file_size < kHeaderBytes ? file_size : kHeaderBytes;
-  uint64_t program_size = file_size, segment_base = file_size, segment_size = 0;
+  const uint64_t head_size = file_size < extended_header::kHeadBytes ? file_size : extended_header::kHeadBytes;
+  ExtendedHeader header;
   {
     EMBER_TRY_ASSIGN(head, loader->load(0, head_size, SegmentInfo{SegmentInfo::Type::Program, 0}));
     const uint8_t* h = static_cast<const uint8_t*>(head.data());
-    EMBER_CHECK_OR_RETURN_ERROR(memcmp(h + 4, kIdentifier, 4) == 0, InvalidProgram,
+    EMBER_CHECK_OR_RETURN_ERROR(memcmp(h + 4, ember_pte::ProgramIdentifier(), 4) == 0, InvalidProgram,
                                 "not a .pte: identifier at byte 4 is '%c%c%c%c' (0x%02x%02x%02x%02x), expected 'ET12'",
                                 h[4] >= 32 && h[4] < 127 ? h[4] : '?', h[5] >= 32 && h[5] < 127 ? h[5] : '?',
                                 h[6] >= 32 && h[6] < 127 ? h[6] : '?', h[7] >= 32 && h[7] < 127 ? h[7] : '?', h[4],
                                 h[5], h[6], h[7]);
-    if (head_size >= kExtendedHeaderOffset + kExtendedHeaderMinLength &&
-        memcmp(h + kExtendedHeaderOffset, "eh00", 4) == 0) {
-      const uint32_t length = read_u32(h + kExtendedHeaderOffset + 4);
-      EMBER_CHECK_OR_RETURN_ERROR(length >= kExtendedHeaderMinLength, InvalidProgram,
-                                  "extended header length %u is below the %u bytes it must hold",
-                                  static_cast<unsigned>(length), static_cast<unsigned>(kExtendedHeaderMinLength));
-      program_size = read_u64(h + 16);
-      segment_base = read_u64(h + 24);
-      segment_size = read_u64(h + 32);
-      EMBER_CHECK_OR_RETURN_ERROR(program_size <= file_size && program_size >= 8, InvalidProgram,
-                                  "truncated: the header says the program is %llu bytes, the file has %llu",
-                                  static_cast<unsigned long long>(program_size),
-                                  static_cast<unsigned long long>(file_size));
-      EMBER_CHECK_OR_RETURN_ERROR(segment_base >= program_size && segment_base <= file_size &&
-                                      segment_size <= file_size - segment_base,
-                                  InvalidProgram,
-                                  "truncated: segment data [%llu, %llu + %llu) does not fit the file's %llu bytes",
-                                  static_cast<unsigned long long>(segment_base),
-                                  static_cast<unsigned long long>(segment_base),
-                                  static_cast<unsigned long long>(segment_size),
-                                  static_cast<unsigned long long>(file_size));
-    }
+    EMBER_TRY_ASSIGN(parsed, parse_extended_header(h, static_cast<size_t>(head_size), file_size));
+    header = parsed;
   }
+  const uint64_t program_size = header.program_size;
   EMBER_TRY_ASSIGN(data, loader->load(0, program_size, SegmentInfo{SegmentInfo::Type::Program, 0}));
   if (verification == Verification::InternalConsistency) {
     flatbuffers::Verifier::Options options;
@@ -78,8 +46,8 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   const ember_pte::Program* fb = ember_pte::GetProgram(data.data());
   // Structure is checked whatever the verification level: it is cheap next to the flatbuffer verifier, and
   // everything after this point reads the flatbuffer without checking again.
-  EMBER_TRY(verify_program_structure(fb, segment_size));
-  return Program(loader, static_cast<FreeableBuffer&&>(data), fb, segment_base);
+  EMBER_TRY(verify_program_structure(fb, header.segment_data_size));
+  return Program(loader, static_cast<FreeableBuffer&&>(data), fb, header.segment_base_offset);
 }
 
 size_t Program::num_methods() const { return pte::count(program_->execution_plan()); }

@@ -26,8 +26,6 @@ class Program {
     InternalConsistency,  // flatbuffer verifier plus every index, offset and size (the default)
   };
 
-  static constexpr size_t kHeaderBytes = 64;
-
   static Result<Program> load(DataLoader* loader, Verification verification = Verification::InternalConsistency);
 
   size_t num_methods() const;

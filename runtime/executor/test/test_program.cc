@@ -36,13 +36,6 @@ fb::TensorT float_2x2(bool planned, uint64_t offset, uint32_t constant) {
   return t;
 }
 
-void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_u64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
 }  // namespace
 
 std::unique_ptr<fb::ProgramT> base_program() {
@@ -131,20 +124,23 @@ std::vector<uint8_t> serialize(const fb::ProgramT& p, const std::vector<uint8_t>
   const uint8_t* flat = builder.GetBufferPointer();
   const size_t flat_size = builder.GetSize();
   // The extended header goes between the identifier and the rest; offsets inside the flatbuffer are relative,
-  // so only the root offset moves. 32 bytes keep the flatbuffer's 16-byte alignment.
-  constexpr size_t kHeader = 32;
+  // so only the root offset moves. Its 32 bytes keep the flatbuffer's 16-byte alignment.
+  constexpr size_t kHeader = extended_header::kLength;
+  static_assert(kHeader % 16 == 0 && extended_header::kOffset == 8, "the header sits at byte 8, 16-byte multiple");
   const size_t program_size = flat_size + kHeader;
   const size_t segment_base = (program_size + 15) / 16 * 16;
   std::vector<uint8_t> out(segment_base + segment_data.size(), 0);
-  uint32_t root;
+  uint32_t root;  // little-endian, as on every target Ember builds for
   memcpy(&root, flat, 4);
-  put_u32(out.data(), root + kHeader);
+  root += kHeader;
+  memcpy(out.data(), &root, 4);
   memcpy(out.data() + 4, flat + 4, 4);
-  memcpy(out.data() + 8, "eh00", 4);
-  put_u32(out.data() + 12, kHeader);
-  put_u64(out.data() + 16, program_size);
-  put_u64(out.data() + 24, segment_base);
-  put_u64(out.data() + 32, segment_data.size());
+  ExtendedHeader header;
+  header.present = true;
+  header.program_size = program_size;
+  header.segment_base_offset = segment_base;
+  header.segment_data_size = segment_data.size();
+  write_extended_header(header, out.data());
   memcpy(out.data() + 8 + kHeader, flat + 8, flat_size - 8);
   if (!segment_data.empty()) memcpy(out.data() + segment_base, segment_data.data(), segment_data.size());
   return out;

@@ -14,6 +14,7 @@
 #include "runtime/core/hierarchical_allocator.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/executor/memory_manager.h"
+#include "schema/extended_header.h"
 
 namespace ember {
 namespace testing {
