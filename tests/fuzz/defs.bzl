@@ -5,8 +5,8 @@ load("//tools/bazel:ember.bzl", "EMBER_TEST_COPTS")
 def ember_fuzz_target(name, srcs, deps, corpus):
     """`name`: the libFuzzer binary; `name`_replay_test: runs every file of `corpus` (directories) once.
 
-    The binary needs clang's libFuzzer, so it exists only on the clang host platform (--config=fuzz) and is
-    skipped elsewhere; the replay test builds with any compiler, so the corpus is a regression test in the
+    The binary needs clang's libFuzzer and coverage instrumentation, so it exists only under --config=fuzz and
+    is skipped elsewhere; the replay test builds with any compiler, so the corpus is a regression test in the
     default build and under --config=asan/ubsan too.
     """
     native.cc_library(
@@ -23,7 +23,10 @@ def ember_fuzz_target(name, srcs, deps, corpus):
         name = name,
         testonly = True,
         linkopts = ["-fsanitize=fuzzer"],
-        target_compatible_with = ["//platforms:clang"],
+        target_compatible_with = select({
+            "//tests/fuzz:fuzzing": [],
+            "//conditions:default": ["@platforms//:incompatible"],
+        }),
         deps = [":" + name + "_lib"],
     )
     native.cc_test(
