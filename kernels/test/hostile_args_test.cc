@@ -398,6 +398,16 @@ TEST(Quantized, PerChannelZeroPointsBeyondInt32AreRefused) {
   EXPECT_EQ(out.data[0], static_cast<float>((double{INT32_MIN} - INT32_MAX) * 0.5));
 }
 
+// --- found by tests/fuzz:kernel_fuzz ---------------------------------------------------------------------------
+
+// A dim of size 0 has no maximum to subtract: softmax read the element before looking at the length (here the
+// empty input has no storage at all, so the read was a null dereference).
+TEST(Portable, SoftmaxOverAnEmptyDimReadsNothing) {
+  F32 x(ScalarType::Float, {2, 0}), out(ScalarType::Float, {2, 0});
+  EXPECT_EQ(run([&](KernelContext& c) { portable::softmax_out(c, x.t, 1, false, out.t); }), Error::Ok);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::log_softmax_out(c, x.t, -1, false, out.t); }), Error::Ok);
+}
+
 #ifdef EMBER_TEST_OPTIMIZED
 // The optimized Float clamps and fused convolution agree with portable's on NaN bounds.
 TEST(Optimized, NanClampBounds) {
