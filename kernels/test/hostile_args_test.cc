@@ -408,6 +408,24 @@ TEST(Portable, SoftmaxOverAnEmptyDimReadsNothing) {
   EXPECT_EQ(run([&](KernelContext& c) { portable::log_softmax_out(c, x.t, -1, false, out.t); }), Error::Ok);
 }
 
+// The quantized convolution's stride, padding and dilation entered its output size arithmetic unchecked: 2 * padding
+// or dilation * (kernel - 1) overflowed int64.
+TEST(Quantized, ConvolutionGeometryBeyondInt32IsRefused) {
+  I8 x(ScalarType::Char, {1, 1, 3, 3}), w(ScalarType::Char, {1, 1, 3, 3}), out(ScalarType::Char, {1, 1, 1, 1});
+  F32 scales(ScalarType::Float, {1}, {0.5f});
+  const int64_t one[2] = {1, 1}, zero[2] = {0, 0}, huge[2] = {int64_t{1} << 62, int64_t{1} << 62};
+  for (int which = 0; which < 3; ++which) {
+    EXPECT_EQ(run([&](KernelContext& c) {
+                quantized::conv2d_out(c, x.t, 0.1, 0, w.t, scales.t, nullptr,
+                                      ArrayRef<int64_t>(which == 0 ? huge : one),
+                                      ArrayRef<int64_t>(which == 1 ? huge : zero),
+                                      ArrayRef<int64_t>(which == 2 ? huge : one), 1, 0.1, 0, -128, 127, out.t);
+              }),
+              Error::InvalidArgument);
+    EXPECT_NE(log().find("must be in [1, 2^31)"), std::string::npos) << log();
+  }
+}
+
 #ifdef EMBER_TEST_OPTIMIZED
 // The optimized Float clamps and fused convolution agree with portable's on NaN bounds.
 TEST(Optimized, NanClampBounds) {
