@@ -426,6 +426,19 @@ TEST(Quantized, ConvolutionGeometryBeyondInt32IsRefused) {
   }
 }
 
+// avg_pool2d wrote self's dtype into out without checking out's: a Half input overran a Byte out.
+TEST(Portable, AvgPoolRefusesAnOutOfAnotherDtype) {
+  Owned<uint16_t> x(ScalarType::Half, {1, 1, 2, 2});
+  Owned<uint8_t> out(ScalarType::Byte, {1, 1, 1, 1});
+  const int64_t two[2] = {2, 2}, zero[2] = {0, 0};
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(two), ArrayRef<int64_t>(two),
+                                       ArrayRef<int64_t>(zero), false, true, Optional<int64_t>(), out.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("avg_pool2d.out: self is Half but out is Byte"), std::string::npos) << log();
+}
+
 #ifdef EMBER_TEST_OPTIMIZED
 // The optimized Float clamps and fused convolution agree with portable's on NaN bounds.
 TEST(Optimized, NanClampBounds) {
