@@ -439,6 +439,37 @@ TEST(Portable, AvgPoolRefusesAnOutOfAnotherDtype) {
   EXPECT_NE(log().find("avg_pool2d.out: self is Half but out is Byte"), std::string::npos) << log();
 }
 
+// The norms read weight, bias and statistics, and wrote their outputs, as the input's dtype without checking
+// theirs: a Byte weight under a Double input was read eight bytes per element.
+TEST(Portable, NormsRefuseOperandsOfAnotherDtype) {
+  Owned<double> x(ScalarType::Double, {1, 4}), o0(ScalarType::Double, {1, 4}), o1(ScalarType::Double, {1, 1}),
+      o2(ScalarType::Double, {1, 1});
+  Owned<uint8_t> byte_weight(ScalarType::Byte, {4});
+  const int64_t four[1] = {4};
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::native_layer_norm_out(c, x.t, ArrayRef<int64_t>(four), &byte_weight.t, nullptr, 1e-5, o0.t,
+                                              o1.t, o2.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("must be Double like the input"), std::string::npos) << log();
+  F32 float_out(ScalarType::Float, {1, 4});
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::native_layer_norm_out(c, x.t, ArrayRef<int64_t>(four), nullptr, nullptr, 1e-5, float_out.t,
+                                              o1.t, o2.t);
+            }),
+            Error::InvalidArgument);
+
+  F32 in(ScalarType::Float, {1, 2, 1, 1}), var(ScalarType::Float, {2}, {1, 1}), b0(ScalarType::Float, {1, 2, 1, 1}),
+      b1(ScalarType::Float, {0}), b2(ScalarType::Float, {0});
+  Owned<uint8_t> byte_mean(ScalarType::Byte, {2});
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::native_batch_norm_legit_no_training_out(c, in.t, nullptr, nullptr, byte_mean.t, var.t, 0.1,
+                                                                1e-5, b0.t, b1.t, b2.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("must be Float like the input"), std::string::npos) << log();
+}
+
 #ifdef EMBER_TEST_OPTIMIZED
 // The optimized Float clamps and fused convolution agree with portable's on NaN bounds.
 TEST(Optimized, NanClampBounds) {
