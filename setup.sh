@@ -30,6 +30,8 @@ APT_PACKAGES=(
   nginx
   # leak checks of load/run cycles (tests/runtime/test_valgrind.py)
   valgrind
+  # fuzzing: libFuzzer and clang's sanitizer runtimes (tests/fuzz, --config=fuzz)
+  libclang-rt-14-dev
 )
 
 say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }

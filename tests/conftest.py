@@ -6,6 +6,11 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# Under tools/sanitize.sh this process runs with the sanitizer's runtime preloaded, for the instrumented extension;
+# the tools the tests start (bazel, compilers, runners) must not inherit it.
+if os.environ.get("EMBER_SANITIZER"):
+    os.environ.pop("LD_PRELOAD", None)
+
 
 def bazel_build(*targets):
     r = subprocess.run(["bazel", "build", *targets], cwd=ROOT, capture_output=True, text=True, timeout=1800)

@@ -30,6 +30,13 @@ void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int
   EMBER_KERNEL_CHECK(ctx, (weight == nullptr || weight->numel() == inner) && (bias == nullptr || bias->numel() == inner),
                      InvalidArgument, "native_layer_norm.out: weight and bias must have %lld elements",
                      static_cast<long long>(inner));
+  // Every tensor is read or written as the input's dtype.
+  const ScalarType st = input.scalar_type();
+  EMBER_KERNEL_CHECK(ctx, out0.scalar_type() == st && out1.scalar_type() == st && out2.scalar_type() == st &&
+                              (weight == nullptr || weight->scalar_type() == st) &&
+                              (bias == nullptr || bias->scalar_type() == st),
+                     InvalidArgument, "native_layer_norm.out: weight, bias and the outputs must be %s like the input",
+                     scalar_type_name(st));
   EMBER_DISPATCH(ctx, "native_layer_norm.out", selected_dtypes::native_layer_norm_out_portable, input.scalar_type(),
                  [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -76,6 +83,13 @@ void native_batch_norm_legit_no_training_out(KernelContext& ctx, const Tensor& i
                               (weight == nullptr || weight->numel() == C_) && (bias == nullptr || bias->numel() == C_),
                      InvalidArgument, "_native_batch_norm_legit_no_training.out: statistics must have %lld elements",
                      static_cast<long long>(C_));
+  // Every tensor is read or written as the input's dtype.
+  const ScalarType st = input.scalar_type();
+  EMBER_KERNEL_CHECK(ctx, running_mean.scalar_type() == st && running_var.scalar_type() == st &&
+                              (weight == nullptr || weight->scalar_type() == st) &&
+                              (bias == nullptr || bias->scalar_type() == st) && out0.scalar_type() == st,
+                     InvalidArgument, "_native_batch_norm_legit_no_training.out: weight, bias, statistics and out "
+                     "must be %s like the input", scalar_type_name(st));
   const int32_t empty[1] = {0};
   EMBER_KERNEL_CHECK(ctx, fit_output(out0, input.sizes()) && fit_output(out1, empty, 1) && fit_output(out2, empty, 1),
                      InvalidArgument, "_native_batch_norm_legit_no_training.out: outputs have the wrong shapes");

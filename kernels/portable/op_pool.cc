@@ -116,6 +116,9 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
                      "stride in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
   EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g), InvalidArgument, "avg_pool2d.out: out must be %lldx%lld per channel",
                      static_cast<long long>(g.OH), static_cast<long long>(g.OW));
+  EMBER_KERNEL_CHECK(ctx, out.scalar_type() == self.scalar_type(), InvalidArgument,
+                     "avg_pool2d.out: self is %s but out is %s", scalar_type_name(self.scalar_type()),
+                     scalar_type_name(out.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, !divisor_override.has_value() || divisor_override.value() != 0, InvalidArgument,
                      "avg_pool2d.out: divisor_override must not be 0");
   EMBER_DISPATCH(ctx, "avg_pool2d.out", selected_dtypes::avg_pool2d_out_portable, self.scalar_type(), [&](auto tag) {

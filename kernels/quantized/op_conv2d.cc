@@ -51,8 +51,11 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int
                      "ember_quantized::conv2d.out: %lld input channels, %lld output channels and %lld groups do not "
                      "fit a weight of %lld channels per group", static_cast<long long>(C),
                      static_cast<long long>(OC), static_cast<long long>(groups), static_cast<long long>(Cg));
-  EMBER_KERNEL_CHECK(ctx, sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0, InvalidArgument,
-                     "ember_quantized::conv2d.out: stride and dilation must be positive, padding non-negative");
+  // Bounded by int32 as tensor sizes are, so the output size arithmetic below cannot overflow int64.
+  auto fits = [](int64_t v, int64_t lo) { return v >= lo && v <= INT32_MAX; };
+  EMBER_KERNEL_CHECK(ctx, fits(sh, 1) && fits(sw, 1) && fits(dh, 1) && fits(dw, 1) && fits(ph, 0) && fits(pw, 0),
+                     InvalidArgument, "ember_quantized::conv2d.out: stride and dilation must be in [1, 2^31), padding "
+                     "in [0, 2^31)");
   const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
   const int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
   EMBER_KERNEL_CHECK(ctx, KH > 0 && KW > 0 && OH > 0 && OW > 0, InvalidArgument,

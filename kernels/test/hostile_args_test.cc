@@ -398,6 +398,78 @@ TEST(Quantized, PerChannelZeroPointsBeyondInt32AreRefused) {
   EXPECT_EQ(out.data[0], static_cast<float>((double{INT32_MIN} - INT32_MAX) * 0.5));
 }
 
+// --- found by tests/fuzz:kernel_fuzz ---------------------------------------------------------------------------
+
+// A dim of size 0 has no maximum to subtract: softmax read the element before looking at the length (here the
+// empty input has no storage at all, so the read was a null dereference).
+TEST(Portable, SoftmaxOverAnEmptyDimReadsNothing) {
+  F32 x(ScalarType::Float, {2, 0}), out(ScalarType::Float, {2, 0});
+  EXPECT_EQ(run([&](KernelContext& c) { portable::softmax_out(c, x.t, 1, false, out.t); }), Error::Ok);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::log_softmax_out(c, x.t, -1, false, out.t); }), Error::Ok);
+}
+
+// The quantized convolution's stride, padding and dilation entered its output size arithmetic unchecked: 2 * padding
+// or dilation * (kernel - 1) overflowed int64.
+TEST(Quantized, ConvolutionGeometryBeyondInt32IsRefused) {
+  I8 x(ScalarType::Char, {1, 1, 3, 3}), w(ScalarType::Char, {1, 1, 3, 3}), out(ScalarType::Char, {1, 1, 1, 1});
+  F32 scales(ScalarType::Float, {1}, {0.5f});
+  const int64_t one[2] = {1, 1}, zero[2] = {0, 0}, huge[2] = {int64_t{1} << 62, int64_t{1} << 62};
+  for (int which = 0; which < 3; ++which) {
+    EXPECT_EQ(run([&](KernelContext& c) {
+                quantized::conv2d_out(c, x.t, 0.1, 0, w.t, scales.t, nullptr,
+                                      ArrayRef<int64_t>(which == 0 ? huge : one),
+                                      ArrayRef<int64_t>(which == 1 ? huge : zero),
+                                      ArrayRef<int64_t>(which == 2 ? huge : one), 1, 0.1, 0, -128, 127, out.t);
+              }),
+              Error::InvalidArgument);
+    EXPECT_NE(log().find("must be in [1, 2^31)"), std::string::npos) << log();
+  }
+}
+
+// avg_pool2d wrote self's dtype into out without checking out's: a Half input overran a Byte out.
+TEST(Portable, AvgPoolRefusesAnOutOfAnotherDtype) {
+  Owned<uint16_t> x(ScalarType::Half, {1, 1, 2, 2});
+  Owned<uint8_t> out(ScalarType::Byte, {1, 1, 1, 1});
+  const int64_t two[2] = {2, 2}, zero[2] = {0, 0};
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(two), ArrayRef<int64_t>(two),
+                                       ArrayRef<int64_t>(zero), false, true, Optional<int64_t>(), out.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("avg_pool2d.out: self is Half but out is Byte"), std::string::npos) << log();
+}
+
+// The norms read weight, bias and statistics, and wrote their outputs, as the input's dtype without checking
+// theirs: a Byte weight under a Double input was read eight bytes per element.
+TEST(Portable, NormsRefuseOperandsOfAnotherDtype) {
+  Owned<double> x(ScalarType::Double, {1, 4}), o0(ScalarType::Double, {1, 4}), o1(ScalarType::Double, {1, 1}),
+      o2(ScalarType::Double, {1, 1});
+  Owned<uint8_t> byte_weight(ScalarType::Byte, {4});
+  const int64_t four[1] = {4};
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::native_layer_norm_out(c, x.t, ArrayRef<int64_t>(four), &byte_weight.t, nullptr, 1e-5, o0.t,
+                                              o1.t, o2.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("must be Double like the input"), std::string::npos) << log();
+  F32 float_out(ScalarType::Float, {1, 4});
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::native_layer_norm_out(c, x.t, ArrayRef<int64_t>(four), nullptr, nullptr, 1e-5, float_out.t,
+                                              o1.t, o2.t);
+            }),
+            Error::InvalidArgument);
+
+  F32 in(ScalarType::Float, {1, 2, 1, 1}), var(ScalarType::Float, {2}, {1, 1}), b0(ScalarType::Float, {1, 2, 1, 1}),
+      b1(ScalarType::Float, {0}), b2(ScalarType::Float, {0});
+  Owned<uint8_t> byte_mean(ScalarType::Byte, {2});
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::native_batch_norm_legit_no_training_out(c, in.t, nullptr, nullptr, byte_mean.t, var.t, 0.1,
+                                                                1e-5, b0.t, b1.t, b2.t);
+            }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("must be Float like the input"), std::string::npos) << log();
+}
+
 #ifdef EMBER_TEST_OPTIMIZED
 // The optimized Float clamps and fused convolution agree with portable's on NaN bounds.
 TEST(Optimized, NanClampBounds) {

@@ -26,7 +26,8 @@ bool is_generated_spec(const char* spec) {
 
 Error fill_generated(ScalarType type, void* data, int64_t n, const char* spec) {
   const bool zeros = strcmp(spec, "zeros") == 0, ones = strcmp(spec, "ones") == 0;
-  Lcg rng{spec[6] == ':' ? strtoull(spec + 7, nullptr, 10) : 42u};
+  // Only "random:SEED" has a seed: shorter specs ("ones") end before the colon's position.
+  Lcg rng{strncmp(spec, "random:", 7) == 0 ? strtoull(spec + 7, nullptr, 10) : 42u};
   for (int64_t i = 0; i < n; ++i) {
     // Both draws happen for every element whatever the dtype, so streams line up across dtypes.
     const double v = zeros ? 0.0 : ones ? 1.0 : rng.next() * 2.0 - 1.0;

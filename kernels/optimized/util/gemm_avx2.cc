@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#define EMBER_SIMD_HELPERS_AVX2
 #include "kernels/optimized/util/simd.h"
 
 #if EMBER_SIMD_X86_DISPATCH

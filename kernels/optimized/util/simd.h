@@ -33,6 +33,14 @@ struct Lanes {
   static constexpr int value = sizeof(V) / sizeof(float);
 };
 
+// In the AVX2 translation unit (gemm_avx2.cc defines EMBER_SIMD_HELPERS_AVX2 first) the helpers below are built
+// for AVX2 too: clang refuses a call that passes or returns 32-byte vectors from an AVX function to one without
+// AVX, always_inline or not. gcc's `#pragma GCC target` there covers the whole file instead.
+#if defined(EMBER_SIMD_HELPERS_AVX2) && defined(__clang__) && defined(__x86_64__)
+#define EMBER_INTERNAL_SIMD_AVX2_HELPERS 1
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#endif
+
 // Unaligned: planned tensors are 16-byte aligned, but row starts inside them are not.
 template <class V>
 EMBER_ALWAYS_INLINE V vload(const float* p) {
@@ -49,6 +57,10 @@ EMBER_ALWAYS_INLINE V vsplat(float x) {
   V v = {};
   return v + x;
 }
+
+#if defined(EMBER_INTERNAL_SIMD_AVX2_HELPERS)
+#pragma clang attribute pop
+#endif
 
 // Whether this CPU runs AVX2 and FMA (false off x86-64). Asked once; a race only repeats the same answer.
 bool cpu_has_avx2_fma();

@@ -9,7 +9,8 @@
 
 The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
 for kernels="portable"); this module builds it on first use when it is missing. EMBER_RUNTIME_LIB points at
-another build of the default one.
+another build of the default one; EMBER_RUNTIME_LIB_DIR at a folder holding another build of both (for example
+the AddressSanitizer one, tools/sanitize.sh).
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _extension(kernels: str = "default"):
         return _libs[kernels]
     name = _EXTENSIONS[kernels]
     path = (kernels == "default" and os.environ.get("EMBER_RUNTIME_LIB")) or os.path.join(
-        _ROOT, "bazel-bin", "runtime", "python", name)
+        os.environ.get("EMBER_RUNTIME_LIB_DIR") or os.path.join(_ROOT, "bazel-bin", "runtime", "python"), name)
     target = f"//runtime/python:{name}"
     if not os.path.exists(path):
         r = subprocess.run(["bazel", "build", target], cwd=_ROOT, capture_output=True, text=True)

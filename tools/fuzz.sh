@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Builds and runs Ember's fuzz targets (tests/fuzz: libFuzzer + AddressSanitizer + UndefinedBehaviorSanitizer, built
+# with clang by --config=fuzz). The committed corpora are never modified except by `merge`.
+#
+#   tools/fuzz.sh ci [SECONDS]         replay every committed corpus, then fuzz each target SECONDS (default 60),
+#                                      two at a time; any crash, leak, timeout or sanitizer report fails (./ember test)
+#   tools/fuzz.sh long [RUNS]          each target for RUNS executions (default 10,000,000), one after the other;
+#                                      writes fuzz-results/<date>-<commit>.md with executions, coverage, corpus
+#   tools/fuzz.sh run TARGET [ARGS]    one target on a scratch copy of its corpus, libFuzzer flags passed through
+#   tools/fuzz.sh replay [TARGET]      the committed corpora once (no fuzzing)
+#   tools/fuzz.sh findings             which saved crashing inputs (tests/fuzz/findings) still crash
+#   tools/fuzz.sh merge TARGET DIR     adds DIR's inputs that reach new code to TARGET's committed corpus
+#   tools/fuzz.sh seeds                rewrites the generated seeds (kernel signatures; programs need the venv)
+#
+# Targets: program_fuzz data_loader_fuzz runner_fill_fuzz kernel_fuzz. Crashes are written to $FUZZ_OUT
+# (default: out/fuzz), named <target>-crash-<sha1>; reproduce one with
+# `bazel-out/k8-optfuzz/bin/tests/fuzz/<target> FILE` (EMBER_FUZZ_LOG=1 prints the runtime's errors).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+TARGETS=(program_fuzz data_loader_fuzz runner_fill_fuzz kernel_fuzz)
+OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
+BIN=""
+
+corpus_of() { echo "tests/fuzz/corpus/${1%_fuzz}"; }
+
+# Per-target libFuzzer flags: a dictionary where there is one, and a time limit per input well above the
+# slowest legitimate one (a mutated program may plan megabytes and run real convolutions under the sanitizers).
+flags_of() {
+  local f=(-timeout=25 -rss_limit_mb=2560 -print_final_stats=1)
+  case "$1" in
+    program_fuzz) f+=(-dict=tests/fuzz/program.dict -max_len=65536) ;;
+    kernel_fuzz) f+=(-max_len=4096) ;;
+    data_loader_fuzz) f+=(-max_len=16384) ;;
+    runner_fill_fuzz) f+=(-max_len=256) ;;
+  esac
+  echo "${f[@]}"
+}
+
+build() {
+  bazel build --config=fuzz //tests/fuzz:all >"$OUT/build.log" 2>&1 || {
+    tail -n 30 "$OUT/build.log" >&2
+    echo "fuzz: bazel build --config=fuzz //tests/fuzz:all failed (log: $OUT/build.log)" >&2
+    exit 1
+  }
+  BIN="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
+}
+
+# Inputs whose replay is part of every run: the committed corpus, and regression files that live elsewhere.
+replay_dirs() {
+  local dirs=("$(corpus_of "$1")")
+  # The ten program findings of issue 19, once they are regression tests (runtime/executor's test data).
+  if [[ "$1" == program_fuzz && -d runtime/executor/test/testdata ]]; then dirs+=(runtime/executor/test/testdata); fi
+  echo "${dirs[@]}"
+}
+
+replay() {
+  local t="$1"
+  # shellcheck disable=SC2046
+  "$BIN/$t" $(flags_of "$t") -runs=0 -artifact_prefix="$OUT/$t-replay-" $(replay_dirs "$t") \
+    >"$OUT/$t-replay.log" 2>&1 || {
+    echo "fuzz: $t: replay of $(replay_dirs "$t") FAILED; see $OUT/$t-replay.log:" >&2
+    grep -E "ERROR|runtime error|Test unit written|Running: " "$OUT/$t-replay.log" | tail -n 8 >&2
+    return 1
+  }
+  echo "fuzz: $t: replayed $(grep -o 'Done [0-9]* runs' "$OUT/$t-replay.log" | cut -d' ' -f2) inputs"
+}
+
+# Fuzzes one target for $2 seconds (or, with $3 = runs, $2 executions) on a scratch copy of its corpus.
+fuzz_one() {
+  local t="$1" amount="$2" kind="${3:-seconds}" work="$OUT/$t-corpus"
+  rm -rf "$work" && mkdir -p "$work"
+  cp "$(corpus_of "$t")"/* "$work"/
+  local limit=(-max_total_time="$amount")
+  [[ "$kind" == runs ]] && limit=(-runs="$amount")
+  local start=$SECONDS status=0
+  # shellcheck disable=SC2046
+  "$BIN/$t" $(flags_of "$t") "${limit[@]}" -artifact_prefix="$OUT/$t-" "$work" >"$OUT/$t.log" 2>&1 || status=$?
+  local done_line execs rate
+  done_line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$OUT/$t.log" | tail -n 1 || true)"
+  execs="$(grep -o 'number_of_executed_units: [0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
+  rate="$(grep -o 'average_exec_per_sec: *[0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
+  if [[ $status != 0 ]]; then
+    echo "fuzz: $t FAILED after $((SECONDS - start)) s; see $OUT/$t.log:" >&2
+    grep -E "ERROR|runtime error|SUMMARY|Test unit written" "$OUT/$t.log" | head -n 8 >&2
+    return 1
+  fi
+  echo "fuzz: $t: ${execs:-?} executions in $((SECONDS - start)) s (${rate:-?}/s), ${done_line#*DONE   }"
+}
+
+cmd="${1:-}"; shift || true
+mkdir -p "$OUT"
+case "$cmd" in
+  ci)
+    seconds="${1:-60}"
+    build
+    status=0
+    for t in "${TARGETS[@]}"; do replay "$t" || status=1; done
+    # Two at a time: the machine has two cores and nothing else runs at this point of CI.
+    pids=()
+    for t in "${TARGETS[@]}"; do
+      fuzz_one "$t" "$seconds" & pids+=($!)
+      if (( ${#pids[@]} == 2 )); then
+        for p in "${pids[@]}"; do wait "$p" || status=1; done
+        pids=()
+      fi
+    done
+    for p in "${pids[@]}"; do wait "$p" || status=1; done
+    exit $status
+    ;;
+  long)
+    runs="${1:-10000000}"
+    build
+    commit="$(git rev-parse --short HEAD)"
+    mkdir -p fuzz-results
+    results="fuzz-results/$(date +%Y-%m-%d)-$commit.md"
+    {
+      echo "# Fuzzing, $runs executions per target, commit $commit ($(date -u +%Y-%m-%dT%H:%MZ))"
+      echo
+      echo "| target | result | executions | seconds | exec/s | coverage (edges) | features | corpus (inputs/bytes) |"
+      echo "|---|---|---:|---:|---:|---:|---:|---|"
+    } > "$results"
+    status=0
+    for t in "${TARGETS[@]}"; do
+      start=$SECONDS
+      result=ok
+      fuzz_one "$t" "$runs" runs || { result=FAILED; status=1; }
+      line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$OUT/$t.log" | tail -n 1 || true)"
+      cov="$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$line")"
+      ft="$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$line")"
+      corp="$(sed -n 's/.*corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$line")"
+      execs="$(grep -o 'number_of_executed_units: [0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
+      rate="$(grep -o 'average_exec_per_sec: *[0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
+      echo "| $t | $result | ${execs:-?} | $((SECONDS - start)) | ${rate:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} |" >> "$results"
+    done
+    echo >> "$results"
+    echo "Command: \`tools/fuzz.sh long $runs\`; logs and any crashing inputs in $OUT." >> "$results"
+    echo "fuzz: results in $results"
+    exit $status
+    ;;
+  run)
+    t="${1:?usage: tools/fuzz.sh run TARGET [libFuzzer flags]}"; shift
+    build
+    work="$OUT/$t-corpus"
+    mkdir -p "$work" && cp -n "$(corpus_of "$t")"/* "$work"/
+    # shellcheck disable=SC2046
+    exec "$BIN/$t" $(flags_of "$t") -artifact_prefix="$OUT/$t-" "$@" "$work"
+    ;;
+  replay)
+    build
+    status=0
+    chosen=("${TARGETS[@]}")
+    [[ $# -gt 0 ]] && chosen=("$@")
+    for t in "${chosen[@]}"; do replay "$t" || status=1; done
+    exit $status
+    ;;
+  findings)
+    build
+    for f in tests/fuzz/findings/*/*; do
+      [[ -f "$f" ]] || continue
+      t="$(basename "$(dirname "$f")")_fuzz"
+      if "$BIN/$t" -runs=1 "$f" >/dev/null 2>&1; then echo "fixed:   $f"; else echo "crashes: $f"; fi
+    done
+    ;;
+  merge)
+    t="${1:?usage: tools/fuzz.sh merge TARGET DIR}"; dir="${2:?usage: tools/fuzz.sh merge TARGET DIR}"
+    build
+    # shellcheck disable=SC2046
+    "$BIN/$t" $(flags_of "$t") -merge=1 "$(corpus_of "$t")" "$dir"
+    ;;
+  seeds)
+    build
+    EMBER_KERNEL_FUZZ_SEEDS="$(corpus_of kernel_fuzz)" "$BIN/kernel_fuzz"
+    .venv/bin/python3 -m tests.fuzz.make_program_seeds --out "$(corpus_of program_fuzz)"
+    ;;
+  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; [[ -z "$cmd" || "$cmd" == -h || "$cmd" == --help ]] || exit 2 ;;
+esac
