@@ -100,21 +100,7 @@ TEST(MethodTest, RunsTheBaseProgram) {
 }
 
 TEST(MethodTest, InitialValueLoadedIntoPlannedBytes) {
-  auto p = base_program();
-  tensor(*p, testing::kX).data_buffer_idx = 1;
-  auto seg = std::make_unique<fb::DataSegmentT>();
-  seg->offset = 16;
-  seg->size = 16;
-  p->segments.push_back(std::move(seg));
-  auto list = std::make_unique<fb::SubsegmentOffsetsT>();
-  list->segment_index = 1;
-  list->offsets = {0, 0};
-  p->mutable_data_segments.push_back(std::move(list));
-  std::vector<uint8_t> data = testing::constant_segment_data();
-  const float x[4] = {10, 20, 30, 40};
-  data.resize(32);
-  memcpy(data.data() + 16, x, sizeof(x));
-  std::vector<uint8_t> bytes = serialize(*p, data);
+  std::vector<uint8_t> bytes = serialize(*testing::with_initial_value(), testing::two_segments());
   BufferDataLoader loader(bytes.data(), bytes.size());
   Result<Program> program = Program::load(&loader);
   ASSERT_TRUE(program.ok()) << ember::testing::last_log();

@@ -17,6 +17,8 @@ using testing::base_program;
 using testing::forward;
 using testing::serialize;
 using testing::tensor;
+using testing::two_segments;
+using testing::with_initial_value;
 
 // The error Program::load gives for `bytes` (Ok if it loads), with the log line kept for the message check.
 Error load_error(const std::vector<uint8_t>& bytes) {
@@ -228,29 +230,6 @@ TEST(VerifierTest, InitialValueListMissing) {
   auto p = base_program();
   tensor(*p, testing::kX).data_buffer_idx = 1;
   EXPECT_REFUSED(serialize(*p), InvalidProgram, "value 0's initial value is in list 0, but the program has 0");
-}
-
-// A mutable buffer with an initial value: list 0, entry 1, in segment 1.
-std::unique_ptr<fb::ProgramT> with_initial_value() {
-  auto p = base_program();
-  tensor(*p, testing::kX).data_buffer_idx = 1;
-  auto seg = std::make_unique<fb::DataSegmentT>();
-  seg->offset = 16;
-  seg->size = 16;
-  p->segments.push_back(std::move(seg));
-  auto list = std::make_unique<fb::SubsegmentOffsetsT>();
-  list->segment_index = 1;
-  list->offsets = {0, 0};
-  p->mutable_data_segments.push_back(std::move(list));
-  return p;
-}
-
-std::vector<uint8_t> two_segments() {
-  std::vector<uint8_t> data = testing::constant_segment_data();
-  const float x[4] = {10, 20, 30, 40};
-  data.resize(32);
-  memcpy(data.data() + 16, x, sizeof(x));
-  return data;
 }
 
 TEST(VerifierTest, InitialValueLoads) {

@@ -146,6 +146,28 @@ std::vector<uint8_t> serialize(const fb::ProgramT& p, const std::vector<uint8_t>
   return out;
 }
 
+std::unique_ptr<fb::ProgramT> with_initial_value() {
+  auto p = base_program();
+  tensor(*p, testing::kX).data_buffer_idx = 1;
+  auto seg = std::make_unique<fb::DataSegmentT>();
+  seg->offset = 16;
+  seg->size = 16;
+  p->segments.push_back(std::move(seg));
+  auto list = std::make_unique<fb::SubsegmentOffsetsT>();
+  list->segment_index = 1;
+  list->offsets = {0, 0};
+  p->mutable_data_segments.push_back(std::move(list));
+  return p;
+}
+
+std::vector<uint8_t> two_segments() {
+  std::vector<uint8_t> data = testing::constant_segment_data();
+  const float x[4] = {10, 20, 30, 40};
+  data.resize(32);
+  memcpy(data.data() + 16, x, sizeof(x));
+  return data;
+}
+
 TestMemory::TestMemory(size_t method_bytes, std::vector<size_t> pools)
     : method_storage(method_bytes + 16),
       method_allocator(method_storage.data() + ((16 - reinterpret_cast<uintptr_t>(method_storage.data()) % 16) % 16),

@@ -50,6 +50,11 @@ std::vector<uint8_t> serialize(const ember_pte_obj::ProgramT& p, const std::vect
 std::vector<uint8_t> constant_segment_data();
 std::vector<uint8_t> serialize(const ember_pte_obj::ProgramT& p);
 
+// The base program with x a mutable buffer whose initial value {10, 20, 30, 40} is list 0, entry 1, in segment 1;
+// serialize it with two_segments().
+std::unique_ptr<ember_pte_obj::ProgramT> with_initial_value();
+std::vector<uint8_t> two_segments();
+
 // Everything a method runs in, sized generously or as asked. The method allocator's buffer is 16-byte aligned,
 // as MethodMeta's prediction assumes.
 struct TestMemory {
