@@ -128,11 +128,15 @@ def build_ember_runners(env: Env):
 def optimized_ops() -> List[str]:
     """The operators kernels/optimized has a Float kernel for ("relu.out", ...), read from its manifest when the
     runners are built, so the report can say which of a program's operators the two Ember builds run differently."""
-    import yaml
-    with open(os.path.join(ROOT, "kernels", "optimized", "kernels.yaml")) as f:
-        entries = yaml.safe_load(f) or []
+    # The codegen's own reader: a manifest entry names its operator by `func:` (a PyTorch schema) or `op:` (one of
+    # schema/operators.yaml), and only the manifest reader knows both spellings.
+    from codegen.manifest import load_manifest
+    from schema import scalar_types
+    decls = load_manifest(os.path.join(ROOT, "kernels", "optimized", "kernels.yaml"), namespace="ember::optimized",
+                          library="kernels/optimized")
+    float_number = scalar_types.BY_NAME["Float"].number
     # Names as kernel_calls() gives them: without the namespace ("convolution_clamp.out", not "ember::...").
-    return sorted(e["func"].split("(", 1)[0].split("::")[-1] for e in entries if "Float" in e.get("dtypes", []))
+    return sorted(d.op.split("::")[-1] for d in decls if float_number in d.dtypes)
 
 
 def executorch_package(env: Env) -> Optional[str]:

@@ -50,8 +50,9 @@ build() {
 # Inputs whose replay is part of every run: the committed corpus, and regression files that live elsewhere.
 replay_dirs() {
   local dirs=("$(corpus_of "$1")")
-  # The ten program findings of issue 19, once they are regression tests (runtime/executor's test data).
-  if [[ "$1" == program_fuzz && -d runtime/executor/test/testdata ]]; then dirs+=(runtime/executor/test/testdata); fi
+  # The program findings of issue 19 and of this fuzzer, kept as runtime/executor regression test data.
+  local findings=runtime/executor/test/testdata/fuzz_findings
+  if [[ "$1" == program_fuzz && -d $findings ]]; then dirs+=("$findings"); fi
   echo "${dirs[@]}"
 }
 

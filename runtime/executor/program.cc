@@ -33,6 +33,10 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   }
   const uint64_t program_size = header.program_size;
   EMBER_TRY_ASSIGN(data, loader->load(0, program_size, SegmentInfo{SegmentInfo::Type::Program, 0}));
+  // The flatbuffer holds 8-byte scalars at 8-byte offsets from its start, so its start must be 8-byte aligned too.
+  EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(data.data()) % alignof(int64_t) == 0, InvalidArgument,
+                              "the program's bytes start at %p, which is not 8-byte aligned: give the data loader "
+                              "an aligned buffer (alignas(16) for an embedded array)", data.data());
   if (verification == Verification::InternalConsistency) {
     flatbuffers::Verifier::Options options;
     options.max_depth = 64;

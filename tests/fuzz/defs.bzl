@@ -2,8 +2,9 @@
 
 load("//tools/bazel:ember.bzl", "EMBER_TEST_COPTS")
 
-def ember_fuzz_target(name, srcs, deps, corpus):
-    """`name`: the libFuzzer binary; `name`_replay_test: runs every file of `corpus` (directories) once.
+def ember_fuzz_target(name, srcs, deps, corpus, regressions = []):
+    """`name`: the libFuzzer binary; `name`_replay_test: runs every file of `corpus` (directories) and of
+    `regressions` (labels of files kept elsewhere, e.g. another package's test data) once.
 
     The binary needs clang's libFuzzer and coverage instrumentation, so it exists only under --config=fuzz and
     is skipped elsewhere; the replay test builds with any compiler, so the corpus is a regression test in the
@@ -32,8 +33,8 @@ def ember_fuzz_target(name, srcs, deps, corpus):
     native.cc_test(
         name = name + "_replay_test",
         srcs = ["replay_main.cc"],
-        args = [native.package_name() + "/" + d for d in corpus],
+        args = [native.package_name() + "/" + d for d in corpus] + ["$(rootpaths %s)" % r for r in regressions],
         copts = EMBER_TEST_COPTS,
-        data = native.glob([d + "/**" for d in corpus]),
+        data = native.glob([d + "/**" for d in corpus]) + regressions,
         deps = [":" + name + "_lib"],
     )

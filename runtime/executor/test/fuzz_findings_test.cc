@@ -43,6 +43,13 @@ const std::map<std::string, Expected> kExpected = {
     {"program-crash-9.pte", {"method", ember::Error::InvalidProgram,
                              "(aten::addmm.out): argument 1 is a None, the kernel expects 'T'"}},
     {"program-crash-10.pte", {"load", ember::Error::InvalidProgram, "value 2 is tagged Tensor but holds no Tensor"}},
+    // From tests/fuzz:program_fuzz under UBSan: 8-byte vector elements at 4-byte-aligned addresses.
+    {"misaligned-int64-constant_offsets.pte", {"load", ember::Error::InvalidProgram,
+                                               "constant segment's offsets (8-byte values) are not 8-byte aligned"}},
+    // Its pool sizes are misaligned as well as its int list, and are checked first.
+    {"misaligned-int64-int_list.pte", {"load", ember::Error::InvalidProgram, "(8-byte values) are not 8-byte aligned"}},
+    {"misaligned-int64-pools.pte", {"load", ember::Error::InvalidProgram,
+                                    "planned pool sizes (8-byte values) are not 8-byte aligned"}},
 };
 
 std::vector<uint8_t> read(const std::string& path) {
