@@ -152,7 +152,9 @@ def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, 
         sym = _symbol(d.op)
         call = f"{d.namespace}::{d.kernel}(ctx{''.join(', ' + e for e in exprs)});"
         wrappers.append(f"void {sym}(::ember::KernelContext& ctx, ::ember::EValue** a) {{\n  (void)a;\n  {call}\n}}")
-        rows.append(f'    {{"{d.op}", &{sym}, "{sig}", 0x{mask:08x}u}},')
+        memory = f"&{d.namespace}::{d.memory}" if d.memory else "nullptr"
+        prepare = f"&{d.namespace}::{d.prepare}" if d.prepare else "nullptr"
+        rows.append(f'    {{"{d.op}", &{sym}, "{sig}", 0x{mask:08x}u, {memory}, {prepare}}},')
         for k, (kd, m) in enumerate(per):
             how = "" if k == 0 else f" (falls through from {d.library})"
             masks.append(f"constexpr uint32_t {_mask_name(kd)} = 0x{m:08x}u;  // {kd.op}{how}")
@@ -172,7 +174,7 @@ def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, 
         "",
         "// Sorted by name: lookup is a binary search.",
         f"constexpr ::ember::KernelEntry kKernels[{max(1, len(rows))}] = {{",
-        *(rows or ['    {"", nullptr, "", 0u},']),
+        *(rows or ['    {"", nullptr, "", 0u, nullptr, nullptr},']),
         "};",
         "",
         "}  // namespace",

@@ -31,6 +31,9 @@ class KernelDecl:
     file: str                # source file of the kernel family, relative to the library
     dtypes: Tuple[int, ...]  # ScalarType numbers the kernel computes
     library: str             # Bazel package of the library ("kernels/portable")
+    # The kernel's prepare step (runtime/kernel/kernel_args.h), C++ functions in the same namespace, or None.
+    memory: Optional[str] = None
+    prepare: Optional[str] = None
 
     @property
     def dtype_mask(self) -> int:
@@ -59,10 +62,18 @@ def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> Kerne
     for key in (name_key,) + keys:
         if key not in entry:
             raise ManifestError(f"{where}: missing '{key}' (each entry needs func or op, kernel, file, dtypes)")
-    unknown = sorted(set(map(str, entry)) - {name_key, *keys})
+    optional = ("memory", "prepare")
+    unknown = sorted(set(map(str, entry)) - {name_key, *keys, *optional})
     if unknown:
-        raise ManifestError(f"{where}: unknown key {unknown[0]!r}; each entry has exactly {name_key}, "
-                            f"{', '.join(keys)}")
+        raise ManifestError(f"{where}: unknown key {unknown[0]!r}; each entry has {name_key}, {', '.join(keys)}, "
+                            f"and optionally {' and '.join(optional)} (a prepare step: kernels/README.md)")
+    for key in optional:
+        if key in entry and not (isinstance(entry[key], str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", entry[key])):
+            raise ManifestError(f"{where}: '{key}' must name a C++ function of the library (e.g. conv2d_{key}), "
+                                f"got {entry[key]!r}")
+    if "prepare" in entry and "memory" not in entry:
+        raise ManifestError(f"{where}: 'prepare' needs 'memory' too: the memory function says how many bytes of "
+                            f"state prepare fills (return zeros if it keeps none)")
     for key in (name_key, "kernel", "file"):
         if not isinstance(entry[key], str) or not entry[key].strip():
             raise ManifestError(f"{where}: '{key}' must be a non-empty string, got {type_name(entry[key])}")
@@ -92,7 +103,8 @@ def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> Kerne
                             f"the planner placed (or, for in-place ops like copy_, into self)")
     return KernelDecl(op=op_name(schema, op_ns), schema=schema, kernel=entry["kernel"], namespace=namespace,
                       file=entry["file"], library=library,
-                      dtypes=tuple(sorted(scalar_types.BY_NAME[d].number for d in entry["dtypes"])))
+                      dtypes=tuple(sorted(scalar_types.BY_NAME[d].number for d in entry["dtypes"])),
+                      memory=entry.get("memory"), prepare=entry.get("prepare"))
 
 
 def load_manifest(path: str, *, namespace: str, library: str) -> List[KernelDecl]:
@@ -124,6 +136,14 @@ def merge_chains(manifests: Sequence[Sequence[KernelDecl]]) -> List[List[KernelD
     for decls in manifests:
         for d in decls:
             out.setdefault(d.op, []).append(d)
+    for chain in out.values():
+        # Only the registered (first) kernel's prepare step runs; it must cover the dtypes it hands on.
+        later = [d for d in chain[1:] if d.memory or d.prepare]
+        if later and not chain[0].memory:
+            raise ManifestError(f"{chain[0].op}: {later[0].library}'s kernel declares a prepare step, but "
+                                f"{chain[0].library}'s, registered ahead of it, does not; give "
+                                f"{chain[0].library}'s entry a 'memory' (and 'prepare') that forwards to "
+                                f"{later[0].namespace}::{later[0].memory} for the dtypes it falls through")
     return [out[op] for op in sorted(out)]
 
 

@@ -36,7 +36,6 @@ class Board:
     pool_memories: Dict[int, str]
     default_pool_memory: str
     program_memory: str
-    temp_memory: str
 
     def pool_memory(self, mem_id: int) -> Memory:
         """The memory planned memory id `mem_id` is placed in."""
@@ -81,13 +80,11 @@ def load_board(name_or_path: str) -> Board:
                       memories=memories,
                       pool_memories={int(k): str(v) for k, v in (raw.get("pool_memories") or {}).items()},
                       default_pool_memory=str(raw["default_pool_memory"]),
-                      program_memory=str(raw["program_memory"]),
-                      temp_memory=str(raw.get("temp_memory", raw["default_pool_memory"])))
+                      program_memory=str(raw["program_memory"]))
     except (KeyError, TypeError, ValueError) as e:
         raise BoardError(f"{path}: malformed board description ({type(e).__name__}: {e}); it needs board, cpu, "
                          f"memories (name: {{base, size}}), default_pool_memory and program_memory") from None
-    for mem_id, name in [*board.pool_memories.items(), (0, board.default_pool_memory), (0, board.program_memory),
-                         (0, board.temp_memory)]:
+    for mem_id, name in [*board.pool_memories.items(), (0, board.default_pool_memory), (0, board.program_memory)]:
         if name not in memories:
             raise BoardError(f"{path}: memory '{name}' is used but not among memories {sorted(memories)}")
     return board

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_args.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember {
@@ -31,6 +32,9 @@ void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Opt
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                      bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+// Their scratch (runtime/kernel/kernel_args.h): an im2col tile or the depthwise 3x3 bordered planes.
+KernelMemory convolution_memory(const KernelArgs& args);
+KernelMemory convolution_clamp_memory(const KernelArgs& args);
 // ember::convolution_clamp.out: the same with out clamped to [min, max] as it is written.
 void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,

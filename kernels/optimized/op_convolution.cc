@@ -1,9 +1,12 @@
 // convolution for Float, NCHW. Three shapes of work:
 //  - pointwise (1x1, stride 1, no padding): out[n] = W @ x[n] is one GEMM per image and group, read in place;
 //  - depthwise (one input channel per group): per channel, sweeps along output rows the compiler vectorizes
-//    (3x3 over a zero-bordered copy of the plane in temp memory, so no tap needs a bounds check);
-//  - everything else: GEMM over im2col column tiles, the tile in scratch from the temp allocator (the stack when
-//    the method has none; direct loops in the rare case even one column of the tile does not fit there).
+//    (3x3 over a zero-bordered copy of the plane in scratch, so no tap needs a bounds check);
+//  - everything else: GEMM over im2col column tiles, the tile in scratch (direct loops in the rare case even one
+//    column does not fit the tile's budget).
+// Scratch is planned: convolution_memory says, from the shapes, how much the chosen path uses, and the method
+// hands exactly that (MethodMeta::scratch_bytes). Called without it (a kernel test), the depthwise path checks
+// bounds per tap and im2col falls back to direct loops: slower, same results.
 // The bias is added in the GEMM's epilogue, and so is the clamp of convolution_clamp (exir's opt-in
 // fuse_activations: conv + relu/hardtanh/clamp as one call); the depthwise sweeps clamp each output row as they
 // write it. Plain convolution is the same code with infinite bounds. Other dtypes go to portable. Transposed
@@ -23,9 +26,8 @@ namespace {
 
 using portable::ConvGeometry;
 
-// Scratch for one im2col tile: 256 KB fits next to the weights in L2; the stack fallback is 16 KB.
+// Scratch for one im2col tile: 256 KB fits next to the weights in L2.
 constexpr int64_t kColFloats = 64 * 1024;
-constexpr int64_t kStackColFloats = 4 * 1024;
 
 // NaN stays NaN, as in ATen and the GEMM's epilogue: both comparisons are false for it.
 EMBER_ALWAYS_INLINE float clamp(float x, float lo, float hi) {
@@ -322,24 +324,54 @@ void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const
   }
 }
 
+// Columns per im2col tile: as many as the budget holds, whole GEMM tiles (16) when that is less than all of them;
+// 0 when not even one column fits (direct loops).
+int64_t im2col_columns(const ConvGeometry& g) {
+  const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW;
+  int64_t nt = kColFloats / kdim;
+  if (nt >= ohw) return ohw;
+  return nt > 16 ? nt - nt % 16 : nt;
+}
+
+bool is_depthwise(const ConvGeometry& g) { return g.Cg == 1 && g.groups == g.Cin && g.groups > 1; }
+bool is_pointwise(const ConvGeometry& g) {
+  return g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+}
+
+// Scratch bytes the path convolve() takes for this geometry uses.
+size_t scratch_bytes(const ConvGeometry& g) {
+  if (is_depthwise(g)) return g.KH == 3 && g.KW == 3 ? static_cast<size_t>(depthwise3x3_scratch_floats(g)) * 4 : 0;
+  if (is_pointwise(g)) return 0;
+  return static_cast<size_t>(g.Cg * g.KH * g.KW * im2col_columns(g)) * sizeof(float);
+}
+
+// The memory of either convolution overload: arguments 0-8 are the same, out is the last.
+KernelMemory memory(const KernelArgs& a, uint32_t float_mask) {
+  const size_t out = a.size() - 1;
+  if (a.dtype(out) != ScalarType::Float || !(float_mask & dtype_bit(ScalarType::Float))) return {};  // portable's
+  int64_t lists[3][4];
+  ArrayRef<int64_t> refs[3];
+  for (size_t l = 0; l < 3; ++l) {
+    const size_t n = a.list_size(3 + l);
+    if (n > 4) return {};
+    for (size_t k = 0; k < n; ++k) lists[l][k] = a.list_item(3 + l, k);
+    refs[l] = ArrayRef<int64_t>(lists[l], n);
+  }
+  ConvGeometry g;
+  if (!portable::conv_geometry(a.sizes(0), a.sizes(1), refs[0], refs[1], refs[2], a.to_bool(6), a.to_int(8), g)) {
+    return {};  // the kernel refuses the call, naming why
+  }
+  KernelMemory m;
+  m.scratch = scratch_bytes(g);
+  return m;
+}
+
 void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w, const float* b,
                  float lo, float hi, float* o) {
   const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
-  float stack_col[kStackColFloats];
-  float* col = nullptr;
-  // As many columns per tile as the budget holds: whole GEMM tiles (16) when that is less than all of them.
-  int64_t nt = kColFloats / kdim;
-  if (nt >= ohw) {
-    nt = ohw;
-  } else if (nt > 16) {
-    nt -= nt % 16;
-  }
-  MemoryAllocator* temp = ctx.temp_allocator();
-  if (nt > 0 && temp != nullptr) col = static_cast<float*>(temp->allocate(static_cast<size_t>(kdim * nt) * 4, 64));
-  if (col == nullptr) {
-    nt = kStackColFloats / kdim < ohw ? kStackColFloats / kdim : ohw;
-    col = stack_col;
-  }
+  int64_t nt = im2col_columns(g);
+  float* col = reinterpret_cast<float*>(ctx.scratch().data());
+  if (ctx.scratch().size() < static_cast<size_t>(kdim * nt) * sizeof(float)) nt = 0;
   Gemm gm;
   gm.M = cout_g, gm.K = kdim, gm.lda = kdim, gm.ldc = ohw;
   gm.lo = lo, gm.hi = hi;
@@ -377,24 +409,32 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   const float* w = weight.const_data_ptr<float>();
   const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
   float* o = out.mutable_data_ptr<float>();
-  if (g.Cg == 1 && g.groups == g.Cin && g.groups > 1) {
+  if (is_depthwise(g)) {
     float* padded = nullptr;
-    MemoryAllocator* temp = ctx.temp_allocator();
-    if (g.KH == 3 && g.KW == 3 && temp != nullptr) {
-      padded = static_cast<float*>(temp->allocate(depthwise3x3_scratch_floats(g) * sizeof(float), 64));
+    if (g.KH == 3 && g.KW == 3 &&
+        ctx.scratch().size() >= static_cast<size_t>(depthwise3x3_scratch_floats(g)) * sizeof(float)) {
+      padded = reinterpret_cast<float*>(ctx.scratch().data());
     }
 #if EMBER_SIMD_X86_DISPATCH
     if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, lo, hi, padded, o);
 #endif
     return depthwise_baseline(g, x, w, b, lo, hi, padded, o);
   }
-  if (g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) {
+  if (is_pointwise(g)) {
     return conv_pointwise(g, x, w, b, lo, hi, o);
   }
   conv_im2col(ctx, g, x, w, b, lo, hi, o);
 }
 
 }  // namespace
+
+KernelMemory convolution_memory(const KernelArgs& args) {
+  return memory(args, selected_dtypes::convolution_out_optimized);
+}
+
+KernelMemory convolution_clamp_memory(const KernelArgs& args) {
+  return memory(args, selected_dtypes::convolution_clamp_out_optimized);
+}
 
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,

@@ -9,11 +9,11 @@ M55 = [
 
 _PYTHON = "PYTHONPATH=. $(location @local_python//:python3) -m "
 
-def ember_firmware(name, program, method = "forward", selection = None, temp_bytes = 65536, visibility = None):
+def ember_firmware(name, program, method = "forward", selection = None, visibility = None):
     """`name`: an ELF for qemu-system-arm -M mps3-an547 (or the board), running `program` (a .pte label).
 
     selection: a selected_operators.yaml; by default, exactly what `program` uses (selective_build.select).
-    temp_bytes: the kernels' scratch allocator, in ISRAM.
+    The method allocator and the kernels' scratch come from what DTCM has left, each sized by MethodMeta at boot.
     The build fails, naming the memory and the bytes over, when the program's pools do not fit the board.
     """
     if selection == None:
@@ -43,7 +43,7 @@ def ember_firmware(name, program, method = "forward", selection = None, temp_byt
         ],
         outs = [name + "_program.cc"],
         cmd = (_PYTHON + "platforms.embed_program $(location %s) --board $(location //platforms/mps3_an547:board.yaml)" +
-               " --method %s --temp-bytes %d -o $@") % (program, method, temp_bytes),
+               " --method %s -o $@") % (program, method),
         tools = [
             "@local_python//:python3",
             "//exir:sources",

@@ -19,8 +19,5 @@ extern const char* const kEmbeddedProgramName;
 extern const char* const kEmbeddedMethod;
 extern const EmbeddedPool kEmbeddedPools[];
 extern const size_t kEmbeddedNumPools;
-// The kernels' scratch (temp allocator), in ISRAM: fixed at build time, since no plan predicts it.
-extern uint8_t* const kEmbeddedTemp;
-extern const size_t kEmbeddedTempSize;
 
 }  // namespace ember

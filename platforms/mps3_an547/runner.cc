@@ -202,16 +202,21 @@ int main(int argc, char** argv) {
   }
   HierarchicalAllocator planned(Span<Span<uint8_t>>(pools, num_pools));
 
-  // The method allocator takes what DTCM has left after stack and data, and needs exactly what MethodMeta says.
+  // The method allocator and then the kernels' scratch take what DTCM has left after stack and data, each exactly
+  // what MethodMeta says (the scratch: what this image's kernels need for these shapes; no size is guessed).
   const size_t arena = static_cast<size_t>(__method_arena_end - __method_arena_start);
   const size_t predicted = meta->method_allocator_bytes();
-  if (predicted > arena) {
-    out("runner: method '%s' needs %u bytes of bookkeeping; DTCM has %u left: %u bytes short\n", kEmbeddedMethod,
-        static_cast<unsigned>(predicted), static_cast<unsigned>(arena), static_cast<unsigned>(predicted - arena));
+  const size_t scratch = meta->scratch_bytes();
+  const size_t predicted_16 = (predicted + 15) & ~size_t{15};
+  if (predicted_16 > arena || scratch > arena - predicted_16) {
+    const size_t need = predicted_16 + scratch;
+    out("runner: method '%s' needs %u bytes of bookkeeping and %u of kernel scratch; DTCM has %u left: %u bytes "
+        "short\n", kEmbeddedMethod, static_cast<unsigned>(predicted), static_cast<unsigned>(scratch),
+        static_cast<unsigned>(arena), static_cast<unsigned>(need - arena));
     return 3;
   }
   MemoryAllocator method_alloc(__method_arena_start, predicted);
-  MemoryAllocator temp_alloc(kEmbeddedTemp, kEmbeddedTempSize);
+  MemoryAllocator temp_alloc(__method_arena_start + predicted_16, scratch);
   MemoryManager memory;
   memory.method_allocator = &method_alloc;
   memory.planned_memory = &planned;
@@ -258,9 +263,9 @@ int main(int argc, char** argv) {
   }
   out("memory: method allocator: %u bytes used, %u predicted by MethodMeta, in DTCM (%u free)\n",
       static_cast<unsigned>(method_alloc.used_bytes()), static_cast<unsigned>(predicted),
-      static_cast<unsigned>(arena - predicted));
-  out("memory: temp allocator: %u bytes peak of %u\n", static_cast<unsigned>(temp_alloc.peak_bytes()),
-      static_cast<unsigned>(kEmbeddedTempSize));
+      static_cast<unsigned>(arena - predicted_16 - scratch));
+  out("memory: kernel scratch: %u bytes used, %u predicted by MethodMeta, in DTCM\n",
+      static_cast<unsigned>(temp_alloc.used_bytes()), static_cast<unsigned>(scratch));
   // Virtual time: under -icount shift=0 one nanosecond is one instruction.
   char a[24], b[24], c[24];
   out("time: load %s ns; %d runs, mean %s ns, min %s ns (virtual)\n", u64(load_ns, a), runs,

@@ -6,6 +6,7 @@
 #include "runtime/core/log.h"
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program.h"
+#include "runtime/executor/program_args.h"
 #include "schema/argument_codes.h"
 
 namespace ember {
@@ -24,8 +25,31 @@ const char* op_name(const fb::ExecutionPlan* plan, uint32_t op_index, const char
   return op->name()->c_str();
 }
 
+// Kernel state and scratch come in 16-byte units; a size that overflows saturates, so its allocation fails cleanly.
+size_t round16(size_t n) { return n <= SIZE_MAX - 15 ? (n + 15) & ~size_t{15} : SIZE_MAX; }
+size_t add_saturating(size_t a, size_t b) { return a <= SIZE_MAX - b ? a + b : SIZE_MAX; }
+
+// A kernel's memory (runtime/kernel/kernel_args.h) for one instruction, asked from the program itself: zero when
+// the kernel declares none, or when the arguments do not fit its signature (load_chain then refuses them).
+KernelMemory kernel_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call, const KernelEntry* entry) {
+  if (entry == nullptr || entry->memory == nullptr) return {};
+  ProgramKernelArgs args(plan, call);
+  if (args.size() != strlen(entry->arg_types)) return {};
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (!argument_code_accepts(entry->arg_types[k], args.tag(k))) return {};
+  }
+  const KernelMemory m = entry->memory(args);
+  return {round16(m.state), round16(m.scratch)};
+}
+
+const KernelEntry* kernel_of(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
+  const fb::Operator* op = at(plan->operators(), static_cast<size_t>(call->op_index()));
+  return find_kernel(op->name()->c_str(), pte::str(op->overload()));
+}
+
 // How many of each element load() places in the method allocator: one array per element type, so the
-// bookkeeping is a handful of allocations whatever the program's size.
+// bookkeeping is a handful of allocations whatever the program's size. Kernel state and scratch are what the
+// kernels' memory functions ask for, over the program's own arguments (so MethodMeta can ask before load).
 struct MethodLayout {
   size_t values = 0;
   size_t tensors = 0;
@@ -38,6 +62,8 @@ struct MethodLayout {
   size_t operators = 0;
   size_t instructions = 0;
   size_t args = 0;
+  size_t kernel_state = 0;  // bytes, the sum over instructions
+  size_t scratch = 0;       // bytes, the most any one instruction needs (calls run one at a time)
 
   static MethodLayout of(const fb::ExecutionPlan* plan) {
     MethodLayout l;
@@ -60,7 +86,11 @@ struct MethodLayout {
     for (size_t pc = 0; pc < l.instructions; ++pc) {
       const fb::Instruction* ins = at(instrs, pc);
       if (ins->instr_args_type() == InstructionArguments::KernelCall) {
-        l.args += count(ins->instr_args_as_KernelCall()->args());
+        const fb::KernelCall* call = ins->instr_args_as_KernelCall();
+        l.args += count(call->args());
+        const KernelMemory m = kernel_memory(plan, call, kernel_of(plan, call));
+        l.kernel_state = add_saturating(l.kernel_state, m.state);
+        l.scratch = m.scratch > l.scratch ? m.scratch : l.scratch;
       }
     }
     return l;
@@ -83,6 +113,7 @@ struct MethodStorage {
   const KernelEntry** kernels;  // per operator; null where this build lacks it
   Method::Instruction* instructions;
   EValue** args;
+  uint8_t* kernel_state;
 };
 
 // The only place load() takes memory from the method allocator: one array per element type, by falling
@@ -94,6 +125,7 @@ struct ArrayType {
   const char* what;
 };
 constexpr ArrayType kArrays[] = {
+    {1, 16, "bytes of kernel state"},
     {sizeof(EValue), alignof(EValue), "values"},
     {sizeof(TensorImpl), alignof(TensorImpl), "tensor descriptions"},
     {sizeof(int64_t), alignof(int64_t), "int list items"},
@@ -112,8 +144,9 @@ constexpr ArrayType kArrays[] = {
 
 Error allocate(const MethodLayout& l, MemoryAllocator* alloc, const char* method, MethodStorage* s) {
   constexpr size_t kNum = sizeof(kArrays) / sizeof(kArrays[0]);
-  const size_t counts[kNum] = {l.values,    l.tensors,      l.ints, l.ints, l.doubles, l.tensor_items, l.optional_items,
-                               l.operators, l.instructions, l.args, l.dims, l.dims,    l.dims,         l.bools};
+  const size_t counts[kNum] = {l.kernel_state, l.values, l.tensors, l.ints, l.ints, l.doubles, l.tensor_items,
+                               l.optional_items, l.operators, l.instructions, l.args, l.dims, l.dims, l.dims,
+                               l.bools};
   void* p[kNum];
   for (size_t i = 0; i < kNum; ++i) {
     const ArrayType& a = kArrays[i];
@@ -122,20 +155,21 @@ Error allocate(const MethodLayout& l, MemoryAllocator* alloc, const char* method
                                 "method '%s': no room for %zu %s (%zu bytes free in the method allocator)", method,
                                 counts[i], a.what, alloc->free_bytes());
   }
-  s->values = static_cast<EValue*>(p[0]);
-  s->tensors = static_cast<TensorImpl*>(p[1]);
-  s->ints = static_cast<int64_t*>(p[2]);
-  s->boxed = static_cast<EValue**>(p[3]);
-  s->doubles = static_cast<double*>(p[4]);
-  s->tensor_items = static_cast<Tensor*>(p[5]);
-  s->optional_items = static_cast<const Tensor**>(p[6]);
-  s->kernels = static_cast<const KernelEntry**>(p[7]);
-  s->instructions = static_cast<Method::Instruction*>(p[8]);
-  s->args = static_cast<EValue**>(p[9]);
-  s->sizes = static_cast<int32_t*>(p[10]);
-  s->strides = static_cast<int32_t*>(p[11]);
-  s->dim_order = static_cast<uint8_t*>(p[12]);
-  s->bools = static_cast<bool*>(p[13]);
+  s->kernel_state = static_cast<uint8_t*>(p[0]);
+  s->values = static_cast<EValue*>(p[1]);
+  s->tensors = static_cast<TensorImpl*>(p[2]);
+  s->ints = static_cast<int64_t*>(p[3]);
+  s->boxed = static_cast<EValue**>(p[4]);
+  s->doubles = static_cast<double*>(p[5]);
+  s->tensor_items = static_cast<Tensor*>(p[6]);
+  s->optional_items = static_cast<const Tensor**>(p[7]);
+  s->kernels = static_cast<const KernelEntry**>(p[8]);
+  s->instructions = static_cast<Method::Instruction*>(p[9]);
+  s->args = static_cast<EValue**>(p[10]);
+  s->sizes = static_cast<int32_t*>(p[11]);
+  s->strides = static_cast<int32_t*>(p[12]);
+  s->dim_order = static_cast<uint8_t*>(p[13]);
+  s->bools = static_cast<bool*>(p[14]);
   return Error::Ok;
 }
 
@@ -158,6 +192,7 @@ class MethodLoader {
     EMBER_TRY(check_pools());
     const MethodLayout layout = MethodLayout::of(plan_);
     EMBER_TRY(allocate(layout, memory_->method_allocator, method_, &s_));
+    EMBER_TRY(allocate_scratch(layout.scratch));
     for (size_t i = 0; i < layout.values; ++i) new (&s_.values[i]) EValue();
     EMBER_TRY(load_tensors());
     EMBER_TRY(load_values());
@@ -171,10 +206,27 @@ class MethodLoader {
     m.num_values_ = layout.values;
     m.instructions_ = s_.instructions;
     m.num_instructions_ = layout.instructions;
+    m.scratch_ = scratch_;
     return m;
   }
 
  private:
+  // One block for every kernel's scratch, taken once from the temp allocator: calls run one at a time, so the
+  // largest need is the method's (MethodMeta::scratch_bytes).
+  Error allocate_scratch(size_t bytes) {
+    if (bytes == 0) return Error::Ok;
+    MemoryAllocator* temp = memory_->temp_allocator;
+    EMBER_CHECK_OR_RETURN_ERROR(temp != nullptr, InvalidArgument,
+                                "method '%s' needs %zu bytes of kernel scratch (MethodMeta::scratch_bytes) but the "
+                                "MemoryManager has no temp allocator", method_, bytes);
+    void* p = temp->allocate(bytes, 16);
+    EMBER_CHECK_OR_RETURN_ERROR(p != nullptr, MemoryAllocationFailed,
+                                "method '%s' needs %zu bytes of kernel scratch; the temp allocator has %zu free",
+                                method_, bytes, temp->free_bytes());
+    scratch_ = Span<uint8_t>(static_cast<uint8_t*>(p), bytes);
+    return Error::Ok;
+  }
+
   // The caller must provide at least the bytes the program planned for each pool.
   Error check_pools() {
     const size_t pools = pte::num_pools(plan_);
@@ -318,7 +370,7 @@ class MethodLoader {
   // execute() need not.
   Error load_chain(size_t n) {
     const auto* instrs = pte::instructions(plan_);
-    size_t args_used = 0, missing = 0;
+    size_t args_used = 0, missing = 0, state_used = 0;
     for (size_t pc = 0; pc < n; ++pc) {
       const fb::Instruction* ins = at(instrs, pc);
       Method::Instruction& out = s_.instructions[pc];
@@ -341,7 +393,21 @@ class MethodLoader {
             continue;
           }
           EMBER_TRY(check_kernel_args(pc, entry, args, nargs));
-          out.kernel = Method::Instruction::Kernel{entry->fn, args, static_cast<uint32_t>(nargs), op};
+          // The same sizes MethodLayout counted, asked again rather than stored: the layout keeps no per-instruction
+          // arrays, and the kernel's memory function is a little arithmetic.
+          const KernelMemory m = kernel_memory(plan_, call, entry);
+          void* state = m.state > 0 ? s_.kernel_state + state_used : nullptr;
+          state_used += m.state;
+          if (entry->prepare != nullptr) {
+            const LoadedKernelArgs loaded(args, nargs);
+            const Error e = entry->prepare(loaded, state);
+            if (e != Error::Ok) {
+              EMBER_LOG(ERROR, "method '%s' instruction %zu (%s): the kernel's prepare step refused its arguments "
+                        "(see above)", method_, pc, entry->name);
+              return e;
+            }
+          }
+          out.kernel = Method::Instruction::Kernel{entry->fn, args, state, static_cast<uint32_t>(nargs), op};
           break;
         }
         case InstructionArguments::MoveCall: {
@@ -406,6 +472,7 @@ class MethodLoader {
   MemoryManager* memory_;
   const char* method_;
   MethodStorage s_{};
+  Span<uint8_t> scratch_;
 };
 
 Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory) {
@@ -420,6 +487,8 @@ Result<size_t> Method::bookkeeping_bytes(const fb::ExecutionPlan* plan) {
   EMBER_TRY(allocate(MethodLayout::of(plan), &counter, plan->name()->c_str(), &unused));
   return counter.used_bytes();
 }
+
+size_t Method::scratch_bytes(const fb::ExecutionPlan* plan) { return MethodLayout::of(plan).scratch; }
 
 const char* Method::name() const { return plan_->name()->c_str(); }
 size_t Method::num_inputs() const { return count(plan_->inputs()); }
@@ -470,7 +539,7 @@ Error Method::execute() {
     const Instruction& ins = instructions_[pc];
     switch (static_cast<InstructionArguments>(ins.kind)) {
       case InstructionArguments::KernelCall: {
-        KernelContext ctx(memory_->temp_allocator);
+        KernelContext ctx(ins.kernel.state, scratch_);
         ins.kernel.fn(ctx, ins.kernel.args);
         if (ctx.failure() != Error::Ok) {
           const char* overload;
@@ -479,7 +548,6 @@ Error Method::execute() {
                     overload, error_name(ctx.failure()));
           return ctx.failure();
         }
-        if (memory_->temp_allocator != nullptr) memory_->temp_allocator->reset();
         ++pc;
         break;
       }

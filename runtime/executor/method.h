@@ -28,6 +28,10 @@ class Method {
   // allocation step run over a counting allocator, so the prediction cannot drift from what load does.
   static Result<size_t> bookkeeping_bytes(const ember_pte::ExecutionPlan* plan);
 
+  // Bytes of kernel scratch load() takes from the temp allocator (16-byte aligned): the most any one instruction's
+  // kernel asks for (runtime/kernel/kernel_args.h). 0 when no kernel needs scratch.
+  static size_t scratch_bytes(const ember_pte::ExecutionPlan* plan);
+
   const char* name() const;
   size_t num_inputs() const;
   size_t num_outputs() const;
@@ -47,6 +51,7 @@ class Method {
     struct Kernel {
       KernelFn fn;
       EValue** args;
+      void* state;  // what the kernel's prepare step filled; null if none
       uint32_t num_args;
       uint32_t op_index;  // into the plan's operator table, to name the operator in errors
     };
@@ -79,6 +84,7 @@ class Method {
   size_t num_values_ = 0;
   Instruction* instructions_ = nullptr;
   size_t num_instructions_ = 0;
+  Span<uint8_t> scratch_;  // every kernel's scratch (one call at a time)
 };
 
 }  // namespace ember

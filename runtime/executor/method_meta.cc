@@ -8,7 +8,7 @@ namespace ember {
 
 Result<MethodMeta> MethodMeta::make(const ember_pte::ExecutionPlan* plan) {
   EMBER_TRY_ASSIGN(bytes, Method::bookkeeping_bytes(plan));
-  return MethodMeta(plan, bytes);
+  return MethodMeta(plan, bytes, Method::scratch_bytes(plan));
 }
 
 // The plan's structure was verified when its program loaded (program_verifier.h).

@@ -37,14 +37,20 @@ class MethodMeta {
   Result<size_t> memory_planned_buffer_size(size_t index) const;
   size_t num_instructions() const;
   // Bytes Method::load takes from the method allocator, when that allocator's buffer is 16-byte aligned.
+  // Includes the state the kernels' prepare steps keep (runtime/kernel/kernel_args.h).
   size_t method_allocator_bytes() const { return method_allocator_bytes_; }
+  // Bytes Method::load takes from the temp allocator (16-byte aligned) for the kernels' scratch: exact for the
+  // kernels linked into this binary, since each kernel says what it needs from its arguments' shapes.
+  size_t scratch_bytes() const { return scratch_bytes_; }
 
  private:
-  MethodMeta(const ember_pte::ExecutionPlan* plan, size_t bytes) : plan_(plan), method_allocator_bytes_(bytes) {}
+  MethodMeta(const ember_pte::ExecutionPlan* plan, size_t bytes, size_t scratch)
+      : plan_(plan), method_allocator_bytes_(bytes), scratch_bytes_(scratch) {}
   TensorInfo tensor_meta(int32_t value_index) const;
 
   const ember_pte::ExecutionPlan* plan_;
   size_t method_allocator_bytes_;
+  size_t scratch_bytes_;
 };
 
 }  // namespace ember

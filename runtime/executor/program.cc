@@ -91,6 +91,11 @@ Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const 
     const auto* seg = pte::at(program_->segments(), cs->segment_index());
     EMBER_TRY_ASSIGN(buffer, loader_->load(segment_base_ + seg->offset(), seg->size(),
                                            SegmentInfo{SegmentInfo::Type::Constant, cs->segment_index()}));
+    // Constants are read in place: an 8-byte-aligned start keeps every element aligned (the verifier checked each
+    // offset against its element size). A segment at an odd file offset inside a user's buffer would break that.
+    EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(buffer.data()) % alignof(int64_t) == 0, InvalidProgram,
+                                "the constant segment starts at %p (file offset %llu), not 8-byte aligned",
+                                buffer.data(), static_cast<unsigned long long>(segment_base_ + seg->offset()));
     constants_ = static_cast<FreeableBuffer&&>(buffer);
     constants_loaded_ = true;
   }

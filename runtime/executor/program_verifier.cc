@@ -158,6 +158,12 @@ class PlanVerifier {
                                   "method '%s': value %zu (%zu bytes at offset %llu) does not fit memory id %u's "
                                   "%llu planned bytes", method_, i, nbytes.get(), static_cast<ull>(offset),
                                   static_cast<unsigned>(a->memory_id()), static_cast<ull>(pool));
+      // Kernels read elements in place (pools are 16-byte aligned), so an element must start at a multiple of its
+      // size: a float at an odd offset is undefined behaviour in C++ and a fault on cores without unaligned access.
+      EMBER_CHECK_OR_RETURN_ERROR(offset % element_size(static_cast<ScalarType>(type)) == 0, InvalidProgram,
+                                  "method '%s': value %zu is planned at offset %llu of memory id %u, not a multiple "
+                                  "of its %zu-byte elements", method_, i, static_cast<ull>(offset),
+                                  static_cast<unsigned>(a->memory_id()), element_size(static_cast<ScalarType>(type)));
       if (t->data_buffer_idx() > 0) EMBER_TRY(check_initial_value(i, t, nbytes.get()));
     } else if (t->data_buffer_idx() > 0) {
       const uint32_t idx = t->data_buffer_idx();
@@ -175,6 +181,10 @@ class PlanVerifier {
                                   "method '%s': value %zu needs bytes [%llu, +%zu) of a %llu-byte constant segment",
                                   method_, i, static_cast<ull>(offset), nbytes.get(),
                                   static_cast<ull>(program_.constant_bytes));
+      EMBER_CHECK_OR_RETURN_ERROR(offset % element_size(static_cast<ScalarType>(type)) == 0, InvalidProgram,
+                                  "method '%s': value %zu's constant starts at byte %llu of the constant segment, not "
+                                  "a multiple of its %zu-byte elements", method_, i, static_cast<ull>(offset),
+                                  element_size(static_cast<ScalarType>(type)));
     }
     return Error::Ok;
   }

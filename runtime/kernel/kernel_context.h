@@ -1,19 +1,30 @@
-// What a kernel gets besides its arguments: scratch memory, and a place to report failure. Kernels never abort:
-// they record an Error here and return, and the method stops at that instruction and names it.
+// What a kernel gets besides its arguments: the state its prepare step filled, its planned scratch, and a place
+// to report failure. Kernels never abort: they record an Error here and return, and the method stops at that
+// instruction and names it.
 #pragma once
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include "runtime/core/error.h"
 #include "runtime/core/log.h"
-#include "runtime/core/memory_allocator.h"
+#include "runtime/core/span.h"
 
 namespace ember {
 
 class KernelContext {
  public:
-  explicit KernelContext(MemoryAllocator* temp_allocator = nullptr) : temp_(temp_allocator) {}
+  KernelContext() = default;
+  KernelContext(void* state, Span<uint8_t> scratch) : state_(state), scratch_(scratch) {}
 
-  // Scratch memory valid until the kernel returns; may be null when the method was given none.
-  MemoryAllocator* temp_allocator() const { return temp_; }
+  // What the kernel's prepare step filled at load (runtime/kernel/kernel_args.h); null if it declared none.
+  template <typename T>
+  const T* state() const {
+    return static_cast<const T*>(state_);
+  }
+  // At least the scratch bytes the kernel's memory function asked for, 16-byte aligned, valid during this call.
+  // There is no other memory: scratch is planned (MethodMeta::scratch_bytes), never guessed.
+  Span<uint8_t> scratch() const { return scratch_; }
 
   void fail(Error error) {
     if (failure_ == Error::Ok) failure_ = error;
@@ -21,7 +32,8 @@ class KernelContext {
   Error failure() const { return failure_; }
 
  private:
-  MemoryAllocator* temp_;
+  void* state_ = nullptr;
+  Span<uint8_t> scratch_;
   Error failure_ = Error::Ok;
 };
 

@@ -6,6 +6,7 @@
 
 #include "runtime/core/evalue.h"
 #include "runtime/core/span.h"
+#include "runtime/kernel/kernel_args.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember {
@@ -21,6 +22,9 @@ struct KernelEntry {
   const char* arg_types;
   // ScalarTypes this build computes for the kernel (bit n = ScalarType n).
   uint32_t dtype_mask;
+  // The kernel's prepare step (kernel_args.h), both null for the many kernels that need neither state nor scratch.
+  KernelMemoryFn memory;
+  KernelPrepareFn prepare;
 };
 
 // Defined by the generated registration table linked into the binary.

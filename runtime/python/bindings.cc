@@ -66,7 +66,7 @@ class LoadedMethod {
     // Every claim checked against the machine before any of it is allocated: a .pte is untrusted.
     MemoryClaims claims;
     char why[320];
-    if (!read_memory_claims(meta.get(), kTempBytes, physical_memory_bytes(), &claims, why, sizeof(why))) {
+    if (!read_memory_claims(meta.get(), physical_memory_bytes(), &claims, why, sizeof(why))) {
       g_last_error[0] = '\0';
       throw std::runtime_error(std::string("loading method '") + name + "': " + why);
     }
@@ -78,8 +78,9 @@ class LoadedMethod {
     planned_.reset(new HierarchicalAllocator(Span<Span<uint8_t>>(pools_.data(), pools_.size())));
     method_storage_.reset(new Aligned(claims.method_allocator_bytes));
     method_alloc_.reset(new MemoryAllocator(method_storage_->data(), claims.method_allocator_bytes));
-    temp_storage_.reset(new Aligned(kTempBytes));
-    temp_alloc_.reset(new MemoryAllocator(temp_storage_->data(), kTempBytes));
+    // The kernels' scratch, exactly what MethodMeta predicts for the kernels linked here.
+    temp_storage_.reset(new Aligned(claims.scratch_bytes));
+    temp_alloc_.reset(new MemoryAllocator(temp_storage_->data(), claims.scratch_bytes));
     memory_ = MemoryManager{method_alloc_.get(), planned_.get(), temp_alloc_.get()};
     Result<Method> m = program.load_method(name.c_str(), &memory_);
     if (!m.ok()) raise(("loading method '" + name + "'").c_str(), m.error());
@@ -155,7 +156,6 @@ class LoadedMethod {
   size_t method_allocator_used() const { return method_alloc_->used_bytes(); }
 
  private:
-  static constexpr size_t kTempBytes = 1 << 20;
   std::vector<std::unique_ptr<Aligned>> pool_storage_;
   std::vector<Span<uint8_t>> pools_;
   std::unique_ptr<HierarchicalAllocator> planned_;
@@ -209,6 +209,7 @@ class LoadedProgram {
     d["outputs"] = outs;
     d["planned_pools"] = pools;
     d["method_allocator_bytes"] = meta->method_allocator_bytes();
+    d["scratch_bytes"] = meta->scratch_bytes();
     d["num_instructions"] = meta->num_instructions();
     return d;
   }

@@ -41,7 +41,9 @@ Error fill_generated(ScalarType type, void* data, int64_t n, const char* spec) {
       case ScalarType::Int: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(iv); break;
       case ScalarType::Char: static_cast<int8_t*>(data)[i] = static_cast<int8_t>(iv); break;
       case ScalarType::Byte: static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(iv); break;
-      case ScalarType::Bool: static_cast<bool*>(data)[i] = iv >= 5.0; break;
+      case ScalarType::Short: static_cast<int16_t*>(data)[i] = static_cast<int16_t>(iv); break;
+      // Random bools are true for about half the draws (iv is 0..9); "ones" must be all true, not 1 >= 5.
+      case ScalarType::Bool: static_cast<bool*>(data)[i] = ones || (!zeros && iv >= 5.0); break;
       default: return Error::NotSupported;
     }
   }

@@ -11,7 +11,7 @@ uint64_t add_saturating(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UI
 
 }  // namespace
 
-bool read_memory_claims(const MethodMeta& meta, uint64_t extra_bytes, uint64_t available, MemoryClaims* claims,
+bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
                         char* why, size_t why_size) {
   *claims = MemoryClaims{};
   const size_t n = meta.num_memory_planned_buffers();
@@ -21,7 +21,7 @@ bool read_memory_claims(const MethodMeta& meta, uint64_t extra_bytes, uint64_t a
     return false;
   }
   claims->num_pools = n;
-  uint64_t total = extra_bytes;
+  uint64_t total = 0;
   for (size_t p = 0; p < n; ++p) {
     Result<size_t> size = meta.memory_planned_buffer_size(p);
     if (!size.ok()) {
@@ -34,6 +34,8 @@ bool read_memory_claims(const MethodMeta& meta, uint64_t extra_bytes, uint64_t a
   }
   claims->method_allocator_bytes = meta.method_allocator_bytes();
   total = add_saturating(total, claims->method_allocator_bytes);
+  claims->scratch_bytes = meta.scratch_bytes();
+  total = add_saturating(total, claims->scratch_bytes);
   claims->total_bytes = total;
   if (total <= available) return true;
 

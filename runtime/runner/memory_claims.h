@@ -1,4 +1,4 @@
-// What a method says it needs (every planned pool, the method allocator) read and checked before a host runner
+// What a method says it needs (every planned pool, the method allocator, the kernels' scratch) read and checked before a host runner
 // allocates any of it: a .pte is untrusted, and one claiming terabytes must be refused with its numbers, not
 // handed to malloc (which may fail, or worse, succeed lazily and fault on first touch).
 #pragma once
@@ -15,13 +15,13 @@ struct MemoryClaims {
   size_t num_pools = 0;
   size_t pool_bytes[kMaxPools] = {};
   size_t method_allocator_bytes = 0;
-  uint64_t total_bytes = 0;  // pools + method allocator + the caller's extra bytes
+  size_t scratch_bytes = 0;  // the temp allocator's exact size (MethodMeta::scratch_bytes)
+  uint64_t total_bytes = 0;  // pools + method allocator + scratch
 };
 
-// Reads the claims of `meta` into `claims` and checks them against `available` bytes (extra_bytes: what the
-// caller adds, e.g. a temp allocator). On refusal returns false and writes one line to `why` naming the method,
+// Reads the claims of `meta` into `claims` and checks them against `available` bytes. On refusal returns false and writes one line to `why` naming the method,
 // each claim over the limit and the limit; nothing has been allocated.
-bool read_memory_claims(const MethodMeta& meta, uint64_t extra_bytes, uint64_t available, MemoryClaims* claims,
+bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
                         char* why, size_t why_size);
 
 // The machine's physical memory in bytes (POSIX sysconf), or UINT64_MAX when it cannot be known.

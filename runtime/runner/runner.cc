@@ -204,10 +204,9 @@ int main(int argc, char** argv) {
 
   // Every buffer sized from the program, before the method is loaded, and every claim checked against the
   // machine before any of it is allocated.
-  const size_t temp_size = 1 << 20;
   MemoryClaims claims;
   char why[320];
-  if (!read_memory_claims(meta.get(), temp_size, physical_memory_bytes(), &claims, why, sizeof(why))) {
+  if (!read_memory_claims(meta.get(), physical_memory_bytes(), &claims, why, sizeof(why))) {
     fprintf(stderr, "runner: %s: %s\n", o.model, why);
     return 3;
   }
@@ -226,9 +225,11 @@ int main(int argc, char** argv) {
   HierarchicalAllocator planned(Span<Span<uint8_t>>(pools, num_pools));
   const size_t predicted = claims.method_allocator_bytes;
   void* method_buffer = owned.keep(aligned(predicted));
+  // The kernels' scratch, exactly as planned: what the linked kernels say they need for these shapes.
+  const size_t temp_size = claims.scratch_bytes;
   void* temp_buffer = owned.keep(aligned(temp_size));
   if (method_buffer == nullptr || temp_buffer == nullptr) {
-    fprintf(stderr, "runner: cannot allocate the method allocator (%zu bytes) and temp allocator (%zu bytes)\n",
+    fprintf(stderr, "runner: cannot allocate the method allocator (%zu bytes) and kernel scratch (%zu bytes)\n",
             predicted, temp_size);
     return 3;
   }
@@ -286,7 +287,7 @@ int main(int argc, char** argv) {
          method->num_instructions(), method->num_inputs(), method->num_outputs());
   for (size_t p = 0; p < num_pools; ++p) printf("memory: pool %zu: %zu bytes planned\n", p + 1, pools[p].size());
   printf("memory: method allocator: %zu bytes used, %zu predicted by MethodMeta\n", method_alloc.used_bytes(), predicted);
-  printf("memory: temp allocator: %zu bytes peak\n", temp_alloc.peak_bytes());
+  printf("memory: kernel scratch: %zu bytes used, %zu predicted by MethodMeta\n", temp_alloc.used_bytes(), temp_size);
   printf("time: %d runs, mean %.1f us, min %.1f us\n", o.runs, static_cast<double>(total) / o.runs / 1000.0,
          static_cast<double>(best) / 1000.0);
   qsort(times, static_cast<size_t>(o.runs), sizeof(uint64_t), [](const void* a, const void* b) {

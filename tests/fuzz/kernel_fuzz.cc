@@ -400,13 +400,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!b.arg(code, &values[k])) return 0;
   }
 
-  // Scratch: none, a little, or plenty (kernels that need it must say so when it is missing or short).
-  const uint8_t temp_choice = in.u8() % 4;
-  const size_t temp_size = temp_choice == 0 ? 0 : temp_choice == 1 ? 64 : 64u << 10;
-  void* temp_buffer = temp_size ? malloc(temp_size) : nullptr;
-  MemoryAllocator temp(temp_buffer, temp_size);
-  KernelContext ctx(temp_size ? &temp : nullptr);
+  // As Method::load does: the kernel's memory and prepare step first (kernel_args.h). Scratch is usually what the
+  // kernel asked for; sometimes none or a little, which kernels must survive (falling back, or failing by name).
+  const LoadedKernelArgs loaded(args, nargs);
+  const KernelMemory need = kernel->memory != nullptr ? kernel->memory(loaded) : KernelMemory{};
+  if (need.state > (1u << 24) || need.scratch > (1u << 26)) return 0;  // a real plan this big is refused at load
+  void* state = need.state ? calloc(1, need.state) : nullptr;
+  if (kernel->prepare != nullptr && kernel->prepare(loaded, state) != Error::Ok) {
+    free(state);
+    return 0;
+  }
+  const uint8_t scratch_choice = in.u8() % 4;
+  const size_t scratch_size = scratch_choice == 0 ? 0 : scratch_choice == 1 ? (need.scratch < 64 ? need.scratch : 64)
+                                                                            : need.scratch;
+  void* scratch = scratch_size ? aligned_alloc(16, (scratch_size + 15) & ~size_t{15}) : nullptr;
+  KernelContext ctx(state, Span<uint8_t>(static_cast<uint8_t*>(scratch), scratch_size));
   kernel->fn(ctx, args);
-  free(temp_buffer);
+  free(scratch);
+  free(state);
   return 0;
 }

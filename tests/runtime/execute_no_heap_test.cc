@@ -103,9 +103,11 @@ TEST(ExecuteNoHeap, ZooProgramsExecuteWithoutAllocating) {
     for (auto& s : storage) pools.emplace_back(s.data(), s.size());
     HierarchicalAllocator planned(Span<Span<uint8_t>>(pools.data(), pools.size()));
     alignas(16) static uint8_t method_buf[1 << 16];
-    alignas(16) static uint8_t temp_buf[1 << 16];
+    // The kernels' scratch as MethodMeta plans it (held before the heap check starts, like the pools).
+    storage.emplace_back(meta->scratch_bytes() + 16);
+    uint8_t* temp_buf = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.back().data()) + 15) & ~uintptr_t{15});
     MemoryAllocator method_alloc(method_buf, sizeof(method_buf));
-    MemoryAllocator temp_alloc(temp_buf, sizeof(temp_buf));
+    MemoryAllocator temp_alloc(temp_buf, meta->scratch_bytes());
     MemoryManager memory{&method_alloc, &planned, &temp_alloc};
     Result<Method> method = program->load_method("forward", &memory);
     ASSERT_TRUE(method.ok());

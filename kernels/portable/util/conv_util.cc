@@ -15,6 +15,31 @@ namespace portable {
     }                                  \
   } while (0)
 
+bool conv_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayRef<int64_t> stride,
+                   ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed, int64_t groups,
+                   ConvGeometry& g) {
+  const bool is1d = input.size() == 3;
+  if (transposed || (input.size() != 4 && !is1d) || weight.size() != input.size()) return false;
+  if (stride.empty() || padding.empty() || dilation.empty()) return false;
+  const size_t sd = is1d ? 1 : 2;
+  auto at = [sd](ArrayRef<int64_t> v, size_t i) { return v.size() == sd ? v[i] : v[0]; };
+  g.N = input[0], g.Cin = input[1], g.H = is1d ? 1 : input[2], g.W = input[is1d ? 2 : 3];
+  g.Cout = weight[0], g.Cg = weight[1], g.KH = is1d ? 1 : weight[2], g.KW = weight[is1d ? 2 : 3];
+  g.groups = groups;
+  g.sh = is1d ? 1 : at(stride, 0), g.sw = at(stride, sd - 1);
+  g.ph = is1d ? 0 : at(padding, 0), g.pw = at(padding, sd - 1);
+  g.dh = is1d ? 1 : at(dilation, 0), g.dw = at(dilation, sd - 1);
+  if (groups <= 0 || g.Cin % groups != 0 || g.Cout % groups != 0 || g.Cg != g.Cin / groups) return false;
+  // Beyond int32 (as PyTorch refuses) the output size arithmetic below could overflow int64.
+  for (int64_t v : {g.sh, g.sw, g.dh, g.dw}) {
+    if (v <= 0 || v > INT32_MAX) return false;
+  }
+  if (g.ph < 0 || g.pw < 0 || g.ph > INT32_MAX || g.pw > INT32_MAX) return false;
+  g.OH = (g.H + 2 * g.ph - g.dh * (g.KH - 1) - 1) / g.sh + 1;
+  g.OW = (g.W + 2 * g.pw - g.dw * (g.KW - 1) - 1) / g.sw + 1;
+  return g.OH > 0 && g.OW > 0;
+}
+
 bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                        ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                        bool transposed, int64_t groups, Tensor& out, ConvGeometry& geo) {

@@ -21,6 +21,13 @@ struct ConvGeometry {
   int64_t OH, OW;
 };
 
+// The geometry of a convolution from shapes and arguments alone (no tensors): what a kernel's memory function
+// (runtime/kernel/kernel_args.h) sizes its scratch from. False, silently, for anything check_convolution refuses
+// on shape grounds; check_convolution then names the fault.
+bool conv_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayRef<int64_t> stride,
+                   ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed, int64_t groups,
+                   ConvGeometry& g);
+
 // Checks shapes, then dtypes, and sizes `out`. On failure logs, records the error on ctx and returns false.
 bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                        ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,

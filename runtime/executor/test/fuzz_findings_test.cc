@@ -48,6 +48,8 @@ const std::map<std::string, Expected> kExpected = {
                                                "constant segment's offsets (8-byte values) are not 8-byte aligned"}},
     // Its pool sizes are misaligned as well as its int list, and are checked first.
     {"misaligned-int64-int_list.pte", {"load", ember::Error::InvalidProgram, "(8-byte values) are not 8-byte aligned"}},
+    {"misaligned-planned-float.pte", {"load", ember::Error::InvalidProgram,
+                                      "value 4 is planned at offset 53 of memory id 1, not a multiple of its 4-byte"}},
     {"misaligned-int64-pools.pte", {"load", ember::Error::InvalidProgram,
                                     "planned pool sizes (8-byte values) are not 8-byte aligned"}},
 };
@@ -76,7 +78,9 @@ std::pair<std::string, ember::Error> run(const std::vector<uint8_t>& bytes) {
   std::vector<uint8_t> method_memory(meta->method_allocator_bytes() + 16);
   MemoryAllocator method_allocator(method_memory.data(), method_memory.size());
   HierarchicalAllocator planned(Span<Span<uint8_t>>(spans.data(), spans.size()));
-  MemoryManager memory{&method_allocator, &planned, nullptr};
+  std::vector<uint8_t> scratch(meta->scratch_bytes() + 16);
+  MemoryAllocator temp(scratch.data(), scratch.size());
+  MemoryManager memory{&method_allocator, &planned, &temp};
   Result<Method> method = program->load_method(name, &memory);
   if (!method.ok()) return {"method", method.error()};
   for (int i = 0; i < 2; ++i) {

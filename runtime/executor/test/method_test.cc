@@ -83,6 +83,87 @@ TEST(MethodMetaTest, BookkeepingPredictedToTheByte) {
   EXPECT_TRUE(logged("no room for")) << ember::testing::last_log();
 }
 
+// The base program calling test::scaled.out (test_kernels.cc), whose memory function asks for 4 bytes of state
+// and numel(x) floats of scratch, and whose prepare step writes the state.
+std::unique_ptr<fb::ProgramT> scaled_program() {
+  auto p = base_program();
+  forward(*p).operators[0]->name = "test::scaled";
+  return p;
+}
+
+// A temp allocator over a 16-byte-aligned buffer of `bytes`.
+struct Scratch {
+  explicit Scratch(size_t bytes)
+      : storage(bytes + 16),
+        allocator(storage.data() + ((16 - reinterpret_cast<uintptr_t>(storage.data()) % 16) % 16), bytes) {}
+  std::vector<uint8_t> storage;
+  MemoryAllocator allocator;
+};
+
+TEST(MethodMetaTest, KernelStateAndScratchPredictedToTheByte) {
+  Loaded base(*base_program());
+  Loaded l(*scaled_program());
+  Result<MethodMeta> meta = l.program->method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  // Four Floats of scratch; four bytes of state, which the method allocator holds in a 16-byte unit.
+  EXPECT_EQ(meta->scratch_bytes(), 16u);
+  EXPECT_EQ(base.program->method_meta("forward")->scratch_bytes(), 0u);
+  const size_t predicted = meta->method_allocator_bytes();
+  EXPECT_EQ(predicted, base.program->method_meta("forward")->method_allocator_bytes() + 16);
+  TestMemory exact(predicted);
+  Scratch scratch(meta->scratch_bytes());
+  exact.manager.temp_allocator = &scratch.allocator;
+  EXPECT_EQ(l.load_error(exact), Error::Ok) << ember::testing::last_log();
+  EXPECT_EQ(exact.method_allocator.used_bytes(), predicted);
+  EXPECT_EQ(scratch.allocator.used_bytes(), meta->scratch_bytes());
+}
+
+TEST(MethodTest, PrepareStateAndScratchReachTheKernel) {
+  Loaded l(*scaled_program());
+  TestMemory memory;
+  Scratch scratch(16);
+  memory.manager.temp_allocator = &scratch.allocator;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  const float x[4] = {1, 2, 3, 4};
+  const int32_t sizes[2] = {2, 2};
+  ASSERT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(sizes, 2), x, sizeof(x)), Error::Ok);
+  ASSERT_EQ(m->execute(), Error::Ok) << ember::testing::last_log();
+  const float* out = m->output(0)->const_data_ptr<float>();
+  // (x + w) * 2 with w = [1, 2, 3, 4]: the 2 came from prepare, x went through scratch.
+  EXPECT_EQ(out[0], 4.0f);
+  EXPECT_EQ(out[3], 16.0f);
+}
+
+TEST(MethodTest, ScratchNeededButNoTempAllocator) {
+  Loaded l(*scaled_program());
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::InvalidArgument);
+  EXPECT_TRUE(logged("needs 16 bytes of kernel scratch (MethodMeta::scratch_bytes) but the MemoryManager has no "
+                     "temp allocator")) << ember::testing::last_log();
+}
+
+TEST(MethodTest, ScratchShortByOneUnit) {
+  Loaded l(*scaled_program());
+  TestMemory memory;
+  Scratch scratch(15);
+  memory.manager.temp_allocator = &scratch.allocator;
+  EXPECT_EQ(l.load_error(memory), Error::MemoryAllocationFailed);
+  EXPECT_TRUE(logged("needs 16 bytes of kernel scratch; the temp allocator has 15 free")) << ember::testing::last_log();
+}
+
+TEST(MethodTest, PrepareRefusalFailsLoadNamingTheInstruction) {
+  auto p = scaled_program();
+  tensor(*p, testing::kW).sizes = {4, 1};  // same bytes, another shape: only the prepare step objects
+  Loaded l(*p);
+  TestMemory memory;
+  Scratch scratch(16);
+  memory.manager.temp_allocator = &scratch.allocator;
+  EXPECT_EQ(l.load_error(memory), Error::InvalidArgument);
+  EXPECT_TRUE(logged("instruction 0 (test::scaled.out): the kernel's prepare step refused its arguments"))
+      << ember::testing::last_log();
+}
+
 TEST(MethodTest, RunsTheBaseProgram) {
   Loaded l(*base_program());
   TestMemory memory;

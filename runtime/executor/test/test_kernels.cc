@@ -1,5 +1,5 @@
 // The kernel table the executor's tests link instead of a generated one: an add over Float tensors (enough to run
-// the base program), and a kernel that always fails, to see execute() report it.
+// the base program), a kernel that always fails, to see execute() report it, and one with a prepare step.
 #include "runtime/kernel/operator_registry.h"
 
 namespace ember {
@@ -22,10 +22,45 @@ void fail_out(KernelContext& ctx, EValue**) {
   EMBER_KERNEL_CHECK(ctx, false, InvalidArgument, "test::fail.out: always fails");
 }
 
+// test::scaled.out(a, b, out): out = (a + b) * 2, through a prepare step: the 2 is state prepare wrote, and a is
+// staged in scratch first, so the test sees both memories planned, handed over and used. Its prepare refuses
+// operands whose shapes differ from out's, which execute then need not check.
+KernelMemory scaled_memory(const KernelArgs& args) {
+  size_t n = 1;
+  for (int32_t s : args.sizes(0)) n *= static_cast<size_t>(s);
+  return {sizeof(float), n * sizeof(float)};
+}
+
+Error scaled_prepare(const KernelArgs& args, void* state) {
+  for (size_t i = 0; i < 2; ++i) {
+    const ArrayRef<int32_t> a = args.sizes(i), out = args.sizes(2);
+    bool same = a.size() == out.size();
+    for (size_t d = 0; same && d < a.size(); ++d) same = a[d] == out[d];
+    EMBER_CHECK_OR_RETURN_ERROR(same, InvalidArgument, "test::scaled.out: operand %zu's shape differs from out's", i);
+  }
+  *static_cast<float*>(state) = 2.0f;
+  return Error::Ok;
+}
+
+void scaled_out(KernelContext& ctx, EValue** args) {
+  const Tensor& a = args[0]->as_tensor();
+  const Tensor& b = args[1]->as_tensor();
+  Tensor& out = args[2]->as_mutable_tensor();
+  const size_t n = static_cast<size_t>(out.numel());
+  EMBER_KERNEL_CHECK(ctx, ctx.scratch().size() >= n * sizeof(float), MemoryAllocationFailed,
+                     "test::scaled.out: %zu bytes of scratch, needs %zu", ctx.scratch().size(), n * sizeof(float));
+  float* staged = reinterpret_cast<float*>(ctx.scratch().data());
+  for (size_t i = 0; i < n; ++i) staged[i] = a.const_data_ptr<float>()[i];
+  const float scale = *ctx.state<float>();
+  for (size_t i = 0; i < n; ++i) out.mutable_data_ptr<float>()[i] = (staged[i] + b.const_data_ptr<float>()[i]) * scale;
+}
+
 // Sorted by name, as codegen emits it.
+constexpr uint32_t kFloat = 1u << static_cast<int>(ScalarType::Float);
 constexpr KernelEntry kTable[] = {
-    {"test::add.out", add_out, "TTT", 1u << static_cast<int>(ScalarType::Float)},
-    {"test::fail.out", fail_out, "TTT", 1u << static_cast<int>(ScalarType::Float)},
+    {"test::add.out", add_out, "TTT", kFloat, nullptr, nullptr},
+    {"test::fail.out", fail_out, "TTT", kFloat, nullptr, nullptr},
+    {"test::scaled.out", scaled_out, "TTT", kFloat, scaled_memory, scaled_prepare},
 };
 
 }  // namespace

@@ -46,8 +46,21 @@ TEST(Fill, SpecsThatAreFiles) {
 }
 
 TEST(Fill, DtypeWithoutGenerator) {
-  int16_t out[2];
-  EXPECT_EQ(fill_generated(ScalarType::Short, out, 2, "ones"), Error::NotSupported);
+  uint8_t out[2];
+  EXPECT_EQ(fill_generated(ScalarType::Float8_e4m3fn, out, 2, "ones"), Error::NotSupported);
+}
+
+// "ones" on Bool is all true (it once drew 1 >= 5: all false; found by tests/fuzz:runner_fill_fuzz).
+TEST(Fill, OnesAndZerosOfEveryIntegerWidthAndBool) {
+  bool b[3];
+  ASSERT_EQ(fill_generated(ScalarType::Bool, b, 3, "ones"), Error::Ok);
+  EXPECT_TRUE(b[0] && b[1] && b[2]);
+  ASSERT_EQ(fill_generated(ScalarType::Bool, b, 3, "zeros"), Error::Ok);
+  EXPECT_FALSE(b[0] || b[1] || b[2]);
+  int16_t s[2];
+  ASSERT_EQ(fill_generated(ScalarType::Short, s, 2, "ones"), Error::Ok);
+  EXPECT_EQ(s[0], 1);
+  EXPECT_EQ(s[1], 1);
 }
 
 }  // namespace

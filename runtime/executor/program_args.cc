@@ -1,0 +1,70 @@
+#include "runtime/executor/program_args.h"
+
+namespace ember {
+
+namespace fb = ember_pte;
+using fb::KernelTypes;
+
+// Every accessor answers 0 (or empty) for a value of another kind: the caller checks kinds against the kernel's
+// signature first, and a malformed program must still not crash the prediction.
+const fb::EValue* ProgramKernelArgs::value(size_t i) const {
+  return pte::at(values_, static_cast<size_t>(pte::at(args_, i)));
+}
+
+Tag ProgramKernelArgs::tag(size_t i) const {
+  switch (value(i)->val_type()) {
+    case KernelTypes::Int: return Tag::Int;
+    case KernelTypes::Double: return Tag::Double;
+    case KernelTypes::Bool: return Tag::Bool;
+    case KernelTypes::Tensor: return Tag::Tensor;
+    case KernelTypes::String: return Tag::String;
+    case KernelTypes::IntList: return Tag::IntList;
+    case KernelTypes::DoubleList: return Tag::DoubleList;
+    case KernelTypes::BoolList: return Tag::BoolList;
+    case KernelTypes::TensorList: return Tag::TensorList;
+    case KernelTypes::OptionalTensorList: return Tag::OptionalTensorList;
+    default: return Tag::None;
+  }
+}
+
+ScalarType ProgramKernelArgs::dtype(size_t i) const {
+  const fb::Tensor* t = value(i)->val_as_Tensor();
+  // kNumScalarTypes: no type (the value is not a tensor).
+  return static_cast<ScalarType>(t != nullptr ? static_cast<int>(t->scalar_type()) : kNumScalarTypes);
+}
+
+ArrayRef<int32_t> ProgramKernelArgs::sizes(size_t i) const {
+  const fb::Tensor* t = value(i)->val_as_Tensor();
+  return t != nullptr ? pte::tensor_sizes(t) : ArrayRef<int32_t>();
+}
+
+int64_t ProgramKernelArgs::to_int(size_t i) const {
+  const fb::Int* v = value(i)->val_as_Int();
+  return v != nullptr ? v->int_val() : 0;
+}
+
+double ProgramKernelArgs::to_double(size_t i) const {
+  const fb::EValue* v = value(i);
+  if (const fb::Double* d = v->val_as_Double()) return d->double_val();
+  if (const fb::Int* n = v->val_as_Int()) return static_cast<double>(n->int_val());
+  return 0.0;
+}
+
+bool ProgramKernelArgs::to_bool(size_t i) const {
+  const fb::Bool* v = value(i)->val_as_Bool();
+  return v != nullptr && v->bool_val();
+}
+
+size_t ProgramKernelArgs::list_size(size_t i) const {
+  const fb::IntList* l = value(i)->val_as_IntList();
+  return l != nullptr ? pte::count(l->items()) : 0;
+}
+
+int64_t ProgramKernelArgs::list_item(size_t i, size_t k) const {
+  // The verifier proved every item names an Int value.
+  const fb::IntList* l = value(i)->val_as_IntList();
+  if (l == nullptr || k >= pte::count(l->items())) return 0;
+  return pte::at(values_, static_cast<size_t>(pte::at(l->items(), k)))->val_as_Int()->int_val();
+}
+
+}  // namespace ember
