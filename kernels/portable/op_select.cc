@@ -54,6 +54,9 @@ void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, total == out.size(static_cast<int32_t>(d)), InvalidArgument,
                      "cat.out: sizes along dim %lld add to %lld, out has %d", static_cast<long long>(d),
                      static_cast<long long>(total), static_cast<int>(out.size(static_cast<int32_t>(d))));
+  // Nothing to copy, and an empty dim after `d` would otherwise leave billions of zero-byte copies to loop over
+  // (found by tests/fuzz:kernel_fuzz as a timeout).
+  if (out.numel() == 0) return;
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < d; ++i) outer *= out.size(static_cast<int32_t>(i));
   for (int64_t i = d + 1; i < rank; ++i) inner *= out.size(static_cast<int32_t>(i));

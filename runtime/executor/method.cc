@@ -443,6 +443,17 @@ class MethodLoader {
     return Error::Ok;
   }
 
+  // A tensor a kernel reads or writes must have bytes: planned, constant, or (none) empty. An unplanned one would
+  // be a null pointer in the kernel; set_input cannot fill it either, so it is refused here, by name.
+  Error check_storage(size_t pc, const KernelEntry* entry, size_t k, int32_t value, const Tensor& t) {
+    EMBER_CHECK_OR_RETURN_ERROR(t.nbytes() == 0 || t.const_data_ptr() != nullptr, NotSupported,
+                                "method '%s' instruction %zu (%s): argument %zu (value %d) is a %zu-byte tensor with "
+                                "no storage: neither memory-planned nor a constant (this runtime plans every tensor; "
+                                "re-export with inputs and outputs planned)", method_, pc, entry->name, k,
+                                static_cast<int>(value), t.nbytes());
+    return Error::Ok;
+  }
+
   Error check_kernel_args(size_t pc, const KernelEntry* entry, EValue** args, size_t nargs) {
     const size_t expected = strlen(entry->arg_types);
     EMBER_CHECK_OR_RETURN_ERROR(nargs == expected, InvalidProgram,
@@ -462,6 +473,16 @@ class MethodLoader {
                                     "(selected dtypes mask 0x%08x)", method_, pc, entry->name, scalar_type_name(st),
                                     static_cast<unsigned>(entry->dtype_mask));
         checked_dtype = true;
+      }
+      const int32_t value = static_cast<int32_t>(args[k] - s_.values);
+      if (tag == Tag::Tensor) EMBER_TRY(check_storage(pc, entry, k, value, args[k]->as_tensor()));
+      if (tag == Tag::TensorList) {
+        for (const Tensor& t : args[k]->as_tensor_list()) EMBER_TRY(check_storage(pc, entry, k, value, t));
+      }
+      if (tag == Tag::OptionalTensorList) {
+        for (const Tensor* t : args[k]->as_optional_tensor_list()) {
+          if (t != nullptr) EMBER_TRY(check_storage(pc, entry, k, value, *t));
+        }
       }
     }
     return Error::Ok;
@@ -559,7 +580,8 @@ Error Method::execute() {
         pc = values_[ins.jump.cond].as_bool() ? pc + 1 : ins.jump.destination;
         break;
       case InstructionArguments::FreeCall:
-        values_[ins.free.value].as_mutable_tensor().impl()->set_data(nullptr);
+        // Every tensor's bytes are planned, and the plan already reuses them after a tensor's last use; there is
+        // nothing to free. (Dropping the pointer, as this once did, let a later kernel read a null one.)
         ++pc;
         break;
       default:

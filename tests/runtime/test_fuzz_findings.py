@@ -43,6 +43,7 @@ EXPECTED = {
     "misaligned-int64-constant_offsets.pte": "constant segment's offsets (8-byte values) are not 8-byte aligned",
     "misaligned-int64-int_list.pte": "(8-byte values) are not 8-byte aligned",  # its pool sizes too: checked first
     "misaligned-planned-float.pte": "value 4 is planned at offset 53 of memory id 1, not a multiple of its 4-byte",
+    "unplanned-kernel-argument.pte": "tensor with no storage",
     "misaligned-int64-pools.pte": "planned pool sizes (8-byte values) are not 8-byte aligned",
 }
 

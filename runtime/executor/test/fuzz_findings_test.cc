@@ -50,6 +50,7 @@ const std::map<std::string, Expected> kExpected = {
     {"misaligned-int64-int_list.pte", {"load", ember::Error::InvalidProgram, "(8-byte values) are not 8-byte aligned"}},
     {"misaligned-planned-float.pte", {"load", ember::Error::InvalidProgram,
                                       "value 4 is planned at offset 53 of memory id 1, not a multiple of its 4-byte"}},
+    {"unplanned-kernel-argument.pte", {"method", ember::Error::NotSupported, "tensor with no storage"}},
     {"misaligned-int64-pools.pte", {"load", ember::Error::InvalidProgram,
                                     "planned pool sizes (8-byte values) are not 8-byte aligned"}},
 };
