@@ -328,6 +328,7 @@ void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const
 // 0 when not even one column fits (direct loops).
 int64_t im2col_columns(const ConvGeometry& g) {
   const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW;
+  if (kdim <= 0) return 0;  // no taps (an empty weight): direct loops write the bias
   int64_t nt = kColFloats / kdim;
   if (nt >= ohw) return ohw;
   return nt > 16 ? nt - nt % 16 : nt;

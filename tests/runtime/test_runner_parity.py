@@ -29,6 +29,14 @@ def test_zoo_parity(runner, tmp_path, name):
         line = next(l for l in proc.stdout.splitlines() if "method allocator" in l)
         used, predicted = int(line.split()[3]), int(line.split()[6])
         assert used == predicted
+        # So is the kernels' scratch: the runner holds exactly MethodMeta::scratch_bytes (no guessed size), and
+        # load takes all of it when any kernel needs scratch (the optimized convolutions' im2col tiles and
+        # depthwise planes do).
+        line = next(l for l in proc.stdout.splitlines() if "kernel scratch" in l)
+        used, predicted = int(line.split()[3]), int(line.split()[6])
+        assert used == predicted
+        convolves = any(isinstance(m, torch.nn.Conv2d) and m.kernel_size != (1, 1) for m in module.modules())
+        assert (predicted > 0) == convolves, line
         for got, w in zip(read_outputs(str(work), want), want):
             torch.testing.assert_close(got, w, atol=ATOL * max(1.0, w.abs().max().item()), rtol=RTOL)
 
