@@ -104,7 +104,9 @@ def _kernels_variant(name, selection, extra_libraries, optimized, visibility):
             registry + "/kernel_registry.cc",
         ],
         copts = EMBER_COPTS + KERNEL_COPTS,
-        deps = deps,
+        # The executor: a table with a prepare step points at the executor's support for it (PrepareSupport),
+        # and listing the dependency puts the executor after this library on the link line.
+        deps = deps + ["//runtime/executor"],
         # Nothing references the table by name until the executor looks kernels up, so keep it in the link;
         # -Wl,--gc-sections still drops whatever the table does not reference.
         alwayslink = True,

@@ -6,7 +6,7 @@
 #include "runtime/core/log.h"
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program.h"
-#include "runtime/executor/program_args.h"
+#include "runtime/executor/prepare_support.h"
 #include "schema/argument_codes.h"
 
 namespace ember {
@@ -25,26 +25,13 @@ const char* op_name(const fb::ExecutionPlan* plan, uint32_t op_index, const char
   return op->name()->c_str();
 }
 
-// Kernel state and scratch come in 16-byte units; a size that overflows saturates, so its allocation fails cleanly.
-size_t round16(size_t n) { return n <= SIZE_MAX - 15 ? (n + 15) & ~size_t{15} : SIZE_MAX; }
 size_t add_saturating(size_t a, size_t b) { return a <= SIZE_MAX - b ? a + b : SIZE_MAX; }
 
-// A kernel's memory (runtime/kernel/kernel_args.h) for one instruction, asked from the program itself: zero when
-// the kernel declares none, or when the arguments do not fit its signature (load_chain then refuses them).
-KernelMemory kernel_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call, const KernelEntry* entry) {
-  if (entry == nullptr || entry->memory == nullptr) return {};
-  ProgramKernelArgs args(plan, call);
-  if (args.size() != strlen(entry->arg_types)) return {};
-  for (size_t k = 0; k < args.size(); ++k) {
-    if (!argument_code_accepts(entry->arg_types[k], args.tag(k))) return {};
-  }
-  const KernelMemory m = entry->memory(args);
-  return {round16(m.state), round16(m.scratch)};
-}
-
-const KernelEntry* kernel_of(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
-  const fb::Operator* op = at(plan->operators(), static_cast<size_t>(call->op_index()));
-  return find_kernel(op->name()->c_str(), pte::str(op->overload()));
+// A kernel's memory (runtime/kernel/kernel_args.h) for one instruction, through the prepare support the kernel
+// table links in (null when no kernel in it has a prepare step: then no kernel has memory either).
+KernelMemory kernel_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
+  const PrepareSupport* support = prepare_support();
+  return support != nullptr ? support->memory(plan, call) : KernelMemory{};
 }
 
 // How many of each element load() places in the method allocator: one array per element type, so the
@@ -88,7 +75,7 @@ struct MethodLayout {
       if (ins->instr_args_type() == InstructionArguments::KernelCall) {
         const fb::KernelCall* call = ins->instr_args_as_KernelCall();
         l.args += count(call->args());
-        const KernelMemory m = kernel_memory(plan, call, kernel_of(plan, call));
+        const KernelMemory m = kernel_memory(plan, call);
         l.kernel_state = add_saturating(l.kernel_state, m.state);
         l.scratch = m.scratch > l.scratch ? m.scratch : l.scratch;
       }
@@ -217,8 +204,8 @@ class MethodLoader {
     if (bytes == 0) return Error::Ok;
     MemoryAllocator* temp = memory_->temp_allocator;
     EMBER_CHECK_OR_RETURN_ERROR(temp != nullptr, InvalidArgument,
-                                "method '%s' needs %zu bytes of kernel scratch (MethodMeta::scratch_bytes) but the "
-                                "MemoryManager has no temp allocator", method_, bytes);
+                                "method '%s' needs %zu bytes of kernel scratch but has no temp allocator", method_,
+                                bytes);
     void* p = temp->allocate(bytes, 16);
     EMBER_CHECK_OR_RETURN_ERROR(p != nullptr, MemoryAllocationFailed,
                                 "method '%s' needs %zu bytes of kernel scratch; the temp allocator has %zu free",
@@ -281,6 +268,11 @@ class MethodLoader {
       } else if (t->data_buffer_idx() > 0) {
         EMBER_TRY_ASSIGN(data, program_->constant_data(t->data_buffer_idx(), nbytes));
         impl->set_data(const_cast<void*>(data));
+      } else {
+        // Neither planned nor constant: a kernel would read a null pointer, and set_input has nowhere to copy
+        // (program_fuzz found the null read). Every tensor of a runnable program has bytes, or none at all.
+        EMBER_CHECK_OR_RETURN_ERROR(nbytes == 0, NotSupported, "method '%s': value %zu is a %zu-byte tensor with "
+                                    "no storage (neither planned nor constant)", method_, i, nbytes);
       }
       s_.values[i] = EValue(Tensor(impl));
     }
@@ -395,15 +387,13 @@ class MethodLoader {
           EMBER_TRY(check_kernel_args(pc, entry, args, nargs));
           // The same sizes MethodLayout counted, asked again rather than stored: the layout keeps no per-instruction
           // arrays, and the kernel's memory function is a little arithmetic.
-          const KernelMemory m = kernel_memory(plan_, call, entry);
+          const KernelMemory m = kernel_memory(plan_, call);
           void* state = m.state > 0 ? s_.kernel_state + state_used : nullptr;
           state_used += m.state;
           if (entry->prepare != nullptr) {
-            const LoadedKernelArgs loaded(args, nargs);
-            const Error e = entry->prepare(loaded, state);
+            const Error e = prepare_support()->prepare(entry, args, nargs, state);
             if (e != Error::Ok) {
-              EMBER_LOG(ERROR, "method '%s' instruction %zu (%s): the kernel's prepare step refused its arguments "
-                        "(see above)", method_, pc, entry->name);
+              EMBER_LOG(ERROR, "method '%s' instruction %zu (%s): prepare failed", method_, pc, entry->name);
               return e;
             }
           }
@@ -443,17 +433,6 @@ class MethodLoader {
     return Error::Ok;
   }
 
-  // A tensor a kernel reads or writes must have bytes: planned, constant, or (none) empty. An unplanned one would
-  // be a null pointer in the kernel; set_input cannot fill it either, so it is refused here, by name.
-  Error check_storage(size_t pc, const KernelEntry* entry, size_t k, int32_t value, const Tensor& t) {
-    EMBER_CHECK_OR_RETURN_ERROR(t.nbytes() == 0 || t.const_data_ptr() != nullptr, NotSupported,
-                                "method '%s' instruction %zu (%s): argument %zu (value %d) is a %zu-byte tensor with "
-                                "no storage: neither memory-planned nor a constant (this runtime plans every tensor; "
-                                "re-export with inputs and outputs planned)", method_, pc, entry->name, k,
-                                static_cast<int>(value), t.nbytes());
-    return Error::Ok;
-  }
-
   Error check_kernel_args(size_t pc, const KernelEntry* entry, EValue** args, size_t nargs) {
     const size_t expected = strlen(entry->arg_types);
     EMBER_CHECK_OR_RETURN_ERROR(nargs == expected, InvalidProgram,
@@ -473,16 +452,6 @@ class MethodLoader {
                                     "(selected dtypes mask 0x%08x)", method_, pc, entry->name, scalar_type_name(st),
                                     static_cast<unsigned>(entry->dtype_mask));
         checked_dtype = true;
-      }
-      const int32_t value = static_cast<int32_t>(args[k] - s_.values);
-      if (tag == Tag::Tensor) EMBER_TRY(check_storage(pc, entry, k, value, args[k]->as_tensor()));
-      if (tag == Tag::TensorList) {
-        for (const Tensor& t : args[k]->as_tensor_list()) EMBER_TRY(check_storage(pc, entry, k, value, t));
-      }
-      if (tag == Tag::OptionalTensorList) {
-        for (const Tensor* t : args[k]->as_optional_tensor_list()) {
-          if (t != nullptr) EMBER_TRY(check_storage(pc, entry, k, value, *t));
-        }
       }
     }
     return Error::Ok;

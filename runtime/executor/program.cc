@@ -35,8 +35,8 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   EMBER_TRY_ASSIGN(data, loader->load(0, program_size, SegmentInfo{SegmentInfo::Type::Program, 0}));
   // The flatbuffer holds 8-byte scalars at 8-byte offsets from its start, so its start must be 8-byte aligned too.
   EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(data.data()) % alignof(int64_t) == 0, InvalidArgument,
-                              "the program's bytes start at %p, which is not 8-byte aligned: give the data loader "
-                              "an aligned buffer (alignas(16) for an embedded array)", data.data());
+                              "the program's bytes at %p are not 8-byte aligned (give the loader an alignas(16) "
+                              "buffer)", data.data());
   if (verification == Verification::InternalConsistency) {
     flatbuffers::Verifier::Options options;
     options.max_depth = 64;
@@ -94,8 +94,8 @@ Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const 
     // Constants are read in place: an 8-byte-aligned start keeps every element aligned (the verifier checked each
     // offset against its element size). A segment at an odd file offset inside a user's buffer would break that.
     EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(buffer.data()) % alignof(int64_t) == 0, InvalidProgram,
-                                "the constant segment starts at %p (file offset %llu), not 8-byte aligned",
-                                buffer.data(), static_cast<unsigned long long>(segment_base_ + seg->offset()));
+                                "the constant segment at %p (file offset %llu) is not 8-byte aligned", buffer.data(),
+                                static_cast<unsigned long long>(segment_base_ + seg->offset()));
     constants_ = static_cast<FreeableBuffer&&>(buffer);
     constants_loaded_ = true;
   }

@@ -1,5 +1,10 @@
 #include "runtime/executor/program_args.h"
 
+#include <string.h>
+
+#include "runtime/executor/prepare_support.h"
+#include "schema/argument_codes.h"
+
 namespace ember {
 
 namespace fb = ember_pte;
@@ -66,5 +71,33 @@ int64_t ProgramKernelArgs::list_item(size_t i, size_t k) const {
   if (l == nullptr || k >= pte::count(l->items())) return 0;
   return pte::at(values_, static_cast<size_t>(pte::at(l->items(), k)))->val_as_Int()->int_val();
 }
+
+namespace {
+
+// Kernel state and scratch come in 16-byte units; a size that overflows saturates, so its allocation fails cleanly.
+size_t round16(size_t n) { return n <= SIZE_MAX - 15 ? (n + 15) & ~size_t{15} : SIZE_MAX; }
+
+KernelMemory program_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
+  const fb::Operator* op = pte::at(plan->operators(), static_cast<size_t>(call->op_index()));
+  const KernelEntry* entry = find_kernel(op->name()->c_str(), pte::str(op->overload()));
+  if (entry == nullptr || entry->memory == nullptr) return {};
+  ProgramKernelArgs args(plan, call);
+  if (args.size() != strlen(entry->arg_types)) return {};
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (!argument_code_accepts(entry->arg_types[k], args.tag(k))) return {};
+  }
+  const KernelMemory m = entry->memory(args);
+  return {round16(m.state), round16(m.scratch)};
+}
+
+Error loaded_prepare(const KernelEntry* entry, EValue** args, size_t num_args, void* state) {
+  if (entry->prepare == nullptr) return Error::Ok;
+  const LoadedKernelArgs loaded(args, num_args);
+  return entry->prepare(loaded, state);
+}
+
+}  // namespace
+
+extern const PrepareSupport kPrepareSupport = {program_memory, loaded_prepare};
 
 }  // namespace ember

@@ -25,6 +25,12 @@ bool elements_aligned(const V* vector) {
   return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(int64_t) == 0;
 }
 
+// One message for all four vectors of 8-byte values, so the check costs a few bytes each.
+Error misaligned(const char* where, const char* what, size_t index) {
+  EMBER_LOG(ERROR, "%s: %s %zu: 8-byte values not 8-byte aligned in the file", where, what, index);
+  return Error::InvalidProgram;
+}
+
 // What a program holds that the plans point into.
 struct ProgramExtents {
   const fb::Program* program;
@@ -71,9 +77,7 @@ class PlanVerifier {
 
   Error check_pools() {
     const auto* sizes = plan_->non_const_buffer_sizes();
-    EMBER_CHECK_OR_RETURN_ERROR(elements_aligned(sizes), InvalidProgram,
-                                "method '%s': its planned pool sizes (8-byte values) are not 8-byte aligned in the "
-                                "file", method_);
+    if (!elements_aligned(sizes)) return misaligned(method_, "planned pool sizes", 0);
     for (size_t p = 1; p < count(sizes); ++p) {
       const int64_t bytes = at(sizes, p);
       EMBER_CHECK_OR_RETURN_ERROR(bytes >= 0, InvalidProgram, "method '%s': planned pool %zu has size %lld",
@@ -98,9 +102,7 @@ class PlanVerifier {
       case KernelTypes::Tensor: return check_tensor(i, v->val_as_Tensor());
       case KernelTypes::IntList: {
         const auto* items = v->val_as_IntList()->items();
-        EMBER_CHECK_OR_RETURN_ERROR(elements_aligned(items), InvalidProgram,
-                                    "method '%s': int list %zu's items (8-byte values) are not 8-byte aligned in the "
-                                    "file", method_, i);
+        if (!elements_aligned(items)) return misaligned(method_, "int list (value)", i);
         for (size_t k = 0; k < count(items); ++k) {
           EMBER_CHECK_OR_RETURN_ERROR(names(at(items, k), KernelTypes::Int), InvalidProgram,
                                       "method '%s': int list %zu item %zu refers to value %lld, which is not an Int",
@@ -314,13 +316,10 @@ Error check_segments(const fb::Program* program, uint64_t segment_data_size, Pro
   }
   *extents = ProgramExtents{program, segment_data_size, count(segments), 0, 0};
   const auto* cs = program->constant_segment();
-  EMBER_CHECK_OR_RETURN_ERROR(cs == nullptr || elements_aligned(cs->offsets()), InvalidProgram,
-                              "the constant segment's offsets (8-byte values) are not 8-byte aligned in the file");
+  if (cs != nullptr && !elements_aligned(cs->offsets())) return misaligned("program", "constant offsets", 0);
   const auto* lists = program->mutable_data_segments();
   for (size_t i = 0; i < count(lists); ++i) {
-    EMBER_CHECK_OR_RETURN_ERROR(elements_aligned(at(lists, i)->offsets()), InvalidProgram,
-                                "initial-value list %zu's offsets (8-byte values) are not 8-byte aligned in the file",
-                                i);
+    if (!elements_aligned(at(lists, i)->offsets())) return misaligned("program", "initial-value offsets (list)", i);
   }
   if (cs != nullptr && count(cs->offsets()) > 1) {
     EMBER_CHECK_OR_RETURN_ERROR(cs->segment_index() < count(segments), InvalidProgram,

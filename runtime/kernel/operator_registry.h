@@ -30,6 +30,12 @@ struct KernelEntry {
 // Defined by the generated registration table linked into the binary.
 Span<const KernelEntry> registered_kernels();
 
+// The executor's side of prepare steps (runtime/executor/prepare_support.h), or null. The generated table returns
+// it only when one of its kernels declares a prepare step, so a binary without such kernels links none of that
+// code (about 2 KB of a 50 KB runtime core).
+struct PrepareSupport;
+const PrepareSupport* prepare_support();
+
 // The entry for `op` ("aten::add") with `overload` ("out", or "" for the default), or nullptr.
 const KernelEntry* find_kernel(const char* op, const char* overload);
 

@@ -40,11 +40,11 @@ EXPECTED = {
     "program-crash-8.pte": "output 0 is value 25, which is not a tensor",
     "program-crash-9.pte": "(aten::addmm.out): argument 1 is a None, the kernel expects 'T'",
     "program-crash-10.pte": "value 2 is tagged Tensor but holds no Tensor table",
-    "misaligned-int64-constant_offsets.pte": "constant segment's offsets (8-byte values) are not 8-byte aligned",
-    "misaligned-int64-int_list.pte": "(8-byte values) are not 8-byte aligned",  # its pool sizes too: checked first
+    "misaligned-int64-constant_offsets.pte": "program: constant offsets 0: 8-byte values not 8-byte aligned",
+    "misaligned-int64-int_list.pte": "8-byte values not 8-byte aligned",  # its pool sizes too: checked first
     "misaligned-planned-float.pte": "value 4 is planned at offset 53 of memory id 1, not a multiple of its 4-byte",
     "unplanned-kernel-argument.pte": "tensor with no storage",
-    "misaligned-int64-pools.pte": "planned pool sizes (8-byte values) are not 8-byte aligned",
+    "misaligned-int64-pools.pte": "planned pool sizes 0: 8-byte values not 8-byte aligned",
 }
 
 

@@ -45,14 +45,14 @@ const std::map<std::string, Expected> kExpected = {
     {"program-crash-10.pte", {"load", ember::Error::InvalidProgram, "value 2 is tagged Tensor but holds no Tensor"}},
     // From tests/fuzz:program_fuzz under UBSan: 8-byte vector elements at 4-byte-aligned addresses.
     {"misaligned-int64-constant_offsets.pte", {"load", ember::Error::InvalidProgram,
-                                               "constant segment's offsets (8-byte values) are not 8-byte aligned"}},
+                                               "program: constant offsets 0: 8-byte values not 8-byte aligned"}},
     // Its pool sizes are misaligned as well as its int list, and are checked first.
-    {"misaligned-int64-int_list.pte", {"load", ember::Error::InvalidProgram, "(8-byte values) are not 8-byte aligned"}},
+    {"misaligned-int64-int_list.pte", {"load", ember::Error::InvalidProgram, "8-byte values not 8-byte aligned"}},
     {"misaligned-planned-float.pte", {"load", ember::Error::InvalidProgram,
                                       "value 4 is planned at offset 53 of memory id 1, not a multiple of its 4-byte"}},
     {"unplanned-kernel-argument.pte", {"method", ember::Error::NotSupported, "tensor with no storage"}},
     {"misaligned-int64-pools.pte", {"load", ember::Error::InvalidProgram,
-                                    "planned pool sizes (8-byte values) are not 8-byte aligned"}},
+                                    "planned pool sizes 0: 8-byte values not 8-byte aligned"}},
 };
 
 std::vector<uint8_t> read(const std::string& path) {

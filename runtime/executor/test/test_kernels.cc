@@ -1,5 +1,6 @@
 // The kernel table the executor's tests link instead of a generated one: an add over Float tensors (enough to run
 // the base program), a kernel that always fails, to see execute() report it, and one with a prepare step.
+#include "runtime/executor/prepare_support.h"
 #include "runtime/kernel/operator_registry.h"
 
 namespace ember {
@@ -66,5 +67,6 @@ constexpr KernelEntry kTable[] = {
 }  // namespace
 
 Span<const KernelEntry> registered_kernels() { return {kTable, sizeof(kTable) / sizeof(kTable[0])}; }
+const PrepareSupport* prepare_support() { return &kPrepareSupport; }
 
 }  // namespace ember

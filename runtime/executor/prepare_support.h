@@ -1,0 +1,32 @@
+// How the executor runs kernels' prepare steps (runtime/kernel/kernel_args.h), reached only through
+// prepare_support() (runtime/kernel/operator_registry.h): a generated registration table whose kernels declare a
+// prepare step returns &kPrepareSupport, every other table null, so binaries that need none of this link none of
+// it. Internal to runtime/executor and the generated tables.
+#pragma once
+
+#include <stddef.h>
+
+#include "runtime/core/error.h"
+#include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_args.h"
+#include "runtime/kernel/operator_registry.h"
+
+namespace ember_pte {
+struct ExecutionPlan;
+struct KernelCall;
+}  // namespace ember_pte
+
+namespace ember {
+
+struct PrepareSupport {
+  // The memory of the kernel `call` resolves to, asked from the program itself (16-byte units): zero when this
+  // build lacks the kernel, it declares none, or the arguments do not fit its signature (Method::load then
+  // refuses them by name).
+  KernelMemory (*memory)(const ember_pte::ExecutionPlan* plan, const ember_pte::KernelCall* call);
+  // Runs `entry`'s prepare step over the loaded arguments.
+  Error (*prepare)(const KernelEntry* entry, EValue** args, size_t num_args, void* state);
+};
+
+extern const PrepareSupport kPrepareSupport;
+
+}  // namespace ember
