@@ -193,10 +193,8 @@ def _tolerance(dtype):
     return {"atol": 0, "rtol": 0}
 
 
-def _export(fn, inputs, allowed=()):
-    module = Fn(fn).eval()
-    edge = exir.to_edge(torch.export.export(module, tuple(inputs)),
-                        compile_config=exir.EdgeCompileConfig(allowed_ops=list(allowed)))
+def _export(fn, inputs):
+    edge = exir.to_edge(torch.export.export(Fn(fn).eval(), tuple(inputs)))
     return edge.to_executorch(exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False))
 
 
@@ -207,21 +205,58 @@ def _kernel_of(name):
     return None
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_eager(runtime, name):
-    fn, inputs = CASES[name]
-    want = fn(*inputs)
-    wants = list(want) if isinstance(want, tuple) else [want]
-    prog = _export(fn, inputs, ALLOWED.get(name, ()))
-    kernel = _kernel_of(name)
-    if kernel is not None:
-        ops = summarize(deserialize_pte(prog.buffer))["methods"][0]["operators"]
-        assert f"aten::{kernel}" in ops or kernel in ops, f"{name}: expected {kernel} among {sorted(ops)}"
+def _groups():
+    """The cases by the kernel they reach: one program per kernel keeps the file fast (an export costs seconds)."""
+    groups = {}
+    for name in sorted(CASES):
+        kernel = _kernel_of(name)
+        assert kernel is not None, f"case {name} names no kernel in KERNEL"
+        groups.setdefault(kernel, []).append(name)
+    return groups
+
+
+GROUPS = _groups()
+
+
+class Group(torch.nn.Module):
+    """Every case of a group in one method: inputs concatenated, outputs flattened."""
+
+    def __init__(self, names):
+        super().__init__()
+        self.names = names
+
+    def forward(self, *args):
+        outs, k = [], 0
+        for name in self.names:
+            fn, inputs = CASES[name]
+            r = fn(*args[k:k + len(inputs)])
+            k += len(inputs)
+            outs.extend(r if isinstance(r, tuple) else [r])
+        return tuple(outs)
+
+
+@pytest.mark.parametrize("kernel", sorted(GROUPS))
+def test_op_matches_eager(runtime, kernel):
+    names = GROUPS[kernel]
+    inputs = [t for name in names for t in CASES[name][1]]
+    allowed = sorted({op for name in names for op in ALLOWED.get(name, ())})
+    module = Group(names).eval()
+    edge = exir.to_edge(torch.export.export(module, tuple(inputs)),
+                        compile_config=exir.EdgeCompileConfig(allowed_ops=allowed))
+    prog = edge.to_executorch(exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False))
+    ops = summarize(deserialize_pte(prog.buffer))["methods"][0]["operators"]
+    assert f"aten::{kernel}" in ops or kernel in ops, f"expected {kernel} among {sorted(ops)}"
     got = runtime.load(prog.buffer, kernels="portable").run("forward", inputs)
-    assert len(got) == len(wants)
-    for gv, wv in zip(got, wants):
-        assert gv.dtype == wv.dtype and gv.shape == wv.shape, (gv.dtype, wv.dtype, gv.shape, wv.shape)
-        torch.testing.assert_close(gv, wv, equal_nan=True, **_tolerance(wv.dtype))
+    k = 0
+    for name in names:
+        fn, case_inputs = CASES[name]
+        want = fn(*case_inputs)
+        for wv in (want if isinstance(want, tuple) else [want]):
+            gv = got[k]
+            k += 1
+            assert gv.dtype == wv.dtype and gv.shape == wv.shape, (name, gv.dtype, wv.dtype, gv.shape, wv.shape)
+            torch.testing.assert_close(gv, wv, equal_nan=True, **_tolerance(wv.dtype), msg=lambda m: f"{name}: {m}")
+    assert k == len(got)
 
 
 @pytest.mark.parametrize("dtype", INTS + FLOATS + [torch.bool])
