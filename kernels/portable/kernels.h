@@ -107,5 +107,54 @@ void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optiona
 void select_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t index, Tensor& out);
 void full_out(KernelContext& ctx, ArrayRef<int64_t> size, const Scalar& fill_value, Tensor& out);
 
+// Reductions, selection, distances and normalisation family (issue 15).
+// op_reduce.cc
+void any_all_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void any_dims_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim,
+                  Tensor& out);
+void any_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& out);
+void mean_dtype_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> dtype, Tensor& out);
+void prod_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Optional<int64_t> dtype,
+                  Tensor& out);
+void prod_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> dtype, Tensor& out);
+void cumsum_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optional<int64_t> dtype, Tensor& out);
+// op_minmax.cc
+void amin_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dim, bool keepdim, Tensor& out);
+void argmax_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> dim, bool keepdim, Tensor& out);
+void argmin_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> dim, bool keepdim, Tensor& out);
+void max_dim_max_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& max,
+                     Tensor& max_values);
+void min_dim_min_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& min,
+                     Tensor& min_indices);
+void max_unary_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void min_unary_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+// op_var.cc
+void var_correction_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim,
+                        Optional<Scalar> correction, bool keepdim, Tensor& out);
+void var_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool unbiased, bool keepdim,
+             Tensor& out);
+void var_mean_correction_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim,
+                             Optional<Scalar> correction, bool keepdim, Tensor& out0, Tensor& out1);
+
+// op_topk.cc
+void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
+                     Tensor& values, Tensor& indices);
+
+// op_distance.cc
+void cdist_forward_out(KernelContext& ctx, const Tensor& x1, const Tensor& x2, double p,
+                       Optional<int64_t> compute_mode, Tensor& out);
+void pdist_forward_out(KernelContext& ctx, const Tensor& self, double p, Tensor& out);
+
+// op_norm.cc
+void native_group_norm_out(KernelContext& ctx, const Tensor& input, const Tensor* weight, const Tensor* bias,
+                           int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, Tensor& out0, Tensor& out1,
+                           Tensor& out2);
+void native_batch_norm_legit_out(KernelContext& ctx, const Tensor& input, const Tensor* weight, const Tensor* bias,
+                                 Tensor& running_mean, Tensor& running_var, bool training, double momentum,
+                                 double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd);
+void native_batch_norm_legit_no_stats_out(KernelContext& ctx, const Tensor& input, const Tensor* weight,
+                                          const Tensor* bias, bool training, double momentum, double eps,
+                                          Tensor& out, Tensor& save_mean, Tensor& save_invstd);
+
 }  // namespace portable
 }  // namespace ember

@@ -4,6 +4,7 @@
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
+#include "kernels/portable/util/reduce_util.h"
 
 namespace ember {
 namespace portable {
@@ -105,48 +106,8 @@ void embedding_out(KernelContext& ctx, const Tensor& weight, const Tensor& indic
 }
 
 void amax_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dim, bool keepdim, Tensor& out) {
-  const int32_t rank = self.dim();
-  bool reduced[kMaxTensorDim] = {false};
-  if (dim.empty()) {
-    for (int32_t d = 0; d < rank; ++d) reduced[d] = true;
-  }
-  for (int64_t d : dim) {
-    const int64_t k = d < 0 ? d + rank : d;
-    EMBER_KERNEL_CHECK(ctx, k >= 0 && k < rank && !reduced[k], InvalidArgument, "amax.out: dim %lld invalid",
-                       static_cast<long long>(d));
-    reduced[k] = true;
-  }
-  int32_t shape[kMaxTensorDim];
-  size_t r = 0;
-  for (int32_t d = 0; d < rank; ++d) {
-    if (!reduced[d]) shape[r++] = self.size(d);
-    else if (keepdim) shape[r++] = 1;
-  }
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, r) && out.scalar_type() == self.scalar_type() && self.numel() > 0,
-                     InvalidArgument, "amax.out: out has the wrong shape or dtype, or self is empty");
-  EMBER_DISPATCH(ctx, "amax.out", selected_dtypes::amax_out_portable, self.scalar_type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    const T* x = self.const_data_ptr<T>();
-    T* o = out.mutable_data_ptr<T>();
-    int64_t coord[kMaxTensorDim] = {0};
-    // First pass writes each output's first element, later ones take the max (NaN propagates, as in ATen).
-    for (int64_t i = 0; i < out.numel(); ++i) o[i] = x[0];
-    for (int64_t i = 0; i < self.numel(); ++i) {
-      int64_t oi = 0;
-      bool first = true;
-      for (int32_t d = 0; d < rank; ++d) {
-        if (!reduced[d]) oi = oi * self.size(d) + coord[d];
-        else if (coord[d] != 0) first = false;
-      }
-      const C v = static_cast<C>(x[i]), cur = static_cast<C>(o[oi]);
-      if (first || v > cur || v != v) o[oi] = x[i];
-      for (int32_t d = rank - 1; d >= 0; --d) {
-        if (++coord[d] < self.size(d)) break;
-        coord[d] = 0;
-      }
-    }
-  });
+  // The dim walk and NaN rule every max/min reduction shares (util/reduce_util.h).
+  amax_amin<selected_dtypes::amax_out_portable, true>(ctx, "amax.out", self, dim, keepdim, out);
 }
 
 }  // namespace portable

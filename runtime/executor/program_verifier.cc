@@ -19,10 +19,12 @@ using ull = unsigned long long;
 
 // flatbuffers' verifier (2.0.8) checks a vector's length word for 4-byte alignment, not its elements for their own:
 // a crafted file can put a [long] at a 4-byte boundary, and Get() then loads a misaligned int64 (undefined
-// behaviour; a fault on cores without unaligned access). The builder always aligns them, so refusing costs nothing.
+// behaviour; a fault on cores without unaligned access). The builder aligns them, except an empty one (flatc puts
+// `items: []` at a 4-byte boundary; a 0-d view's size list is one), which has no element to load.
 template <typename V>
 bool elements_aligned(const V* vector) {
-  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(int64_t) == 0;
+  return vector == nullptr || vector->size() == 0 ||
+         reinterpret_cast<uintptr_t>(vector->Data()) % alignof(int64_t) == 0;
 }
 
 // One message for all four vectors of 8-byte values, so the check costs a few bytes each.
