@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_args.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember {
@@ -137,6 +138,7 @@ void var_mean_correction_out(KernelContext& ctx, const Tensor& self, Optional<Ar
                              Optional<Scalar> correction, bool keepdim, Tensor& out0, Tensor& out1);
 
 // op_topk.cc
+KernelMemory topk_memory(const KernelArgs& args);
 void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
                      Tensor& values, Tensor& indices);
 

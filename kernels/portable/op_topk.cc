@@ -26,6 +26,18 @@ struct Ahead {
 
 }  // namespace
 
+// Scratch for one slice's order (the dim's length in int64s), planned so every call can sort.
+KernelMemory topk_memory(const KernelArgs& args) {
+  const ArrayRef<int32_t> sizes = args.sizes(0);
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  int64_t d = args.to_int(2);
+  d = d < 0 ? d + rank : d;
+  KernelMemory m;
+  if (rank == 0) m.scratch = sizeof(int64_t);
+  if (d >= 0 && d < rank) m.scratch = static_cast<size_t>(sizes[static_cast<size_t>(d)]) * sizeof(int64_t);
+  return m;
+}
+
 void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
                      Tensor& values, Tensor& indices) {
   (void)sorted;
@@ -52,9 +64,11 @@ void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t 
   make_reduce_plan(values, &d, 1, true, true, out_plan);
   const int64_t in_step = in_plan.nreduced ? in_plan.reduced_strides[0] : 0;
   const int64_t out_step = out_plan.nreduced ? out_plan.reduced_strides[0] : 0;
-  // A slice's order, sorted in scratch memory when there is room; without it, k selection passes over the slice.
-  MemoryAllocator* temp = ctx.temp_allocator();
-  int64_t* order = temp && n > 0 ? temp->allocate_list<int64_t>(static_cast<size_t>(n)) : nullptr;
+  // A slice's order, sorted in the planned scratch (topk_memory); called without it (a kernel test), k selection
+  // passes over the slice instead.
+  int64_t* order = n > 0 && ctx.scratch().size() >= static_cast<size_t>(n) * sizeof(int64_t)
+                       ? reinterpret_cast<int64_t*>(ctx.scratch().data())
+                       : nullptr;
   EMBER_DISPATCH(ctx, "topk.values", selected_dtypes::topk_values_out_portable, self.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
