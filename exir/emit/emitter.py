@@ -50,7 +50,8 @@ class ConstantPool:
         self._index: Dict[Tuple[str, int], int] = {}
 
     def add(self, data: torch.Tensor) -> int:
-        raw = data.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        # Flattened first: a 0-dim tensor (a scalar parameter, a folded `x.sum()`) cannot be viewed as bytes.
+        raw = data.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
         key = (hashlib.sha256(raw).hexdigest(), len(raw))
         if key not in self._index:
             self._index[key] = len(self.blobs)
@@ -208,6 +209,12 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
             args.append(vals.tensor(call.outs[0]))
         elif len(returns) > 1:
             args.append(vals.tensor_list(call.outs))
+        else:
+            # `-> ()` (split_copy.Tensor_out and the other Tensor[] outs): ExecuTorch still passes the out value
+            # as the call's return, and its runtime counts it; the same list value serves.
+            outs = [v for v, a in zip(args, schema_args) if a.is_out]
+            if len(outs) == 1:
+                args.append(outs[0])
         instructions.append(S.Instruction(instr_args=S.KernelCall(op_index=op_index[key], args=args)))
     outputs = []
     for o in graph.outputs:

@@ -107,5 +107,12 @@ void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optiona
 void select_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t index, Tensor& out);
 void full_out(KernelContext& ctx, ArrayRef<int64_t> size, const Scalar& fill_value, Tensor& out);
 
+
+// op_split.cc: ops whose out is a Tensor[] list (exir's list-out lowering emits them).
+void split_copy_tensor_out(KernelContext& ctx, const Tensor& self, int64_t split_size, int64_t dim, TensorList out);
+void split_with_sizes_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> split_sizes, int64_t dim,
+                               TensorList out);
+void unbind_copy_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, TensorList out);
+
 }  // namespace portable
 }  // namespace ember
