@@ -22,7 +22,9 @@ using ull = unsigned long long;
 // behaviour; a fault on cores without unaligned access). The builder always aligns them, so refusing costs nothing.
 template <typename V>
 bool elements_aligned(const V* vector) {
-  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(int64_t) == 0;
+  // An empty vector has no element to read: flatc aligns only its length (a 0-dim `x.sum()` passes dim=[]).
+  return vector == nullptr || vector->size() == 0 ||
+         reinterpret_cast<uintptr_t>(vector->Data()) % alignof(int64_t) == 0;
 }
 
 // What a program holds that the plans point into.
