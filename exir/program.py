@@ -54,6 +54,9 @@ class ExecutorchBackendConfig:
     # (exir.kernel_check). `kernels` describes that runtime: default, the default build's libraries.
     check_kernels: bool = True
     kernels: Optional[KernelTarget] = None
+    # Each instruction's source line in the program (Chain.stacktrace): selective_build.check then names it.
+    # Off by default: it costs bytes on the device.
+    emit_stacktrace: bool = False
     segment_alignment: int = 4096
     constant_tensor_alignment: int = 16
 
@@ -178,7 +181,8 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
         graph = graphs[name]
         offsets, plan, pools = _plan(graph, config.memory_planning)
         _check_budget(name, pools, config.memory_planning)
-        plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values))
+        plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values,
+                                 stacktrace=config.emit_stacktrace))
         offsets_by_method[name] = offsets
         reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused[name])
     program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],

@@ -136,3 +136,26 @@ def test_default_libraries_are_the_default_builds():
     # Optimized kernels compute Float only; the op's mask is the union with portable's fall-through.
     assert {"Float", "Double", "Half"} <= have.masks["aten::mm.out"]
     assert "aten::split_with_sizes_copy.out" in have.masks
+
+
+def test_selective_build_check_names_source_lines_from_the_program(tmp_path, capsys):
+    from selective_build import check
+    prog = _edge(Both()).to_executorch(exir.ExecutorchBackendConfig(check_kernels=False, emit_stacktrace=True))
+    pte = tmp_path / "both.pte"
+    prog.save(str(pte))
+    assert check.main([str(pte)]) == 1
+    err = capsys.readouterr().err
+    assert "missing ember_kcheck::twice.out: no kernel library implements it; at " in err
+    assert "test_kernel_check.py:" in err and "torch.ops.ember_kcheck.twice(x)" in err
+    # Without stack traces the instruction is named instead.
+    prog = _edge(UsesTwice()).to_executorch(exir.ExecutorchBackendConfig(check_kernels=False))
+    prog.save(str(pte))
+    assert check.main([str(pte)]) == 1
+    assert "at method 'forward' instruction 0" in capsys.readouterr().err
+
+
+def test_a_program_with_stack_traces_runs(runtime):
+    x = torch.randn(2, 3)
+    prog = _edge(Add(), x).to_executorch(exir.ExecutorchBackendConfig(emit_stacktrace=True))
+    assert prog.program.execution_plan[0].chains[0].stacktrace[0].items[0].filename.endswith("test_kernel_check.py")
+    torch.testing.assert_close(runtime.load(prog.buffer).run("forward", [x])[0], x + x)
