@@ -219,3 +219,28 @@ def test_bucketize_decomposes_instead_of_being_refused():
     assert all("bucketize" not in c.op_name for c in prog.method_graphs["forward"].calls)
     got = Interpreter(prog.method_graphs["forward"]).run([x])[0]
     assert torch.equal(got, module(x))
+
+
+def test_list_out_program_runs_on_executorch(tmp_path):
+    """The list-out encoding is ExecuTorch's: its runtime runs Ember's split/unbind program (skipped, saying why,
+    without the ExecuTorch venv of tools/setup_executorch_venv.sh)."""
+    import json
+    import os
+    import subprocess
+    from tests.conftest import ROOT
+    et_python = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
+    if not os.path.exists(et_python):
+        pytest.skip(f"ExecuTorch venv not found at {et_python}: run tools/setup_executorch_venv.sh")
+    module = Fn(lambda x: (*torch.split(x, [1, 2, 3], dim=1), (lambda a, b: a - b)(*x.unbind(0)))).eval()
+    x = rnd(2, 6)
+    prog = _export(module, [x], alias_views=False)
+    prog.save(str(tmp_path / "split.pte"))
+    torch.save([x], str(tmp_path / "inputs.pt"))
+    r = subprocess.run([et_python, os.path.join(ROOT, "tools", "et_reference.py"), "run", str(tmp_path / "split.pte"),
+                        str(tmp_path / "inputs.pt")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    want = _flat(module(x))
+    assert got["shapes"] == [list(w.shape) for w in want]
+    for a, b in zip(got["outputs"], want):
+        torch.testing.assert_close(torch.tensor(a), b.flatten(), rtol=0, atol=0)
