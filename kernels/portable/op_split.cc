@@ -111,7 +111,8 @@ void split_copy_tensor_out(KernelContext& ctx, const Tensor& self, int64_t split
   // ATen: ceil(len / split_size) pieces, the last one shorter; one empty piece for an empty dim.
   EMBER_KERNEL_CHECK(ctx, split_size > 0 || (split_size == 0 && len == 0), InvalidArgument,
                      "split_copy.Tensor_out: split_size %lld must be positive", static_cast<long long>(split_size));
-  const size_t n = len == 0 ? 1 : static_cast<size_t>((len + split_size - 1) / split_size);
+  // (len - 1) / size + 1, not (len + size - 1) / size: a huge split_size must not overflow.
+  const size_t n = len == 0 ? 1 : static_cast<size_t>((len - 1) / split_size + 1);
   split_pieces(ctx, "split_copy.Tensor_out", self, d, n, [&](size_t i) {
     const int64_t begin = static_cast<int64_t>(i) * split_size;
     return len - begin < split_size ? len - begin : split_size;
