@@ -37,6 +37,10 @@ def _unbox(decl: KernelDecl, i: int, arg) -> Tuple[str, str]:
     """(argument code, C++ expression over `a[i]` yielding the kernel's parameter, or "" when not passed), by the
     contract's argument codes (schema/argument_codes.yaml), which Method checks against the program's values."""
     if arg.annotation is not None and arg.annotation.is_write:
+        if _type_key(arg.type) == "Tensor[]":
+            # A list out (split_copy.Tensor_out): the list holds tensor handles, each one writable.
+            code = argument_codes.for_schema_type("Tensor[]")
+            return code.code, f"a[{i}]->{code.unbox}()"
         written = argument_codes.WRITTEN
         return written.code, f"a[{i}]->{written.unbox_written}()"
     code = argument_codes.for_schema_type(_type_key(arg.type))
@@ -71,6 +75,13 @@ def arg_signature(decl: KernelDecl) -> Tuple[str, List[str]]:
         codes.append(argument_codes.for_schema_type("Tensor").code)
     elif len(returns) > 1:
         codes.append(argument_codes.for_schema_type("Tensor[]").code)
+    else:
+        # `-> ()` with out= arguments (split_copy.Tensor_out writes a Tensor[]): ExecuTorch's emitter still
+        # passes the out value as the call's return, so programs carry one more value, of the out's code.
+        outs = [c for c, a in zip(codes, decl.schema.arguments.flat_all)
+                if a.annotation is not None and a.annotation.is_write]
+        if len(outs) == 1:
+            codes.append(outs[0])
     return "".join(codes), exprs
 
 

@@ -8,7 +8,7 @@
 from exir.edge import EdgeCompileConfig, EdgeProgramManager, to_edge
 
 _LAZY = {"ExecutorchBackendConfig", "ExecutorchProgramManager", "MemoryPlanningConfig", "MemoryBudgetError",
-         "to_executorch"}
+         "to_executorch", "KernelTarget", "KernelMissingError"}
 
 
 def __getattr__(name):

@@ -10,6 +10,7 @@ import dataclasses
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from exir.emit import ConstantPool, emit_method
+from exir.kernel_check import KernelMissingError, KernelTarget, check as check_kernels
 from exir.lowering import MethodGraph, lower_method
 from exir.lowering.alias import alias_views
 from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH
@@ -49,6 +50,13 @@ class ExecutorchBackendConfig:
     # Off by default: ExecuTorch's runtime has no such operator, and by default an Ember program runs on both.
     fuse_activations: bool = False
     alias_views: bool = True
+    # Refuse, naming them with their source lines, operators and dtypes the target runtime has no kernel for
+    # (exir.kernel_check). `kernels` describes that runtime: default, the default build's libraries.
+    check_kernels: bool = True
+    kernels: Optional[KernelTarget] = None
+    # Each instruction's source line in the program (Chain.stacktrace): selective_build.check then names it.
+    # Off by default: it costs bytes on the device.
+    emit_stacktrace: bool = False
     segment_alignment: int = 4096
     constant_tensor_alignment: int = 16
 
@@ -155,22 +163,28 @@ def _check_budget(method: str, pools: List[PoolReport], cfg: MemoryPlanningConfi
 def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> ExecutorchProgramManager:
     config = config or ExecutorchBackendConfig()
     constants, initial_values = ConstantPool(), ConstantPool()
-    plans, graphs, offsets_by_method, reports = [], {}, {}, {}
+    plans, graphs, offsets_by_method, reports, fused = [], {}, {}, {}, {}
     for name in edge.methods:
         graph = lower_method(name, edge.exported_program(name), fold_constants=config.fold_constants,
                              fold_free_bytes=config.fold_free_bytes, fold_growth=config.fold_growth)
         if config.fuse_batch_norm:
             fuse_batch_norm(graph)
         # After batch norm is folded: conv -> BN -> ReLU6 only then reads as conv -> ReLU6.
-        fused = fuse_activations(graph) if config.fuse_activations else 0
+        fused[name] = fuse_activations(graph) if config.fuse_activations else 0
         if config.alias_views:
             alias_views(graph)
+        graphs[name] = graph
+    if config.check_kernels:
+        # Every method at once, so one export names every missing kernel.
+        check_kernels(graphs, config.kernels)
+    for name in edge.methods:
+        graph = graphs[name]
         offsets, plan, pools = _plan(graph, config.memory_planning)
         _check_budget(name, pools, config.memory_planning)
-        plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values))
-        graphs[name] = graph
+        plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values,
+                                 stacktrace=config.emit_stacktrace))
         offsets_by_method[name] = offsets
-        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused)
+        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused[name])
     program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],
                         segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
                         mutable_data_segments=[], named_data=[])

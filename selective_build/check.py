@@ -14,14 +14,37 @@ import sys
 from typing import Dict, List, Optional, Set
 
 from codegen.manifest import ManifestError, load_manifest, merge_chains
+from exir.kernel_check import DEFAULT_LIBRARIES
 from exir.serialize import PteFormatError, deserialize_pte
+from schema import program as S
 from schema import scalar_types
 from selective_build.selection import SelectionError, load, merge, operators_of
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MANIFESTS = [(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), "ember::portable", "kernels/portable"),
-             (os.path.join(ROOT, "kernels", "quantized", "kernels.yaml"), "ember::quantized", "kernels/quantized"),
-             (os.path.join(ROOT, "kernels", "prim_ops", "kernels.yaml"), "ember::prim", "kernels/prim_ops")]
+# The default build's libraries: the same list to_executorch() checks against (exir.kernel_check).
+MANIFESTS = list(DEFAULT_LIBRARIES)
+
+
+def locations(program: S.Program) -> Dict[str, List[str]]:
+    """Operator -> where the program calls it: the source line when the program carries stack traces
+    (ExecutorchBackendConfig(emit_stacktrace=True)), else the method and instruction."""
+    where: Dict[str, List[str]] = {}
+    for plan in program.execution_plan:
+        for chain in plan.chains:
+            frames = chain.stacktrace or []
+            for i, ins in enumerate(chain.instructions):
+                call = ins.instr_args
+                if not isinstance(call, S.KernelCall) or not 0 <= call.op_index < len(plan.operators):
+                    continue
+                op = plan.operators[call.op_index]
+                name = op.name + (f".{op.overload}" if op.overload else "")
+                frame = frames[i].items[-1] if i < len(frames) and frames[i].items else None
+                if frame is not None and frame.lineno:
+                    text = f"{frame.filename}:{frame.lineno}" + (f" ({frame.context})" if frame.context else "")
+                else:
+                    text = f"method '{plan.name}' instruction {i}"
+                if text not in where.setdefault(name, []):
+                    where[name].append(text)
+    return where
 
 
 def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]]] = None,
@@ -55,7 +78,12 @@ def main(argv=None) -> int:
                     help="your own kernel library's manifest, as PATH@C++NAMESPACE@BAZEL_PACKAGE (repeatable)")
     args = ap.parse_args(argv)
     try:
-        needed = merge(operators_of(deserialize_pte(open(p, "rb").read()).program) for p in args.programs)
+        programs = [deserialize_pte(open(p, "rb").read()).program for p in args.programs]
+        needed = merge(operators_of(p) for p in programs)
+        where: Dict[str, List[str]] = {}
+        for p in programs:
+            for op, lines in locations(p).items():
+                where.setdefault(op, []).extend(lines)
         selection = load(args.selection) if args.selection else None
         extra = []
         for spec in args.manifest:
@@ -68,7 +96,14 @@ def main(argv=None) -> int:
         print(f"check: {e}", file=sys.stderr)
         return 1
     for line in found:
-        print(f"check: missing {line}", file=sys.stderr)
+        op = line.split(": ", 1)[0]
+        at = where.get(op, [])
+        more = f" and {len(at) - 3} more" if len(at) > 3 else ""
+        print(f"check: missing {line}" + (f"; at {'; '.join(at[:3])}{more}" if at else ""), file=sys.stderr)
+    if found:
+        print("check: write a kernel for what is missing (examples/custom_ops) and pass its --manifest, cast to a "
+              "dtype the kernel computes, or add the operator and dtypes to the selection "
+              "(python -m selective_build.select model.pte --merge yours.yaml)", file=sys.stderr)
     if not found:
         print(f"check: ok: {len(needed)} operators provided")
     return 1 if found else 0

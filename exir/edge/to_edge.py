@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Mapping, Optional, Sequence, Union
+from typing import Dict, Mapping, Optional, Sequence, Set, Union
 
 import torch
 
@@ -59,6 +59,34 @@ def _drop_assertions(ep: torch.export.ExportedProgram) -> None:
         ep.graph_module.recompile()
 
 
+def _non_core_ops(gm: torch.fx.GraphModule, allowed: Sequence[str]) -> Set[torch._ops.OpOverload]:
+    allowed = set(allowed)
+    found = set()
+    for node in gm.graph.nodes:
+        op = node.target
+        if (node.op == "call_function" and isinstance(op, torch._ops.OpOverload) and op.namespace == "aten"
+                and torch.Tag.core not in op.tags and op.name() not in allowed and str(op) not in allowed):
+            found.add(op)
+    return found
+
+
+def _decompose(ep: torch.export.ExportedProgram, table: Dict, allowed: Sequence[str]) -> torch.export.ExportedProgram:
+    """PyTorch's core ATen decompositions, then, for the non-core ops they leave (linalg_vector_norm, ...), the
+    decompositions PyTorch registers for those in torch._decomp: applied, not refused. Repeated while a round
+    brings in new non-core ops that have one; what is left is refused by verify_op_set, by name."""
+    from torch._decomp import decomposition_table
+    decomposed = ep.run_decompositions(table)
+    table = dict(table)
+    for _ in range(4):
+        extra = {op: decomposition_table[op] for op in _non_core_ops(decomposed.graph_module, allowed)
+                 if op in decomposition_table and op not in table}
+        if not extra:
+            break
+        table.update(extra)
+        decomposed = ep.run_decompositions(table)
+    return decomposed
+
+
 def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export.ExportedProgram]],
             compile_config: Optional[EdgeCompileConfig] = None) -> EdgeProgramManager:
     """Decomposes each exported method to core ATen and verifies its op set.
@@ -82,7 +110,7 @@ def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export
         if config.decompositions:
             table.update(config.decompositions)
         check_layouts(ep.graph_module, name)
-        decomposed = ep.run_decompositions(table)
+        decomposed = _decompose(ep, table, config.allowed_ops)
         _drop_assertions(decomposed)
         check_supported(decomposed.graph_module, name)
         if config.check_ir_validity:

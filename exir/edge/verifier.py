@@ -48,7 +48,8 @@ def verify_op_set(gm: torch.fx.GraphModule, allowed: Iterable[str] = ()) -> None
             continue
         if op.namespace == "aten":
             if torch.Tag.core not in op.tags:
-                problems.append(f"  {qualified}: not in the core ATen op set, at {where}")
+                problems.append(f"  {qualified}: not in the core ATen op set, at {where} (and PyTorch has no "
+                                f"decomposition for it)")
         elif op.namespace in KNOWN_NAMESPACES or _has_out_variant(op):
             continue
         else:
@@ -56,6 +57,8 @@ def verify_op_set(gm: torch.fx.GraphModule, allowed: Iterable[str] = ()) -> None
     if problems:
         raise OpSetError(
             "the program uses operators Ember cannot run:\n" + "\n".join(problems) +
-            "\nDecompose them (to_edge runs the core ATen decompositions), define an out= variant for a custom "
-            "op, or list a covered op in EdgeCompileConfig(allowed_ops=[...])."
+            "\nto_edge already applied PyTorch's core ATen decompositions and every torch._decomp one for the ops "
+            "they left. Write the op differently, give a decomposition (EdgeCompileConfig(decompositions={op: fn})), "
+            "define an out= variant for a custom op, or, when a kernel library has a kernel for it, list it in "
+            "EdgeCompileConfig(allowed_ops=[...])."
         )

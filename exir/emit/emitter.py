@@ -50,7 +50,8 @@ class ConstantPool:
         self._index: Dict[Tuple[str, int], int] = {}
 
     def add(self, data: torch.Tensor) -> int:
-        raw = data.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        # Flattened first: a 0-dim tensor (a scalar parameter, a folded `x.sum()`) cannot be viewed as bytes.
+        raw = data.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
         key = (hashlib.sha256(raw).hexdigest(), len(raw))
         if key not in self._index:
             self._index[key] = len(self.blobs)
@@ -182,9 +183,23 @@ def _operator_key(call: Call) -> Tuple[str, str]:
     return qualified, call.op._overloadname if call.op._overloadname != "default" else ""
 
 
+def frame_of(source: str) -> S.FrameList:
+    """A Call's source ("model.py:12 (y = self.fc(x))") as the chain's stack-trace entry for its instruction."""
+    head, _, code = source.partition(" (")
+    filename, _, lineno = head.rpartition(":")
+    if not filename or not lineno.isdigit():
+        return S.FrameList(items=[S.Frame(filename=source, lineno=0, name="", context="")] if source else [])
+    return S.FrameList(items=[S.Frame(filename=filename, lineno=int(lineno), name="",
+                                      context=code[:-1] if code.endswith(")") else code)])
+
+
 def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_sizes: Dict[int, int],
-                constants: ConstantPool, initial_values: ConstantPool) -> S.ExecutionPlan:
+                constants: ConstantPool, initial_values: ConstantPool,
+                stacktrace: bool = False) -> S.ExecutionPlan:
     """Builds the ExecutionPlan. `offsets` maps id(root tensor) -> (mem_id, byte offset).
+
+    `stacktrace`: write each instruction's source line into the chain (ExecuTorch's Chain.stacktrace), so tools
+    reading only the .pte (python -m selective_build.check) can name it.
 
     `constants` collects constant tensor data; `initial_values` the initial values of mutable buffers.
     """
@@ -208,6 +223,12 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
             args.append(vals.tensor(call.outs[0]))
         elif len(returns) > 1:
             args.append(vals.tensor_list(call.outs))
+        else:
+            # `-> ()` (split_copy.Tensor_out and the other Tensor[] outs): ExecuTorch still passes the out value
+            # as the call's return, and its runtime counts it; the same list value serves.
+            outs = [v for v, a in zip(args, schema_args) if a.is_out]
+            if len(outs) == 1:
+                args.append(outs[0])
         instructions.append(S.Instruction(instr_args=S.KernelCall(op_index=op_index[key], args=args)))
     outputs = []
     for o in graph.outputs:
@@ -221,5 +242,6 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
         name=graph.name,
         container_meta_type=S.ContainerMetadata(encoded_inp_str=graph.in_spec, encoded_out_str=graph.out_spec),
         values=vals.values, inputs=inputs, outputs=outputs,
-        chains=[S.Chain(inputs=[], outputs=[], instructions=instructions, stacktrace=None)],
+        chains=[S.Chain(inputs=[], outputs=[], instructions=instructions,
+                        stacktrace=[frame_of(c.source) for c in graph.calls] if stacktrace else None)],
         operators=operators, delegates=[], non_const_buffer_sizes=sizes)

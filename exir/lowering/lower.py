@@ -107,7 +107,9 @@ def _schema_args(node: torch.fx.Node, op, out_op, args: List[Any], kwargs: Dict[
         given[a.name] = v
     result, out_iter = [], iter(outs)
     for a in out_op._schema.arguments:
-        if a.is_out:
+        if a.is_out and _is_list_out(a):
+            result.append(list(outs))  # the op's only out: a Tensor[] receiving every result
+        elif a.is_out:
             result.append(next(out_iter))
         elif a.name in given:
             result.append(given[a.name])
@@ -116,6 +118,19 @@ def _schema_args(node: torch.fx.Node, op, out_op, args: List[Any], kwargs: Dict[
         else:
             raise LoweringError(f"{out_op.name()}: no value for argument '{a.name}' at node '{node.name}'")
     return result
+
+
+def _is_list_out(arg) -> bool:
+    """An out= argument that is a list of tensors (split_copy.Tensor_out's `Tensor(a!)[] out`)."""
+    return isinstance(arg.type, torch.ListType)
+
+
+def _outs_match(out_op, outs: List[TensorValue]) -> bool:
+    """Whether the out overload writes exactly `outs`: one out= tensor each, or one Tensor[] out for them all."""
+    out_args = out_arguments(out_op)
+    if len(out_args) == 1 and _is_list_out(out_args[0]):
+        return True
+    return len(outs) == len(out_args) and not any(_is_list_out(a) for a in out_args)
 
 
 def _is_number(x: Any) -> bool:
@@ -212,9 +227,9 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
         except OutVariantError as e:
             raise LoweringError(f"{e} (node '{node.name}', {source_of(node) or 'no source line'})") from None
         outs = _out_values(node, materializes_view=out_op._schema.name != op._schema.name)
-        if len(outs) != len(out_arguments(out_op)):
+        if not _outs_match(out_op, outs):
             raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
-                                f"'{node.name}' has {len(outs)}")
+                                f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})")
         calls.append(Call(op=out_op, args=_schema_args(node, op, out_op, args, kwargs, outs), outs=outs,
                           source=source_of(node)))
         env[node.name] = outs[0] if len(outs) == 1 and not isinstance(val, (tuple, list)) else outs

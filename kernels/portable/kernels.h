@@ -158,5 +158,11 @@ void native_batch_norm_legit_no_stats_out(KernelContext& ctx, const Tensor& inpu
                                           const Tensor* bias, bool training, double momentum, double eps,
                                           Tensor& out, Tensor& save_mean, Tensor& save_invstd);
 
+// op_split.cc: ops whose out is a Tensor[] list (exir's list-out lowering emits them).
+void split_copy_tensor_out(KernelContext& ctx, const Tensor& self, int64_t split_size, int64_t dim, TensorList out);
+void split_with_sizes_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> split_sizes, int64_t dim,
+                               TensorList out);
+void unbind_copy_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, TensorList out);
+
 }  // namespace portable
 }  // namespace ember

@@ -500,5 +500,51 @@ TEST(Optimized, NanClampBounds) {
 }
 #endif
 
+// --- list outs (op_split.cc): piece sizes that overflow, do not sum up, or do not match out ---------------------
+
+TEST(Portable, SplitPiecesAreChecked) {
+  F32 x(ScalarType::Float, {2, 3}, {1, 2, 3, 4, 5, 6});
+  F32 a(ScalarType::Float, {2, 1}), b(ScalarType::Float, {2, 2});
+  Tensor pieces[2] = {a.t, b.t};
+  const int64_t sizes[2] = {1, 2};
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::split_with_sizes_copy_out(c, x.t, ArrayRef<int64_t>(sizes, 2), 1, TensorList(pieces, 2));
+            }),
+            Error::Ok);
+  EXPECT_EQ(a.data, (std::vector<float>{1, 4}));
+  EXPECT_EQ(b.data, (std::vector<float>{2, 3, 5, 6}));
+  for (const auto& bad : std::vector<std::vector<int64_t>>{{1, 1}, {-1, 4}, {INT64_MAX, INT64_MIN + 3}, {2, 2}}) {
+    EXPECT_EQ(run([&](KernelContext& c) {
+                portable::split_with_sizes_copy_out(c, x.t, ArrayRef<int64_t>(bad.data(), 2), 1,
+                                                    TensorList(pieces, 2));
+              }),
+              Error::InvalidArgument);
+  }
+  // A split size beyond the dim is one piece (ATen), never an overflowing piece count.
+  F32 whole(ScalarType::Float, {2, 3});
+  Tensor one[1] = {whole.t};
+  EXPECT_EQ(run([&](KernelContext& c) { portable::split_copy_tensor_out(c, x.t, INT64_MAX, 1, TensorList(one, 1)); }),
+            Error::Ok);
+  EXPECT_EQ(whole.data, x.data);
+  for (int64_t bad : {int64_t{0}, int64_t{-1}, INT64_MIN}) {
+    EXPECT_EQ(run([&](KernelContext& c) { portable::split_copy_tensor_out(c, x.t, bad, 1, TensorList(one, 1)); }),
+              Error::InvalidArgument);
+  }
+  EXPECT_EQ(run([&](KernelContext& c) { portable::split_copy_tensor_out(c, x.t, 2, 1, TensorList(one, 1)); }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("2 pieces but out holds 1"), std::string::npos) << log();
+  // unbind: out count must be the dim's length; dims out of range are named.
+  F32 r0(ScalarType::Float, {3}), r1(ScalarType::Float, {3});
+  Tensor rows[2] = {r0.t, r1.t};
+  EXPECT_EQ(run([&](KernelContext& c) { portable::unbind_copy_int_out(c, x.t, 0, TensorList(rows, 2)); }), Error::Ok);
+  EXPECT_EQ(r1.data, (std::vector<float>{4, 5, 6}));
+  for (int64_t dim : {int64_t{2}, int64_t{-3}, INT64_MIN}) {
+    EXPECT_EQ(run([&](KernelContext& c) { portable::unbind_copy_int_out(c, x.t, dim, TensorList(rows, 2)); }),
+              Error::InvalidArgument);
+  }
+  EXPECT_EQ(run([&](KernelContext& c) { portable::unbind_copy_int_out(c, x.t, 1, TensorList(rows, 2)); }),
+            Error::InvalidArgument);
+}
+
 }  // namespace
 }  // namespace ember

@@ -17,7 +17,9 @@ MANIFEST = (os.path.join(ROOT, "examples", "custom_ops", "kernels.yaml"), "ember
 
 def _export(tmp_path):
     x = torch.randn(3, 7, generator=torch.Generator().manual_seed(3))
-    prog = exir.to_edge(torch.export.export(ScaledTanhModel(), (x,))).to_executorch()
+    # Exported for a runtime with the example's kernel library (to_executorch refuses ops no library provides).
+    prog = exir.to_edge(torch.export.export(ScaledTanhModel(), (x,))).to_executorch(
+        exir.ExecutorchBackendConfig(kernels=exir.KernelTarget(manifests=[MANIFEST])))
     pte = tmp_path / "scaled_tanh.pte"
     prog.save(str(pte))
     return prog, pte, x
