@@ -102,16 +102,15 @@ def test_not_a_program_is_refused(runner, tmp_path):
 
 
 def test_missing_kernel_is_named(runner, tmp_path):
-    class Cumsum(torch.nn.Module):
-        def forward(self, x):
-            return torch.cumsum(x, dim=1)
+    # A custom operator (examples/custom_ops) whose kernel library //:runner does not link.
+    from examples.custom_ops.scaled_tanh import ScaledTanhModel
 
     x = torch.randn(2, 3)
     # to_executorch refuses it first (tests/exir/test_kernel_check.py); exported anyway, the runner names it.
-    prog = exir.to_edge(torch.export.export(Cumsum(), (x,))).to_executorch(
+    prog = exir.to_edge(torch.export.export(ScaledTanhModel(), (x,))).to_executorch(
         exir.ExecutorchBackendConfig(check_kernels=False))
-    pte = tmp_path / "cumsum.pte"
+    pte = tmp_path / "custom.pte"
     prog.save(str(pte))
     proc = run(runner, pte, [x], str(tmp_path / "w"))
     assert proc.returncode == 3
-    assert "operator aten::cumsum.out is not in this build" in proc.stderr
+    assert "operator ember_example::scaled_tanh.out is not in this build" in proc.stderr
