@@ -32,7 +32,7 @@ void pad_copy(const Tensor& self, ArrayRef<int64_t> pads, int k, PadMode mode, c
   const int64_t total = out.numel();
   if (total == 0) return;
   const int64_t ow = out.size(dim - 1), iw = self.size(dim - 1);
-  const int64_t before_w = pads[0];
+  const int64_t before_w = k > 0 ? pads[0] : 0;
   int64_t before[kMaxTensorDim] = {0};
   for (int j = 0; j < k; ++j) before[dim - 1 - j] = pads[static_cast<size_t>(2 * j)];
   int64_t idx[kMaxTensorDim] = {0};  // output multi-index of the row's first element
