@@ -41,5 +41,18 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
                            bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
                            Tensor& out);
 
+// Transformer kernels: op_norm.cc, op_softmax.cc, op_gelu.cc, op_binary.cc (the broadcast patterns they take are
+// described there; others fall through to portable).
+void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int64_t> normalized_shape,
+                           const Tensor* weight, const Tensor* bias, double eps, Tensor& out0, Tensor& out1,
+                           Tensor& out2);
+void softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
+void log_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
+void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Tensor& out);
+void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
+void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
+void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void div_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+
 }  // namespace optimized
 }  // namespace ember

@@ -163,6 +163,37 @@ void split_copy_tensor_out(KernelContext& ctx, const Tensor& self, int64_t split
 void split_with_sizes_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> split_sizes, int64_t dim,
                                TensorList out);
 void unbind_copy_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, TensorList out);
+// Spatial family (op_pad.cc, op_upsample.cc, op_grid_sampler.cc, op_pixel_shuffle.cc, op_spatial_backward.cc,
+// and _adaptive_avg_pool2d in op_pool.cc)
+void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> output_size, Tensor& out);
+void constant_pad_nd_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> pad, const Scalar& value,
+                         Tensor& out);
+void reflection_pad1d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> padding, Tensor& out);
+void reflection_pad2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> padding, Tensor& out);
+void reflection_pad3d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> padding, Tensor& out);
+void replication_pad1d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> padding, Tensor& out);
+void replication_pad2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> padding, Tensor& out);
+void replication_pad3d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> padding, Tensor& out);
+void upsample_bilinear2d_vec_out(KernelContext& ctx, const Tensor& input, Optional<ArrayRef<int64_t>> output_size,
+                                 bool align_corners, Optional<ArrayRef<double>> scale_factors, Tensor& out);
+void upsample_nearest2d_vec_out(KernelContext& ctx, const Tensor& input, Optional<ArrayRef<int64_t>> output_size,
+                                Optional<ArrayRef<double>> scale_factors, Tensor& out);
+void upsample_bilinear2d_aa_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> output_size,
+                                bool align_corners, Optional<double> scales_h, Optional<double> scales_w,
+                                Tensor& out);
+void grid_sampler_2d_out(KernelContext& ctx, const Tensor& input, const Tensor& grid, int64_t interpolation_mode,
+                         int64_t padding_mode, bool align_corners, Tensor& out);
+void pixel_shuffle_out(KernelContext& ctx, const Tensor& self, int64_t upscale_factor, Tensor& out);
+void pixel_unshuffle_out(KernelContext& ctx, const Tensor& self, int64_t downscale_factor, Tensor& out);
+void convolution_backward_out(KernelContext& ctx, const Tensor& grad_output, const Tensor& input,
+                              const Tensor& weight, Optional<ArrayRef<int64_t>> bias_sizes, ArrayRef<int64_t> stride,
+                              ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                              ArrayRef<int64_t> output_padding, int64_t groups, ArrayRef<bool> output_mask,
+                              Tensor& out0, Tensor& out1, Tensor& out2);
+void max_pool2d_with_indices_backward_out(KernelContext& ctx, const Tensor& grad_output, const Tensor& self,
+                                          ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
+                                          ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool ceil_mode,
+                                          const Tensor& indices, Tensor& grad_input);
 
 }  // namespace portable
 }  // namespace ember

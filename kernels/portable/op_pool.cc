@@ -3,67 +3,16 @@
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
+#include "kernels/portable/util/spatial_util.h"
 
 namespace ember {
 namespace portable {
-namespace {
-
-struct PoolGeometry {
-  int64_t batch, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW;
-};
-
-int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  const int64_t span = in + 2 * p - d * (k - 1) - 1;
-  int64_t out = (ceil_mode ? span + s - 1 : span) / s + 1;
-  // ATen: with ceil_mode the last window must start inside the input or left padding.
-  if (ceil_mode && (out - 1) * s >= in + p) --out;
-  return out;
-}
-
-bool geometry(const Tensor& in, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayRef<int64_t> p, ArrayRef<int64_t> d,
-              bool ceil_mode, PoolGeometry* g) {
-  if ((in.dim() != 3 && in.dim() != 4) || k.size() < 1) return false;
-  auto pick = [](ArrayRef<int64_t> v, size_t i, int64_t dflt) {
-    return v.size() == 0 ? dflt : v.size() == 1 ? v[0] : v[i];
-  };
-  const int off = in.dim() == 4 ? 1 : 0;
-  g->batch = off ? in.size(0) : 1;
-  g->C = in.size(off);
-  g->H = in.size(off + 1);
-  g->W = in.size(off + 2);
-  g->KH = pick(k, 0, 1);
-  g->KW = pick(k, 1, 1);
-  g->SH = pick(s, 0, g->KH);
-  g->SW = pick(s, 1, g->KW);
-  g->PH = pick(p, 0, 0);
-  g->PW = pick(p, 1, 0);
-  g->DH = pick(d, 0, 1);
-  g->DW = pick(d, 1, 1);
-  // Arguments beyond int32 are refused as PyTorch refuses them; within it the size arithmetic below fits int64.
-  for (int64_t v : {g->KH, g->KW, g->SH, g->SW, g->PH, g->PW, g->DH, g->DW}) {
-    if (v > INT32_MAX) return false;
-  }
-  if (g->KH <= 0 || g->KW <= 0 || g->SH <= 0 || g->SW <= 0 || g->DH <= 0 || g->DW <= 0 || g->PH < 0 || g->PW < 0 ||
-      2 * g->PH > g->KH || 2 * g->PW > g->KW)
-    return false;
-  g->OH = pooled_size(g->H, g->KH, g->SH, g->PH, g->DH, ceil_mode);
-  g->OW = pooled_size(g->W, g->KW, g->SW, g->PW, g->DW, ceil_mode);
-  return g->OH > 0 && g->OW > 0;
-}
-
-bool fit_pooled(Tensor& out, const Tensor& in, const PoolGeometry& g) {
-  const int64_t s4[4] = {g.batch, g.C, g.OH, g.OW};
-  const int64_t s3[3] = {g.C, g.OH, g.OW};
-  return in.dim() == 4 ? fit_output(out, s4, 4) : fit_output(out, s3, 3);
-}
-
-}  // namespace
 
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
                                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                                  bool ceil_mode, Tensor& out, Tensor& indices) {
   PoolGeometry g;
-  EMBER_KERNEL_CHECK(ctx, geometry(self, kernel_size, stride, padding, dilation, ceil_mode, &g), InvalidArgument,
+  EMBER_KERNEL_CHECK(ctx, pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, &g), InvalidArgument,
                      "max_pool2d_with_indices.out: invalid geometry for a %d-d input (kernel, stride and dilation "
                      "in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
   EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g) && fit_pooled(indices, self, g), InvalidArgument,
@@ -111,7 +60,7 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
                     Optional<int64_t> divisor_override, Tensor& out) {
   PoolGeometry g;
   const int64_t one[2] = {1, 1};
-  EMBER_KERNEL_CHECK(ctx, geometry(self, kernel_size, stride, padding, ArrayRef<int64_t>(one, 2), ceil_mode, &g),
+  EMBER_KERNEL_CHECK(ctx, pool_geometry(self, kernel_size, stride, padding, ArrayRef<int64_t>(one, 2), ceil_mode, &g),
                      InvalidArgument, "avg_pool2d.out: invalid geometry for a %d-d input (kernel and "
                      "stride in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
   EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g), InvalidArgument, "avg_pool2d.out: out must be %lldx%lld per channel",
@@ -144,6 +93,50 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
                                   : count_include_pad         ? padded
                                                               : (h1 - hs) * (w1 - ws);
           o[(plane * g.OH + oh) * g.OW + ow] = static_cast<T>(sum / static_cast<C>(divisor));
+        }
+      }
+    }
+  });
+}
+
+// ATen's adaptive windows: output index o of n covers input [floor(o * in / n), ceil((o + 1) * in / n)).
+void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> output_size, Tensor& out) {
+  const char* name = "_adaptive_avg_pool2d.out";
+  EMBER_KERNEL_CHECK(ctx, (self.dim() == 3 || self.dim() == 4) && output_size.size() == 2, InvalidArgument,
+                     "%s: input must be 3-d or 4-d and output_size two values (got %d-d, %d values)", name,
+                     static_cast<int>(self.dim()), static_cast<int>(output_size.size()));
+  const Nchw vi = nchw_of(self);
+  const int64_t OH = output_size[0], OW = output_size[1];
+  EMBER_KERNEL_CHECK(ctx, OH >= 0 && OW >= 0 && OH <= INT32_MAX && OW <= INT32_MAX && vi.H > 0 && vi.W > 0,
+                     InvalidArgument, "%s: output %lldx%lld must be non-negative and the input plane non-empty",
+                     name, static_cast<long long>(OH), static_cast<long long>(OW));
+  const int64_t s4[4] = {vi.N, vi.C, OH, OW}, s3[3] = {vi.C, OH, OW};
+  EMBER_KERNEL_CHECK(ctx, self.dim() == 4 ? fit_output(out, s4, 4) : fit_output(out, s3, 3), InvalidArgument,
+                     "%s: out must be %lldx%lld per channel", name, static_cast<long long>(OH),
+                     static_cast<long long>(OW));
+  EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(self, out), NotSupported,
+                     "%s: self and out must both be contiguous or both channels-last", name);
+  EMBER_KERNEL_CHECK(ctx, out.scalar_type() == self.scalar_type(), InvalidArgument, "%s: self is %s but out is %s",
+                     name, scalar_type_name(self.scalar_type()), scalar_type_name(out.scalar_type()));
+  EMBER_DISPATCH(ctx, name, selected_dtypes::adaptive_avg_pool2d_out_portable, self.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const Nchw vo = nchw_of(out);
+    const T* x = self.const_data_ptr<T>();
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t h0 = oh * vi.H / OH, h1 = ((oh + 1) * vi.H + OH - 1) / OH;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t w0 = ow * vi.W / OW, w1 = ((ow + 1) * vi.W + OW - 1) / OW;
+        const C count = static_cast<C>((h1 - h0) * (w1 - w0));
+        for (int64_t n = 0; n < vi.N; ++n) {
+          for (int64_t c = 0; c < vi.C; ++c) {
+            const T* p = x + vi.at(n, c, 0, 0);
+            C sum = 0;
+            for (int64_t h = h0; h < h1; ++h)
+              for (int64_t w = w0; w < w1; ++w) sum += static_cast<C>(p[h * vi.sh + w * vi.sw]);
+            o[vo.at(n, c, oh, ow)] = static_cast<T>(sum / count);
+          }
         }
       }
     }

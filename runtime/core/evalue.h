@@ -108,6 +108,9 @@ class EValue {
   Optional<ArrayRef<int64_t>> as_optional_int_list() const {
     return tag_ == Tag::IntList ? Optional<ArrayRef<int64_t>>(as_int_list()) : Optional<ArrayRef<int64_t>>();
   }
+  Optional<ArrayRef<double>> as_optional_double_list() const {
+    return tag_ == Tag::DoubleList ? Optional<ArrayRef<double>>(as_double_list()) : Optional<ArrayRef<double>>();
+  }
 
  private:
   Tag tag_;

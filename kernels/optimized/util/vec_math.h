@@ -1,0 +1,84 @@
+// exp, tanh and erf over the vector types of simd.h, for the transformer kernels (softmax, GELU). Cephes-style
+// range reduction and polynomials: exp within 2 ulp over the float range, 0 below it (so a -inf attention mask
+// gives exactly 0) and NaN kept; erf within 2e-7 absolute. Header-only and always_inline, so each kernel's
+// baseline and AVX2 copies get their own instruction set's version.
+#pragma once
+
+#include "kernels/optimized/util/simd.h"
+
+namespace ember {
+namespace optimized {
+
+typedef int32_t i32x4 __attribute__((vector_size(16)));
+typedef int32_t i32x8 __attribute__((vector_size(32)));
+template <class V>
+struct IntVec;
+template <>
+struct IntVec<f32x4> {
+  using type = i32x4;
+};
+template <>
+struct IntVec<f32x8> {
+  using type = i32x8;
+};
+
+template <class V>
+EMBER_ALWAYS_INLINE V vselect(typename IntVec<V>::type mask, V a, V b) {
+  using I = typename IntVec<V>::type;
+  return reinterpret_cast<V>((reinterpret_cast<I>(a) & mask) | (reinterpret_cast<I>(b) & ~mask));
+}
+
+template <class V>
+EMBER_ALWAYS_INLINE V vmax(V a, V b) { return vselect<V>(a > b, a, b); }
+
+template <class V>
+EMBER_ALWAYS_INLINE V vexp(V x) {
+  using I = typename IntVec<V>::type;
+  const V hi = vsplat<V>(88.3762626647949f), lo = vsplat<V>(-87.3365447504f);
+  const I under = x < lo, nan = x != x;
+  V c = vselect<V>(x > hi, hi, x);
+  c = vselect<V>(under, lo, c);
+  // n = round(c / ln 2); r = c - n ln 2 in two parts for precision.
+  V fn = c * 1.44269504088896341f + 0.5f;
+  I n = __builtin_convertvector(fn, I);
+  const V tn = __builtin_convertvector(n, V);
+  n += (tn > fn);  // truncation toward zero -> floor (the mask is -1 where it rounded up)
+  fn = __builtin_convertvector(n, V);
+  const V r = c - fn * 0.693359375f + fn * 2.12194440e-4f;
+  V p = vsplat<V>(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const V scale = reinterpret_cast<V>((n + 127) << 23);
+  const V res = vselect<V>(under, vsplat<V>(0.0f), p * scale);
+  return vselect<V>(nan, x, res);
+}
+
+// tanh(u) = 1 - 2 / (exp(2u) + 1); saturates to +-1 with the exp's clamp, and is odd by construction near 0
+// only to float precision, which GELU's 1e-5 tolerance covers.
+template <class V>
+EMBER_ALWAYS_INLINE V vtanh(V u) {
+  return 1.0f - 2.0f / (vexp(u * 2.0f) + 1.0f);
+}
+
+// erf by Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7), odd extension.
+template <class V>
+EMBER_ALWAYS_INLINE V verf(V x) {
+  using I = typename IntVec<V>::type;
+  const I neg = x < 0.0f;
+  const V a = vselect<V>(neg, -x, x);
+  const V t = 1.0f / (a * 0.3275911f + 1.0f);
+  V p = vsplat<V>(1.061405429f);
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  const V y = 1.0f - p * t * vexp(-a * a);
+  return vselect<V>(neg, -y, y);
+}
+
+}  // namespace optimized
+}  // namespace ember
