@@ -119,6 +119,44 @@ ScalarType ResultType::get() const {
 
 bool elementwise_out_type(ScalarType t) { return category(t) >= 0; }
 
+template <typename C>
+C load_converted(const void* data, ScalarType type, int64_t i) {
+  return load_as<C>(data, type, i);
+}
+template <typename V>
+void store_as(void* data, ScalarType type, int64_t i, V v) {
+  switch (type) {
+    case ScalarType::Float: static_cast<float*>(data)[i] = static_cast<float>(v); break;
+    case ScalarType::Double: static_cast<double*>(data)[i] = static_cast<double>(v); break;
+    case ScalarType::Half: static_cast<Half*>(data)[i] = Half(static_cast<float>(v)); break;
+    case ScalarType::BFloat16: static_cast<BFloat16*>(data)[i] = BFloat16(static_cast<float>(v)); break;
+    case ScalarType::Long: static_cast<int64_t*>(data)[i] = convert<int64_t>(v); break;
+    case ScalarType::Int: static_cast<int32_t*>(data)[i] = convert<int32_t>(v); break;
+    case ScalarType::Short: static_cast<int16_t*>(data)[i] = convert<int16_t>(v); break;
+    case ScalarType::Char: static_cast<int8_t*>(data)[i] = convert<int8_t>(v); break;
+    case ScalarType::Byte: static_cast<uint8_t*>(data)[i] = convert<uint8_t>(v); break;
+    case ScalarType::Bool: static_cast<bool*>(data)[i] = static_cast<bool>(v); break;
+    default: break;  // elementwise_types() refused other dtypes before the loop
+  }
+}
+template void store_as<bool>(void*, ScalarType, int64_t, bool);
+template void store_as<float>(void*, ScalarType, int64_t, float);
+template void store_as<double>(void*, ScalarType, int64_t, double);
+template void store_as<uint8_t>(void*, ScalarType, int64_t, uint8_t);
+template void store_as<int8_t>(void*, ScalarType, int64_t, int8_t);
+template void store_as<int16_t>(void*, ScalarType, int64_t, int16_t);
+template void store_as<int32_t>(void*, ScalarType, int64_t, int32_t);
+template void store_as<int64_t>(void*, ScalarType, int64_t, int64_t);
+
+template bool load_converted<bool>(const void*, ScalarType, int64_t);
+template float load_converted<float>(const void*, ScalarType, int64_t);
+template double load_converted<double>(const void*, ScalarType, int64_t);
+template uint8_t load_converted<uint8_t>(const void*, ScalarType, int64_t);
+template int8_t load_converted<int8_t>(const void*, ScalarType, int64_t);
+template int16_t load_converted<int16_t>(const void*, ScalarType, int64_t);
+template int32_t load_converted<int32_t>(const void*, ScalarType, int64_t);
+template int64_t load_converted<int64_t>(const void*, ScalarType, int64_t);
+
 bool elementwise_types(KernelContext& ctx, const char* op, const ResultType& rt, ScalarType result,
                        const Tensor& out) {
   if (!rt.ok()) {

@@ -55,6 +55,11 @@ struct ElementwiseShape {
 bool elementwise_shape(KernelContext& ctx, const char* op, const Tensor* const* in, int n, Tensor& out,
                        ElementwiseShape* shape);
 
+// load_as, out of line and instantiated once per compute type (the inlined switch in every kernel's loops cost
+// more compile time than the loops themselves).
+template <typename C>
+C load_converted(const void* data, ScalarType type, int64_t i);
+
 // Element i of an input (or a scalar) as compute_t<T>: a T input is read directly, other dtypes convert, and a
 // value that PyTorch would first cast to T (Half, BFloat16) is rounded to T once.
 template <typename T>
@@ -74,6 +79,11 @@ class Reader {
     value_ = static_cast<C>(static_cast<T>(v.to<C>()));
   }
 
+  // The input's elements in output order, of type T (the loop then needs no per-element dispatch); else null.
+  const T* direct() const {
+    return mode_ == ElementwiseShape::kSame && typed_ ? static_cast<const T*>(data_) : nullptr;
+  }
+
   C operator()(int64_t i) const {
     switch (mode_) {
       case ElementwiseShape::kOne: return value_;
@@ -85,7 +95,7 @@ class Reader {
  private:
   C load(int64_t k) const {
     if (typed_) return static_cast<C>(static_cast<const T*>(data_)[k]);
-    return static_cast<C>(static_cast<T>(load_as<C>(data_, type_, k)));
+    return static_cast<C>(static_cast<T>(load_converted<C>(data_, type_, k)));
   }
 
   ElementwiseShape::Mode mode_;
@@ -97,25 +107,16 @@ class Reader {
 };
 
 // Stores v into element i of a tensor of dtype `type` (PyTorch's cast of a result into a differently typed out).
+// Out of line and instantiated once per value type, like load_converted.
 template <typename V>
-void store_as(void* data, ScalarType type, int64_t i, V v) {
-  switch (type) {
-    case ScalarType::Float: static_cast<float*>(data)[i] = static_cast<float>(v); break;
-    case ScalarType::Double: static_cast<double*>(data)[i] = static_cast<double>(v); break;
-    case ScalarType::Half: static_cast<Half*>(data)[i] = Half(static_cast<float>(v)); break;
-    case ScalarType::BFloat16: static_cast<BFloat16*>(data)[i] = BFloat16(static_cast<float>(v)); break;
-    case ScalarType::Long: static_cast<int64_t*>(data)[i] = convert<int64_t>(v); break;
-    case ScalarType::Int: static_cast<int32_t*>(data)[i] = convert<int32_t>(v); break;
-    case ScalarType::Short: static_cast<int16_t*>(data)[i] = convert<int16_t>(v); break;
-    case ScalarType::Char: static_cast<int8_t*>(data)[i] = convert<int8_t>(v); break;
-    case ScalarType::Byte: static_cast<uint8_t*>(data)[i] = convert<uint8_t>(v); break;
-    case ScalarType::Bool: static_cast<bool*>(data)[i] = static_cast<bool>(v); break;
-    default: break;  // elementwise_out_type() refused other dtypes before the loop
-  }
-}
+void store_as(void* data, ScalarType type, int64_t i, V v);
 
 // Whether `out` can receive the results of an elementwise loop (store_as knows its dtype).
 bool elementwise_out_type(ScalarType t);
+
+// compute_t of the element type of a `const T*`.
+template <typename P>
+using compute_of_pointer_t = compute_t<std::remove_cv_t<std::remove_pointer_t<P>>>;
 
 // out[i] = op(readers(i)...) over out's elements. OutT is the type op's result has when it is stored without a
 // conversion (the computing dtype T, or bool for predicates); any other out dtype goes through store_as.
@@ -124,6 +125,15 @@ void elementwise_run(Tensor& out, Op& op, const R&... readers) {
   const int64_t n = out.numel();
   if (out.scalar_type() == ScalarTypeOf<OutT>::value) {
     OutT* o = out.mutable_data_ptr<OutT>();
+    if (((readers.direct() != nullptr) && ...)) {
+      // Same shapes, dim orders and dtypes throughout (the common case): a plain loop over arrays.
+      [&](const auto*... p) {
+        for (int64_t i = 0; i < n; ++i) {
+          o[i] = static_cast<OutT>(op(static_cast<compute_of_pointer_t<decltype(p)>>(p[i])...));
+        }
+      }(readers.direct()...);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<OutT>(op(readers(i)...));
   } else {
     void* o = out.mutable_data_ptr();
