@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <type_traits>
+#include <utility>
 
 #include "kernels/portable/util/kernel_util.h"
 
@@ -73,16 +74,19 @@ class Reader {
         typed_(t.scalar_type() == ScalarTypeOf<T>::value),
         data_(t.const_data_ptr()),
         index_(t.sizes(), s.sizes, s.mode[k] == ElementwiseShape::kBroadcast ? s.dim : 0) {
-    if (mode_ == ElementwiseShape::kOne) value_ = load(0);
+    if (mode_ == ElementwiseShape::kOne) set_one(load(0));
   }
   explicit Reader(const Scalar& v) : mode_(ElementwiseShape::kOne), index_({}, nullptr, 0) {
-    value_ = static_cast<C>(static_cast<T>(v.to<C>()));
+    set_one(v.to<C>());
   }
 
-  // The input's elements in output order, of type T (the loop then needs no per-element dispatch); else null.
+  // For the loop without per-element dispatch: element i is direct()[i & direct_mask()] when direct() is not
+  // null (an input of out's shape, dim order and T dtype; or one value, at index 0 for every i).
   const T* direct() const {
+    if (mode_ == ElementwiseShape::kOne) return &one_;
     return mode_ == ElementwiseShape::kSame && typed_ ? static_cast<const T*>(data_) : nullptr;
   }
+  int64_t direct_mask() const { return mode_ == ElementwiseShape::kOne ? 0 : -1; }
 
   C operator()(int64_t i) const {
     switch (mode_) {
@@ -93,6 +97,11 @@ class Reader {
   }
 
  private:
+  void set_one(C v) {
+    one_ = static_cast<T>(v);
+    value_ = static_cast<C>(one_);
+  }
+
   C load(int64_t k) const {
     if (typed_) return static_cast<C>(static_cast<const T*>(data_)[k]);
     return static_cast<C>(static_cast<T>(load_converted<C>(data_, type_, k)));
@@ -103,6 +112,7 @@ class Reader {
   bool typed_ = false;
   const void* data_ = nullptr;
   C value_{};
+  T one_{};
   BroadcastIndexer index_;
 };
 
@@ -126,12 +136,13 @@ void elementwise_run(Tensor& out, Op& op, const R&... readers) {
   if (out.scalar_type() == ScalarTypeOf<OutT>::value) {
     OutT* o = out.mutable_data_ptr<OutT>();
     if (((readers.direct() != nullptr) && ...)) {
-      // Same shapes, dim orders and dtypes throughout (the common case): a plain loop over arrays.
-      [&](const auto*... p) {
+      // Same shapes, dim orders and dtypes throughout, or single values (the common cases): array loads.
+      [&](auto... pm) {
         for (int64_t i = 0; i < n; ++i) {
-          o[i] = static_cast<OutT>(op(static_cast<compute_of_pointer_t<decltype(p)>>(p[i])...));
+          o[i] = static_cast<OutT>(
+              op(static_cast<compute_of_pointer_t<decltype(pm.first)>>(pm.first[i & pm.second])...));
         }
-      }(readers.direct()...);
+      }(std::make_pair(readers.direct(), readers.direct_mask())...);
       return;
     }
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<OutT>(op(readers(i)...));
