@@ -194,6 +194,51 @@ void max_pool2d_with_indices_backward_out(KernelContext& ctx, const Tensor& grad
                                           ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
                                           ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool ceil_mode,
                                           const Tensor& indices, Tensor& grad_input);
+// binary family (issue 15): comparisons, bitwise and logical ops, division and the rest of the arithmetic
+// (op_comparison.cc, op_bitwise.cc, op_division.cc, op_binary.cc, op_ternary.cc)
+void eq_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void eq_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void ne_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void ne_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void lt_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void lt_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void le_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void le_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void gt_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void gt_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void ge_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void ge_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void bitwise_and_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void bitwise_and_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void bitwise_or_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void bitwise_or_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void bitwise_xor_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void bitwise_xor_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void bitwise_left_shift_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void bitwise_left_shift_tensor_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void bitwise_right_shift_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void bitwise_right_shift_tensor_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void logical_and_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void logical_or_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void logical_xor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void atan2_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void floor_divide_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void fmod_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void fmod_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void remainder_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void remainder_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out);
+void maximum_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void minimum_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+void pow_scalar_out(KernelContext& ctx, const Scalar& self, const Tensor& exponent, Tensor& out);
+void pow_tensor_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& exponent, Tensor& out);
+void rsub_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out);
+void div_scalar_mode_out(KernelContext& ctx, const Tensor& self, const Scalar& other,
+                         Optional<StringView> rounding_mode, Tensor& out);
+void div_out_mode(KernelContext& ctx, const Tensor& self, const Tensor& other, Optional<StringView> rounding_mode,
+                  Tensor& out);
+void clamp_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor* min, const Tensor* max, Tensor& out);
+void masked_fill_scalar_out(KernelContext& ctx, const Tensor& self, const Tensor& mask, const Scalar& value,
+                            Tensor& out);
 
 }  // namespace portable
 }  // namespace ember

@@ -245,7 +245,8 @@ struct Builder {
   // One argument for signature letter `code` (KernelEntry::arg_types).
   bool arg(char code, EValue* out) {
     // Optional letters: None a quarter of the time.
-    const bool optional = code == 't' || code == 'r' || code == 'n' || code == 'f' || code == 'c' || code == 'J';
+    const bool optional = code == 't' || code == 'r' || code == 'n' || code == 'f' || code == 'c' || code == 'J' ||
+                          code == 'z';
     if (optional && in.u8() < 64) {
       *out = EValue();
       return true;
@@ -312,8 +313,9 @@ struct Builder {
         }
         return true;
       }
-      case 'S': {
-        static constexpr const char* kWords[] = {"none", "tanh", "", "mean", "sum"};
+      case 'S':
+      case 'z': {
+        static constexpr const char* kWords[] = {"none", "tanh", "", "mean", "sum", "trunc", "floor"};
         const uint8_t b = in.u8();
         if (b < 200) {
           const char* w = kWords[b % (sizeof(kWords) / sizeof(kWords[0]))];
