@@ -95,7 +95,13 @@ def provided(target: Optional[KernelTarget] = None) -> _Provided:
     target = target or KernelTarget()
     libs = [_manifest_tuple(m) for m in target.manifests]
     if target.default_libraries:
-        libs += [lib for lib in DEFAULT_LIBRARIES if os.path.exists(lib[0])]
+        missing = [lib[0] for lib in DEFAULT_LIBRARIES if not os.path.exists(lib[0])]
+        if missing:
+            # Never a silent pass: without the manifests every program would look runnable (or none would).
+            raise KernelMissingError(f"the default kernel manifests are not beside exir ({', '.join(missing)}); "
+                                     f"run from an Ember checkout, or a build step that has kernels/*/kernels.yaml "
+                                     f"as inputs (//exir:sources carries them)")
+        libs += list(DEFAULT_LIBRARIES)
     for path, _, _ in libs:
         if not os.path.exists(path):
             raise KernelMissingError(f"kernel manifest '{path}' does not exist; pass the path of your library's "
