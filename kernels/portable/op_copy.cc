@@ -249,7 +249,7 @@ void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optiona
   const int64_t s = clamp(start.value_or(0)), e = clamp(end.value_or(len));
   // A step past the dim's length takes one element at most, like a step of exactly the length: capping it keeps
   // the count and the stride product below from overflowing.
-  const int64_t st = step > len && len > 0 ? len : step;
+  const int64_t st = step > len ? (len > 0 ? len : 1) : step;  // an empty dim: any step, no elements
   const int64_t count = e > s ? (e - s - 1) / st + 1 : 0;
   int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim];
   for (int i = 0; i < rank; ++i) {

@@ -77,6 +77,21 @@ bool copy_self(KernelContext& ctx, const char* name, const Tensor& self, Tensor&
   return true;
 }
 
+// a += b for one element of dtype t (t in Mask, checked by the caller): the sums' only per-dtype code, so the
+// walks around them are compiled once, not once per dtype.
+template <uint32_t Mask>
+void add_element(uint8_t* a, const uint8_t* b, ScalarType t) {
+  dispatch_dtype<Mask>(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T x, y;
+    memcpy(&x, a, sizeof(T));
+    memcpy(&y, b, sizeof(T));
+    x = static_cast<T>(wrapping_add(static_cast<C>(x), static_cast<C>(y)));
+    memcpy(a, &x, sizeof(T));
+  });
+}
+
 // A data-dependent result of `sizes` fitted into out, or refused naming the element count and capacity.
 bool fit_dynamic(KernelContext& ctx, const char* name, Tensor& out, const int64_t* sizes, size_t dim) {
   if (fit_output(out, sizes, dim)) return true;
@@ -205,17 +220,11 @@ void scatter_value_out(KernelContext& ctx, const Tensor& self, int64_t dim, cons
 
 void scatter_add_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                      Tensor& out) {
-  EMBER_DISPATCH(ctx, "scatter_add.out", selected_dtypes::scatter_add_out_portable, self.scalar_type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    scatter_common(ctx, "scatter_add.out", self, dim, index, &src, out, [&](int64_t o, int64_t s) {
-      T a, b;
-      memcpy(&a, at(out, o), sizeof(T));
-      memcpy(&b, at(src, s), sizeof(T));
-      a = static_cast<T>(wrapping_add(static_cast<C>(a), static_cast<C>(b)));
-      memcpy(at(out, o), &a, sizeof(T));
-    });
-  });
+  constexpr uint32_t kMask = selected_dtypes::scatter_add_out_portable;
+  EMBER_DISPATCH(ctx, "scatter_add.out", kMask, self.scalar_type(), [](auto) {});
+  const ScalarType t = self.scalar_type();
+  scatter_common(ctx, "scatter_add.out", self, dim, index, &src, out,
+                 [&](int64_t o, int64_t s) { add_element<kMask>(at(out, o), at(src, s), t); });
 }
 
 void index_select_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index, Tensor& out) {
@@ -284,7 +293,7 @@ void slice_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& src
   const int64_t len = self.size(static_cast<int32_t>(d));
   auto clamp = [len](int64_t v) { return v < 0 ? (v + len < 0 ? 0 : v + len) : (v > len ? len : v); };
   const int64_t s = clamp(start.has_value() ? start.value() : 0), e = clamp(end.has_value() ? end.value() : len);
-  const int64_t st = step > len && len > 0 ? len : step;  // keeps st * stride from overflowing; same count
+  const int64_t st = step > len ? (len > 0 ? len : 1) : step;  // keeps st * stride from overflowing; same count
   const int64_t count = e > s ? (e - s - 1) / st + 1 : 0;
   bool same = src.dim() == self.dim();
   for (int i = 0; same && i < self.dim(); ++i) same = src.size(i) == (i == d ? count : self.size(i));
@@ -623,17 +632,9 @@ void index_put_impl(KernelContext& ctx, const char* name, const Tensor& self, Op
     walk_put(p, out, indices, [&](int64_t o, int64_t v) { memcpy(at(out, o), at(values, v), e); });
     return;
   }
-  EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    walk_put(p, out, indices, [&](int64_t o, int64_t v) {
-      T a, b;
-      memcpy(&a, at(out, o), sizeof(T));
-      memcpy(&b, at(values, v), sizeof(T));
-      a = static_cast<T>(wrapping_add(static_cast<C>(a), static_cast<C>(b)));
-      memcpy(at(out, o), &a, sizeof(T));
-    });
-  });
+  EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [](auto) {});
+  const ScalarType t = out.scalar_type();
+  walk_put(p, out, indices, [&](int64_t o, int64_t v) { add_element<Mask>(at(out, o), at(values, v), t); });
 }
 
 }  // namespace

@@ -369,6 +369,19 @@ TEST(Hostile, IndexValuesAreCheckedBeforeUse) {
                                           INT64_MAX, out.t);
             }),
             Error::Ok);
+  // An empty dim with a huge step (kernel_fuzz found slice_copy multiplying the step into the stride there).
+  F32 empty(ScalarType::Float, {3, 0});
+  F32 empty_out(ScalarType::Float, {3, 0});
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::slice_copy_out(c, empty.t, 1, Optional<int64_t>(), Optional<int64_t>(), INT64_MAX / 3,
+                                       empty_out.t);
+            }),
+            Error::Ok);
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::slice_scatter_out(c, empty.t, empty_out.t, 1, Optional<int64_t>(), Optional<int64_t>(),
+                                          INT64_MAX / 3, empty_out.t);
+            }),
+            Error::Ok);
   B mask(ScalarType::Bool, {2, 3}, {true, true, true, true, true, true});
   F32 few(ScalarType::Float, {5});
   EXPECT_EQ(run([&](KernelContext& c) { portable::masked_scatter_out(c, x.t, mask.t, few.t, out.t); }),
