@@ -239,6 +239,53 @@ void div_out_mode(KernelContext& ctx, const Tensor& self, const Tensor& other, O
 void clamp_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor* min, const Tensor* max, Tensor& out);
 void masked_fill_scalar_out(KernelContext& ctx, const Tensor& self, const Tensor& mask, const Scalar& value,
                             Tensor& out);
+// --- shape family (op_shape.cc: copies and views) ---
+void as_strided_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, ArrayRef<int64_t> stride,
+                         Optional<int64_t> storage_offset, Tensor& out);
+void copy_out(KernelContext& ctx, const Tensor& self, const Tensor& src, bool non_blocking, Tensor& out);
+void diagonal_copy_out(KernelContext& ctx, const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2,
+                       Tensor& out);
+void flip_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out);
+void narrow_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t start, int64_t length,
+                     Tensor& out);
+void roll_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> shifts, ArrayRef<int64_t> dims,
+              Tensor& out);
+void repeat_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> repeats, Tensor& out);
+void squeeze_copy_dim_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out);
+void stack_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out);
+void t_copy_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void transpose_copy_int_out(KernelContext& ctx, const Tensor& self, int64_t dim0, int64_t dim1, Tensor& out);
+void tril_out(KernelContext& ctx, const Tensor& self, int64_t diagonal, Tensor& out);
+void unfold_copy_out(KernelContext& ctx, const Tensor& self, int64_t dimension, int64_t size, int64_t step,
+                     Tensor& out);
+void view_as_real_copy_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void h2d_copy_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void d2h_copy_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void empty_dim_order_out(KernelContext& ctx, ArrayRef<int64_t> size, Optional<ArrayRef<int64_t>> dim_order,
+                         Tensor& out);
+
+// --- indexing family (op_indexing.cc) ---
+void gather_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad,
+                Tensor& out);
+void index_select_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index, Tensor& out);
+void index_put_out(KernelContext& ctx, const Tensor& self, OptionalTensorList indices, const Tensor& values,
+                   bool accumulate, Tensor& out);
+void index_put_(KernelContext& ctx, Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate);
+void masked_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& mask, const Tensor& source, Tensor& out);
+void masked_select_out(KernelContext& ctx, const Tensor& self, const Tensor& mask, Tensor& out);
+void nonzero_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void repeat_interleave_tensor_out(KernelContext& ctx, const Tensor& repeats, Optional<int64_t> output_size,
+                                  Tensor& out);
+void scatter_src_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                     Tensor& out);
+void scatter_value_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+                       Tensor& out);
+void scatter_add_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                     Tensor& out);
+void select_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& src, int64_t dim, int64_t index,
+                        Tensor& out);
+void slice_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& src, int64_t dim, Optional<int64_t> start,
+                       Optional<int64_t> end, int64_t step, Tensor& out);
 
 }  // namespace portable
 }  // namespace ember

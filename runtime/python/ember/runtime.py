@@ -83,7 +83,8 @@ class Program:
                 raise TypeError(f"input {i} of '{method}' is a {x.layout} tensor on {x.device}; pass a dense tensor "
                                 f"with data (x.to_dense(), or materialize it)")
             x = x.detach().contiguous().cpu()
-            packed.append((x.view(torch.uint8).numpy() if x.numel() else bytes(), _CODES[x.dtype], list(x.shape)))
+            data = x.reshape(-1).view(torch.uint8).numpy() if x.numel() else bytes()  # reshape: 0-d cannot view
+            packed.append((data, _CODES[x.dtype], list(x.shape)))
         outputs = []
         for i, (data, code, shape) in enumerate(self._methods[method].run(packed)):
             if code not in _DTYPES:
