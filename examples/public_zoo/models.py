@@ -11,6 +11,7 @@ models are built from a config object, never `from_pretrained`.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Callable, Dict, Tuple
 
 import torch
@@ -19,6 +20,9 @@ from torch import nn
 from examples.public_zoo import torchvision_cpu
 
 SIZES = ("ci", "full")
+
+# Nothing here needs the Hugging Face hub; make sure nothing in timm or transformers reaches for it.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +115,8 @@ def _tv_convnext(size):
     if size == "full":
         return models.convnext_tiny(weights=None), _image(0, 224, size)
     from torchvision.models.convnext import CNBlockConfig, ConvNeXt
-    blocks = [CNBlockConfig(16, 32, 1), CNBlockConfig(32, 64, 1), CNBlockConfig(64, 128, 2), CNBlockConfig(128, None, 1)]
+    blocks = [CNBlockConfig(16, 32, 1), CNBlockConfig(32, 64, 1), CNBlockConfig(64, 128, 2),
+              CNBlockConfig(128, None, 1)]
     return ConvNeXt(blocks, num_classes=10), _image(32, 0, size)
 
 
@@ -200,6 +205,7 @@ MODELS: Dict[str, PublicModel] = {m.name: m for m in [
     PublicModel("efficientvit_b0", "timm", _timm("efficientvit_b0", 64)),
     PublicModel("edgenext_xx_small", "timm", _timm("edgenext_xx_small", 64, 256)),
     PublicModel("deit_tiny_patch16_224", "timm", _timm("deit_tiny_patch16_224", 32, ci_kwargs={"img_size": 32})),
+    PublicModel("mobilenetv4_conv_small", "timm", _timm("mobilenetv4_conv_small", 32)),
     # Hugging Face transformers
     PublicModel("bert", "transformers", _hf(
         "BertModel", "BertConfig",
@@ -208,7 +214,8 @@ MODELS: Dict[str, PublicModel] = {m.name: m for m in [
     PublicModel("distilbert", "transformers", _hf(
         "DistilBertModel", "DistilBertConfig", dict(_TINY_TEXT, dim=32, n_layers=2, n_heads=4, hidden_dim=64), {})),
     PublicModel("gpt2", "transformers", _hf(
-        "GPT2Model", "GPT2Config", dict(vocab_size=128, n_positions=64, n_embd=32, n_layer=2, n_head=4), {})),
+        "GPT2Model", "GPT2Config",
+        dict(vocab_size=128, n_positions=64, n_embd=32, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0), {})),
     PublicModel("llama", "transformers", _hf(
         "LlamaModel", "LlamaConfig",
         dict(_TINY_TEXT, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
@@ -222,6 +229,9 @@ MODELS: Dict[str, PublicModel] = {m.name: m for m in [
              intermediate_size=64),
         {}, inputs=_hf_vit_inputs)),  # ViTConfig() is vit-base-patch16-224
     PublicModel("whisper_encoder", "transformers", _whisper_encoder),
+    PublicModel("t5_encoder", "transformers", _hf(
+        "T5EncoderModel", "T5Config", dict(vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4),
+        {})),  # T5Config() is t5-small
 ]}
 
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
+import dataclasses
 import gc
+import json
 import os
 import subprocess
 import sys
 
-from examples.public_zoo.check import RELATIVE_TOLERANCE, check
+from examples.public_zoo.check import RELATIVE_TOLERANCE, Result, check
 from examples.public_zoo.models import MODELS, SIZES, source_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -90,7 +92,21 @@ def main(argv=None) -> int:
     ap.add_argument("--size", choices=SIZES, default="ci")
     ap.add_argument("--out", help="write the table to this file")
     ap.add_argument("--readme", action="store_true", help="replace README.md's public zoo status section")
+    ap.add_argument("--json", help="also save the results here, after each model (runs can be split and merged)")
+    ap.add_argument("--from-json", nargs="+", metavar="FILE",
+                    help="run nothing: write the table from results saved with --json (in the zoo's order)")
     args = ap.parse_args(argv)
+    if args.from_json:
+        saved = {}
+        for path in args.from_json:
+            try:
+                for d in json.load(open(path)):
+                    saved[d["name"]] = Result(**d)
+            except (OSError, ValueError, TypeError, KeyError) as e:
+                print(f"status: cannot read results from {path}: {e}", file=sys.stderr)
+                return 1
+        results = [saved[n] for n in MODELS if n in saved]
+        return _write(args, results, results[0].size if results else args.size)
     unknown = [m for m in args.models if m not in MODELS]
     if unknown:
         print(f"status: unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}", file=sys.stderr)
@@ -107,12 +123,19 @@ def main(argv=None) -> int:
         r = check(MODELS[name], args.size, runtime, source=source_of(MODELS[name]))
         print(f"status: {name}: {'ok' if r.ok else r.cause} ({r.seconds:.1f} s)", file=sys.stderr, flush=True)
         results.append(r)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump([dataclasses.asdict(x) for x in results], f, indent=1)
         gc.collect()
-    text = table(results, args.size)
+    return _write(args, results, args.size)
+
+
+def _write(args, results, size) -> int:
+    text = table(results, size)
     if args.out:
         with open(args.out, "w") as f:
-            f.write(f"# Public model zoo, {args.size} sizes\n\n"
-                    f"Written by `python -m examples.public_zoo.status --size {args.size} --out {args.out}`.\n\n"
+            f.write(f"# Public model zoo, {size} sizes\n\n"
+                    f"Written by `python -m examples.public_zoo.status --size {size} --out {args.out}`.\n\n"
                     + text)
     if args.readme:
         replace_readme_section(text)
