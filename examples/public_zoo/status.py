@@ -63,6 +63,9 @@ def table(results, size) -> str:
         lines.append(f"| {r.name} | {r.source} | {'yes' if r.export_ok else '**no**'} | "
                      f"{_yes_no(r.parity.get('portable'))} | {_yes_no(r.parity.get('default'))} | "
                      f"{'-' if err is None else f'{err:.1e}'} | {cause} |")
+    missing = [n for n in MODELS if n not in {r.name for r in results}]
+    if missing:
+        lines += ["", f"Not in this run: {', '.join(missing)}."]
     groups = collections.defaultdict(list)
     for r in results:
         for cause in r.causes():
