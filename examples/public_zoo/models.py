@@ -36,6 +36,8 @@ class PublicModel:
     def build(self, size: str = "ci"):
         if size not in SIZES:
             raise ValueError(f"size {size!r}: choose one of {SIZES}")
+        # Before anything imports torchvision: timm does at import, and transformers does for its image utils.
+        torchvision_cpu.ensure()
         torch.manual_seed(self.seed)
         module, inputs = self.make(size)
         module.eval()
@@ -132,7 +134,6 @@ def _tv_segmentation(fn_name):
 
 def _timm(name, ci_px, full_px=224, ci_kwargs=None):
     def make(size):
-        torchvision_cpu.ensure()  # timm imports torchvision
         import timm
         kwargs = dict(pretrained=False)
         if size == "ci":
