@@ -4,6 +4,7 @@
     python -m examples.public_zoo.status --readme              # ... and replaces README.md's status section
     python -m examples.public_zoo.status --size full --out examples/public_zoo/STATUS_full.md   # the slow tier
     python -m examples.public_zoo.status resnet18 bert         # some models only
+    python -m examples.public_zoo.status --expected            # ... and print tests/zoo's EXPECTED_FAILURES
 
 Each model is exported with exir and run on the C++ runtime through ember.runtime, on the default build
 (optimized + portable kernels) and on the portable-only build, and compared with eager PyTorch. The Bazel-built
@@ -95,6 +96,8 @@ def main(argv=None) -> int:
     ap.add_argument("--size", choices=SIZES, default="ci")
     ap.add_argument("--out", help="write the table to this file")
     ap.add_argument("--readme", action="store_true", help="replace README.md's public zoo status section")
+    ap.add_argument("--expected", action="store_true",
+                    help="also print EXPECTED_FAILURES for tests/zoo/test_public_zoo.py from this run's failures")
     ap.add_argument("--json", help="also save the results here, after each model (runs can be split and merged)")
     ap.add_argument("--from-json", nargs="+", metavar="FILE",
                     help="run nothing: write the table from results saved with --json (in the zoo's order)")
@@ -143,6 +146,12 @@ def _write(args, results, size) -> int:
     if args.readme:
         replace_readme_section(text)
     print(text)
+    if args.expected:
+        print("EXPECTED_FAILURES = {")
+        for r in results:
+            if not r.ok:
+                print(f"    {r.name!r}: {r.causes()!r},")
+        print("}")
     return 0
 
 
