@@ -29,57 +29,44 @@ struct ArangeAcc<BFloat16> {
   using type = float;
 };
 
-// PyTorch's element count for arange, or -1 after logging why the arguments are refused. The bounds are checked
-// in double on the Scalars as given; the count is ceil((end - start) / step) in double, except for a Long out,
-// where it is integer arithmetic on the int64 bounds (more precise than double). So an Int out with a step of 0.5
-// has a nonzero step here, and its elements all equal start (the int64 step is 0), exactly as in PyTorch.
+// PyTorch's element count for arange, or the reason it refuses the arguments. The bounds are checked in double on
+// the Scalars as given; the count is ceil((end - start) / step) in double, except for a Long out, where it is
+// integer arithmetic on the int64 bounds (more precise than double). So an Int out with a step of 0.5 has a
+// nonzero step here, and its elements all equal start (the int64 step is 0), exactly as in PyTorch.
+struct ArangeCount {
+  int64_t count;
+  const char* problem;  // null when the range is valid
+};
+
 template <typename T>
-int64_t arange_count(const char* name, const Scalar& start, const Scalar& end, const Scalar& step) {
+ArangeCount arange_count(const Scalar& start, const Scalar& end, const Scalar& step) {
   const double ds = start.to_double(), de = end.to_double(), dt = step.to_double();
-  if (!(dt > 0 || dt < 0)) {
-    EMBER_LOG(ERROR, "%s: step must be nonzero (step %g)", name, dt);
-    return -1;
-  }
-  if (!std::isfinite(ds) || !std::isfinite(de)) {
-    EMBER_LOG(ERROR, "%s: unsupported range: %g -> %g", name, ds, de);
-    return -1;
-  }
+  if (!(dt > 0 || dt < 0)) return {0, "step must be nonzero"};
+  if (!std::isfinite(ds) || !std::isfinite(de)) return {0, "unsupported range (start or end is not finite)"};
   if (!((dt > 0 && de >= ds) || (dt < 0 && de <= ds))) {
-    EMBER_LOG(ERROR, "%s: upper bound %g and lower bound %g are inconsistent with the sign of step %g", name, de, ds,
-              dt);
-    return -1;
+    return {0, "upper bound and lower bound inconsistent with step sign"};
   }
   double count;
   if constexpr (std::is_same<T, int64_t>::value) {
     if (!scalar_fits<int64_t>(start) || !scalar_fits<int64_t>(end) || !scalar_fits<int64_t>(step)) {
-      EMBER_LOG(ERROR, "%s: start %g, end %g or step %g cannot be converted to int64 without overflow", name, ds, de,
-                dt);
-      return -1;
+      return {0, "start, end or step cannot be converted to int64 without overflow"};
     }
     const int64_t xs = start.to<int64_t>(), xe = end.to<int64_t>(), xt = step.to<int64_t>();
-    if (xt == 0) {
-      EMBER_LOG(ERROR, "%s: step must be nonzero (step %g is 0 as int64)", name, dt);
-      return -1;
-    }
+    if (xt == 0) return {0, "step must be nonzero (it is 0 as int64)"};
     // (end - start + step - sign(step)) / step, refusing where int64 overflows (PyTorch's would wrap).
     const int64_t sgn = xt > 0 ? 1 : -1;
     int64_t span;
     if (__builtin_sub_overflow(xe, xs, &span) || __builtin_add_overflow(span, xt - sgn, &span) ||
         (span == INT64_MIN && xt == -1)) {
-      EMBER_LOG(ERROR, "%s: invalid size, possible overflow (start %lld, end %lld, step %lld)", name,
-                static_cast<long long>(xs), static_cast<long long>(xe), static_cast<long long>(xt));
-      return -1;
+      return {0, "invalid size, possible overflow (int64 arithmetic)"};
     }
     count = static_cast<double>(span / xt);
   } else {
     count = ceil((de - ds) / dt);
   }
   // Ember's tensors count elements in int32: a larger range could never fit out.
-  if (!(count >= 0.0 && count <= 2147483647.0)) {
-    EMBER_LOG(ERROR, "%s: invalid size %g (start %g, end %g, step %g): possible overflow", name, count, ds, de, dt);
-    return -1;
-  }
-  return static_cast<int64_t>(count);
+  if (!(count >= 0.0 && count <= 2147483647.0)) return {0, "invalid size, possible overflow (over 2^31 elements)"};
+  return {static_cast<int64_t>(count), nullptr};
 }
 
 template <uint32_t Mask>
@@ -90,8 +77,11 @@ void arange_kernel(KernelContext& ctx, const char* name, const Scalar& start, co
   EMBER_DISPATCH(ctx, name, Mask & kRealTypes, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = typename ArangeAcc<T>::type;
-    const int64_t count = arange_count<T>(name, start, end, step);
-    EMBER_KERNEL_CHECK(ctx, count >= 0, InvalidArgument, "%s: refused (see above)", name);
+    const ArangeCount r = arange_count<T>(start, end, step);
+    EMBER_KERNEL_CHECK(ctx, r.problem == nullptr, InvalidArgument, "%s: %s (start %g, end %g, step %g, out %s)", name,
+                       r.problem, start.to_double(), end.to_double(), step.to_double(),
+                       scalar_type_name(out.scalar_type()));
+    const int64_t count = r.count;
     EMBER_KERNEL_CHECK(ctx, fit_output(out, &count, 1), InvalidArgument,
                        "%s: out has %lld elements, the range %g to %g by %g has %lld", name,
                        static_cast<long long>(out.numel()), start.to_double(), end.to_double(), step.to_double(),
