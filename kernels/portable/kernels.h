@@ -286,6 +286,63 @@ void select_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& sr
                         Tensor& out);
 void slice_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& src, int64_t dim, Optional<int64_t> start,
                        Optional<int64_t> end, int64_t step, Tensor& out);
+// --- unary math, parametric activations, creation/fill/aliases and random (branch k-unary) ---
+// op_unary.cc
+void acos_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void acosh_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void asin_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void asinh_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void atan_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void atanh_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void ceil_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void cos_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void cosh_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void erf_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void expm1_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void floor_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void log10_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void log1p_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void log2_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void reciprocal_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void round_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void sign_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void sin_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void sinh_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void tan_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void trunc_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void isinf_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void isnan_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void logit_out(KernelContext& ctx, const Tensor& self, Optional<double> eps, Tensor& out);
+void bitwise_not_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void logical_not_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void conj_physical_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+
+// op_elu_leaky_relu_glu.cc
+void elu_out(KernelContext& ctx, const Tensor& self, const Scalar& alpha, const Scalar& scale,
+             const Scalar& input_scale, Tensor& out);
+void leaky_relu_out(KernelContext& ctx, const Tensor& self, const Scalar& negative_slope, Tensor& out);
+void glu_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out);
+
+// op_creation.cc
+void arange_out(KernelContext& ctx, const Scalar& end, Tensor& out);
+void arange_start_out(KernelContext& ctx, const Scalar& start, const Scalar& end, const Scalar& step, Tensor& out);
+void empty_out(KernelContext& ctx, ArrayRef<int64_t> size, Optional<int64_t> memory_format, Tensor& out);
+void fill_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& value, Tensor& out);
+void fill_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& value, Tensor& out);
+void full_like_out(KernelContext& ctx, const Tensor& self, const Scalar& fill_value, Optional<int64_t> memory_format,
+                   Tensor& out);
+void ones_out(KernelContext& ctx, ArrayRef<int64_t> size, Tensor& out);
+void zeros_out(KernelContext& ctx, ArrayRef<int64_t> size, Tensor& out);
+void scalar_tensor_out(KernelContext& ctx, const Scalar& s, Tensor& out);
+void lift_fresh_copy_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void detach_copy_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void alias_copy_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+
+// op_random.cc (generator: util/random_util.h)
+void rand_out(KernelContext& ctx, ArrayRef<int64_t> size, Tensor& out);
+void randn_out(KernelContext& ctx, ArrayRef<int64_t> size, Tensor& out);
+void native_dropout_out(KernelContext& ctx, const Tensor& input, double p, Optional<bool> train, Tensor& out0,
+                        Tensor& out1);
 
 }  // namespace portable
 }  // namespace ember
