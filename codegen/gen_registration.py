@@ -98,7 +98,8 @@ def _apply_selection(chains: Sequence[Sequence[KernelDecl]],
         for d in chain:
             m = left & d.dtype_mask
             masks.append((d, m))
-            left &= ~m
+            if not d.partial:  # a partial kernel hands some calls of its dtypes on: the next one keeps them
+                left &= ~m
         return masks
 
     by_op = {c[0].op: c for c in chains}

@@ -34,6 +34,9 @@ class KernelDecl:
     # The kernel's prepare step (runtime/kernel/kernel_args.h), C++ functions in the same namespace, or None.
     memory: Optional[str] = None
     prepare: Optional[str] = None
+    # The kernel computes its dtypes only for some calls (a layout, a dim) and hands the others on: the next
+    # library's kernel is then compiled for those dtypes too.
+    partial: bool = False
 
     @property
     def dtype_mask(self) -> int:
@@ -62,12 +65,14 @@ def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> Kerne
     for key in (name_key,) + keys:
         if key not in entry:
             raise ManifestError(f"{where}: missing '{key}' (each entry needs func or op, kernel, file, dtypes)")
-    optional = ("memory", "prepare")
+    optional = ("memory", "prepare", "partial")
     unknown = sorted(set(map(str, entry)) - {name_key, *keys, *optional})
     if unknown:
         raise ManifestError(f"{where}: unknown key {unknown[0]!r}; each entry has {name_key}, {', '.join(keys)}, "
                             f"and optionally {' and '.join(optional)} (a prepare step: kernels/README.md)")
-    for key in optional:
+    if "partial" in entry and not isinstance(entry["partial"], bool):
+        raise ManifestError(f"{where}: 'partial' is true or false, got {entry['partial']!r}")
+    for key in ("memory", "prepare"):
         if key in entry and not (isinstance(entry[key], str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", entry[key])):
             raise ManifestError(f"{where}: '{key}' must name a C++ function of the library (e.g. conv2d_{key}), "
                                 f"got {entry[key]!r}")
@@ -104,7 +109,8 @@ def _parse_entry(entry: dict, where: str, namespace: str, library: str) -> Kerne
     return KernelDecl(op=op_name(schema, op_ns), schema=schema, kernel=entry["kernel"], namespace=namespace,
                       file=entry["file"], library=library,
                       dtypes=tuple(sorted(scalar_types.BY_NAME[d].number for d in entry["dtypes"])),
-                      memory=entry.get("memory"), prepare=entry.get("prepare"))
+                      memory=entry.get("memory"), prepare=entry.get("prepare"),
+                      partial=bool(entry.get("partial", False)))
 
 
 def load_manifest(path: str, *, namespace: str, library: str) -> List[KernelDecl]:
