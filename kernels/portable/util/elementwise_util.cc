@@ -234,9 +234,12 @@ bool elementwise_shape(KernelContext& ctx, const char* op, const Tensor* const* 
       s->mode[k] = ElementwiseShape::kSame;
     } else if (t.is_contiguous() && out.is_contiguous()) {
       s->mode[k] = ElementwiseShape::kBroadcast;
+    } else if (out.is_contiguous()) {
+      // A view in another dim order (exir turns permutes into views): read through its strides, broadcast or not.
+      s->mode[k] = ElementwiseShape::kStrided;
     } else {
-      EMBER_LOG(ERROR, "%s: input %d is broadcast or has another dim order than out; a broadcast needs every "
-                "tensor contiguous", op, k);
+      EMBER_LOG(ERROR, "%s: input %d is broadcast or has another dim order than a non-contiguous out; this needs "
+                "a contiguous out", op, k);
       ctx.fail(Error::NotSupported);
       return false;
     }

@@ -43,7 +43,8 @@ ScalarType scalar_dtype(const Scalar& s);
 
 // How each input of an elementwise op maps output element i to its own element.
 struct ElementwiseShape {
-  enum Mode : uint8_t { kSame, kOne, kBroadcast };
+  // kStrided: an input in another dim order than a contiguous out (a permuted view), read through its strides.
+  enum Mode : uint8_t { kSame, kOne, kBroadcast, kStrided };
   int dim = 0;
   int32_t sizes[kMaxTensorDim];
   Mode mode[3];
@@ -73,7 +74,9 @@ class Reader {
         type_(t.scalar_type()),
         typed_(t.scalar_type() == ScalarTypeOf<T>::value),
         data_(t.const_data_ptr()),
-        index_(t.sizes(), s.sizes, s.mode[k] == ElementwiseShape::kBroadcast ? s.dim : 0) {
+        index_(s.mode[k] == ElementwiseShape::kStrided
+                   ? BroadcastIndexer(t.sizes(), t.strides(), s.sizes, s.dim)
+                   : BroadcastIndexer(t.sizes(), s.sizes, s.mode[k] == ElementwiseShape::kBroadcast ? s.dim : 0)) {
     if (mode_ == ElementwiseShape::kOne) set_one(load(0));
   }
   explicit Reader(const Scalar& v) : mode_(ElementwiseShape::kOne), index_({}, nullptr, 0) {

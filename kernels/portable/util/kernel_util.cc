@@ -28,6 +28,17 @@ BroadcastIndexer::BroadcastIndexer(ArrayRef<int32_t> in, const int32_t* out, int
   }
 }
 
+BroadcastIndexer::BroadcastIndexer(ArrayRef<int32_t> in, ArrayRef<int32_t> strides, const int32_t* out, int out_dim)
+    : dim(out_dim) {
+  const int nin = static_cast<int>(in.size());
+  for (int d = out_dim - 1; d >= 0; --d) {
+    out_sizes[d] = out[d];
+    const int k = d - (out_dim - nin);
+    const int32_t size = k >= 0 ? in[static_cast<size_t>(k)] : 1;
+    in_strides[d] = size == 1 || k < 0 ? 0 : strides[static_cast<size_t>(k)];
+  }
+}
+
 bool same_shape(const Tensor& a, const Tensor& b) { return a.sizes().equals(b.sizes()); }
 
 }  // namespace portable

@@ -71,6 +71,8 @@ struct BroadcastIndexer {
   int32_t out_sizes[kMaxTensorDim];
   int64_t in_strides[kMaxTensorDim];
   BroadcastIndexer(ArrayRef<int32_t> in, const int32_t* out, int out_dim);
+  // The same over an input laid out with `strides` (elements; any dim order), not row-major.
+  BroadcastIndexer(ArrayRef<int32_t> in, ArrayRef<int32_t> strides, const int32_t* out, int out_dim);
   // Input index of output element `i` (row-major).
   int64_t operator()(int64_t i) const {
     int64_t idx = 0;
