@@ -106,7 +106,7 @@ void split_copy_tensor_out(KernelContext& ctx, const Tensor& self, int64_t split
                            TensorList out) {
   int64_t d = 0;
   EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument, "split_copy.Tensor_out: dim %lld out of "
-                     "range for a tensor of rank %d", static_cast<long long>(dim), self.dim());
+                     "range for a tensor of rank %d", static_cast<long long>(dim), static_cast<int>(self.dim()));
   const int64_t len = self.size(static_cast<int32_t>(d));
   // ATen: ceil(len / split_size) pieces, the last one shorter; one empty piece for an empty dim.
   EMBER_KERNEL_CHECK(ctx, split_size > 0 || (split_size == 0 && len == 0), InvalidArgument,
@@ -123,7 +123,7 @@ void split_with_sizes_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<
                                TensorList out) {
   int64_t d = 0;
   EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument, "split_with_sizes_copy.out: dim %lld out "
-                     "of range for a tensor of rank %d", static_cast<long long>(dim), self.dim());
+                     "of range for a tensor of rank %d", static_cast<long long>(dim), static_cast<int>(self.dim()));
   split_pieces(ctx, "split_with_sizes_copy.out", self, d, split_sizes.size(),
                [&](size_t i) { return split_sizes[i]; }, false, out);
 }
@@ -131,7 +131,7 @@ void split_with_sizes_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<
 void unbind_copy_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, TensorList out) {
   int64_t d = 0;
   EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument, "unbind_copy.int_out: dim %lld out of "
-                     "range for a tensor of rank %d", static_cast<long long>(dim), self.dim());
+                     "range for a tensor of rank %d", static_cast<long long>(dim), static_cast<int>(self.dim()));
   split_pieces(ctx, "unbind_copy.int_out", self, d, static_cast<size_t>(self.size(static_cast<int32_t>(d))),
                [](size_t) { return int64_t{1}; }, true, out);
 }
