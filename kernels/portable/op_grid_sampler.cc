@@ -73,7 +73,8 @@ void grid_sampler_2d_out(KernelContext& ctx, const Tensor& input, const Tensor& 
                      name);
   const int64_t shape[4] = {input.size(0), input.size(1), grid.size(1), grid.size(2)};
   EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 4), InvalidArgument, "%s: out must be [%d, %d, %d, %d]", name,
-                     input.size(0), input.size(1), grid.size(1), grid.size(2));
+                     static_cast<int>(input.size(0)), static_cast<int>(input.size(1)), static_cast<int>(grid.size(1)),
+                     static_cast<int>(grid.size(2)));
   EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(input, out) && grid.is_contiguous(), NotSupported,
                      "%s: input and out must both be contiguous or both channels-last, grid contiguous", name);
   EMBER_KERNEL_CHECK(ctx, input.scalar_type() == out.scalar_type() && grid.scalar_type() == out.scalar_type(),

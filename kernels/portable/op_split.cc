@@ -81,7 +81,7 @@ void split_pieces(KernelContext& ctx, const char* op, const Tensor& self, int64_
                        scalar_type_name(self.scalar_type()));
     EMBER_KERNEL_CHECK(ctx, fit_output(piece, sizes, static_cast<size_t>(r)), InvalidArgument,
                        "%s: out[%zu] has the wrong shape (rank %d; piece %zu has %lld elements along dim %lld)", op,
-                       i, piece.dim(), i, static_cast<long long>(c), static_cast<long long>(d));
+                       i, static_cast<int>(piece.dim()), i, static_cast<long long>(c), static_cast<long long>(d));
     EMBER_KERNEL_CHECK(ctx, piece.is_contiguous(), InvalidArgument, "%s: out[%zu] is not contiguous", op, i);
   }
   EMBER_KERNEL_CHECK(ctx, sum == len, InvalidArgument, "%s: the pieces cover %lld elements of dim %lld, which has "
