@@ -12,51 +12,21 @@
 #include <gtest/gtest.h>
 
 #include "kernels/portable/kernels.h"
+#include "kernels/test/owned_tensor.h"
 #include "runtime/core/test/recording_pal.h"
 
 namespace ember {
 namespace {
 
-// A dense tensor owning its shape arrays and data, laid out in `order` (outermost first; default contiguous).
-template <typename T>
-struct Owned {
-  std::vector<int32_t> sizes, strides;
-  std::vector<uint8_t> dim_order;
-  std::vector<T> data;
-  std::unique_ptr<TensorImpl> impl;
-  Tensor t;
-
-  Owned(ScalarType type, std::vector<int32_t> s, std::vector<T> values = {}, std::vector<uint8_t> order = {})
-      : sizes(std::move(s)), strides(sizes.size()), dim_order(std::move(order)), data(std::move(values)) {
-    int64_t n = 1;
-    for (int32_t v : sizes) n *= v;
-    if (data.empty()) data.assign(static_cast<size_t>(n), T(0));
-    if (dim_order.empty()) {
-      for (size_t i = 0; i < sizes.size(); ++i) dim_order.push_back(static_cast<uint8_t>(i));
-    }
-    Result<TensorImpl> r = TensorImpl::make(type, static_cast<int32_t>(sizes.size()), sizes.data(), dim_order.data(),
-                                            strides.data(), data.data());
-    EXPECT_TRUE(r.ok());
-    impl.reset(new TensorImpl(std::move(r.get())));
-    t = Tensor(impl.get());
-  }
-};
+using testing::logged;
+using testing::Owned;
+using testing::run;
 
 using F32 = Owned<float>;
 using I64 = Owned<int64_t>;
 using I8 = Owned<int8_t>;
 using U8 = Owned<uint8_t>;
 using B = Owned<uint8_t>;  // Bool storage: one byte per element, 0 or 1 (std::vector<bool> has no data())
-
-template <typename Call>
-Error run(Call call) {
-  testing::clear_log();
-  KernelContext ctx;
-  call(ctx);
-  return ctx.failure();
-}
-
-bool logged(const char* text) { return testing::last_log().find(text) != std::string::npos; }
 
 const std::vector<uint8_t> kChannelsLast = {0, 2, 3, 1};
 

@@ -19,6 +19,7 @@
 #include "kernels/prim_ops/kernels.h"
 #include "kernels/quantized/kernels.h"
 #include "runtime/core/numeric.h"
+#include "kernels/test/owned_tensor.h"
 #include "runtime/core/test/recording_pal.h"
 #ifdef EMBER_TEST_OPTIMIZED
 #include "kernels/optimized/kernels.h"
@@ -27,42 +28,14 @@
 namespace ember {
 namespace {
 
-// A dense tensor that owns its shape arrays and data.
-template <typename T>
-struct Owned {
-  std::vector<int32_t> sizes, strides;
-  std::vector<uint8_t> dim_order;
-  std::vector<T> data;
-  std::unique_ptr<TensorImpl> impl;
-  Tensor t;
-
-  Owned(ScalarType type, std::vector<int32_t> s, std::vector<T> values = {})
-      : sizes(std::move(s)), strides(sizes.size()), dim_order(sizes.size()), data(std::move(values)) {
-    int64_t n = 1;
-    for (int32_t v : sizes) n *= v;
-    if (data.empty()) data.assign(static_cast<size_t>(n), T(0));
-    for (size_t i = 0; i < dim_order.size(); ++i) dim_order[i] = static_cast<uint8_t>(i);
-    Result<TensorImpl> r = TensorImpl::make(type, static_cast<int32_t>(sizes.size()), sizes.data(), dim_order.data(),
-                                            strides.data(), data.data());
-    EXPECT_TRUE(r.ok());
-    impl.reset(new TensorImpl(std::move(r.get())));
-    t = Tensor(impl.get());
-  }
-};
+using testing::logged;
+using testing::Owned;
+using testing::run;
 
 using F32 = Owned<float>;
 using I32 = Owned<int32_t>;
 using I64 = Owned<int64_t>;
 using I8 = Owned<int8_t>;
-
-// Runs `call` with a fresh context; returns its error and keeps the logged message for the test to check.
-template <typename Call>
-Error run(Call call) {
-  testing::clear_log();
-  KernelContext ctx;
-  call(ctx);
-  return ctx.failure();
-}
 
 const std::string& log() { return testing::last_log(); }
 

@@ -13,45 +13,15 @@
 
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/random_util.h"
+#include "kernels/test/owned_tensor.h"
 #include "runtime/core/test/recording_pal.h"
 
 namespace ember {
 namespace {
 
-// A dense tensor owning its shape arrays and data; `order` is its dim order (contiguous when empty).
-template <typename T>
-struct Owned {
-  std::vector<int32_t> sizes, strides;
-  std::vector<uint8_t> dim_order;
-  std::vector<T> data;
-  std::unique_ptr<TensorImpl> impl;
-  Tensor t;
-
-  Owned(ScalarType type, std::vector<int32_t> s, std::vector<T> values = {}, std::vector<uint8_t> order = {},
-        ShapeDynamism dynamism = ShapeDynamism::Static, size_t capacity = 0)
-      : sizes(std::move(s)), strides(sizes.size()), dim_order(std::move(order)), data(std::move(values)) {
-    int64_t n = 1;
-    for (int32_t v : sizes) n *= v;
-    if (data.empty()) data.assign(static_cast<size_t>(n > static_cast<int64_t>(capacity) ? n : capacity), T());
-    if (dim_order.empty()) {
-      dim_order.resize(sizes.size());
-      for (size_t i = 0; i < dim_order.size(); ++i) dim_order[i] = static_cast<uint8_t>(i);
-    }
-    Result<TensorImpl> r = TensorImpl::make(type, static_cast<int32_t>(sizes.size()), sizes.data(), dim_order.data(),
-                                            strides.data(), data.data(), dynamism);
-    EXPECT_TRUE(r.ok());
-    impl.reset(new TensorImpl(std::move(r.get())));
-    t = Tensor(impl.get());
-  }
-};
-
-template <typename Call>
-Error run(Call call) {
-  testing::clear_log();
-  KernelContext ctx;
-  call(ctx);
-  return ctx.failure();
-}
+using testing::logged;
+using testing::Owned;
+using testing::run;
 
 const std::string& log() { return testing::last_log(); }
 
@@ -91,7 +61,7 @@ TEST(Arange, EndOnlyOverloadAndFloatValues) {
 }
 
 TEST(Arange, BoundedOutIsResizedToTheRange) {
-  F32 out(ScalarType::Float, {16}, {}, {}, ShapeDynamism::DynamicBound);
+  F32 out(ScalarType::Float, {16}, {}, {}, 16);  // bounded-dynamic, room for its 16 elements
   ASSERT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(1.0), Scalar(2.0), Scalar(0.25), out.t); }),
             Error::Ok);
   ASSERT_EQ(out.t.numel(), 4);

@@ -11,43 +11,18 @@
 #include <gtest/gtest.h>
 
 #include "kernels/portable/kernels.h"
+#include "kernels/test/owned_tensor.h"
 #include "runtime/core/test/recording_pal.h"
 
 namespace ember {
 namespace {
 
-// A dense contiguous tensor that owns its shape arrays and data.
-template <typename T>
-struct Owned {
-  std::vector<int32_t> sizes, strides;
-  std::vector<uint8_t> dim_order;
-  std::vector<T> data;
-  std::unique_ptr<TensorImpl> impl;
-  Tensor t;
+using testing::logged;
+using testing::Owned;
+using testing::run;
 
-  Owned(ScalarType type, std::vector<int32_t> s, std::vector<T> values = {})
-      : sizes(std::move(s)), strides(sizes.size()), dim_order(sizes.size()), data(std::move(values)) {
-    int64_t n = 1;
-    for (int32_t v : sizes) n *= v;
-    if (data.empty()) data.assign(static_cast<size_t>(n), T(0));
-    for (size_t i = 0; i < dim_order.size(); ++i) dim_order[i] = static_cast<uint8_t>(i);
-    Result<TensorImpl> r = TensorImpl::make(type, static_cast<int32_t>(sizes.size()), sizes.data(), dim_order.data(),
-                                            strides.data(), data.data());
-    EXPECT_TRUE(r.ok());
-    impl.reset(new TensorImpl(std::move(r.get())));
-    t = Tensor(impl.get());
-  }
-};
 using F32 = Owned<float>;
 using I64 = Owned<int64_t>;
-
-template <typename Call>
-Error run(Call call, Span<uint8_t> scratch = {}) {
-  testing::clear_log();
-  KernelContext ctx(nullptr, scratch);
-  call(ctx);
-  return ctx.failure();
-}
 
 TEST(VarOut, UnbiasedAndBiased) {
   F32 x(ScalarType::Float, {2, 4}, {1, 2, 3, 4, 2, 2, 2, 10});

@@ -14,61 +14,20 @@
 #include <gtest/gtest.h>
 
 #include "kernels/portable/kernels.h"
+#include "kernels/test/owned_tensor.h"
 #include "runtime/core/test/recording_pal.h"
 
 namespace ember {
 namespace {
 
-// A tensor owning its shape arrays and data; `order` is its dim order (default: contiguous), `capacity` > 0 makes
-// it bounded-dynamic with room for that many elements.
-template <typename T>
-struct Owned {
-  std::vector<int32_t> sizes, strides;
-  std::vector<uint8_t> dim_order;
-  std::vector<T> data;
-  std::unique_ptr<TensorImpl> impl;
-  Tensor t;
-
-  Owned(ScalarType type, std::vector<int32_t> s, std::vector<T> values = {}, std::vector<uint8_t> order = {},
-        size_t capacity = 0)
-      : sizes(std::move(s)), strides(sizes.size()), dim_order(std::move(order)), data(std::move(values)) {
-    int64_t n = 1;
-    for (int32_t v : sizes) n *= v;
-    if (data.size() < static_cast<size_t>(n)) data.resize(static_cast<size_t>(n), T(0));
-    if (capacity > data.size()) data.resize(capacity, T(0));
-    if (dim_order.empty()) {
-      for (size_t i = 0; i < sizes.size(); ++i) dim_order.push_back(static_cast<uint8_t>(i));
-    }
-    Result<TensorImpl> r =
-        TensorImpl::make(type, static_cast<int32_t>(sizes.size()), sizes.data(), dim_order.data(), strides.data(),
-                         data.data(), capacity ? ShapeDynamism::DynamicBound : ShapeDynamism::Static);
-    EXPECT_TRUE(r.ok());
-    impl.reset(new TensorImpl(std::move(r.get())));
-    if (capacity) impl->set_capacity(capacity * sizeof(T));
-    t = Tensor(impl.get());
-  }
-  // Element at logical coordinates, through the strides.
-  T at(std::vector<int64_t> c) const {
-    int64_t off = 0;
-    for (size_t d = 0; d < c.size(); ++d) off += c[d] * strides[d];
-    return data[static_cast<size_t>(off)];
-  }
-};
+using testing::logged;
+using testing::Owned;
+using testing::run;
 
 using F32 = Owned<float>;
 using I64 = Owned<int64_t>;
 using I32 = Owned<int32_t>;
 using B = Owned<uint8_t>;  // Bool tensors (std::vector<bool> has no data())
-
-template <typename Call>
-Error run(Call call) {
-  testing::clear_log();
-  KernelContext ctx;
-  call(ctx);
-  return ctx.failure();
-}
-
-bool logged(const char* s) { return testing::last_log().find(s) != std::string::npos; }
 
 std::vector<float> iota(int n) {
   std::vector<float> v(static_cast<size_t>(n));
