@@ -70,14 +70,18 @@ def test_matches_eager(runtime, programs, name, kernels):
     torch.testing.assert_close(got, want, **tolerance(want))
 
 
-def test_double_is_refused_at_load_by_name(runtime):
-    """The fused kernels compute Float only; another dtype is refused when the method loads, naming the op."""
+def test_double_is_refused_by_name(runtime):
+    """The fused kernels compute Float only: export refuses another dtype naming the op, and a program exported
+    without that check is refused when the method loads, again by name."""
     class Direct(torch.nn.Module):
         def forward(self, x, w):
             return torch.ops.ember.convolution_clamp(x, w, None, [1], [0], [1], False, [0], 1, 0.0, 6.0)
 
     x, w = rnd(1, 2, 5).double(), rnd(3, 2, 1).double()
-    buffer = exir.to_edge(torch.export.export(Direct(), (x, w))).to_executorch().buffer
+    edge = exir.to_edge(torch.export.export(Direct(), (x, w)))
+    with pytest.raises(exir.KernelMissingError, match=r"ember::convolution_clamp.*Double"):
+        edge.to_executorch()
+    buffer = edge.to_executorch(exir.ExecutorchBackendConfig(check_kernels=False)).buffer
     for kernels in ("default", "portable"):
         with pytest.raises(RuntimeError, match=r"ember::convolution_clamp.out\): dtype Double is not compiled"):
             runtime.load(buffer, kernels=kernels).run("forward", [x, w])

@@ -18,7 +18,10 @@ TARGETS = {"android_arm64": "elf64-littleaarch64", "ios_arm64": "Mach-O arm64"}
 ISO_C = {"memcpy", "memmove", "memset", "memcmp", "strcmp", "strncmp", "strlen", "snprintf", "vsnprintf",
          "exp", "expf", "log", "logf", "pow", "powf", "sqrt", "sqrtf", "tanh", "tanhf", "erf", "erff", "frexp",
          "ldexp", "floor", "floorf", "ceil", "ceilf", "round", "roundf", "nearbyint", "nearbyintf", "lround",
-         "fmod", "fmodf", "exp2", "exp2f", "log1p", "log1pf", "expm1", "expm1f", "fabs", "fabsf", "rint", "rintf"}
+         "fmod", "fmodf", "exp2", "exp2f", "log1p", "log1pf", "expm1", "expm1f", "fabs", "fabsf", "rint", "rintf",
+         "log2", "log2f", "log10", "log10f", "sin", "sinf", "cos", "cosf", "tan", "tanf", "asin", "asinf", "acos",
+         "acosf", "atan", "atanf", "atan2", "atan2f", "sinh", "sinhf", "cosh", "coshf", "asinh", "asinhf", "acosh",
+         "acoshf", "atanh", "atanhf"}
 PAL = {"ember_pal_log", "ember_pal_ticks_ns", "ember_pal_abort", "ember_pal_init"}
 # What each platform's compiler itself calls into (stack protector, Darwin's zeroing): part of every libc there.
 COMPILER_RUNTIME = {"android_arm64": {"__stack_chk_fail", "__stack_chk_guard"},
