@@ -99,6 +99,55 @@ def _out_values(node: torch.fx.Node, materializes_view: bool) -> List[TensorValu
     return outs
 
 
+def _tensor_inputs(values) -> List[TensorValue]:
+    found = []
+    for v in values:
+        if isinstance(v, TensorValue):
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found.extend(_tensor_inputs(v))
+    return found
+
+
+def _broadcasts_to(shape, target) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
+def _layouts_from_inputs(op, args, kwargs, outs: List[TensorValue]) -> None:
+    """Gives each out a dim order its inputs really have.
+
+    Eager's metadata derives an out's strides from its inputs' strides, but those are the strides eager saw: a
+    permuted view there is a permute_copy here, which writes a contiguous tensor. Kept as it is, the metadata
+    asks for outs in an order no input has (a `mul` of a materialized permute declared (0, 2, 1, 3)), which the
+    kernels refuse. An order other than contiguous stays only when it comes from the data: some input has it,
+    every input of out's shape shares it, and any broadcast input is a single value (what the elementwise loop
+    can walk in memory order). Ops that choose a layout (memory_format, dim_order) keep one given explicitly and
+    otherwise preserve their input's.
+    """
+    inputs = _tensor_inputs(list(args) + list(kwargs.values()))
+    chooser = next((a for a in op._schema.arguments if a.name in ("memory_format", "dim_order")), None)
+    if chooser is not None:
+        given = kwargs.get(chooser.name)
+        if given is not None and given is not torch.preserve_format:
+            return  # an explicit layout: the metadata has it
+        # Preserve-format (clone, _to_copy): the order of the input as it really is.
+        if inputs and len(outs) == 1 and len(inputs[0].shape) == len(outs[0].shape):
+            outs[0].dim_order = tuple(inputs[0].dim_order)
+        return
+    for out in outs:
+        order, shape = tuple(out.dim_order), tuple(out.shape)
+        if order == tuple(range(len(shape))):
+            continue
+        inherited = any(tuple(t.dim_order) == order for t in inputs)
+        same_shape_agree = all(tuple(t.dim_order) == order for t in inputs if tuple(t.shape) == shape)
+        broadcast_single = all(t.numel == 1 for t in inputs
+                               if tuple(t.shape) != shape and _broadcasts_to(tuple(t.shape), shape))
+        if not (inherited and same_shape_agree and broadcast_single):
+            out.dim_order = tuple(range(len(shape)))
+
+
 def _schema_args(node: torch.fx.Node, op, out_op, args: List[Any], kwargs: Dict[str, Any],
                  outs: List[TensorValue]) -> List[Any]:
     """The out overload's full argument list: given values by name, defaults for the rest, outs in order."""
@@ -227,6 +276,7 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
         except OutVariantError as e:
             raise LoweringError(f"{e} (node '{node.name}', {source_of(node) or 'no source line'})") from None
         outs = _out_values(node, materializes_view=out_op._schema.name != op._schema.name)
+        _layouts_from_inputs(op, args, kwargs, outs)
         if not _outs_match(out_op, outs):
             raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
                                 f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})")

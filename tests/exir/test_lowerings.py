@@ -244,3 +244,49 @@ def test_list_out_program_runs_on_executorch(tmp_path):
     assert got["shapes"] == [list(w.shape) for w in want]
     for a, b in zip(got["outputs"], want):
         torch.testing.assert_close(torch.tensor(a), b.flatten(), rtol=0, atol=0)
+
+
+# Eager gives an op after a permuted view the view's strides; here the permute is a permute_copy writing a
+# contiguous tensor, so those strides must not reach the outs (the transformers and ConvNeXt failed on exactly
+# that: a `mul` declared (0, 2, 1, 3) over a contiguous input, which the kernels refuse).
+_w = rnd(4, 4, 3, 3)
+LAYOUT = {
+    "mul_after_permute": (lambda x: x.permute(0, 2, 1, 3) * 2 + 1, [rnd(1, 3, 4, 5)]),
+    "add_transposed_and_plain": (lambda x, y: x.transpose(1, 2) + y, [rnd(2, 3, 4), rnd(2, 4, 3)]),
+    "clone_after_permute": (lambda x: x.permute(0, 2, 1).clone() - 1, [rnd(2, 3, 4)]),
+    "conv_after_permute": (lambda x: torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), _w, padding=1) * 0.5,
+                           [rnd(1, 6, 6, 4)]),
+}
+
+
+@pytest.fixture(scope="module")
+def layout_programs():
+    out = {}
+    for name, (fn, inputs) in LAYOUT.items():
+        module = Fn(fn).eval()
+        out[name] = (_export(module, inputs), inputs, _flat(module(*inputs)))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT))
+def test_outs_after_a_permute_are_contiguous(layout_programs, name):
+    prog = layout_programs[name][0]
+    for call in prog.method_graphs["forward"].calls:
+        for t in call.outs:
+            assert tuple(t.dim_order) == tuple(range(len(t.shape))), (call.op_name, t.name, t.dim_order)
+
+
+@pytest.mark.parametrize("kernels", ["default", "portable"])
+@pytest.mark.parametrize("name", sorted(LAYOUT))
+def test_outs_after_a_permute_match_eager(runtime, layout_programs, name, kernels):
+    prog, inputs, want = layout_programs[name]
+    got = runtime.load(prog.buffer, kernels=kernels).run("forward", inputs)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b.contiguous(), rtol=1e-5, atol=1e-5)
+
+
+def test_an_explicit_channels_last_clone_keeps_its_layout():
+    module = Fn(lambda x: (x + 1).clone(memory_format=torch.channels_last)).eval()
+    prog = _export(module, [rnd(1, 3, 4, 5)])
+    outs = [t for c in prog.method_graphs["forward"].calls for t in c.outs]
+    assert tuple(outs[-1].dim_order) == (0, 2, 3, 1)

@@ -14,24 +14,9 @@ from examples.public_zoo.check import check
 from examples.public_zoo.models import MODELS
 
 # model -> the causes it fails with today (Result.causes(): "no kernel: <op>", "not core ATen: <op>", or the error).
-# Regenerated after the four kernel families and the lowering work landed (every model now exports): the
-# transformers and ConvNeXt/EdgeNeXt stop at an elementwise op or convolution whose out is not contiguous
-# (NotSupported), EfficientViT differs from eager by 2.4e-2. `python -m examples.public_zoo.status --expected`.
-EXPECTED_FAILURES = {
-    'convnext_tiny': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 4 (aten::convolution.out) failed: NotSupported)"],
-    'swin_t': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 8 (aten::mul.Scalar_out) failed: NotSupported)"],
-    'vit_b_16': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 11 (aten::mul.Scalar_out) failed: NotSupported)"],
-    'efficientvit_b0': ['outputs differ from eager: default 2.38e-02, portable 2.38e-02 > 0.0001'],
-    'edgenext_xx_small': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 4 (aten::convolution.out) failed: NotSupported)"],
-    'deit_tiny_patch16_224': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 7 (aten::mul.Scalar_out) failed: NotSupported)"],
-    'bert': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 10 (aten::mul.Scalar_out) failed: NotSupported)"],
-    'distilbert': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 9 (aten::mul.Scalar_out) failed: NotSupported)"],
-    'gpt2': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 8 (aten::mul.Scalar_out) failed: NotSupported)"],
-    'llama': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 13 (aten::mul.out) failed: NotSupported)"],
-    'vit_hf': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 11 (aten::mul.Scalar_out) failed: NotSupported)"],
-    'whisper_encoder': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 5 (aten::add.out) failed: NotSupported)"],
-    't5_encoder': ["RuntimeError: executing 'forward': NotSupported (method 'forward' instruction 13 (aten::mul.Scalar_out) failed: NotSupported)"],
-}
+# Empty since exir gives every out a dim order its inputs really have (a permute is materialized contiguous,
+# so eager's permuted strides no longer leak into the outs after it): all 28 pass at CI sizes.
+EXPECTED_FAILURES = {}
 
 
 class RecordedFailure(Exception):
