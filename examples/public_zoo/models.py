@@ -41,6 +41,12 @@ class PublicModel:
         torch.manual_seed(self.seed)
         module, inputs = self.make(size)
         module.eval()
+        # Some libraries zero-initialize a layer on purpose (torchvision's ViT head, residual branches' last
+        # norm): with random weights elsewhere that makes the output constant, and parity with eager meaningless.
+        with torch.no_grad():
+            for p in module.parameters():
+                if p.dim() >= 2 and not bool(p.any()):
+                    p.normal_(0.0, 0.02, generator=torch.Generator().manual_seed(self.seed + 2))
         # Batch norm's running statistics start at mean 0, variance 1, which hides any mistake in how they are
         # applied; random ones make parity mean something.
         g = torch.Generator().manual_seed(self.seed + 1)
