@@ -18,6 +18,7 @@ import torch
 
 from exir.lowering.alias import root_of
 from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
+from exir.lowering.symbolic import SymValue
 from schema import program as S
 from schema.scalar_types import NotInFormat, pte_scalar_type
 
@@ -67,6 +68,7 @@ class _Values:
     def __init__(self, constants: ConstantPool, initial_values: ConstantPool, offsets: Dict[int, Tuple[int, int]]):
         self.values: List[S.EValue] = []
         self._tensor_ids: Dict[int, int] = {}
+        self._sym_ids: Dict[int, int] = {}
         self._scalar_ids: Dict[Tuple, int] = {}
         self._constants = constants
         self._initial_values = initial_values
@@ -100,10 +102,17 @@ class _Values:
         tensor = S.Tensor(
             scalar_type=scalar_type, storage_offset=0, sizes=list(t.shape),
             dim_order=list(t.dim_order), requires_grad=False, layout=0, data_buffer_idx=data_idx,
-            allocation_info=alloc, shape_dynamism=S.TensorShapeDynamism.STATIC, extra_tensor_info=None)
+            allocation_info=alloc, extra_tensor_info=None,
+            shape_dynamism=S.TensorShapeDynamism.DYNAMIC_BOUND if t.dynamic else S.TensorShapeDynamism.STATIC)
         idx = self._add(tensor)
         self._tensor_ids[id(t)] = idx
         return idx
+
+    def sym(self, v: SymValue) -> int:
+        """A run-time integer: its own Int value (never shared: a prim op writes it), holding the bound."""
+        if id(v) not in self._sym_ids:
+            self._sym_ids[id(v)] = self._add(S.Int(int_val=int(v.bound)))
+        return self._sym_ids[id(v)]
 
     def _scalar(self, key: Tuple, make) -> int:
         if key not in self._scalar_ids:
@@ -126,8 +135,9 @@ class _Values:
     def string(self, v: str) -> int:
         return self._scalar(("str", v), lambda: S.String(string_val=v))
 
-    def int_list(self, items: List[int]) -> int:
-        ids = [self.int_(x) for x in items]
+    def int_list(self, items: List[Any]) -> int:
+        # Items may be run-time integers (a view's size from sym_size): the list then points at their values.
+        ids = [self.sym(x) if isinstance(x, SymValue) else self.int_(x) for x in items]
         return self._scalar(("intlist", tuple(ids)), lambda: S.IntList(items=ids))
 
     def double_list(self, items: List[float]) -> int:
@@ -147,6 +157,8 @@ class _Values:
     def argument(self, value: Any, type_str: str, where: str) -> int:
         if isinstance(value, TensorValue):
             return self.tensor(value)
+        if isinstance(value, SymValue):
+            return self.sym(value)
         if value is None:
             return self.none()
         if isinstance(value, bool):
@@ -174,7 +186,7 @@ class _Values:
                 return self.bool_list(list(value))
             if "float" in type_str or any(isinstance(x, float) for x in value):
                 return self.double_list(list(value))
-            return self.int_list([int(x) for x in value])
+            return self.int_list([x if isinstance(x, SymValue) else int(x) for x in value])
         raise EmitError(f"{where}: cannot encode argument {value!r} of type {type_str}")
 
 
@@ -219,7 +231,9 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
             raise EmitError(f"{where}: {len(call.args)} arguments for a schema of {len(schema_args)}")
         args = [vals.argument(v, str(a.type), where) for v, a in zip(call.args, schema_args)]
         returns = call.op._schema.returns
-        if len(returns) == 1:
+        if call.result is not None:
+            args.append(vals.sym(call.result))  # a prim op: its integer result is the return value
+        elif len(returns) == 1:
             args.append(vals.tensor(call.outs[0]))
         elif len(returns) > 1:
             args.append(vals.tensor_list(call.outs))

@@ -52,6 +52,8 @@ def _alias_offset(call: Call) -> Optional[int]:
         return None
     if not (_contiguous(src) and _contiguous(out)):
         return None
+    if src.dynamic or out.dynamic:
+        return None  # an alias keeps the sizes it was emitted with; a bounded tensor's change at run time
     if call.op in _RESHAPES:
         return 0 if src.numel == out.numel else None
     if call.op in (aten.expand_copy.out, aten.clone.out):

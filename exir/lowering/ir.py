@@ -34,6 +34,10 @@ class TensorValue:
     mem_id: int = 1
     # Set when this tensor is a byte-preserving view of another: (base tensor, byte offset into the base).
     alias_of: Optional[Tuple["TensorValue", int]] = None
+    # A bounded dynamic tensor: `shape` is its upper bound (what is planned), `lower_shape` its smallest shape;
+    # kernels resize it at run time (DYNAMIC_BOUND in the program).
+    dynamic: bool = False
+    lower_shape: Optional[Tuple[int, ...]] = None
 
     @property
     def numel(self) -> int:
@@ -67,6 +71,8 @@ class Call:
     outs: List[TensorValue]
     # Where in the user's code this call came from ("model.py:12 in forward"), for error messages.
     source: str = ""
+    # A prim op's integer result (exir.lowering.symbolic.SymValue): the call's return value.
+    result: Any = None
 
     @property
     def op_name(self) -> str:

@@ -15,6 +15,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from exir.lowering import fold
 from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
 from exir.lowering.out_variants import OutVariantError, out_arguments, out_variant
+from exir.lowering.symbolic import NEG, PRIM_OPS, Bounds, DynamicShapeError, SymValue, is_symbolic
 
 
 class LoweringError(RuntimeError):
@@ -35,16 +36,19 @@ def source_of(node: torch.fx.Node) -> str:
     return ""
 
 
-def _static_shape(node: torch.fx.Node, val) -> Tuple[int, ...]:
-    shape = []
-    for s in val.shape:
-        if not isinstance(s, int):
-            raise LoweringError(
-                f"node '{node.name}' has a dynamic dimension ({s}); Ember plans memory ahead of time and "
-                f"needs static shapes. Export without dynamic_shapes. {source_of(node)}"
-            )
-        shape.append(s)
-    return tuple(shape)
+def _bounded_shape(node: torch.fx.Node, val, bounds: Bounds) -> Tuple[Tuple[int, ...], bool]:
+    """The tensor's shape at the upper bound of every dynamic dimension, and whether any dimension is dynamic."""
+    shape, dynamic = [], False
+    for d, s in enumerate(val.shape):
+        if is_symbolic(s):
+            dynamic = True
+            try:
+                shape.append(bounds.upper(s, f"dimension {d} of node '{node.name}'"))
+            except DynamicShapeError as e:
+                raise LoweringError(f"{e} {source_of(node)}") from None
+        else:
+            shape.append(int(s))
+    return tuple(shape), dynamic
 
 
 def _dim_order(val) -> Tuple[int, ...]:
@@ -54,9 +58,12 @@ def _dim_order(val) -> Tuple[int, ...]:
         return tuple(range(val.dim()))
 
 
-def _tensor_from_meta(node: torch.fx.Node, val, name: str, role: Role) -> TensorValue:
-    return TensorValue(name=name, dtype=val.dtype, shape=_static_shape(node, val), dim_order=_dim_order(val),
-                       role=role)
+def _tensor_from_meta(node: torch.fx.Node, val, name: str, role: Role, bounds: Bounds) -> TensorValue:
+    shape, dynamic = _bounded_shape(node, val, bounds)
+    t = TensorValue(name=name, dtype=val.dtype, shape=shape, dim_order=_dim_order(val), role=role, dynamic=dynamic)
+    if dynamic:
+        t.lower_shape = tuple(bounds.lower(s) for s in val.shape)
+    return t
 
 
 def _constant(name: str, data: torch.Tensor, fqn: Optional[str] = None) -> TensorValue:
@@ -82,7 +89,7 @@ def _map_arg(env: Dict[str, Any], a: Any) -> Any:
     return a
 
 
-def _out_values(node: torch.fx.Node, materializes_view: bool) -> List[TensorValue]:
+def _out_values(node: torch.fx.Node, materializes_view: bool, bounds: Bounds) -> List[TensorValue]:
     val = node.meta.get("val")
     vals = list(val) if isinstance(val, (tuple, list)) else [val]
     outs = []
@@ -91,7 +98,7 @@ def _out_values(node: torch.fx.Node, materializes_view: bool) -> List[TensorValu
             raise LoweringError(f"node '{node.name}' returns a {type(v).__name__}, not a tensor; "
                                 f"Ember kernels return tensors only. {source_of(node)}")
         name = node.name if len(vals) == 1 else f"{node.name}_{i}"
-        t = _tensor_from_meta(node, v, name, Role.ACTIVATION)
+        t = _tensor_from_meta(node, v, name, Role.ACTIVATION, bounds)
         if materializes_view:
             # The metadata describes the view's strides; the *_copy kernel writes a fresh contiguous tensor.
             t.dim_order = tuple(range(len(t.shape)))
@@ -215,6 +222,35 @@ def _scalars_to_tensors(node: torch.fx.Node, op, args: List[Any], kwargs: Dict[s
     return op, args
 
 
+def _lower_sym_node(node: torch.fx.Node, env: Dict[str, Any], calls: List[Call], bounds: Bounds) -> Any:
+    """A node computing an integer from sizes: a prim op call writing a SymValue (or the int, when export
+    specialized it)."""
+    val = node.meta.get("val")
+    if isinstance(val, (int, torch.SymInt)) and not is_symbolic(val):
+        return int(val)
+    args = [_map_arg(env, a) for a in node.args]
+    target = node.target
+    try:
+        result = SymValue(node.name, bounds.upper(val, f"the integer '{node.name}'"))
+    except DynamicShapeError as e:
+        raise LoweringError(f"{e} {source_of(node)}") from None
+    if target in (torch.ops.aten.sym_size.int, torch.ops.aten.sym_numel.default):
+        op = target
+    elif target in PRIM_OPS:
+        op = PRIM_OPS[target]
+    elif target is operator.neg:
+        op = NEG
+    else:
+        raise LoweringError(f"node '{node.name}' computes a size with {getattr(target, '__name__', target)}, "
+                            f"which has no prim op; Ember's symbolic sizes support sym_size, sym_numel and "
+                            f"{', '.join(sorted(o.__name__ for o in PRIM_OPS))}. {source_of(node)}")
+    if len(args) != len(op._schema.arguments):
+        raise LoweringError(f"node '{node.name}': {op.name()} takes {len(op._schema.arguments)} arguments, "
+                            f"got {len(args)}. {source_of(node)}")
+    calls.append(Call(op=op, args=args, outs=[], source=source_of(node), result=result))
+    return result
+
+
 def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants: bool = True,
                  fold_free_bytes: int = fold.DEFAULT_FOLD_FREE_BYTES,
                  fold_growth: float = fold.DEFAULT_FOLD_GROWTH) -> MethodGraph:
@@ -224,6 +260,7 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
     inputs: List[TensorValue] = []
     buffers: Dict[str, TensorValue] = {}
     calls: List[Call] = []
+    bounds = Bounds(ep)
 
     placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
     for node, spec in zip(placeholders, sig.input_specs):
@@ -233,7 +270,7 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
             if not isinstance(val, torch.Tensor):
                 raise LoweringError(f"input '{node.name}' of method '{name}' is a {type(val).__name__}; "
                                     f"Ember methods take tensors. Pass it as a tensor or bake it into the model.")
-            t = _tensor_from_meta(node, val, node.name, Role.INPUT)
+            t = _tensor_from_meta(node, val, node.name, Role.INPUT, bounds)
             inputs.append(t)
             env[node.name] = t
         elif kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
@@ -255,6 +292,9 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
             src, idx = node.args
             env[node.name] = env[src.name][idx]
             continue
+        if isinstance(node.meta.get("val"), torch.SymInt) or node.target in PRIM_OPS:
+            env[node.name] = _lower_sym_node(node, env, calls, bounds)
+            continue
         op = node.target
         if not isinstance(op, torch._ops.OpOverload):
             raise LoweringError(f"node '{node.name}' calls {getattr(op, '__name__', op)}, which Ember cannot "
@@ -264,9 +304,10 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
         kwargs = {k: _map_arg(env, v) for k, v in node.kwargs.items()}
         op, args = _scalars_to_tensors(node, op, args, kwargs)
         val = node.meta.get("val")
-        out_nbytes = sum(v.numel() * v.element_size() for v in (val if isinstance(val, (tuple, list)) else [val])
-                         if isinstance(v, torch.Tensor))
-        if fold_constants:
+        metas = [v for v in (val if isinstance(val, (tuple, list)) else [val]) if isinstance(v, torch.Tensor)]
+        symbolic = any(is_symbolic(d) for v in metas for d in v.shape)
+        out_nbytes = 0 if symbolic else sum(v.numel() * v.element_size() for v in metas)
+        if fold_constants and not symbolic:
             folded = fold.try_fold(op, args, kwargs, out_nbytes, free_bytes=fold_free_bytes, growth=fold_growth)
             if folded is not None:
                 env[node.name] = _fold_result_to_values(node, folded)
@@ -275,7 +316,7 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
             out_op = out_variant(op)
         except OutVariantError as e:
             raise LoweringError(f"{e} (node '{node.name}', {source_of(node) or 'no source line'})") from None
-        outs = _out_values(node, materializes_view=out_op._schema.name != op._schema.name)
+        outs = _out_values(node, materializes_view=out_op._schema.name != op._schema.name, bounds=bounds)
         _layouts_from_inputs(op, args, kwargs, outs)
         if not _outs_match(out_op, outs):
             raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "

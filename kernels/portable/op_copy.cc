@@ -182,15 +182,37 @@ void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> siz
   bytes_copy(ctx, "view_copy.out", self, out);
 }
 
+// The squeezes and unsqueeze move no bytes, but out's shape is computed from self's: with bounded dynamic
+// shapes self is smaller than planned and out must follow it.
 void squeeze_copy_dims_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out) {
-  (void)dims;  // the planner already gave out its squeezed shape; the bytes are the same
+  const int rank = self.dim();
+  uint32_t drop = 0;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = wrap_dim(dims[i], rank == 0 ? 1 : rank);
+    EMBER_KERNEL_CHECK(ctx, d >= 0 && d < (rank == 0 ? 1 : rank), InvalidArgument,
+                       "squeeze_copy.dims_out: dim %lld is out of range for a %d-d tensor",
+                       static_cast<long long>(dims[i]), rank);
+    if (rank > 0 && self.size(static_cast<int32_t>(d)) == 1) drop |= 1u << d;
+  }
+  int64_t sizes[kMaxTensorDim];
+  int r = 0;
+  for (int i = 0; i < rank; ++i) {
+    if (!(drop >> i & 1u)) sizes[r++] = self.size(i);
+  }
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(r)), InvalidArgument,
+                     "squeeze_copy.dims_out: out must have %d dimensions of self's sizes", r);
   bytes_copy(ctx, "squeeze_copy.dims_out", self, out);
 }
 
 void unsqueeze_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out) {
-  const int64_t d = wrap_dim(dim, self.dim() + 1);
-  EMBER_KERNEL_CHECK(ctx, d >= 0 && d <= self.dim() && out.dim() == self.dim() + 1, InvalidArgument,
+  const int rank = self.dim();
+  const int64_t d = wrap_dim(dim, rank + 1);
+  EMBER_KERNEL_CHECK(ctx, d >= 0 && d <= rank && rank < kMaxTensorDim, InvalidArgument,
                      "unsqueeze_copy.out: dim %lld out of range", static_cast<long long>(dim));
+  int64_t sizes[kMaxTensorDim];
+  for (int i = 0, k = 0; i <= rank; ++i) sizes[i] = i == d ? 1 : self.size(k++);
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(rank + 1)), InvalidArgument,
+                     "unsqueeze_copy.out: out must be self's shape with a 1 at dim %lld", static_cast<long long>(d));
   bytes_copy(ctx, "unsqueeze_copy.out", self, out);
 }
 

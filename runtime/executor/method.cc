@@ -496,23 +496,53 @@ Result<Tensor> Method::output(size_t index) const {
   return values_[at(plan_->outputs(), index)].as_tensor();
 }
 
+namespace {
+
+// "[d0, d1, ...]" into buf, for messages; cut short rather than overflow.
+const char* shape_str(char* buf, size_t cap, const int32_t* sizes, size_t n) {
+  size_t w = 0;
+  buf[w++] = '[';
+  for (size_t d = 0; d < n && w + 16 < cap; ++d)
+    w += static_cast<size_t>(snprintf(buf + w, cap - w, d ? ", %d" : "%d", static_cast<int>(sizes[d])));
+  buf[w++] = ']';
+  buf[w] = '\0';
+  return buf;
+}
+
+}  // namespace
+
 Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, const void* data, size_t nbytes) {
   EMBER_TRY_ASSIGN(t, input(index));
   EMBER_CHECK_OR_RETURN_ERROR(t.scalar_type() == type, InvalidArgument,
                               "method '%s' input %zu is %s; got %s", name(), index, scalar_type_name(t.scalar_type()),
                               scalar_type_name(type));
-  bool same = sizes.size() == static_cast<size_t>(t.dim());
-  for (size_t d = 0; same && d < sizes.size(); ++d) same = sizes[d] == t.sizes()[d];
-  if (!same) {
-    char want[96], got[96];
-    size_t w = 0, g = 0;
-    for (size_t d = 0; d < static_cast<size_t>(t.dim()) && w < sizeof(want) - 16; ++d)
-      w += static_cast<size_t>(snprintf(want + w, sizeof(want) - w, d ? ", %d" : "%d", static_cast<int>(t.sizes()[d])));
-    for (size_t d = 0; d < sizes.size() && g < sizeof(got) - 16; ++d)
-      g += static_cast<size_t>(snprintf(got + g, sizeof(got) - g, d ? ", %d" : "%d", static_cast<int>(sizes[d])));
-    want[w] = got[g] = '\0';
-    EMBER_LOG(ERROR, "method '%s' input %zu has shape [%s]; got [%s]", name(), index, want, got);
-    return Error::InvalidArgument;
+  char want[96], got[96];
+  if (t.impl()->shape_dynamism() == ShapeDynamism::Static) {
+    bool same = sizes.size() == static_cast<size_t>(t.dim());
+    for (size_t d = 0; same && d < sizes.size(); ++d) same = sizes[d] == t.sizes()[d];
+    if (!same) {
+      EMBER_LOG(ERROR, "method '%s' input %zu has shape %s; got %s", name(), index,
+                shape_str(want, sizeof(want), t.sizes().data(), t.sizes().size()),
+                shape_str(got, sizeof(got), sizes.data(), sizes.size()));
+      return Error::InvalidArgument;
+    }
+  } else {
+    // A bounded input takes any shape of its rank within the sizes the program was planned at (the .pte keeps
+    // them: the tensor's own sizes change with every input). Checked per dimension before anything is written.
+    const auto* planned = pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor();
+    const auto* bound = planned->sizes();
+    EMBER_CHECK_OR_RETURN_ERROR(sizes.size() == static_cast<size_t>(t.dim()), InvalidArgument,
+                                "method '%s' input %zu has %d dimensions (sizes up to %s); got %zu", name(), index,
+                                static_cast<int>(t.dim()),
+                                shape_str(want, sizeof(want), bound->data(), bound->size()), sizes.size());
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      const int32_t b = static_cast<int32_t>(pte::at(bound, d));
+      EMBER_CHECK_OR_RETURN_ERROR(sizes[d] >= 0 && sizes[d] <= b, InvalidArgument,
+                                  "method '%s' input %zu: dimension %zu is %d, beyond its bound %d (sizes up to %s)",
+                                  name(), index, d, static_cast<int>(sizes[d]), static_cast<int>(b),
+                                  shape_str(want, sizeof(want), bound->data(), bound->size()));
+    }
+    EMBER_TRY(t.impl()->resize(sizes));
   }
   EMBER_CHECK_OR_RETURN_ERROR(nbytes == t.nbytes(), InvalidArgument,
                               "method '%s' input %zu takes %zu bytes; got %zu", name(), index, t.nbytes(), nbytes);
