@@ -9,9 +9,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, List, Mapping, Optional, Sequence
 
+import torch
+
 from exir.emit import ConstantPool, emit_method
 from exir.kernel_check import KernelMissingError, KernelTarget, check as check_kernels
-from exir.lowering import MethodGraph, lower_method
+from exir.lowering import MethodGraph, TensorValue, lower_method
 from exir.lowering.alias import alias_views
 from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH
 from exir.lowering.fuse_activation import fuse_activations
@@ -67,6 +69,9 @@ class PoolReport:
     planned_bytes: int
     lower_bound_bytes: int
     by_algorithm: Dict[str, int]
+    # Methods with bounded dynamic dimensions: the most bytes live at once when every dynamic dimension is at
+    # its smallest (what a small input really touches; the plan itself holds the bounds).
+    smallest_live_bytes: Optional[int] = None
 
     @property
     def efficiency(self) -> float:
@@ -81,6 +86,8 @@ class MethodReport:
     pools: List[PoolReport]
     # Convolution + activation pairs that became one call (ExecutorchBackendConfig.fuse_activations).
     fused_activations: int = 0
+    # Bounded dynamic inputs, as "x: float32[1..128, 16]".
+    dynamic_inputs: List[str] = dataclasses.field(default_factory=list)
 
 
 class ExecutorchProgramManager:
@@ -123,10 +130,15 @@ class ExecutorchProgramManager:
         for r in self.reports.values():
             fused = f" ({r.fused_activations} convolution + activation pairs fused)" if r.fused_activations else ""
             lines.append(f"method {r.name}: {r.num_instructions} instructions{fused}, plan by {r.algorithm}")
+            if r.dynamic_inputs:
+                lines.append(f"  dynamic inputs, planned at their bounds: {'; '.join(r.dynamic_inputs)}")
             for p in r.pools:
                 algos = ", ".join(f"{k} {v}" for k, v in sorted(p.by_algorithm.items()))
-                lines.append(f"  pool {p.mem_id}: {p.planned_bytes} B planned, lower bound {p.lower_bound_bytes} B "
+                at = " at the bounds" if r.dynamic_inputs else ""
+                lines.append(f"  pool {p.mem_id}: {p.planned_bytes} B planned{at}, lower bound {p.lower_bound_bytes} B "
                              f"({100 * p.efficiency:.1f}% efficient); {algos}")
+                if p.smallest_live_bytes is not None:
+                    lines.append(f"    at the smallest shapes, {p.smallest_live_bytes} B are live at most")
         lines.append(f"constants: {self.constant_bytes} B")
         return "\n".join(lines)
 
@@ -143,10 +155,36 @@ def _plan(graph: MethodGraph, cfg: MemoryPlanningConfig):
     verify_plan(allocs, plan)
     offsets = {id(lt.root): (lt.root.mem_id, plan.offsets[i]) for i, lt in enumerate(spans)}
     by_algo = compare_algorithms(allocs)
+    smallest = _peak_live(spans, _smallest_nbytes) if any(t.dynamic for t in graph.tensors()) else {}
     pools = [PoolReport(mem_id, size, plan.lower_bounds.get(mem_id, 0),
-                        {a: sizes.get(mem_id, 0) for a, sizes in by_algo.items()})
+                        {a: sizes.get(mem_id, 0) for a, sizes in by_algo.items()}, smallest.get(mem_id))
              for mem_id, size in sorted(plan.pool_sizes.items())]
     return offsets, plan, pools
+
+
+def _smallest_nbytes(t: TensorValue) -> int:
+    if not t.dynamic or t.lower_shape is None:
+        return t.nbytes
+    n = 1
+    for s in t.lower_shape:
+        n *= s
+    return n * torch.empty((), dtype=t.dtype).element_size()
+
+
+def _peak_live(spans, size_of) -> Dict[int, int]:
+    """Per memory id, the most bytes live at one step, each tensor counted at size_of(tensor)."""
+    steps = max((lt.last for lt in spans), default=0) + 2
+    live: Dict[int, List[int]] = {}
+    for lt in spans:
+        row = live.setdefault(lt.root.mem_id, [0] * steps)
+        for step in range(lt.first, lt.last + 1):
+            row[step] += size_of(lt.root)
+    return {mem_id: max(row) for mem_id, row in live.items()}
+
+
+def _describe_dynamic(t: TensorValue) -> str:
+    dims = [f"{lo}..{hi}" if lo != hi else str(hi) for lo, hi in zip(t.lower_shape or t.shape, t.shape)]
+    return f"{t.name}: {str(t.dtype).replace('torch.', '')}[{', '.join(dims)}]"
 
 
 def _check_budget(method: str, pools: List[PoolReport], cfg: MemoryPlanningConfig) -> None:
@@ -184,7 +222,8 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
         plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values,
                                  stacktrace=config.emit_stacktrace))
         offsets_by_method[name] = offsets
-        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused[name])
+        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused[name],
+                                     [_describe_dynamic(t) for t in graph.inputs if t.dynamic])
     program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],
                         segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
                         mutable_data_segments=[], named_data=[])

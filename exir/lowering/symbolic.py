@@ -79,20 +79,28 @@ class Bounds:
         if expr.is_number:
             return int(expr)
         from torch.utils._sympy.value_ranges import bound_sympy
-        upper = bound_sympy(expr, self._ranges).upper
-        if not upper.is_finite or upper.is_infinite:
+        upper = _finite_int(bound_sympy(expr, self._ranges).upper)
+        if upper is None:
             names = ", ".join(sorted(str(s) for s in expr.free_symbols))
             raise DynamicShapeError(
                 f"{what} is {expr}, which has no upper bound ({names} unbounded); Ember plans memory at the upper "
                 f"bound of every dynamic dimension: export with a maximum, e.g. torch.export.Dim('n', max=128)")
-        return int(upper)
+        return upper
 
     def lower(self, value) -> int:
         if isinstance(value, int):
             return value
         from torch.utils._sympy.value_ranges import bound_sympy
-        low = bound_sympy(value.node.expr, self._ranges).lower
-        return int(low) if low.is_finite else 0
+        low = _finite_int(bound_sympy(value.node.expr, self._ranges).lower)
+        return max(low, 0) if low is not None else 0
+
+
+def _finite_int(bound) -> Optional[int]:
+    """A range end as an int; None for sympy's and torch's infinities (int_oo has no int())."""
+    try:
+        return int(bound)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None
 
 
 def is_symbolic(value) -> bool:

@@ -33,28 +33,42 @@ void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, 
 
 void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, tensors.size() > 0, InvalidArgument, "cat.out: no tensors");
-  const int32_t rank = out.dim();
+  // ATen skips 1-d empty tensors in cat; the first other tensor gives the shape (out's is computed from the
+  // inputs: with bounded dynamic shapes they are smaller than planned).
+  auto skipped = [](const Tensor& t) { return t.dim() == 1 && t.numel() == 0; };
+  size_t first = 0;
+  while (first < tensors.size() && skipped(tensors[first])) ++first;
+  if (first == tensors.size()) {
+    const int32_t empty[1] = {0};
+    EMBER_KERNEL_CHECK(ctx, out.dim() != 1 || fit_output(out, ArrayRef<int32_t>(empty, 1)), InvalidArgument,
+                       "cat.out: out must be empty");
+    EMBER_KERNEL_CHECK(ctx, out.numel() == 0, InvalidArgument, "cat.out: every tensor is empty; out must be too");
+    return;
+  }
+  const Tensor& ref = tensors[first];
+  const int32_t rank = ref.dim();
   const int64_t d = dim < 0 ? dim + rank : dim;
   EMBER_KERNEL_CHECK(ctx, d >= 0 && d < rank, InvalidArgument, "cat.out: dim %lld out of range",
                      static_cast<long long>(dim));
   int64_t total = 0;
   for (size_t k = 0; k < tensors.size(); ++k) {
     const Tensor& t = tensors[k];
-    // ATen skips 1-d empty tensors in cat.
-    if (t.dim() == 1 && t.numel() == 0) continue;
+    if (skipped(t)) continue;
     EMBER_KERNEL_CHECK(ctx, t.dim() == rank && t.scalar_type() == out.scalar_type(), InvalidArgument,
-                       "cat.out: tensor %zu has rank %d or dtype %s, out has %d and %s", k,
-                       static_cast<int>(t.dim()), scalar_type_name(t.scalar_type()), static_cast<int>(rank),
+                       "cat.out: tensor %zu has rank %d or dtype %s, tensor %zu has %d and out %s", k,
+                       static_cast<int>(t.dim()), scalar_type_name(t.scalar_type()), first, static_cast<int>(rank),
                        scalar_type_name(out.scalar_type()));
     for (int32_t i = 0; i < rank; ++i) {
-      EMBER_KERNEL_CHECK(ctx, i == d || t.size(i) == out.size(i), InvalidArgument,
-                         "cat.out: tensor %zu differs from out in dim %d", k, static_cast<int>(i));
+      EMBER_KERNEL_CHECK(ctx, i == d || t.size(i) == ref.size(i), InvalidArgument,
+                         "cat.out: tensor %zu differs from tensor %zu in dim %d", k, first, static_cast<int>(i));
     }
     total += t.size(static_cast<int32_t>(d));
   }
-  EMBER_KERNEL_CHECK(ctx, total == out.size(static_cast<int32_t>(d)), InvalidArgument,
-                     "cat.out: sizes along dim %lld add to %lld, out has %d", static_cast<long long>(d),
-                     static_cast<long long>(total), static_cast<int>(out.size(static_cast<int32_t>(d))));
+  int64_t shape[kMaxTensorDim];
+  for (int32_t i = 0; i < rank; ++i) shape[i] = i == d ? total : ref.size(i);
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, static_cast<size_t>(rank)), InvalidArgument,
+                     "cat.out: out cannot take the %lld entries along dim %lld", static_cast<long long>(total),
+                     static_cast<long long>(d));
   // Nothing to copy, and an empty dim after `d` would otherwise leave billions of zero-byte copies to loop over
   // (found by tests/fuzz:kernel_fuzz as a timeout).
   if (out.numel() == 0) return;

@@ -36,6 +36,7 @@ TensorInfo MethodMeta::tensor_meta(int32_t value_index) const {
   info.dim_order = ArrayRef<uint8_t>(t->dim_order() ? t->dim_order()->data() : nullptr, pte::count(t->dim_order()));
   info.nbytes = checked_nbytes(info.scalar_type, info.sizes).get();
   info.is_planned = t->allocation_info() != nullptr;
+  info.is_dynamic = static_cast<uint8_t>(t->shape_dynamism()) != 0;
   return info;
 }
 

@@ -17,10 +17,13 @@ namespace ember {
 
 struct TensorInfo {
   ScalarType scalar_type;
+  // For a bounded dynamic tensor (is_dynamic), the upper bound of each dimension: Method::set_input takes any
+  // shape of this rank within them, and nbytes is what the plan reserves at the bound.
   ArrayRef<int32_t> sizes;
   ArrayRef<uint8_t> dim_order;
   size_t nbytes;
   bool is_planned;
+  bool is_dynamic;
 };
 
 class MethodMeta {

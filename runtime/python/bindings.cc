@@ -55,6 +55,7 @@ py::dict tensor_info(const TensorInfo& t) {
   d["dtype"] = static_cast<int>(t.scalar_type);
   d["shape"] = std::vector<int32_t>(t.sizes.begin(), t.sizes.end());
   d["nbytes"] = t.nbytes;
+  d["dynamic"] = t.is_dynamic;  // then "shape" holds each dimension's upper bound
   return d;
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/runner/fill.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,40 @@ struct Lcg {
 };
 
 }  // namespace
+
+bool parse_input_spec(const char* spec, char* base, size_t base_cap, int32_t* sizes, int max_rank, int* rank) {
+  // A file path may contain '@'; only a trailing "@[...]" is a shape.
+  const char* at = strrchr(spec, '@');
+  const size_t len = strlen(spec);
+  if (at == nullptr || at[1] != '[' || len < 3 || spec[len - 1] != ']') at = nullptr;
+  const size_t n = at ? static_cast<size_t>(at - spec) : len;
+  const size_t kept = n < base_cap - 1 ? n : base_cap - 1;
+  memcpy(base, spec, kept);
+  base[kept] = '\0';
+  *rank = -1;
+  if (at == nullptr) return true;
+  int r = 0;
+  const char* p = at + 2;
+  if (*p == ']') {  // "@[]": a 0-d input
+    *rank = 0;
+    return p[1] == '\0';
+  }
+  while (true) {
+    char* end = nullptr;
+    const long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > INT32_MAX || r == max_rank) return false;
+    sizes[r++] = static_cast<int32_t>(v);
+    while (*end == ' ') ++end;
+    if (*end == ']') {
+      if (end[1] != '\0') return false;
+      break;
+    }
+    if (*end != ',') return false;
+    p = end + 1;
+  }
+  *rank = r;
+  return true;
+}
 
 bool is_generated_spec(const char* spec) {
   return strcmp(spec, "zeros") == 0 || strcmp(spec, "ones") == 0 || strcmp(spec, "random") == 0 ||

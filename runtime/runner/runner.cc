@@ -1,7 +1,8 @@
 // ember runner: loads a .pte, fills its inputs, runs a method N times, prints outputs, memory and time.
 //
 //   runner MODEL.pte [--method NAME] [--input SPEC]... [--runs N] [--warmup N] [--output-dir DIR] [--print N]
-//   SPEC: zeros | ones | random[:SEED] | PATH (raw little-endian bytes of the whole input tensor)
+//   SPEC: zeros | ones | random[:SEED] | PATH (raw little-endian bytes of the whole input tensor), optionally
+//         followed by @[d0,d1,...]: the shape of a bounded dynamic input for this run (random:1@[1,37])
 //
 // Exit codes: 0 ok, 2 bad usage, 3 the program or method did not load, 4 an input was refused, 5 execution
 // failed, 6 an output could not be written. Every buffer is sized from MethodMeta before loading: the method
@@ -42,7 +43,7 @@ struct Options {
 
 int usage(const char* argv0) {
   fprintf(stderr,
-          "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE]... [--runs N]\n"
+          "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... [--runs N]\n"
           "       [--warmup N] [--output-dir DIR] [--print N]\n",
           argv0);
   return 2;
@@ -73,12 +74,32 @@ struct Owned {
   }
 };
 
-Error fill_input(Method& method, size_t index, const char* spec) {
+Error fill_input(Method& method, const MethodMeta& meta, size_t index, const char* full_spec) {
   Result<Tensor> t = method.input(index);
   if (!t.ok()) return t.error();
-  const size_t nbytes = t->nbytes();
-  const int64_t n = t->numel();
   const ScalarType st = t->scalar_type();
+  // "SPEC@[d0,d1,...]" gives a bounded dynamic input its shape for this run; without it the input keeps the
+  // shape it has (the bound, before the first run).
+  char spec[1024];
+  int32_t shape[kMaxTensorDim];
+  int rank = -1;
+  if (!parse_input_spec(full_spec, spec, sizeof(spec), shape, kMaxTensorDim, &rank)) {
+    fprintf(stderr, "runner: input %zu: cannot read the shape in '%s' (write e.g. random@[1,37])\n", index,
+            full_spec);
+    return Error::InvalidArgument;
+  }
+  const ArrayRef<int32_t> sizes = rank < 0 ? t->sizes() : ArrayRef<int32_t>(shape, static_cast<size_t>(rank));
+  Result<size_t> counted = checked_nbytes(st, sizes);
+  if (!counted.ok()) return counted.error();
+  const size_t nbytes = counted.get();
+  const int64_t n = static_cast<int64_t>(nbytes / element_size(st));
+  Result<TensorInfo> info = meta.input_tensor_meta(index);
+  if (!info.ok()) return info.error();
+  if (nbytes > info->nbytes) {
+    // More than the plan holds: no buffer for it. set_input names the dimension and bound it breaks, and never
+    // reads data when it refuses.
+    return method.set_input(index, st, sizes, nullptr, nbytes);
+  }
   uint8_t* buf = static_cast<uint8_t*>(aligned(nbytes));
   if (buf == nullptr) {
     fprintf(stderr, "runner: cannot allocate %zu bytes for input %zu (%s [%lld elements])\n", nbytes, index,
@@ -118,7 +139,7 @@ Error fill_input(Method& method, size_t index, const char* spec) {
       return Error::InvalidArgument;
     }
   }
-  Error e = method.set_input(index, st, t->sizes(), buf, nbytes);
+  Error e = method.set_input(index, st, sizes, buf, nbytes);
   free(buf);
   return e;
 }
@@ -264,7 +285,7 @@ int main(int argc, char** argv) {
       const char* spec = i < static_cast<size_t>(o.num_inputs) ? o.inputs[i]
                          : o.num_inputs                       ? o.inputs[o.num_inputs - 1]
                                                               : "random";
-      Error e = fill_input(method.get(), i, spec);
+      Error e = fill_input(method.get(), meta.get(), i, spec);
       if (e != Error::Ok) {
         fprintf(stderr, "runner: input %zu (%s) refused: %s\n", i, spec, error_name(e));
         return 4;
