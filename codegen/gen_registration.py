@@ -78,8 +78,9 @@ def arg_signature(decl: KernelDecl) -> Tuple[str, List[str]]:
     else:
         # `-> ()` with out= arguments (split_copy.Tensor_out writes a Tensor[]): ExecuTorch's emitter still
         # passes the out value as the call's return, so programs carry one more value, of the out's code.
-        outs = [c for c, a in zip(codes, decl.schema.arguments.flat_all)
-                if a.annotation is not None and a.annotation.is_write]
+        # Only out= arguments: a mutated `self` (et_copy_index) is not a result, and ExecuTorch passes no return.
+        out_names = {a.name for a in decl.schema.arguments.out}
+        outs = [c for c, a in zip(codes, decl.schema.arguments.flat_all) if a.name in out_names]
         if len(outs) == 1:
             codes.append(outs[0])
     return "".join(codes), exprs

@@ -163,6 +163,8 @@ def problems(graphs: Mapping[str, MethodGraph], target: Optional[KernelTarget] =
 
     for method, graph in graphs.items():
         for i, call in enumerate(graph.calls):
+            if call.op is None:
+                continue  # a control-flow Label or Jump: no kernel
             op = _op_key(call)
             where = call.source or f"method '{method}' instruction {i}"
             if op not in have.library_masks:

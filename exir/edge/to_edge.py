@@ -63,6 +63,9 @@ def _non_core_ops(gm: torch.fx.GraphModule, allowed: Sequence[str]) -> Set[torch
     allowed = set(allowed)
     found = set()
     for node in gm.graph.nodes:
+        if node.op == "get_attr" and isinstance(getattr(gm, node.target, None), torch.fx.GraphModule):
+            found |= _non_core_ops(getattr(gm, node.target), allowed)  # a branch or loop body
+            continue
         op = node.target
         if (node.op == "call_function" and isinstance(op, torch._ops.OpOverload) and op.namespace == "aten"
                 and torch.Tag.core not in op.tags and op.name() not in allowed and str(op) not in allowed):

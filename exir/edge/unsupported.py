@@ -4,7 +4,7 @@ they fail deep inside decomposition, lowering or emission with an error about so
 - sparse (or other non-strided) tensors: PyTorch's decompositions fail on them with an unrelated type error;
 - complex and quantized-tensor dtypes: no .pte ScalarType or kernel computes them;
 - data-dependent shapes (nonzero, masked indexing, unique...): memory is planned before any data exists;
-- higher-order ops (torch.cond, while_loop, map, ...): not lowered to the program's instruction chain yet.
+- higher-order ops other than the control flow Ember lowers (torch.cond, map, scan, while_loop).
 """
 from __future__ import annotations
 
@@ -99,13 +99,22 @@ def check_layouts(gm: torch.fx.GraphModule, method: str) -> None:
 
 def check_supported(gm: torch.fx.GraphModule, method: str) -> None:
     """After decompositions: dtypes, data-dependent shapes and higher-order ops."""
-    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
     problems = _Problems()
+    _check_graph(gm, problems)
+    _raise(method, problems.lines)
+
+
+def _check_graph(gm: torch.fx.GraphModule, problems: _Problems) -> None:
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+    from exir.lowering.control_flow import CONTROL_FLOW
     for node in gm.graph.nodes:
+        if node.op == "get_attr" and isinstance(getattr(gm, node.target, None), torch.fx.GraphModule):
+            _check_graph(getattr(gm, node.target), problems)  # a branch or loop body
+            continue
         if node.op == "call_function" and isinstance(node.target, torch._ops.HigherOrderOperator):
-            problems.add("hop", node, f"  {_what(node)}{_at(node)}: control flow and other higher-order ops "
-                         f"(torch.cond, torch.while_loop, map) are not lowered by Ember's exporter yet; compute "
-                         f"both branches and select with torch.where, or unroll the loop")
+            if node.target not in CONTROL_FLOW:
+                problems.add("hop", node, f"  {_what(node)}{_at(node)}: a higher-order op Ember does not lower "
+                             f"(it lowers torch.cond, map, scan and while_loop)")
             continue
         for t in _tensors(node.meta.get("val")):
             dtype = _dtype_problem(t.dtype)
@@ -119,7 +128,6 @@ def check_supported(gm: torch.fx.GraphModule, method: str) -> None:
                              f"Ember plans every tensor's bytes before any data exists; use a fixed-size "
                              f"formulation (a mask with torch.where instead of indexing by it, a padded result)")
                 break
-    _raise(method, problems.lines)
 
 
 def _raise(method: str, problems: List[str]) -> None:

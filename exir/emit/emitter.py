@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from exir.lowering.alias import root_of
-from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
+from exir.lowering.ir import Call, Jump, Label, MethodGraph, Role, TensorValue
 from exir.lowering.symbolic import SymValue
 from schema import program as S
 from schema.scalar_types import NotInFormat, pte_scalar_type
@@ -111,7 +111,11 @@ class _Values:
     def sym(self, v: SymValue) -> int:
         """A run-time integer: its own Int value (never shared: a prim op writes it), holding the bound."""
         if id(v) not in self._sym_ids:
-            self._sym_ids[id(v)] = self._add(S.Int(int_val=int(v.bound)))
+            if v.kind == "bool":
+                self._sym_ids[id(v)] = self._add(S.Bool(bool_val=False))
+            else:
+                first = v.bound if v.initial is None else v.initial
+                self._sym_ids[id(v)] = self._add(S.Int(int_val=int(first)))
         return self._sym_ids[id(v)]
 
     def _scalar(self, key: Tuple, make) -> int:
@@ -220,7 +224,35 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
     operators: List[S.Operator] = []
     op_index: Dict[Tuple[str, str], int] = {}
     instructions: List[S.Instruction] = []
-    for i, call in enumerate(graph.calls):
+    # Control flow: a Label is the index of the next instruction; a Jump is ExecuTorch's JumpFalseCall.
+    position: Dict[int, int] = {}
+    count = 0
+    for call in graph.calls:
+        if isinstance(call, Label):
+            position[id(call)] = count
+        else:
+            count += 1
+    emitted: List[Call] = []
+    for call in graph.calls:
+        if isinstance(call, Label):
+            continue
+        i = len(instructions)
+        emitted.append(call)
+        if isinstance(call, Jump):
+            if id(call.target) not in position:
+                raise EmitError(f"method '{graph.name}' instruction {i}: a jump to a label not in the method")
+            cond = call.cond
+            if isinstance(cond, bool):
+                cond_idx = vals.bool_(cond)
+            elif isinstance(cond, SymValue):
+                cond_idx = vals.sym(cond)
+            elif isinstance(cond, TensorValue):
+                cond_idx = vals.tensor(cond)
+            else:
+                raise EmitError(f"method '{graph.name}' instruction {i}: cannot branch on {cond!r}")
+            instructions.append(S.Instruction(instr_args=S.JumpFalseCall(
+                cond_value_index=cond_idx, destination_instruction=position[id(call.target)])))
+            continue
         key = _operator_key(call)
         if key not in op_index:
             op_index[key] = len(operators)
@@ -257,5 +289,5 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
         container_meta_type=S.ContainerMetadata(encoded_inp_str=graph.in_spec, encoded_out_str=graph.out_spec),
         values=vals.values, inputs=inputs, outputs=outputs,
         chains=[S.Chain(inputs=[], outputs=[], instructions=instructions,
-                        stacktrace=[frame_of(c.source) for c in graph.calls] if stacktrace else None)],
+                        stacktrace=[frame_of(c.source) for c in emitted] if stacktrace else None)],
         operators=operators, delegates=[], non_const_buffer_sizes=sizes)

@@ -52,6 +52,8 @@ def _alias_offset(call: Call) -> Optional[int]:
         return None
     if not (_contiguous(src) and _contiguous(out)):
         return None
+    if not all(isinstance(a, (int, type(None))) or a is src or a is out for a in call.args):
+        return None  # an index or size known only at run time (a loop counter, a symbolic size)
     if src.dynamic or out.dynamic:
         return None  # an alias keeps the sizes it was emitted with; a bounded tensor's change at run time
     if call.op in _RESHAPES:
@@ -86,8 +88,11 @@ def alias_views(graph: MethodGraph) -> int:
     """Turns byte-preserving copies into aliases in place. Returns how many calls were removed."""
     kept: List[Call] = []
     removed = 0
+    # Copies into control-flow bindings (exir.lowering.control_flow) stay copies, and so do the tensors they
+    # read: two carries that are views of each other's storage would swap wrongly.
+    moved = {id(t) for c in graph.calls if c.pinned for t in c.input_tensors()}
     for call in graph.calls:
-        offset = _alias_offset(call)
+        offset = None if call.pinned or any(id(o) in moved for o in call.outs) else _alias_offset(call)
         if offset is not None:
             base, _ = root_of(call.args[0])
             if base.role not in (Role.BUFFER, Role.CONSTANT):

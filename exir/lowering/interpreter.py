@@ -91,6 +91,9 @@ class Interpreter:
         for spec, x in zip(g.inputs, inputs):
             self.arena.tensor(spec).copy_(x)
         for i, call in enumerate(g.calls):
+            if call.op is None:
+                raise NotImplementedError(f"method '{g.name}' has control flow ({call.op_name}); the reference "
+                                          f"interpreter runs straight-line methods only")
             args, kwargs = [], {}
             for a, v in zip(call.op._schema.arguments, call.args):
                 value = _materialize(self.arena, v)

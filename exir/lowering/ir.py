@@ -73,6 +73,9 @@ class Call:
     source: str = ""
     # A prim op's integer result (exir.lowering.symbolic.SymValue): the call's return value.
     result: Any = None
+    # A copy into a control-flow binding (a cond's output, a loop's carry), which other calls write too: never
+    # turned into an alias or fused away.
+    pinned: bool = False
 
     @property
     def op_name(self) -> str:
@@ -95,6 +98,40 @@ class Call:
         return found
 
 
+class Label(Call):
+    """A position in the call list that a Jump goes to; emits no instruction."""
+
+    def __init__(self, name: str):
+        super().__init__(op=None, args=[], outs=[], source="")
+        self.name = name
+
+    @property
+    def op_name(self) -> str:
+        return f"label {self.name}"
+
+
+class Jump(Call):
+    """Goes to `target` when `cond` is false, else on (ExecuTorch's JumpFalseCall). `cond`: a one-element Bool
+    tensor, a run-time Bool (a SymValue), or the constant False for a jump that is always taken."""
+
+    def __init__(self, cond: Any, target: Label, source: str = ""):
+        super().__init__(op=None, args=[cond], outs=[], source=source)
+        self.target = target
+
+    @property
+    def cond(self) -> Any:
+        return self.args[0]
+
+    @property
+    def op_name(self) -> str:
+        return f"jump_false to {self.target.name}"
+
+
+def is_instruction(c: Call) -> bool:
+    """A kernel call (not a Label or Jump): what passes that rewrite kernel calls look at."""
+    return c.op is not None
+
+
 @dataclasses.dataclass
 class MethodGraph:
     name: str
@@ -106,6 +143,9 @@ class MethodGraph:
     # Pytree specs of the method's inputs and outputs (torch.utils._pytree serialized), kept for compatibility.
     in_spec: str = ""
     out_spec: str = ""
+    # Loops (map, scan, while_loop) as (first, last) Labels: a tensor live across a loop's back edge must stay
+    # live for the whole loop (exir.lowering.lifetimes).
+    loops: List[Tuple[Label, Label]] = dataclasses.field(default_factory=list)
 
     def tensors(self) -> List[TensorValue]:
         """Every distinct tensor the method touches, in first-seen order."""

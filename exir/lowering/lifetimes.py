@@ -47,7 +47,24 @@ def lifetimes(graph: MethodGraph) -> List[Lifetime]:
             touch(o, end)
     for b in graph.buffers:
         touch(b, end)
+    _cover_loops(graph, spans.values())
     return sorted(spans.values(), key=lambda lt: (lt.first, lt.root.name))
+
+
+def _cover_loops(graph: MethodGraph, spans) -> None:
+    """A tensor live both inside a loop and outside it (read by every iteration, a carry, a stacked result) must
+    keep its bytes for the whole loop: the schedule is a line, but the loop runs its stretch again and again.
+    Tensors that live and die within one iteration keep their spans. Inner loops come first in graph.loops."""
+    if not graph.loops:
+        return
+    index = {id(c): i for i, c in enumerate(graph.calls)}
+    regions = [(index[id(a)], index[id(b)]) for a, b in graph.loops]
+    for _ in range(2):  # an extension for an outer loop can reach across an inner one
+        for s, e in regions:
+            for lt in spans:
+                inside = s < lt.first and lt.last < e  # the labels themselves touch no tensor
+                if not inside and lt.first <= e and lt.last >= s:
+                    lt.first, lt.last = min(lt.first, s), max(lt.last, e)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,6 +6,7 @@ ExecuTorch encodes them too, so both runtimes agree on the program's meaning.
 """
 from __future__ import annotations
 
+import dataclasses
 import operator
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -15,6 +16,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from exir.lowering import fold
 from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
 from exir.lowering.out_variants import OutVariantError, out_arguments, out_variant
+from exir.lowering.control_flow import CONTROL_FLOW, lower_control_flow
 from exir.lowering.symbolic import NEG, PRIM_OPS, Bounds, DynamicShapeError, SymValue, is_symbolic
 
 
@@ -226,14 +228,19 @@ def _lower_sym_node(node: torch.fx.Node, env: Dict[str, Any], calls: List[Call],
     """A node computing an integer from sizes: a prim op call writing a SymValue (or the int, when export
     specialized it)."""
     val = node.meta.get("val")
+    if isinstance(val, (bool, torch.SymBool)) and not is_symbolic(val):
+        return bool(val)
     if isinstance(val, (int, torch.SymInt)) and not is_symbolic(val):
         return int(val)
     args = [_map_arg(env, a) for a in node.args]
     target = node.target
-    try:
-        result = SymValue(node.name, bounds.upper(val, f"the integer '{node.name}'"))
-    except DynamicShapeError as e:
-        raise LoweringError(f"{e} {source_of(node)}") from None
+    if isinstance(val, torch.SymBool):
+        result = SymValue(node.name, 1, kind="bool")
+    else:
+        try:
+            result = SymValue(node.name, bounds.upper(val, f"the integer '{node.name}'"))
+        except DynamicShapeError as e:
+            raise LoweringError(f"{e} {source_of(node)}") from None
     if target in (torch.ops.aten.sym_size.int, torch.ops.aten.sym_numel.default):
         op = target
     elif target in PRIM_OPS:
@@ -249,6 +256,80 @@ def _lower_sym_node(node: torch.fx.Node, env: Dict[str, Any], calls: List[Call],
                             f"got {len(args)}. {source_of(node)}")
     calls.append(Call(op=op, args=args, outs=[], source=source_of(node), result=result))
     return result
+
+
+@dataclasses.dataclass
+class LowerContext:
+    """What lowering a graph (a method's, or a branch's or loop body's) appends to and reads."""
+    calls: List[Any]
+    bounds: Bounds
+    fold_constants: bool = True
+    fold_free_bytes: int = fold.DEFAULT_FOLD_FREE_BYTES
+    fold_growth: float = fold.DEFAULT_FOLD_GROWTH
+    loops: List[Any] = dataclasses.field(default_factory=list)
+
+
+def lower_nodes(ctx: LowerContext, gm: torch.fx.GraphModule, env: Dict[str, Any]) -> None:
+    """Appends the calls of gm's nodes, in order, to ctx.calls; env maps node names to values (the placeholders
+    must be there already) and receives every node's value."""
+    for node in gm.graph.nodes:
+        if node.op == "get_attr":
+            env[node.name] = getattr(gm, node.target)  # a branch or loop body (a GraphModule)
+            continue
+        if node.op != "call_function":
+            continue
+        if node.target is operator.getitem:
+            src, idx = node.args
+            env[node.name] = env[src.name][idx]
+            continue
+        if isinstance(node.meta.get("val"), (torch.SymInt, torch.SymBool)) or node.target in PRIM_OPS:
+            env[node.name] = _lower_sym_node(node, env, ctx.calls, ctx.bounds)
+            continue
+        if node.target in CONTROL_FLOW:
+            env[node.name] = lower_control_flow(ctx, node, [_map_arg(env, a) for a in node.args])
+            continue
+        op = node.target
+        if not isinstance(op, torch._ops.OpOverload):
+            raise LoweringError(f"node '{node.name}' calls {getattr(op, '__name__', op)}, which Ember cannot "
+                                f"lower (control flow and Python callables are not supported yet). "
+                                f"{source_of(node)}")
+        args = [_map_arg(env, a) for a in node.args]
+        kwargs = {k: _map_arg(env, v) for k, v in node.kwargs.items()}
+        op, args = _scalars_to_tensors(node, op, args, kwargs)
+        val = node.meta.get("val")
+        metas = [v for v in (val if isinstance(val, (tuple, list)) else [val]) if isinstance(v, torch.Tensor)]
+        symbolic = any(is_symbolic(d) for v in metas for d in v.shape)
+        out_nbytes = 0 if symbolic else sum(v.numel() * v.element_size() for v in metas)
+        if ctx.fold_constants and not symbolic:
+            folded = fold.try_fold(op, args, kwargs, out_nbytes, free_bytes=ctx.fold_free_bytes, growth=ctx.fold_growth)
+            if folded is not None:
+                env[node.name] = _fold_result_to_values(node, folded)
+                continue
+        try:
+            out_op = out_variant(op)
+        except OutVariantError as e:
+            raise LoweringError(f"{e} (node '{node.name}', {source_of(node) or 'no source line'})") from None
+        outs = _out_values(node, materializes_view=out_op._schema.name != op._schema.name, bounds=ctx.bounds)
+        _layouts_from_inputs(op, args, kwargs, outs)
+        if not _outs_match(out_op, outs):
+            raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
+                                f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})")
+        ctx.calls.append(Call(op=out_op, args=_schema_args(node, op, out_op, args, kwargs, outs), outs=outs,
+                          source=source_of(node)))
+        env[node.name] = outs[0] if len(outs) == 1 and not isinstance(val, (tuple, list)) else outs
+
+
+
+def lower_subgraph(ctx: LowerContext, gm: torch.fx.GraphModule, operands: List[Any]) -> List[Any]:
+    """Lowers a branch or loop body inline with its placeholders bound to `operands`; returns its outputs."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(operands):
+        raise LoweringError(f"a subgraph takes {len(placeholders)} operands, given {len(operands)}")
+    env: Dict[str, Any] = {n.name: v for n, v in zip(placeholders, operands)}
+    lower_nodes(ctx, gm, env)
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    result = output.args[0]
+    return [_map_arg(env, a) for a in (result if isinstance(result, (list, tuple)) else [result])]
 
 
 def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants: bool = True,
@@ -285,45 +366,9 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
         else:
             raise LoweringError(f"input '{node.name}' of kind {kind.name} is not supported by Ember yet")
 
-    for node in ep.graph.nodes:
-        if node.op != "call_function":
-            continue
-        if node.target is operator.getitem:
-            src, idx = node.args
-            env[node.name] = env[src.name][idx]
-            continue
-        if isinstance(node.meta.get("val"), torch.SymInt) or node.target in PRIM_OPS:
-            env[node.name] = _lower_sym_node(node, env, calls, bounds)
-            continue
-        op = node.target
-        if not isinstance(op, torch._ops.OpOverload):
-            raise LoweringError(f"node '{node.name}' calls {getattr(op, '__name__', op)}, which Ember cannot "
-                                f"lower (control flow and Python callables are not supported yet). "
-                                f"{source_of(node)}")
-        args = [_map_arg(env, a) for a in node.args]
-        kwargs = {k: _map_arg(env, v) for k, v in node.kwargs.items()}
-        op, args = _scalars_to_tensors(node, op, args, kwargs)
-        val = node.meta.get("val")
-        metas = [v for v in (val if isinstance(val, (tuple, list)) else [val]) if isinstance(v, torch.Tensor)]
-        symbolic = any(is_symbolic(d) for v in metas for d in v.shape)
-        out_nbytes = 0 if symbolic else sum(v.numel() * v.element_size() for v in metas)
-        if fold_constants and not symbolic:
-            folded = fold.try_fold(op, args, kwargs, out_nbytes, free_bytes=fold_free_bytes, growth=fold_growth)
-            if folded is not None:
-                env[node.name] = _fold_result_to_values(node, folded)
-                continue
-        try:
-            out_op = out_variant(op)
-        except OutVariantError as e:
-            raise LoweringError(f"{e} (node '{node.name}', {source_of(node) or 'no source line'})") from None
-        outs = _out_values(node, materializes_view=out_op._schema.name != op._schema.name, bounds=bounds)
-        _layouts_from_inputs(op, args, kwargs, outs)
-        if not _outs_match(out_op, outs):
-            raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
-                                f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})")
-        calls.append(Call(op=out_op, args=_schema_args(node, op, out_op, args, kwargs, outs), outs=outs,
-                          source=source_of(node)))
-        env[node.name] = outs[0] if len(outs) == 1 and not isinstance(val, (tuple, list)) else outs
+    ctx = LowerContext(calls=calls, bounds=bounds, fold_constants=fold_constants, fold_free_bytes=fold_free_bytes,
+                       fold_growth=fold_growth)
+    lower_nodes(ctx, ep.graph_module, env)
 
     output_node = next(n for n in ep.graph.nodes if n.op == "output")
     results = [_map_arg(env, a) for a in output_node.args[0]]
@@ -350,4 +395,4 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
     except Exception:  # the spec is informational; a program without it is still complete
         pass
     return MethodGraph(name=name, inputs=inputs, outputs=outputs, calls=calls, buffers=list(buffers.values()),
-                       in_spec=in_spec, out_spec=out_spec)
+                       in_spec=in_spec, out_spec=out_spec, loops=ctx.loops)

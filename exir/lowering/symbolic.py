@@ -29,9 +29,13 @@ class SymValue:
 
     name: str
     bound: int
+    # "int", or "bool" for a run-time predicate (a prim comparison's result).
+    kind: str = "int"
+    # What the program stores before the first execution, when not the bound (a loop counter starts at 0).
+    initial: Optional[int] = None
 
     def __repr__(self) -> str:
-        return f"%{self.name}:SymInt<={self.bound}"
+        return f"%{self.name}:SymBool" if self.kind == "bool" else f"%{self.name}:SymInt<={self.bound}"
 
 
 class PrimOverload:
@@ -53,6 +57,10 @@ class PrimOverload:
 def _prim(name: str, ret: str = "Scalar") -> PrimOverload:
     return PrimOverload(f"executorch_prim::{name}.Scalar(Scalar a, Scalar b) -> {ret}")
 
+
+# Writes src into self[index] along dim 0, growing self's dim 0 to index + 1: how ExecuTorch's map and scan
+# stack each iteration's result.
+COPY_INDEX = PrimOverload("executorch_prim::et_copy_index.tensor(Tensor(a!) self, Tensor src, SymInt index) -> ()")
 
 # Python's operators on SymInts, as export records them, and the prim op each becomes.
 PRIM_OPS: Dict[object, PrimOverload] = {
@@ -104,7 +112,7 @@ def _finite_int(bound) -> Optional[int]:
 
 
 def is_symbolic(value) -> bool:
-    return isinstance(value, torch.SymInt) and not isinstance(_maybe_int(value), int)
+    return isinstance(value, (torch.SymInt, torch.SymBool)) and not isinstance(_maybe_int(value), int)
 
 
 def _maybe_int(value) -> Optional[int]:

@@ -23,6 +23,8 @@ void gt_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& res
 void lt_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result);
 void ge_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result);
 void le_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result);
+// self[index] = src along dim 0, growing a bounded self's dim 0 to index + 1 (map and scan stack their results).
+void et_copy_index(KernelContext& ctx, Tensor& self, const Tensor& src, int64_t index);
 
 }  // namespace prim
 }  // namespace ember

@@ -2,6 +2,7 @@
 // negative infinity), anything with a float is a float, true division is always a float.
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernels/prim_ops/kernels.h"
 
@@ -104,6 +105,35 @@ void ge_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result)
 }
 void le_scalar(KernelContext&, const Scalar& a, const Scalar& b, EValue& result) {
   compare(a, b, result, [](auto x, auto y) { return x <= y; });
+}
+
+void et_copy_index(KernelContext& ctx, Tensor& self, const Tensor& src, int64_t index) {
+  const char* name = "executorch_prim::et_copy_index.tensor";
+  EMBER_KERNEL_CHECK(ctx, self.dim() == src.dim() + 1 && self.scalar_type() == src.scalar_type(), InvalidArgument,
+                     "%s: self (%d-d %s) must have one more dimension than src (%d-d %s) and its dtype", name,
+                     static_cast<int>(self.dim()), scalar_type_name(self.scalar_type()), static_cast<int>(src.dim()),
+                     scalar_type_name(src.scalar_type()));
+  EMBER_KERNEL_CHECK(ctx, self.is_contiguous() && src.is_contiguous(), NotSupported, "%s: tensors must be contiguous",
+                     name);
+  EMBER_KERNEL_CHECK(ctx, index >= 0 && index < INT32_MAX, InvalidArgument, "%s: index %lld", name,
+                     static_cast<long long>(index));
+  int32_t sizes[kMaxTensorDim];
+  sizes[0] = static_cast<int32_t>(index + 1);
+  for (int32_t d = 0; d < src.dim(); ++d) sizes[d + 1] = src.size(d);
+  if (self.impl()->shape_dynamism() == ShapeDynamism::Static) {
+    // A static self was planned with every row: it keeps its shape, and the row must exist.
+    bool fits = index < self.size(0);
+    for (int32_t d = 0; fits && d < src.dim(); ++d) fits = self.size(d + 1) == src.size(d);
+    EMBER_KERNEL_CHECK(ctx, fits, InvalidArgument, "%s: row %lld of src's shape does not fit self", name,
+                       static_cast<long long>(index));
+  } else {
+    // Growing dim 0 keeps the rows already written where they are (contiguous, dim 0 outermost).
+    EMBER_KERNEL_CHECK(ctx, self.impl()->resize(ArrayRef<int32_t>(sizes, static_cast<size_t>(self.dim()))) == Error::Ok,
+                       InvalidArgument, "%s: %lld rows of src's shape exceed self's planned capacity", name,
+                       static_cast<long long>(index + 1));
+  }
+  const size_t row = src.nbytes();
+  memcpy(static_cast<uint8_t*>(self.mutable_data_ptr()) + static_cast<size_t>(index) * row, src.const_data_ptr(), row);
 }
 
 }  // namespace prim

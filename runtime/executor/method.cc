@@ -193,6 +193,7 @@ class MethodLoader {
     m.num_values_ = layout.values;
     m.instructions_ = s_.instructions;
     m.num_instructions_ = layout.instructions;
+    m.loops_ = loops_;
     m.scratch_ = scratch_;
     return m;
   }
@@ -409,10 +410,15 @@ class MethodLoader {
         case InstructionArguments::JumpFalseCall: {
           const auto* jf = ins->instr_args_as_JumpFalseCall();
           const int32_t dest = jf->destination_instruction();
-          // Forward jumps only: every program then ends, which a microcontroller without a watchdog relies on.
-          EMBER_CHECK_OR_RETURN_ERROR(dest > static_cast<int32_t>(pc), NotSupported,
-                                      "method '%s' instruction %zu: jump to %d; only forward jumps are supported",
-                                      method_, pc, static_cast<int>(dest));
+          // A backward jump is a loop (map, scan, while_loop): the method may then not end by itself, so execute
+          // counts instructions against the caller's limit (Method::set_instruction_limit).
+          if (dest <= static_cast<int32_t>(pc)) loops_ = true;
+          const EValue& cond = s_.values[jf->cond_value_index()];
+          EMBER_CHECK_OR_RETURN_ERROR(!cond.is_tensor() || cond.as_tensor().scalar_type() == ScalarType::Bool,
+                                      InvalidProgram, "method '%s' instruction %zu: the jump's predicate (value %d) is "
+                                      "a %s tensor; it must be Bool", method_, pc,
+                                      static_cast<int>(jf->cond_value_index()),
+                                      scalar_type_name(cond.as_tensor().scalar_type()));
           out.jump = Method::Instruction::Jump{static_cast<uint32_t>(jf->cond_value_index()),
                                                static_cast<uint32_t>(dest)};
           break;
@@ -461,6 +467,7 @@ class MethodLoader {
   const fb::ExecutionPlan* plan_;
   MemoryManager* memory_;
   const char* method_;
+  bool loops_ = false;  // a backward jump seen: the method may loop
   MethodStorage s_{};
   Span<uint8_t> scratch_;
 };
@@ -555,7 +562,15 @@ Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, 
 
 Error Method::execute() {
   size_t pc = 0;
+  uint64_t steps = 0;
   while (pc < num_instructions_) {
+    // Only a method with a backward jump can run for ever; a straight one ends after num_instructions_ steps.
+    if (loops_ && instruction_limit_ != 0 && ++steps > instruction_limit_) {
+      EMBER_LOG(ERROR, "method '%s': stopped at instruction %zu after %llu instructions, the limit set with "
+                "set_instruction_limit (a loop that does not end?)", name(), pc,
+                static_cast<unsigned long long>(instruction_limit_));
+      return Error::OutOfResources;
+    }
     const Instruction& ins = instructions_[pc];
     switch (static_cast<InstructionArguments>(ins.kind)) {
       case InstructionArguments::KernelCall: {
@@ -575,9 +590,23 @@ Error Method::execute() {
         values_[ins.move.to] = values_[ins.move.from];
         ++pc;
         break;
-      case InstructionArguments::JumpFalseCall:
-        pc = values_[ins.jump.cond].as_bool() ? pc + 1 : ins.jump.destination;
+      case InstructionArguments::JumpFalseCall: {
+        const EValue& cond = values_[ins.jump.cond];
+        bool taken = false;
+        if (cond.is_tensor()) {
+          // torch.cond's predicate: one Bool element (its dtype was checked at load).
+          const Tensor& t = cond.as_tensor();
+          EMBER_CHECK_OR_RETURN_ERROR(t.numel() == 1, InvalidArgument,
+                                      "method '%s' instruction %zu: the predicate (value %u) has %lld elements; a "
+                                      "branch needs exactly one", name(), pc, ins.jump.cond,
+                                      static_cast<long long>(t.numel()));
+          taken = !t.const_data_ptr<bool>()[0];
+        } else {
+          taken = !cond.as_bool();
+        }
+        pc = taken ? ins.jump.destination : pc + 1;
         break;
+      }
       case InstructionArguments::FreeCall:
         // Every tensor's bytes are planned, and the plan already reuses them after a tensor's last use; there is
         // nothing to free. (Dropping the pointer, as this once did, let a later kernel read a null one.)

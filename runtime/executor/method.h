@@ -46,6 +46,12 @@ class Method {
   // instruction index and operator.
   Error execute();
 
+  // Whether the program jumps backward (a map, scan or while_loop): only then can execute() run for ever.
+  bool has_loops() const { return loops_; }
+  // At most `n` instructions per execute() in a method with loops (0, the default: no limit). Past it, execute
+  // returns OutOfResources, naming the instruction: a device's bound on a loop that would not end.
+  void set_instruction_limit(uint64_t n) { instruction_limit_ = n; }
+
   // One resolved instruction; `kind` (an ember_pte::InstructionArguments) says which member is live.
   struct Instruction {
     struct Kernel {
@@ -84,6 +90,8 @@ class Method {
   size_t num_values_ = 0;
   Instruction* instructions_ = nullptr;
   size_t num_instructions_ = 0;
+  bool loops_ = false;
+  uint64_t instruction_limit_ = 0;
   Span<uint8_t> scratch_;  // every kernel's scratch (one call at a time)
 };
 

@@ -277,9 +277,13 @@ class PlanVerifier {
         }
         case InstructionArguments::JumpFalseCall: {
           const auto* jf = ins->instr_args_as_JumpFalseCall();
-          EMBER_CHECK_OR_RETURN_ERROR(names(jf->cond_value_index(), KernelTypes::Bool), InvalidProgram,
-                                      "method '%s' chain %zu instruction %zu: jump condition %d is not a Bool value",
-                                      method_, c, pc, static_cast<int>(jf->cond_value_index()));
+          // A Bool, or a tensor (torch.cond's predicate is a one-element Bool tensor; its dtype is checked when
+          // the method loads, its size when the jump runs).
+          EMBER_CHECK_OR_RETURN_ERROR(names(jf->cond_value_index(), KernelTypes::Bool) ||
+                                          names(jf->cond_value_index(), KernelTypes::Tensor),
+                                      InvalidProgram,
+                                      "method '%s' chain %zu instruction %zu: jump condition %d is neither a Bool "
+                                      "nor a tensor", method_, c, pc, static_cast<int>(jf->cond_value_index()));
           EMBER_CHECK_OR_RETURN_ERROR(jf->destination_instruction() >= 0 &&
                                           static_cast<size_t>(jf->destination_instruction()) <= n,
                                       InvalidProgram, "method '%s' chain %zu instruction %zu: jump to %d, outside the "
