@@ -1,7 +1,8 @@
 """Runs inside the ExecuTorch venv (tools/setup_executorch_venv.sh): ExecuTorch's side of Ember's
 compatibility and planner comparisons. It never imports Ember's runtime, only the zoo and Ember's .pte files.
 
-  export  --out DIR [--models a,b]   ExecuTorch exports each zoo model (portable ops); writes DIR/<model>.pte,
+  export  --out DIR [--models a,b] [--zoo models|control_flow]
+                                     ExecuTorch exports each zoo model (portable ops); writes DIR/<model>.pte,
                                      DIR/<model>.inputs.pt / .outputs.pt, and prints JSON:
                                      {model: {"planned": [bytes per pool], "instructions": n}}
   run     FILE.pte INPUTS.pt         loads a .pte (e.g. Ember's) in ExecuTorch's runtime, runs 'forward' (or
@@ -22,14 +23,18 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _export(out_dir: str, models):
+def _export(out_dir: str, models, zoo: str = "models"):
+    import importlib
+
     from executorch.exir import to_edge
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from examples.models import ZOO, export_methods
+    registry = importlib.import_module(f"examples.{zoo}")
+    export_methods = registry.export_methods
+    everything = list(getattr(registry, "ZOO", None) or registry.MODELS)
     os.makedirs(out_dir, exist_ok=True)
     report = {}
-    for name in models or list(ZOO):
+    for name in models or everything:
         programs, inputs, module = export_methods(name)
         prog = to_edge(programs).to_executorch()
         path = os.path.join(out_dir, f"{name}.pte")
@@ -84,6 +89,8 @@ def main():
     e = sub.add_parser("export")
     e.add_argument("--out", required=True)
     e.add_argument("--models", default="")
+    e.add_argument("--zoo", default="models", choices=["models", "control_flow"],
+                   help="examples.models (the zoo) or examples.control_flow (cond, map, scan)")
     r = sub.add_parser("run")
     r.add_argument("pte")
     r.add_argument("inputs")
@@ -93,7 +100,7 @@ def main():
     b.add_argument("dir")
     a = ap.parse_args()
     if a.cmd == "export":
-        _export(a.out, [m for m in a.models.split(",") if m])
+        _export(a.out, [m for m in a.models.split(",") if m], a.zoo)
     elif a.cmd == "run-batch":
         _run_batch(a.dir)
     else:

@@ -61,6 +61,10 @@ py::dict tensor_info(const TensorInfo& t) {
 
 class LoadedMethod {
  public:
+  // A method with loops may not end by itself: at most n instructions per run (0: no limit).
+  void set_instruction_limit(uint64_t n) { method_->set_instruction_limit(n); }
+  bool has_loops() const { return method_->has_loops(); }
+
   LoadedMethod(const Program& program, const std::string& name) {
     Result<MethodMeta> meta = program.method_meta(name.c_str());
     if (!meta.ok()) raise(("method '" + name + "'").c_str(), meta.error());
@@ -232,6 +236,8 @@ PYBIND11_MODULE(_ember_runtime, m) {
   m.doc() = "Ember runtime: load .pte programs and run their methods (see ember.runtime).";
   py::class_<LoadedMethod>(m, "Method")
       .def("run", &LoadedMethod::run)
+      .def("set_instruction_limit", &LoadedMethod::set_instruction_limit, py::arg("n"))
+      .def("has_loops", &LoadedMethod::has_loops)
       .def_property_readonly("method_allocator_used", &LoadedMethod::method_allocator_used);
   py::class_<LoadedProgram>(m, "Program")
       .def(py::init<const std::string&>(), py::arg("data"))

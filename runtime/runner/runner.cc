@@ -1,6 +1,8 @@
 // ember runner: loads a .pte, fills its inputs, runs a method N times, prints outputs, memory and time.
 //
 //   runner MODEL.pte [--method NAME] [--input SPEC]... [--runs N] [--warmup N] [--output-dir DIR] [--print N]
+//          [--instruction-limit N]  (a method with loops stops with exit 5 after N instructions a run; default
+//                                    100M, 0 for none)
 //   SPEC: zeros | ones | random[:SEED] | PATH (raw little-endian bytes of the whole input tensor), optionally
 //         followed by @[d0,d1,...]: the shape of a bounded dynamic input for this run (random:1@[1,37])
 //
@@ -39,12 +41,14 @@ struct Options {
   int warmup = 0;
   int print = 8;
   const char* output_dir = nullptr;
+  // Instructions per run in a method with loops; past it the run fails instead of hanging.
+  long long instruction_limit = 100000000;
 };
 
 int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... [--runs N]\n"
-          "       [--warmup N] [--output-dir DIR] [--print N]\n",
+          "       [--warmup N] [--output-dir DIR] [--print N] [--instruction-limit N]\n",
           argv0);
   return 2;
 }
@@ -191,6 +195,10 @@ int main(int argc, char** argv) {
       ok = parse_int(argv[++i], 0, 1000000000, &o.warmup);
     } else if (strcmp(a, "--print") == 0 && has_value) {
       ok = parse_int(argv[++i], 0, 1 << 30, &o.print);
+    } else if (strcmp(a, "--instruction-limit") == 0 && has_value) {
+      char* end = nullptr;
+      o.instruction_limit = strtoll(argv[++i], &end, 10);
+      ok = end != argv[i] && *end == '\0' && o.instruction_limit >= 0;
     } else if (strcmp(a, "--output-dir") == 0 && has_value) {
       o.output_dir = argv[++i];
     } else if (a[0] == '-' || o.model != nullptr) {
@@ -268,6 +276,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "runner: method '%s' did not load: %s\n", o.method, error_name(method.error()));
     return 3;
   }
+  method->set_instruction_limit(static_cast<uint64_t>(o.instruction_limit));
   if (static_cast<size_t>(o.num_inputs) > method->num_inputs()) {
     fprintf(stderr, "runner: method '%s' takes %zu inputs; %d --input flags given\n", o.method,
             method->num_inputs(), o.num_inputs);

@@ -67,10 +67,14 @@ class Program:
     def method_meta(self, method: str = "forward") -> dict:
         return self._program.method_meta(method)
 
-    def run(self, method: str, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
-        """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors."""
+    def run(self, method: str, inputs: Sequence[torch.Tensor], instruction_limit: int = 0) -> List[torch.Tensor]:
+        """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors.
+
+        `instruction_limit`: in a method with loops (map, scan, while_loop), at most this many instructions per
+        run, after which the run fails (OutOfResources) instead of looping for ever; 0 means no limit."""
         if method not in self._methods:
             self._methods[method] = self._program.load_method(method)
+        self._methods[method].set_instruction_limit(int(instruction_limit))
         if not isinstance(inputs, (list, tuple)):
             raise TypeError(f"inputs of '{method}' must be a list or tuple of tensors, got a {type(inputs).__name__}")
         packed = []
