@@ -43,6 +43,13 @@ def _block_offset(src: TensorValue, dim: int, start: int) -> Optional[int]:
     return start * inner * _elem_size(src)
 
 
+def _run_time(a) -> bool:
+    from exir.lowering.symbolic import SymValue
+    if isinstance(a, (list, tuple)):
+        return any(_run_time(x) for x in a)
+    return isinstance(a, SymValue)
+
+
 def _alias_offset(call: Call) -> Optional[int]:
     """If `call` only re-labels bytes of its first argument, the byte offset of its output in them."""
     if len(call.outs) != 1:
@@ -52,7 +59,7 @@ def _alias_offset(call: Call) -> Optional[int]:
         return None
     if not (_contiguous(src) and _contiguous(out)):
         return None
-    if not all(isinstance(a, (int, type(None))) or a is src or a is out for a in call.args):
+    if any(_run_time(a) for a in call.args):
         return None  # an index or size known only at run time (a loop counter, a symbolic size)
     if src.dynamic or out.dynamic:
         return None  # an alias keeps the sizes it was emitted with; a bounded tensor's change at run time
