@@ -266,8 +266,11 @@ TEST(MethodTest, DtypeNotCompiled) {
   EXPECT_TRUE(logged("dtype Int is not compiled into this build"));
 }
 
-TEST(MethodTest, BackwardJumpRefused) {
+// A jump back to 0 on a false Bool: a loop that never ends. It loads (map, scan and while_loop need backward
+// jumps), says it loops, and execute stops at the instruction limit instead of hanging.
+TEST(MethodTest, BackwardJumpStopsAtTheInstructionLimit) {
   auto p = base_program();
+  static_cast<fb::BoolT*>(forward(*p).values[testing::kBool]->val.value)->bool_val = false;
   auto ins = std::make_unique<fb::InstructionT>();
   fb::JumpFalseCallT jf;
   jf.cond_value_index = testing::kBool;
@@ -276,8 +279,59 @@ TEST(MethodTest, BackwardJumpRefused) {
   forward(*p).chains[0]->instructions.push_back(std::move(ins));
   Loaded l(*p);
   TestMemory memory;
-  EXPECT_EQ(l.load_error(memory), Error::NotSupported);
-  EXPECT_TRUE(logged("instruction 1: jump to 0; only forward jumps"));
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  EXPECT_TRUE(m->has_loops());
+  const float x[4] = {1, 2, 3, 4};
+  const int32_t sizes[2] = {2, 2};
+  ASSERT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(sizes, 2), x, sizeof(x)), Error::Ok);
+  m->set_instruction_limit(1001);
+  ember::testing::clear_log();
+  EXPECT_EQ(m->execute(), Error::OutOfResources);
+  EXPECT_TRUE(logged("after 1001 instructions")) << ember::testing::last_log();
+}
+
+TEST(MethodTest, StraightMethodHasNoLoops) {
+  Loaded l(*base_program());
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  EXPECT_FALSE(m->has_loops());
+}
+
+// torch.cond's predicate is a tensor; one of another dtype than Bool is refused when the method loads.
+TEST(MethodTest, FloatTensorPredicateRefused) {
+  auto p = base_program();
+  auto ins = std::make_unique<fb::InstructionT>();
+  fb::JumpFalseCallT jf;
+  jf.cond_value_index = testing::kX;
+  jf.destination_instruction = 2;
+  ins->instr_args.Set(std::move(jf));
+  auto& chain = forward(*p).chains[0]->instructions;
+  chain.insert(chain.begin(), std::move(ins));
+  Loaded l(*p);
+  TestMemory memory;
+  EXPECT_EQ(l.load_error(memory), Error::InvalidProgram);
+  EXPECT_TRUE(logged("the jump's predicate (value 0) is a Float tensor; it must be Bool")) << ember::testing::last_log();
+}
+
+// A bounded input takes any shape of its rank within the planned sizes, and names what it refuses.
+TEST(MethodTest, BoundedInputTakesSmallerShapes) {
+  auto p = base_program();
+  tensor(*p, testing::kX).shape_dynamism = fb::TensorShapeDynamism::DYNAMIC_BOUND;
+  Loaded l(*p);
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  const float x[4] = {1, 2, 3, 4};
+  const int32_t small[2] = {1, 2}, wide[2] = {2, 3}, flat[1] = {4};
+  ASSERT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(small, 2), x, 2 * sizeof(float)), Error::Ok);
+  EXPECT_EQ(m->input(0)->size(0), 1);
+  EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(wide, 2), x, 6 * sizeof(float)),
+            Error::InvalidArgument);
+  EXPECT_TRUE(logged("input 0: dimension 1 is 3, beyond its bound 2 (sizes up to [2, 2])")) << ember::testing::last_log();
+  EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(flat, 1), x, sizeof(x)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("input 0 has 2 dimensions (sizes up to [2, 2]); got 1")) << ember::testing::last_log();
 }
 
 TEST(MethodTest, DelegateCallRefused) {

@@ -360,7 +360,7 @@ TEST(VerifierTest, JumpConditionNotBool) {
   jf.cond_value_index = testing::kInt;
   jf.destination_instruction = 1;
   set_instruction(*p, instruction(jf));
-  EXPECT_REFUSED(serialize(*p), InvalidProgram, "jump condition 3 is not a Bool value");
+  EXPECT_REFUSED(serialize(*p), InvalidProgram, "jump condition 3 is neither a Bool nor a tensor");
 }
 
 TEST(VerifierTest, JumpOutsideChain) {
