@@ -273,6 +273,13 @@ class PlanVerifier {
                                       InvalidProgram, "method '%s' chain %zu instruction %zu: move %d -> %d out of "
                                       "range (%zu values)", method_, c, pc, static_cast<int>(mv->move_from()),
                                       static_cast<int>(mv->move_to()), num_values_);
+          // A move replaces a value whole: of another kind, a kernel checked at load against the old kind would
+          // read the new one as the old (program_fuzz: an Int moved over an IntList, then read as its items).
+          EMBER_CHECK_OR_RETURN_ERROR(value(static_cast<size_t>(mv->move_from()))->val_type() ==
+                                          value(static_cast<size_t>(mv->move_to()))->val_type(),
+                                      InvalidProgram, "method '%s' chain %zu instruction %zu: move %d -> %d between "
+                                      "values of different kinds", method_, c, pc, static_cast<int>(mv->move_from()),
+                                      static_cast<int>(mv->move_to()));
           break;
         }
         case InstructionArguments::JumpFalseCall: {

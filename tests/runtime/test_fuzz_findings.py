@@ -45,6 +45,7 @@ EXPECTED = {
     "misaligned-planned-float.pte": "value 4 is planned at offset 53 of memory id 1, not a multiple of its 4-byte",
     "unplanned-kernel-argument.pte": "tensor with no storage",
     "misaligned-int64-pools.pte": "planned pool sizes 0: 8-byte values not 8-byte aligned",
+    "move-changes-kind.pte": "move 3 -> 4 between values of different kinds",
 }
 
 

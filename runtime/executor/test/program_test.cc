@@ -354,6 +354,15 @@ TEST(VerifierTest, MoveOutOfRange) {
   EXPECT_REFUSED(serialize(*p), InvalidProgram, "move 0 -> 40 out of range");
 }
 
+TEST(VerifierTest, MoveBetweenKinds) {
+  auto p = base_program();
+  fb::MoveCallT mv;
+  mv.move_from = testing::kInt;
+  mv.move_to = testing::kIntList;
+  set_instruction(*p, instruction(mv));
+  EXPECT_REFUSED(serialize(*p), InvalidProgram, "move 3 -> 4 between values of different kinds");
+}
+
 TEST(VerifierTest, JumpConditionNotBool) {
   auto p = base_program();
   fb::JumpFalseCallT jf;
