@@ -363,8 +363,8 @@ TEST(MethodTest, ControlInstructionsRun) {
   jf.destination_instruction = 2;
   push(jf);
   fb::MoveCallT mv;
-  mv.move_from = testing::kInt;
-  mv.move_to = testing::kDouble;
+  mv.move_from = testing::kX;  // moves are between values of one kind (a tensor here, as torch.cond's)
+  mv.move_to = testing::kX;
   push(mv);
   // Now: move, jump-if-false to 3, free(x), add. The jump must skip the free (instruction 2) and land on the add.
   instrs[1]->instr_args.AsJumpFalseCall()->destination_instruction = 3;
