@@ -14,7 +14,8 @@ def run(runner, pte, inputs, workdir, method="forward", runs=1, extra_args=(), t
         path = os.path.join(workdir, f"input_{i}.bin")
         with open(path, "wb") as f:
             f.write(x.contiguous().numpy().tobytes())
-        args += ["--input", path]
+        # With its shape: a bounded dynamic input takes it for this run (a static one must match it anyway).
+        args += ["--input", f"{path}@[{','.join(str(d) for d in x.shape)}]"]
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
 
 

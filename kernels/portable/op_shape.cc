@@ -328,8 +328,11 @@ void unfold_copy_out(KernelContext& ctx, const Tensor& self, int64_t dimension, 
     v.insert(0, size, 1);
   } else {
     const int64_t st = v.strides[d];
-    v.sizes[d] = (n - size) / step + 1;
-    v.strides[d] = st * step;
+    // A step past n - size leaves one window, as a step of n - size + 1 does: capped so the stride product
+    // cannot overflow (kernel_fuzz: a step of 2^63 - 2).
+    const int64_t capped = step > n - size ? n - size + 1 : step;
+    v.sizes[d] = (n - size) / capped + 1;
+    v.strides[d] = st * capped;
     v.insert(v.rank, size, st);
   }
   copy_view(ctx, name, self, v, out);

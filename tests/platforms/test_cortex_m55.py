@@ -21,6 +21,7 @@ pytestmark = pytest.mark.skipif(QEMU is None or shutil.which("arm-none-eabi-gcc"
                                 reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96"]
 INT8_MODELS = ["mlp_int8", "small_cnn_int8", "mobilenet_v2_005_96_int8"]
+CONTROL_FLOW_MODELS = ["cond_gate", "while_refine"]
 HOST_TIMEOUT_S = 120
 
 
@@ -53,7 +54,7 @@ def firmware(tmp_path_factory):
                          text=True, check=True).stdout.strip()
     # Copies: a later build for another platform moves bazel-bin.
     d = tmp_path_factory.mktemp("m55")
-    for m in MODELS + INT8_MODELS:
+    for m in MODELS + INT8_MODELS + CONTROL_FLOW_MODELS:
         shutil.copy(os.path.join(out, "examples", "firmware", m), d / f"{m}.elf")
         shutil.copy(os.path.join(out, "examples", "firmware", f"{m}.pte"), d / f"{m}.pte")
     return d
@@ -81,6 +82,28 @@ def test_m55_matches_eager_and_host(firmware, runner, tmp_path, name):
         scale = max(1.0, w.abs().max().item())
         torch.testing.assert_close(g, w, atol=1e-5 * scale, rtol=1e-4)
         torch.testing.assert_close(g, h, atol=1e-5 * scale, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", CONTROL_FLOW_MODELS)
+def test_m55_control_flow_matches_eager(firmware, tmp_path, name):
+    """torch.cond on a data-dependent predicate (both branches) and a while_loop (several trip counts) on the
+    device, against eager."""
+    from examples.control_flow import MODELS as CF
+    module = CF[name].make()
+    for k, inputs in enumerate(CF[name].inputs()):
+        with torch.no_grad():
+            want = module(*inputs)
+        want = list(want) if isinstance(want, (tuple, list)) else [want]
+        work = tmp_path / f"run{k}"
+        (work / "m55").mkdir(parents=True)
+        for i, x in enumerate(inputs):
+            (work / f"input_{i}.bin").write_bytes(x.contiguous().numpy().tobytes())
+        args = [a for i in range(len(inputs)) for a in ("--input", f"input_{i}.bin")]
+        proc = run_m55(str(firmware / f"{name}.elf"), args + ["--output-dir", "m55"], work)
+        assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
+        assert_stack_in_region(proc.stdout)
+        for g, w in zip(read_outputs(str(work / "m55"), want), want):
+            torch.testing.assert_close(g, w, atol=1e-5 * max(1.0, w.abs().max().item()), rtol=1e-4)
 
 
 @pytest.mark.parametrize("name", ["mlp", "small_cnn", "mobilenet_v2_005_96"])
