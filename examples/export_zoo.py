@@ -1,11 +1,11 @@
 """Export zoo models to .pte files: `python -m examples.export_zoo --out DIR [NAME ...]` (default: all). Names
-from examples.control_flow (cond_gate, while_refine, ...) are accepted too."""
+from examples.control_flow (cond_gate, while_refine, ...) and examples.dynamic (dynamic_mlp) are accepted too."""
 import argparse
 import os
 import sys
 
 import exir
-from examples import control_flow
+from examples import control_flow, dynamic
 from examples.models import ZOO, export_methods
 
 
@@ -14,14 +14,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("names", nargs="*", help=f"zoo models (default: all of {', '.join(ZOO)})")
     args = ap.parse_args(argv)
-    unknown = [n for n in args.names if n not in ZOO and n not in control_flow.MODELS]
+    registries = {**{n: control_flow.export_methods for n in control_flow.MODELS},
+                  **{n: dynamic.export_methods for n in dynamic.MODELS}}
+    unknown = [n for n in args.names if n not in ZOO and n not in registries]
     if unknown:
-        print(f"export_zoo: unknown models {unknown}; choose from {list(ZOO) + list(control_flow.MODELS)}",
-              file=sys.stderr)
+        print(f"export_zoo: unknown models {unknown}; choose from {list(ZOO) + list(registries)}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
     for name in args.names or list(ZOO):
-        programs, _, _ = (control_flow.export_methods if name in control_flow.MODELS else export_methods)(name)
+        programs, _, _ = registries.get(name, export_methods)(name)
         exir.to_edge(programs).to_executorch().save(os.path.join(args.out, f"{name}.pte"))
     return 0
 

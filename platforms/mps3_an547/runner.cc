@@ -100,7 +100,19 @@ const char* u64(uint64_t v, char (&buf)[24]) {
   return p;
 }
 
-int fill_input(Method& method, size_t index, const char* spec) {
+int fill_input(Method& method, size_t index, const char* full_spec) {
+  // "SPEC@[d0,d1,...]": a bounded dynamic input's shape for this run (runtime/runner/fill.h).
+  char spec[256];
+  int32_t shape[kMaxTensorDim];
+  int rank = -1;
+  if (!parse_input_spec(full_spec, spec, sizeof(spec), shape, kMaxTensorDim, &rank)) {
+    out("runner: input %u: cannot read the shape in %s\n", static_cast<unsigned>(index), full_spec);
+    return 4;
+  }
+  if (rank >= 0 && method.resize_input(index, ArrayRef<int32_t>(shape, static_cast<size_t>(rank))) != Error::Ok) {
+    out("runner: input %u refused the shape in %s\n", static_cast<unsigned>(index), full_spec);
+    return 4;
+  }
   Result<Tensor> t = method.input(index);
   if (!t.ok()) return 4;
   void* data = t->mutable_data_ptr();
@@ -134,7 +146,7 @@ int fill_input(Method& method, size_t index, const char* spec) {
 }
 
 int usage() {
-  out("usage: runner [--input zeros|ones|random[:SEED]|FILE]... [--runs N] [--output-dir DIR] [--print N] "
+  out("usage: runner [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... [--runs N] [--output-dir DIR] [--print N] "
       "[--timeout-ms N]\n");
   return 2;
 }

@@ -518,11 +518,8 @@ const char* shape_str(char* buf, size_t cap, const int32_t* sizes, size_t n) {
 
 }  // namespace
 
-Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, const void* data, size_t nbytes) {
+Error Method::resize_input(size_t index, ArrayRef<int32_t> sizes) {
   EMBER_TRY_ASSIGN(t, input(index));
-  EMBER_CHECK_OR_RETURN_ERROR(t.scalar_type() == type, InvalidArgument,
-                              "method '%s' input %zu is %s; got %s", name(), index, scalar_type_name(t.scalar_type()),
-                              scalar_type_name(type));
   char want[96], got[96];
   if (t.impl()->shape_dynamism() == ShapeDynamism::Static) {
     bool same = sizes.size() == static_cast<size_t>(t.dim());
@@ -533,24 +530,32 @@ Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, 
                 shape_str(got, sizeof(got), sizes.data(), sizes.size()));
       return Error::InvalidArgument;
     }
-  } else {
-    // A bounded input takes any shape of its rank within the sizes the program was planned at (the .pte keeps
-    // them: the tensor's own sizes change with every input). Checked per dimension before anything is written.
-    const auto* planned = pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor();
-    const auto* bound = planned->sizes();
-    EMBER_CHECK_OR_RETURN_ERROR(sizes.size() == static_cast<size_t>(t.dim()), InvalidArgument,
-                                "method '%s' input %zu has %d dimensions (sizes up to %s); got %zu", name(), index,
-                                static_cast<int>(t.dim()),
-                                shape_str(want, sizeof(want), bound->data(), bound->size()), sizes.size());
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      const int32_t b = static_cast<int32_t>(pte::at(bound, d));
-      EMBER_CHECK_OR_RETURN_ERROR(sizes[d] >= 0 && sizes[d] <= b, InvalidArgument,
-                                  "method '%s' input %zu: dimension %zu is %d, beyond its bound %d (sizes up to %s)",
-                                  name(), index, d, static_cast<int>(sizes[d]), static_cast<int>(b),
-                                  shape_str(want, sizeof(want), bound->data(), bound->size()));
-    }
-    EMBER_TRY(t.impl()->resize(sizes));
+    return Error::Ok;
   }
+  // A bounded input takes any shape of its rank within the sizes the program was planned at (the .pte keeps
+  // them: the tensor's own sizes change with every input). Checked per dimension before anything changes.
+  const auto* planned = pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor();
+  const auto* bound = planned->sizes();
+  EMBER_CHECK_OR_RETURN_ERROR(sizes.size() == static_cast<size_t>(t.dim()), InvalidArgument,
+                              "method '%s' input %zu has %d dimensions (sizes up to %s); got %zu", name(), index,
+                              static_cast<int>(t.dim()), shape_str(want, sizeof(want), bound->data(), bound->size()),
+                              sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const int32_t b = static_cast<int32_t>(pte::at(bound, d));
+    EMBER_CHECK_OR_RETURN_ERROR(sizes[d] >= 0 && sizes[d] <= b, InvalidArgument,
+                                "method '%s' input %zu: dimension %zu is %d, beyond its bound %d (sizes up to %s)",
+                                name(), index, d, static_cast<int>(sizes[d]), static_cast<int>(b),
+                                shape_str(want, sizeof(want), bound->data(), bound->size()));
+  }
+  return t.impl()->resize(sizes);
+}
+
+Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, const void* data, size_t nbytes) {
+  EMBER_TRY_ASSIGN(t, input(index));
+  EMBER_CHECK_OR_RETURN_ERROR(t.scalar_type() == type, InvalidArgument,
+                              "method '%s' input %zu is %s; got %s", name(), index, scalar_type_name(t.scalar_type()),
+                              scalar_type_name(type));
+  EMBER_TRY(resize_input(index, sizes));
   EMBER_CHECK_OR_RETURN_ERROR(nbytes == t.nbytes(), InvalidArgument,
                               "method '%s' input %zu takes %zu bytes; got %zu", name(), index, t.nbytes(), nbytes);
   EMBER_CHECK_OR_RETURN_ERROR(t.mutable_data_ptr() != nullptr, NotSupported,

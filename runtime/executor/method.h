@@ -38,7 +38,11 @@ class Method {
   size_t num_instructions() const { return num_instructions_; }
 
   // Copies `data` into input `index` after checking its type, shape and byte count against the program's.
+  // A bounded dynamic input takes any shape of its rank within its planned sizes (MethodMeta's).
   Error set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, const void* data, size_t nbytes);
+  // Gives input `index` the shape `sizes` (checked as set_input checks it) without copying data, for callers that
+  // then write the input's bytes in place (a board reading a file straight into the planned buffer).
+  Error resize_input(size_t index, ArrayRef<int32_t> sizes);
   Result<Tensor> input(size_t index) const;
   Result<Tensor> output(size_t index) const;
 

@@ -21,13 +21,14 @@ pytestmark = pytest.mark.skipif(QEMU is None or shutil.which("arm-none-eabi-gcc"
                                 reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96"]
 INT8_MODELS = ["mlp_int8", "small_cnn_int8", "mobilenet_v2_005_96_int8"]
-CONTROL_FLOW_MODELS = ["cond_gate", "while_refine"]
+CONTROL_FLOW_MODELS = ["cond_gate", "while_refine", "dynamic_mlp"]
 HOST_TIMEOUT_S = 120
 
 
 def run_m55(elf, args, cwd, icount=True):
     """Runs firmware under qemu-system-arm; returns the CompletedProcess (stdout holds the semihosting output)."""
-    semi = ",".join(["enable=on", "target=native", "arg=runner"] + [f"arg={a}" for a in args])
+    # QEMU's option syntax escapes a comma inside a value by doubling it (a shape: input_0.bin@[2,16]).
+    semi = ",".join(["enable=on", "target=native", "arg=runner"] + [f"arg={a.replace(',', ',,')}" for a in args])
     cmd = [QEMU, "-M", "mps3-an547", "-nographic", "-semihosting-config", semi, "-kernel", elf]
     if icount:
         cmd[1:1] = ["-icount", "shift=0"]
@@ -85,12 +86,14 @@ def test_m55_matches_eager_and_host(firmware, runner, tmp_path, name):
 
 
 @pytest.mark.parametrize("name", CONTROL_FLOW_MODELS)
-def test_m55_control_flow_matches_eager(firmware, tmp_path, name):
-    """torch.cond on a data-dependent predicate (both branches) and a while_loop (several trip counts) on the
-    device, against eager."""
+def test_m55_control_flow_and_dynamic_shapes_match_eager(firmware, tmp_path, name):
+    """torch.cond on a data-dependent predicate (both branches), a while_loop (several trip counts) and an MLP
+    with a bounded dynamic batch (1 to 8 rows, given as FILE@[rows,16]) on the device, against eager."""
     from examples.control_flow import MODELS as CF
-    module = CF[name].make()
-    for k, inputs in enumerate(CF[name].inputs()):
+    from examples.dynamic import MODELS as DYN
+    entry = CF.get(name) or DYN[name]
+    module = entry.make()
+    for k, inputs in enumerate(entry.inputs()):
         with torch.no_grad():
             want = module(*inputs)
         want = list(want) if isinstance(want, (tuple, list)) else [want]
@@ -98,7 +101,8 @@ def test_m55_control_flow_matches_eager(firmware, tmp_path, name):
         (work / "m55").mkdir(parents=True)
         for i, x in enumerate(inputs):
             (work / f"input_{i}.bin").write_bytes(x.contiguous().numpy().tobytes())
-        args = [a for i in range(len(inputs)) for a in ("--input", f"input_{i}.bin")]
+        args = [a for i, x in enumerate(inputs)
+                for a in ("--input", f"input_{i}.bin@[{','.join(str(d) for d in x.shape)}]")]
         proc = run_m55(str(firmware / f"{name}.elf"), args + ["--output-dir", "m55"], work)
         assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
         assert_stack_in_region(proc.stdout)
