@@ -603,7 +603,7 @@ Error Method::execute() {
           const Tensor& t = cond.as_tensor();
           EMBER_CHECK_OR_RETURN_ERROR(t.numel() == 1, InvalidArgument,
                                       "method '%s' instruction %zu: the predicate (value %u) has %lld elements; a "
-                                      "branch needs exactly one", name(), pc, ins.jump.cond,
+                                      "branch needs exactly one", name(), pc, static_cast<unsigned>(ins.jump.cond),
                                       static_cast<long long>(t.numel()));
           taken = !t.const_data_ptr<bool>()[0];
         } else {
