@@ -520,34 +520,28 @@ const char* shape_str(char* buf, size_t cap, const int32_t* sizes, size_t n) {
 
 Error Method::resize_input(size_t index, ArrayRef<int32_t> sizes) {
   EMBER_TRY_ASSIGN(t, input(index));
-  char want[96], got[96];
-  if (t.impl()->shape_dynamism() == ShapeDynamism::Static) {
-    bool same = sizes.size() == static_cast<size_t>(t.dim());
-    for (size_t d = 0; same && d < sizes.size(); ++d) same = sizes[d] == t.sizes()[d];
-    if (!same) {
-      EMBER_LOG(ERROR, "method '%s' input %zu has shape %s; got %s", name(), index,
-                shape_str(want, sizeof(want), t.sizes().data(), t.sizes().size()),
-                shape_str(got, sizeof(got), sizes.data(), sizes.size()));
-      return Error::InvalidArgument;
+  // The sizes the program was planned at: a static input's shape, a bounded input's upper bounds (the .pte
+  // keeps them; the tensor's own sizes change with every input). Checked before anything changes.
+  const auto* planned =
+      pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor()->sizes();
+  const bool bounded = t.impl()->shape_dynamism() != ShapeDynamism::Static;
+  size_t bad = sizes.size() == count(planned) ? sizes.size() : 0;
+  for (size_t d = 0; bad == sizes.size() && d < sizes.size(); ++d) {
+    const int32_t b = at(planned, d);
+    if (bounded ? (sizes[d] < 0 || sizes[d] > b) : sizes[d] != b) bad = d;
+  }
+  if (bad != sizes.size() || sizes.size() != count(planned)) {
+    char want[96], got[96];
+    EMBER_LOG(ERROR, "method '%s' input %zu %s %s; got %s", name(), index, bounded ? "takes sizes up to" : "has shape",
+              shape_str(want, sizeof(want), planned->data(), count(planned)),
+              shape_str(got, sizeof(got), sizes.data(), sizes.size()));
+    if (bounded && sizes.size() == count(planned)) {
+      EMBER_LOG(ERROR, "method '%s' input %zu: dimension %zu is %d, beyond its bound %d", name(), index, bad,
+                static_cast<int>(sizes[bad]), static_cast<int>(at(planned, bad)));
     }
-    return Error::Ok;
+    return Error::InvalidArgument;
   }
-  // A bounded input takes any shape of its rank within the sizes the program was planned at (the .pte keeps
-  // them: the tensor's own sizes change with every input). Checked per dimension before anything changes.
-  const auto* planned = pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor();
-  const auto* bound = planned->sizes();
-  EMBER_CHECK_OR_RETURN_ERROR(sizes.size() == static_cast<size_t>(t.dim()), InvalidArgument,
-                              "method '%s' input %zu has %d dimensions (sizes up to %s); got %zu", name(), index,
-                              static_cast<int>(t.dim()), shape_str(want, sizeof(want), bound->data(), bound->size()),
-                              sizes.size());
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    const int32_t b = static_cast<int32_t>(pte::at(bound, d));
-    EMBER_CHECK_OR_RETURN_ERROR(sizes[d] >= 0 && sizes[d] <= b, InvalidArgument,
-                                "method '%s' input %zu: dimension %zu is %d, beyond its bound %d (sizes up to %s)",
-                                name(), index, d, static_cast<int>(sizes[d]), static_cast<int>(b),
-                                shape_str(want, sizeof(want), bound->data(), bound->size()));
-  }
-  return t.impl()->resize(sizes);
+  return bounded ? t.impl()->resize(sizes) : Error::Ok;
 }
 
 Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, const void* data, size_t nbytes) {

@@ -78,10 +78,7 @@ struct Owned {
   }
 };
 
-Error fill_input(Method& method, const MethodMeta& meta, size_t index, const char* full_spec) {
-  Result<Tensor> t = method.input(index);
-  if (!t.ok()) return t.error();
-  const ScalarType st = t->scalar_type();
+Error fill_input(Method& method, size_t index, const char* full_spec) {
   // "SPEC@[d0,d1,...]" gives a bounded dynamic input its shape for this run; without it the input keeps the
   // shape it has (the bound, before the first run).
   char spec[1024];
@@ -92,18 +89,17 @@ Error fill_input(Method& method, const MethodMeta& meta, size_t index, const cha
             full_spec);
     return Error::InvalidArgument;
   }
-  const ArrayRef<int32_t> sizes = rank < 0 ? t->sizes() : ArrayRef<int32_t>(shape, static_cast<size_t>(rank));
-  Result<size_t> counted = checked_nbytes(st, sizes);
-  if (!counted.ok()) return counted.error();
-  const size_t nbytes = counted.get();
-  const int64_t n = static_cast<int64_t>(nbytes / element_size(st));
-  Result<TensorInfo> info = meta.input_tensor_meta(index);
-  if (!info.ok()) return info.error();
-  if (nbytes > info->nbytes) {
-    // More than the plan holds: no buffer for it. set_input names the dimension and bound it breaks, and never
-    // reads data when it refuses.
-    return method.set_input(index, st, sizes, nullptr, nbytes);
+  // The shape first: checked against the plan (naming the dimension and bound it breaks) before any buffer is
+  // allocated for it.
+  if (rank >= 0) {
+    const Error e = method.resize_input(index, ArrayRef<int32_t>(shape, static_cast<size_t>(rank)));
+    if (e != Error::Ok) return e;
   }
+  Result<Tensor> t = method.input(index);
+  if (!t.ok()) return t.error();
+  const ScalarType st = t->scalar_type();
+  const size_t nbytes = t->nbytes();
+  const int64_t n = t->numel();
   uint8_t* buf = static_cast<uint8_t*>(aligned(nbytes));
   if (buf == nullptr) {
     fprintf(stderr, "runner: cannot allocate %zu bytes for input %zu (%s [%lld elements])\n", nbytes, index,
@@ -143,7 +139,7 @@ Error fill_input(Method& method, const MethodMeta& meta, size_t index, const cha
       return Error::InvalidArgument;
     }
   }
-  Error e = method.set_input(index, st, sizes, buf, nbytes);
+  Error e = method.set_input(index, st, t->sizes(), buf, nbytes);
   free(buf);
   return e;
 }
@@ -294,7 +290,7 @@ int main(int argc, char** argv) {
       const char* spec = i < static_cast<size_t>(o.num_inputs) ? o.inputs[i]
                          : o.num_inputs                       ? o.inputs[o.num_inputs - 1]
                                                               : "random";
-      Error e = fill_input(method.get(), meta.get(), i, spec);
+      Error e = fill_input(method.get(), i, spec);
       if (e != Error::Ok) {
         fprintf(stderr, "runner: input %zu (%s) refused: %s\n", i, spec, error_name(e));
         return 4;

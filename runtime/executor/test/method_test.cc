@@ -329,9 +329,9 @@ TEST(MethodTest, BoundedInputTakesSmallerShapes) {
   EXPECT_EQ(m->input(0)->size(0), 1);
   EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(wide, 2), x, 6 * sizeof(float)),
             Error::InvalidArgument);
-  EXPECT_TRUE(logged("input 0: dimension 1 is 3, beyond its bound 2 (sizes up to [2, 2])")) << ember::testing::last_log();
+  EXPECT_TRUE(logged("input 0: dimension 1 is 3, beyond its bound 2")) << ember::testing::last_log();
   EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(flat, 1), x, sizeof(x)), Error::InvalidArgument);
-  EXPECT_TRUE(logged("input 0 has 2 dimensions (sizes up to [2, 2]); got 1")) << ember::testing::last_log();
+  EXPECT_TRUE(logged("input 0 takes sizes up to [2, 2]; got [4]")) << ember::testing::last_log();
 }
 
 TEST(MethodTest, DelegateCallRefused) {
