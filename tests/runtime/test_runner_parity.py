@@ -1,6 +1,8 @@
 """The C++ runtime (through //:runner) against eager PyTorch on every zoo model and method, and its errors."""
 import os
 
+import subprocess
+
 import pytest
 import torch
 
@@ -62,7 +64,13 @@ def linear_pte(tmp_path_factory):
 
 
 def test_wrong_input_shape_is_refused(runner, linear_pte, tmp_path):
+    # With its shape (FILE@[1,5]): the shape is refused, named against the program's.
     proc = run(runner, linear_pte, [torch.zeros(1, 5)], str(tmp_path))
+    assert proc.returncode == 4
+    assert "input 0 has shape [1, 4]; got [1, 5]" in proc.stderr
+    # A bare file of the wrong length: its byte count is.
+    proc = subprocess.run([runner, str(linear_pte), "--input", str(tmp_path / "input_0.bin")], capture_output=True,
+                          text=True, timeout=60)
     assert proc.returncode == 4
     assert "input 0 needs exactly 16 bytes" in proc.stderr
 
