@@ -9,6 +9,7 @@
 #pragma once
 
 #include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_args.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember {
@@ -34,6 +35,12 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int
                 int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
 
 // op_linear.cc
+// Prepare steps (kernels/README.md): conv2d's and linear's constants become per-channel state at load.
+KernelMemory conv2d_memory(const KernelArgs& args);
+Error conv2d_prepare(const KernelArgs& args, void* state);
+KernelMemory linear_memory(const KernelArgs& args);
+Error linear_prepare(const KernelArgs& args, void* state);
+
 void linear_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
                 const Tensor& weight, const Tensor& weight_scales, const Tensor* bias, double output_scale,
                 int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);

@@ -3,14 +3,16 @@
 // range. Grouped and depthwise convolution (groups == C, with or without a channel multiplier) use the same
 // loops with one input channel per group.
 //
-// Layout of the work: output channel outermost, so each channel's multiplier is derived from the float scales
-// once per call; then a block of up to kBlock outputs of one row accumulates in a small stack array while the
+// Everything derived from the constants (each channel's multiplier, weight sum, headroom and bias) and every check
+// of them runs once, at load, in conv2d_prepare (util/channel_params.h); execute checks only what a shape decides.
+// Layout of the work: output channel outermost, so each channel's constants are read once per call; then a block of up to kBlock outputs of one row accumulates in a small stack array while the
 // kernel taps stream over it. That keeps the innermost loop a branch-free multiply-add over contiguous outputs
 // for every shape (the valid range of each tap is computed, not tested per element), needs no scratch memory,
 // and makes 1x1 convolutions (a matrix product over the whole plane) a special case of the same scheme.
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/util/kernel_util.h"
 #include "kernels/quantized/kernels.h"
+#include "kernels/quantized/util/channel_params.h"
 #include "kernels/quantized/util/requantize.h"
 
 namespace ember {
@@ -28,12 +30,21 @@ void valid_columns(int64_t offset, int64_t stride, int64_t width, int64_t* lo, i
   *hi = width - 1 - offset < 0 ? 0 : (width - 1 - offset) / stride + 1;
 }
 
+// conv2d.out(input, input_scale, input_zero_point, weight, weight_scales, bias, stride, padding, dilation, groups,
+//            output_scale, output_zero_point, activation_min, activation_max, out)
+constexpr RequantArgs kArgs = {"ember_quantized::conv2d.out", 4, 1, 2, 3, 4, 5, 10, 11, 12, 13};
+
 }  // namespace
 
-void conv2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
-                const Tensor& weight, const Tensor& weight_scales, const Tensor* bias, ArrayRef<int64_t> stride,
-                ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups, double output_scale,
-                int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out) {
+KernelMemory conv2d_memory(const KernelArgs& args) { return requant_memory(args, kArgs); }
+Error conv2d_prepare(const KernelArgs& args, void* state) { return requant_prepare(args, kArgs, state); }
+
+// The quantization arguments are read from the state conv2d_prepare filled, not from here.
+void conv2d_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/, int64_t /*input_zero_point*/,
+                const Tensor& weight, const Tensor& /*weight_scales*/, const Tensor* /*bias*/,
+                ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups,
+                double /*output_scale*/, int64_t /*output_zero_point*/, int64_t /*activation_min*/,
+                int64_t /*activation_max*/, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, input.dim() == 4 && weight.dim() == 4, InvalidArgument,
                      "ember_quantized::conv2d.out: input and weight must be 4-d (NCHW, OIHW), got %d-d and %d-d",
                      static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
@@ -63,58 +74,29 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int
                      "%lldx%lld input", static_cast<long long>(KH), static_cast<long long>(KW),
                      static_cast<long long>(dh), static_cast<long long>(dw), static_cast<long long>(H + 2 * ph),
                      static_cast<long long>(W + 2 * pw));
-  EMBER_KERNEL_CHECK(ctx, weight_scales.dim() == 1 && (weight_scales.numel() == OC || weight_scales.numel() == 1),
-                     InvalidArgument, "ember_quantized::conv2d.out: weight_scales must have %lld elements (one per "
-                     "output channel) or 1, got %lld", static_cast<long long>(OC),
-                     static_cast<long long>(weight_scales.numel()));
-  EMBER_KERNEL_CHECK(ctx, bias == nullptr || (bias->dim() == 1 && bias->size(0) == OC), InvalidArgument,
-                     "ember_quantized::conv2d.out: bias must have %lld elements", static_cast<long long>(OC));
-  EMBER_KERNEL_CHECK(ctx, Cg * KH * KW <= kMaxAccumulatedProducts, NotSupported,
-                     "ember_quantized::conv2d.out: %lld products per output could overflow the int32 accumulator "
-                     "(at most %lld)", static_cast<long long>(Cg * KH * KW),
-                     static_cast<long long>(kMaxAccumulatedProducts));
   const int64_t shape[4] = {N, OC, OH, OW};
   EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 4), InvalidArgument,
                      "ember_quantized::conv2d.out: out must be [%lld, %lld, %lld, %lld]", static_cast<long long>(N),
                      static_cast<long long>(OC), static_cast<long long>(OH), static_cast<long long>(OW));
   EMBER_KERNEL_CHECK(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
                      "ember_quantized::conv2d.out: only contiguous (NCHW) tensors are supported");
-  EMBER_KERNEL_CHECK(ctx, input.scalar_type() == ScalarType::Char && weight.scalar_type() == ScalarType::Char &&
-                              out.scalar_type() == ScalarType::Char,
-                     InvalidArgument, "ember_quantized::conv2d.out: input, weight and out must be int8, got %s, %s "
-                     "and %s", scalar_type_name(input.scalar_type()), scalar_type_name(weight.scalar_type()),
-                     scalar_type_name(out.scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, is_scale_dtype(weight_scales.scalar_type()), InvalidArgument,
-                     "ember_quantized::conv2d.out: weight_scales must be float32, got %s",
-                     scalar_type_name(weight_scales.scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, bias == nullptr || bias->scalar_type() == ScalarType::Int, InvalidArgument,
-                     "ember_quantized::conv2d.out: bias must be int32 (scale input_scale * weight_scale), got %s",
-                     scalar_type_name(bias->scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, valid_scale(input_scale) && valid_scale(output_scale), InvalidArgument,
-                     "ember_quantized::conv2d.out: scales must be positive, got input %g and output %g", input_scale,
-                     output_scale);
-  EMBER_KERNEL_CHECK(ctx, in_int8_range(input_zero_point) && in_int8_range(output_zero_point) &&
-                              in_int8_range(activation_min) && in_int8_range(activation_max) &&
-                              activation_min <= activation_max,
-                     InvalidArgument, "ember_quantized::conv2d.out: zero points (%lld, %lld) and activation range "
-                     "[%lld, %lld] must be int8 values", static_cast<long long>(input_zero_point),
-                     static_cast<long long>(output_zero_point), static_cast<long long>(activation_min),
-                     static_cast<long long>(activation_max));
-  for (int64_t oc = 0; oc < weight_scales.numel(); ++oc) {
-    EMBER_KERNEL_CHECK(ctx, valid_scale(scale_at(weight_scales, oc)) &&
-                                multiplier_in_range(input_scale * scale_at(weight_scales, oc) / output_scale),
-                       InvalidArgument, "ember_quantized::conv2d.out: weight scale %g of channel %lld gives no "
-                       "usable requantization multiplier", scale_at(weight_scales, oc), static_cast<long long>(oc));
-  }
+  EMBER_KERNEL_CHECK(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
+                     InvalidArgument, "ember_quantized::conv2d.out: input and out must be int8, got %s and %s",
+                     scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
+  // The weights, scales, bias, zero points and activation range were checked, and folded into per-channel
+  // constants, by conv2d_prepare.
+  EMBER_KERNEL_CHECK(ctx, prepared_for(ctx.state<RequantHeader>(), OC, Cg * KH * KW), InvalidState,
+                     "ember_quantized::conv2d.out: the weight is not the one its prepare step saw at load (or the "
+                     "kernel was called without it)");
   constexpr uint32_t kMask = selected_dtypes::conv2d_out_quantized & dtype_bit(ScalarType::Char);
   EMBER_DISPATCH(ctx, "ember_quantized::conv2d.out", kMask, input.scalar_type(), [&](auto) {
     const int8_t* x = input.const_data_ptr<int8_t>();
     const int8_t* w = weight.const_data_ptr<int8_t>();
-    const int32_t* b = bias ? bias->const_data_ptr<int32_t>() : nullptr;
     int8_t* o = out.mutable_data_ptr<int8_t>();
-    const int32_t zp_in = static_cast<int32_t>(input_zero_point);
-    const int32_t zp_out = static_cast<int32_t>(output_zero_point);
-    const int32_t lo = static_cast<int32_t>(activation_min), hi = static_cast<int32_t>(activation_max);
+    const RequantHeader& q = *ctx.state<RequantHeader>();
+    const ChannelParams* channels = channel_params(&q);
+    const int32_t zp_in = q.input_zero_point, zp_out = q.output_zero_point;
+    const int32_t lo = q.activation_min, hi = q.activation_max;
     const int64_t oc_per_group = OC / groups;
     const int64_t plane = H * W, out_plane = OH * OW, taps = Cg * KH * KW;
     // A 1x1 kernel without stride or padding reads each output's input at the same plane offset, so it can
@@ -123,16 +105,13 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int
     const bool pointwise = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
     int32_t acc[kBlock];
     for (int64_t oc = 0; oc < OC; ++oc) {
-      QuantizedMultiplier m;
-      quantize_multiplier(input_scale * scale_at(weight_scales, weight_scales.numel() == 1 ? 0 : oc) / output_scale,
-                          &m);
-      const int64_t bias_v = b ? b[oc] : 0;
+      const ChannelParams& c = channels[oc];
+      const QuantizedMultiplier m{c.multiplier, c.shift};
+      const int headroom = c.headroom;
+      const int64_t bias_v = c.bias;
       const int8_t* wk = w + oc * taps;
       const int64_t g = oc / oc_per_group;
-      int64_t wsum = 0;
-      for (int64_t t = 0; t < taps; ++t) wsum += wk[t];
-      const int64_t zp_correction = bias_v - static_cast<int64_t>(zp_in) * wsum;
-      const int headroom = accumulator_headroom(wk, taps, bias_v);
+      const int64_t zp_correction = bias_v - static_cast<int64_t>(zp_in) * c.weight_sum;
       for (int64_t n = 0; n < N; ++n) {
         const int8_t* xg = x + (n * C + g * Cg) * plane;
         int8_t* op = o + (n * OC + oc) * out_plane;

@@ -392,7 +392,7 @@ class MethodLoader {
           void* state = m.state > 0 ? s_.kernel_state + state_used : nullptr;
           state_used += m.state;
           if (entry->prepare != nullptr) {
-            const Error e = prepare_support()->prepare(entry, args, nargs, state);
+            const Error e = prepare_support()->prepare(plan_, call, entry, args, nargs, state);
             if (e != Error::Ok) {
               EMBER_LOG(ERROR, "method '%s' instruction %zu (%s): prepare failed", method_, pc, entry->name);
               return e;

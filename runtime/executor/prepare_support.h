@@ -23,8 +23,9 @@ struct PrepareSupport {
   // build lacks the kernel, it declares none, or the arguments do not fit its signature (Method::load then
   // refuses them by name).
   KernelMemory (*memory)(const ember_pte::ExecutionPlan* plan, const ember_pte::KernelCall* call);
-  // Runs `entry`'s prepare step over the loaded arguments.
-  Error (*prepare)(const KernelEntry* entry, EValue** args, size_t num_args, void* state);
+  // Runs `entry`'s prepare step over the loaded arguments of `call` (the program says which are constants).
+  Error (*prepare)(const ember_pte::ExecutionPlan* plan, const ember_pte::KernelCall* call, const KernelEntry* entry,
+                   EValue** args, size_t num_args, void* state);
 };
 
 extern const PrepareSupport kPrepareSupport;

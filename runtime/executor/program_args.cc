@@ -72,6 +72,13 @@ int64_t ProgramKernelArgs::list_item(size_t i, size_t k) const {
   return pte::at(values_, static_cast<size_t>(pte::at(l->items(), k)))->val_as_Int()->int_val();
 }
 
+bool ProgramKernelArgs::is_constant(size_t i) const {
+  // Constant data: a buffer index and no planned allocation (a planned tensor with a buffer index is a mutable
+  // buffer's initial value, which execute may overwrite).
+  const fb::Tensor* t = value(i)->val_as_Tensor();
+  return t != nullptr && t->allocation_info() == nullptr && t->data_buffer_idx() > 0;
+}
+
 namespace {
 
 // Kernel state and scratch come in 16-byte units; a size that overflows saturates, so its allocation fails cleanly.
@@ -90,9 +97,13 @@ KernelMemory program_memory(const fb::ExecutionPlan* plan, const fb::KernelCall*
   return {round16(m.state), round16(m.scratch)};
 }
 
-Error loaded_prepare(const KernelEntry* entry, EValue** args, size_t num_args, void* state) {
+Error loaded_prepare(const fb::ExecutionPlan* plan, const fb::KernelCall* call, const KernelEntry* entry,
+                     EValue** args, size_t num_args, void* state) {
   if (entry->prepare == nullptr) return Error::Ok;
-  const LoadedKernelArgs loaded(args, num_args);
+  const ProgramKernelArgs in_program(plan, call);
+  uint64_t constants = 0;
+  for (size_t k = 0; k < num_args && k < 64; ++k) constants |= uint64_t{in_program.is_constant(k)} << k;
+  const LoadedKernelArgs loaded(args, num_args, constants);
   return entry->prepare(loaded, state);
 }
 

@@ -23,6 +23,7 @@ class ProgramKernelArgs final : public KernelArgs {
   size_t list_size(size_t i) const override;
   int64_t list_item(size_t i, size_t k) const override;
   const Tensor* tensor(size_t) const override { return nullptr; }
+  bool is_constant(size_t i) const override;
 
  private:
   const ember_pte::EValue* value(size_t i) const;

@@ -39,6 +39,10 @@ class KernelArgs {
   // The loaded tensor, for a prepare step that reads constant data (weight scales...); null when arguments are
   // read from the program (the `memory` function never needs data).
   virtual const Tensor* tensor(size_t i) const = 0;
+  // Whether tensor argument i holds the program's constant data, which is already valid at load and never changes
+  // (weights, scales, biases). Anything else is planned or caller memory whose contents only exist at execute, so
+  // a prepare step that derives constants from a tensor's data must refuse a tensor that is not constant.
+  virtual bool is_constant(size_t i) const = 0;
 
  protected:
   // Never deleted through this type (nothing here is on the heap); a non-virtual destructor keeps operator
@@ -57,10 +61,12 @@ using KernelMemoryFn = KernelMemory (*)(const KernelArgs& args);
 using KernelPrepareFn = Error (*)(const KernelArgs& args, void* state);
 
 // Loaded arguments as KernelArgs: what Method::load hands `prepare`, and what a test or fuzzer that calls kernels
-// directly uses to ask a kernel for its memory.
+// directly uses to ask a kernel for its memory. `constants` has bit i set when argument i is constant data (only the
+// first 64 arguments can be); a direct caller whose tensors all hold their final data keeps the default.
 class LoadedKernelArgs final : public KernelArgs {
  public:
-  LoadedKernelArgs(EValue** args, size_t n) : args_(args), n_(n) {}
+  LoadedKernelArgs(EValue** args, size_t n, uint64_t constants = ~uint64_t{0})
+      : args_(args), n_(n), constants_(constants) {}
   size_t size() const override { return n_; }
   Tag tag(size_t i) const override { return args_[i]->tag(); }
   ScalarType dtype(size_t i) const override { return args_[i]->as_tensor().scalar_type(); }
@@ -73,10 +79,12 @@ class LoadedKernelArgs final : public KernelArgs {
   size_t list_size(size_t i) const override { return args_[i]->as_int_list().size(); }
   int64_t list_item(size_t i, size_t k) const override { return args_[i]->as_int_list()[k]; }
   const Tensor* tensor(size_t i) const override { return args_[i]->is_tensor() ? &args_[i]->as_tensor() : nullptr; }
+  bool is_constant(size_t i) const override { return i < 64 && args_[i]->is_tensor() && (constants_ >> i & 1) != 0; }
 
  private:
   EValue** args_;
   size_t n_;
+  uint64_t constants_;
 };
 
 }  // namespace ember

@@ -163,6 +163,20 @@ TEST(MethodTest, PrepareRefusalFailsLoadNamingTheInstruction) {
       << ember::testing::last_log();
 }
 
+// The prepare step learns which arguments are the program's constants: here b is x (an input, of w's shape), not
+// w, and the test kernel's prepare refuses a b that is not constant (PrepareStateAndScratchReachTheKernel: with w
+// it loads, so the constant was seen as one and the input and output as not).
+TEST(MethodTest, PrepareSeesWhichArgumentsAreConstants) {
+  auto p = scaled_program();
+  forward(*p).chains[0]->instructions[0]->instr_args.AsKernelCall()->args[1] = testing::kX;
+  Loaded l(*p);
+  TestMemory memory;
+  Scratch scratch(16);
+  memory.manager.temp_allocator = &scratch.allocator;
+  EXPECT_EQ(l.load_error(memory), Error::InvalidArgument);
+  EXPECT_TRUE(logged("instruction 0 (test::scaled.out): prepare failed")) << ember::testing::last_log();
+}
+
 TEST(MethodTest, RunsTheBaseProgram) {
   Loaded l(*base_program());
   TestMemory memory;

@@ -25,7 +25,8 @@ void fail_out(KernelContext& ctx, EValue**) {
 
 // test::scaled.out(a, b, out): out = (a + b) * 2, through a prepare step: the 2 is state prepare wrote, and a is
 // staged in scratch first, so the test sees both memories planned, handed over and used. Its prepare refuses
-// operands whose shapes differ from out's, which execute then need not check.
+// operands whose shapes differ from out's, which execute then need not check, and a b that is not constant data
+// (as a kernel that derives constants from its weights at load must).
 KernelMemory scaled_memory(const KernelArgs& args) {
   size_t n = 1;
   for (int32_t s : args.sizes(0)) n *= static_cast<size_t>(s);
@@ -39,6 +40,8 @@ Error scaled_prepare(const KernelArgs& args, void* state) {
     for (size_t d = 0; same && d < a.size(); ++d) same = a[d] == out[d];
     EMBER_CHECK_OR_RETURN_ERROR(same, InvalidArgument, "test::scaled.out: operand %zu's shape differs from out's", i);
   }
+  EMBER_CHECK_OR_RETURN_ERROR(args.is_constant(1) && !args.is_constant(0) && !args.is_constant(2), InvalidArgument,
+                              "test::scaled.out: b must be constant data, a and out must not");
   *static_cast<float*>(state) = 2.0f;
   return Error::Ok;
 }
