@@ -498,3 +498,18 @@ def test_error_float_input_refused_at_load(runtime):
     assert torch.equal(run_on_runtime(runtime, module, [a, a]), module(a, a))
 
 
+
+
+def test_error_linear_weight_computed_at_run_time(runtime, capfd, monkeypatch):
+    """linear's prepare step folds its weights into per-channel constants at load, so a weight that is not the
+    program's constant data (here an input) is refused when the method loads, naming the operator, not misread."""
+    g = torch.Generator().manual_seed(1008)
+    w, ws, b = quantized_weights(g, 3, 4)
+    module = Fn(lambda x, w, ws, b: eq.linear(x, 0.1, 0, w, ws, b, 0.1, 0, -128, 127), ws, b).eval()
+    monkeypatch.setenv("EMBER_LOG", "1")
+    capfd.readouterr()
+    with pytest.raises(RuntimeError) as e:
+        run_on_runtime(runtime, module, [int8(g, 2, 4), w])
+    err = capfd.readouterr().err
+    assert "ember_quantized::linear.out" in str(e.value) and "NotSupported" in str(e.value), str(e.value)
+    assert "weight, weight_scales and bias must be constants of the program" in err, err
