@@ -142,3 +142,14 @@ def test_sizes_become_prim_op_calls(programs):
     assert calls[0].op_name == "aten::sym_size.int" and calls[0].result is not None
     view = next(c for c in calls if c.op_name == "aten::view_copy.out")
     assert view.args[1][0] is calls[0].result
+
+
+def test_every_plan_is_at_its_lower_bound_at_the_bound(programs):
+    """Memory honesty (issue 16 item 4): each dynamic program's pool is planned at the upper bound, at the lower bound
+    for those shapes, and the report gives the bytes live at the smallest shapes beside it; `pytest -s` prints it."""
+    print("\nplanned arena bytes at the bound / lower bound there / live at the smallest shapes")
+    for name, (_, prog) in sorted(programs.items()):
+        for pool in prog.reports["forward"].pools:
+            assert pool.planned_bytes == pool.lower_bound_bytes, name
+            assert 0 < pool.smallest_live_bytes < pool.planned_bytes, name
+            print(f"  {name:18s} {pool.planned_bytes:>9,d} {pool.lower_bound_bytes:>9,d} {pool.smallest_live_bytes:>9,d}")
