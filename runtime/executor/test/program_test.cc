@@ -92,6 +92,39 @@ TEST(ProgramTest, MethodNameIndexOutOfRange) {
   EXPECT_EQ(program->method_meta(nullptr).error(), Error::InvalidArgument);
 }
 
+// Flatbuffers read 8-byte scalars in place: the program's bytes must start 8-byte aligned.
+TEST(ProgramTest, ProgramBytesMisaligned) {
+  const std::vector<uint8_t> bytes = serialize(*base_program());
+  std::vector<uint8_t> shifted(bytes.size() + 16);
+  uint8_t* start = shifted.data() + (8 - reinterpret_cast<uintptr_t>(shifted.data()) % 8) % 8 + 1;
+  memcpy(start, bytes.data(), bytes.size());
+  ember::testing::clear_log();
+  BufferDataLoader loader(start, bytes.size());
+  EXPECT_EQ(Program::load(&loader).error(), Error::InvalidArgument);
+  EXPECT_NE(ember::testing::last_log().find("are not 8-byte aligned"), std::string::npos)
+      << ember::testing::last_log();
+}
+
+// Constants are read in place too: a constant segment at an offset that is not a multiple of 8 is refused when
+// the method loads its constants (the verifier checks the segment lies inside the file, not its alignment).
+TEST(ProgramTest, ConstantSegmentMisaligned) {
+  auto p = base_program();
+  p->segments[0]->offset = 4;
+  std::vector<uint8_t> data(4, 0);
+  const std::vector<uint8_t> w = testing::constant_segment_data();
+  data.insert(data.end(), w.begin(), w.end());
+  data.resize(32, 0);
+  const std::vector<uint8_t> bytes = serialize(*p, data);
+  BufferDataLoader loader(bytes.data(), bytes.size());
+  Result<Program> program = Program::load(&loader);
+  ASSERT_TRUE(program.ok()) << ember::testing::last_log();
+  testing::TestMemory memory;
+  ember::testing::clear_log();
+  EXPECT_EQ(program->load_method("forward", &memory.manager).error(), Error::InvalidProgram);
+  EXPECT_NE(ember::testing::last_log().find("is not 8-byte aligned"), std::string::npos)
+      << ember::testing::last_log();
+}
+
 // --- the verifier: program level -------------------------------------------------------------------------
 
 TEST(VerifierTest, SegmentOutsideSegmentData) {
