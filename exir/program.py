@@ -18,6 +18,7 @@ from exir.lowering.alias import alias_views
 from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH
 from exir.lowering.fuse_activation import fuse_activations
 from exir.lowering.fuse_batch_norm import fuse_batch_norm
+from exir.lowering.in_place import update_buffers_in_place
 from exir.lowering.lifetimes import MemIdPolicy, assign_mem_ids, default_mem_id, lifetimes
 from exir.memory_planning import Allocation, compare_algorithms, plan_memory, verify_plan
 from exir.serialize import serialize_pte
@@ -205,6 +206,9 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
     for name in edge.methods:
         graph = lower_method(name, edge.exported_program(name), fold_constants=config.fold_constants,
                              fold_free_bytes=config.fold_free_bytes, fold_growth=config.fold_growth)
+        # A buffer updated by index_put/slice_scatter is written in place, without a copy and a write-back (a KV
+        # cache would otherwise be copied twice per call).
+        update_buffers_in_place(graph)
         if config.fuse_batch_norm:
             fuse_batch_norm(graph)
         # After batch norm is folded: conv -> BN -> ReLU6 only then reads as conv -> ReLU6.

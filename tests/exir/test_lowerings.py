@@ -175,13 +175,38 @@ class InputMutation(torch.nn.Module):
         return x * 2
 
 
-@pytest.mark.parametrize("module", [BufferSliceCopy, IndexPutInPlace, InputMutation], ids=lambda m: m.__name__)
+class ReadsOldValueAfterUpdate(torch.nn.Module):
+    """The buffer's old value is read after its update is computed: the update cannot write the buffer itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(4, 6))
+
+    def forward(self, x):
+        updated = torch.index_put(self.cache, (torch.tensor([1, 3]),), x[:2])
+        out = self.cache * 2 + updated
+        self.cache.copy_(updated)
+        return out
+
+
+# module -> whether the buffer update keeps its write-back (exir.lowering.in_place)
+IN_PLACE = {BufferSliceCopy: False, IndexPutInPlace: False, InputMutation: True, ReadsOldValueAfterUpdate: True}
+
+
+@pytest.mark.parametrize("module", list(IN_PLACE), ids=lambda m: m.__name__)
 def test_in_place_ops_lower_to_functional_calls_and_write_backs(module):
-    # Their kernels (copy.out, slice_scatter.out, index_put.out) are the portable-kernel branches'; the lowering
-    # is checked on the reference interpreter over the planned arena, run twice for the buffer's state.
-    prog = _export(module(), [rnd(2, 6)], check_kernels=False)
+    # A buffer update whose old value is dead afterwards writes the buffer itself (no copy, no write-back); an input
+    # mutation, or a buffer whose old value is still read, keeps ExecuTorch's write-back encoding. Checked on the
+    # reference interpreter over the planned arena, run twice for the buffer's state.
+    prog = _export(module(), [rnd(2, 6)])
     graph = prog.method_graphs["forward"]
-    assert graph.calls[-1].op_name == "aten::copy_"  # the write-back, as ExecuTorch encodes it
+    write_backs = [c for c in graph.calls if c.op_name == "aten::copy_"]
+    if IN_PLACE[module]:
+        assert write_backs and graph.calls[-1] is write_backs[-1]  # the write-back, as ExecuTorch encodes it
+    else:
+        assert not write_backs
+        update = next(c for c in graph.calls if c.op_name.startswith(("aten::index_put", "aten::slice_scatter")))
+        assert update.outs[0] is update.args[0] and update.outs[0] in graph.buffers
     pools = {p.mem_id: p.planned_bytes for p in prog.reports["forward"].pools}
     interp = Interpreter(graph, prog.plan_offsets["forward"], pools)
     model = module()
@@ -190,6 +215,18 @@ def test_in_place_ops_lower_to_functional_calls_and_write_backs(module):
         want = model(x.clone())
         got = interp.run([x.clone()])[0]
         torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kernels", ["default", "portable"])
+@pytest.mark.parametrize("module", list(IN_PLACE), ids=lambda m: m.__name__)
+def test_in_place_buffer_updates_on_the_runtime(runtime, module, kernels):
+    prog = _export(module(), [rnd(2, 6)])
+    method = runtime.load(prog.buffer, kernels=kernels)
+    model = module()
+    for _ in range(3):  # the buffer carries its value into the next call
+        x = rnd(2, 6)
+        want = model(x.clone())
+        torch.testing.assert_close(method.run("forward", [x.clone()])[0], want, rtol=0, atol=0)
 
 
 DECOMPOSED = {
