@@ -219,14 +219,16 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
     if config.check_kernels:
         # Every method at once, so one export names every missing kernel.
         check_kernels(graphs, config.kernels)
-    for name in edge.methods:
+    for name, values in getattr(edge, "constant_methods", {}).items():
+        graphs[name] = MethodGraph(name=name, inputs=[], outputs=list(values), calls=[])
+    for name in graphs:
         graph = graphs[name]
         offsets, plan, pools = _plan(graph, config.memory_planning)
         _check_budget(name, pools, config.memory_planning)
         plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values,
                                  stacktrace=config.emit_stacktrace))
         offsets_by_method[name] = offsets
-        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused[name],
+        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused.get(name, 0),
                                      [_describe_dynamic(t) for t in graph.inputs if t.dynamic])
     program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],
                         segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),

@@ -63,7 +63,9 @@ def _run(pte: str, inputs_path: str, method: str, repeats: int):
     result = []
     for _ in range(repeats):
         result = module.run_method(method, list(inputs))
-    print(json.dumps({"outputs": [t.flatten().tolist() for t in result], "shapes": [list(t.shape) for t in result]}))
+    # Scalars (a constant method's values) come back as Python numbers.
+    print(json.dumps({"outputs": [t.flatten().tolist() if isinstance(t, torch.Tensor) else t for t in result],
+                      "shapes": [list(t.shape) if isinstance(t, torch.Tensor) else [] for t in result]}))
 
 
 def _run_batch(directory: str):

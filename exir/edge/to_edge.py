@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Mapping, Optional, Sequence, Set, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 import torch
 
@@ -25,9 +25,13 @@ class EdgeCompileConfig:
 class EdgeProgramManager:
     """The edge programs of one model, one per method, ready for to_executorch()."""
 
-    def __init__(self, programs: Dict[str, torch.export.ExportedProgram], config: EdgeCompileConfig):
+    def __init__(self, programs: Dict[str, torch.export.ExportedProgram], config: EdgeCompileConfig,
+                 constant_methods: Optional[Dict[str, Any]] = None):
         self._programs = dict(programs)
         self.compile_config = config
+        # Methods that take nothing and return constants (ExecuTorch's constant methods: an LLM's get_max_seq_len,
+        # get_bos_id, ...): name -> an int, float or bool, or a list of them (one output each).
+        self.constant_methods: Dict[str, List[Any]] = dict(constant_methods or {})
 
     @property
     def methods(self):
@@ -90,11 +94,23 @@ def _decompose(ep: torch.export.ExportedProgram, table: Dict, allowed: Sequence[
     return decomposed
 
 
+def _constant_outputs(name: str, value) -> List[Any]:
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for v in items:
+        if not isinstance(v, (bool, int, float)):
+            raise TypeError(f"constant method '{name}': {v!r} is a {type(v).__name__}; a constant method returns ints, "
+                            f"floats or bools (or a list of them, one output each)")
+    return items
+
+
 def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export.ExportedProgram]],
-            compile_config: Optional[EdgeCompileConfig] = None) -> EdgeProgramManager:
+            compile_config: Optional[EdgeCompileConfig] = None,
+            constant_methods: Optional[Mapping[str, Any]] = None) -> EdgeProgramManager:
     """Decomposes each exported method to core ATen and verifies its op set.
 
     `programs` is one ExportedProgram (the method `forward`) or a dict of method name -> ExportedProgram.
+    `constant_methods`: extra methods with no inputs that return constants, as ExecuTorch's to_edge takes them
+    (name -> int, float, bool or a list of them); an LLM's metadata travels this way.
     """
     config = compile_config or EdgeCompileConfig()
     if isinstance(programs, torch.export.ExportedProgram):
@@ -122,4 +138,9 @@ def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export
             except Exception as e:
                 raise type(e)(f"method '{name}': {e}") from None
         edge[name] = decomposed
-    return EdgeProgramManager(edge, config)
+    constants = {}
+    for name, value in (constant_methods or {}).items():
+        if name in edge:
+            raise ValueError(f"'{name}' is both an exported method and a constant method")
+        constants[name] = _constant_outputs(name, value)
+    return EdgeProgramManager(edge, config, constants)

@@ -278,9 +278,21 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
         instructions.append(S.Instruction(instr_args=S.KernelCall(op_index=op_index[key], args=args)))
     outputs = []
     for o in graph.outputs:
-        if not isinstance(o, TensorValue):
-            raise EmitError(f"method '{graph.name}' returns {o!r}; Ember methods return tensors only")
-        outputs.append(vals.tensor(o))
+        # Tensors, and scalars: a constant method's value (ExecuTorch's get_max_seq_len and the like) or a size the
+        # method computes (x.shape[0]), as Int, Double or Bool values.
+        if isinstance(o, TensorValue):
+            outputs.append(vals.tensor(o))
+        elif isinstance(o, SymValue):
+            outputs.append(vals.sym(o))
+        elif isinstance(o, bool):
+            outputs.append(vals.bool_(o))
+        elif isinstance(o, int):
+            outputs.append(vals.int_(o))
+        elif isinstance(o, float):
+            outputs.append(vals.double(o))
+        else:
+            raise EmitError(f"method '{graph.name}' returns {o!r}; Ember methods return tensors, ints, floats and "
+                            f"bools")
     sizes = [0] * (max(pool_sizes, default=0) + 1)
     for mem_id, size in pool_sizes.items():
         sizes[mem_id] = size

@@ -283,12 +283,19 @@ int main(int argc, char** argv) {
   out("time: load %s ns; %d runs, mean %s ns, min %s ns (virtual)\n", u64(load_ns, a), runs,
       u64(total / static_cast<uint64_t>(runs), b), u64(best, c));
   for (size_t i = 0; i < method->num_outputs(); ++i) {
-    Result<Tensor> result = method->output(i);
+    Result<EValue> result = method->output_value(i);
     if (!result.ok()) {
       out("runner: output %u is not readable: %s\n", static_cast<unsigned>(i), error_name(result.error()));
       return 5;
     }
-    const Tensor& t = result.get();
+    if (!result->is_tensor()) {  // a scalar (a computed size, a constant method's value): printed only
+      const EValue& v = result.get();
+      if (v.is_int()) out("output %u: Int %ld\n", static_cast<unsigned>(i), static_cast<long>(v.as_int()));
+      if (v.is_double()) out("output %u: Double %g\n", static_cast<unsigned>(i), v.as_double());
+      if (v.is_bool()) out("output %u: Bool %s\n", static_cast<unsigned>(i), v.as_bool() ? "true" : "false");
+      continue;
+    }
+    const Tensor& t = result->as_tensor();
     print_tensor(i, t, print);
     if (output_dir != nullptr) {
       char path[256];

@@ -497,10 +497,17 @@ Result<Tensor> Method::input(size_t index) const {
   return values_[at(plan_->inputs(), index)].as_tensor();
 }
 
-Result<Tensor> Method::output(size_t index) const {
+Result<EValue> Method::output_value(size_t index) const {
   EMBER_CHECK_OR_RETURN_ERROR(index < num_outputs(), InvalidArgument, "method '%s' has %zu outputs; asked for %zu",
                               name(), num_outputs(), index);
-  return values_[at(plan_->outputs(), index)].as_tensor();
+  return values_[at(plan_->outputs(), index)];
+}
+
+Result<Tensor> Method::output(size_t index) const {
+  EMBER_TRY_ASSIGN(value, output_value(index));
+  EMBER_CHECK_OR_RETURN_ERROR(value.is_tensor(), InvalidType, "method '%s': output %zu is %s, not a tensor", name(),
+                              index, tag_name(value.tag()));
+  return value.as_tensor();
 }
 
 namespace {

@@ -44,7 +44,10 @@ class Method {
   // then write the input's bytes in place (a board reading a file straight into the planned buffer).
   Error resize_input(size_t index, ArrayRef<int32_t> sizes);
   Result<Tensor> input(size_t index) const;
+  // Output `index` as a tensor; InvalidType when it is a scalar (see output_value).
   Result<Tensor> output(size_t index) const;
+  // Output `index` as it is: a Tensor, or an Int, Double or Bool (a constant method's value, a computed size).
+  Result<EValue> output_value(size_t index) const;
 
   // Runs every instruction. On a kernel failure, stops and returns the kernel's error, after logging the
   // instruction index and operator.

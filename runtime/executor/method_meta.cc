@@ -46,9 +46,22 @@ Result<TensorInfo> MethodMeta::input_tensor_meta(size_t index) const {
   return tensor_meta(pte::at(plan_->inputs(), index));
 }
 
-Result<TensorInfo> MethodMeta::output_tensor_meta(size_t index) const {
+Result<Tag> MethodMeta::output_tag(size_t index) const {
   EMBER_CHECK_OR_RETURN_ERROR(index < num_outputs(), InvalidArgument, "method '%s' has %zu outputs; asked for %zu",
                               name(), num_outputs(), index);
+  // The verifier allowed these four kinds only.
+  switch (pte::at(plan_->values(), static_cast<size_t>(pte::at(plan_->outputs(), index)))->val_type()) {
+    case ember_pte::KernelTypes::Int: return Tag::Int;
+    case ember_pte::KernelTypes::Double: return Tag::Double;
+    case ember_pte::KernelTypes::Bool: return Tag::Bool;
+    default: return Tag::Tensor;
+  }
+}
+
+Result<TensorInfo> MethodMeta::output_tensor_meta(size_t index) const {
+  EMBER_TRY_ASSIGN(tag, output_tag(index));
+  EMBER_CHECK_OR_RETURN_ERROR(tag == Tag::Tensor, InvalidType, "method '%s': output %zu is %s, not a tensor", name(),
+                              index, tag_name(tag));
   return tensor_meta(pte::at(plan_->outputs(), index));
 }
 

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
 #include "runtime/core/scalar_type.h"
 #include "runtime/core/span.h"
@@ -34,6 +35,9 @@ class MethodMeta {
   size_t num_inputs() const;
   Result<TensorInfo> input_tensor_meta(size_t index) const;
   size_t num_outputs() const;
+  // Tag::Tensor, or Tag::Int/Double/Bool for a scalar output (a constant method's value).
+  Result<Tag> output_tag(size_t index) const;
+  // InvalidType for a scalar output.
   Result<TensorInfo> output_tensor_meta(size_t index) const;
   // Planned pools, memory id 1 first (memory id 0 stands for the constants and is not planned).
   size_t num_memory_planned_buffers() const;

@@ -57,7 +57,7 @@ class PlanVerifier {
     EMBER_TRY(check_pools());
     for (size_t i = 0; i < num_values_; ++i) EMBER_TRY(check_value(i));
     EMBER_TRY(check_io(plan_->inputs(), "input"));
-    EMBER_TRY(check_io(plan_->outputs(), "output"));
+    EMBER_TRY(check_outputs());
     for (size_t k = 0; k < count(plan_->operators()); ++k) {
       EMBER_CHECK_OR_RETURN_ERROR(at(plan_->operators(), k)->name() != nullptr, InvalidProgram,
                                   "method '%s': operator %zu has no name", method_, k);
@@ -212,6 +212,19 @@ class PlanVerifier {
     EMBER_CHECK_OR_RETURN_ERROR(offset <= size && nbytes <= size - offset, InvalidProgram,
                                 "method '%s': value %zu's initial value needs bytes [%llu, +%zu) of a %llu-byte "
                                 "segment", method_, i, static_cast<ull>(offset), nbytes, static_cast<ull>(size));
+    return Error::Ok;
+  }
+
+  // Outputs are tensors, or scalars: a constant method's values (an LLM's get_max_seq_len), a computed size.
+  Error check_outputs() {
+    const auto* io = plan_->outputs();
+    for (size_t k = 0; k < count(io); ++k) {
+      const int64_t v = at(io, k);
+      EMBER_CHECK_OR_RETURN_ERROR(names(v, KernelTypes::Tensor) || names(v, KernelTypes::Int) ||
+                                      names(v, KernelTypes::Double) || names(v, KernelTypes::Bool),
+                                  NotSupported, "method '%s': output %zu is value %d, which is not a tensor, int, "
+                                  "double or bool", method_, k, static_cast<int>(v));
+    }
     return Error::Ok;
   }
 

@@ -148,9 +148,13 @@ class LoadedMethod {
     if (e != Error::Ok) raise(("executing '" + std::string(method_->name()) + "'").c_str(), e);
     py::list outs;
     for (size_t i = 0; i < method_->num_outputs(); ++i) {
-      Result<Tensor> out = method_->output(i);
+      Result<EValue> out = method_->output_value(i);
       if (!out.ok()) raise(("output " + std::to_string(i) + " of '" + std::string(method_->name()) + "'").c_str(), out.error());
-      const Tensor& t = out.get();
+      // Scalars (a constant method's value, a computed size) come back as Python numbers.
+      if (out->is_int()) { outs.append(py::int_(out->as_int())); continue; }
+      if (out->is_double()) { outs.append(py::float_(out->as_double())); continue; }
+      if (out->is_bool()) { outs.append(py::bool_(out->as_bool())); continue; }
+      const Tensor& t = out->as_tensor();
       std::vector<int32_t> shape(t.sizes().begin(), t.sizes().end());
       outs.append(py::make_tuple(py::bytes(static_cast<const char*>(t.const_data_ptr()), t.nbytes()),
                                  static_cast<int>(t.scalar_type()), shape));
@@ -201,6 +205,13 @@ class LoadedProgram {
       ins.append(tensor_info(t.get()));
     }
     for (size_t i = 0; i < meta->num_outputs(); ++i) {
+      Result<Tag> tag = meta->output_tag(i);
+      if (tag.ok() && tag.get() != Tag::Tensor) {
+        py::dict scalar;
+        scalar["kind"] = tag_name(tag.get());
+        outs.append(scalar);
+        continue;
+      }
       Result<TensorInfo> t = meta->output_tensor_meta(i);
       if (!t.ok()) raise(("output " + std::to_string(i) + " of '" + name + "'").c_str(), t.error());
       outs.append(tensor_info(t.get()));

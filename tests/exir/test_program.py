@@ -157,3 +157,48 @@ def test_non_finite_doubles_round_trip():
     assert float("inf") in doubles and float("-inf") in doubles and any(d != d for d in doubles)
     assert _read_nonfinite('{"s": "x: inf, -nan", "d": [inf, -inf, nan, -nan], "info": 1}') == \
         '{"s": "x: inf, -nan", "d": [Infinity, -Infinity, NaN, NaN], "info": 1}'
+
+
+CONSTANT_METHODS = {"get_max_seq_len": 128, "get_eos_ids": [2, 7], "use_kv_cache": True, "get_scale": 0.5}
+
+
+def _with_constant_methods():
+    ep = torch.export.export(torch.nn.Linear(4, 2).eval(), (torch.randn(1, 4),))
+    return exir.to_edge(ep, constant_methods=CONSTANT_METHODS).to_executorch()
+
+
+def test_constant_methods_run_on_the_runtime(runtime):
+    """ExecuTorch's constant methods (an LLM's metadata): no inputs, no instructions, scalar outputs (one per list
+    item), read back as Python numbers; MethodMeta names their kind."""
+    prog = _with_constant_methods()
+    assert prog.methods == ["forward", *CONSTANT_METHODS]
+    program = runtime.load(prog.buffer)
+    for name, value in CONSTANT_METHODS.items():
+        want = value if isinstance(value, list) else [value]
+        got = program.run(name, [])
+        assert got == want and [type(g) for g in got] == [type(w) for w in want], name
+        kinds = [o["kind"] for o in program.method_meta(name)["outputs"]]
+        assert kinds == [{bool: "Bool", int: "Int", float: "Double"}[type(w)] for w in want]
+    assert program.run("forward", [torch.ones(1, 4)])[0].shape == (1, 2)
+    with pytest.raises(TypeError, match="a constant method returns ints, floats or bools"):
+        exir.to_edge(torch.export.export(torch.nn.ReLU(), (torch.randn(2),)), constant_methods={"bad": "text"})
+
+
+def test_constant_methods_run_on_executorch(tmp_path):
+    """ExecuTorch 1.5.1's runtime reads Ember's constant methods as its LLM runner does."""
+    import json
+    import os
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    et_python = os.path.join(root, ".venv-executorch", "bin", "python3")
+    if not os.path.exists(et_python):
+        pytest.skip("ExecuTorch venv not found: run tools/setup_executorch_venv.sh")
+    path = tmp_path / "constants.pte"
+    _with_constant_methods().save(str(path))
+    torch.save([], tmp_path / "none.pt")
+    for name, value in CONSTANT_METHODS.items():
+        r = subprocess.run([et_python, os.path.join(root, "tools", "et_reference.py"), "run", str(path),
+                            str(tmp_path / "none.pt"), "--method", name], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        got = json.loads(r.stdout.strip().splitlines()[-1])["outputs"]
+        assert got == (value if isinstance(value, list) else [value]), name

@@ -193,6 +193,32 @@ TEST(MethodTest, RunsTheBaseProgram) {
   EXPECT_STREQ(m->name(), "forward");
 }
 
+// Scalar outputs (a constant method's values, a computed size): read as EValues, refused as tensors by name, and
+// described by MethodMeta's output_tag.
+TEST(MethodTest, ScalarOutputs) {
+  auto p = base_program();
+  forward(*p).outputs = {testing::kOut, testing::kInt, testing::kDouble, testing::kBool};
+  Loaded l(*p);
+  Result<MethodMeta> meta = l.program->method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->output_tag(0).get(), Tag::Tensor);
+  EXPECT_EQ(meta->output_tag(1).get(), Tag::Int);
+  EXPECT_EQ(meta->output_tag(2).get(), Tag::Double);
+  EXPECT_EQ(meta->output_tag(3).get(), Tag::Bool);
+  EXPECT_EQ(meta->output_tag(4).error(), Error::InvalidArgument);
+  EXPECT_EQ(meta->output_tensor_meta(1).error(), Error::InvalidType);
+  EXPECT_TRUE(logged("output 1 is Int, not a tensor")) << ember::testing::last_log();
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  EXPECT_EQ(m->output_value(1)->as_int(), 2);
+  EXPECT_EQ(m->output_value(2)->as_double(), 0.5);
+  EXPECT_TRUE(m->output_value(3)->as_bool());
+  EXPECT_TRUE(m->output_value(0)->is_tensor());
+  EXPECT_EQ(m->output(2).error(), Error::InvalidType);
+  EXPECT_TRUE(logged("method 'forward': output 2 is Double, not a tensor")) << ember::testing::last_log();
+}
+
 TEST(MethodTest, InitialValueLoadedIntoPlannedBytes) {
   std::vector<uint8_t> bytes = serialize(*testing::with_initial_value(), testing::two_segments());
   BufferDataLoader loader(bytes.data(), bytes.size());

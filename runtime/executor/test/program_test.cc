@@ -320,6 +320,12 @@ TEST(VerifierTest, OutputOutOfRange) {
   EXPECT_REFUSED(serialize(*p), NotSupported, "output 1 is value 99, which is not a tensor");
 }
 
+TEST(VerifierTest, OutputOfAnotherKind) {
+  auto p = base_program();
+  forward(*p).outputs = {testing::kOut, testing::kString};
+  EXPECT_REFUSED(serialize(*p), NotSupported, "output 1 is value 9, which is not a tensor, int, double or bool");
+}
+
 TEST(VerifierTest, OperatorWithoutName) {
   auto p = base_program();
   forward(*p).operators[0]->name.clear();

@@ -67,8 +67,10 @@ class Program:
     def method_meta(self, method: str = "forward") -> dict:
         return self._program.method_meta(method)
 
-    def run(self, method: str, inputs: Sequence[torch.Tensor], instruction_limit: int = 0) -> List[torch.Tensor]:
-        """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors.
+    def run(self, method: str, inputs: Sequence[torch.Tensor],
+            instruction_limit: int = 0) -> List[Union[torch.Tensor, int, float, bool]]:
+        """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors, and
+        Python numbers for scalar outputs (a constant method's value).
 
         `instruction_limit`: in a method with loops (map, scan, while_loop), at most this many instructions per
         run, after which the run fails (OutOfResources) instead of looping for ever; 0 means no limit."""
@@ -90,7 +92,11 @@ class Program:
             data = x.reshape(-1).view(torch.uint8).numpy() if x.numel() else bytes()  # reshape: 0-d cannot view
             packed.append((data, _CODES[x.dtype], list(x.shape)))
         outputs = []
-        for i, (data, code, shape) in enumerate(self._methods[method].run(packed)):
+        for i, result in enumerate(self._methods[method].run(packed)):
+            if isinstance(result, (bool, int, float)):  # a scalar output: a constant method's value, a size
+                outputs.append(result)
+                continue
+            data, code, shape = result
             if code not in _DTYPES:
                 raise RuntimeError(f"output {i} of '{method}' has ScalarType code {code}, which has no torch dtype here")
             outputs.append(torch.frombuffer(bytearray(data), dtype=_DTYPES[code]).reshape(shape) if data
