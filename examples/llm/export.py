@@ -1,0 +1,91 @@
+"""Export a Llama-family causal LM to a .pte that Ember's LLM runner (and ExecuTorch's conventions) read.
+
+    python -m examples.llm.export --model <hf dir, or a config.json> --max-seq-len 256 -o model.pte
+
+`--model` is a local Hugging Face checkpoint directory (config.json + weights), or a config.json alone, which
+builds the model with seeded random weights (for tests and speed measurements; nothing is downloaded). The
+program has one method, `forward(tokens [1, T], input_pos [1]) -> logits [1, vocab]` with T bounded by
+max_seq_len - 1, plus ExecuTorch's constant methods for the runner: get_max_seq_len, get_max_context_len,
+get_vocab_size, get_bos_id, get_eos_ids, get_n_layers, use_kv_cache, use_sdpa_with_kv_cache,
+enable_dynamic_shape.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Dict
+
+import torch
+from torch.export import Dim
+
+import exir
+from examples.llm.model import Decoder
+
+
+def metadata(model: Decoder) -> Dict[str, object]:
+    """The constant methods ExecuTorch's LLM runner reads (names and meanings as its runner uses them)."""
+    cfg = model.cfg
+    return {
+        "get_max_seq_len": model.max_seq_len,
+        "get_max_context_len": model.max_seq_len,
+        "get_vocab_size": cfg.vocab_size,
+        "get_bos_id": cfg.bos_id,
+        "get_eos_ids": list(cfg.eos_ids),
+        "get_n_layers": cfg.n_layers,
+        "use_kv_cache": True,
+        "use_sdpa_with_kv_cache": False,
+        "enable_dynamic_shape": True,
+    }
+
+
+def export_decoder(model: Decoder, config: exir.ExecutorchBackendConfig = None) -> exir.ExecutorchProgramManager:
+    """The decoder as a program: prefill and decode share `forward`, the KV cache is planned once."""
+    model = model.eval()
+    model.reset_cache()
+    tokens = torch.zeros(1, 2, dtype=torch.long)
+    token_dim = Dim("token_dim", min=1, max=model.max_seq_len - 1)
+    with torch.no_grad():
+        ep = torch.export.export(model, (tokens, torch.tensor([0])), dynamic_shapes=({1: token_dim}, None))
+    return exir.to_edge(ep, constant_methods=metadata(model)).to_executorch(config)
+
+
+def load_hf(path: str, seed: int = 0):
+    """A transformers causal LM from a checkpoint directory, or built from a config.json with seeded weights."""
+    from examples.public_zoo import torchvision_cpu
+    torchvision_cpu.ensure()
+    import transformers
+    if os.path.isdir(path) and any(f.endswith((".safetensors", ".bin")) for f in os.listdir(path)):
+        return transformers.AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).eval()
+    config_path = os.path.join(path, "config.json") if os.path.isdir(path) else path
+    if not os.path.exists(config_path):
+        raise FileNotFoundError(f"{path}: neither a checkpoint directory (config.json and weights) nor a config.json")
+    with open(config_path) as f:
+        config = transformers.AutoConfig.for_model(**json.load(f))
+    torch.manual_seed(seed)
+    return transformers.AutoModelForCausalLM.from_config(config).eval()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, help="Hugging Face checkpoint directory, or a config.json")
+    ap.add_argument("--max-seq-len", type=int, default=256, help="KV cache length: prompt plus generated tokens")
+    ap.add_argument("--seed", type=int, default=0, help="weights' seed when --model is a config alone")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args(argv)
+    if args.max_seq_len < 2:
+        ap.error("--max-seq-len must be at least 2")
+    hf = load_hf(args.model, args.seed)
+    model = Decoder.from_hf(hf, args.max_seq_len)
+    prog = export_decoder(model)
+    prog.save(args.output)
+    cfg = model.cfg
+    print(f"wrote {args.output}: {cfg.n_layers} layers, dim {cfg.dim}, {cfg.n_heads} heads ({cfg.n_kv_heads} KV), "
+          f"vocab {cfg.vocab_size}, max_seq_len {args.max_seq_len}, {os.path.getsize(args.output):,} bytes")
+    print(prog.memory_report())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

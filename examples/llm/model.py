@@ -1,0 +1,192 @@
+"""A Llama-family decoder written for export: RMSNorm, rotary position embeddings, grouped-query attention, a
+SiLU-gated MLP, and a static KV cache held in mutable buffers.
+
+Weights come from a Hugging Face causal LM (Llama, Qwen2 and Mistral layouts: `from_hf`), so greedy generation can
+be checked against `transformers`' own `generate`. The definition is Ember's own rather than transformers' module
+with its StaticCache wrapper: export needs the cache as plain buffers updated by one `index_copy_` per step, which
+exir then writes in place (exir/lowering/in_place.py), and attention that reads the cache without copying it per
+head group.
+
+One method does prefill and decode, as ExecuTorch's LLM runner expects: `forward(tokens [1, T], input_pos [1])`
+writes the T new keys and values at positions input_pos .. input_pos + T - 1 and returns the last position's
+logits [1, vocab]. T is a bounded dynamic dimension (1 .. max_seq_len - 1); the cache is planned once, at
+max_seq_len.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Optional
+
+import torch
+from torch import nn
+
+
+@dataclasses.dataclass(frozen=True)
+class DecoderConfig:
+    vocab_size: int
+    dim: int
+    hidden_dim: int
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    norm_eps: float = 1e-5
+    attention_bias: bool = False   # Qwen2: q/k/v projections carry biases
+    tie_embeddings: bool = False
+    bos_id: int = 1
+    eos_ids: tuple = (2,)
+
+    @staticmethod
+    def from_hf(config) -> "DecoderConfig":
+        """From a transformers LlamaConfig / Qwen2Config / MistralConfig."""
+        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        bias = bool(getattr(config, "attention_bias", False)) or config.model_type == "qwen2"
+        eos = config.eos_token_id if isinstance(config.eos_token_id, (list, tuple)) else [config.eos_token_id]
+        act = getattr(config, "hidden_act", "silu")
+        if act != "silu":
+            raise ValueError(f"{config.model_type}: hidden_act '{act}' is not supported; Ember's decoder is the "
+                             f"SiLU-gated (SwiGLU) MLP of Llama, Qwen2 and Mistral")
+        if getattr(config, "mlp_bias", False):
+            raise ValueError(f"{config.model_type}: mlp_bias=True is not supported by Ember's decoder")
+        return DecoderConfig(
+            vocab_size=config.vocab_size, dim=config.hidden_size, hidden_dim=config.intermediate_size,
+            n_layers=config.num_hidden_layers, n_heads=config.num_attention_heads,
+            n_kv_heads=getattr(config, "num_key_value_heads", None) or config.num_attention_heads,
+            head_dim=head_dim, norm_eps=config.rms_norm_eps, attention_bias=bias,
+            tie_embeddings=bool(getattr(config, "tie_word_embeddings", False)),
+            bos_id=config.bos_token_id if config.bos_token_id is not None else -1,
+            eos_ids=tuple(e for e in eos if e is not None))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def rotate(x, cos, sin):
+    """Rotary embedding in the half-split convention (transformers' rotate_half) over x's last dim; cos and sin
+    broadcast against x."""
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: DecoderConfig, max_seq_len: int):
+        super().__init__()
+        self.cfg = cfg
+        self.q_proj = nn.Linear(cfg.dim, cfg.n_heads * cfg.head_dim, bias=cfg.attention_bias)
+        self.k_proj = nn.Linear(cfg.dim, cfg.n_kv_heads * cfg.head_dim, bias=cfg.attention_bias)
+        self.v_proj = nn.Linear(cfg.dim, cfg.n_kv_heads * cfg.head_dim, bias=cfg.attention_bias)
+        self.o_proj = nn.Linear(cfg.n_heads * cfg.head_dim, cfg.dim, bias=False)
+        shape = (1, cfg.n_kv_heads, max_seq_len, cfg.head_dim)
+        self.register_buffer("k_cache", torch.zeros(shape), persistent=False)
+        self.register_buffer("v_cache", torch.zeros(shape), persistent=False)
+
+    def forward(self, x, pos, cos, sin, mask):
+        c = self.cfg
+        T = x.shape[1]
+        group = c.n_heads // c.n_kv_heads
+        # Rotated in [1, T, heads, head_dim] (cos/sin broadcast over heads), then moved to heads-first.
+        q = rotate(self.q_proj(x).view(1, T, c.n_heads, c.head_dim), cos[:, None, :], sin[:, None, :])
+        k = rotate(self.k_proj(x).view(1, T, c.n_kv_heads, c.head_dim), cos[:, None, :], sin[:, None, :])
+        v = self.v_proj(x).view(1, T, c.n_kv_heads, c.head_dim)
+        self.k_cache.index_copy_(2, pos, k.transpose(1, 2))
+        self.v_cache.index_copy_(2, pos, v.transpose(1, 2))
+        # Grouped-query attention without repeating the cache: the `group` query heads that share a KV head are
+        # stacked along the sequence, [1, kv_heads, group * T, head_dim], against that head's [S, head_dim].
+        q = q.view(1, T, c.n_kv_heads, group, c.head_dim).permute(0, 2, 3, 1, 4).reshape(
+            1, c.n_kv_heads, group * T, c.head_dim)
+        scores = torch.matmul(q, self.k_cache.transpose(2, 3)) * (1.0 / math.sqrt(c.head_dim))
+        scores = torch.where(mask.repeat(group, 1), scores, float("-inf"))
+        out = torch.matmul(torch.softmax(scores, dim=-1), self.v_cache)
+        out = out.view(1, c.n_kv_heads, group, T, c.head_dim).permute(0, 3, 1, 2, 4).reshape(
+            1, T, c.n_heads * c.head_dim)
+        return self.o_proj(out)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: DecoderConfig):
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.dim, cfg.hidden_dim, bias=False)
+        self.up_proj = nn.Linear(cfg.dim, cfg.hidden_dim, bias=False)
+        self.down_proj = nn.Linear(cfg.hidden_dim, cfg.dim, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Layer(nn.Module):
+    def __init__(self, cfg: DecoderConfig, max_seq_len: int):
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.self_attn = Attention(cfg, max_seq_len)
+        self.post_attention_layernorm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, pos, cos, sin, mask):
+        x = x + self.self_attn(self.input_layernorm(x), pos, cos, sin, mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Decoder(nn.Module):
+    def __init__(self, cfg: DecoderConfig, max_seq_len: int, inv_freq: Optional[torch.Tensor] = None,
+                 rope_scaling: float = 1.0, rope_theta: float = 10000.0):
+        super().__init__()
+        if cfg.n_heads % cfg.n_kv_heads:
+            raise ValueError(f"{cfg.n_heads} attention heads are not a multiple of {cfg.n_kv_heads} KV heads")
+        self.cfg = cfg
+        self.max_seq_len = max_seq_len
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.dim)
+        self.layers = nn.ModuleList(Layer(cfg, max_seq_len) for _ in range(cfg.n_layers))
+        self.norm = RMSNorm(cfg.dim, cfg.norm_eps)
+        self.lm_head = nn.Linear(cfg.dim, cfg.vocab_size, bias=False)
+        if inv_freq is None:
+            inv_freq = 1.0 / (rope_theta ** (torch.arange(0, cfg.head_dim, 2, dtype=torch.float) / cfg.head_dim))
+        # cos/sin of every position up to max_seq_len, computed as transformers does (float32 products of
+        # positions and inverse frequencies, then duplicated over the two halves), times its attention scaling.
+        freqs = torch.arange(max_seq_len, dtype=torch.float)[:, None] * inv_freq.float()[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("rope_cos", emb.cos() * rope_scaling, persistent=False)
+        self.register_buffer("rope_sin", emb.sin() * rope_scaling, persistent=False)
+
+    def forward(self, tokens, input_pos):
+        T = tokens.shape[1]
+        pos = input_pos + torch.arange(T)
+        x = self.embed_tokens(tokens)
+        cos, sin = self.rope_cos[pos], self.rope_sin[pos]
+        mask = torch.arange(self.max_seq_len)[None, :] <= pos[:, None]  # [T, S]: causal, and only written slots
+        for layer in self.layers:
+            x = layer(x, pos, cos, sin, mask)
+        x = self.norm(x[:, T - 1:, :])  # only the last position's logits are needed
+        return self.lm_head(x).reshape(1, self.cfg.vocab_size)
+
+    def reset_cache(self):
+        for layer in self.layers:
+            layer.self_attn.k_cache.zero_()
+            layer.self_attn.v_cache.zero_()
+
+    @staticmethod
+    def from_hf(hf_model, max_seq_len: int) -> "Decoder":
+        """Ember's decoder with a transformers causal LM's weights (Llama, Qwen2, Mistral)."""
+        config = hf_model.config
+        cfg = DecoderConfig.from_hf(config)
+        rotary = hf_model.model.rotary_emb
+        model = Decoder(cfg, max_seq_len, inv_freq=rotary.inv_freq.detach().clone(),
+                        rope_scaling=float(getattr(rotary, "attention_scaling", 1.0)))
+        state = {k.removeprefix("model."): v for k, v in hf_model.state_dict().items()
+                 if "rotary_emb" not in k}
+        if "lm_head.weight" not in state:  # tied embeddings
+            state["lm_head.weight"] = state["embed_tokens.weight"]
+        missing, unexpected = model.load_state_dict(state, strict=False)
+        missing = [m for m in missing if not m.endswith(("k_cache", "v_cache", "rope_cos", "rope_sin"))]
+        if missing or unexpected:
+            raise ValueError(f"{config.model_type}: weights do not map onto Ember's decoder (missing {missing[:5]}, "
+                             f"unexpected {unexpected[:5]}); supported: Llama, Qwen2 and Mistral layouts")
+        return model.eval()
