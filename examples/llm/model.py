@@ -4,8 +4,8 @@ SiLU-gated MLP, and a static KV cache held in mutable buffers.
 Weights come from a Hugging Face causal LM (Llama, Qwen2 and Mistral layouts: `from_hf`), so greedy generation can
 be checked against `transformers`' own `generate`. The definition is Ember's own rather than transformers' module
 with its StaticCache wrapper: export needs the cache as plain buffers updated by one `index_copy_` per step, which
-exir then writes in place (exir/lowering/in_place.py), and attention that reads the cache without copying it per
-head group.
+exir then writes in place (exir/lowering/in_place.py), and attention as one kernel that reads the cache where it
+lies (ember_llm::sdpa_with_cache), without a mask tensor or a copy per head group.
 
 One method does prefill and decode, as ExecuTorch's LLM runner expects: `forward(tokens [1, T], input_pos [1])`
 writes the T new keys and values at positions input_pos .. input_pos + T - 1 and returns the last position's
@@ -20,6 +20,8 @@ from typing import Optional
 
 import torch
 from torch import nn
+
+from kernels.portable.llm_ops import sdpa_with_cache
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,30 +87,24 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(cfg.dim, cfg.n_kv_heads * cfg.head_dim, bias=cfg.attention_bias)
         self.v_proj = nn.Linear(cfg.dim, cfg.n_kv_heads * cfg.head_dim, bias=cfg.attention_bias)
         self.o_proj = nn.Linear(cfg.n_heads * cfg.head_dim, cfg.dim, bias=False)
-        shape = (1, cfg.n_kv_heads, max_seq_len, cfg.head_dim)
+        # Sequence-major ([1, max_seq_len, kv_heads, head_dim]): a step's keys are T whole rows, written as they
+        # come out of the projection, and attention reads them in place.
+        shape = (1, max_seq_len, cfg.n_kv_heads, cfg.head_dim)
         self.register_buffer("k_cache", torch.zeros(shape), persistent=False)
         self.register_buffer("v_cache", torch.zeros(shape), persistent=False)
 
-    def forward(self, x, pos, cos, sin, mask):
+    def forward(self, x, pos, input_pos, cos, sin):
         c = self.cfg
         T = x.shape[1]
-        group = c.n_heads // c.n_kv_heads
-        # Rotated in [1, T, heads, head_dim] (cos/sin broadcast over heads), then moved to heads-first.
-        q = rotate(self.q_proj(x).view(1, T, c.n_heads, c.head_dim), cos[:, None, :], sin[:, None, :])
-        k = rotate(self.k_proj(x).view(1, T, c.n_kv_heads, c.head_dim), cos[:, None, :], sin[:, None, :])
+        q = rotate(self.q_proj(x).view(1, T, c.n_heads, c.head_dim), cos, sin)
+        k = rotate(self.k_proj(x).view(1, T, c.n_kv_heads, c.head_dim), cos, sin)
         v = self.v_proj(x).view(1, T, c.n_kv_heads, c.head_dim)
-        self.k_cache.index_copy_(2, pos, k.transpose(1, 2))
-        self.v_cache.index_copy_(2, pos, v.transpose(1, 2))
-        # Grouped-query attention without repeating the cache: the `group` query heads that share a KV head are
-        # stacked along the sequence, [1, kv_heads, group * T, head_dim], against that head's [S, head_dim].
-        q = q.view(1, T, c.n_kv_heads, group, c.head_dim).permute(0, 2, 3, 1, 4).reshape(
-            1, c.n_kv_heads, group * T, c.head_dim)
-        scores = torch.matmul(q, self.k_cache.transpose(2, 3)) * (1.0 / math.sqrt(c.head_dim))
-        scores = torch.where(mask.repeat(group, 1), scores, float("-inf"))
-        out = torch.matmul(torch.softmax(scores, dim=-1), self.v_cache)
-        out = out.view(1, c.n_kv_heads, group, T, c.head_dim).permute(0, 3, 1, 2, 4).reshape(
-            1, T, c.n_heads * c.head_dim)
-        return self.o_proj(out)
+        self.k_cache.index_copy_(1, pos, k)
+        self.v_cache.index_copy_(1, pos, v)
+        # One fused kernel: causal attention over rows 0 .. input_pos + t of the caches, grouped-query heads
+        # sharing their KV head, no mask and no copy of the cache (kernels/portable/op_attention.cc).
+        out = sdpa_with_cache(q, self.k_cache, self.v_cache, input_pos, 1.0 / math.sqrt(c.head_dim))
+        return self.o_proj(out.view(1, T, c.n_heads * c.head_dim))
 
 
 class MLP(nn.Module):
@@ -130,8 +126,8 @@ class Layer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.dim, cfg.norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, pos, cos, sin, mask):
-        x = x + self.self_attn(self.input_layernorm(x), pos, cos, sin, mask)
+    def forward(self, x, pos, input_pos, cos, sin):
+        x = x + self.self_attn(self.input_layernorm(x), pos, input_pos, cos, sin)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -160,10 +156,10 @@ class Decoder(nn.Module):
         T = tokens.shape[1]
         pos = input_pos + torch.arange(T)
         x = self.embed_tokens(tokens)
-        cos, sin = self.rope_cos[pos], self.rope_sin[pos]
-        mask = torch.arange(self.max_seq_len)[None, :] <= pos[:, None]  # [T, S]: causal, and only written slots
+        # [T, 1, head_dim]: broadcast over the heads of [1, T, heads, head_dim].
+        cos, sin = self.rope_cos[pos][:, None, :], self.rope_sin[pos][:, None, :]
         for layer in self.layers:
-            x = layer(x, pos, cos, sin, mask)
+            x = layer(x, pos, input_pos, cos, sin)
         x = self.norm(x[:, T - 1:, :])  # only the last position's logits are needed
         return self.lm_head(x).reshape(1, self.cfg.vocab_size)
 

@@ -139,6 +139,11 @@ void var_mean_correction_out(KernelContext& ctx, const Tensor& self, Optional<Ar
 
 // op_topk.cc
 KernelMemory topk_memory(const KernelArgs& args);
+
+// ember_llm::sdpa_with_cache.out (op_attention.cc): causal attention against a KV cache read in place.
+void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& key_cache, const Tensor& value_cache,
+                         const Tensor& input_pos, double scale, Tensor& out);
+KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
 void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
                      Tensor& values, Tensor& indices);
 
