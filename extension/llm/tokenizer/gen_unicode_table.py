@@ -1,14 +1,21 @@
 """Writes unicode_table.inc: the code point ranges of the Unicode general categories L (letters) and N (numbers).
 
 The tokenizers' pre-tokenizer patterns ask for \\p{L} and \\p{N}; this table answers that for every code point,
-from Python's own unicodedata (no ICU, no regex library). Run it to regenerate the checked-in table:
+from Python's unicodedata (no ICU, no regex library). The reference (Hugging Face tokenizers 0.23, whose regex
+engine is Oniguruma) classifies code points by Unicode 16.0, newer than the unicodedata of Python 3.11 (14.0): the
+script uses the `unicodedata2` package (the same module with newer data, pinned to 16.0.0 in requirements.txt) when
+it is installed, and says which version it used in the table's first line. Run it to regenerate the table:
 
     .venv/bin/python3 extension/llm/tokenizer/gen_unicode_table.py > extension/llm/tokenizer/unicode_table.inc
 
 tests/llm/test_tokenizer_parity.py checks that the checked-in table equals this script's output.
 """
 import sys
-import unicodedata
+
+try:
+    import unicodedata2 as unicodedata
+except ImportError:  # the interpreter's own, older data
+    import unicodedata
 
 
 def ranges():

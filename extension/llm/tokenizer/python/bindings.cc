@@ -3,12 +3,14 @@
 //   tok = _ember_tokenizer.load("tokenizer.json")       # or a SentencePiece .model; RuntimeError names the error
 //   tok.encode("text", bos=False, eos=False) -> list[int]
 //   tok.decode([ids], skip_special=False) -> bytes;  tok.decode_token(prev, id) -> bytes
+//   split("gpt2" | "llama3" | "qwen2", text) -> [bytes]: the pre-tokenizer's pieces
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <memory>
 #include <string>
 
+#include "extension/llm/tokenizer/pre_tokenizer.h"
 #include "extension/llm/tokenizer/tokenizer.h"
 #include "runtime/core/error.h"
 
@@ -58,6 +60,27 @@ PYBIND11_MODULE(_ember_tokenizer, m) {
       .def_property_readonly("bos_id", &Tokenizer::bos_id)
       .def_property_readonly("eos_id", &Tokenizer::eos_id)
       .def_property_readonly("kind", &Tokenizer::kind);
+  // The pieces a split pattern cuts `text` into ("gpt2", "llama3" or "qwen2").
+  m.def("split", [](const std::string& pattern, const std::string& text) {
+    ember::llm::SplitPattern p;
+    if (pattern == "gpt2") {
+      p = ember::llm::SplitPattern::kGpt2;
+    } else if (pattern == "llama3") {
+      p = ember::llm::SplitPattern::kLlama3;
+    } else if (pattern == "qwen2") {
+      p = ember::llm::SplitPattern::kQwen2;
+    } else {
+      throw std::invalid_argument("pattern: gpt2, llama3 or qwen2");
+    }
+    py::list out;
+    for (const auto& r : ember::llm::split_text(text, p)) out.append(py::bytes(text.substr(r.first, r.second - r.first)));
+    return out;
+  });
+  m.def("split_regex", [](const std::string& pattern) {
+    if (pattern == "gpt2") return std::string(ember::llm::split_pattern_regex(ember::llm::SplitPattern::kGpt2));
+    if (pattern == "llama3") return std::string(ember::llm::split_pattern_regex(ember::llm::SplitPattern::kLlama3));
+    return std::string(ember::llm::split_pattern_regex(ember::llm::SplitPattern::kQwen2));
+  });
   m.def("load", [](const std::string& path) {
     ember::llm::g_last_error[0] = '\0';
     return std::shared_ptr<Tokenizer>(take(ember::llm::load_tokenizer(path)));
