@@ -41,8 +41,6 @@ uint32_t code_point_before(std::string_view text, size_t end) {
   return start + n == end ? cp : kInvalidCodePoint;
 }
 
-bool is_word_char(uint32_t cp) { return cp == '_' || is_letter(cp) || is_number(cp); }
-
 }  // namespace
 
 Result<std::unique_ptr<Tokenizer>> HfTokenizer::load(std::string_view json, std::string_view config_json) {

@@ -456,13 +456,13 @@ void SentencePieceTokenizer::encode_unigram(std::string_view text,
       if (it == ordinary_.end()) continue;
       const Piece& p = pieces_[it->second];
       if (p.type == kUnused) continue;
-      // A user-defined symbol gets a bonus that makes it win (the reference's formula, in double as there).
-      const double score = p.type == kUserDefined ? static_cast<double>(static_cast<float>(len) * max_score_) - 0.1
-                                                  : static_cast<double>(p.score);
-      const double candidate = score + till_here;
+      // A user-defined symbol gets a bonus that makes it win (the reference's formula). All sums are in float, as
+      // in the reference: in double, near-ties between segmentations resolve differently.
+      const float score = p.type == kUserDefined ? static_cast<float>(len) * max_score_ - 0.1f : p.score;
+      const float candidate = score + till_here;
       Best& target = best[start + len];
       if (target.starts_at == -1 || candidate > target.score) {
-        target.score = static_cast<float>(candidate);
+        target.score = candidate;
         target.starts_at = static_cast<int64_t>(start);
         target.id = it->second;
       }
@@ -506,8 +506,8 @@ Result<std::vector<int32_t>> SentencePieceTokenizer::encode(std::string_view tex
     const int32_t id = pieces[i].second;
     if (id == unk_id_ && byte_fallback_) {
       for (char c : pieces[i].first) ids.push_back(byte_ids_[static_cast<uint8_t>(c)]);
-    } else if (id == unk_id_ && unigram_ && i > 0 && pieces[i - 1].second == unk_id_) {
-      continue;  // a run of unknown pieces is one unknown token
+    } else if (id == unk_id_ && i > 0 && pieces[i - 1].second == unk_id_) {
+      continue;  // a run of unknown pieces is one unknown token, as in the reference
     } else {
       ids.push_back(id);
     }

@@ -7,17 +7,18 @@ namespace {
 struct Range {
   uint32_t first;
   uint32_t last;
-  uint8_t cls;  // 1 letter, 2 number
+  uint8_t cls;  // 1 letter, 2 decimal or letter number, 3 other number, 4 mark or connector punctuation
 };
 
 constexpr Range kRanges[] = {
 #include "extension/llm/tokenizer/unicode_table.inc"
 };
 
-// 0 other, 1 letter, 2 number.
+// 0 anything else, or a class of kRanges.
 int char_class(uint32_t cp) {
   if (cp < 0x80) {
     if ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') return 1;
+    if (cp == '_') return 4;
     return cp >= '0' && cp <= '9' ? 2 : 0;
   }
   size_t lo = 0, hi = sizeof(kRanges) / sizeof(kRanges[0]);
@@ -102,7 +103,17 @@ std::vector<Char> split_chars(std::string_view text) {
 }
 
 bool is_letter(uint32_t cp) { return cp != kInvalidCodePoint && char_class(cp) == 1; }
-bool is_number(uint32_t cp) { return cp != kInvalidCodePoint && char_class(cp) == 2; }
+bool is_number(uint32_t cp) {
+  if (cp == kInvalidCodePoint) return false;
+  const int c = char_class(cp);
+  return c == 2 || c == 3;
+}
+
+bool is_word_char(uint32_t cp) {
+  if (cp == kInvalidCodePoint) return false;
+  const int c = char_class(cp);
+  return c == 1 || c == 2 || c == 4 || cp == 0x200C || cp == 0x200D;
+}
 
 bool is_whitespace(uint32_t cp) {
   switch (cp) {

@@ -36,6 +36,9 @@ std::vector<Char> split_chars(std::string_view text);
 bool is_letter(uint32_t cp);      // general category L*
 bool is_number(uint32_t cp);      // general category N*
 bool is_whitespace(uint32_t cp);  // Unicode White_Space, what \s matches in the tokenizers' regex engine
+// What a Unicode regex \w matches, approximately: letters, marks, decimal and letter numbers, connector punctuation
+// and the joiners (Unicode's Other_Alphabetic symbols, such as circled letters, are left out).
+bool is_word_char(uint32_t cp);
 
 // How many bytes the UTF-8 sequence whose first byte is `lead` takes (1 for a continuation or invalid byte).
 size_t utf8_sequence_length(uint8_t lead);
