@@ -52,12 +52,14 @@ Result<std::vector<ProtoField>> parse_proto(std::string_view message, const char
                                 static_cast<unsigned long long>(key >> 3), start);
     const uint32_t wire = static_cast<uint32_t>(key & 7);
     switch (wire) {
-      case 0:
+      case 0: {
         f.type = WireType::kVarint;
+        const size_t value_start = pos;
         EMBER_CHECK_OR_RETURN_ERROR(read_varint(message, &pos, &f.value), InvalidArgument,
-                                    "protobuf %s: field %u: truncated varint at byte %zu of %zu", name, f.number, pos,
-                                    message.size());
+                                    "protobuf %s: field %u: truncated varint at byte %zu of %zu", name, f.number,
+                                    value_start, message.size());
         break;
+      }
       case 1:
       case 5: {
         const size_t n = wire == 1 ? 8 : 4;
