@@ -1,4 +1,4 @@
-"""The C++ tokenizers (extension/llm/tokenizer) against the reference libraries, on tokenizers trained here.
+"""The C++ tokenizers (examples/llm/tokenizer) against the reference libraries, on tokenizers trained here.
 
 Byte-level BPE tokenizer.json files are trained with Hugging Face `tokenizers` (GPT-2's pre-tokenizer, with and
 without a prefix space; Llama-3's and Qwen2's split patterns), SentencePiece models with `sentencepiece` (BPE and
@@ -36,8 +36,8 @@ SUMMARY = []  # (what, strings compared, identical), printed at the end with -s
 
 @pytest.fixture(scope="session")
 def ember_tokenizer():
-    bazel_build("//extension/llm/tokenizer:_ember_tokenizer.so")
-    path = os.path.join(ROOT, "bazel-bin", "extension", "llm", "tokenizer", "_ember_tokenizer.so")
+    bazel_build("//examples/llm/tokenizer:_ember_tokenizer.so")
+    path = os.path.join(ROOT, "bazel-bin", "examples", "llm", "tokenizer", "_ember_tokenizer.so")
     spec = importlib.util.spec_from_file_location("_ember_tokenizer", os.path.realpath(path))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -235,8 +235,8 @@ def test_sentencepiece_decode_matches_reference(kind, sp_models, ember_tokenizer
 def test_unicode_table_is_generated_from_unicode_16():
     pytest.importorskip("unicodedata2")
     import runpy
-    gen = runpy.run_path(os.path.join(ROOT, "extension", "llm", "tokenizer", "gen_unicode_table.py"))
-    with open(os.path.join(ROOT, "extension", "llm", "tokenizer", "unicode_table.inc")) as f:
+    gen = runpy.run_path(os.path.join(ROOT, "examples", "llm", "tokenizer", "gen_unicode_table.py"))
+    with open(os.path.join(ROOT, "examples", "llm", "tokenizer", "unicode_table.inc")) as f:
         assert f.read() == gen["render"](), "unicode_table.inc is stale: rerun gen_unicode_table.py"
 
 

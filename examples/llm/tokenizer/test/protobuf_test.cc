@@ -1,5 +1,5 @@
 // The protobuf wire reader: fields of each wire type, and named errors for truncated or invalid messages.
-#include "extension/llm/tokenizer/protobuf.h"
+#include "examples/llm/tokenizer/protobuf.h"
 
 #include <gtest/gtest.h>
 

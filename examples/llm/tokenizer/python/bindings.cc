@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "extension/llm/tokenizer/pre_tokenizer.h"
-#include "extension/llm/tokenizer/tokenizer.h"
+#include "examples/llm/tokenizer/pre_tokenizer.h"
+#include "examples/llm/tokenizer/tokenizer.h"
 #include "runtime/core/error.h"
 
 namespace ember {

@@ -1,6 +1,6 @@
-#include "extension/llm/tokenizer/byte_level.h"
+#include "examples/llm/tokenizer/byte_level.h"
 
-#include "extension/llm/tokenizer/unicode.h"
+#include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
 namespace llm {

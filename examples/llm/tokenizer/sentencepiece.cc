@@ -1,12 +1,12 @@
-#include "extension/llm/tokenizer/sentencepiece.h"
+#include "examples/llm/tokenizer/sentencepiece.h"
 
 #include <float.h>
 #include <stdio.h>
 
 #include <queue>
 
-#include "extension/llm/tokenizer/protobuf.h"
-#include "extension/llm/tokenizer/unicode.h"
+#include "examples/llm/tokenizer/protobuf.h"
+#include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
 namespace llm {

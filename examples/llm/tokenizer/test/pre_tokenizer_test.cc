@@ -1,6 +1,6 @@
 // The hand-written split patterns on cases that tell their alternatives apart (the parity test compares them with
 // the reference on every code point and thousands of strings).
-#include "extension/llm/tokenizer/pre_tokenizer.h"
+#include "examples/llm/tokenizer/pre_tokenizer.h"
 
 #include <gtest/gtest.h>
 

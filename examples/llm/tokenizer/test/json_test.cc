@@ -1,5 +1,5 @@
 // The JSON reader: documents it accepts, and named errors (line and column) for those it refuses.
-#include "extension/llm/tokenizer/json.h"
+#include "examples/llm/tokenizer/json.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-#include "extension/llm/tokenizer/json.h"
+#include "examples/llm/tokenizer/json.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "extension/llm/tokenizer/unicode.h"
+#include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
 namespace llm {

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "extension/llm/tokenizer/tokenizer.h"
+#include "examples/llm/tokenizer/tokenizer.h"
 
 namespace ember {
 namespace llm {

@@ -1,6 +1,6 @@
-#include "extension/llm/tokenizer/pre_tokenizer.h"
+#include "examples/llm/tokenizer/pre_tokenizer.h"
 
-#include "extension/llm/tokenizer/unicode.h"
+#include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
 namespace llm {

@@ -1,4 +1,4 @@
-#include "extension/llm/tokenizer/protobuf.h"
+#include "examples/llm/tokenizer/protobuf.h"
 
 #include <string.h>
 

@@ -18,9 +18,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "extension/llm/tokenizer/json.h"
-#include "extension/llm/tokenizer/pre_tokenizer.h"
-#include "extension/llm/tokenizer/tokenizer.h"
+#include "examples/llm/tokenizer/json.h"
+#include "examples/llm/tokenizer/pre_tokenizer.h"
+#include "examples/llm/tokenizer/tokenizer.h"
 
 namespace ember {
 namespace llm {

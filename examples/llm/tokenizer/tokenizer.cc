@@ -1,9 +1,9 @@
-#include "extension/llm/tokenizer/tokenizer.h"
+#include "examples/llm/tokenizer/tokenizer.h"
 
 #include <stdio.h>
 
-#include "extension/llm/tokenizer/hf_tokenizer.h"
-#include "extension/llm/tokenizer/sentencepiece.h"
+#include "examples/llm/tokenizer/hf_tokenizer.h"
+#include "examples/llm/tokenizer/sentencepiece.h"
 
 namespace ember {
 namespace llm {

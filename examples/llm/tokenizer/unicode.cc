@@ -1,4 +1,4 @@
-#include "extension/llm/tokenizer/unicode.h"
+#include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
 namespace llm {
@@ -11,7 +11,7 @@ struct Range {
 };
 
 constexpr Range kRanges[] = {
-#include "extension/llm/tokenizer/unicode_table.inc"
+#include "examples/llm/tokenizer/unicode_table.inc"
 };
 
 // 0 anything else, or a class of kRanges.

@@ -1,9 +1,9 @@
-#include "extension/llm/tokenizer/hf_tokenizer.h"
+#include "examples/llm/tokenizer/hf_tokenizer.h"
 
 #include <queue>
 
-#include "extension/llm/tokenizer/byte_level.h"
-#include "extension/llm/tokenizer/unicode.h"
+#include "examples/llm/tokenizer/byte_level.h"
+#include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
 namespace llm {

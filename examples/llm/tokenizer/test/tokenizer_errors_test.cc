@@ -1,6 +1,6 @@
 // load_tokenizer on small hand-made models, and the named errors of files it refuses: malformed JSON, truncated
 // protobuf, unknown or unsupported model types, missing pieces, ids out of range.
-#include "extension/llm/tokenizer/tokenizer.h"
+#include "examples/llm/tokenizer/tokenizer.h"
 
 #include <gtest/gtest.h>
 
