@@ -45,26 +45,38 @@ def worker(max_samples: int, batch: int) -> None:
         sys.stdout.write(json.dumps(obj) + "\n")
         sys.stdout.flush()
 
+    def flush(queue):
+        emit({"start": [s.key for s in queue]})
+        for o in run(runtime, queue, batch):
+            emit({"outcome": o.to_json()})
+
+    # Samples of several OpInfos and dtypes share programs: a program costs about as much to export for one
+    # sample as for a few, so small OpInfos are batched together.
+    queue = []
+    skip = set(json.loads(sys.stdin.readline()))  # samples a worker before this one ran
     for line in sys.stdin:
         name = line.strip()
         if not name:
             continue
         op = db[name]
         dtypes, complex_ = cpu_dtypes(op)
-        emit({"opinfo": name, "complex": [str(d).replace("torch.", "") for d in complex_]})
+        totals, errors = {}, []
         for d in dtypes:
             try:
                 ss = samples(op, d)
             except Exception as e:
-                emit({"opinfo": name, "dtype": DTYPE_NAMES[d], "samples_error": f"{type(e).__name__}: {e}"[:300]})
+                errors.append(f"{DTYPE_NAMES[d]}: {type(e).__name__}: {e}"[:300])
                 continue
-            total = len(ss)
-            if max_samples:
-                ss = ss[:max_samples]
-            emit({"start": name, "dtype": DTYPE_NAMES[d], "keys": [s.key for s in ss], "total": total})
-            for o in run(runtime, ss, batch):
-                emit({"outcome": o.to_json()})
-        emit({"done": name})
+            totals[DTYPE_NAMES[d]] = len(ss)
+            queue.extend(s for s in (ss[:max_samples] if max_samples else ss) if s.key not in skip)
+        emit({"opinfo": name, "complex": [str(d).replace("torch.", "") for d in complex_], "totals": totals,
+              "errors": errors})
+        while len(queue) >= batch:
+            flush(queue[:batch])
+            queue = queue[batch:]
+    if queue:
+        flush(queue)
+    emit({"done": True})
 
 
 # --- driver --------------------------------------------------------------------------------------------------------
@@ -74,42 +86,44 @@ def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr):
     outcomes: List[dict] = []
     info: Dict[str, dict] = collections.defaultdict(lambda: {"complex": [], "totals": {}, "errors": []})
     todo = list(names)
+    t0 = time.time()
     while todo:
         p = subprocess.Popen([sys.executable, "-m", "tests.opinfo.sweep", "--worker", "--max-samples",
                               str(max_samples), "--batch", str(batch)], cwd=ROOT, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        p.stdin.write("\n".join(todo) + "\n")
+        p.stdin.write(json.dumps([o["key"] for o in outcomes]) + "\n" + "\n".join(todo) + "\n")
         p.stdin.close()
-        current, pending = None, set()
+        pending, done = [], False
         for line in p.stdout:
             msg = json.loads(line)
             if "complex" in msg:
-                current = msg["opinfo"]
-                info[current]["complex"] = msg["complex"]
+                info[msg["opinfo"]].update(complex=msg["complex"], totals=msg["totals"], errors=msg["errors"])
+                print(f"[{len(info)}/{len(names)}] {msg['opinfo']}: {sum(msg['totals'].values())} samples; "
+                      f"{len(outcomes)} run so far, {time.time() - t0:.0f} s", file=log, flush=True)
             elif "start" in msg:
-                info[msg["start"]]["totals"][msg["dtype"]] = msg["total"]
-                pending = set(msg["keys"])
+                pending = list(msg["start"])
             elif "outcome" in msg:
                 outcomes.append(msg["outcome"])
-                pending.discard(msg["outcome"]["key"])
-            elif "samples_error" in msg:
-                info[msg["opinfo"]]["errors"].append(f"{msg['dtype']}: {msg['samples_error']}")
+                if msg["outcome"]["key"] in pending:
+                    pending.remove(msg["outcome"]["key"])
             elif "done" in msg:
-                todo.remove(msg["done"])
-                n = sum(1 for o in outcomes if o["opinfo"] == msg["done"])
-                print(f"[{len(names) - len(todo)}/{len(names)}] {msg['done']}: {n} samples", file=log, flush=True)
-                current, pending = None, set()
+                done = True
         code = p.wait()
-        if current is not None:  # the worker died inside `current`
-            for key in sorted(pending):
-                opinfo, dtype, index = key.rsplit("/", 2)
-                outcomes.append({"key": key, "opinfo": opinfo, "dtype": dtype, "index": int(index), "stage": "fail",
-                                 "reason": f"the worker process died (exit status {code}) running this sample's "
-                                           f"batch", "kernels": [], "random": False, "text": ""})
-            print(f"worker died in {current} (status {code}); continuing after it", file=log, flush=True)
-            todo.remove(current)
-        elif code != 0 and todo:
-            raise RuntimeError(f"the sweep worker exited with status {code} before starting {todo[0]}")
+        if done:
+            break
+        # The worker died: the batch in flight fails; a new worker takes the OpInfos after the last one read.
+        for key in pending:
+            opinfo, dtype, index = key.rsplit("/", 2)
+            outcomes.append({"key": key, "opinfo": opinfo, "dtype": dtype, "index": int(index), "stage": "fail",
+                             "reason": f"the worker process died (exit status {code}) running this sample's batch",
+                             "kernels": [], "random": False, "text": ""})
+        print(f"worker died (status {code}) in a batch of {len(pending)}; restarting", file=log, flush=True)
+        if not pending:
+            raise RuntimeError(f"the sweep worker exited with status {code} outside a batch")
+        # A new worker starts again at the first OpInfo with samples not run, skipping those run (or failed).
+        seen = {o["key"].rsplit("/", 2)[0] for o in outcomes}
+        last = max((todo.index(n) for n in seen if n in todo), default=0)
+        todo = todo[last:]
     return outcomes, info
 
 
