@@ -81,8 +81,9 @@ def worker(max_samples: int, batch: int) -> None:
 
 # --- driver --------------------------------------------------------------------------------------------------------
 
-def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr):
-    """Runs the worker over `names`; returns (outcomes, per-OpInfo info)."""
+def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkpoint=None):
+    """Runs the worker over `names`; returns (outcomes, per-OpInfo info). `checkpoint(outcomes, info)` is called
+    after each OpInfo is read (a long run can be reported on before it ends)."""
     outcomes: List[dict] = []
     info: Dict[str, dict] = collections.defaultdict(lambda: {"complex": [], "totals": {}, "errors": []})
     todo = list(names)
@@ -100,6 +101,8 @@ def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr):
                 info[msg["opinfo"]].update(complex=msg["complex"], totals=msg["totals"], errors=msg["errors"])
                 print(f"[{len(info)}/{len(names)}] {msg['opinfo']}: {sum(msg['totals'].values())} samples; "
                       f"{len(outcomes)} run so far, {time.time() - t0:.0f} s", file=log, flush=True)
+                if checkpoint:
+                    checkpoint(outcomes, info, time.time() - t0)
             elif "start" in msg:
                 pending = list(msg["start"])
             elif "outcome" in msg:
@@ -172,6 +175,10 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     total = len(outcomes)
+    if len(info) < len(names):  # a checkpoint of a run still going, or stopped
+        read = [n for n in names if n in info]
+        lines += [f"**Partial run: {len(read)} of the {len(names)} OpInfos in scope were read** (the last of them "
+                  f"{read[-1] if read else '-'}); the others have no outcomes here.", ""]
     portable, optimized = manifest_ops("portable"), manifest_ops("optimized")
     reached = [op for op in portable if per[op]["tried"]]
     passed_ops = [op for op in portable if per[op]["pass"]]
@@ -277,6 +284,33 @@ def _reason(reason: str) -> str:
     return _cell(r, 240)
 
 
+def dtype_class(dtype: str) -> str:
+    from tests.opinfo.samples import BY_NAME, CLASSES
+    return next(c for c, ds in CLASSES.items() if BY_NAME[dtype] in ds)
+
+
+def ci_cover(outcomes: List[dict]) -> List[str]:
+    """Few samples that together reach every (kernel, dtype class) pair the sweep ran a sample of, passing
+    samples first (a pair only failing samples reach gets one of those: its entry in expected.py is then
+    checked too). Greedy set cover: each pick reaches the most pairs not yet reached."""
+    from tests.opinfo.programs import manifest_ops
+    have = set(manifest_ops("portable")) | set(manifest_ops("optimized"))
+    cands = []
+    for o in outcomes:
+        if o["stage"] in ("pass", "fail") and not o["reason"].startswith("the worker process died"):
+            pairs = {(k, dtype_class(o["dtype"])) for k in o["kernels"] if k in have}
+            if pairs:
+                cands.append((o["stage"] != "pass", o["key"], pairs))
+    uncovered = set().union(*(c[2] for c in cands)) if cands else set()
+    picked = []
+    while uncovered:
+        best = max(cands, key=lambda c: (len(c[2] & uncovered) if not c[0] else 0.5 * len(c[2] & uncovered),
+                                          -len(c[2]), c[1]))
+        picked.append(best[1])
+        uncovered -= best[2]
+    return sorted(picked)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--full", action="store_true", help="every sample of every OpInfo in scope")
@@ -285,6 +319,9 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=16, help="samples per exported program")
     ap.add_argument("--out", help="write the results (markdown) here; default stdout")
     ap.add_argument("--json", help="also write every sample's outcome here")
+    ap.add_argument("--ci-list", help="write the CI tier's samples (ci_cover) here, one key per line")
+    ap.add_argument("--from-json", help="no run: report the outcomes a --json file holds (after editing "
+                                         "expected.py, say)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     max_samples = 0 if a.full else (a.max_samples if a.max_samples is not None else 4)
@@ -293,18 +330,35 @@ def main(argv=None) -> int:
         return 0
     from tests.opinfo.samples import full_name, op_db
     from tests.opinfo.scope import in_scope
-    names = a.ops.split(",") if a.ops else [full_name(op) for op in in_scope(op_db())]
-    t = time.time()
-    outcomes, info = sweep(names, max_samples, a.batch)
-    text = report(outcomes, info, names, max_samples, time.time() - t)
+    if a.from_json:
+        with open(a.from_json) as f:
+            saved = json.load(f)
+        names, outcomes, info, seconds = saved["names"], saved["outcomes"], saved["info"], saved["seconds"]
+        max_samples = saved["max_samples"]
+    else:
+        names = a.ops.split(",") if a.ops else [full_name(op) for op in in_scope(op_db())]
+        def save(outcomes, info, seconds, partial=True):
+            if a.json:
+                with open(a.json + ".tmp", "w") as f:
+                    json.dump({"names": names, "outcomes": outcomes, "info": info, "seconds": seconds,
+                               "max_samples": max_samples, "partial": partial}, f)
+                os.replace(a.json + ".tmp", a.json)
+        t = time.time()
+        outcomes, info = sweep(names, max_samples, a.batch, checkpoint=save)
+        seconds = time.time() - t
+        save(outcomes, info, seconds, partial=False)
+    text = report(outcomes, info, names, max_samples, seconds)
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)
     else:
         print(text)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(outcomes, f, indent=0)
+    if a.ci_list:
+        keys = ci_cover(outcomes)
+        with open(a.ci_list, "w") as f:
+            f.write(f"# The CI tier's OpInfo samples (tests/opinfo/test_opinfo_ci.py): one or more per (kernel, dtype "
+                    f"class)\n# the sweep reached; written by `python -m tests.opinfo.sweep ... --ci-list`.\n")
+            f.write("".join(k + "\n" for k in keys))
     new, _, xpass = classify(outcomes)
     for o in new:
         print(f"FAILED (not recorded) {o['key']}: {o['reason']}", file=sys.stderr)
