@@ -175,10 +175,7 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     total = len(outcomes)
-    if len(info) < len(names):  # a checkpoint of a run still going, or stopped
-        read = [n for n in names if n in info]
-        lines += [f"**Partial run: {len(read)} of the {len(names)} OpInfos in scope were read** (the last of them "
-                  f"{read[-1] if read else '-'}); the others have no outcomes here.", ""]
+
     portable, optimized = manifest_ops("portable"), manifest_ops("optimized")
     reached = [op for op in portable if per[op]["tried"]]
     passed_ops = [op for op in portable if per[op]["pass"]]
@@ -193,6 +190,12 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
         f"dtypes), each exported with exir and run on the default and the portable-only build against eager. "
         f"Wall time {seconds / 60:.1f} min on this 2-core machine (one worker process).",
         "",
+    ]
+    if len(info) < len(names):  # a checkpoint of a run still going, or stopped
+        read = [n for n in names if n in info]
+        lines += [f"**Partial run: {len(read)} of the {len(names)} OpInfos in scope were read** (the last of them "
+                  f"{read[-1] if read else '-'}); the others have no outcomes here.", ""]
+    lines += [
         "## Summary",
         "",
         f"- samples tried: {total}",
@@ -208,13 +211,20 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
         f"{sum(1 for op in optimized if per[op]['tried'])} of {len(optimized)}",
         "",
     ]
-    reasons = collections.Counter()
+    import re
+    reasons, dtypes_of = collections.Counter(), collections.defaultdict(list)
     for o in outcomes:
         if o["stage"] == "exir":
-            reasons[_reason(o["reason"])] += 1
+            r = _reason(o["reason"])
+            m = re.search(r" with (\w+)( \('\w+'\))?:", r)
+            if m:  # one line per operator and cause, its dtypes listed
+                dtypes_of[r[:m.start(1)] + "{dtypes}" + r[m.end(1):]].append(m.group(1))
+                r = r[:m.start(1)] + "{dtypes}" + r[m.end(1):]
+            reasons[r] += 1
     if reasons:
         lines += ["## Refused by exir (named errors)", "", "| samples | reason |", "|---:|---|"]
-        lines += [f"| {n} | {r} |" for r, n in reasons.most_common()]
+        lines += [f"| {n} | {r.replace('{dtypes}', ', '.join(dict.fromkeys(dtypes_of.get(r, []))))} |"
+                  for r, n in reasons.most_common()]
         lines.append("")
     fails = [o for o in outcomes if o["stage"] == "fail"]
     if fails:
@@ -278,6 +288,10 @@ def _reason(reason: str) -> str:
     """A refusal's message, without the source lines and sample-specific numbers that would split one reason."""
     import re
     r = re.sub(r"; at .*", "", reason)
+    r = re.sub(r",? at /\S+:\d+ \(.*?\)", "", r)
+    r = re.sub(r"the program calls operators the runtime cannot run \(kernel libraries [^)]*\): ", "", r)
+    r = re.sub(r"method 'forward': the program uses operators Ember cannot run: ", "", r)
+    r = re.sub(r" to_edge al.*", "", r).rstrip(")") if "(" not in r else re.sub(r" to_edge al.*", "", r)
     r = re.sub(r"File \"[^\"]*\", line \d+[^;]*", "", r)
     r = re.sub(r"instruction \d+", "instruction N", r)
     r = re.sub(r"\bs\d+\b", "sN", r)
