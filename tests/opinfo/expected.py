@@ -9,7 +9,42 @@ Refusals are not failures and are not listed here: torch.export's (not Ember's c
 (the results list them by reason).
 """
 
+TRANSPOSED = ("convolution.out: transposed convolution is not supported (the portable kernel refuses it at run time, "
+              "NotSupported; exir does not refuse it at export)")
+CONV3D = ("convolution.out: 3-D convolution (5-D input) is refused at run time (InvalidArgument: the kernel computes "
+          "1-D and 2-D)")
+UNFOLD_PAD = ("constant_pad_nd.out: refuses a non-contiguous input at run time (NotSupported), which exir's lowering "
+              "of unfold (im2col: pad, then gathers) gives it")
+TOPK_TIES = ("topk.values: among equal values (integer samples have ties) Ember returns other indices than eager; "
+             "the values match, and PyTorch does not specify which index a tie returns. Not yet compared by value")
+
 EXPECTED_FAILURES = {
+    "nn.functional.conv_transpose1d/f32/*": TRANSPOSED,
+    "nn.functional.conv_transpose1d/f64/*": TRANSPOSED,
+    "nn.functional.conv_transpose1d/f16/*": TRANSPOSED,
+    "nn.functional.conv_transpose1d/bf16/*": TRANSPOSED,
+    "nn.functional.conv_transpose2d/f32/*": TRANSPOSED,
+    "nn.functional.conv_transpose2d/f64/*": TRANSPOSED,
+    "nn.functional.conv_transpose2d/f16/*": TRANSPOSED,
+    "nn.functional.conv_transpose2d/bf16/*": TRANSPOSED,
+    "nn.functional.conv_transpose3d/f32/*": TRANSPOSED,
+    "nn.functional.conv_transpose3d/f64/*": TRANSPOSED,
+    "nn.functional.conv_transpose3d/f16/*": TRANSPOSED,
+    "nn.functional.conv_transpose3d/bf16/*": TRANSPOSED,
+    "nn.functional.conv3d/f32/*": CONV3D,
+    "nn.functional.conv3d/f64/*": CONV3D,
+    "nn.functional.conv3d/f16/*": CONV3D,
+    "nn.functional.conv3d/bf16/*": CONV3D,
+    "nn.functional.unfold/f32/0": UNFOLD_PAD,
+    "nn.functional.unfold/f64/0": UNFOLD_PAD,
+    "nn.functional.unfold/f16/0": UNFOLD_PAD,
+    "nn.functional.unfold/bf16/0": UNFOLD_PAD,
+    "nn.functional.unfold/bool/0": UNFOLD_PAD,
+    "topk/u8/*": TOPK_TIES,
+    "topk/i8/*": TOPK_TIES,
+    "topk/i16/*": TOPK_TIES,
+    "topk/i32/*": TOPK_TIES,
+    "topk/i64/*": TOPK_TIES,
 }
 
 
