@@ -15,8 +15,9 @@ A sample expected.py records as failing must still fail (strict); any other fail
 listed here (it passed or failed when the list was made), fails the test. The whole sweep, every sample of the
 OpInfos in scope: `python -m tests.opinfo.sweep --full` (tests/opinfo/RESULTS.md has its latest results).
 
-Cost, measured on the 2-core CI machine: see CI_SECONDS below (about that much CPU for the four tests together,
-most of it exir's export; the OpInfo database takes about 7 s to import).
+Cost, measured on this 2-core machine (shared with other jobs) with the extensions built: the four tests, 430
+samples, took 88 s of CPU (85 s user, 3 s system) and 2 min 37 s of wall time, most of it exir's export; the
+OpInfo database takes about 7 s to import.
 """
 import collections
 import os
@@ -24,7 +25,6 @@ import os
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CI_SECONDS = None  # measured: filled in below the first run
 
 
 def _keys():
