@@ -88,9 +88,23 @@ def _selection(sel) -> Optional[Dict[str, Set[str]]]:
                      f"got {type(sel).__name__}")
 
 
+_MANIFESTS: Dict[Tuple[str, str, str, int, int], list] = {}
+
+
+def _load_manifest(path: str, namespace: str, library: str) -> list:
+    """A manifest's declarations, parsed once per version of the file (by modification time and size): parsing
+    the default build's four manifests took about 3 s per export, more than exporting a small model."""
+    from codegen.manifest import load_manifest
+    st = os.stat(path)
+    key = (os.path.realpath(path), namespace, library, st.st_mtime_ns, st.st_size)
+    if key not in _MANIFESTS:
+        _MANIFESTS[key] = load_manifest(path, namespace=namespace, library=library)
+    return list(_MANIFESTS[key])
+
+
 def provided(target: Optional[KernelTarget] = None) -> _Provided:
     """What the target runtime's kernels provide: per operator, the dtypes its registration accepts."""
-    from codegen.manifest import ManifestError, load_manifest, merge_chains
+    from codegen.manifest import ManifestError, merge_chains
     from schema import scalar_types
     target = target or KernelTarget()
     libs = [_manifest_tuple(m) for m in target.manifests]
@@ -107,7 +121,7 @@ def provided(target: Optional[KernelTarget] = None) -> _Provided:
             raise KernelMissingError(f"kernel manifest '{path}' does not exist; pass the path of your library's "
                                      f"kernels.yaml (format: kernels/README.md)")
     try:
-        chains = merge_chains([load_manifest(p, namespace=n, library=l) for p, n, l in libs])
+        chains = merge_chains([_load_manifest(p, n, l) for p, n, l in libs])
     except ManifestError as e:
         raise KernelMissingError(f"cannot read a kernel manifest: {e}") from None
     names = {t.number: t.name for t in scalar_types.SCALAR_TYPES}

@@ -42,8 +42,8 @@ void clamp_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor* min,
   if (max != nullptr) rt.add(*max);
   const ScalarType compute = rt.ok() ? rt.get() : ScalarType::Float;
   if (!elementwise_types(ctx, name, rt, compute, out)) return;
-  EMBER_KERNEL_CHECK(ctx, compute != ScalarType::Bool, InvalidArgument, "%s: not implemented for Bool", name);
-  EMBER_DISPATCH(ctx, name, selected_dtypes::clamp_tensor_out_portable & kRealTypes, compute, [&](auto tag) {
+  // Bool too, as eager (clamp_min/clamp_max of Bool tensors export as this op): x < lo is !x && lo.
+  EMBER_DISPATCH(ctx, name, selected_dtypes::clamp_tensor_out_portable & kRealAndBoolTypes, compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const Scalar none(int64_t{0});
     ClampBounds op{min != nullptr, max != nullptr};

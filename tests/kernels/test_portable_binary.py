@@ -174,6 +174,10 @@ CASES = {
     # clamp with tensor bounds: broadcasting, one-sided, min > max, NaN anywhere
     "clamp_float": (clamps, [with_nan(rnd(3, 4)), with_nan(rnd(4, lo=-2, hi=0)), rnd(3, 1, lo=0, hi=2)]),
     "clamp_int": (clamps, [ints(2, 5), ints(5, lo=-5, hi=0), ints(2, 1, lo=0, hi=5)]),
+    # Bool (the OpInfo sweep's clamp_min/clamp_max samples: the kernel refused Bool although its manifest lists it)
+    # (one-sided: eager's two-sided clamp refuses Bool)
+    "clamp_bool": (lambda x, lo, hi: (torch.clamp(x, min=lo), torch.clamp(x, max=hi)),
+                   [rnd(2, 4) > 0, rnd(4) > 0, rnd(2, 1) > 0]),
     "clamp_half": (clamps, [rnd(6, dtype=torch.float16), rnd(6, dtype=torch.float16, lo=-2, hi=0),
                             rnd(6, dtype=torch.float16, lo=0, hi=2)]),
     "clamp_int_float_bounds": (clamps, [ints(6), rnd(6, lo=-3, hi=0), rnd(6, lo=0, hi=3)]),
