@@ -13,13 +13,13 @@
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
+#include "runtime/python/pal_recording.h"
 #include "runtime/runner/memory_claims.h"
 
 namespace py = pybind11;
 
 namespace ember {
 namespace python {
-extern char g_last_error[512];
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "runtime/platform/platform.h"
+#include "runtime/python/pal_recording.h"
 
 namespace ember {
 namespace python {

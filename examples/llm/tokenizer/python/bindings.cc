@@ -13,12 +13,7 @@
 #include "examples/llm/tokenizer/pre_tokenizer.h"
 #include "examples/llm/tokenizer/tokenizer.h"
 #include "runtime/core/error.h"
-
-namespace ember {
-namespace llm {
-extern char g_last_error[512];
-}  // namespace llm
-}  // namespace ember
+#include "runtime/python/pal_recording.h"
 
 namespace py = pybind11;
 using ember::llm::Tokenizer;
@@ -26,7 +21,7 @@ using ember::llm::Tokenizer;
 namespace {
 
 [[noreturn]] void raise(ember::Error e) {
-  throw std::runtime_error(std::string(ember::error_name(e)) + ": " + ember::llm::g_last_error);
+  throw std::runtime_error(std::string(ember::error_name(e)) + ": " + ember::python::g_last_error);
 }
 
 template <typename T>
@@ -82,11 +77,11 @@ PYBIND11_MODULE(_ember_tokenizer, m) {
     return std::string(ember::llm::split_pattern_regex(ember::llm::SplitPattern::kQwen2));
   });
   m.def("load", [](const std::string& path) {
-    ember::llm::g_last_error[0] = '\0';
+    ember::python::g_last_error[0] = '\0';
     return std::shared_ptr<Tokenizer>(take(ember::llm::load_tokenizer(path)));
   });
   m.def("load_bytes", [](const py::bytes& data) {
-    ember::llm::g_last_error[0] = '\0';
+    ember::python::g_last_error[0] = '\0';
     return std::shared_ptr<Tokenizer>(take(ember::llm::load_tokenizer_from_bytes(std::string(data))));
   });
 }
