@@ -54,5 +54,10 @@ void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const 
 void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
 void div_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
 
+// op_attention.cc
+void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& key_cache, const Tensor& value_cache,
+                         const Tensor& input_pos, double scale, Tensor& out);
+KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
+
 }  // namespace optimized
 }  // namespace ember

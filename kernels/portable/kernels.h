@@ -144,6 +144,9 @@ KernelMemory topk_memory(const KernelArgs& args);
 void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& key_cache, const Tensor& value_cache,
                          const Tensor& input_pos, double scale, Tensor& out);
 KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
+// Its checks (shapes, dtypes, positions within the cache), shared with kernels/optimized; *start = input_pos[0].
+bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tensor& key_cache,
+                            const Tensor& value_cache, const Tensor& input_pos, Tensor& out, int64_t* start);
 void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
                      Tensor& values, Tensor& indices);
 

@@ -24,9 +24,11 @@ def _sdpa_with_cache(query, key_cache, value_cache, input_pos, scale):
     S, KV = key_cache.shape[1], key_cache.shape[2]
     group = H // KV
     p = input_pos.reshape(-1)[0]
-    q = query[0].transpose(0, 1).float()                                        # [H, T, D]
-    k = key_cache[0].transpose(0, 1).repeat_interleave(group, dim=0).float()    # [H, S, D]
-    v = value_cache[0].transpose(0, 1).repeat_interleave(group, dim=0).float()
+    # The kernels' compute type: float64 for Double, float32 for the rest.
+    c = torch.float64 if query.dtype == torch.float64 else torch.float32
+    q = query[0].transpose(0, 1).to(c)                                          # [H, T, D]
+    k = key_cache[0].transpose(0, 1).repeat_interleave(group, dim=0).to(c)      # [H, S, D]
+    v = value_cache[0].transpose(0, 1).repeat_interleave(group, dim=0).to(c)
     scores = torch.matmul(q, k.transpose(1, 2)) * scale                         # [H, T, S]
     visible = torch.arange(S)[None, :] <= (p + torch.arange(T))[:, None]        # [T, S]
     scores = scores.masked_fill(~visible, float("-inf"))

@@ -15,15 +15,9 @@ namespace ember {
 namespace portable {
 namespace {
 
-// EMBER_KERNEL_CHECK for the helpers below, which return false to their kernel instead of returning void.
-#define CHECK_OR_FALSE(ctx, cond, code, ...) \
-  do {                                       \
-    if (!(cond)) {                           \
-      EMBER_LOG(ERROR, __VA_ARGS__);         \
-      (ctx).fail(::ember::Error::code);      \
-      return false;                          \
-    }                                        \
-  } while (0)
+// This file's short name for EMBER_KERNEL_CHECK_OR_FALSE (runtime/kernel/kernel_context.h), which the helpers
+// below use to return false to their kernel.
+#define CHECK_OR_FALSE EMBER_KERNEL_CHECK_OR_FALSE
 
 int64_t wrap(int64_t dim, int64_t rank) {
   const int64_t r = rank == 0 ? 1 : rank;

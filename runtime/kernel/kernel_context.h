@@ -49,3 +49,13 @@ class KernelContext {
       return;                                    \
     }                                            \
   } while (0)
+
+// The same in a kernel's helper that answers whether the kernel may go on: returns false instead.
+#define EMBER_KERNEL_CHECK_OR_FALSE(ctx, cond, code, ...) \
+  do {                                                    \
+    if (!(cond)) {                                        \
+      EMBER_LOG(ERROR, __VA_ARGS__);                      \
+      (ctx).fail(::ember::Error::code);                   \
+      return false;                                       \
+    }                                                     \
+  } while (0)

@@ -5,15 +5,8 @@
 namespace ember {
 namespace portable {
 
-// EMBER_KERNEL_CHECK for a function that answers whether the kernel may go on.
-#define CHECK(ctx, cond, code, ...)    \
-  do {                                 \
-    if (!(cond)) {                     \
-      EMBER_LOG(ERROR, __VA_ARGS__);   \
-      (ctx).fail(::ember::Error::code); \
-      return false;                    \
-    }                                  \
-  } while (0)
+// This file's short name for EMBER_KERNEL_CHECK_OR_FALSE (runtime/kernel/kernel_context.h).
+#define CHECK EMBER_KERNEL_CHECK_OR_FALSE
 
 bool conv_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayRef<int64_t> stride,
                    ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed, int64_t groups,
