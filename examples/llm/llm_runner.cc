@@ -266,11 +266,14 @@ int main(int argc, char** argv) {
     if (print_ids) {
       printf(generated.size() == 1 ? "%lld" : " %lld", static_cast<long long>(id));
     } else if (!is_eos) {
-      Result<std::string> piece = tokenizer->decode(static_cast<int32_t>(prev), static_cast<int32_t>(id));
+      // A model's vocabulary may be padded past the tokenizer's: such an id is written as <id>.
+      const bool known = static_cast<uint64_t>(id) < tokenizer->vocab_size();
+      Result<std::string> piece = known ? tokenizer->decode(static_cast<int32_t>(prev), static_cast<int32_t>(id))
+                                        : Result<std::string>(Error::NotFound);
       if (piece.ok()) {
         fwrite(piece->data(), 1, piece->size(), stdout);
       } else {
-        printf("<%lld>", static_cast<long long>(id));  // an id the model may emit but the tokenizer lacks
+        printf("<%lld>", static_cast<long long>(id));
       }
     }
     fflush(stdout);
