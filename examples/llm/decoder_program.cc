@@ -1,0 +1,259 @@
+#include "examples/llm/decoder_program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <utility>
+
+#include "runtime/core/loader/mmap_data_loader.h"
+#include "runtime/core/log.h"
+#include "runtime/executor/memory_manager.h"
+#include "runtime/executor/method.h"
+#include "runtime/executor/method_meta.h"
+#include "runtime/executor/program.h"
+#include "runtime/runner/memory_claims.h"
+
+namespace ember {
+namespace llm {
+namespace {
+
+struct FreeDeleter {
+  void operator()(void* p) const { free(p); }
+};
+using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
+
+// 16-byte aligned, as MethodMeta's byte counts assume; never a null pointer for 0 bytes.
+Buffer allocate(size_t bytes) {
+  if (bytes > SIZE_MAX - 32) return Buffer();
+  return Buffer(static_cast<uint8_t*>(aligned_alloc(16, (bytes + 15) / 16 * 16 + 16)));
+}
+
+// A method with its own memory, exactly as MethodMeta states it, checked against the machine first.
+struct LoadedMethod {
+  std::vector<Buffer> buffers;
+  std::vector<Span<uint8_t>> pools;
+  std::unique_ptr<HierarchicalAllocator> planned;
+  std::unique_ptr<MemoryAllocator> method_allocator;
+  std::unique_ptr<MemoryAllocator> temp_allocator;
+  MemoryManager manager;
+  std::unique_ptr<Method> method;
+  MemoryClaims claims;
+};
+
+Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const char* name) {
+  Result<MethodMeta> meta = program.method_meta(name);
+  if (!meta.ok()) {
+    EMBER_LOG(ERROR, "the program has no method '%s' (%s)", name, error_name(meta.error()));
+    return meta.error();
+  }
+  std::unique_ptr<LoadedMethod> m(new LoadedMethod());
+  char why[320];
+  if (!read_memory_claims(meta.get(), physical_memory_bytes(), &m->claims, why, sizeof(why))) {
+    EMBER_LOG(ERROR, "%s", why);
+    return Error::MemoryAllocationFailed;
+  }
+  for (size_t p = 0; p < m->claims.num_pools; ++p) {
+    m->buffers.push_back(allocate(m->claims.pool_bytes[p]));
+    EMBER_CHECK_OR_RETURN_ERROR(m->buffers.back() != nullptr, MemoryAllocationFailed,
+                                "cannot allocate pool %zu of method '%s': %zu bytes", p + 1, name,
+                                m->claims.pool_bytes[p]);
+    m->pools.emplace_back(m->buffers.back().get(), m->claims.pool_bytes[p]);
+  }
+  m->planned.reset(new HierarchicalAllocator(Span<Span<uint8_t>>(m->pools.data(), m->pools.size())));
+  m->buffers.push_back(allocate(m->claims.method_allocator_bytes));
+  uint8_t* method_buffer = m->buffers.back().get();
+  m->buffers.push_back(allocate(m->claims.scratch_bytes));
+  uint8_t* temp_buffer = m->buffers.back().get();
+  EMBER_CHECK_OR_RETURN_ERROR(method_buffer != nullptr && temp_buffer != nullptr, MemoryAllocationFailed,
+                              "cannot allocate the method allocator (%zu bytes) and kernel scratch (%zu bytes) of "
+                              "method '%s'",
+                              m->claims.method_allocator_bytes, m->claims.scratch_bytes, name);
+  m->method_allocator.reset(new MemoryAllocator(method_buffer, m->claims.method_allocator_bytes));
+  m->temp_allocator.reset(new MemoryAllocator(temp_buffer, m->claims.scratch_bytes));
+  m->manager.method_allocator = m->method_allocator.get();
+  m->manager.planned_memory = m->planned.get();
+  m->manager.temp_allocator = m->temp_allocator.get();
+  Result<Method> method = program.load_method(name, &m->manager);
+  if (!method.ok()) {
+    EMBER_LOG(ERROR, "method '%s' did not load: %s", name, error_name(method.error()));
+    return method.error();
+  }
+  m->method.reset(new Method(std::move(method.get())));
+  return m;
+}
+
+bool has_method(const Program& program, const char* name) {
+  for (size_t i = 0; i < program.num_methods(); ++i) {
+    Result<const char*> n = program.get_method_name(i);
+    if (n.ok() && strcmp(*n, name) == 0) return true;
+  }
+  return false;
+}
+
+// The Int (or Bool, as 0/1) outputs of constant method `name`; an empty vector when the program has no such
+// method. InvalidProgram when it has one whose outputs are not scalars.
+Result<std::vector<int64_t>> constant_ints(const Program& program, const char* name) {
+  std::vector<int64_t> values;
+  if (!has_method(program, name)) return values;
+  Result<std::unique_ptr<LoadedMethod>> m = load_method(program, name);
+  if (!m.ok()) return m.error();
+  Method& method = *(*m)->method;
+  EMBER_CHECK_OR_RETURN_ERROR(method.num_inputs() == 0, InvalidProgram,
+                              "metadata method '%s' takes %zu inputs; a constant method takes none", name,
+                              method.num_inputs());
+  const Error e = method.execute();
+  if (e != Error::Ok) {
+    EMBER_LOG(ERROR, "metadata method '%s' failed: %s", name, error_name(e));
+    return e;
+  }
+  for (size_t i = 0; i < method.num_outputs(); ++i) {
+    Result<EValue> v = method.output_value(i);
+    if (!v.ok()) return v.error();
+    EMBER_CHECK_OR_RETURN_ERROR(v->is_int() || v->is_bool(), InvalidProgram,
+                                "metadata method '%s' output %zu is not an Int or Bool", name, i);
+    values.push_back(v->is_int() ? v->as_int() : (v->as_bool() ? 1 : 0));
+  }
+  return values;
+}
+
+// One value of a single-output constant method into *out, or `fallback` when the program does not state it.
+Error constant_int(const Program& program, const char* name, int64_t fallback, int64_t* out) {
+  Result<std::vector<int64_t>> v = constant_ints(program, name);
+  if (!v.ok()) return v.error();
+  if (v->empty()) {
+    *out = fallback;
+    return Error::Ok;
+  }
+  EMBER_CHECK_OR_RETURN_ERROR(v->size() == 1, InvalidProgram, "metadata method '%s' returns %zu values; expected 1",
+                              name, v->size());
+  *out = (*v)[0];
+  return Error::Ok;
+}
+
+}  // namespace
+
+size_t DecoderMemory::total() const {
+  size_t t = method_allocator_bytes + scratch_bytes;
+  for (size_t b : pool_bytes) t += b;
+  return t;
+}
+
+struct DecoderProgram::State {
+  std::unique_ptr<MmapDataLoader> loader;
+  std::unique_ptr<Program> program;
+  std::unique_ptr<LoadedMethod> forward;
+};
+
+DecoderProgram::DecoderProgram(std::unique_ptr<State> state) : state_(std::move(state)) {}
+DecoderProgram::~DecoderProgram() = default;
+
+Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path) {
+  std::unique_ptr<State> s(new State());
+  Result<MmapDataLoader> loader = MmapDataLoader::open(path);
+  if (!loader.ok()) {
+    EMBER_LOG(ERROR, "cannot read %s: %s", path, error_name(loader.error()));
+    return loader.error();
+  }
+  s->loader.reset(new MmapDataLoader(std::move(loader.get())));
+  Result<Program> program = Program::load(s->loader.get());
+  if (!program.ok()) {
+    EMBER_LOG(ERROR, "%s is not a loadable program: %s", path, error_name(program.error()));
+    return program.error();
+  }
+  s->program.reset(new Program(std::move(program.get())));
+  const Program& prog = *s->program;
+  EMBER_CHECK_OR_RETURN_ERROR(has_method(prog, "forward"), NotFound, "%s has no method 'forward'", path);
+
+  // forward's signature: (tokens int64 [1, T], input_pos int64 [1]) -> logits float32 [1, vocab].
+  Result<MethodMeta> meta = prog.method_meta("forward");
+  if (!meta.ok()) return meta.error();
+  Result<TensorInfo> tokens = meta->input_tensor_meta(0);
+  Result<TensorInfo> pos = meta->input_tensor_meta(1);
+  Result<TensorInfo> logits = meta->output_tensor_meta(0);
+  EMBER_CHECK_OR_RETURN_ERROR(
+      meta->num_inputs() == 2 && tokens.ok() && pos.ok() && logits.ok() && tokens->scalar_type == ScalarType::Long &&
+          tokens->sizes.size() == 2 && tokens->sizes[0] == 1 && pos->scalar_type == ScalarType::Long &&
+          pos->sizes.size() == 1 && pos->sizes[0] == 1 && logits->scalar_type == ScalarType::Float &&
+          logits->sizes.size() == 2 && logits->sizes[0] == 1,
+      NotSupported,
+      "%s: method 'forward' is not forward(tokens Long [1, T], input_pos Long [1]) -> logits Float [1, vocab] "
+      "(an LLM decoder exported by examples/llm/export.py)",
+      path);
+
+  DecoderMetadata md;
+  EMBER_TRY(constant_int(prog, "get_max_seq_len", tokens->sizes[1] + 1, &md.max_seq_len));
+  EMBER_TRY(constant_int(prog, "get_vocab_size", logits->sizes[1], &md.vocab_size));
+  EMBER_CHECK_OR_RETURN_ERROR(md.vocab_size == logits->sizes[1], InvalidProgram,
+                              "%s: get_vocab_size says %lld but forward returns %d logits", path,
+                              static_cast<long long>(md.vocab_size), static_cast<int>(logits->sizes[1]));
+  EMBER_CHECK_OR_RETURN_ERROR(md.max_seq_len >= 2, InvalidProgram, "%s: get_max_seq_len is %lld; at least 2 needed",
+                              path, static_cast<long long>(md.max_seq_len));
+  EMBER_TRY(constant_int(prog, "get_bos_id", -1, &md.bos_id));
+  Result<std::vector<int64_t>> eos = constant_ints(prog, "get_eos_ids");
+  if (!eos.ok()) return eos.error();
+  md.eos_ids = std::move(eos.get());
+  EMBER_TRY(constant_int(prog, "get_n_layers", -1, &md.n_layers));
+  int64_t flag = 1;
+  EMBER_TRY(constant_int(prog, "use_kv_cache", 1, &flag));
+  md.use_kv_cache = flag != 0;
+  EMBER_CHECK_OR_RETURN_ERROR(md.use_kv_cache, NotSupported,
+                              "%s states use_kv_cache = false; this runner feeds each token once and needs the "
+                              "model's KV cache",
+                              path);
+  EMBER_TRY(constant_int(prog, "enable_dynamic_shape", tokens->is_dynamic ? 1 : 0, &flag));
+  md.dynamic_shape = flag != 0 && tokens->is_dynamic;
+
+  Result<std::unique_ptr<LoadedMethod>> forward = load_method(prog, "forward");
+  if (!forward.ok()) return forward.error();
+  s->forward = std::move(forward.get());
+  DecoderMemory mem;
+  const MemoryClaims& c = s->forward->claims;
+  mem.pool_bytes.assign(c.pool_bytes, c.pool_bytes + c.num_pools);
+  mem.method_allocator_bytes = c.method_allocator_bytes;
+  mem.scratch_bytes = c.scratch_bytes;
+
+  std::unique_ptr<DecoderProgram> d(new DecoderProgram(std::move(s)));
+  d->metadata_ = std::move(md);
+  d->memory_ = std::move(mem);
+  return d;
+}
+
+Result<const float*> DecoderProgram::forward(const int64_t* tokens, size_t n, int64_t start_pos,
+                                             bool* failed_in_execute) {
+  *failed_in_execute = false;
+  const DecoderMetadata& md = metadata_;
+  EMBER_CHECK_OR_RETURN_ERROR(n > 0, InvalidArgument, "forward needs at least one token");
+  EMBER_CHECK_OR_RETURN_ERROR(
+      start_pos >= 0 && static_cast<uint64_t>(start_pos) + n <= static_cast<uint64_t>(md.max_seq_len),
+      InvalidArgument, "positions %lld .. %lld pass the model's max_seq_len (%lld KV cache rows)",
+      static_cast<long long>(start_pos), static_cast<long long>(start_pos) + static_cast<long long>(n) - 1,
+      static_cast<long long>(md.max_seq_len));
+  for (size_t i = 0; i < n; ++i) {
+    EMBER_CHECK_OR_RETURN_ERROR(tokens[i] >= 0 && tokens[i] < md.vocab_size, InvalidArgument,
+                                "token %lld (at position %lld) is outside the vocabulary [0, %lld)",
+                                static_cast<long long>(tokens[i]), static_cast<long long>(start_pos) + static_cast<long long>(i),
+                                static_cast<long long>(md.vocab_size));
+  }
+  Method& method = *state_->forward->method;
+  const int32_t sizes[2] = {1, static_cast<int32_t>(n)};
+  EMBER_TRY(method.set_input(0, ScalarType::Long, ArrayRef<int32_t>(sizes, 2), tokens, n * sizeof(int64_t)));
+  const int32_t pos_size = 1;
+  EMBER_TRY(method.set_input(1, ScalarType::Long, ArrayRef<int32_t>(&pos_size, 1), &start_pos, sizeof(int64_t)));
+  const Error e = method.execute();
+  if (e != Error::Ok) {
+    *failed_in_execute = true;
+    EMBER_LOG(ERROR, "forward at positions %lld .. %lld failed: %s", static_cast<long long>(start_pos),
+              static_cast<long long>(start_pos) + static_cast<long long>(n) - 1, error_name(e));
+    return e;
+  }
+  Result<Tensor> out = method.output(0);
+  if (!out.ok()) return out.error();
+  EMBER_CHECK_OR_RETURN_ERROR(out->scalar_type() == ScalarType::Float && out->numel() == md.vocab_size, InvalidProgram,
+                              "forward returned %lld values of %s; expected %lld Float logits",
+                              static_cast<long long>(out->numel()), scalar_type_name(out->scalar_type()),
+                              static_cast<long long>(md.vocab_size));
+  return out->const_data_ptr<float>();
+}
+
+}  // namespace llm
+}  // namespace ember

@@ -1,0 +1,69 @@
+// A decoder .pte loaded for generation: its `forward` method with every buffer sized exactly from MethodMeta, and
+// the metadata its constant methods state (ExecuTorch's names: get_max_seq_len, get_vocab_size, get_bos_id,
+// get_eos_ids, get_n_layers, use_kv_cache, enable_dynamic_shape).
+//
+//   auto p = DecoderProgram::load("model.pte");            // Error values; the log says what was wrong
+//   auto logits = (*p)->forward(ids, n, /*start_pos=*/0);  // prefill; then one id at a time (decode)
+//
+// forward(tokens int64 [1, T], input_pos int64 [1]) -> logits float32 [1, vocab]; the KV cache lives in the
+// method's planned memory and persists across calls, so positions must be fed in order, each exactly once.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <memory>
+#include <vector>
+
+#include "runtime/core/result.h"
+
+namespace ember {
+namespace llm {
+
+struct DecoderMetadata {
+  int64_t max_seq_len = 0;  // KV cache rows: prompt tokens plus fed-back generated tokens
+  int64_t vocab_size = 0;
+  int64_t bos_id = -1;      // -1: none stated
+  std::vector<int64_t> eos_ids;
+  int64_t n_layers = -1;    // -1: not stated
+  bool use_kv_cache = true;
+  bool dynamic_shape = true;  // false: the tokens input takes one token per call
+};
+
+// What the forward method holds, all from MethodMeta, allocated before load.
+struct DecoderMemory {
+  std::vector<size_t> pool_bytes;  // planned pools (activations and the KV cache)
+  size_t method_allocator_bytes = 0;
+  size_t scratch_bytes = 0;
+  size_t total() const;
+};
+
+class DecoderProgram {
+ public:
+  // Opens (mmaps) and verifies `path`, loads `forward` and reads the constant methods. AccessFailed when the file
+  // cannot be read; InvalidProgram or the verifier's error when it is not a loadable program; NotFound when it
+  // has no `forward`; NotSupported when its forward is not (tokens, input_pos) -> logits or it states no KV cache.
+  // Metadata not stated by a constant method is taken from forward's signature (vocab size, max_seq_len) or
+  // left unset (BOS, EOS).
+  static Result<std::unique_ptr<DecoderProgram>> load(const char* path);
+  ~DecoderProgram();
+
+  const DecoderMetadata& metadata() const { return metadata_; }
+  const DecoderMemory& memory() const { return memory_; }
+
+  // Runs forward on tokens[0 .. n) at positions start_pos .. start_pos + n - 1 and returns the last position's
+  // vocab_size logits (valid until the next call). InvalidArgument, before anything runs, when n is 0, the
+  // positions pass max_seq_len, or a token is outside [0, vocab_size); the runtime's error when an input is refused
+  // or execution fails (`*failed_in_execute` says which, for callers that report them apart).
+  Result<const float*> forward(const int64_t* tokens, size_t n, int64_t start_pos, bool* failed_in_execute);
+
+ private:
+  struct State;
+  explicit DecoderProgram(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+  DecoderMetadata metadata_;
+  DecoderMemory memory_;
+};
+
+}  // namespace llm
+}  // namespace ember

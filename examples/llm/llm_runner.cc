@@ -1,0 +1,315 @@
+// llm_runner: text generation with a decoder .pte exported by examples/llm/export.py.
+//
+//   llm_runner --model model.pte (--tokenizer tokenizer.json|tokenizer.model --prompt "text" | --prompt-ids "1 5 7")
+//              [--max-new-tokens N] [--temperature T] [--seed S] [--ids] [--ignore-eos]
+//
+// Loads the program (its `forward` with every buffer sized from MethodMeta) and the tokenizer, reads the metadata
+// constant methods, prefills the prompt in one forward call (T = prompt length, input_pos 0; one call per token
+// when the program has no dynamic shape), then decodes one token per call until an EOS id of the model
+// (get_eos_ids; the tokenizer's EOS when the program states none) or N new tokens. Each token's text goes to
+// stdout as it is produced (flushed); with --ids, or with --prompt-ids and no tokenizer, the generated ids
+// instead, space-separated. A generated EOS is counted and printed by --ids, not as text. Statistics go to stderr.
+//
+// --prompt is encoded without special tokens, then the model's BOS (get_bos_id, else the tokenizer's) is put in
+// front unless --no-bos; --prompt-ids are used as given. Sampling: temperature 0 (the default) is greedy argmax;
+// T > 0 draws from softmax(logits / T) with xoshiro256** seeded by SplitMix64(S) (examples/llm/sampler.h), so a
+// seed gives the same ids on every machine.
+//
+// Exit codes (as //:runner): 0 ok, 2 bad usage, 3 the program, a method or the tokenizer did not load, 4 the
+// prompt was refused (too long for max_seq_len, ids outside the vocabulary, empty), 5 execution failed.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "examples/llm/decoder_program.h"
+#include "examples/llm/sampler.h"
+#include "examples/llm/tokenizer/tokenizer.h"
+#include "runtime/platform/platform.h"
+
+using namespace ember;
+
+namespace {
+
+struct Options {
+  const char* model = nullptr;
+  const char* tokenizer = nullptr;
+  const char* prompt = nullptr;
+  const char* prompt_ids = nullptr;
+  long max_new_tokens = 128;
+  float temperature = 0.0f;
+  uint64_t seed = 0;
+  bool ids = false;
+  bool ignore_eos = false;
+  bool bos = true;
+};
+
+int usage(const char* argv0) {
+  fprintf(stderr,
+          "usage: %s --model MODEL.pte (--tokenizer TOKENIZER --prompt TEXT | --prompt-ids \"ID ID ...\")\n"
+          "       [--max-new-tokens N] [--temperature T] [--seed S] [--ids] [--ignore-eos] [--no-bos]\n",
+          argv0);
+  return 2;
+}
+
+bool parse_long(const char* text, long lo, long hi, long* out) {
+  char* end = nullptr;
+  const long v = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+// "1 5 7" (spaces, tabs or commas between ids) -> ids; false on anything that is not a whole number.
+bool parse_ids(const char* text, std::vector<int64_t>* ids) {
+  const char* p = text;
+  while (*p != '\0') {
+    if (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') {
+      ++p;
+      continue;
+    }
+    char* end = nullptr;
+    const long long v = strtoll(p, &end, 10);
+    if (end == p || (*end != '\0' && *end != ' ' && *end != '\t' && *end != ',' && *end != '\n')) return false;
+    ids->push_back(v);
+    p = end;
+  }
+  return true;
+}
+
+double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+double per_second(size_t n, uint64_t ns) { return ns == 0 ? 0.0 : static_cast<double>(n) * 1e9 / static_cast<double>(ns); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ember_pal_init();
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const bool has_value = i + 1 < argc;
+    bool ok = true;
+    if (strcmp(a, "--ids") == 0) {
+      o.ids = true;
+    } else if (strcmp(a, "--ignore-eos") == 0) {
+      o.ignore_eos = true;
+    } else if (strcmp(a, "--no-bos") == 0) {
+      o.bos = false;
+    } else if (!has_value) {
+      fprintf(stderr, "llm_runner: %s: unknown flag or missing value\n", a);
+      return usage(argv[0]);
+    } else if (strcmp(a, "--model") == 0) {
+      o.model = argv[++i];
+    } else if (strcmp(a, "--tokenizer") == 0) {
+      o.tokenizer = argv[++i];
+    } else if (strcmp(a, "--prompt") == 0) {
+      o.prompt = argv[++i];
+    } else if (strcmp(a, "--prompt-ids") == 0) {
+      o.prompt_ids = argv[++i];
+    } else if (strcmp(a, "--max-new-tokens") == 0) {
+      ok = parse_long(argv[++i], 1, 1L << 30, &o.max_new_tokens);
+    } else if (strcmp(a, "--temperature") == 0) {
+      char* end = nullptr;
+      const double t = strtod(argv[++i], &end);
+      ok = end != argv[i] && *end == '\0' && t >= 0.0 && t < 1e30;
+      o.temperature = static_cast<float>(t);
+    } else if (strcmp(a, "--seed") == 0) {
+      char* end = nullptr;
+      o.seed = strtoull(argv[++i], &end, 10);
+      ok = end != argv[i] && *end == '\0' && argv[i][0] != '-';
+    } else {
+      fprintf(stderr, "llm_runner: unknown flag %s\n", a);
+      return usage(argv[0]);
+    }
+    if (!ok) {
+      fprintf(stderr, "llm_runner: %s: '%s' is not a valid value\n", a, argv[i]);
+      return usage(argv[0]);
+    }
+  }
+  if (o.model == nullptr) {
+    fprintf(stderr, "llm_runner: --model is required\n");
+    return usage(argv[0]);
+  }
+  if ((o.prompt == nullptr) == (o.prompt_ids == nullptr)) {
+    fprintf(stderr, "llm_runner: give exactly one of --prompt and --prompt-ids\n");
+    return usage(argv[0]);
+  }
+  if (o.prompt != nullptr && o.tokenizer == nullptr) {
+    fprintf(stderr, "llm_runner: --prompt needs --tokenizer (or give --prompt-ids)\n");
+    return usage(argv[0]);
+  }
+  std::vector<int64_t> prompt;
+  if (o.prompt_ids != nullptr && !parse_ids(o.prompt_ids, &prompt)) {
+    fprintf(stderr, "llm_runner: --prompt-ids: '%s' is not a list of whole numbers\n", o.prompt_ids);
+    return usage(argv[0]);
+  }
+  Result<llm::Sampler> sampler = llm::Sampler::create(o.temperature, o.seed);
+  if (!sampler.ok()) return usage(argv[0]);
+
+  // Load: the program, then the tokenizer.
+  const uint64_t load_t0 = ember_pal_ticks_ns();
+  Result<std::unique_ptr<llm::DecoderProgram>> loaded = llm::DecoderProgram::load(o.model);
+  if (!loaded.ok()) {
+    fprintf(stderr, "llm_runner: model %s refused: %s\n", o.model, error_name(loaded.error()));
+    return 3;
+  }
+  llm::DecoderProgram& program = **loaded;
+  const llm::DecoderMetadata& md = program.metadata();
+  std::unique_ptr<llm::Tokenizer> tokenizer;
+  if (o.tokenizer != nullptr) {
+    Result<std::unique_ptr<llm::Tokenizer>> tok = llm::load_tokenizer(o.tokenizer);
+    if (!tok.ok()) {
+      fprintf(stderr, "llm_runner: tokenizer %s refused: %s\n", o.tokenizer, error_name(tok.error()));
+      return 3;
+    }
+    tokenizer = std::move(tok.get());
+    if (static_cast<int64_t>(tokenizer->vocab_size()) > md.vocab_size) {
+      fprintf(stderr, "llm_runner: tokenizer %s has %zu tokens but the model only %lld logits\n", o.tokenizer,
+              tokenizer->vocab_size(), static_cast<long long>(md.vocab_size));
+      return 3;
+    }
+  }
+  const uint64_t load_ns = ember_pal_ticks_ns() - load_t0;
+  std::vector<int64_t> eos = md.eos_ids;
+  if (eos.empty() && tokenizer != nullptr && tokenizer->eos_id() >= 0) eos.push_back(tokenizer->eos_id());
+  const bool print_ids = o.ids || tokenizer == nullptr;
+
+  // The prompt's ids.
+  const uint64_t t0 = ember_pal_ticks_ns();
+  if (o.prompt != nullptr) {
+    Result<std::vector<int32_t>> enc = tokenizer->encode(o.prompt, false, false);
+    if (!enc.ok()) {
+      fprintf(stderr, "llm_runner: the prompt could not be encoded: %s\n", error_name(enc.error()));
+      return 4;
+    }
+    const int64_t bos = md.bos_id >= 0 ? md.bos_id : tokenizer->bos_id();
+    if (o.bos && bos >= 0) prompt.push_back(bos);
+    prompt.insert(prompt.end(), enc->begin(), enc->end());
+  }
+  const size_t n_prompt = prompt.size();
+  const long long max_seq = static_cast<long long>(md.max_seq_len);
+  if (n_prompt == 0) {
+    fprintf(stderr, "llm_runner: prompt refused (InvalidArgument): it has no tokens\n");
+    return 4;
+  }
+  for (size_t i = 0; i < n_prompt; ++i) {
+    if (prompt[i] < 0 || prompt[i] >= md.vocab_size) {
+      fprintf(stderr, "llm_runner: prompt refused (InvalidArgument): token %lld at %zu is outside the vocabulary "
+              "[0, %lld)\n", static_cast<long long>(prompt[i]), i, static_cast<long long>(md.vocab_size));
+      return 4;
+    }
+  }
+  // Positions fed to the KV cache: the prompt, then every generated token but the last.
+  if (static_cast<long long>(n_prompt) >= max_seq) {
+    fprintf(stderr, "llm_runner: prompt refused (InvalidArgument): %zu prompt tokens, but the model's "
+            "max_seq_len is %lld (at most %lld prompt tokens)\n", n_prompt, max_seq, max_seq - 1);
+    return 4;
+  }
+  if (static_cast<long long>(n_prompt) + o.max_new_tokens - 1 > max_seq) {
+    fprintf(stderr, "llm_runner: prompt refused (InvalidArgument): %zu prompt tokens + %ld new tokens need %lld "
+            "KV cache positions (the last new token is not fed back), but the model's max_seq_len is %lld; "
+            "use --max-new-tokens %lld or less\n", n_prompt, o.max_new_tokens,
+            static_cast<long long>(n_prompt) + o.max_new_tokens - 1, max_seq,
+            max_seq - static_cast<long long>(n_prompt) + 1);
+    return 4;
+  }
+
+  // One forward call into `logits`; the exit code when it fails (4: an input refused, 5: execution failed).
+  const float* logits = nullptr;
+  auto forward = [&](const int64_t* ids, size_t n, size_t pos, const char* what) {
+    bool in_execute = false;
+    Result<const float*> out = program.forward(ids, n, static_cast<int64_t>(pos), &in_execute);
+    if (out.ok()) {
+      logits = *out;
+      return 0;
+    }
+    fprintf(stderr, "llm_runner: %s at position %zu %s: %s\n", what, pos,
+            in_execute ? "failed" : "refused an input", error_name(out.error()));
+    return in_execute ? 5 : 4;
+  };
+
+  // Prefill: the whole prompt in one call (a token per call without dynamic shapes).
+  const uint64_t prefill_t0 = ember_pal_ticks_ns();
+  if (md.dynamic_shape) {
+    if (int rc = forward(prompt.data(), n_prompt, 0, "prefill")) return rc;
+  } else {
+    for (size_t i = 0; i < n_prompt; ++i) {
+      if (int rc = forward(&prompt[i], 1, i, "prefill")) return rc;
+    }
+  }
+  const uint64_t prefill_ns = ember_pal_ticks_ns() - prefill_t0;
+
+  // Decode.
+  std::vector<int64_t> generated;
+  int64_t prev = prompt.back();
+  uint64_t ttft_ns = 0;
+  uint64_t decode_t0 = 0;
+  bool stopped_at_eos = false;
+  for (;;) {
+    Result<int32_t> next = sampler->sample(logits, static_cast<size_t>(md.vocab_size));
+    if (!next.ok()) {
+      fprintf(stderr, "llm_runner: sampling failed: %s\n", error_name(next.error()));
+      return 5;
+    }
+    const int64_t id = *next;
+    generated.push_back(id);
+    if (generated.size() == 1) {
+      ttft_ns = ember_pal_ticks_ns() - t0;
+      decode_t0 = ember_pal_ticks_ns();
+    }
+    bool is_eos = false;
+    for (int64_t e : eos) is_eos = is_eos || e == id;
+    if (print_ids) {
+      printf(generated.size() == 1 ? "%lld" : " %lld", static_cast<long long>(id));
+    } else if (!is_eos) {
+      // A model's vocabulary may be padded past the tokenizer's: such an id is written as <id>.
+      const bool known = static_cast<uint64_t>(id) < tokenizer->vocab_size();
+      Result<std::string> piece = known ? tokenizer->decode(static_cast<int32_t>(prev), static_cast<int32_t>(id))
+                                        : Result<std::string>(Error::NotFound);
+      if (piece.ok()) {
+        fwrite(piece->data(), 1, piece->size(), stdout);
+      } else {
+        printf("<%lld>", static_cast<long long>(id));
+      }
+    }
+    fflush(stdout);
+    prev = id;
+    if (is_eos && !o.ignore_eos) {
+      stopped_at_eos = true;
+      break;
+    }
+    if (static_cast<long>(generated.size()) >= o.max_new_tokens) break;
+    if (int rc = forward(&generated.back(), 1, n_prompt + generated.size() - 1, "decode")) return rc;
+  }
+  const uint64_t decode_ns = ember_pal_ticks_ns() - decode_t0;
+  printf("\n");
+  fflush(stdout);
+
+  // Statistics.
+  const size_t n_decoded = generated.size() - 1;  // tokens that each cost one decode forward
+  const llm::DecoderMemory& mem = program.memory();
+  size_t pools = 0;
+  for (size_t b : mem.pool_bytes) pools += b;
+  struct rusage usage_now;
+  const long peak_rss_kib = getrusage(RUSAGE_SELF, &usage_now) == 0 ? usage_now.ru_maxrss : -1;
+  fprintf(stderr, "llm_runner: model: %lld layers, vocab %lld, max_seq_len %lld, %zu EOS ids; load %.1f ms\n",
+          static_cast<long long>(md.n_layers), static_cast<long long>(md.vocab_size), max_seq,
+          eos.size(), ms(load_ns));
+  fprintf(stderr, "llm_runner: prompt tokens: %zu\n", n_prompt);
+  fprintf(stderr, "llm_runner: generated tokens: %zu (%s)\n", generated.size(),
+          stopped_at_eos ? "stopped at EOS" : "reached --max-new-tokens");
+  fprintf(stderr, "llm_runner: time to first token: %.3f ms\n", ms(ttft_ns));
+  fprintf(stderr, "llm_runner: prefill: %zu tokens in %.3f ms, %.1f tokens/s\n", n_prompt, ms(prefill_ns),
+          per_second(n_prompt, prefill_ns));
+  fprintf(stderr, "llm_runner: decode: %zu tokens in %.3f ms, %.1f tokens/s\n", n_decoded, ms(decode_ns),
+          per_second(n_decoded, decode_ns));
+  fprintf(stderr,
+          "llm_runner: memory: %zu bytes planned by MethodMeta (pools %zu, method allocator %zu, scratch %zu); "
+          "peak RSS %ld KiB\n",
+          mem.total(), pools, mem.method_allocator_bytes, mem.scratch_bytes, peak_rss_kib);
+  return 0;
+}
