@@ -2,7 +2,8 @@
 
 Shapes are picked to reach every path: GEMM tile edges (rows not a multiple of 6, columns not of 8 or 16, K over
 several 256-blocks), addmm's fused bias row and column and its general broadcast, pointwise, depthwise (stride 1
-and 2, a channel multiplier, 5x5 through the generic taps) and im2col convolutions (several column tiles), and
+and 2, a channel multiplier, 3x3 at unit stride, other sizes and stride 2 through the general sweep, stride 3 and
+dilation through the bounds-checked taps) and im2col convolutions (several column tiles), and
 dtypes the optimized kernels hand to portable (double, half).
 
 Tolerances: float32 1e-4 of the output's scale (the tiled GEMM sums in another order than ATen); float64 1e-10;
@@ -58,6 +59,25 @@ CASES = {
     "depthwise_multiplier": (lambda x, w: F.conv2d(x, w, padding=1, groups=4), [rnd(1, 4, 7, 7), rnd(8, 1, 3, 3)]),
     "depthwise_5x5": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=6), [rnd(1, 6, 11, 11),
                                                                                       rnd(6, 1, 5, 5)]),
+    # The general depthwise sweep (kernels other than 3x3, and stride 2 over a copy split by column parity):
+    # rows of four vectors and more, a partial last vector, rows narrower than a vector, odd and even padding.
+    "depthwise_5x5_s1_wide": (lambda x, w, b: F.conv2d(x, w, b, padding=2, groups=5),
+                              [rnd(1, 5, 9, 45), rnd(5, 1, 5, 5), rnd(5)]),
+    "depthwise_5x5_s2_wide": (lambda x, w, b: F.conv2d(x, w, b, padding=2, stride=2, groups=3),
+                              [rnd(2, 3, 21, 83), rnd(3, 1, 5, 5), rnd(3)]),
+    "depthwise_3x3_s2_wide": (lambda x, w: F.conv2d(x, w, padding=1, stride=2, groups=4),
+                              [rnd(1, 4, 17, 70), rnd(4, 1, 3, 3)]),
+    "depthwise_3x3_s2_nopad": (lambda x, w: F.conv2d(x, w, stride=2, groups=2), [rnd(1, 2, 9, 40), rnd(2, 1, 3, 3)]),
+    "depthwise_5x5_s2_tiny": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=4),
+                              [rnd(1, 4, 3, 2), rnd(4, 1, 5, 5)]),
+    "depthwise_7x7_multiplier": (lambda x, w: F.conv2d(x, w, padding=3, groups=3),
+                                 [rnd(1, 3, 10, 19), rnd(6, 1, 7, 7)]),
+    "depthwise_5x3_s2_rect": (lambda x, w: F.conv2d(x, w, padding=(2, 1), stride=(1, 2), groups=2),
+                              [rnd(1, 2, 8, 27), rnd(2, 1, 5, 3)]),
+    "depthwise_5x5_s3": (lambda x, w: F.conv2d(x, w, padding=2, stride=3, groups=2),
+                         [rnd(1, 2, 11, 14), rnd(2, 1, 5, 5)]),
+    "depthwise_5x5_dilated": (lambda x, w: F.conv2d(x, w, padding=4, dilation=2, groups=2),
+                              [rnd(1, 2, 9, 12), rnd(2, 1, 5, 5)]),
     "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [rnd(2, 3, 21), rnd(5, 3, 3), rnd(5)]),
     "conv_double": (lambda x, w: F.conv2d(x, w, padding=1), [rnd(1, 3, 6, 6, dtype=torch.float64),
                                                               rnd(4, 3, 3, 3, dtype=torch.float64)]),
