@@ -2,9 +2,11 @@
 ExecuTorch 1.5.1 (portable and XNNPACK), ONNX Runtime and eager PyTorch, all single-threaded, on one
 machine in one run. Entry point: bench/run (installs what it needs, then runs this).
 
-    python -m bench                      every model, every framework (about 5-10 minutes on 2 cores)
+    python -m bench                      the zoo models, every framework (about 5-10 minutes on 2 cores)
     python -m bench --quick              the small models, short measurements (CI; under 2 minutes)
     python -m bench --models add,mlp     some models
+    python -m bench --models real        the public zoo's real models (ResNet18, MobileNets, EfficientNet-B0 at
+                                         224x224, BERT-mini, ViT-Tiny); --models all: both groups
     python -m bench --callgrind          instruction counts of execute and load under valgrind's callgrind
     python -m bench --out DIR            where <date>.json, <date>.md and <date>.png go (default bench/results)
 
@@ -21,14 +23,16 @@ import sys
 import time
 
 from bench import harness as H
-from bench.models import MODELS, QUICK_MODELS
+from bench.models import GROUPS, MODELS, QUICK_MODELS
 
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(prog="bench/run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small models, ~0.1 s of timed runs each (CI)")
-    ap.add_argument("--models", default="", help=f"comma-separated, from: {', '.join(MODELS)}")
+    ap.add_argument("--models", default="", help="comma-separated models or groups (zoo: the default set; real: "
+                    f"the public zoo's ResNet18, MobileNets, EfficientNet-B0, BERT and ViT; all), from: "
+                    f"{', '.join(MODELS)}")
     ap.add_argument("--frameworks", default="", help=f"comma-separated, from: {', '.join(H.FRAMEWORKS)} (both "
                     "Ember builds are always measured)")
     ap.add_argument("--callgrind", action="store_true", help="instruction counts instead of times")
@@ -42,9 +46,22 @@ def parse_args(argv=None):
     return ap.parse_args(argv)
 
 
+def resolve_models(spec: str, quick: bool):
+    """--models: names and group names (bench/models.py GROUPS), in order, each once; empty: the quick set with
+    --quick, else the zoo group (the real group is opt-in: its portable-kernel runs take minutes)."""
+    if not spec:
+        return list(QUICK_MODELS) if quick else list(GROUPS["zoo"])
+    names = []
+    for m in (m for m in spec.split(",") if m):
+        for n in GROUPS.get(m, [m]):
+            if n not in names:
+                names.append(n)
+    return names
+
+
 def main(argv=None) -> int:
     a = parse_args(argv)
-    names = [m for m in a.models.split(",") if m] or (QUICK_MODELS if a.quick else list(MODELS))
+    names = resolve_models(a.models, a.quick)
     unknown = [m for m in names if m not in MODELS]
     frameworks = [f for f in a.frameworks.split(",") if f] or (
         [*H.EMBER_RUNNERS, *H.CPP_PEERS] if a.callgrind else list(H.FRAMEWORKS))
@@ -69,9 +86,11 @@ def main(argv=None) -> int:
     optimized_ops = H.optimized_ops()
     if set(H.CPP_PEERS) & set(frameworks):
         H.build_et_runner(env)
+    # Inputs, eager references and (for the public zoo's models) the torch.export programs the peers start from.
+    prepared = H.prepare_models(env, names)
     procs = H.start_peer_exports(env, names, frameworks)
     H.log(f"exporting {len(names)} models (Ember here; ExecuTorch and ONNX in their venvs, in parallel)")
-    ember_export = H.export_ember(env, names)
+    ember_export = H.export_ember(env, names, prepared)
     peer = H.finish_peer_exports(env, procs)
     H.log(f"exports done in {time.monotonic() - started:.0f} s")
 

@@ -1,6 +1,8 @@
 """ExecuTorch's side of the benchmark; runs inside .venv-executorch (tools/setup_executorch_venv.sh).
 
-    python -m bench.et_side export --out DIR --models a,b     ExecuTorch 1.5.1 exports each model twice:
+    python -m bench.et_side export --out DIR --models a,b --work WORK     ExecuTorch 1.5.1 exports each model twice
+      (a public-zoo model from the torch.export program the harness saved in WORK/<model>/program.pt2, since its
+      definition's libraries are not in this venv; the others from bench/models.py):
         DIR/<model>.et_portable.pte   to_edge(...).to_executorch(): no delegate, the wheel's CPU kernels
         DIR/<model>.et_xnnpack.pte    to_edge_transform_and_lower(..., XnnpackPartitioner()).to_executorch()
       and prints one JSON line: {model: {variant: {"planned": [bytes per pool], "instructions": n,
@@ -60,21 +62,23 @@ def optimized_ops():
     return sorted(set(re.findall(r"torch::executor::native::opt_([a-z0-9_]+?)_out\b", out)))
 
 
-def export(out_dir: str, models):
+def export(out_dir: str, models, work: str):
     import torch
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge, to_edge_transform_and_lower
     from executorch.version import __version__ as et_version
 
-    from bench.models import MODELS
+    from bench.models import exported
     os.makedirs(out_dir, exist_ok=True)
     report = {}
     for name in models:
-        module, args = MODELS[name].build()
         report[name] = {}
         for variant in ("et_portable", "et_xnnpack"):
             t0 = time.perf_counter()
-            ep = torch.export.export(module, args)
+            # A fresh program per variant (lowering may change it in place).
+            ep, module, args = exported(name, work)
+            if ep is None:
+                ep = torch.export.export(module, args)
             if variant == "et_portable":
                 prog = to_edge(ep).to_executorch()
             else:
@@ -128,12 +132,13 @@ def main():
     e = sub.add_parser("export")
     e.add_argument("--out", required=True)
     e.add_argument("--models", required=True)
+    e.add_argument("--work", required=True, help="the harness's work folder (public-zoo models' program.pt2)")
     p = sub.add_parser("pybind")
     p.add_argument("--target-s", type=float, default=0.2)
     p.add_argument("pairs", nargs="+")
     a = ap.parse_args()
     if a.cmd == "export":
-        export(a.out, [m for m in a.models.split(",") if m])
+        export(a.out, [m for m in a.models.split(",") if m], a.work)
     else:
         pybind(a.pairs, a.target_s)
 

@@ -176,13 +176,14 @@ def build_et_runner(env: Env):
 
 # --- exports ---------------------------------------------------------------------------------------------------
 
-def export_ember(env: Env, names: List[str]) -> dict:
-    """Ember's export of each model, plus the inputs, eager outputs and weights every framework shares."""
+def prepare_models(env: Env, names: List[str]) -> dict:
+    """Builds each model once, here: the inputs, eager outputs and weights every framework shares, and for a model
+    whose definition needs the public zoo's libraries (torchvision, transformers: this venv only) its torch.export
+    program, saved as program.pt2 for the peers' venvs. Returns name -> (module, inputs, ExportedProgram or None)."""
     import torch
 
-    import exir
-    from bench.models import MODELS
-    report = {}
+    from bench.models import MODELS, program_path
+    prepared = {}
     for name in names:
         module, args = MODELS[name].build()
         d = os.path.join(env.work, name)
@@ -195,11 +196,30 @@ def export_ember(env: Env, names: List[str]) -> dict:
         for i, x in enumerate(args):
             x.contiguous().numpy().tofile(os.path.join(d, f"input_{i}.bin"))
         torch.save(module.state_dict(), os.path.join(d, "state_dict.pt"))
+        ep = None
+        if MODELS[name].needs_zoo_libs:
+            t0 = time.perf_counter()
+            ep = torch.export.export(module, args)
+            torch.export.save(ep, program_path(env.work, name))
+            log(f"{name}: torch.export for the peers in {time.perf_counter() - t0:.0f} s")
+        prepared[name] = (module, args, ep, [list(o.shape) for o in outs])
+    return prepared
+
+
+def export_ember(env: Env, names: List[str], prepared: dict) -> dict:
+    """Ember's export of each model (from prepare_models: the module, or the program the peers also start from)."""
+    import torch
+
+    import exir
+    report = {}
+    for name in names:
+        module, args, ep, out_shapes = prepared[name]
+        d = os.path.join(env.work, name)
         t0 = time.perf_counter()
         # Convolution + ReLU6 as one kernel call, as XNNPACK fuses them inside its delegate. Opt-in in exir because
         # the fused operator is Ember's own: this .pte runs on Ember's runners, not on ExecuTorch's runtime.
         config = exir.ExecutorchBackendConfig(fuse_activations=True)
-        prog = exir.to_edge(torch.export.export(module, args)).to_executorch(config)
+        prog = exir.to_edge(ep if ep is not None else torch.export.export(module, args)).to_executorch(config)
         pte = os.path.join(d, "ember.pte")
         prog.save(pte)
         elapsed = time.perf_counter() - t0
@@ -207,7 +227,7 @@ def export_ember(env: Env, names: List[str]) -> dict:
         report[name] = {"export_s": elapsed, "pte_bytes": os.path.getsize(pte),
                         "planned": [p.planned_bytes for p in pools],
                         "lower_bound": [p.lower_bound_bytes for p in pools], "inputs": len(args),
-                        "outputs": [list(o.shape) for o in outs], "operators": kernel_calls(prog.program, "forward")}
+                        "outputs": out_shapes, "operators": kernel_calls(prog.program, "forward")}
     return report
 
 
@@ -230,13 +250,15 @@ def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
     models = ",".join(names)
     if env.et_runner and set(CPP_PEERS) & set(frameworks):
         d = os.path.join(env.work, "_et")
-        procs["et"] = subprocess.Popen([env.et_python, "-m", "bench.et_side", "export", "--out", d, "--models", models],
+        procs["et"] = subprocess.Popen([env.et_python, "-m", "bench.et_side", "export", "--out", d, "--models", models,
+                                        "--work", env.work],
                                        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if "ort" not in frameworks:
         pass
     elif os.path.exists(env.bench_python):
         d = os.path.join(env.work, "_onnx")
-        procs["onnx"] = subprocess.Popen([env.bench_python, "-m", "bench.onnx_export", "--out", d, "--models", models],
+        procs["onnx"] = subprocess.Popen([env.bench_python, "-m", "bench.onnx_export", "--out", d, "--models", models,
+                                          "--work", env.work],
                                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     else:
         env.skipped["ort"] = f"no benchmark venv at {env.bench_python} (tools/setup_bench_venv.sh)"

@@ -1,12 +1,22 @@
-"""The benchmark's model set: the zoo's models (examples/models.py) plus a chain of 200 tiny elementwise ops,
-which measures what a runtime spends per operator when the operators themselves cost almost nothing.
+"""The benchmark's model set, in two groups:
 
-Importable in every venv the benchmark uses (it needs torch only). Weights and inputs are seeded: every framework
-in one run, and every run, sees the same numbers.
+- "zoo" (the default set): the zoo's models (examples/models.py) plus a chain of 200 tiny elementwise ops, which
+  measures what a runtime spends per operator when the operators themselves cost almost nothing;
+- "real" (`--models real`): published architectures from the public zoo (examples/public_zoo/models.py:
+  torchvision and Hugging Face transformers definitions, random seeded weights): ResNet18, MobileNetV2,
+  MobileNetV3-Small and EfficientNet-B0 at 224x224, a BERT encoder in BERT-mini's shape (4 layers, hidden 256,
+  sequence 128) and a ViT encoder in DeiT-Tiny's shape (12 layers, hidden 192, 224x224, patches of 16).
+
+Importable in every venv the benchmark uses (it needs torch only). The real models' definitions need
+torchvision/transformers, which only the project's .venv has: the harness exports them there once
+(torch.export.save, `program.pt2` in the model's work folder) and the peers' venvs start from that file
+(`exported()` below), so every framework sees the same graph. Weights and inputs are seeded: every framework in
+one run, and every run, sees the same numbers.
 """
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Callable, Dict, List, Tuple
 
 import torch
@@ -52,10 +62,43 @@ class BenchModel:
     build: Callable[[], Tuple[nn.Module, Tuple[torch.Tensor, ...]]]
     ops: int = 0          # operator count the per-op overhead divides by (the chain only)
     small: bool = False   # part of --quick
+    group: str = "zoo"    # "zoo" (the default set) or "real" (--models real)
+    # The definition imports torchvision/timm/transformers (the project's .venv only): peers load program.pt2.
+    needs_zoo_libs: bool = False
 
 
 def _zoo(name: str, label: str, small: bool = False) -> BenchModel:
     return BenchModel(name, label, ZOO[name].build, small=small)
+
+
+def _public(name: str, label: str, make=None, zoo_name: str = "") -> BenchModel:
+    """A public-zoo model (zoo_name, default name) at its published size ("full": 224x224 images), or a public
+    definition in another configuration (make: size -> (module, inputs), built through the zoo's seeding)."""
+    def build():
+        from examples.public_zoo import models as Z
+        model = Z.MODELS[zoo_name or name] if make is None else Z.PublicModel(name, "transformers", make)
+        return model.build("full")
+    return BenchModel(name, label, build, group="real", needs_zoo_libs=True)
+
+
+def _bert_mini(size):
+    """BERT-mini's shape (google/bert_uncased_L-4_H-256_A-4: 4 layers, hidden 256, 4 heads, FFN 1024, BERT's
+    30,522-token vocabulary), 128 tokens, no pooler; transformers' BertModel."""
+    import transformers
+    from examples.public_zoo import models as Z
+    config = transformers.BertConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                                     intermediate_size=1024)
+    return Z.FirstTensor(transformers.BertModel(config, add_pooling_layer=False), 0), Z._tokens(config.vocab_size, 128)
+
+
+def _vit_tiny(size):
+    """DeiT-Tiny's shape (12 layers, hidden 192, 3 heads, MLP 768, 224x224 in 16x16 patches: 197 tokens), no
+    pooler; transformers' ViTModel."""
+    import transformers
+    from examples.public_zoo import models as Z
+    config = transformers.ViTConfig(image_size=224, patch_size=16, hidden_size=192, num_hidden_layers=12,
+                                    num_attention_heads=3, intermediate_size=768)
+    return Z.FirstTensor(transformers.ViTModel(config, add_pooling_layer=False), 0), Z._hf_vit_inputs(config, size)
 
 
 MODELS: Dict[str, BenchModel] = {m.name: m for m in [
@@ -68,6 +111,39 @@ MODELS: Dict[str, BenchModel] = {m.name: m for m in [
     _zoo("mobilenet_v2_035_96", "MobileNetV2 0.35 @96"),
     _zoo("mobilenet_v2", "MobileNetV2 1.0 @224"),
     _zoo("transformer_block", "transformer block 16x64"),
+    _public("resnet18", "ResNet18 @224"),
+    _public("tv_mobilenet_v2", "torchvision MobileNetV2 @224", zoo_name="mobilenet_v2"),
+    _public("mobilenet_v3_small", "MobileNetV3-Small @224"),
+    _public("efficientnet_b0", "EfficientNet-B0 @224"),
+    _public("bert_mini", "BERT-mini, 128 tokens", _bert_mini),
+    _public("vit_tiny", "ViT-Tiny @224", _vit_tiny),
 ]}
 
 QUICK_MODELS: List[str] = [m.name for m in MODELS.values() if m.small]
+# --models takes these group names too: "zoo" (the default set), "real", "all".
+GROUPS: Dict[str, List[str]] = {
+    "zoo": [m.name for m in MODELS.values() if m.group == "zoo"],
+    "real": [m.name for m in MODELS.values() if m.group == "real"],
+    "all": list(MODELS),
+}
+# The real group's convolutional networks (the goal "within 1.5x of ExecuTorch + XNNPACK" names them).
+REAL_CNNS: List[str] = ["resnet18", "tv_mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"]
+
+
+def program_path(work: str, name: str) -> str:
+    """Where the harness saves a model's torch.export program for the peers (models that need_zoo_libs)."""
+    return os.path.join(work, name, "program.pt2")
+
+
+def exported(name: str, work: str):
+    """(ExportedProgram or None, module or None, example inputs) for a peer's export: for a model whose definition
+    needs the public zoo's libraries, the program the harness saved (its inputs from inputs.npz); otherwise the
+    module built here (the peer exports it as usual)."""
+    import numpy as np
+    if MODELS[name].needs_zoo_libs:
+        ep = torch.export.load(program_path(work, name))
+        arrays = np.load(os.path.join(work, name, "inputs.npz"))
+        args = tuple(torch.from_numpy(arrays[f"input_{i}"]) for i in range(len(arrays.files)))
+        return ep, None, args
+    module, args = MODELS[name].build()
+    return None, module, args

@@ -26,6 +26,9 @@ METRICS = [
 SMALL = ["add", "softmax", "linear", "chain200", "mlp"]
 TWO_X = ["mlp", "small_cnn", "mobilenet_v2_035_96", "mobilenet_v2"]
 MOBILENETS = ["mobilenet_v2_035_96", "mobilenet_v2"]
+# The real group (--models real): published architectures; its CNNs are held to the XNNPACK goal.
+REAL_CNNS = ["resnet18", "tv_mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"]
+REAL = REAL_CNNS + ["bert_mini", "vit_tiny"]
 
 
 def _fmt(v, kind) -> str:
@@ -258,11 +261,33 @@ def goal_load(result) -> dict:
             "evidence": "; ".join(parts)}
 
 
+def goal_real_portable(result) -> dict:
+    return _latency_goal(result, "real models: Ember (optimized kernels) faster than ExecuTorch portable on every "
+                         "one (median latency, Ember / ET portable < 1; µs: Ember vs ET portable)", REAL, "ember",
+                         "et_portable", lambda e, p: e < p)
+
+
+def goal_real_xnnpack(result) -> dict:
+    return _latency_goal(result, "real models: Ember (optimized kernels) within 1.5x of ExecuTorch+XNNPACK on the "
+                         "CNNs (median latency, Ember / ET XNNPACK <= 1.5; µs: Ember vs ET XNNPACK)", REAL_CNNS,
+                         "ember", "et_xnnpack", lambda e, p: e <= 1.5 * p)
+
+
+def goal_real_eager(result) -> dict:
+    return _latency_goal(result, "real models: Ember (optimized kernels) no slower than single-threaded eager "
+                         "PyTorch on any (median latency, Ember / eager <= 1; µs: Ember vs eager)", REAL, "ember",
+                         "eager", lambda e, p: e <= p)
+
+
 def goals(result) -> List[dict]:
     """The issue's goals, each with a verdict (True, False, "partly", or None when this run lacks the numbers),
-    how many of the comparisons it names were measured, and the numbers behind it."""
-    return [goal_overhead(result), goal_portable_2x(result), goal_xnnpack(result), goal_ort(result),
-            goal_load(result)]
+    how many of the comparisons it names were measured, and the numbers behind it. The zoo's goals are left out
+    of a run of real models only, and the real models' goals out of a run without any."""
+    names = list(result["models"])
+    zoo = [goal_overhead(result), goal_portable_2x(result), goal_xnnpack(result), goal_ort(result)]
+    real = [goal_real_portable(result), goal_real_xnnpack(result), goal_real_eager(result)]
+    real_only = bool(names) and all(n in REAL for n in names)
+    return ([] if real_only else zoo) + (real if any(n in REAL for n in names) else []) + [goal_load(result)]
 
 
 def verdict_cell(gl: dict) -> str:

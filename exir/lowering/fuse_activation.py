@@ -3,8 +3,13 @@
 written instead of in a second pass over the whole tensor; the intermediate tensor leaves the memory plan too.
 MobileNetV2 has 35 such pairs (a ReLU6 after every convolution but the linear bottlenecks).
 
-Opt-in (ExecutorchBackendConfig.fuse_activations): ExecuTorch's runtime has no such operator, so a fused program
-runs on Ember only. Best-effort: a pair that does not qualify is left as it was.
+Also, with the same option, the activations PyTorch's core ATen decomposition splits into several passes are put
+back together as the one ATen operator they came from: SiLU (`x * sigmoid(x)`, EfficientNet: after nearly every
+convolution) as `aten::silu.out`, hardswish (`x * clamp(x + 3, 0, 6) / 6`, MobileNetV3) as `aten::hardswish.out`:
+one pass over the tensor instead of two or five, and fewer intermediates to plan.
+
+Opt-in (ExecutorchBackendConfig.fuse_activations): ExecuTorch's runtime has no `ember::convolution_clamp`, so a
+fused program runs on Ember only. Best-effort: a chain that does not qualify is left as it was.
 """
 from __future__ import annotations
 
@@ -42,8 +47,83 @@ def clamp_bounds(call: Call) -> Optional[Tuple[float, float]]:
     return None
 
 
+def _float_plain(t) -> bool:
+    return isinstance(t, TensorValue) and t.dtype == torch.float32 and t.alias_of is None
+
+
+def _is(x: Any, value: float) -> bool:
+    return _number(x) and float(x) == value
+
+
+def fuse_elementwise_activations(graph: MethodGraph) -> int:
+    """x * sigmoid(x) -> silu(x) and x * clamp(x + 3, 0, 6) / 6 -> hardswish(x), in place, where every
+    intermediate is a plain float tensor of x's shape read only by the next step of the chain and not returned.
+    Returns the number of chains rewritten."""
+    readers = Counter(id(t) for c in graph.calls for t in c.input_tensors())
+    outputs = {id(o) for o in graph.outputs if isinstance(o, TensorValue)}
+    by_input = {}  # id(tensor) -> the calls reading it
+    for c in graph.calls:
+        for t in c.input_tensors():
+            by_input.setdefault(id(t), []).append(c)
+
+    def only_reader(t):
+        """The one call reading intermediate t, or None when t is read elsewhere too, returned, or not plain."""
+        if not _float_plain(t) or id(t) in outputs or readers[id(t)] != 1:
+            return None
+        return by_input[id(t)][0]
+
+    def mul_with(call, x, t):
+        """call is mul.out(x, t) or mul.out(t, x)."""
+        return call is not None and call.op == aten.mul.out and {id(call.args[0]), id(call.args[1])} == {id(x), id(t)}
+
+    replace, dropped = {}, set()
+    for call in graph.calls:
+        if id(call) in dropped or id(call) in replace:
+            continue
+        x = call.args[0] if call.args else None
+        if not _float_plain(x):
+            continue
+        if call.op == aten.sigmoid.out:
+            s = call.outs[0]
+            m = only_reader(s)
+            if mul_with(m, x, s) and _float_plain(m.outs[0]) and tuple(m.outs[0].shape) == tuple(x.shape):
+                y = m.outs[0]
+                replace[id(m)] = Call(op=aten.silu.out, args=[x, y], outs=[y], source=m.source or call.source)
+                dropped.add(id(call))
+            continue
+        if call.op != aten.add.Scalar_out or not (_is(call.args[1], 3.0) and _is(call.args[2], 1.0)):
+            continue
+        chain, t = [call], call.outs[0]
+        lo, hi = -_INF, _INF
+        nxt = only_reader(t)
+        while nxt is not None and clamp_bounds(nxt) is not None and nxt.args[0] is t:
+            b = clamp_bounds(nxt)
+            lo, hi = max(lo, b[0]), min(hi, b[1])
+            chain.append(nxt)
+            t = nxt.outs[0]
+            nxt = only_reader(t)
+        if len(chain) < 2 or (lo, hi) != (0.0, 6.0) or not mul_with(nxt, x, t):
+            continue
+        chain.append(nxt)
+        t = nxt.outs[0]
+        last = only_reader(t)
+        if last is None or last.op != aten.div.Scalar_out or last.args[0] is not t or not _is(last.args[1], 6.0):
+            continue
+        y = last.outs[0]
+        if not _float_plain(y) or tuple(y.shape) != tuple(x.shape):
+            continue
+        replace[id(last)] = Call(op=aten.hardswish.out, args=[x, y], outs=[y], source=last.source or call.source)
+        dropped.update(id(c) for c in chain)
+    # Each fused call takes the place of its chain's last step: x is alive there (the chain's mul reads it), and
+    # the result is first written there, as before.
+    graph.calls = [replace.get(id(c), c) for c in graph.calls if id(c) not in dropped]
+    return len(replace)
+
+
 def fuse_activations(graph: MethodGraph) -> int:
-    """Rewrites every qualifying conv + activation pair in place. Returns the number of pairs fused."""
+    """Rewrites SiLU and hardswish chains (fuse_elementwise_activations), then every qualifying conv + clamping
+    activation pair, in place. Returns the number of conv + activation pairs fused."""
+    fuse_elementwise_activations(graph)
     readers = Counter(id(t) for c in graph.calls for t in c.input_tensors())
     outputs = {id(o) for o in graph.outputs if isinstance(o, TensorValue)}
     producer = {id(c.outs[0]): c for c in graph.calls if c.op == aten.convolution.out}

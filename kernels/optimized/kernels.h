@@ -49,6 +49,11 @@ void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int
 void softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
 void log_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
 void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Tensor& out);
+
+// op_sigmoid.cc
+void sigmoid_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void silu_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void hardswish_out(KernelContext& ctx, const Tensor& self, Tensor& out);
 void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
 void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
 void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);

@@ -1,6 +1,7 @@
-// add, sub, mul, div for Float in the broadcast patterns transformers produce: same shapes (residual adds), a row
-// over the last dim (bias, LayerNorm-free scaling), and a one-element tensor on either side (attention's 1/sqrt(d)).
-// One vector pass each; any other pattern, dtype mix or dim order goes to portable.
+// add, sub, mul, div for Float in the broadcast patterns transformers and CNNs produce: same shapes (residual adds),
+// a row over the last dim (bias, LayerNorm-free scaling), a one-element tensor on either side (attention's
+// 1/sqrt(d)), and one value per channel over the dims after it (squeeze-excitation's [N,C,1,1] scale of an
+// [N,C,H,W] tensor). One vector pass each; any other pattern, dtype mix or dim order goes to portable.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/optimized/util/simd.h"
@@ -12,7 +13,7 @@ namespace optimized {
 namespace {
 
 enum class Op { Add, Mul, Div };  // sub is add with -alpha
-enum class Shape { Same, RowB, RowA, ScalarB, ScalarA };
+enum class Shape { Same, RowB, RowA, ScalarB, ScalarA, ColB, ColA };
 
 template <class V>
 EMBER_ALWAYS_INLINE V apply(Op op, V a, V b, float alpha) {
@@ -21,7 +22,7 @@ EMBER_ALWAYS_INLINE V apply(Op op, V a, V b, float alpha) {
 
 template <class V>
 EMBER_ALWAYS_INLINE void binary_loop(Op op, Shape shape, const float* a, const float* b, float* o, int64_t n,
-                                     int64_t row, float alpha) {
+                                     int64_t row, int64_t cols, float alpha) {
   constexpr int L = Lanes<V>::value;
   auto scalar = [&](float x, float y) {
     using V1 = float __attribute__((vector_size(4)));
@@ -37,6 +38,25 @@ EMBER_ALWAYS_INLINE void binary_loop(Op op, Shape shape, const float* a, const f
       vstore(o + i, apply(op, va, vb, alpha));
     }
     for (; i < n; ++i) o[i] = scalar(shape == Shape::ScalarA ? sa : a[i], shape == Shape::ScalarB ? sb : b[i]);
+    return;
+  }
+  if (shape == Shape::ColB || shape == Shape::ColA) {
+    // One value of the small operand per run of `row` elements of the other (its channel's plane).
+    const bool col_b = shape == Shape::ColB;
+    const float* full = col_b ? a : b;
+    const float* c = col_b ? b : a;
+    for (int64_t start = 0, k = 0; start < n; start += row, ++k) {
+      const float* f = full + start;
+      float* orow = o + start;
+      const float sv = c[k % cols];
+      const V vs = vsplat<V>(sv);
+      int64_t i = 0;
+      for (; i + L <= row; i += L) {
+        const V vf = vload<V>(f + i);
+        vstore(orow + i, col_b ? apply(op, vf, vs, alpha) : apply(op, vs, vf, alpha));
+      }
+      for (; i < row; ++i) orow[i] = col_b ? scalar(f[i], sv) : scalar(sv, f[i]);
+    }
     return;
   }
   // A row of `row` elements repeated over the other operand's rows.
@@ -55,13 +75,15 @@ EMBER_ALWAYS_INLINE void binary_loop(Op op, Shape shape, const float* a, const f
   }
 }
 
-void binary_baseline(Op op, Shape s, const float* a, const float* b, float* o, int64_t n, int64_t row, float al) {
-  binary_loop<f32x4>(op, s, a, b, o, n, row, al);
+// row: the repeated row's length (Row*), or the run per small value (Col*); cols: the small operand's numel (Col*).
+void binary_baseline(Op op, Shape s, const float* a, const float* b, float* o, int64_t n, int64_t row, int64_t cols,
+                     float al) {
+  binary_loop<f32x4>(op, s, a, b, o, n, row, cols, al);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void binary_avx2(Op op, Shape s, const float* a, const float* b, float* o, int64_t n, int64_t row,
-                                   float al) {
-  binary_loop<f32x8>(op, s, a, b, o, n, row, al);
+                                   int64_t cols, float al) {
+  binary_loop<f32x8>(op, s, a, b, o, n, row, cols, al);
 }
 #endif
 
@@ -74,9 +96,33 @@ bool is_row_of(const Tensor& small, const Tensor& big) {
   return true;
 }
 
+// `small` broadcasts over `big` as one value per index of a block of dims, over more than one element of the dims
+// after it: right-aligned, small's sizes are 1 outside [first, last] and equal big's inside, and big has more than
+// one element after `last`. *inner: that many elements (the run each small value covers).
+bool is_col_of(const Tensor& small, const Tensor& big, int64_t* inner) {
+  const int32_t sd = small.dim(), bd = big.dim();
+  if (sd < 1 || sd > bd) return false;
+  const int32_t shift = bd - sd;
+  int32_t first = -1, last = -1;
+  for (int32_t d = 0; d < sd; ++d) {
+    if (small.size(d) == 1) continue;
+    if (small.size(d) != big.size(d + shift)) return false;
+    if (first < 0) first = d;
+    last = d;
+  }
+  if (first < 0) return false;  // one element: the scalar pattern
+  for (int32_t d = first; d <= last; ++d)
+    if (small.size(d) != big.size(d + shift)) return false;
+  int64_t run = 1;
+  for (int32_t d = last + 1 + shift; d < bd; ++d) run *= big.size(d);
+  if (run <= 1) return false;  // nothing after it: the row pattern, or portable
+  *inner = run;
+  return true;
+}
+
 // The pattern this kernel runs, or false for portable. Out must already have the big operand's shape (a bounded
 // out is left to portable, which resizes it).
-bool pattern(uint32_t mask, const Tensor& a, const Tensor& b, const Tensor& out, Shape* s) {
+bool pattern(uint32_t mask, const Tensor& a, const Tensor& b, const Tensor& out, Shape* s, int64_t* inner) {
   if (!computes_float(mask, out) || a.scalar_type() != ScalarType::Float || b.scalar_type() != ScalarType::Float ||
       !a.is_contiguous() || !b.is_contiguous() || !out.is_contiguous())
     return false;
@@ -85,54 +131,68 @@ bool pattern(uint32_t mask, const Tensor& a, const Tensor& b, const Tensor& out,
   else if (a.numel() == 1 && a.dim() <= b.dim()) *s = Shape::ScalarA;
   else if (is_row_of(b, a)) *s = Shape::RowB;
   else if (is_row_of(a, b)) *s = Shape::RowA;
+  else if (is_col_of(b, a, inner)) *s = Shape::ColB;
+  else if (is_col_of(a, b, inner)) *s = Shape::ColA;
   else return false;
-  const Tensor& big = (*s == Shape::ScalarA || *s == Shape::RowA) ? b : a;
+  const Tensor& big = (*s == Shape::ScalarA || *s == Shape::RowA || *s == Shape::ColA) ? b : a;
   return out.sizes().equals(big.sizes());
 }
 
-void run(Op op, Shape s, const Tensor& a, const Tensor& b, Tensor& out, float alpha) {
-  const Tensor& big = (s == Shape::ScalarA || s == Shape::RowA) ? b : a;
+void run(Op op, Shape s, const Tensor& a, const Tensor& b, Tensor& out, float alpha, int64_t inner) {
+  const bool small_a = s == Shape::ScalarA || s == Shape::RowA || s == Shape::ColA;
+  const Tensor& big = small_a ? b : a;
+  const Tensor& small = small_a ? a : b;
   const int64_t n = out.numel();
-  const int64_t row = big.dim() ? big.size(big.dim() - 1) : 1;
+  const bool col = s == Shape::ColA || s == Shape::ColB;
+  const int64_t row = col ? inner : big.dim() ? big.size(big.dim() - 1) : 1;
+  const int64_t cols = col ? small.numel() : 0;
   if (n == 0 || row == 0) return;
 #if EMBER_SIMD_X86_DISPATCH
   if (cpu_has_avx2_fma()) {
     return binary_avx2(op, s, a.const_data_ptr<float>(), b.const_data_ptr<float>(), out.mutable_data_ptr<float>(), n,
-                       row, alpha);
+                       row, cols, alpha);
   }
 #endif
   binary_baseline(op, s, a.const_data_ptr<float>(), b.const_data_ptr<float>(), out.mutable_data_ptr<float>(), n, row,
-                  alpha);
+                  cols, alpha);
 }
 
 }  // namespace
 
 void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
   Shape s;
-  if (!pattern(selected_dtypes::add_out_optimized, self, other, out, &s)) {
+  int64_t inner = 0;
+  if (!pattern(selected_dtypes::add_out_optimized, self, other, out, &s, &inner)) {
     return portable::add_out(ctx, self, other, alpha, out);
   }
-  run(Op::Add, s, self, other, out, alpha.to<float>());
+  run(Op::Add, s, self, other, out, alpha.to<float>(), inner);
 }
 
 void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
   Shape s;
-  if (!pattern(selected_dtypes::sub_out_optimized, self, other, out, &s)) {
+  int64_t inner = 0;
+  if (!pattern(selected_dtypes::sub_out_optimized, self, other, out, &s, &inner)) {
     return portable::sub_out(ctx, self, other, alpha, out);
   }
-  run(Op::Add, s, self, other, out, -alpha.to<float>());
+  run(Op::Add, s, self, other, out, -alpha.to<float>(), inner);
 }
 
 void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
   Shape s;
-  if (!pattern(selected_dtypes::mul_out_optimized, self, other, out, &s)) return portable::mul_out(ctx, self, other, out);
-  run(Op::Mul, s, self, other, out, 1.0f);
+  int64_t inner = 0;
+  if (!pattern(selected_dtypes::mul_out_optimized, self, other, out, &s, &inner)) {
+    return portable::mul_out(ctx, self, other, out);
+  }
+  run(Op::Mul, s, self, other, out, 1.0f, inner);
 }
 
 void div_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
   Shape s;
-  if (!pattern(selected_dtypes::div_out_optimized, self, other, out, &s)) return portable::div_out(ctx, self, other, out);
-  run(Op::Div, s, self, other, out, 1.0f);
+  int64_t inner = 0;
+  if (!pattern(selected_dtypes::div_out_optimized, self, other, out, &s, &inner)) {
+    return portable::div_out(ctx, self, other, out);
+  }
+  run(Op::Div, s, self, other, out, 1.0f, inner);
 }
 
 }  // namespace optimized

@@ -1,7 +1,8 @@
 // convolution for Float, NCHW. Three shapes of work:
 //  - pointwise (1x1, stride 1, no padding): out[n] = W @ x[n] is one GEMM per image and group, read in place;
-//  - depthwise (one input channel per group): per channel, sweeps along output rows the compiler vectorizes
-//    (3x3 over a zero-bordered copy of the plane in scratch, so no tap needs a bounds check);
+//  - depthwise (one input channel per group): per channel, vector sweeps along output rows over a zero-bordered
+//    copy of the plane in scratch, so no tap needs a bounds check (3x3 at unit stride; any other kernel size and
+//    stride 2 with the copy split by column parity);
 //  - everything else: GEMM over im2col column tiles, the tile in scratch (direct loops in the rare case even one
 //    column does not fit the tile's budget).
 // Scratch is planned: convolution_memory says, from the shapes, how much the chosen path uses, and the method
@@ -196,6 +197,144 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
   }
 }
 
+// Any KH x KW, unit dilation, horizontal stride 1 or 2, any vertical stride (EfficientNet's and MobileNetV3's
+// 5x5, and every stride-2 depthwise layer), over a zero-bordered copy of the plane. At stride 2 the copy is split
+// by column parity into two half-width planes (even padded columns, then odd), so that output column ow's tap kw
+// reads column ow + kw / 2 of one of them: every tap of every output is then a unit-stride vector load, where
+// reading every other float would leave the compiler scalar code. Each output row is swept in blocks of four
+// vectors (four independent sums, so the multiply-adds do not wait on each other), then single vectors; the last
+// partial vector is recomputed overlapping the one before it, or, on rows narrower than a vector, computed whole
+// into a local and copied (its taps read into the next row or the scratch's slack, never past it).
+struct PhasedPlane {
+  int64_t rows, cols, phases;  // per phase: rows x cols floats (cols = ceil(padded width / phases))
+};
+
+EMBER_ALWAYS_INLINE PhasedPlane phased_plane(const ConvGeometry& g) {
+  const int64_t wp = g.W + 2 * g.pw;
+  return {g.H + 2 * g.ph, (wp + g.sw - 1) / g.sw, g.sw};
+}
+
+bool depthwise_general_ok(const ConvGeometry& g) { return g.dh == 1 && g.dw == 1 && (g.sw == 1 || g.sw == 2); }
+
+int64_t depthwise_general_scratch_floats(const ConvGeometry& g) {
+  const PhasedPlane pp = phased_plane(g);
+  return pp.phases * pp.rows * pp.cols + kSlackFloats;
+}
+
+// Even and odd elements of two vectors [a, b] (a's first, then b's).
+template <class V>
+struct Deinterleave;
+template <>
+struct Deinterleave<f32x4> {
+  static EMBER_ALWAYS_INLINE void run(f32x4 a, f32x4 b, f32x4& even, f32x4& odd) {
+    even = __builtin_shufflevector(a, b, 0, 2, 4, 6);
+    odd = __builtin_shufflevector(a, b, 1, 3, 5, 7);
+  }
+};
+template <>
+struct Deinterleave<f32x8> {
+  static EMBER_ALWAYS_INLINE void run(f32x8 a, f32x8 b, f32x8& even, f32x8& odd) {
+    even = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+    odd = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+  }
+};
+
+// Copies the plane x into the phased scratch (whose border is already zero).
+template <class V>
+EMBER_ALWAYS_INLINE void fill_phased(const ConvGeometry& g, const PhasedPlane& pp, const float* x, float* plane) {
+  constexpr int64_t L = Lanes<V>::value;
+  if (pp.phases == 1) {
+    for (int64_t ih = 0; ih < g.H; ++ih) copy_row<V>(plane + (ih + g.ph) * pp.cols + g.pw, x + ih * g.W, g.W);
+    return;
+  }
+  const int64_t phase = pp.rows * pp.cols;
+  for (int64_t ih = 0; ih < g.H; ++ih) {
+    const float* s = x + ih * g.W;
+    float* row = plane + (ih + g.ph) * pp.cols;
+    // Padded column c = iw + pw lands in phase c % 2 at column c / 2. Element iw0 (0 or 1) starts an even column.
+    const int64_t iw0 = g.pw & 1;
+    for (int64_t iw = 0; iw < iw0 && iw < g.W; ++iw) row[phase + (iw + g.pw) / 2] = s[iw];
+    float* even = row + (iw0 + g.pw) / 2;
+    float* odd = row + phase + (iw0 + g.pw) / 2;
+    int64_t iw = iw0, j = 0;
+    for (; iw + 2 * L <= g.W; iw += 2 * L, j += L) {
+      V e, o;
+      Deinterleave<V>::run(vload<V>(s + iw), vload<V>(s + iw + L), e, o);
+      vstore<V>(even + j, e);
+      vstore<V>(odd + j, o);
+    }
+    for (; iw < g.W; ++iw) {
+      const int64_t c = iw + g.pw;
+      row[(c & 1) * phase + c / 2] = s[iw];
+    }
+  }
+}
+
+template <class V, int K>
+EMBER_ALWAYS_INLINE void depthwise_general_rows(const ConvGeometry& g, const PhasedPlane& pp, const float* plane,
+                                                const float* w, float bias, float lo, float hi, float* o) {
+  constexpr int64_t L = Lanes<V>::value;
+  const int64_t KH = K ? K : g.KH, KW = K ? K : g.KW, OW = g.OW, cols = pp.cols;
+  const int64_t phase = pp.rows * pp.cols;
+  const V vlo = vsplat<V>(lo), vhi = vsplat<V>(hi), vb = vsplat<V>(bias);
+  // Tap (kh, kw) of output (oh, ow) reads src(kh, kw)[oh * sh * cols + ow]: a row of the right phase, offset.
+  auto tap = [&](int64_t kh, int64_t kw) {
+    return plane + (pp.phases == 2 ? (kw & 1) * phase : 0) + kh * cols + (pp.phases == 2 ? kw >> 1 : kw);
+  };
+  auto finish = [&](V acc) {
+    acc = acc < vlo ? vlo : acc;
+    return acc > vhi ? vhi : acc;
+  };
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const int64_t r = oh * g.sh * cols;
+    float* orow = o + oh * OW;
+    int64_t ow = 0;
+    for (; ow + 4 * L <= OW; ow += 4 * L) {
+      V a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const float* s = tap(kh, kw) + r + ow;
+          const V wv = vsplat<V>(w[kh * KW + kw]);
+          a0 += wv * vload<V>(s);
+          a1 += wv * vload<V>(s + L);
+          a2 += wv * vload<V>(s + 2 * L);
+          a3 += wv * vload<V>(s + 3 * L);
+        }
+      }
+      vstore<V>(orow + ow, finish(a0));
+      vstore<V>(orow + ow + L, finish(a1));
+      vstore<V>(orow + ow + 2 * L, finish(a2));
+      vstore<V>(orow + ow + 3 * L, finish(a3));
+    }
+    for (; ow < OW; ow += L) {
+      // The last vector of a row: overlapping the previous one when the row holds a whole vector.
+      const int64_t at = ow + L <= OW ? ow : OW >= L ? OW - L : ow;
+      V acc = vb;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        for (int64_t kw = 0; kw < KW; ++kw) acc += vsplat<V>(w[kh * KW + kw]) * vload<V>(tap(kh, kw) + r + at);
+      }
+      acc = finish(acc);
+      if (at + L <= OW) {
+        vstore<V>(orow + at, acc);
+      } else {
+        float tmp[L];
+        vstore<V>(tmp, acc);
+        for (int64_t i = at; i < OW; ++i) orow[i] = tmp[i - at];
+      }
+    }
+  }
+}
+
+template <class V>
+EMBER_ALWAYS_INLINE void depthwise_general(const ConvGeometry& g, const float* x, const float* w, float bias,
+                                           float lo, float hi, float* plane, float* o) {
+  const PhasedPlane pp = phased_plane(g);
+  fill_phased<V>(g, pp, x, plane);
+  if (g.KH == 3 && g.KW == 3) return depthwise_general_rows<V, 3>(g, pp, plane, w, bias, lo, hi, o);
+  if (g.KH == 5 && g.KW == 5) return depthwise_general_rows<V, 5>(g, pp, plane, w, bias, lo, hi, o);
+  depthwise_general_rows<V, 0>(g, pp, plane, w, bias, lo, hi, o);
+}
+
 // Floats of scratch depthwise3x3_padded needs: the bordered plane, then OH x (W + 2pw) for its unit-stride sweep,
 // each with slack.
 int64_t depthwise3x3_scratch_floats(const ConvGeometry& g) {
@@ -203,13 +342,34 @@ int64_t depthwise3x3_scratch_floats(const ConvGeometry& g) {
   return (g.H + 2 * g.ph) * wp + kSlackFloats + g.OH * wp + kSlackFloats;
 }
 
-// padded: scratch for depthwise3x3_padded when the kernel is 3x3 (null otherwise, or when none was available).
+// Which sweep a depthwise convolution takes, given scratch: the 3x3 one at unit horizontal stride (and for 3x3
+// with dilation), the general one for other kernels and stride 2, else the bounds-checked taps.
+enum class DepthwisePath { Padded3x3, General, Plane };
+
+DepthwisePath depthwise_path(const ConvGeometry& g) {
+  const bool k3 = g.KH == 3 && g.KW == 3;
+  if (k3 && g.sw == 1) return DepthwisePath::Padded3x3;
+  if (depthwise_general_ok(g)) return DepthwisePath::General;
+  return k3 ? DepthwisePath::Padded3x3 : DepthwisePath::Plane;
+}
+
+int64_t depthwise_scratch_floats(const ConvGeometry& g) {
+  switch (depthwise_path(g)) {
+    case DepthwisePath::Padded3x3: return depthwise3x3_scratch_floats(g);
+    case DepthwisePath::General: return depthwise_general_scratch_floats(g);
+    default: return 0;
+  }
+}
+
+// padded: scratch for the path depthwise_path() names (null when it needs none, or none was available).
 template <class V>
 EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo,
                                    float hi, float* padded, float* o) {
   const int64_t mult = g.Cout / g.groups;  // output channels per input channel
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
-  const int64_t padded_floats = (g.H + 2 * g.ph) * (g.W + 2 * g.pw) + kSlackFloats;
+  const DepthwisePath path = padded != nullptr ? depthwise_path(g) : DepthwisePath::Plane;
+  const int64_t padded_floats = path == DepthwisePath::General ? depthwise_general_scratch_floats(g)
+                                                               : (g.H + 2 * g.ph) * (g.W + 2 * g.pw) + kSlackFloats;
   // Zero once: the border and the slack; only the interior is overwritten per channel.
   if (padded != nullptr) memset(padded, 0, padded_floats * sizeof(float));
   float* flat = padded != nullptr ? padded + padded_floats : nullptr;
@@ -218,7 +378,9 @@ EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const 
       const float* xc = x + (n * g.Cin + co / mult) * plane;
       const float* wc = w + co * g.KH * g.KW;
       float* oc = o + (n * g.Cout + co) * oplane;
-      if (padded != nullptr) {
+      if (path == DepthwisePath::General) {
+        depthwise_general<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, oc);
+      } else if (path == DepthwisePath::Padded3x3) {
         depthwise3x3_padded<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, flat, oc);
       } else {
         depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, lo, hi, oc);
@@ -341,7 +503,7 @@ bool is_pointwise(const ConvGeometry& g) {
 
 // Scratch bytes the path convolve() takes for this geometry uses.
 size_t scratch_bytes(const ConvGeometry& g) {
-  if (is_depthwise(g)) return g.KH == 3 && g.KW == 3 ? static_cast<size_t>(depthwise3x3_scratch_floats(g)) * 4 : 0;
+  if (is_depthwise(g)) return static_cast<size_t>(depthwise_scratch_floats(g)) * sizeof(float);
   if (is_pointwise(g)) return 0;
   return static_cast<size_t>(g.Cg * g.KH * g.KW * im2col_columns(g)) * sizeof(float);
 }
@@ -412,8 +574,8 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   float* o = out.mutable_data_ptr<float>();
   if (is_depthwise(g)) {
     float* padded = nullptr;
-    if (g.KH == 3 && g.KW == 3 &&
-        ctx.scratch().size() >= static_cast<size_t>(depthwise3x3_scratch_floats(g)) * sizeof(float)) {
+    const int64_t need = depthwise_scratch_floats(g);
+    if (need > 0 && ctx.scratch().size() >= static_cast<size_t>(need) * sizeof(float)) {
       padded = reinterpret_cast<float*>(ctx.scratch().data());
     }
 #if EMBER_SIMD_X86_DISPATCH

@@ -166,3 +166,66 @@ def test_functional_op_exports_and_lowers_to_its_out_variant():
     pools = {p.mem_id: p.planned_bytes for p in prog.reports["forward"].pools}
     got = Interpreter(prog.method_graphs["forward"], prog.plan_offsets["forward"], pools).run([x, w])[0]
     torch.testing.assert_close(got, F.conv2d(x, w, padding=1).clamp(-0.5, 0.5))
+
+
+# --- SiLU and hardswish put back together (the same option) ------------------------------------------------------
+
+
+class Act(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+@pytest.mark.parametrize("fn,op", [
+    (F.silu, aten.silu.out),
+    (lambda x: x * torch.sigmoid(x), aten.silu.out),
+    (lambda x: torch.sigmoid(x) * x, aten.silu.out),
+    (F.hardswish, aten.hardswish.out),
+    (lambda x: x * F.relu6(x + 3) / 6, aten.hardswish.out),
+])
+def test_decomposed_activation_becomes_one_call(fn, op):
+    module, x = Act(fn), _x() * 4
+    prog = _export(module, x, FUSED)
+    assert _ops(prog) == [op]
+    _check_against_eager(prog, module, x)
+    assert aten.sigmoid.out in _ops(_export(module, x)) or aten.div.Scalar_out in _ops(_export(module, x))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (lambda s: (x * s, s + 1))(torch.sigmoid(x)),  # the sigmoid read twice
+    lambda x: x * torch.sigmoid(x * 2),                       # sigmoid of another tensor
+    lambda x: x * F.hardtanh(x + 3, 0, 5) / 6,                # other bounds
+    lambda x: x * F.relu6(x + 3) / 5,                         # another divisor
+    lambda x: (lambda r: (x * r / 6, r))(F.relu6(x + 3)),     # an intermediate returned
+])
+def test_other_chains_are_left_alone(fn):
+    module, x = Act(fn), _x() * 4
+    prog = _export(module, x, FUSED)
+    assert aten.silu.out not in _ops(prog) and aten.hardswish.out not in _ops(prog)
+    _check_against_eager(prog, module, x)
+
+
+def test_squeeze_excitation_block_fuses_its_activations():
+    """torchvision's MobileNetV3 and EfficientNet blocks: hardswish / SiLU after the convolutions, the
+    squeeze-excitation gate (hardsigmoid, sigmoid) left as it was."""
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.fc = torch.nn.Conv2d(8, 8, 1)
+
+        def forward(self, x):
+            a = F.hardswish(self.conv(x))
+            a = a * F.hardsigmoid(self.fc(a.mean((2, 3), keepdim=True)))
+            b = F.silu(self.conv(x))
+            return a + b * torch.sigmoid(self.fc(b.mean((2, 3), keepdim=True)))
+    module, x = Block(), _x()
+    prog = _export(module, x, FUSED)
+    ops = _ops(prog)
+    assert ops.count(aten.hardswish.out) == 1 and ops.count(aten.silu.out) == 1, ops
+    assert ops.count(aten.sigmoid.out) == 1, ops  # the gate's
+    _check_against_eager(prog, module, x)

@@ -2,7 +2,8 @@
 
 Shapes are picked to reach every path: GEMM tile edges (rows not a multiple of 6, columns not of 8 or 16, K over
 several 256-blocks), addmm's fused bias row and column and its general broadcast, pointwise, depthwise (stride 1
-and 2, a channel multiplier, 5x5 through the generic taps) and im2col convolutions (several column tiles), and
+and 2, a channel multiplier, 3x3 at unit stride, other sizes and stride 2 through the general sweep, stride 3 and
+dilation through the bounds-checked taps) and im2col convolutions (several column tiles), and
 dtypes the optimized kernels hand to portable (double, half).
 
 Tolerances: float32 1e-4 of the output's scale (the tiled GEMM sums in another order than ATen); float64 1e-10;
@@ -58,6 +59,37 @@ CASES = {
     "depthwise_multiplier": (lambda x, w: F.conv2d(x, w, padding=1, groups=4), [rnd(1, 4, 7, 7), rnd(8, 1, 3, 3)]),
     "depthwise_5x5": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=6), [rnd(1, 6, 11, 11),
                                                                                       rnd(6, 1, 5, 5)]),
+    # The general depthwise sweep (kernels other than 3x3, and stride 2 over a copy split by column parity):
+    # rows of four vectors and more, a partial last vector, rows narrower than a vector, odd and even padding.
+    "depthwise_5x5_s1_wide": (lambda x, w, b: F.conv2d(x, w, b, padding=2, groups=5),
+                              [rnd(1, 5, 9, 45), rnd(5, 1, 5, 5), rnd(5)]),
+    "depthwise_5x5_s2_wide": (lambda x, w, b: F.conv2d(x, w, b, padding=2, stride=2, groups=3),
+                              [rnd(2, 3, 21, 83), rnd(3, 1, 5, 5), rnd(3)]),
+    "depthwise_3x3_s2_wide": (lambda x, w: F.conv2d(x, w, padding=1, stride=2, groups=4),
+                              [rnd(1, 4, 17, 70), rnd(4, 1, 3, 3)]),
+    "depthwise_3x3_s2_nopad": (lambda x, w: F.conv2d(x, w, stride=2, groups=2), [rnd(1, 2, 9, 40), rnd(2, 1, 3, 3)]),
+    "depthwise_5x5_s2_tiny": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=4),
+                              [rnd(1, 4, 3, 2), rnd(4, 1, 5, 5)]),
+    "depthwise_7x7_multiplier": (lambda x, w: F.conv2d(x, w, padding=3, groups=3),
+                                 [rnd(1, 3, 10, 19), rnd(6, 1, 7, 7)]),
+    "depthwise_5x3_s2_rect": (lambda x, w: F.conv2d(x, w, padding=(2, 1), stride=(1, 2), groups=2),
+                              [rnd(1, 2, 8, 27), rnd(2, 1, 5, 3)]),
+    "depthwise_5x5_s3": (lambda x, w: F.conv2d(x, w, padding=2, stride=3, groups=2),
+                         [rnd(1, 2, 11, 14), rnd(2, 1, 5, 5)]),
+    "depthwise_5x5_dilated": (lambda x, w: F.conv2d(x, w, padding=4, dilation=2, groups=2),
+                              [rnd(1, 2, 9, 12), rnd(2, 1, 5, 5)]),
+    # Squeeze-excitation's scale and its relatives: one value per channel over the dims after it, either side,
+    # planes not a multiple of a vector, a batch over a [1, C, 1, 1] or an [N, C, 1, 1] operand.
+    "mul_per_channel": (torch.mul, [rnd(2, 6, 7, 7), rnd(1, 6, 1, 1)]),
+    "mul_per_channel_batch_first": (torch.mul, [rnd(3, 5, 1, 1), rnd(3, 5, 4, 5)]),
+    "add_per_channel_3d": (torch.add, [rnd(4, 19, 3), rnd(4, 1, 1)]),
+    "sub_per_channel_block": (lambda a, b: torch.sub(a, b, alpha=0.5), [rnd(2, 3, 4, 9), rnd(3, 4, 1)]),
+    "div_per_channel_first": (torch.div, [rnd(1, 8, 1, 1) + 3.0, rnd(1, 8, 6, 6) + 3.0]),
+    # Smooth activations (vector exp): tails, and values past exp's range on both sides.
+    "sigmoid": (torch.sigmoid, [torch.cat([rnd(2, 37) * 8, torch.tensor([[-100.0] * 37, [100.0] * 37])])]),
+    "silu": (F.silu, [torch.cat([rnd(3, 29) * 8, torch.tensor([[-100.0] * 29, [100.0] * 29])])]),
+    "hardswish": (F.hardswish, [rnd(5, 3, 7) * 3]),
+    "sigmoid_double": (torch.sigmoid, [rnd(3, 5, dtype=torch.float64)]),
     "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [rnd(2, 3, 21), rnd(5, 3, 3), rnd(5)]),
     "conv_double": (lambda x, w: F.conv2d(x, w, padding=1), [rnd(1, 3, 6, 6, dtype=torch.float64),
                                                               rnd(4, 3, 3, 3, dtype=torch.float64)]),
@@ -110,3 +142,21 @@ def test_default_build_registers_optimized_kernels(runtime):
 
 def programs_of_one():
     return exir.to_edge(torch.export.export(Fn(torch.neg), (rnd(2),))).to_executorch().buffer
+
+
+# SiLU and hardswish reach their own kernels only through exir's opt-in fusion (core ATen decomposes them).
+FUSED_CASES = {
+    "silu": (torch.nn.functional.silu, rnd(2, 3, 9, 7) * 4),
+    "hardswish": (torch.nn.functional.hardswish, rnd(3, 37) * 4),
+}
+
+
+@pytest.mark.parametrize("kernels", ["default", "portable"])
+@pytest.mark.parametrize("name", sorted(FUSED_CASES))
+def test_fused_activation_kernels_match_eager(runtime, name, kernels):
+    fn, x = FUSED_CASES[name]
+    prog = exir.to_edge(torch.export.export(Fn(fn).eval(), (x,))).to_executorch(
+        exir.ExecutorchBackendConfig(fuse_activations=True))
+    assert [c.op for c in prog.method_graphs["forward"].calls] == [getattr(torch.ops.aten, name).out]
+    got = runtime.load(prog.buffer, kernels=kernels).run("forward", [x])[0]
+    torch.testing.assert_close(got, fn(x), **tolerance(fn(x)))
