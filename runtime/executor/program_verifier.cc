@@ -56,8 +56,8 @@ class PlanVerifier {
     num_values_ = plan_->values()->size();
     EMBER_TRY(check_pools());
     for (size_t i = 0; i < num_values_; ++i) EMBER_TRY(check_value(i));
-    EMBER_TRY(check_io(plan_->inputs(), "input"));
-    EMBER_TRY(check_outputs());
+    EMBER_TRY(check_io(plan_->inputs(), "input", false));
+    EMBER_TRY(check_io(plan_->outputs(), "output", true));
     for (size_t k = 0; k < count(plan_->operators()); ++k) {
       EMBER_CHECK_OR_RETURN_ERROR(at(plan_->operators(), k)->name() != nullptr, InvalidProgram,
                                   "method '%s': operator %zu has no name", method_, k);
@@ -215,24 +215,15 @@ class PlanVerifier {
     return Error::Ok;
   }
 
-  // Outputs are tensors, or scalars: a constant method's values (an LLM's get_max_seq_len), a computed size.
-  Error check_outputs() {
-    const auto* io = plan_->outputs();
+  // Inputs are tensors; outputs may also be scalars (`scalars`): a constant method's values, a computed size.
+  Error check_io(const flatbuffers::Vector<int32_t>* io, const char* what, bool scalars) {
     for (size_t k = 0; k < count(io); ++k) {
       const int64_t v = at(io, k);
-      EMBER_CHECK_OR_RETURN_ERROR(names(v, KernelTypes::Tensor) || names(v, KernelTypes::Int) ||
-                                      names(v, KernelTypes::Double) || names(v, KernelTypes::Bool),
-                                  NotSupported, "method '%s': output %zu is value %d, which is not a tensor, int, "
-                                  "double or bool", method_, k, static_cast<int>(v));
-    }
-    return Error::Ok;
-  }
-
-  Error check_io(const flatbuffers::Vector<int32_t>* io, const char* what) {
-    for (size_t k = 0; k < count(io); ++k) {
-      EMBER_CHECK_OR_RETURN_ERROR(names(at(io, k), KernelTypes::Tensor), NotSupported,
-                                  "method '%s': %s %zu is value %d, which is not a tensor", method_, what, k,
-                                  static_cast<int>(at(io, k)));
+      const bool ok = names(v, KernelTypes::Tensor) || (scalars && (names(v, KernelTypes::Int) ||
+                                                                     names(v, KernelTypes::Double) ||
+                                                                     names(v, KernelTypes::Bool)));
+      EMBER_CHECK_OR_RETURN_ERROR(ok, NotSupported, "method '%s': %s %zu is value %d, which is not a tensor%s",
+                                  method_, what, k, static_cast<int>(v), scalars ? ", int, double or bool" : "");
     }
     return Error::Ok;
   }

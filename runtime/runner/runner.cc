@@ -334,32 +334,24 @@ int main(int argc, char** argv) {
       fprintf(stderr, "runner: output %zu of method '%s' is not readable: %s\n", i, o.method, error_name(out.error()));
       return 5;
     }
-    // A scalar output (a constant method's value) is printed, and written as its 8 bytes (int64, double) or 1
-    // (bool).
+    // A scalar output (a constant method's value, a computed size) is printed only.
     const EValue& v = out.get();
-    const int64_t as_int = v.is_int() ? v.as_int() : 0;
-    const double as_double = v.is_double() ? v.as_double() : 0.0;
-    const uint8_t as_bool = v.is_bool() && v.as_bool() ? 1 : 0;
-    const void* bytes = v.is_int() ? static_cast<const void*>(&as_int)
-                        : v.is_double() ? static_cast<const void*>(&as_double)
-                                        : static_cast<const void*>(&as_bool);
-    size_t nbytes = v.is_bool() ? 1 : 8;
-    if (v.is_tensor()) {
-      print_tensor("output", i, v.as_tensor(), o.print);
-      bytes = v.as_tensor().const_data_ptr();
-      nbytes = v.as_tensor().nbytes();
-    } else if (v.is_int()) {
-      printf("output %zu: Int %lld\n", i, static_cast<long long>(as_int));
-    } else if (v.is_double()) {
-      printf("output %zu: Double %.17g\n", i, as_double);
-    } else {
-      printf("output %zu: Bool %s\n", i, as_bool ? "true" : "false");
+    if (!v.is_tensor()) {
+      if (v.is_double()) {
+        printf("output %zu: Double %.17g\n", i, v.as_double());
+      } else {
+        printf("output %zu: %s %lld\n", i, v.is_int() ? "Int" : "Bool",
+               static_cast<long long>(v.is_int() ? v.as_int() : static_cast<int64_t>(v.as_bool())));
+      }
+      continue;
     }
+    const Tensor& t = v.as_tensor();
+    print_tensor("output", i, t, o.print);
     if (o.output_dir != nullptr) {
       char path[1024];
       snprintf(path, sizeof(path), "%s/output_%zu.bin", o.output_dir, i);
       FILE* f = fopen(path, "wb");
-      if (f == nullptr || fwrite(bytes, 1, nbytes, f) != nbytes) {
+      if (f == nullptr || fwrite(t.const_data_ptr(), 1, t.nbytes(), f) != t.nbytes()) {
         fprintf(stderr, "runner: cannot write %s\n", path);
         if (f) fclose(f);
         return 6;
