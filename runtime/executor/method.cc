@@ -572,8 +572,8 @@ Error Method::execute() {
   while (pc < num_instructions_) {
     // Only a method with a backward jump can run for ever; a straight one ends after num_instructions_ steps.
     if (loops_ && instruction_limit_ != 0 && ++steps > instruction_limit_) {
-      EMBER_LOG(ERROR, "method '%s': stopped at instruction %zu after set_instruction_limit's %llu instructions "
-                "(a loop that does not end?)", name(), pc,
+      EMBER_LOG(ERROR, "method '%s': stopped at instruction %zu after %llu instructions (set_instruction_limit; a "
+                "loop that does not end?)", name(), pc,
                 static_cast<unsigned long long>(instruction_limit_));
       return Error::OutOfResources;
     }
