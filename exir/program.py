@@ -18,6 +18,7 @@ from exir.lowering.alias import alias_views
 from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH
 from exir.lowering.fuse_activation import fuse_activations
 from exir.lowering.fuse_batch_norm import fuse_batch_norm
+from exir.lowering.convolution_general import route_general_convolutions
 from exir.lowering.in_place import update_buffers_in_place
 from exir.lowering.lifetimes import MemIdPolicy, assign_mem_ids, default_mem_id, lifetimes
 from exir.memory_planning import Allocation, compare_algorithms, plan_memory, verify_plan
@@ -213,6 +214,8 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
             fuse_batch_norm(graph)
         # After batch norm is folded: conv -> BN -> ReLU6 only then reads as conv -> ReLU6.
         fused[name] = fuse_activations(graph) if config.fuse_activations else 0
+        # Transposed and 3-d convolutions get their own operator, so other runtimes do not link their loops.
+        route_general_convolutions(graph)
         if config.alias_views:
             alias_views(graph)
         graphs[name] = graph

@@ -46,6 +46,10 @@ void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor&
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                      bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+// ember::convolution_general.out: aten::convolution's transposed (1-3 d) and 3-d calls, which exir routes here.
+void convolution_general_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                             ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                             bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
 // ember::convolution_clamp.out: the same, then out clamped to [min, max] (Float only).
 void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,

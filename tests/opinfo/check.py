@@ -2,7 +2,10 @@
 
 Outcome per sample (Outcome.stage):
 - "pass": both builds match eager at compare.py's tolerances ("random" samples, whose eager result changes with
-  the seed (bernoulli, dropout, rand_like, ...), are compared by dtype and shape only, and counted apart);
+  the seed (bernoulli, dropout, rand_like, ...), are compared by dtype and shape only, and counted apart). A Half
+  or BFloat16 output that misses eager's also passes when it matches eager run in float32 and rounded once: some
+  of eager's reduced-precision CPU paths round partial sums (f16 conv_transpose2d: -202.0 where the exact value
+  is -202.19 and Ember's correctly rounded result is -202.25);
 - "export": torch.export refused it (not Ember's concern; counted);
 - "exir": exir refused it with one of its named errors (KernelMissingError, OpSetError, ...): a documented
   refusal, its reason listed in the results;
@@ -17,7 +20,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from tests.opinfo import compare
-from tests.opinfo.programs import StageError, eager, lower
+from tests.opinfo.programs import StageError, eager, flat_outputs, lower
 from tests.opinfo.samples import DTYPE_NAMES, Sample
 
 BUILDS = ("default", "portable")
@@ -57,6 +60,17 @@ def _reference(s: Sample):
     return want, not _same(want, again)
 
 
+def _rounded_float32(s: Sample) -> Optional[List[torch.Tensor]]:
+    """Eager on the sample's Half/BFloat16 inputs upcast to float32, each output rounded back to its dtype."""
+    low = (torch.float16, torch.bfloat16)
+    try:
+        torch.manual_seed(0)
+        outs = flat_outputs(s.fn(*[t.float() if t.dtype in low else t.clone() for t in s.inputs]))
+    except Exception:
+        return None
+    return [o.to(s.dtype) if o.dtype == torch.float32 else o for o in outs]
+
+
 def _run_batch(runtime, batch: Sequence[Sample], wants, randoms) -> List[Outcome]:
     prog, kernels, in_pte = lower(batch)
     got = {}
@@ -84,6 +98,11 @@ def _run_batch(runtime, batch: Sequence[Sample], wants, randoms) -> List[Outcome
                         f"got {g.dtype}{list(g.shape)}, eager {w.dtype}{list(w.shape)}"
                 else:
                     bad = compare.mismatch(g, w, compare.reducing(ks))
+                    if bad and w.dtype in (torch.float16, torch.bfloat16) and w.dtype == s.dtype:
+                        alt = _rounded_float32(s)
+                        if alt is not None and len(alt) == n and \
+                                compare.mismatch(g, alt[j], compare.reducing(ks)) is None:
+                            bad = None
                 if bad:
                     reason = f"{build} build, output {j}: {bad}"
                     break

@@ -9,10 +9,6 @@ Refusals are not failures and are not listed here: torch.export's (not Ember's c
 (the results list them by reason).
 """
 
-TRANSPOSED = ("convolution.out: transposed convolution is not supported (the portable kernel refuses it at run time, "
-              "NotSupported; exir does not refuse it at export)")
-CONV3D = ("convolution.out: 3-D convolution (5-D input) is refused at run time (InvalidArgument: the kernel computes "
-          "1-D and 2-D)")
 UNFOLD_PAD = ("constant_pad_nd.out: refuses a non-contiguous input at run time (NotSupported), which exir's lowering "
               "of unfold (im2col: pad, then gathers) gives it")
 TOPK_TIES = ("topk.values: among equal values (integer samples have ties) Ember returns other indices than eager; "
@@ -21,26 +17,8 @@ RANDN = ("randn.out: Ember's seeded counter-based generator is not torch's; OpIn
          "generator, so eager is deterministic and its values differ from Ember's by design. Not yet compared by "
          "distribution")
 SCALAR_TENSOR_U8 = "scalar_tensor.out with Byte: refused at run time (InvalidArgument); not investigated yet"
-LOGIT_HALF = ("logit.out on Half/BFloat16: up to several ulps from eager on inputs near 0 and 1 (Ember computes "
-              "log(x / (1 - x)) in float and rounds once); not investigated yet")
 
 EXPECTED_FAILURES = {
-    "nn.functional.conv_transpose1d/f32/*": TRANSPOSED,
-    "nn.functional.conv_transpose1d/f64/*": TRANSPOSED,
-    "nn.functional.conv_transpose1d/f16/*": TRANSPOSED,
-    "nn.functional.conv_transpose1d/bf16/*": TRANSPOSED,
-    "nn.functional.conv_transpose2d/f32/*": TRANSPOSED,
-    "nn.functional.conv_transpose2d/f64/*": TRANSPOSED,
-    "nn.functional.conv_transpose2d/f16/*": TRANSPOSED,
-    "nn.functional.conv_transpose2d/bf16/*": TRANSPOSED,
-    "nn.functional.conv_transpose3d/f32/*": TRANSPOSED,
-    "nn.functional.conv_transpose3d/f64/*": TRANSPOSED,
-    "nn.functional.conv_transpose3d/f16/*": TRANSPOSED,
-    "nn.functional.conv_transpose3d/bf16/*": TRANSPOSED,
-    "nn.functional.conv3d/f32/*": CONV3D,
-    "nn.functional.conv3d/f64/*": CONV3D,
-    "nn.functional.conv3d/f16/*": CONV3D,
-    "nn.functional.conv3d/bf16/*": CONV3D,
     "nn.functional.unfold/f32/0": UNFOLD_PAD,
     "nn.functional.unfold/f64/0": UNFOLD_PAD,
     "nn.functional.unfold/f16/0": UNFOLD_PAD,
@@ -56,8 +34,6 @@ EXPECTED_FAILURES = {
     "randn/f16/*": RANDN,
     "randn/bf16/*": RANDN,
     "scalar_tensor/u8/0": SCALAR_TENSOR_U8,
-    "logit/f16/0": LOGIT_HALF,
-    "logit/bf16/0": LOGIT_HALF,
 }
 
 

@@ -36,7 +36,8 @@ bool conv_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayRef<i
 bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                        ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                        bool transposed, int64_t groups, Tensor& out, ConvGeometry& geo) {
-  CHECK(ctx, !transposed, NotSupported, "convolution.out: transposed convolution is not supported");
+  CHECK(ctx, !transposed, NotSupported,
+        "convolution.out: transposed: re-export with Ember's exir");
   const bool is1d = input.dim() == 3;
   CHECK(ctx, (input.dim() == 4 || is1d) && weight.dim() == input.dim(), InvalidArgument,
         "convolution.out: input must be 3-d or 4-d with a weight of the same rank (got %d-d and %d-d)",
