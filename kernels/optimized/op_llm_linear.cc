@@ -3,9 +3,9 @@
 // quantization (bit-exact to the reference) these share. Decode is a matrix-vector product bound by reading the
 // weights, so each weight row is read once per tile of up to 4 tokens and unpacked in registers:
 //   int8:  8 weights -> int32 -> float, one FMA per token.
-//   8da4w: 16 bytes = 32 int4 weights -> two vectors of 16 int16 (nibble masks, minus 8), multiplied with the
-//          token's int16 (q - z) by _mm256_madd_epi16 into int32 (exact: |sum| <= 256 * 255 * 8 per group), then
-//          one int32 -> float conversion and FMA by the group's scale per group.
+//   8da4w: 16 bytes = 32 int4 weights widened to int16 and split into two vectors of 16 nibbles (a mask and a
+//          shift), multiplied with the token's int16 (q - z) by _mm256_madd_epi16 into int32 (exact: |sum| <=
+//          256 * 255 * 15 per group), then one int32 -> float conversion and FMA by the group's scale per group.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/optimized/util/simd.h"
@@ -49,12 +49,16 @@ EMBER_TARGET_AVX2 void int8_rows(const float* x, const int8_t* w, const float* s
   }
 }
 
-// x: TT rows of int16 (q - z); w: packed rows (K / 2 bytes each). Writes o[t * N + n] = ts[t] * sum_g I * scale.
+// d: TT rows of int16 (q - z), sums: their sums per 32-channel block; w: packed rows (K / 2 bytes each).
+// Writes o[t * N + n] = ts[t] * sum_g I * scale + bias. The nibbles are multiplied as stored (w + 8, 0 .. 15):
+// a byte widened to int16 is split by one mask and one shift, and sum d * (w + 8) - 8 * sum d is the group's
+// exact I (the correction rides in lane 0 of the group's int32 accumulator).
 template <int TT>
-EMBER_TARGET_AVX2 void int4_rows(const int16_t* d, const float* ts, const uint8_t* w, const float* scales,
-                                 const float* bias, float* o, int64_t K, int64_t N, int64_t group) {
-  const int64_t G = K / group;
-  const __m128i low = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
+EMBER_TARGET_AVX2 void int4_rows(const int16_t* d, const float* ts, const int32_t* sums, const uint8_t* w,
+                                 const float* scales, const float* bias, float* o, int64_t K, int64_t N,
+                                 int64_t group) {
+  const int64_t G = K / group, blocks = group / 32, KB = K / 32;
+  const __m256i low = _mm256_set1_epi16(15);
   for (int64_t n = 0; n < N; ++n) {
     const uint8_t* wr = w + n * (K / 2);
     const float* sr = scales + n * G;
@@ -62,12 +66,14 @@ EMBER_TARGET_AVX2 void int4_rows(const int16_t* d, const float* ts, const uint8_
     for (int t = 0; t < TT; ++t) facc[t] = _mm256_setzero_ps();
     for (int64_t g = 0; g < G; ++g) {
       __m256i iacc[TT];
-      for (int t = 0; t < TT; ++t) iacc[t] = _mm256_setzero_si256();
+      for (int t = 0; t < TT; ++t) {
+        int32_t corr = 0;
+        for (int64_t b = 0; b < blocks; ++b) corr += sums[t * KB + g * blocks + b];
+        iacc[t] = _mm256_setr_epi32(-8 * corr, 0, 0, 0, 0, 0, 0, 0);
+      }
       for (int64_t k = g * group; k < (g + 1) * group; k += 32) {
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr + k / 2));
-        const __m128i lo = _mm_sub_epi8(_mm_and_si128(b, low), eight);
-        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), low), eight);
-        const __m256i w0 = _mm256_cvtepi8_epi16(lo), w1 = _mm256_cvtepi8_epi16(hi);
+        const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wr + k / 2)));
+        const __m256i w0 = _mm256_and_si256(b, low), w1 = _mm256_srli_epi16(b, 4);
         for (int t = 0; t < TT; ++t) {
           const int16_t* dr = d + t * K + k;
           const __m256i p0 = _mm256_madd_epi16(w0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dr)));
@@ -121,7 +127,8 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
     portable::LlmLinearShape s;
     if (!portable::linear_8da4w_checks(ctx, x, packed_weight, scales, group_size, bias, out, &s)) return;
     float* ts = nullptr;
-    int16_t* d = portable::linear_8da4w_tokens(ctx, s.M, s.K, &ts);
+    int32_t* sums = nullptr;
+    int16_t* d = portable::linear_8da4w_tokens(ctx, s.M, s.K, &ts, &sums);
     const float* xs = x.const_data_ptr<float>();
     const uint8_t* w = packed_weight.const_data_ptr<uint8_t>();
     const float* sc = scales.const_data_ptr<float>();
@@ -129,13 +136,13 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
     float* o = out.mutable_data_ptr<float>();
     for (int64_t m0 = 0; m0 < s.M; m0 += portable::kLlmTokenTile) {
       const int64_t rows = s.M - m0 < portable::kLlmTokenTile ? s.M - m0 : portable::kLlmTokenTile;
-      portable::quantize_tokens_8da4w(xs + m0 * s.K, rows, s.K, d, ts);
+      portable::quantize_tokens_8da4w(xs + m0 * s.K, rows, s.K, d, ts, sums);
       float* orow = o + m0 * s.N;
       switch (rows) {
-        case 4: int4_rows<4>(d, ts, w, sc, b, orow, s.K, s.N, group_size); break;
-        case 3: int4_rows<3>(d, ts, w, sc, b, orow, s.K, s.N, group_size); break;
-        case 2: int4_rows<2>(d, ts, w, sc, b, orow, s.K, s.N, group_size); break;
-        default: int4_rows<1>(d, ts, w, sc, b, orow, s.K, s.N, group_size); break;
+        case 4: int4_rows<4>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
+        case 3: int4_rows<3>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
+        case 2: int4_rows<2>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
+        default: int4_rows<1>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
       }
     }
     return;
