@@ -3,8 +3,6 @@
 // kernels/optimized/op_llm_linear.cc is the fast path for Float. The 8da4w activations are quantized here exactly
 // as the reference does (float32 division, round half to even), a tile of tokens at a time into planned scratch,
 // and each group's products are summed in int32, so only the float steps after the sums differ in order.
-#include <math.h>
-
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -126,8 +124,22 @@ bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& pack
 
 namespace {
 
-// The reference's quantize_per_token on x.to(float32), exactly: float32 division, round half to even (nearbyintf
-// in the default rounding mode), clamps; stores q - z (-255 .. 255) so the group sums need no zero-point term.
+// Round half to even for |v| < 2^22 in the default rounding mode, as torch.round: adding 1.5 * 2^23 leaves no
+// fraction bits. Not nearbyintf: that import from libm alone cost every runner's dynamic symbol table 37 bytes
+// (tests/size), kernels linked or not. Here |v| <= 383 (x / s is within 255 of 0, and -128 - lo / s within 383).
+inline float round_half_even_small(float v) {
+  const float magic = 12582912.0f;
+  return (v + magic) - magic;
+}
+
+// Clamp to -128 .. 127, NaN to -128 (a NaN input's value is undefined anyway; the conversion to int must not be).
+inline float clamp_i8(float v) {
+  v = v > 127.0f ? 127.0f : v;
+  return v >= -128.0f ? v : -128.0f;
+}
+
+// The reference's quantize_per_token on x.to(float32), exactly: float32 division, round half to even, clamps;
+// stores q - z (-255 .. 255) so the group sums need no zero-point term.
 template <typename T>
 void quantize_rows(const T* x, int64_t rows, int64_t K, int16_t* d, float* token_scale) {
   for (int64_t t = 0; t < rows; ++t) {
@@ -140,13 +152,11 @@ void quantize_rows(const T* x, int64_t rows, int64_t K, int16_t* d, float* token
     }
     float s = (hi - lo) / 255.0f;
     if (s == 0.0f) s = 1.0f;
-    float z = nearbyintf(-128.0f - lo / s);
-    z = z < -128.0f ? -128.0f : (z > 127.0f ? 127.0f : z);
+    const float z = clamp_i8(round_half_even_small(-128.0f - lo / s));
     const int32_t zi = static_cast<int32_t>(z);
     int16_t* dr = d + t * K;
     for (int64_t k = 0; k < K; ++k) {
-      float q = nearbyintf(static_cast<float>(xr[k]) / s) + z;
-      q = q < -128.0f ? -128.0f : (q > 127.0f ? 127.0f : q);
+      const float q = clamp_i8(round_half_even_small(static_cast<float>(xr[k]) / s) + z);
       dr[k] = static_cast<int16_t>(static_cast<int32_t>(q) - zi);
     }
     token_scale[t] = s;

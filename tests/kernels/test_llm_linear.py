@@ -117,3 +117,17 @@ def test_mismatched_scales_are_refused(runtime, kernels):
     method = runtime.load(prog.buffer, kernels=kernels)
     with pytest.raises(RuntimeError, match="linear_8da4w"):
         method.run("forward", inputs)
+
+
+@pytest.mark.parametrize("kernels", ["default", "portable"])
+def test_linear_8da4w_rounds_activation_ties_to_even_as_the_reference(runtime, kernels):
+    # hi = 15.9375 and lo = 0 make the token scale exactly 2^-4 and the zero point -128; x = k / 32 puts x / s on
+    # every half-integer, where round half to even and round half away differ.
+    K = 64
+    x = (torch.arange(K, dtype=torch.float32) / 32).reshape(1, 1, K)
+    x[0, 0, -1] = 15.9375
+    w = torch.randint(-8, 8, (8, K), generator=g, dtype=torch.int8)
+    inputs = [x, pack_int4(w), torch.full((8, 2), 0.25)]
+    got = _run(runtime, Da4wNoBias(32), inputs, kernels)
+    want = Da4wNoBias(32)(*inputs)
+    assert torch.equal(got, want)   # every step exact: integer sums, scales of 2^-k
