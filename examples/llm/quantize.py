@@ -5,8 +5,9 @@ module that calls one of Ember's LLM operators (kernels/portable/llm_ops.py, sch
   * int8:  ember_llm::linear_int8, int8 weights with one symmetric scale per output channel (max |w| / 127),
            activations stay float.
   * 8da4w: ember_llm::linear_8da4w, int4 weights with one symmetric scale per group of `group_size` input channels
-           (max |w| / 7.5, as torchao's group-wise symmetric int4 does; w / scale rounded and clamped to -8 .. 7), activations quantized per token to int8 at run time
-           (ExecuTorch's 8da4w scheme; its llama export's default group size is 128).
+           (max |w| / 7.5, as torchao's group-wise symmetric int4; w / scale rounded and clamped to -8 .. 7),
+           activations quantized per token to int8 at run time (ExecuTorch's 8da4w scheme; its llama export's
+           default group size is 128).
 The token embedding stays float32 (its rows are gathered, not multiplied; quantizing it is future work).
 """
 from __future__ import annotations

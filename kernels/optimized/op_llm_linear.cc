@@ -36,7 +36,8 @@ EMBER_TARGET_AVX2 void int8_rows(const float* x, const int8_t* w, const float* s
     for (int t = 0; t < TT; ++t) acc[t] = _mm256_setzero_ps();
     int64_t k = 0;
     for (; k + 8 <= K; k += 8) {
-      const __m256 wf = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(wr + k))));
+      const __m128i w8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(wr + k));
+      const __m256 wf = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(w8));
       for (int t = 0; t < TT; ++t) acc[t] = _mm256_fmadd_ps(_mm256_loadu_ps(x + t * K + k), wf, acc[t]);
     }
     for (int t = 0; t < TT; ++t) {
