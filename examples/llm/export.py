@@ -1,6 +1,11 @@
 """Export a Llama-family causal LM to a .pte that Ember's LLM runner (and ExecuTorch's conventions) read.
 
     python -m examples.llm.export --model <hf dir, or a config.json> --max-seq-len 256 -o model.pte
+    python -m examples.llm.export --model ... --quantize 8da4w --group-size 128 -o model_8da4w.pte
+
+`--quantize int8` stores every linear layer's weights (attention, MLP, output head) as int8 with per-channel
+scales; `--quantize 8da4w` as int4 in groups of --group-size input channels, with activations quantized to int8
+per token at run time (examples/llm/quantize.py). The token embedding stays float32.
 
 `--model` is a local Hugging Face checkpoint directory (config.json + weights), or a config.json alone, which
 builds the model with seeded random weights (for tests and speed measurements; nothing is downloaded). The
@@ -21,6 +26,7 @@ import torch
 from torch.export import Dim
 
 import exir
+from examples.llm import quantize as quant
 from examples.llm.model import Decoder
 
 
@@ -72,17 +78,28 @@ def main(argv=None) -> int:
     ap.add_argument("--model", required=True, help="Hugging Face checkpoint directory, or a config.json")
     ap.add_argument("--max-seq-len", type=int, default=256, help="KV cache length: prompt plus generated tokens")
     ap.add_argument("--seed", type=int, default=0, help="weights' seed when --model is a config alone")
+    ap.add_argument("--quantize", choices=quant.SCHEMES, default=None,
+                    help="weights of the linear layers: int8 (per channel) or 8da4w (int4 groups, int8 activations)")
+    ap.add_argument("--group-size", type=int, default=128, choices=quant.GROUP_SIZES,
+                    help="8da4w: input channels per int4 scale (default 128, as ExecuTorch's llama export)")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     if args.max_seq_len < 2:
         ap.error("--max-seq-len must be at least 2")
     hf = load_hf(args.model, args.seed)
     model = Decoder.from_hf(hf, args.max_seq_len)
+    if args.quantize:
+        try:
+            quant.quantize(model, args.quantize, args.group_size)
+        except ValueError as e:
+            ap.error(str(e))
     prog = export_decoder(model)
     prog.save(args.output)
     cfg = model.cfg
     print(f"wrote {args.output}: {cfg.n_layers} layers, dim {cfg.dim}, {cfg.n_heads} heads ({cfg.n_kv_heads} KV), "
-          f"vocab {cfg.vocab_size}, max_seq_len {args.max_seq_len}, {os.path.getsize(args.output):,} bytes")
+          f"vocab {cfg.vocab_size}, max_seq_len {args.max_seq_len}, "
+          f"{'fp32' if not args.quantize else args.quantize}"
+          f"{f' group {args.group_size}' if args.quantize == '8da4w' else ''}, {os.path.getsize(args.output):,} bytes")
     print(prog.memory_report())
     return 0
 

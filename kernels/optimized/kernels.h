@@ -64,5 +64,12 @@ void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& 
                          const Tensor& input_pos, double scale, Tensor& out);
 KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
 
+// op_llm_linear.cc: ember_llm::linear_int8.out and ember_llm::linear_8da4w.out, Float on AVX2+FMA.
+void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
+                     const Tensor* bias, Tensor& out);
+void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
+                      int64_t group_size, const Tensor* bias, Tensor& out);
+KernelMemory linear_8da4w_memory(const KernelArgs& args);
+
 }  // namespace optimized
 }  // namespace ember

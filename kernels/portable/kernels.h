@@ -151,6 +151,30 @@ KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
 // Its checks (shapes, dtypes, positions within the cache), shared with kernels/optimized; *start = input_pos[0].
 bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tensor& key_cache,
                             const Tensor& value_cache, const Tensor& input_pos, Tensor& out, int64_t* start);
+
+// ember_llm::linear_int8.out and ember_llm::linear_8da4w.out (op_llm_linear.cc): linears with int8 or packed
+// int4 weights. The checks, shapes and activation quantization are shared with kernels/optimized.
+struct LlmLinearShape {
+  int64_t M = 0, K = 0, N = 0;  // tokens (x's leading dims), input and output channels
+};
+constexpr int kInt4Block = 32;      // input channels per packed int4 block (16 bytes)
+constexpr int64_t kLlmTokenTile = 4;  // tokens quantized into scratch at a time by linear_8da4w
+bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
+                       ScalarType weight_type, int64_t packed_k_divisor, const Tensor& scales, int64_t scale_cols,
+                       const Tensor* bias, Tensor& out, LlmLinearShape* shape);
+void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
+                     const Tensor* bias, Tensor& out);
+void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
+                      int64_t group_size, const Tensor* bias, Tensor& out);
+KernelMemory linear_8da4w_memory(const KernelArgs& args);
+size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K);
+bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
+                         int64_t group_size, const Tensor* bias, Tensor& out, LlmLinearShape* shape);
+// Scratch layout: up to kLlmTokenTile rows of q - z (int16), their scales, and their sums per 32-channel block
+// (filled by quantize_tokens_8da4w only; the AVX2 kernel multiplies unsigned nibbles and corrects with them).
+int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale, int32_t** block_sums);
+void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale,
+                           int32_t* block_sums);
 void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
                      Tensor& values, Tensor& indices);
 

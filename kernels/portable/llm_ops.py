@@ -3,6 +3,10 @@
 Importing this module registers with torch.library (schemas: schema/operators.yaml, which kernels.yaml names):
   * ember_llm::sdpa_with_cache: causal attention of T new positions against a KV cache read in place (no mask
     tensor, no copy of the cache, only rows 0 .. input_pos + T - 1 read). Functional and out= overloads.
+  * ember_llm::linear_int8: weight-only int8 linear (per-output-channel symmetric scales).
+  * ember_llm::linear_8da4w: int4 group-wise weights, activations quantized per token to int8 at run time
+    (ExecuTorch's 8da4w scheme); pack_int4 / unpack_int4 define the packed layout, quantize_per_token the
+    activations' int8 values, which the C++ kernels reproduce bit for bit.
 """
 from __future__ import annotations
 
@@ -14,8 +18,9 @@ _OP = operators.find("ember_llm::sdpa_with_cache")
 NAMESPACE = _OP.namespace
 
 _lib = torch.library.Library(NAMESPACE, "DEF")
-_lib.define(_OP.functional)
-_lib.define(_OP.out)
+for _name in ("sdpa_with_cache", "linear_int8", "linear_8da4w"):
+    _lib.define(operators.find(f"{NAMESPACE}::{_name}").functional)
+    _lib.define(operators.find(f"{NAMESPACE}::{_name}").out)
 
 
 def _sdpa_with_cache(query, key_cache, value_cache, input_pos, scale):
@@ -50,3 +55,94 @@ _lib.impl("sdpa_with_cache.out", _sdpa_with_cache_out, "CompositeExplicitAutogra
 torch.library.register_fake(f"{NAMESPACE}::sdpa_with_cache")(_fake)
 
 sdpa_with_cache = torch.ops.ember_llm.sdpa_with_cache.default
+
+
+# ---- Quantized linears ------------------------------------------------------------------------------------------
+
+def _compute_dtype(x):
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _linear_int8(x, weight, scales, bias):
+    """x [..., K], weight int8 [N, K], scales float32 [N]: x @ weight.T * scales + bias, summed in float32."""
+    c = _compute_dtype(x)
+    out = torch.matmul(x.to(c), weight.to(c).t()) * scales.to(c)
+    if bias is not None:
+        out = out + bias.to(c)
+    return out.to(x.dtype)
+
+
+def _linear_int8_out(x, weight, scales, bias, *, out):
+    return out.copy_(_linear_int8(x, weight, scales, bias))
+
+
+def _linear_int8_fake(x, weight, scales, bias):
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+INT4_BLOCK = 32  # input channels per packed block: 16 bytes, low nibbles then high nibbles
+
+
+def pack_int4(w: torch.Tensor) -> torch.Tensor:
+    """int values in -8 .. 7, [N, K] (K a multiple of 32) -> uint8 [N, K / 2] in linear_8da4w's layout."""
+    N, K = w.shape
+    if K % INT4_BLOCK:
+        raise ValueError(f"pack_int4: {K} input channels are not a multiple of {INT4_BLOCK}")
+    if int(w.min()) < -8 or int(w.max()) > 7:
+        raise ValueError("pack_int4: values must lie in -8 .. 7")
+    u = (w.to(torch.int16) + 8).reshape(N, K // INT4_BLOCK, 2, INT4_BLOCK // 2)
+    return (u[:, :, 0] | (u[:, :, 1] << 4)).to(torch.uint8).reshape(N, K // 2)
+
+
+def unpack_int4(packed: torch.Tensor) -> torch.Tensor:
+    """pack_int4's inverse: int8 [N, K] in -8 .. 7."""
+    N, half = packed.shape
+    b = packed.to(torch.int16).reshape(N, half // (INT4_BLOCK // 2), 1, INT4_BLOCK // 2)
+    return (torch.cat([b & 15, b >> 4], dim=2) - 8).reshape(N, 2 * half).to(torch.int8)
+
+
+def quantize_per_token(x2d: torch.Tensor):
+    """Rows of float32 [M, K] -> (q int32 [M, K] in -128 .. 127, scale float32 [M], zero point int32 [M])."""
+    x = x2d.to(torch.float32)
+    lo = torch.clamp(x.amin(dim=1), max=0.0)
+    hi = torch.clamp(x.amax(dim=1), min=0.0)
+    s = (hi - lo) / 255.0
+    s = torch.where(s == 0, torch.ones_like(s), s)
+    z = torch.clamp(torch.round(-128.0 - lo / s), -128, 127)
+    q = torch.clamp(torch.round(x / s[:, None]) + z[:, None], -128, 127)
+    return q.to(torch.int32), s, z.to(torch.int32)
+
+
+def _linear_8da4w(x, packed_weight, scales, group_size, bias):
+    K = x.shape[-1]
+    N = packed_weight.shape[0]
+    G = K // group_size
+    q, s, z = quantize_per_token(x.reshape(-1, K))
+    M = q.shape[0]
+    w = unpack_int4(packed_weight).to(torch.int64).reshape(N, G, group_size)
+    d = (q - z[:, None]).to(torch.int64).reshape(M, G, group_size)
+    # Exact integer sums per (token, output channel, group).
+    isum = torch.einsum("mgk,ngk->mng", d, w)                                  # [M, N, G] int64
+    out = (isum.to(torch.float32) * scales.to(torch.float32)[None]).sum(dim=2) * s[:, None]
+    if bias is not None:
+        out = out + bias.to(torch.float32)
+    return out.reshape(*x.shape[:-1], N).to(x.dtype)
+
+
+def _linear_8da4w_out(x, packed_weight, scales, group_size, bias, *, out):
+    return out.copy_(_linear_8da4w(x, packed_weight, scales, group_size, bias))
+
+
+def _linear_8da4w_fake(x, packed_weight, scales, group_size, bias):
+    return x.new_empty((*x.shape[:-1], packed_weight.shape[0]))
+
+
+_lib.impl("linear_int8", _linear_int8, "CompositeExplicitAutograd")
+_lib.impl("linear_int8.out", _linear_int8_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::linear_int8")(_linear_int8_fake)
+_lib.impl("linear_8da4w", _linear_8da4w, "CompositeExplicitAutograd")
+_lib.impl("linear_8da4w.out", _linear_8da4w_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::linear_8da4w")(_linear_8da4w_fake)
+
+linear_int8 = torch.ops.ember_llm.linear_int8.default
+linear_8da4w = torch.ops.ember_llm.linear_8da4w.default

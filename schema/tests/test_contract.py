@@ -75,6 +75,7 @@ def test_serialized_header_is_at_the_contracts_offsets():
 def test_registered_ops_have_the_contracts_schemas():
     import exir.lowering.convolution_clamp  # noqa: F401  (registers ember::convolution_clamp)
     import kernels.quantized.ops  # noqa: F401  (registers ember_quantized::*, quantized_decomposed::*.out)
+    import kernels.portable.llm_ops  # noqa: F401  (registers ember_llm::*)
     for op in operators.OPERATORS:
         packet = getattr(getattr(torch.ops, op.namespace), op.name)
         assert str(packet.out._schema) == f"{op.namespace}::{op.out}"

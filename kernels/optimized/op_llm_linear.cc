@@ -1,0 +1,156 @@
+// ember_llm::linear_int8.out and ember_llm::linear_8da4w.out for Float on AVX2+FMA (chosen at run time by
+// cpu_has_avx2_fma()); other CPUs and dtypes run the portable kernels, whose checks, scratch and activation
+// quantization (bit-exact to the reference) these share. Decode is a matrix-vector product bound by reading the
+// weights, so each weight row is read once per tile of up to 4 tokens and unpacked in registers:
+//   int8:  8 weights -> int32 -> float, one FMA per token.
+//   8da4w: 16 bytes = 32 int4 weights widened to int16 and split into two vectors of 16 nibbles (a mask and a
+//          shift), multiplied with the token's int16 (q - z) by _mm256_madd_epi16 into int32 (exact: |sum| <=
+//          256 * 255 * 15 per group), then one int32 -> float conversion and FMA by the group's scale per group.
+#include "ember/selected_dtypes.h"
+#include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/simd.h"
+#include "kernels/portable/kernels.h"
+
+#if EMBER_SIMD_X86_DISPATCH
+#include <immintrin.h>
+#endif
+
+namespace ember {
+namespace optimized {
+namespace {
+
+#if EMBER_SIMD_X86_DISPATCH
+EMBER_TARGET_AVX2 EMBER_ALWAYS_INLINE float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+template <int TT>
+EMBER_TARGET_AVX2 void int8_rows(const float* x, const int8_t* w, const float* scales, const float* bias, float* o,
+                                 int64_t K, int64_t N) {
+  for (int64_t n = 0; n < N; ++n) {
+    const int8_t* wr = w + n * K;
+    __m256 acc[TT];
+    for (int t = 0; t < TT; ++t) acc[t] = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+      const __m128i w8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(wr + k));
+      const __m256 wf = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(w8));
+      for (int t = 0; t < TT; ++t) acc[t] = _mm256_fmadd_ps(_mm256_loadu_ps(x + t * K + k), wf, acc[t]);
+    }
+    for (int t = 0; t < TT; ++t) {
+      float sum = hsum(acc[t]);
+      for (int64_t kk = k; kk < K; ++kk) sum += x[t * K + kk] * static_cast<float>(wr[kk]);
+      float v = sum * scales[n];
+      if (bias) v += bias[n];
+      o[t * N + n] = v;
+    }
+  }
+}
+
+// d: TT rows of int16 (q - z), sums: their sums per 32-channel block; w: packed rows (K / 2 bytes each).
+// Writes o[t * N + n] = ts[t] * sum_g I * scale + bias. The nibbles are multiplied as stored (w + 8, 0 .. 15):
+// a byte widened to int16 is split by one mask and one shift, and sum d * (w + 8) - 8 * sum d is the group's
+// exact I (the correction rides in lane 0 of the group's int32 accumulator).
+template <int TT>
+EMBER_TARGET_AVX2 void int4_rows(const int16_t* d, const float* ts, const int32_t* sums, const uint8_t* w,
+                                 const float* scales, const float* bias, float* o, int64_t K, int64_t N,
+                                 int64_t group) {
+  const int64_t G = K / group, blocks = group / 32, KB = K / 32;
+  const __m256i low = _mm256_set1_epi16(15);
+  for (int64_t n = 0; n < N; ++n) {
+    const uint8_t* wr = w + n * (K / 2);
+    const float* sr = scales + n * G;
+    __m256 facc[TT];
+    for (int t = 0; t < TT; ++t) facc[t] = _mm256_setzero_ps();
+    for (int64_t g = 0; g < G; ++g) {
+      __m256i iacc[TT];
+      for (int t = 0; t < TT; ++t) {
+        int32_t corr = 0;
+        for (int64_t b = 0; b < blocks; ++b) corr += sums[t * KB + g * blocks + b];
+        iacc[t] = _mm256_setr_epi32(-8 * corr, 0, 0, 0, 0, 0, 0, 0);
+      }
+      for (int64_t k = g * group; k < (g + 1) * group; k += 32) {
+        const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wr + k / 2)));
+        const __m256i w0 = _mm256_and_si256(b, low), w1 = _mm256_srli_epi16(b, 4);
+        for (int t = 0; t < TT; ++t) {
+          const int16_t* dr = d + t * K + k;
+          const __m256i p0 = _mm256_madd_epi16(w0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dr)));
+          const __m256i p1 = _mm256_madd_epi16(w1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dr + 16)));
+          iacc[t] = _mm256_add_epi32(iacc[t], _mm256_add_epi32(p0, p1));
+        }
+      }
+      const __m256 s = _mm256_set1_ps(sr[g]);
+      for (int t = 0; t < TT; ++t) facc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(iacc[t]), s, facc[t]);
+    }
+    for (int t = 0; t < TT; ++t) {
+      float v = hsum(facc[t]) * ts[t];
+      if (bias) v += bias[n];
+      o[t * N + n] = v;
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
+                     const Tensor* bias, Tensor& out) {
+#if EMBER_SIMD_X86_DISPATCH
+  if (computes_float(selected_dtypes::linear_int8_out_optimized, x) && cpu_has_avx2_fma()) {
+    portable::LlmLinearShape s;
+    if (!portable::llm_linear_checks(ctx, "ember_llm::linear_int8.out", x, weight, ScalarType::Char, 1, scales, 0,
+                                     bias, out, &s)) {
+      return;
+    }
+    const float* xs = x.const_data_ptr<float>();
+    const int8_t* w = weight.const_data_ptr<int8_t>();
+    const float* sc = scales.const_data_ptr<float>();
+    const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
+    float* o = out.mutable_data_ptr<float>();
+    int64_t m = 0;
+    for (; m + 4 <= s.M; m += 4) int8_rows<4>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N);
+    for (; m < s.M; ++m) int8_rows<1>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N);
+    return;
+  }
+#endif
+  portable::linear_int8_out(ctx, x, weight, scales, bias, out);
+}
+
+KernelMemory linear_8da4w_memory(const KernelArgs& args) { return portable::linear_8da4w_memory(args); }
+
+void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
+                      int64_t group_size, const Tensor* bias, Tensor& out) {
+#if EMBER_SIMD_X86_DISPATCH
+  if (computes_float(selected_dtypes::linear_8da4w_out_optimized, x) && cpu_has_avx2_fma()) {
+    portable::LlmLinearShape s;
+    if (!portable::linear_8da4w_checks(ctx, x, packed_weight, scales, group_size, bias, out, &s)) return;
+    float* ts = nullptr;
+    int32_t* sums = nullptr;
+    int16_t* d = portable::linear_8da4w_tokens(ctx, s.M, s.K, &ts, &sums);
+    const float* xs = x.const_data_ptr<float>();
+    const uint8_t* w = packed_weight.const_data_ptr<uint8_t>();
+    const float* sc = scales.const_data_ptr<float>();
+    const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
+    float* o = out.mutable_data_ptr<float>();
+    for (int64_t m0 = 0; m0 < s.M; m0 += portable::kLlmTokenTile) {
+      const int64_t rows = s.M - m0 < portable::kLlmTokenTile ? s.M - m0 : portable::kLlmTokenTile;
+      portable::quantize_tokens_8da4w(xs + m0 * s.K, rows, s.K, d, ts, sums);
+      float* orow = o + m0 * s.N;
+      switch (rows) {
+        case 4: int4_rows<4>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
+        case 3: int4_rows<3>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
+        case 2: int4_rows<2>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
+        default: int4_rows<1>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
+      }
+    }
+    return;
+  }
+#endif
+  portable::linear_8da4w_out(ctx, x, packed_weight, scales, group_size, bias, out);
+}
+
+}  // namespace optimized
+}  // namespace ember

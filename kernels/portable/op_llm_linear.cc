@@ -1,0 +1,234 @@
+// ember_llm::linear_int8.out and ember_llm::linear_8da4w.out (schema/operators.yaml; PyTorch references in
+// kernels/portable/llm_ops.py): the decoder's linear layers with int8 or packed int4 weights. Reference loops:
+// kernels/optimized/op_llm_linear.cc is the fast path for Float. The 8da4w activations are quantized here exactly
+// as the reference does (float32 division, round half to even), a tile of tokens at a time into planned scratch,
+// and each group's products are summed in int32, so only the float steps after the sums differ in order.
+#include "ember/selected_dtypes.h"
+#include "kernels/portable/kernels.h"
+#include "kernels/portable/util/kernel_util.h"
+
+namespace ember {
+namespace portable {
+
+namespace {
+
+size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
+
+}  // namespace
+
+bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
+                       ScalarType weight_type, int64_t packed_k_divisor, const Tensor& scales, int64_t scale_cols,
+                       const Tensor* bias, Tensor& out, LlmLinearShape* shape) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.dim() >= 1 && x.dim() <= kMaxTensorDim && weight.dim() == 2, InvalidArgument,
+                              "%s: x must have at least 1 dim and weight 2, got %d and %d", name,
+                              static_cast<int>(x.dim()), static_cast<int>(weight.dim()));
+  const int64_t K = x.size(x.dim() - 1), N = weight.size(0);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.scalar_type() == weight_type, InvalidArgument,
+                              "%s: weight must be %s, got %s", name, scalar_type_name(weight_type),
+                              scalar_type_name(weight.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.size(1) * packed_k_divisor == K, InvalidArgument,
+                              "%s: weight [%lld, %lld] does not match %lld input channels", name,
+                              static_cast<long long>(N), static_cast<long long>(weight.size(1)),
+                              static_cast<long long>(K));
+  const bool scales_ok = scale_cols == 0 ? scales.dim() == 1 && scales.size(0) == N
+                                         : scales.dim() == 2 && scales.size(0) == N && scales.size(1) == scale_cols;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, scales.scalar_type() == ScalarType::Float && scales_ok, InvalidArgument,
+                              "%s: scales must be float32 [%lld%s], got %s with %d dims", name,
+                              static_cast<long long>(N), scale_cols ? ", groups" : "",
+                              scalar_type_name(scales.scalar_type()), static_cast<int>(scales.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, bias == nullptr || (bias->scalar_type() == x.scalar_type() && bias->numel() == N),
+                              InvalidArgument, "%s: bias must hold %lld values of x's dtype", name,
+                              static_cast<long long>(N));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, out.scalar_type() == x.scalar_type(), InvalidArgument,
+                              "%s: out must have x's dtype %s, got %s", name, scalar_type_name(x.scalar_type()),
+                              scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.is_contiguous() && weight.is_contiguous() && scales.is_contiguous() &&
+                                       (bias == nullptr || bias->is_contiguous()),
+                              NotSupported, "%s: only contiguous tensors are supported", name);
+  int32_t sizes[kMaxTensorDim];
+  for (int32_t d = 0; d < x.dim(); ++d) sizes[d] = x.size(d);
+  sizes[x.dim() - 1] = static_cast<int32_t>(N);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, sizes, static_cast<size_t>(x.dim())) && out.is_contiguous(),
+                              InvalidArgument, "%s: out must be x's shape with %lld last", name,
+                              static_cast<long long>(N));
+  shape->M = K == 0 ? 0 : x.numel() / K;
+  shape->K = K;
+  shape->N = N;
+  return true;
+}
+
+// ---- linear_int8 --------------------------------------------------------------------------------------------
+
+void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
+                     const Tensor* bias, Tensor& out) {
+  const char* name = "ember_llm::linear_int8.out";
+  LlmLinearShape s;
+  if (!llm_linear_checks(ctx, name, x, weight, ScalarType::Char, 1, scales, 0, bias, out, &s)) return;
+  constexpr uint32_t kMask = selected_dtypes::linear_int8_out_portable;
+  EMBER_DISPATCH(ctx, name, kMask, x.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* xs = x.const_data_ptr<T>();
+    const int8_t* w = weight.const_data_ptr<int8_t>();
+    const float* sc = scales.const_data_ptr<float>();
+    const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t m = 0; m < s.M; ++m) {
+      const T* xr = xs + m * s.K;
+      for (int64_t n = 0; n < s.N; ++n) {
+        const int8_t* wr = w + n * s.K;
+        C acc = C(0);
+        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(wr[k]);
+        C v = acc * static_cast<C>(sc[n]);
+        if (b) v += static_cast<C>(b[n]);
+        o[m * s.N + n] = static_cast<T>(v);
+      }
+    }
+  });
+}
+
+// ---- linear_8da4w -------------------------------------------------------------------------------------------
+
+size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K) {
+  if (tokens <= 0 || K <= 0) return 0;
+  const size_t tile = static_cast<size_t>(tokens < kLlmTokenTile ? tokens : kLlmTokenTile);
+  return align16(tile * static_cast<size_t>(K) * sizeof(int16_t)) + align16(tile * sizeof(float)) +
+         align16(tile * static_cast<size_t>(K / kInt4Block) * sizeof(int32_t));
+}
+
+KernelMemory linear_8da4w_memory(const KernelArgs& args) {
+  const ArrayRef<int32_t> x = args.sizes(0);
+  if (x.size() == 0) return {};
+  int64_t tokens = 1;
+  for (size_t d = 0; d + 1 < x.size(); ++d) tokens *= x[d] < 0 ? 0 : x[d];
+  return {0, linear_8da4w_scratch_bytes(tokens, x[x.size() - 1])};
+}
+
+bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
+                         int64_t group_size, const Tensor* bias, Tensor& out, LlmLinearShape* shape) {
+  const char* name = "ember_llm::linear_8da4w.out";
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, group_size >= kInt4Block && group_size % kInt4Block == 0 && x.dim() >= 1 &&
+                                       x.size(x.dim() - 1) % group_size == 0,
+                              InvalidArgument, "%s: group_size %lld must be a multiple of %d dividing the %lld input "
+                              "channels", name, static_cast<long long>(group_size), kInt4Block,
+                              static_cast<long long>(x.dim() >= 1 ? x.size(x.dim() - 1) : 0));
+  const int64_t groups = x.size(x.dim() - 1) / group_size;
+  if (!llm_linear_checks(ctx, name, x, packed_weight, ScalarType::Byte, 2, scales, groups, bias, out, shape)) {
+    return false;
+  }
+  const size_t need = linear_8da4w_scratch_bytes(shape->M, shape->K);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, ctx.scratch().size() >= need, MemoryAllocationFailed,
+                              "%s: %zu bytes of scratch, needs %zu", name, ctx.scratch().size(), need);
+  return true;
+}
+
+namespace {
+
+// Round half to even for |v| < 2^22 in the default rounding mode, as torch.round: adding 1.5 * 2^23 leaves no
+// fraction bits. Not nearbyintf: that import from libm alone cost every runner's dynamic symbol table 37 bytes
+// (tests/size), kernels linked or not. Here |v| <= 383 (x / s is within 255 of 0, and -128 - lo / s within 383).
+inline float round_half_even_small(float v) {
+  const float magic = 12582912.0f;
+  return (v + magic) - magic;
+}
+
+// Clamp to -128 .. 127, NaN to -128 (a NaN input's value is undefined anyway; the conversion to int must not be).
+inline float clamp_i8(float v) {
+  v = v > 127.0f ? 127.0f : v;
+  return v >= -128.0f ? v : -128.0f;
+}
+
+// The reference's quantize_per_token on x.to(float32), exactly: float32 division, round half to even, clamps;
+// stores q - z (-255 .. 255) so the group sums need no zero-point term.
+template <typename T>
+void quantize_rows(const T* x, int64_t rows, int64_t K, int16_t* d, float* token_scale) {
+  for (int64_t t = 0; t < rows; ++t) {
+    const T* xr = x + t * K;
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t k = 0; k < K; ++k) {
+      const float v = static_cast<float>(xr[k]);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    float s = (hi - lo) / 255.0f;
+    if (s == 0.0f) s = 1.0f;
+    const float z = clamp_i8(round_half_even_small(-128.0f - lo / s));
+    const int32_t zi = static_cast<int32_t>(z);
+    int16_t* dr = d + t * K;
+    for (int64_t k = 0; k < K; ++k) {
+      const float q = clamp_i8(round_half_even_small(static_cast<float>(xr[k]) / s) + z);
+      dr[k] = static_cast<int16_t>(static_cast<int32_t>(q) - zi);
+    }
+    token_scale[t] = s;
+  }
+}
+
+}  // namespace
+
+void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale,
+                           int32_t* block_sums) {
+  quantize_rows(x, rows, K, d, token_scale);
+  for (int64_t t = 0; t < rows; ++t) {
+    for (int64_t b = 0; b < K / kInt4Block; ++b) {
+      int32_t sum = 0;
+      for (int i = 0; i < kInt4Block; ++i) sum += d[t * K + b * kInt4Block + i];
+      block_sums[t * (K / kInt4Block) + b] = sum;
+    }
+  }
+}
+
+int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale, int32_t** block_sums) {
+  const size_t tile = static_cast<size_t>(M < kLlmTokenTile ? M : kLlmTokenTile);
+  const size_t d_bytes = align16(tile * K * sizeof(int16_t));
+  *token_scale = reinterpret_cast<float*>(ctx.scratch().data() + d_bytes);
+  *block_sums = reinterpret_cast<int32_t*>(ctx.scratch().data() + d_bytes + align16(tile * sizeof(float)));
+  return reinterpret_cast<int16_t*>(ctx.scratch().data());
+}
+
+void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
+                      int64_t group_size, const Tensor* bias, Tensor& out) {
+  const char* name = "ember_llm::linear_8da4w.out";
+  LlmLinearShape s;
+  if (!linear_8da4w_checks(ctx, x, packed_weight, scales, group_size, bias, out, &s)) return;
+  constexpr uint32_t kMask = selected_dtypes::linear_8da4w_out_portable;
+  EMBER_DISPATCH(ctx, name, kMask, x.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const int64_t G = s.K / group_size;
+    float* ts = nullptr;
+    int32_t* unused_sums = nullptr;
+    int16_t* d = linear_8da4w_tokens(ctx, s.M, s.K, &ts, &unused_sums);
+    const T* xs = x.const_data_ptr<T>();
+    const uint8_t* w = packed_weight.const_data_ptr<uint8_t>();
+    const float* sc = scales.const_data_ptr<float>();
+    const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t m0 = 0; m0 < s.M; m0 += kLlmTokenTile) {
+      const int64_t rows = s.M - m0 < kLlmTokenTile ? s.M - m0 : kLlmTokenTile;
+      quantize_rows(xs + m0 * s.K, rows, s.K, d, ts);
+      for (int64_t n = 0; n < s.N; ++n) {
+        const uint8_t* wr = w + n * (s.K / 2);
+        for (int64_t t = 0; t < rows; ++t) {
+          const int16_t* dr = d + t * s.K;
+          float acc = 0.0f;
+          for (int64_t g = 0; g < G; ++g) {
+            int32_t isum = 0;
+            for (int64_t k = g * group_size; k < (g + 1) * group_size; k += kInt4Block) {
+              const uint8_t* blk = wr + k / 2;
+              for (int i = 0; i < kInt4Block / 2; ++i) {
+                isum += static_cast<int32_t>(dr[k + i]) * ((blk[i] & 15) - 8);
+                isum += static_cast<int32_t>(dr[k + kInt4Block / 2 + i]) * ((blk[i] >> 4) - 8);
+              }
+            }
+            acc += static_cast<float>(isum) * sc[n * G + g];
+          }
+          float v = acc * ts[t];
+          if (b) v += static_cast<float>(b[n]);
+          o[(m0 + t) * s.N + n] = static_cast<T>(v);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace portable
+}  // namespace ember
