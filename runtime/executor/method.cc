@@ -4,9 +4,6 @@
 #include <string.h>
 
 #include "runtime/core/log.h"
-#if EMBER_EVENT_TRACER
-#include "runtime/platform/platform.h"
-#endif
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/prepare_support.h"
@@ -569,37 +566,10 @@ Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, 
   return Error::Ok;
 }
 
-#if EMBER_EVENT_TRACER
-const char* Method::operator_name(uint32_t op_index, const char** overload) const {
-  *overload = "";
-  if (op_index >= count(plan_->operators())) return nullptr;
-  return op_name(plan_, op_index, overload);
-}
-
-size_t Method::num_operators() const { return count(plan_->operators()); }
-
-// The traced execute() times the untraced one: a run event around it, and one event per instruction from the
-// instruction loop (execute_steps). Two PAL tick reads per instruction: ~40 ns on Linux's vDSO clock.
-Error Method::execute() {
-  EventTracer* tracer = tracer_;
-  if (tracer == nullptr) return execute_steps();
-  const uint64_t start = ember_pal_ticks_ns();
-  const Error e = execute_steps();
-  tracer->run(start, ember_pal_ticks_ns());
-  return e;
-}
-
-Error Method::execute_steps() {
-#else
-Error Method::execute() {
-#endif
+Error Method::EMBER_EXECUTE_LOOP() {
   size_t pc = 0;
   uint64_t steps = 0;
-  while (pc < num_instructions_) {
-#if EMBER_EVENT_TRACER
-    const size_t traced_pc = pc;
-    const uint64_t traced_start = tracer_ != nullptr ? ember_pal_ticks_ns() : 0;
-#endif
+  while (pc < num_instructions_) {  EMBER_TRACE_INSTRUCTION_BEGIN(pc)
     // Only a method with a backward jump can run for ever; a straight one ends after num_instructions_ steps.
     if (loops_ && instruction_limit_ != 0 && ++steps > instruction_limit_) {
       EMBER_LOG(ERROR, "method '%s': stopped at instruction %zu after %llu instructions, the limit set with "
@@ -650,17 +620,37 @@ Error Method::execute() {
         break;
       default:
         return Error::InvalidProgram;  // unreachable: load() accepted only the kinds above
-    }
-#if EMBER_EVENT_TRACER
-    if (tracer_ != nullptr) {
-      const Instruction& done = instructions_[traced_pc];
-      const bool kernel = static_cast<InstructionArguments>(done.kind) == InstructionArguments::KernelCall;
-      tracer_->instruction(static_cast<TraceKind>(done.kind), 0, static_cast<uint32_t>(traced_pc),
-                           kernel ? done.kernel.op_index : kNoOperator, traced_start, ember_pal_ticks_ns());
-    }
-#endif
+    }  EMBER_TRACE_INSTRUCTION_END()
   }
   return Error::Ok;
 }
+
+#if EMBER_EVENT_TRACER
+// The traced execute(): a run event around the instruction loop, which reports each instruction itself (the hooks
+// in execute_trace.h). Two PAL tick reads per instruction.
+Error Method::execute() {
+  EventTracer* tracer = tracer_;
+  if (tracer == nullptr) return execute_steps();
+  const uint64_t start = ember_pal_ticks_ns();
+  const Error e = execute_steps();
+  tracer->run(start, ember_pal_ticks_ns());
+  return e;
+}
+
+void Method::trace_instruction(size_t pc, uint64_t start) {
+  const Instruction& ins = instructions_[pc];
+  const bool kernel = static_cast<InstructionArguments>(ins.kind) == InstructionArguments::KernelCall;
+  tracer_->instruction(static_cast<TraceKind>(ins.kind), 0, static_cast<uint32_t>(pc),
+                       kernel ? ins.kernel.op_index : kNoOperator, start, ember_pal_ticks_ns());
+}
+
+const char* Method::operator_name(uint32_t op_index, const char** overload) const {
+  *overload = "";
+  if (op_index >= count(plan_->operators())) return nullptr;
+  return op_name(plan_, op_index, overload);
+}
+
+size_t Method::num_operators() const { return count(plan_->operators()); }
+#endif
 
 }  // namespace ember

@@ -8,6 +8,7 @@
 
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
+#include "runtime/executor/execute_trace.h"
 #include "runtime/executor/memory_manager.h"
 #if EMBER_EVENT_TRACER
 #include "runtime/devtools/event_tracer.h"
@@ -104,6 +105,7 @@ class Method {
   Method() = default;
 #if EMBER_EVENT_TRACER
   Error execute_steps();
+  void trace_instruction(size_t pc, uint64_t start);
 #endif
 
   const Program* program_ = nullptr;
