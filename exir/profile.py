@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from exir import etdump, etrecord
 from exir.inspect import tensor_nbytes
-from exir.serialize import PteFormatError, deserialize_pte
+from exir.serialize import deserialize_pte
 from schema import program as S
 
 
@@ -41,8 +41,8 @@ def _plan(pte_path: str, method: str) -> S.ExecutionPlan:
     for p in pte.program.execution_plan:
         if p.name == method:
             return p
-    raise SystemExit(f"exir.profile: {pte_path} has no method '{method}' (it has "
-                     f"{', '.join(p.name for p in pte.program.execution_plan)}); pass --method")
+    raise ValueError(f"no method '{method}' (it has {', '.join(p.name for p in pte.program.execution_plan)}); "
+                     f"pass --method")
 
 
 def tables(runs: List[etdump.Run], rows: Optional[List[dict]]) -> Tuple[List[tuple], List[tuple], float]:
@@ -223,7 +223,7 @@ def main(argv=None) -> int:
     method = args.method or runs[0].name.split(" (")[0] or "forward"
     try:
         plan = _plan(args.pte, method)
-    except (OSError, PteFormatError) as e:
+    except (OSError, ValueError) as e:  # PteFormatError is a ValueError
         print(f"exir.profile: {args.pte}: {e}", file=sys.stderr)
         return 2
     n_instr = len(plan.chains[0].instructions) if plan.chains else 0
