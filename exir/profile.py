@@ -3,6 +3,7 @@ two pictures (SVG, drawn here without plotting libraries): a timeline of one run
 lifetimes over addresses, per pool.
 
     python -m exir.profile model.pte trace.etdp [--method forward] [--etrecord model.etrecord.json] [--no-svg]
+                                                [--top 15]
 
 The trace is an ETDump (runner --profile, ember.runtime run(profile=True), or ExecuTorch's runtime). Statistics
 are over runs: an operator's time in a run is the sum over its instructions. The module table needs the source
@@ -73,18 +74,25 @@ def tables(runs: List[etdump.Run], rows: Optional[List[dict]]) -> Tuple[List[tup
             s = _stats(per_run)
             out.append((name, cnt.get(name, 0), s["p10"], s["p50"], s["p90"], s["mean"],
                         100.0 * s["mean"] / mean_run if mean_run else 0.0))
-        return sorted(out, key=lambda t: -t[5])
+        # By median: on a shared machine a preempted run inflates the mean, not the median.
+        return sorted(out, key=lambda t: (-t[3], -t[5]))
 
     return rows_of(by_op, counts), rows_of(by_module, mcounts), mean_run
 
 
-def render_table(title: str, rows: List[tuple], unit: str = "us") -> str:
+def render_table(title: str, rows: List[tuple], unit: str = "us", top: int = 0) -> str:
+    """A Markdown table; with `top`, the first `top` rows and one line for the rest."""
     scale = 1000.0
+    rest = rows[top:] if top else []
+    rows = rows[:top] if top else rows
     head = f"| {title} | calls/run | p10 ({unit}) | p50 ({unit}) | p90 ({unit}) | mean ({unit}) | share |"
     lines = [head, "|" + "---|" * 7]
     for name, n, p10, p50, p90, mean, share in rows:
         lines.append(f"| {name} | {n} | {p10 / scale:.1f} | {p50 / scale:.1f} | {p90 / scale:.1f} | "
                      f"{mean / scale:.1f} | {share:.1f}% |")
+    if rest:
+        lines.append(f"| ({len(rest)} more) | {sum(r[1] for r in rest)} | | | | {sum(r[5] for r in rest) / scale:.1f} | "
+                     f"{sum(r[6] for r in rest):.1f}% |")
     return "\n".join(lines)
 
 
@@ -209,6 +217,7 @@ def main(argv=None) -> int:
     ap.add_argument("--method", default=None, help="default: the trace's run name, else forward")
     ap.add_argument("--etrecord", default=None, help="the source map (default: MODEL.etrecord.json beside the .pte)")
     ap.add_argument("--no-svg", action="store_true", help="print the tables only")
+    ap.add_argument("--top", type=int, default=15, help="rows per table, the rest summed in one (0: all)")
     args = ap.parse_args(argv)
     try:
         runs = etdump.read(args.trace)
@@ -250,12 +259,12 @@ def main(argv=None) -> int:
         print(f"warning: {[r.name for r in runs if r.truncated][-1]}: the trace buffer filled; statistics cover a "
               f"prefix of the run(s)")
     print()
-    print(render_table("operator", ops))
+    print(render_table("operator", ops, top=args.top))
     print()
     if rows is None:
         print(f"(no source map at {sidecar}: export with prog.save(path, etrecord=True) for the per-module table)")
     else:
-        print(render_table("module", modules))
+        print(render_table("module", modules, top=args.top))
     if not args.no_svg:
         base = os.path.splitext(args.trace)[0]
         written = []
