@@ -12,6 +12,8 @@ from examples.models import ZOO, export_methods
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--etrecord", action="store_true",
+                    help="also write NAME.etrecord.json, the source map python -m exir.profile reads")
     ap.add_argument("names", nargs="*", help=f"zoo models (default: all of {', '.join(ZOO)})")
     args = ap.parse_args(argv)
     registries = {**{n: control_flow.export_methods for n in control_flow.MODELS},
@@ -23,7 +25,8 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     for name in args.names or list(ZOO):
         programs, _, _ = registries.get(name, export_methods)(name)
-        exir.to_edge(programs).to_executorch().save(os.path.join(args.out, f"{name}.pte"))
+        exir.to_edge(programs).to_executorch().save(os.path.join(args.out, f"{name}.pte"),
+                                                         etrecord=args.etrecord)
     return 0
 
 

@@ -119,9 +119,13 @@ class ExecutorchProgramManager:
                                          constant_tensor_alignment=self.config.constant_tensor_alignment)
         return self._buffer
 
-    def save(self, path: str) -> None:
+    def save(self, path: str, etrecord: bool = False) -> None:
+        """Writes the .pte; with etrecord=True also the source map profiles use (exir/etrecord.py), beside it."""
         with open(path, "wb") as f:
             f.write(self.buffer)
+        if etrecord:
+            from exir import etrecord as _etrecord
+            _etrecord.write(self, path)
 
     @property
     def constant_bytes(self) -> int:

@@ -10,6 +10,9 @@ compatibility and planner comparisons. It never imports Ember's runtime, only th
   run-batch DIR                      for every DIR/<name>.pte with DIR/<name>.inputs.pt ({method: inputs}), runs
                                      each method in ExecuTorch; writes DIR/<name>.et_outputs.pt and prints JSON
                                      {name: "ok" | error text}
+  inspect FILE.etdp                  ExecuTorch's Inspector reads a trace (ETDump) with no ETRecord; prints JSON
+                                     {"blocks": [{"name", "events": [{"name", "instruction_id", "runs",
+                                     "p50_ms"}]}]}
 """
 from __future__ import annotations
 
@@ -85,6 +88,23 @@ def _run_batch(directory: str):
     print(json.dumps(status))
 
 
+def _inspect(etdp: str):
+    import warnings
+
+    from executorch.devtools import Inspector
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Output Buffer not found": a trace without tensor data
+        inspector = Inspector(etdump_path=etdp)
+    blocks = []
+    for b in inspector.event_blocks:
+        events = [{"name": e.name, "instruction_id": e._instruction_id,
+                   "runs": len(e.perf_data.raw) if e.perf_data else 0,
+                   "p50_ms": e.perf_data.p50 if e.perf_data else None} for e in b.events]
+        blocks.append({"name": b.name, "events": events})
+    print(json.dumps({"blocks": blocks}))
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -100,11 +120,15 @@ def main():
     r.add_argument("--repeats", type=int, default=1)
     b = sub.add_parser("run-batch")
     b.add_argument("dir")
+    i = sub.add_parser("inspect")
+    i.add_argument("etdp")
     a = ap.parse_args()
     if a.cmd == "export":
         _export(a.out, [m for m in a.models.split(",") if m], a.zoo)
     elif a.cmd == "run-batch":
         _run_batch(a.dir)
+    elif a.cmd == "inspect":
+        _inspect(a.etdp)
     else:
         _run(a.pte, a.inputs, a.method, a.repeats)
 

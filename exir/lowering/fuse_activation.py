@@ -88,7 +88,8 @@ def fuse_elementwise_activations(graph: MethodGraph) -> int:
             m = only_reader(s)
             if mul_with(m, x, s) and _float_plain(m.outs[0]) and tuple(m.outs[0].shape) == tuple(x.shape):
                 y = m.outs[0]
-                replace[id(m)] = Call(op=aten.silu.out, args=[x, y], outs=[y], source=m.source or call.source)
+                replace[id(m)] = Call(op=aten.silu.out, args=[x, y], outs=[y], source=m.source or call.source,
+                                  module=m.module or call.module)
                 dropped.add(id(call))
             continue
         if call.op != aten.add.Scalar_out or not (_is(call.args[1], 3.0) and _is(call.args[2], 1.0)):
@@ -112,7 +113,8 @@ def fuse_elementwise_activations(graph: MethodGraph) -> int:
         y = last.outs[0]
         if not _float_plain(y) or tuple(y.shape) != tuple(x.shape):
             continue
-        replace[id(last)] = Call(op=aten.hardswish.out, args=[x, y], outs=[y], source=last.source or call.source)
+        replace[id(last)] = Call(op=aten.hardswish.out, args=[x, y], outs=[y], source=last.source or call.source,
+                                 module=last.module or call.module)
         dropped.update(id(c) for c in chain)
     # Each fused call takes the place of its chain's last step: x is alive there (the chain's mul reads it), and
     # the result is first written there, as before.
@@ -145,7 +147,7 @@ def fuse_activations(graph: MethodGraph) -> int:
             continue
         lo, hi = bounds
         fused_at[id(conv)] = Call(op=convolution_clamp_out, args=list(conv.args[:9]) + [lo, hi, y], outs=[y],
-                                  source=conv.source or call.source)
+                                  source=conv.source or call.source, module=conv.module or call.module)
         dropped.add(id(call))
     # The fused call takes the convolution's place: its inputs are read exactly when they were, and the
     # activation's output, which nothing touched before the activation ran, now starts life one step earlier,

@@ -38,6 +38,18 @@ def source_of(node: torch.fx.Node) -> str:
     return ""
 
 
+def module_of(node: torch.fx.Node) -> str:
+    """The innermost nn.Module of a node (torch.export's nn_module_stack), as 'path (Type)'; '' at the top."""
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return ""
+    path, cls = list(stack.values())[-1]
+    # torch.export writes paths like "L['self'].layers.0" or "layers.0"; keep the module path.
+    path = str(path).replace("L['self'].", "").replace("L['self']", "")
+    type_name = cls.__name__ if isinstance(cls, type) else str(cls).rsplit(".", 1)[-1].rstrip("'>")
+    return f"{path} ({type_name})" if path else f"({type_name})"
+
+
 def _bounded_shape(node: torch.fx.Node, val, bounds: Bounds) -> Tuple[Tuple[int, ...], bool]:
     """The tensor's shape at the upper bound of every dynamic dimension, and whether any dimension is dynamic."""
     shape, dynamic = [], False
@@ -254,7 +266,8 @@ def _lower_sym_node(node: torch.fx.Node, env: Dict[str, Any], calls: List[Call],
     if len(args) != len(op._schema.arguments):
         raise LoweringError(f"node '{node.name}': {op.name()} takes {len(op._schema.arguments)} arguments, "
                             f"got {len(args)}. {source_of(node)}")
-    calls.append(Call(op=op, args=args, outs=[], source=source_of(node), result=result))
+    calls.append(Call(op=op, args=args, outs=[], source=source_of(node), module=module_of(node),
+                      result=result))
     return result
 
 
@@ -315,7 +328,7 @@ def lower_nodes(ctx: LowerContext, gm: torch.fx.GraphModule, env: Dict[str, Any]
             raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
                                 f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})")
         ctx.calls.append(Call(op=out_op, args=_schema_args(node, op, out_op, args, kwargs, outs), outs=outs,
-                          source=source_of(node)))
+                          source=source_of(node), module=module_of(node)))
         env[node.name] = outs[0] if len(outs) == 1 and not isinstance(val, (tuple, list)) else outs
 
 

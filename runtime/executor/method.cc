@@ -566,10 +566,10 @@ Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, 
   return Error::Ok;
 }
 
-Error Method::execute() {
+Error Method::EMBER_EXECUTE_LOOP() {
   size_t pc = 0;
   uint64_t steps = 0;
-  while (pc < num_instructions_) {
+  while (pc < num_instructions_) {  EMBER_TRACE_INSTRUCTION_BEGIN(pc)
     // Only a method with a backward jump can run for ever; a straight one ends after num_instructions_ steps.
     if (loops_ && instruction_limit_ != 0 && ++steps > instruction_limit_) {
       EMBER_LOG(ERROR, "method '%s': stopped at instruction %zu after %llu instructions (set_instruction_limit; a "
@@ -620,9 +620,37 @@ Error Method::execute() {
         break;
       default:
         return Error::InvalidProgram;  // unreachable: load() accepted only the kinds above
-    }
+    }  EMBER_TRACE_INSTRUCTION_END()
   }
   return Error::Ok;
 }
+
+#if EMBER_EVENT_TRACER
+// The traced execute(): a run event around the instruction loop, which reports each instruction itself (the hooks
+// in execute_trace.h). Two PAL tick reads per instruction.
+Error Method::execute() {
+  EventTracer* tracer = tracer_;
+  if (tracer == nullptr) return execute_steps();
+  const uint64_t start = ember_pal_ticks_ns();
+  const Error e = execute_steps();
+  tracer->run(start, ember_pal_ticks_ns());
+  return e;
+}
+
+void Method::trace_instruction(size_t pc, uint64_t start) {
+  const Instruction& ins = instructions_[pc];
+  const bool kernel = static_cast<InstructionArguments>(ins.kind) == InstructionArguments::KernelCall;
+  tracer_->instruction(static_cast<TraceKind>(ins.kind), 0, static_cast<uint32_t>(pc),
+                       kernel ? ins.kernel.op_index : kNoOperator, start, ember_pal_ticks_ns());
+}
+
+const char* Method::operator_name(uint32_t op_index, const char** overload) const {
+  *overload = "";
+  if (op_index >= count(plan_->operators())) return nullptr;
+  return op_name(plan_, op_index, overload);
+}
+
+size_t Method::num_operators() const { return count(plan_->operators()); }
+#endif
 
 }  // namespace ember

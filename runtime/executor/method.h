@@ -8,7 +8,11 @@
 
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
+#include "runtime/executor/execute_trace.h"
 #include "runtime/executor/memory_manager.h"
+#if EMBER_EVENT_TRACER
+#include "runtime/devtools/event_tracer.h"
+#endif
 #include "runtime/kernel/operator_registry.h"
 
 namespace ember_pte {
@@ -59,6 +63,16 @@ class Method {
   // returns OutOfResources, naming the instruction: a device's bound on a loop that would not end.
   void set_instruction_limit(uint64_t n) { instruction_limit_ = n; }
 
+#if EMBER_EVENT_TRACER
+  // Profiling builds only (runtime/devtools/event_tracer.h): every later execute() reports each instruction's
+  // start and end ticks, and its own, to `tracer` (null stops it). The tracer must outlive the runs.
+  void set_event_tracer(EventTracer* tracer) { tracer_ = tracer; }
+  // The name and overload ("" if none) of operator `op_index` of this method, for naming a trace's events; null
+  // when out of range.
+  const char* operator_name(uint32_t op_index, const char** overload) const;
+  size_t num_operators() const;
+#endif
+
   // One resolved instruction; `kind` (an ember_pte::InstructionArguments) says which member is live.
   struct Instruction {
     struct Kernel {
@@ -89,6 +103,10 @@ class Method {
  private:
   friend class MethodLoader;
   Method() = default;
+#if EMBER_EVENT_TRACER
+  Error execute_steps();
+  void trace_instruction(size_t pc, uint64_t start);
+#endif
 
   const Program* program_ = nullptr;
   const ember_pte::ExecutionPlan* plan_ = nullptr;
@@ -100,6 +118,9 @@ class Method {
   bool loops_ = false;
   uint64_t instruction_limit_ = 0;
   Span<uint8_t> scratch_;  // every kernel's scratch (one call at a time)
+#if EMBER_EVENT_TRACER
+  EventTracer* tracer_ = nullptr;
+#endif
 };
 
 }  // namespace ember

@@ -1,4 +1,4 @@
-// pybind11 module _ember_runtime: load a program (path or bytes), list and describe methods, run them on raw
+// pybind11 module _ember_runtime (and _ember_runtime_portable, _ember_runtime_profiling: see BUILD.bazel): load a program (path or bytes), list and describe methods, run them on raw
 // tensor buffers. ember/runtime.py wraps it with torch tensors.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -15,6 +15,10 @@
 #include "runtime/executor/program.h"
 #include "runtime/python/pal_recording.h"
 #include "runtime/runner/memory_claims.h"
+#if EMBER_EVENT_TRACER
+#include "runtime/devtools/buffer_event_tracer.h"
+#include "runtime/devtools/etdump_writer.h"
+#endif
 
 namespace py = pybind11;
 
@@ -164,7 +168,36 @@ class LoadedMethod {
 
   size_t method_allocator_used() const { return method_alloc_->used_bytes(); }
 
+#if EMBER_EVENT_TRACER
+  // Traces every later run into `capacity` records until profile_stop (the extension built with
+  // --config=profiling only; ember/runtime.py's run(profile=True)).
+  void profile_start(size_t capacity) {
+    trace_storage_.assign(capacity, TraceRecord{});
+    tracer_.reset(new BufferEventTracer(Span<TraceRecord>(trace_storage_.data(), trace_storage_.size())));
+    method_->set_event_tracer(tracer_.get());
+  }
+
+  // (ETDump bytes, events kept, events dropped) of the runs since profile_start; tracing stops.
+  py::tuple profile_stop() {
+    if (!tracer_) throw std::runtime_error("profile_stop without profile_start");
+    method_->set_event_tracer(nullptr);
+    OperatorNames names{method_.get(), [](const void* m, uint32_t op, const char** overload) {
+                          return static_cast<const Method*>(m)->operator_name(op, overload);
+                        }};
+    const std::vector<uint8_t> etdump = write_etdump(tracer_->records(), tracer_->dropped(), method_->name(), names);
+    py::tuple result = py::make_tuple(py::bytes(reinterpret_cast<const char*>(etdump.data()), etdump.size()),
+                                      tracer_->records().size(), tracer_->dropped());
+    tracer_.reset();
+    trace_storage_.clear();
+    return result;
+  }
+#endif
+
  private:
+#if EMBER_EVENT_TRACER
+  std::vector<TraceRecord> trace_storage_;
+  std::unique_ptr<BufferEventTracer> tracer_;
+#endif
   std::vector<std::unique_ptr<Aligned>> pool_storage_;
   std::vector<Span<uint8_t>> pools_;
   std::unique_ptr<HierarchicalAllocator> planned_;
@@ -242,15 +275,21 @@ class LoadedProgram {
 }  // namespace python
 }  // namespace ember
 
-PYBIND11_MODULE(_ember_runtime, m) {
+PYBIND11_MODULE(EMBER_PY_MODULE, m) {
   using namespace ember::python;
   m.doc() = "Ember runtime: load .pte programs and run their methods (see ember.runtime).";
-  py::class_<LoadedMethod>(m, "Method")
+  // module_local: the default, portable and profiling extensions each keep their own classes in one process (shared,
+  // the second one loaded would construct the first one's objects, with its kernels).
+  py::class_<LoadedMethod>(m, "Method", py::module_local())
       .def("run", &LoadedMethod::run)
       .def("set_instruction_limit", &LoadedMethod::set_instruction_limit, py::arg("n"))
       .def("has_loops", &LoadedMethod::has_loops)
+#if EMBER_EVENT_TRACER
+      .def("profile_start", &LoadedMethod::profile_start, py::arg("capacity"))
+      .def("profile_stop", &LoadedMethod::profile_stop)
+#endif
       .def_property_readonly("method_allocator_used", &LoadedMethod::method_allocator_used);
-  py::class_<LoadedProgram>(m, "Program")
+  py::class_<LoadedProgram>(m, "Program", py::module_local())
       .def(py::init<const std::string&>(), py::arg("data"))
       .def("methods", &LoadedProgram::methods)
       .def("method_meta", &LoadedProgram::method_meta)

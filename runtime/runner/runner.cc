@@ -6,6 +6,10 @@
 //   SPEC: zeros | ones | random[:SEED] | PATH (raw little-endian bytes of the whole input tensor), optionally
 //         followed by @[d0,d1,...]: the shape of a bounded dynamic input for this run (random:1@[1,37])
 //
+// Built with the event tracer (`bazel build //:runner --config=profiling`), it also takes --profile OUT.etdp
+// [--profile-events N]: every timed run traced per instruction into N records (default: enough for every
+// instruction of every run), written as ETDump (runtime/devtools/etdump_writer.h); exit 6 if it cannot be written.
+//
 // Exit codes: 0 ok, 2 bad usage, 3 the program or method did not load, 4 an input was refused, 5 execution
 // failed, 6 an output could not be written. Every buffer is sized from MethodMeta before loading: the method
 // allocator gets exactly method_allocator_bytes(), and the runner reports what was used against it. A program
@@ -25,6 +29,10 @@
 #include "runtime/platform/platform.h"
 #include "runtime/runner/fill.h"
 #include "runtime/runner/memory_claims.h"
+#if EMBER_EVENT_TRACER
+#include "runtime/devtools/buffer_event_tracer.h"
+#include "runtime/devtools/etdump_writer.h"
+#endif
 
 using namespace ember;
 
@@ -43,6 +51,10 @@ struct Options {
   const char* output_dir = nullptr;
   // Instructions per run in a method with loops; past it the run fails instead of hanging.
   long long instruction_limit = 100000000;
+#if EMBER_EVENT_TRACER
+  const char* profile = nullptr;
+  long long profile_events = 0;  // 0: (instructions + 1) x runs
+#endif
 };
 
 int usage(const char* argv0) {
@@ -197,6 +209,14 @@ int main(int argc, char** argv) {
       ok = end != argv[i] && *end == '\0' && o.instruction_limit >= 0;
     } else if (strcmp(a, "--output-dir") == 0 && has_value) {
       o.output_dir = argv[++i];
+#if EMBER_EVENT_TRACER
+    } else if (strcmp(a, "--profile") == 0 && has_value) {
+      o.profile = argv[++i];
+    } else if (strcmp(a, "--profile-events") == 0 && has_value) {
+      char* end = nullptr;
+      o.profile_events = strtoll(argv[++i], &end, 10);
+      ok = end != argv[i] && *end == '\0' && o.profile_events > 0 && o.profile_events <= (1LL << 32);
+#endif
     } else if (a[0] == '-' || o.model != nullptr) {
       return usage(argv[0]);
     } else {
@@ -284,6 +304,24 @@ int main(int argc, char** argv) {
     fprintf(stderr, "runner: cannot hold %d run times\n", o.runs);
     return 2;
   }
+#if EMBER_EVENT_TRACER
+  // Caller memory for the trace, sized before the runs; the tracer only fills it (and counts what does not fit).
+  BufferEventTracer buffer_tracer{Span<TraceRecord>()};
+  BufferEventTracer* tracer = nullptr;
+  size_t capacity = 0;
+  if (o.profile != nullptr) {
+    capacity = o.profile_events > 0 ? static_cast<size_t>(o.profile_events)
+                                    : (method->num_instructions() + 1) * static_cast<size_t>(o.runs);
+    void* storage = owned.keep(malloc(capacity * sizeof(TraceRecord)));
+    if (storage == nullptr) {
+      fprintf(stderr, "runner: cannot allocate %zu trace records (%zu bytes)\n", capacity,
+              capacity * sizeof(TraceRecord));
+      return 2;
+    }
+    buffer_tracer = BufferEventTracer(Span<TraceRecord>(static_cast<TraceRecord*>(storage), capacity));
+    tracer = &buffer_tracer;
+  }
+#endif
   for (int r = -o.warmup; r < o.runs; ++r) {
     // Inputs are set before every run: the plan reuses an input's bytes once the input is no longer needed.
     for (size_t i = 0; i < method->num_inputs(); ++i) {
@@ -296,6 +334,9 @@ int main(int argc, char** argv) {
         return 4;
       }
     }
+#if EMBER_EVENT_TRACER
+    method->set_event_tracer(r >= 0 ? tracer : nullptr);  // warm-up runs are not traced
+#endif
     const uint64_t t0 = ember_pal_ticks_ns();
     Error e = method->execute();
     const uint64_t dt = ember_pal_ticks_ns() - t0;
@@ -328,6 +369,27 @@ int main(int argc, char** argv) {
   printf("time: load %.3f us (program and buffers %.3f us, load_method %.3f us)\n",
          static_cast<double>(load_t1 - load_t0) / 1000.0, static_cast<double>(method_t0 - load_t0) / 1000.0,
          static_cast<double>(load_t1 - method_t0) / 1000.0);
+#if EMBER_EVENT_TRACER
+  if (tracer != nullptr) {
+    method->set_event_tracer(nullptr);
+    OperatorNames names{&method.get(), [](const void* m, uint32_t op, const char** overload) {
+                          return static_cast<const Method*>(m)->operator_name(op, overload);
+                        }};
+    const std::vector<uint8_t> etdump = write_etdump(tracer->records(), tracer->dropped(), o.method, names);
+    FILE* f = fopen(o.profile, "wb");
+    if (f == nullptr || fwrite(etdump.data(), 1, etdump.size(), f) != etdump.size()) {
+      fprintf(stderr, "runner: cannot write the profile %s\n", o.profile);
+      if (f) fclose(f);
+      return 6;
+    }
+    fclose(f);
+    printf("profile: %s: %zu events, %zu bytes (ETDump)\n", o.profile, tracer->records().size(), etdump.size());
+    if (tracer->dropped() != 0) {
+      fprintf(stderr, "runner: the trace buffer (%zu records) was full: %zu events dropped; raise --profile-events\n",
+              capacity, tracer->dropped());
+    }
+  }
+#endif
   for (size_t i = 0; i < method->num_outputs(); ++i) {
     Result<EValue> out = method->output_value(i);
     if (!out.ok()) {

@@ -6,11 +6,17 @@
     outputs = program.run("forward", [x])         # list of torch tensors
     runtime.load("model.pte", kernels="portable") # the same on portable kernels only
     program.method_meta("forward")                # inputs, outputs, planned pools, bookkeeping bytes
+    outputs, trace = program.run("forward", [x], profile=True)   # per-instruction times, as ETDump
+    trace.save("model.etdp")                      # python -m exir.profile model.pte model.etdp
 
 The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
 for kernels="portable"); this module builds it on first use when it is missing. EMBER_RUNTIME_LIB points at
 another build of the default one; EMBER_RUNTIME_LIB_DIR at a folder holding another build of both (for example
 the AddressSanitizer one, tools/sanitize.sh).
+
+profile=True runs on a third build of the default extension, with the runtime's event tracer compiled in
+(`bazel build --config=profiling //runtime/python:_ember_runtime_profiling.so`, built on first use; EMBER_RUNTIME_PROFILING_LIB
+points at another); the other two have no tracing code at all.
 """
 from __future__ import annotations
 
@@ -27,10 +33,57 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 # kernels= -> the extension holding them: "default" is what --//kernels:optimized picked (optimized, unless off).
 _EXTENSIONS = {"default": "_ember_runtime.so", "portable": "_ember_runtime_portable.so"}
 _libs: Dict[str, object] = {}
+_PROFILING = "profiling"  # the key of the traced build in _libs
 
 # ScalarType number <-> torch dtype for the types the runtime computes on (schema/scalar_types.yaml).
 _DTYPES = {t.number: t.torch_dtype() for t in scalar_types.SCALAR_TYPES if t.cpp and t.torch_dtype() is not None}
 _CODES = {v: k for k, v in _DTYPES.items()}
+
+
+def _load_module(path: str):
+    # Each extension's module is named after its file (runtime/python/BUILD.bazel): Python keeps one extension module
+    # per name in a process, so under one shared name the second extension loaded would be the first one again.
+    spec = importlib.util.spec_from_file_location(os.path.basename(path).split(".")[0], path)
+    lib = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lib)
+    return lib
+
+
+def _profiling_extension():
+    """The default extension built with --config=profiling (its own output directory, so both stay cached)."""
+    if _PROFILING in _libs:
+        return _libs[_PROFILING]
+    path = os.environ.get("EMBER_RUNTIME_PROFILING_LIB")
+    if not path:
+        target = "//runtime/python:_ember_runtime_profiling.so"
+        r = subprocess.run(["bazel", "build", "--config=profiling", target], cwd=_ROOT, capture_output=True, text=True)
+        info = subprocess.run(["bazel", "info", "--config=profiling", "bazel-bin"], cwd=_ROOT, capture_output=True,
+                              text=True)
+        path = os.path.join(info.stdout.strip(), "runtime", "python", "_ember_runtime_profiling.so")
+        if r.returncode != 0 or info.returncode != 0 or not os.path.exists(path):
+            raise RuntimeError(f"profile=True needs the runtime built with its event tracer, and `bazel build "
+                               f"--config=profiling {target}` failed:\n{r.stderr[-2000:]}")
+    lib = _load_module(path)
+    if not hasattr(lib.Method, "profile_start"):
+        raise RuntimeError(f"{path} was built without the event tracer; build it with --config=profiling")
+    _libs[_PROFILING] = lib
+    return lib
+
+
+class Trace:
+    """One profiled call of run(): `etdump` is the ETDump file's bytes (ExecuTorch's ED00 format: ExecuTorch's
+    Inspector reads it, and so does `python -m exir.profile`); `events` how many were recorded and `dropped` how many
+    did not fit in the trace buffer (raise run()'s profile_events when it is not 0)."""
+
+    def __init__(self, etdump: bytes, events: int, dropped: int):
+        self.etdump, self.events, self.dropped = etdump, events, dropped
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        with open(path, "wb") as f:
+            f.write(self.etdump)
+
+    def __repr__(self) -> str:
+        return f"Trace({self.events} events, {self.dropped} dropped, {len(self.etdump)} bytes of ETDump)"
 
 
 def _extension(kernels: str = "default"):
@@ -47,10 +100,7 @@ def _extension(kernels: str = "default"):
         if r.returncode != 0 or not os.path.exists(path):
             raise RuntimeError(f"the Ember runtime extension is not built and `bazel build {target}` failed:\n"
                                f"{r.stderr[-2000:]}")
-    # Both extensions define the module _ember_runtime; each is loaded from its own file, outside sys.modules.
-    spec = importlib.util.spec_from_file_location("_ember_runtime", path)
-    lib = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(lib)
+    lib = _load_module(path)
     _libs[kernels] = lib
     return lib
 
@@ -59,6 +109,9 @@ class Program:
     def __init__(self, data: bytes, kernels: str = "default"):
         self._program = _extension(kernels).Program(data)
         self._methods: Dict[str, object] = {}
+        self._data, self._kernels = data, kernels
+        self._traced = None  # the same program in the profiling extension, made on the first run(profile=True)
+        self._traced_methods: Dict[str, object] = {}
 
     @property
     def methods(self) -> List[str]:
@@ -67,16 +120,44 @@ class Program:
     def method_meta(self, method: str = "forward") -> dict:
         return self._program.method_meta(method)
 
-    def run(self, method: str, inputs: Sequence[torch.Tensor],
-            instruction_limit: int = 0) -> List[Union[torch.Tensor, int, float, bool]]:
+    def run(self, method: str, inputs: Sequence[torch.Tensor], instruction_limit: int = 0, profile: bool = False,
+            profile_events: int = 0):
         """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors, and
         Python numbers for scalar outputs (a constant method's value).
 
         `instruction_limit`: in a method with loops (map, scan, while_loop), at most this many instructions per
-        run, after which the run fails (OutOfResources) instead of looping for ever; 0 means no limit."""
+        run, after which the run fails (OutOfResources) instead of looping for ever; 0 means no limit.
+
+        `profile=True`: returns (outputs, Trace) instead, the run timed per instruction by the runtime's event
+        tracer (a build of the extension that has it; kernels="default" only). `profile_events` bounds the trace
+        buffer (default: one record per instruction, plus one for the run; a loop needs more)."""
+        if profile:
+            return self._run_profiled(method, inputs, instruction_limit, profile_events)
         if method not in self._methods:
             self._methods[method] = self._program.load_method(method)
-        self._methods[method].set_instruction_limit(int(instruction_limit))
+        return self._run(self._methods[method], method, inputs, instruction_limit)
+
+    def _run_profiled(self, method: str, inputs, instruction_limit: int, profile_events: int):
+        if self._kernels != "default":
+            raise ValueError(f"profile=True runs on the default kernels; this program was loaded with "
+                             f"kernels={self._kernels!r}: load it again without kernels= to profile it")
+        if self._traced is None:
+            self._traced = _profiling_extension().Program(self._data)
+        if method not in self._traced_methods:
+            self._traced_methods[method] = self._traced.load_method(method)
+        m = self._traced_methods[method]
+        capacity = int(profile_events) or self._traced.method_meta(method)["num_instructions"] + 1
+        if capacity < 1:
+            raise ValueError(f"profile_events must be at least 1, got {profile_events}")
+        m.profile_start(capacity)
+        try:
+            outputs = self._run(m, method, inputs, instruction_limit)
+        finally:
+            etdump, events, dropped = m.profile_stop()
+        return outputs, Trace(etdump, events, dropped)
+
+    def _run(self, loaded, method: str, inputs, instruction_limit: int):
+        loaded.set_instruction_limit(int(instruction_limit))
         if not isinstance(inputs, (list, tuple)):
             raise TypeError(f"inputs of '{method}' must be a list or tuple of tensors, got a {type(inputs).__name__}")
         packed = []
@@ -92,7 +173,7 @@ class Program:
             data = x.reshape(-1).view(torch.uint8).numpy() if x.numel() else bytes()  # reshape: 0-d cannot view
             packed.append((data, _CODES[x.dtype], list(x.shape)))
         outputs = []
-        for i, result in enumerate(self._methods[method].run(packed)):
+        for i, result in enumerate(loaded.run(packed)):
             if isinstance(result, (bool, int, float)):  # a scalar output: a constant method's value, a size
                 outputs.append(result)
                 continue

@@ -1,0 +1,22 @@
+// The event tracer's hooks in Method::execute (runtime/devtools/event_tracer.h), as macros that are empty unless
+// the runtime is built with EMBER_EVENT_TRACER. They sit on lines method.cc already had, so the default build is
+// byte-for-byte the old one: EMBER_LOG records __LINE__, and a hook on a line of its own would move every later
+// log call's line number (tests/size and a `cmp` of the runner check this).
+#pragma once
+
+#if EMBER_EVENT_TRACER
+#include <stdint.h>
+
+#include "runtime/platform/platform.h"
+// The instruction loop is execute_steps(); execute() wraps it in a run event (method.cc, at its end).
+#define EMBER_EXECUTE_LOOP execute_steps
+#define EMBER_TRACE_INSTRUCTION_BEGIN(pc) \
+  const size_t ember_traced_pc = (pc);    \
+  const uint64_t ember_traced_start = tracer_ != nullptr ? ember_pal_ticks_ns() : 0;
+#define EMBER_TRACE_INSTRUCTION_END() \
+  if (tracer_ != nullptr) trace_instruction(ember_traced_pc, ember_traced_start);
+#else
+#define EMBER_EXECUTE_LOOP execute
+#define EMBER_TRACE_INSTRUCTION_BEGIN(pc)
+#define EMBER_TRACE_INSTRUCTION_END()
+#endif

@@ -1,0 +1,55 @@
+"""ExecuTorch 1.5.1's Inspector reads an Ember trace: a zoo model profiled by Ember's runner (--config=profiling)
+and the .etdp handed to `executorch.devtools.Inspector(etdump_path=...)` with no ETRecord (it needs none to list
+events and their timings). Runs in ExecuTorch's venv through tools/et_reference.py; skipped where it is missing."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import exir
+from examples.models import export_methods
+from exir import etdump
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ET_PYTHON = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
+DRIVER = os.path.join(ROOT, "tools", "et_reference.py")
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(ET_PYTHON),
+    reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh to enable these tests")
+
+
+def _profiling_runner():
+    r = subprocess.run(["bazel", "build", "--config=profiling", "//:runner"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    info = subprocess.run(["bazel", "info", "--config=profiling", "bazel-bin"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    return os.path.join(info.stdout.strip(), "runtime", "runner", "runner")
+
+
+def test_executorch_inspector_reads_an_ember_trace(tmp_path):
+    programs, _, _ = export_methods("small_cnn")
+    pte = str(tmp_path / "small_cnn.pte")
+    exir.to_edge(programs).to_executorch().save(pte)
+    trace = str(tmp_path / "small_cnn.etdp")
+    r = subprocess.run([_profiling_runner(), pte, "--runs", "3", "--profile", trace], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    ours = etdump.read(trace)
+    assert len(ours) == 3
+
+    r = subprocess.run([ET_PYTHON, DRIVER, "inspect", trace], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"ExecuTorch's Inspector refused the trace:\n{r.stderr[-3000:]}"
+    blocks = json.loads(r.stdout.strip().splitlines()[-1])["blocks"]
+    # Runs that share a name make one event block; each event has its three timings.
+    assert [b["name"] for b in blocks] == ["forward"]
+    events = blocks[0]["events"]
+    want = [(e.name, e.instruction) for e in ours[0].events]
+    got = [(e["name"], -1 if e["instruction_id"] is None else e["instruction_id"]) for e in events]
+    assert got == want
+    assert all(e["runs"] == 3 for e in events)
+    # Inspector's times are ms from our ns: the same p50 as ours for the first operator.
+    first = sorted(run.events[0].duration for run in ours)[1] / 1e6
+    assert events[0]["p50_ms"] == pytest.approx(first, rel=1e-6)
