@@ -239,6 +239,10 @@ class LoadedProgram {
 };
 
 }  // namespace
+
+// bundled_bindings.cc: .bpte verification.
+void register_bundled(py::module_& m);
+
 }  // namespace python
 }  // namespace ember
 
@@ -255,4 +259,5 @@ PYBIND11_MODULE(_ember_runtime, m) {
       .def("methods", &LoadedProgram::methods)
       .def("method_meta", &LoadedProgram::method_meta)
       .def("load_method", &LoadedProgram::load_method, py::keep_alive<0, 1>());
+  register_bundled(m);
 }
