@@ -19,6 +19,9 @@ def __getattr__(name):
     if name == "targets":
         import exir.targets
         return exir.targets
+    if name == "debug":
+        import exir.debug
+        return exir.debug
     if name == "bundle":
         from exir.bundled_program import bundle
         return bundle
