@@ -202,3 +202,29 @@ def program_offset(data: bytes) -> Optional[int]:
         return None
     (rel,) = struct.unpack_from("<I", data, root + field)
     return root + field + rel + 4
+
+
+def main(argv=None) -> int:
+    """`python -m exir.serialize.bpte extract IN.bpte -o OUT.pte`: the program inside a bundle (for tools that
+    read .pte files, such as selective_build.select)."""
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser(prog="python -m exir.serialize.bpte")
+    ap.add_argument("command", choices=["extract"])
+    ap.add_argument("bpte")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args(argv)
+    try:
+        with open(args.bpte, "rb") as f:
+            program = deserialize_bpte(f.read()).program
+    except (OSError, BpteFormatError, FlatcError) as e:
+        print(f"bpte: {args.bpte}: {e}", file=sys.stderr)
+        return 1
+    with open(args.output, "wb") as f:
+        f.write(program)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main())
