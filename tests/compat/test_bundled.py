@@ -69,3 +69,6 @@ def test_ember_reads_and_runs_executorch_bundle(tmp_path, runtime):
     for case in suite.test_cases:
         got = program.run("forward", case.inputs)
         torch.testing.assert_close(got[0], case.expected_outputs[0], atol=1e-5, rtol=1e-4)
+    # And through Ember's C++ verifier (what runner_verify and the firmware run), float32 tolerances.
+    results = runtime.load_bundled(str(path)).verify(atol=1e-5, rtol=1e-4)
+    assert [(r["method"], r["passed"]) for r in results] == [("forward", True)] * made["cases"], results
