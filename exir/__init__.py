@@ -19,7 +19,13 @@ def __getattr__(name):
     if name == "targets":
         import exir.targets
         return exir.targets
+    if name == "debug":
+        import exir.debug
+        return exir.debug
+    if name == "bundle":
+        from exir.bundled_program import bundle
+        return bundle
     raise AttributeError(f"module 'exir' has no attribute '{name}'")
 
 
-__all__ = ["EdgeCompileConfig", "EdgeProgramManager", "to_edge", *sorted(_LAZY)]
+__all__ = ["EdgeCompileConfig", "EdgeProgramManager", "bundle", "to_edge", *sorted(_LAZY)]

@@ -13,14 +13,14 @@
 #   tools/fuzz.sh merge TARGET DIR     adds DIR's inputs that reach new code to TARGET's committed corpus
 #   tools/fuzz.sh seeds                rewrites the generated seeds (kernel signatures; programs need the venv)
 #
-# Targets: program_fuzz data_loader_fuzz runner_fill_fuzz kernel_fuzz. Crashes are written to $FUZZ_OUT
+# Targets: program_fuzz data_loader_fuzz runner_fill_fuzz kernel_fuzz bundled_program_fuzz. Crashes are written to $FUZZ_OUT
 # (default: out/fuzz), named <target>-crash-<sha1>; reproduce one with
 # `bazel-out/k8-optfuzz/bin/tests/fuzz/<target> FILE` (EMBER_FUZZ_LOG=1 prints the runtime's errors).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-TARGETS=(program_fuzz data_loader_fuzz runner_fill_fuzz kernel_fuzz)
+TARGETS=(program_fuzz data_loader_fuzz runner_fill_fuzz kernel_fuzz bundled_program_fuzz)
 OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
 BIN=""
 
@@ -35,6 +35,7 @@ flags_of() {
     kernel_fuzz) f+=(-max_len=4096) ;;
     data_loader_fuzz) f+=(-max_len=16384) ;;
     runner_fill_fuzz) f+=(-max_len=256) ;;
+    bundled_program_fuzz) f+=(-max_len=16384) ;;
   esac
   echo "${f[@]}"
 }
@@ -101,6 +102,7 @@ ci_runs_of() {
     data_loader_fuzz) echo 1000000 ;;
     runner_fill_fuzz) echo 2000000 ;;
     kernel_fuzz) echo 500000 ;;
+    bundled_program_fuzz) echo 300000 ;;
   esac
 }
 CI_SEED=20261123

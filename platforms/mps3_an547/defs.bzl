@@ -9,20 +9,35 @@ M55 = [
 
 _PYTHON = "PYTHONPATH=. $(location @local_python//:python3) -m "
 
-def ember_firmware(name, program, method = "forward", selection = None, visibility = None):
+def ember_firmware(name, program, method = "forward", selection = None, visibility = None, verify = False):
     """`name`: an ELF for qemu-system-arm -M mps3-an547 (or the board), running `program` (a .pte label).
 
     selection: a selected_operators.yaml; by default, exactly what `program` uses (selective_build.select).
     The method allocator and the kernels' scratch come from what DTCM has left, each sized by MethodMeta at boot.
     The build fails, naming the memory and the bytes over, when the program's pools do not fit the board.
+    verify: `program` is a bundled program (.bpte); the firmware embeds it and runs its test cases with --verify.
     """
+    selection_source = program
+    if verify:
+        selection_source = name + "_program.pte"
+        native.genrule(
+            name = name + "_extract",
+            srcs = [program],
+            outs = [selection_source],
+            cmd = _PYTHON + "exir.serialize.bpte extract $(location %s) -o $@" % program,
+            tools = [
+                "@local_python//:python3",
+                "//exir:sources",
+            ],
+            target_compatible_with = M55,
+        )
     if selection == None:
         selection = name + "_selected_operators.yaml"
         native.genrule(
             name = name + "_selection",
-            srcs = [program],
+            srcs = [selection_source],
             outs = [selection],
-            cmd = _PYTHON + "selective_build.select $(location %s) -o $@" % program,
+            cmd = _PYTHON + "selective_build.select $(location %s) -o $@" % selection_source,
             tools = [
                 "@local_python//:python3",
                 "//codegen:generator",
@@ -64,7 +79,7 @@ def ember_firmware(name, program, method = "forward", selection = None, visibili
         target_compatible_with = M55,
         deps = [
             ":" + name + "_kernels",
-            "//platforms/mps3_an547:board",
+            "//platforms/mps3_an547:board_verify" if verify else "//platforms/mps3_an547:board",
         ],
         visibility = visibility,
     )

@@ -21,3 +21,12 @@ extern const EmbeddedPool kEmbeddedPools[];
 extern const size_t kEmbeddedNumPools;
 
 }  // namespace ember
+
+namespace ember {
+
+// Only in firmware built from a bundled program (ember_firmware(verify = True)): the whole .bpte, of which
+// kEmbeddedProgram is the program.
+extern const uint8_t* const kEmbeddedBundle;
+extern const size_t kEmbeddedBundleSize;
+
+}  // namespace ember

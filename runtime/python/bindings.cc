@@ -272,6 +272,10 @@ class LoadedProgram {
 };
 
 }  // namespace
+
+// bundled_bindings.cc: .bpte verification.
+void register_bundled(py::module_& m);
+
 }  // namespace python
 }  // namespace ember
 
@@ -294,4 +298,5 @@ PYBIND11_MODULE(EMBER_PY_MODULE, m) {
       .def("methods", &LoadedProgram::methods)
       .def("method_meta", &LoadedProgram::method_meta)
       .def("load_method", &LoadedProgram::load_method, py::keep_alive<0, 1>());
+  register_bundled(m);
 }

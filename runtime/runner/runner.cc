@@ -33,6 +33,9 @@
 #include "runtime/devtools/buffer_event_tracer.h"
 #include "runtime/devtools/etdump_writer.h"
 #endif
+#if EMBER_RUNNER_VERIFY
+#include "runtime/runner/verify.h"
+#endif
 
 using namespace ember;
 
@@ -184,6 +187,10 @@ void print_tensor(const char* what, size_t index, const Tensor& t, int limit) {
 
 int main(int argc, char** argv) {
   ember_pal_init();
+#if EMBER_RUNNER_VERIFY
+  // A bundled program's test cases instead of a run (runner_verify only; see verify.h).
+  if (wants_verify(argc, argv)) return verify_main(argc, argv);
+#endif
   Options o;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];

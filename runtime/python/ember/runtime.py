@@ -8,6 +8,7 @@
     program.method_meta("forward")                # inputs, outputs, planned pools, bookkeeping bytes
     outputs, trace = program.run("forward", [x], profile=True)   # per-instruction times, as ETDump
     trace.save("model.etdp")                      # python -m exir.profile model.pte model.etdp
+    runtime.load_bundled("model.bpte").verify()   # a bundled program's test cases, run and compared
 
 The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
 for kernels="portable"); this module builds it on first use when it is missing. EMBER_RUNTIME_LIB points at
@@ -191,3 +192,45 @@ def load(source: Union[str, os.PathLike, bytes], kernels: str = "default") -> Pr
         return Program(bytes(source), kernels)
     with open(source, "rb") as f:
         return Program(f.read(), kernels)
+
+
+class BundledProgram:
+    """A .bpte (a program with test cases, ExecuTorch's "BP08"), checked whole on load by the C++ runtime.
+
+        bundle = runtime.load_bundled("model.bpte")
+        for case in bundle.verify():          # every case run on this runtime, outputs compared in C++
+            print(case["method"], case["case"], case["passed"], case["worst_error"], case["worst_index"])
+        bundle.program.run("forward", [x])    # the embedded program, as runtime.load would give it
+    """
+
+    def __init__(self, data: bytes, kernels: str = "default"):
+        self._data = bytes(data)
+        self._kernels = kernels
+        self._lib = _extension(kernels)
+        self.program_bytes = self._lib.bundled_program_bytes(self._data)
+        self._program = None
+
+    @property
+    def program(self) -> Program:
+        if self._program is None:
+            self._program = Program(self.program_bytes, self._kernels)
+        return self._program
+
+    def verify(self, atol: float = None, rtol: float = None, method: str = None) -> List[dict]:
+        """Runs every test case (or `method`'s) and compares its outputs with the bundled ones: an element
+        passes when |actual - expected| <= atol + rtol * |expected| (the bundle's own tolerances unless given).
+        Returns one dict per case: method, case, passed, worst_error with worst_output/worst_index and the
+        actual/expected values there, failed_elements of elements, mismatch (another dtype or shape), atol, rtol."""
+        for name, v in (("atol", atol), ("rtol", rtol)):
+            if v is not None and not (isinstance(v, (int, float)) and 0 <= v <= 1e300):
+                raise ValueError(f"{name} must be a number in [0, 1e300], got {v!r}")
+        return list(self._lib.verify_bundled(self._data, None if atol is None else float(atol),
+                                             None if rtol is None else float(rtol), method))
+
+
+def load_bundled(source: Union[str, os.PathLike, bytes], kernels: str = "default") -> BundledProgram:
+    """A bundled program (.bpte) from a path or bytes; see BundledProgram."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return BundledProgram(bytes(source), kernels)
+    with open(source, "rb") as f:
+        return BundledProgram(f.read(), kernels)

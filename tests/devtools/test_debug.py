@@ -1,0 +1,105 @@
+"""exir.debug.compare: a planted numeric bug is named (operator, node, module, source line), a clean program
+reports no divergence, and the int8 MobileNetV2 of the zoo reports its worst operator (and a planted bug in one of
+its convolutions). Bugs are planted in the lowered graph the debug variant is emitted from (a constant changed
+after to_executorch), which the eager side never sees."""
+import pytest
+import torch
+
+import exir
+from exir import debug
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, 32)
+        self.fc3 = torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        x = torch.relu(self.fc1(x))
+        x = torch.relu(self.fc2(x))  # the planted bug's line
+        return self.fc3(x)
+
+
+@pytest.fixture
+def mlp():
+    torch.manual_seed(0)
+    model = MLP().eval()
+    x = torch.randn(2, 16)
+    edge = exir.to_edge(torch.export.export(model, (x,)))
+    return model, edge, edge.to_executorch(), x
+
+
+def test_clean_program_has_no_divergence(mlp, runtime):
+    model, edge, prog, x = mlp
+    report = debug.compare(edge, prog, (x,))
+    assert [o.op for o in report.ops] == ["aten::addmm.out", "aten::relu.out"] * 2 + ["aten::addmm.out"]
+    assert report.first_divergence is None and not report.outputs_diverged
+    assert report.worst.relative_error < 1e-5
+    assert "no operator diverges beyond tolerance" in str(report)
+    # From the module itself (exported the same way) the same nodes are found.
+    assert [o.name for o in debug.compare(model, prog, (x,)).ops] == [o.name for o in report.ops]
+
+
+def test_planted_bias_bug_is_named_with_module_and_line(mlp, runtime):
+    _, edge, prog, x = mlp
+    call = [c for c in prog.method_graphs["forward"].calls if c.op_name == "aten::addmm.out"][1]
+    bias = call.args[0]
+    bias.data = bias.data + 0.5   # a new tensor: the model's own parameter is untouched
+    report = debug.compare(edge, prog, (x,))
+    first = report.first_divergence
+    assert first is not None and first.name == call.outs[0].name == "addmm_1"
+    assert (first.index, first.op, first.module) == (2, "aten::addmm.out", "fc2")
+    # The model's own line, not torch's linear.py.
+    assert first.source.startswith(__file__) and "x = torch.relu(self.fc2(x))" in first.source
+    assert first.max_abs_error == pytest.approx(0.5, abs=1e-5)
+    assert not any(o.diverged for o in report.ops[:2])
+    # The saved program was emitted before the change: its outputs still match, and the report says so.
+    assert not report.outputs_diverged
+    assert "first divergence: instruction 2 aten::addmm.out (node 'addmm_1', module 'fc2')" in str(report)
+
+
+def test_refuses_what_it_cannot_compare(mlp, runtime):
+    _, edge, prog, x = mlp
+    with pytest.raises(TypeError, match="what to_executorch\\(\\) returned"):
+        debug.compare(edge, prog.buffer, (x,))
+    with pytest.raises(TypeError, match="nn.Module, an ExportedProgram or the EdgeProgramManager"):
+        debug.compare("model.pt", prog, (x,))
+
+
+@pytest.fixture(scope="module")
+def int8_mobilenet():
+    from examples.quantized import quantize_zoo
+    q, args, _ = quantize_zoo("mobilenet_v2_005_96")
+    edge = exir.to_edge(q.exported_program)
+    return edge, args
+
+
+def test_int8_mobilenet_reports_its_worst_operator(int8_mobilenet, runtime):
+    edge, args = int8_mobilenet
+    prog = edge.to_executorch()
+    report = debug.compare(edge, prog, args)
+    ops = {o.op for o in report.ops}
+    assert {"ember_quantized::conv2d.out", "ember_quantized::add.out", "ember_quantized::linear.out"} <= ops
+    assert len(report.ops) > 60 and not report.skipped
+    # The int8 kernels equal PyTorch's reference computation: within one step everywhere.
+    assert report.first_divergence is None
+    assert report.worst is not None and report.worst.max_abs_error <= 1
+    print(f"\nint8 MobileNetV2 0.05: worst operator {report.worst.op} '{report.worst.name}' "
+          f"(|error| {report.worst.max_abs_error})")
+
+
+def test_int8_mobilenet_planted_scale_bug(int8_mobilenet, runtime):
+    edge, args = int8_mobilenet
+    prog = edge.to_executorch()
+    convs = [c for c in prog.method_graphs["forward"].calls if c.op_name == "ember_quantized::conv2d.out"]
+    target = convs[5]
+    names = [a.name for a in target.op._schema.arguments]
+    scales = target.args[names.index("weight_scales")]
+    scales.data = scales.data * 1.5
+    report = debug.compare(edge, prog, args)
+    first = report.first_divergence
+    assert first is not None and first.name == target.outs[0].name
+    assert first.op == "ember_quantized::conv2d.out" and "examples/models.py" in first.source
+    assert first.max_abs_error > 1
