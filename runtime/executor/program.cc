@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "runtime/core/log.h"
+#include "runtime/executor/delegate_support.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/plan_access.h"
@@ -75,7 +76,12 @@ Result<const ember_pte::ExecutionPlan*> Program::find_plan(const char* method_na
 
 Result<MethodMeta> Program::method_meta(const char* method_name) const {
   EMBER_TRY_ASSIGN(plan, find_plan(method_name));
+#ifdef EMBER_DELEGATES
+  // Through the delegate support: with backends, their records and state are method allocator bytes too.
+  return delegate_support()->method_meta(this, plan);
+#else
   return MethodMeta::make(plan);
+#endif
 }
 
 Result<Method> Program::load_method(const char* method_name, MemoryManager* memory) const {
@@ -105,6 +111,14 @@ Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const 
                               static_cast<unsigned>(index), static_cast<unsigned long long>(offset), nbytes,
                               constants_.size());
   return static_cast<const void*>(static_cast<const uint8_t*>(constants_.data()) + offset);
+}
+
+Result<FreeableBuffer> Program::load_segment(uint32_t index, SegmentInfo::Type type) const {
+  EMBER_CHECK_OR_RETURN_ERROR(index < pte::count(program_->segments()), InvalidArgument,
+                              "segment %u out of range (%zu segments)", static_cast<unsigned>(index),
+                              pte::count(program_->segments()));
+  const auto* seg = pte::at(program_->segments(), index);
+  return loader_->load(segment_base_ + seg->offset(), seg->size(), SegmentInfo{type, index});
 }
 
 Error Program::load_initial_value(uint32_t segment_list, uint32_t index, size_t nbytes, void* destination) const {
