@@ -182,15 +182,23 @@ def select_backends(available: Sequence[BackendDecl], wanted: Optional[Sequence[
 
 
 def _render_backends(backends: Sequence[BackendDecl]) -> List[str]:
+    # Only an executor built with delegates (--config=delegates, which defines EMBER_DELEGATES for everything
+    # depending on it) asks for delegate_support(); without it the table references no backend, so a runner
+    # links none of them, nor their strings. registered_backends() exists either way for shared-library links.
     if not backends:
-        # registered_backends() still exists for a shared-library link of the executor; a static link drops it.
-        return ["const DelegateSupport* delegate_support() { return &kNoDelegates; }  // refuses delegate calls",
+        return ["#ifdef EMBER_DELEGATES",
+                "const DelegateSupport* delegate_support() { return &kNoDelegates; }  // refuses delegate calls",
+                "#endif",
                 "Span<const Backend* const> registered_backends() { return {}; }"]
     rows = ", ".join(f"&{b.symbol}" for b in backends)
     return [
+        "#ifdef EMBER_DELEGATES",
         f"constexpr const Backend* kBackends[{len(backends)}] = {{{rows}}};  // sorted by id",
         f"Span<const Backend* const> registered_backends() {{ return {{kBackends, {len(backends)}}}; }}",
         "const DelegateSupport* delegate_support() { return &kDelegateSupport; }",
+        "#else",
+        "Span<const Backend* const> registered_backends() { return {}; }  // built without delegates",
+        "#endif",
     ]
 
 

@@ -14,6 +14,15 @@ namespace fb = ember_pte;
 using pte::at;
 using pte::count;
 
+// Defined here, not in program.cc, so a runner without delegates links none of it (its strings included).
+Result<FreeableBuffer> Program::load_segment(uint32_t index, SegmentInfo::Type type) const {
+  EMBER_CHECK_OR_RETURN_ERROR(index < pte::count(program_->segments()), InvalidArgument,
+                              "segment %u out of range (%zu segments)", static_cast<unsigned>(index),
+                              pte::count(program_->segments()));
+  const auto* seg = pte::at(program_->segments(), index);
+  return loader_->load(segment_base_ + seg->offset(), seg->size(), SegmentInfo{type, index});
+}
+
 // One delegate of a plan, initialized on the first call that names it.
 struct DelegateRecord {
   const Backend* backend;

@@ -173,7 +173,11 @@ Error allocate(const MethodLayout& l, MemoryAllocator* alloc, const char* method
 class MethodLoader {
  public:
   MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
+#ifdef EMBER_DELEGATES
       : d_{program, plan, memory, plan->name()->c_str(), nullptr, nullptr} {}
+#else
+      : d_{program, plan, memory, plan->name()->c_str()} {}
+#endif
 
   Result<Method> load() {
     EMBER_CHECK_OR_RETURN_ERROR(d_.memory != nullptr && d_.memory->method_allocator != nullptr, InvalidArgument,
@@ -184,7 +188,9 @@ class MethodLoader {
     EMBER_TRY(check_pools());
     const MethodLayout layout = MethodLayout::of(d_.plan);
     EMBER_TRY(allocate(layout, d_.memory->method_allocator, d_.method, &s_));
+#ifdef EMBER_DELEGATES
     d_.values = s_.values;
+#endif
     EMBER_TRY(allocate_scratch(layout.scratch));
     for (size_t i = 0; i < layout.values; ++i) new (&s_.values[i]) EValue();
     EMBER_TRY(load_tensors());
@@ -450,8 +456,9 @@ class MethodLoader {
           EMBER_TRY(delegate_support()->load_call(d_, pc, ins->instr_args_as_DelegateCall(), &out));
           break;
 #else
-          EMBER_LOG(ERROR, "method '%s' instruction %zu: delegate calls need a backend, and this build has none "
-                    "(build with --config=delegates)", d_.method, pc);
+          // The message predates delegation; kept as it was, so a runner without delegates is unchanged.
+          EMBER_LOG(ERROR, "method '%s' instruction %zu: delegate calls need a backend, and this build has none",
+                    d_.method, pc);
           return Error::NotSupported;
 #endif
         }
@@ -490,7 +497,16 @@ class MethodLoader {
 
   // What this loader reads and fills, laid out as the delegate support takes it, so a delegate call costs the
   // executor one pointer to pass (runtime/executor/delegate_support.h).
+#ifdef EMBER_DELEGATES
   DelegateLoad d_;
+#else
+  struct {
+    const Program* program;
+    const fb::ExecutionPlan* plan;
+    MemoryManager* memory;
+    const char* method;
+  } d_;
+#endif
   bool loops_ = false;  // a backward jump seen: the method may loop
   MethodStorage s_{};
   Span<uint8_t> scratch_;

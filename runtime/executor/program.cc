@@ -113,14 +113,6 @@ Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const 
   return static_cast<const void*>(static_cast<const uint8_t*>(constants_.data()) + offset);
 }
 
-Result<FreeableBuffer> Program::load_segment(uint32_t index, SegmentInfo::Type type) const {
-  EMBER_CHECK_OR_RETURN_ERROR(index < pte::count(program_->segments()), InvalidArgument,
-                              "segment %u out of range (%zu segments)", static_cast<unsigned>(index),
-                              pte::count(program_->segments()));
-  const auto* seg = pte::at(program_->segments(), index);
-  return loader_->load(segment_base_ + seg->offset(), seg->size(), SegmentInfo{type, index});
-}
-
 Error Program::load_initial_value(uint32_t segment_list, uint32_t index, size_t nbytes, void* destination) const {
   // Ranges proved by the verifier (program_verifier.h).
   const auto* list = pte::at(program_->mutable_data_segments(), segment_list);
