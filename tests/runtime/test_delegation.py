@@ -119,7 +119,7 @@ def test_selective_runner_runs_the_delegate_and_others_refuse_it(tmp_path):
     # The same selection without --config=delegates, and a selection without the backend: refused by name.
     bazel_build("//examples/selections:mlp_delegated_runner", "//examples/selections:mlp_runner")
     for name in ("mlp_delegated_runner", "mlp_runner"):
-        proc = run(os.path.join(bin_dir, name), pte, inputs, str(tmp_path / name))
+        proc = run(os.path.join(bin_dir, name), pte, inputs, str(tmp_path / f"w_{name}"))
         assert proc.returncode != 0
         assert "delegate calls need a backend, and this build has none" in proc.stderr, proc.stderr
 
