@@ -10,7 +10,18 @@ KERNEL_LIBRARIES = {
     "//kernels/prim_ops:kernels.yaml": "ember::prim@kernels/prim_ops",
 }
 
-def ember_kernel_registry(name, manifests, selection = None):
+# Delegate backends a build can offer (runtime/backend/backend.h): id -> its library, the C++ name of its
+# `const ember::Backend`, and the header declaring it. A generated table holds those its selection names under
+# `backends:` (selective_build writes them from a program's delegates), or every offered one without a selection.
+BACKEND_LIBRARIES = {
+    "EmberPortable": {
+        "lib": "//runtime/backend/ember_portable",
+        "symbol": "ember::ember_portable::kBackend",
+        "header": "runtime/backend/ember_portable/ember_portable.h",
+    },
+}
+
+def ember_kernel_registry(name, manifests, selection = None, backends = []):
     """Generates `<name>/kernel_registry.cc` and a header library `<name>_dtypes` ("ember/selected_dtypes.h").
 
     The .cc is compiled into the kernel library itself (see ember_kernels), so the table and the kernels it
@@ -20,6 +31,9 @@ def ember_kernel_registry(name, manifests, selection = None):
     manifest_args = " ".join([
         "--manifest $(location %s)@%s" % (label, target)
         for label, target in manifests.items()
+    ] + [
+        "--backend %s@%s@%s" % (b, BACKEND_LIBRARIES[b]["symbol"], BACKEND_LIBRARIES[b]["header"])
+        for b in backends
     ])
     native.genrule(
         name = name + "_gen",
@@ -49,8 +63,11 @@ KERNEL_COPTS = [
 # Registered ahead of portable when --//kernels:optimized is true (kernels/optimized/kernels.yaml).
 OPTIMIZED_LIBRARY = {"//kernels/optimized:kernels.yaml": "ember::optimized@kernels/optimized"}
 
-def ember_kernels(name, selection = None, extra_libraries = [], visibility = None):
+def ember_kernels(name, selection = None, extra_libraries = [], visibility = None, backends = []):
     """The kernels (and registration table) for `selection` (a selected_operators.yaml; None = everything).
+
+    backends: ids of BACKEND_LIBRARIES the build offers; the table holds those the selection names (all of them
+    without a selection). Default none: delegate calls are then refused at load and no delegate code is linked.
 
     Two variants are generated, `<name>_portable` and `<name>_optimized` (optimized kernels first, each handing
     the dtypes it lacks to portable); `<name>` is the one --//kernels:optimized picks.
@@ -60,8 +77,8 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
     (its Bazel package), "srcs" (label of its kernel sources) and "headers" (label of a cc_library with its
     kernels.h).
     """
-    _kernels_variant(name + "_portable", selection, extra_libraries, False, visibility)
-    _kernels_variant(name + "_optimized", selection, extra_libraries, True, visibility)
+    _kernels_variant(name + "_portable", selection, extra_libraries, False, visibility, backends)
+    _kernels_variant(name + "_optimized", selection, extra_libraries, True, visibility, backends)
     native.alias(
         name = name,
         actual = select({
@@ -71,13 +88,13 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
         visibility = visibility,
     )
 
-def _kernels_variant(name, selection, extra_libraries, optimized, visibility):
+def _kernels_variant(name, selection, extra_libraries, optimized, visibility, backends):
     registry = name + "_registry"
     manifests = {lib["manifest"]: lib["namespace"] + "@" + lib["package"] for lib in extra_libraries}
     if optimized:
         manifests.update(OPTIMIZED_LIBRARY)
     manifests.update(KERNEL_LIBRARIES)
-    ember_kernel_registry(registry, manifests, selection)
+    ember_kernel_registry(registry, manifests, selection, backends)
     deps = [lib["headers"] for lib in extra_libraries] + [
         registry + "_dtypes",
         "//kernels/portable:headers",
@@ -105,8 +122,9 @@ def _kernels_variant(name, selection, extra_libraries, optimized, visibility):
         ],
         copts = EMBER_COPTS + KERNEL_COPTS,
         # The executor: a table with a prepare step points at the executor's support for it (PrepareSupport),
-        # and listing the dependency puts the executor after this library on the link line.
-        deps = deps + ["//runtime/executor"],
+        # and listing the dependency puts the executor after this library on the link line. Backends: only what
+        # the table references is linked.
+        deps = deps + ["//runtime/executor", "//runtime/backend"] + [BACKEND_LIBRARIES[b]["lib"] for b in backends],
         # Nothing references the table by name until the executor looks kernels up, so keep it in the link;
         # -Wl,--gc-sections still drops whatever the table does not reference.
         alwayslink = True,

@@ -11,6 +11,7 @@ Outputs (written to --out-dir):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -18,7 +19,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from torchgen.model import FunctionSchema
 
 from codegen.manifest import KernelDecl, ManifestError, load_manifest, merge_chains
-from codegen.yaml_input import parse_selection, read_yaml
+from codegen.yaml_input import parse_selected_backends, parse_selection, read_yaml
 from schema import argument_codes, scalar_types
 from schema._yaml import ContractError
 
@@ -153,8 +154,56 @@ def _mask_name(d: KernelDecl) -> str:
     return f"{d.kernel}_{d.namespace.split('::')[-1]}"
 
 
+@dataclasses.dataclass(frozen=True)
+class BackendDecl:
+    id: str       # BackendDelegate.id, as programs name it
+    symbol: str   # C++ name of the backend's `const ember::Backend`
+    header: str   # the header declaring it
+
+
+def parse_backend(spec: str) -> BackendDecl:
+    parts = spec.split("@")
+    if len(parts) != 3 or not all(parts):
+        raise ManifestError(f"--backend '{spec}': expected ID@C++SYMBOL@HEADER")
+    return BackendDecl(*parts)
+
+
+def select_backends(available: Sequence[BackendDecl], wanted: Optional[Sequence[str]]) -> List[BackendDecl]:
+    """The backends of the table: those the selection names (`wanted`), or every available one without a
+    selection. A named backend the build does not offer is an error naming it."""
+    by_id = {b.id: b for b in available}
+    if wanted is None:
+        return sorted(available, key=lambda b: b.id)
+    missing = [w for w in wanted if w not in by_id]
+    if missing:
+        raise ManifestError(f"the selection needs delegate backends this build does not offer: {', '.join(missing)} "
+                            f"(available: {', '.join(sorted(by_id)) or 'none'}; add them with --backend)")
+    return [by_id[w] for w in sorted(wanted)]
+
+
+def _render_backends(backends: Sequence[BackendDecl]) -> List[str]:
+    # Only an executor built with delegates (--config=delegates, which defines EMBER_DELEGATES for everything
+    # depending on it) asks for delegate_support(); without it the table references no backend, so a runner
+    # links none of them, nor their strings. registered_backends() exists either way for shared-library links.
+    if not backends:
+        return ["#ifdef EMBER_DELEGATES",
+                "const DelegateSupport* delegate_support() { return &kNoDelegates; }  // refuses delegate calls",
+                "#endif",
+                "Span<const Backend* const> registered_backends() { return {}; }"]
+    rows = ", ".join(f"&{b.symbol}" for b in backends)
+    return [
+        "#ifdef EMBER_DELEGATES",
+        f"constexpr const Backend* kBackends[{len(backends)}] = {{{rows}}};  // sorted by id",
+        f"Span<const Backend* const> registered_backends() {{ return {{kBackends, {len(backends)}}}; }}",
+        "const DelegateSupport* delegate_support() { return &kDelegateSupport; }",
+        "#else",
+        "Span<const Backend* const> registered_backends() { return {}; }  // built without delegates",
+        "#endif",
+    ]
+
+
 def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, int]]]],
-           all_decls: Sequence[KernelDecl] = ()) -> Tuple[str, str]:
+           all_decls: Sequence[KernelDecl] = (), backends: Sequence[BackendDecl] = ()) -> Tuple[str, str]:
     """The registry source and the dtype header. Every kernel of `all_decls` gets a mask (0 when not selected),
     so unselected kernel sources still compile, to nothing: a 0 mask instantiates no dtype case."""
     headers = sorted({f'#include "{d.library}/kernels.h"' for d, _, _ in selected})
@@ -183,6 +232,9 @@ def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, 
         '#include "runtime/kernel/operator_registry.h"',
         *(['#include "runtime/executor/prepare_support.h"'] if prepares else []),
         *headers,
+        '#include "runtime/backend/backend.h"',
+        '#include "runtime/executor/delegate_support.h"',
+        *sorted({f'#include "{b.header}"' for b in backends}),
         "",
         "namespace {",
         "",
@@ -199,6 +251,7 @@ def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, 
         f"Span<const KernelEntry> registered_kernels() {{ return {{kKernels, {len(rows)}}}; }}",
         ("const PrepareSupport* prepare_support() { return &kPrepareSupport; }" if prepares else
          "const PrepareSupport* prepare_support() { return nullptr; }  // no kernel here has a prepare step"),
+        *_render_backends(backends),
         "}  // namespace ember",
         "",
     ])
@@ -223,6 +276,9 @@ def main(argv=None) -> int:
     ap.add_argument("--manifest", action="append", required=True,
                     help="PATH@C++NAMESPACE@BAZEL_PACKAGE, repeatable; earlier manifests win for the same op")
     ap.add_argument("--selection", help="selected_operators.yaml (omit for every operator of the manifests)")
+    ap.add_argument("--backend", action="append", default=[],
+                    help="ID@C++SYMBOL@HEADER, repeatable: a delegate backend the build offers; the table holds "
+                         "those the selection's 'backends' names (all of them without a selection)")
     ap.add_argument("--out-dir", required=True)
     args = ap.parse_args(argv)
     try:
@@ -236,12 +292,16 @@ def main(argv=None) -> int:
         chains = merge_chains(libs)
         decls = [d for chain in chains for d in chain]
         selection = None
+        available = [parse_backend(b) for b in args.backend]
+        wanted_backends = None
         if args.selection:
             data, lines = read_yaml(args.selection, ManifestError)
             ops = parse_selection(data, args.selection, ManifestError, lines)
             selection = ({"include_all_operators": True} if ops is None else
                          {"operators": {op: {"dtypes": dtypes} for op, dtypes in ops.items()}})
-        registry, dtypes = render(_apply_selection(chains, selection), decls)
+            wanted_backends = parse_selected_backends(data, args.selection, ManifestError, lines)
+        registry, dtypes = render(_apply_selection(chains, selection), decls,
+                                  select_backends(available, wanted_backends))
     except (ManifestError, OSError) as e:
         print(f"codegen: {e}", file=sys.stderr)
         return 1

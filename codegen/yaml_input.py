@@ -77,10 +77,11 @@ def parse_selection(data, path: str, error: Type[Exception],
     if not isinstance(data, dict):
         raise error(f"{path}: a selection is a mapping with 'operators' (and optionally 'include_all_operators'), "
                     f"got {type_name(data)}; for example:\n{example}")
-    unknown = sorted(set(map(str, data)) - {"operators", "include_all_operators"} - EXECUTORCH_SELECTION_KEYS)
+    unknown = sorted(set(map(str, data)) - {"operators", "include_all_operators", "backends"}
+                     - EXECUTORCH_SELECTION_KEYS)
     if unknown:
-        raise error(f"{path}:{lines.get(unknown[0], '?')}: unknown key {unknown[0]!r}; a selection has 'operators' "
-                    f"and 'include_all_operators'")
+        raise error(f"{path}:{lines.get(unknown[0], '?')}: unknown key {unknown[0]!r}; a selection has 'operators', "
+                    f"'include_all_operators' and 'backends'")
     include_all = data.get("include_all_operators", False)
     if not isinstance(include_all, bool):
         raise error(f"{path}:{lines.get('include_all_operators', '?')}: include_all_operators must be true or "
@@ -107,3 +108,16 @@ def parse_selection(data, path: str, error: Type[Exception],
             raise error(f"{where}: unknown key {extra[0]!r}; each operator takes 'dtypes'")
         ops[op] = dtype_list(info["dtypes"], where, error) if info.get("dtypes") is not None else []
     return ops
+
+
+def parse_selected_backends(data, path: str, error: Type[Exception],
+                            lines: Optional[Dict[object, int]] = None) -> List[str]:
+    """The delegate backend ids a selection names (`backends: [EmberPortable]`); empty when it names none."""
+    lines = lines or {}
+    backends = (data or {}).get("backends") if isinstance(data, dict) else None
+    if backends is None:
+        return []
+    if not isinstance(backends, list) or not all(isinstance(b, str) and b for b in backends):
+        raise error(f"{path}:{lines.get('backends', '?')}: 'backends' must be a list of backend ids (as a program's "
+                    f"delegates name them, e.g. [EmberPortable]), got {backends!r}")
+    return sorted(set(backends))

@@ -11,7 +11,9 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import torch
 
+from exir.backend.to_backend import SPECS as DELEGATION_SPECS, lower_delegates
 from exir.emit import ConstantPool, emit_method
+from exir.lowering.ir import DelegateCall
 from exir.kernel_check import KernelMissingError, KernelTarget, check as check_kernels
 from exir.lowering import MethodGraph, TensorValue, lower_method
 from exir.lowering.alias import alias_views
@@ -63,6 +65,9 @@ class ExecutorchBackendConfig:
     emit_stacktrace: bool = False
     segment_alignment: int = 4096
     constant_tensor_alignment: int = 16
+    # Delegate blobs as segments of their own after the flatbuffer (ExecuTorch's default), or inline in
+    # Program.backend_delegate_data (False).
+    extract_delegate_segments: bool = True
 
 
 @dataclasses.dataclass
@@ -90,12 +95,14 @@ class MethodReport:
     fused_activations: int = 0
     # Bounded dynamic inputs, as "x: float32[1..128, 16]".
     dynamic_inputs: List[str] = dataclasses.field(default_factory=list)
+    # Delegate calls, as "EmberPortable (5 calls, 1234 B blob)".
+    delegates: List[str] = dataclasses.field(default_factory=list)
 
 
 class ExecutorchProgramManager:
     def __init__(self, program: S.Program, constants: ConstantPool, initial_values: ConstantPool, graphs: Dict[str, MethodGraph],
                  plan_offsets: Dict[str, Dict[int, tuple]], reports: Dict[str, MethodReport],
-                 config: ExecutorchBackendConfig):
+                 config: ExecutorchBackendConfig, delegate_blobs: Sequence[bytes] = ()):
         self.program = program
         self._constants = constants
         self._initial_values = initial_values
@@ -104,6 +111,7 @@ class ExecutorchProgramManager:
         self.plan_offsets = plan_offsets
         self.reports = reports
         self.config = config
+        self._delegate_blobs = list(delegate_blobs)
         self._buffer: Optional[bytes] = None
 
     @property
@@ -115,6 +123,8 @@ class ExecutorchProgramManager:
         if self._buffer is None:
             self._buffer = serialize_pte(self.program, self._constants.blobs[1:],
                                          mutable_blobs=self._initial_values.blobs[1:],
+                                         delegate_blobs=(self._delegate_blobs if self.config.extract_delegate_segments
+                                                         else []),
                                          segment_alignment=self.config.segment_alignment,
                                          constant_tensor_alignment=self.config.constant_tensor_alignment)
         return self._buffer
@@ -138,6 +148,8 @@ class ExecutorchProgramManager:
             lines.append(f"method {r.name}: {r.num_instructions} instructions{fused}, plan by {r.algorithm}")
             if r.dynamic_inputs:
                 lines.append(f"  dynamic inputs, planned at their bounds: {'; '.join(r.dynamic_inputs)}")
+            for d in r.delegates:
+                lines.append(f"  delegate call: {d}")
             for p in r.pools:
                 algos = ", ".join(f"{k} {v}" for k, v in sorted(p.by_algorithm.items()))
                 at = " at the bounds" if r.dynamic_inputs else ""
@@ -209,8 +221,14 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
     constants, initial_values = ConstantPool(), ConstantPool()
     plans, graphs, offsets_by_method, reports, fused = [], {}, {}, {}, {}
     for name in edge.methods:
-        graph = lower_method(name, edge.exported_program(name), fold_constants=config.fold_constants,
+        ep = edge.exported_program(name)
+        graph = lower_method(name, ep, fold_constants=config.fold_constants,
                              fold_free_bytes=config.fold_free_bytes, fold_growth=config.fold_growth)
+        specs = ep.graph_module.meta.get(DELEGATION_SPECS)
+        if specs:
+            # Partitions a Partitioner tagged (exir.backend): lowered first, so the passes below and the memory
+            # planner see each as one call over its inputs and outputs.
+            lower_delegates(graph, specs)
         # A buffer updated by index_put/slice_scatter is written in place, without a copy and a write-back (a KV
         # cache would otherwise be copied twice per call).
         update_buffers_in_place(graph)
@@ -228,16 +246,22 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
         check_kernels(graphs, config.kernels)
     for name, values in getattr(edge, "constant_methods", {}).items():
         graphs[name] = MethodGraph(name=name, inputs=[], outputs=list(values), calls=[])
+    delegate_blobs: List[bytes] = []
     for name in graphs:
         graph = graphs[name]
         offsets, plan, pools = _plan(graph, config.memory_planning)
         _check_budget(name, pools, config.memory_planning)
         plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values,
-                                 stacktrace=config.emit_stacktrace))
+                                 stacktrace=config.emit_stacktrace, delegate_blobs=delegate_blobs,
+                                 inline_delegates=not config.extract_delegate_segments))
         offsets_by_method[name] = offsets
         reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused.get(name, 0),
-                                     [_describe_dynamic(t) for t in graph.inputs if t.dynamic])
-    program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=[],
+                                     [_describe_dynamic(t) for t in graph.inputs if t.dynamic],
+                                     [f"{c.backend_id} ({c.num_calls} calls, {len(c.processed)} B blob)"
+                                      for c in graph.calls if isinstance(c, DelegateCall)])
+    inline = [] if config.extract_delegate_segments else [S.BackendDelegateInlineData(data=b) for b in delegate_blobs]
+    program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=inline,
                         segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
                         mutable_data_segments=[], named_data=[])
-    return ExecutorchProgramManager(program, constants, initial_values, graphs, offsets_by_method, reports, config)
+    return ExecutorchProgramManager(program, constants, initial_values, graphs, offsets_by_method, reports, config,
+                                    delegate_blobs)

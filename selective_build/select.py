@@ -8,7 +8,7 @@ import argparse
 import sys
 
 from exir.serialize import PteFormatError, deserialize_pte
-from selective_build.selection import SelectionError, dump, load, merge, operators_of
+from selective_build.selection import SelectionError, delegates_of, dump, load, load_backends, merge, operators_of
 
 
 def main(argv=None) -> int:
@@ -20,17 +20,23 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if not args.programs and not args.merge:
         ap.error("give at least one .pte or --merge file")
-    parts = []
+    parts, backends = [], set()
     try:
         for path in args.programs:
             with open(path, "rb") as f:
-                parts.append(operators_of(deserialize_pte(f.read()).program))
+                pte = deserialize_pte(f.read())
+            parts.append(operators_of(pte.program))
+            # Delegates: their backends, and the operators of EmberPortable's sub-programs.
+            named, delegated_ops = delegates_of(pte)
+            backends |= named
+            parts.append(delegated_ops)
         for path in args.merge:
             parts.append(load(path))
+            backends |= load_backends(path)
     except (OSError, PteFormatError, SelectionError) as e:
         print(f"select: {e}", file=sys.stderr)
         return 1
-    text = dump(merge(parts), args.programs + args.merge)
+    text = dump(merge(parts), args.programs + args.merge, backends)
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)

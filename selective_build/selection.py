@@ -11,6 +11,10 @@ File format (selected_operators.yaml), written by `python -m selective_build.sel
 
 Dtypes are recorded as seen, mixed-dtype calls included (a Long `indices` output, an Int input summed into
 Long); codegen compiles the ones each kernel can compute.
+
+A program with delegates also names their backends, which the generated table then holds (and no others):
+
+    backends: [EmberPortable]
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from typing import Dict, Iterable, Set
 
 import yaml
 
-from codegen.yaml_input import parse_selection, read_yaml
+from codegen.yaml_input import parse_selected_backends, parse_selection, read_yaml
 from schema import program as S
 from schema import scalar_types
 
@@ -61,6 +65,42 @@ def operators_of(program: S.Program) -> Dict[str, Set[str]]:
     return ops
 
 
+def delegates_of(pte) -> tuple:
+    """(backend ids the program's delegates name, the operators those delegates run with this runtime's own
+    kernels). An EmberPortable blob is a program itself: its operators (and its own delegates) count too."""
+    from exir.serialize import PteFormatError, deserialize_pte
+    backends: Set[str] = set()
+    ops: Dict[str, Set[str]] = defaultdict(set)
+    program = pte.program
+    for plan in program.execution_plan:
+        for d in plan.delegates:
+            backends.add(d.id)
+            if d.id != "EmberPortable" or d.processed is None:
+                continue
+            ref = d.processed
+            if ref.location == S.DataLocation.INLINE:
+                if not 0 <= ref.index < len(program.backend_delegate_data):
+                    raise SelectionError(f"method '{plan.name}' delegate '{d.id}' names inline data {ref.index}, "
+                                         f"but the program has {len(program.backend_delegate_data)}")
+                blob = program.backend_delegate_data[ref.index].data
+            else:
+                if not 0 <= ref.index < len(program.segments):
+                    raise SelectionError(f"method '{plan.name}' delegate '{d.id}' names segment {ref.index}, but "
+                                         f"the program has {len(program.segments)}")
+                blob = pte.segment(ref.index)
+            try:
+                inner = deserialize_pte(blob)
+            except PteFormatError as e:
+                raise SelectionError(f"method '{plan.name}' delegate '{d.id}': its blob is not a program: {e}") from None
+            for op, dtypes in operators_of(inner.program).items():
+                ops[op] |= dtypes
+            inner_backends, inner_ops = delegates_of(inner)
+            backends |= inner_backends
+            for op, dtypes in inner_ops.items():
+                ops[op] |= dtypes
+    return backends, dict(ops)
+
+
 def merge(selections: Iterable[Dict[str, Set[str]]]) -> Dict[str, Set[str]]:
     merged: Dict[str, Set[str]] = defaultdict(set)
     for sel in selections:
@@ -69,10 +109,12 @@ def merge(selections: Iterable[Dict[str, Set[str]]]) -> Dict[str, Set[str]]:
     return dict(merged)
 
 
-def dump(ops: Dict[str, Set[str]], sources: Iterable[str] = ()) -> str:
+def dump(ops: Dict[str, Set[str]], sources: Iterable[str] = (), backends: Iterable[str] = ()) -> str:
     order = {t.name: t.number for t in scalar_types.SCALAR_TYPES}
     body = {"include_all_operators": False,
             "operators": {op: {"dtypes": sorted(ops[op], key=lambda d: order.get(d, 99))} for op in sorted(ops)}}
+    if backends:
+        body["backends"] = sorted(set(backends))
     header = "# Operators and dtypes these programs use (selective_build).\n"
     if sources:
         header += "# From: " + ", ".join(sources) + "\n"
@@ -86,3 +128,9 @@ def load(path: str) -> Dict[str, Set[str]]:
     if ops is None:
         raise SelectionError(f"{path} selects every operator; there is nothing to merge or check per op")
     return {op: set(dtypes) for op, dtypes in ops.items()}
+
+
+def load_backends(path: str) -> Set[str]:
+    """The delegate backends a selection file names (`backends:`)."""
+    data, lines = read_yaml(path, SelectionError)
+    return set(parse_selected_backends(data, path, SelectionError, lines))

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from exir.lowering.alias import root_of
-from exir.lowering.ir import Call, Jump, Label, MethodGraph, Role, TensorValue
+from exir.lowering.ir import Call, DelegateCall, Jump, Label, MethodGraph, Role, TensorValue
 from exir.lowering.symbolic import SymValue
 from schema import program as S
 from schema.scalar_types import NotInFormat, pte_scalar_type
@@ -211,14 +211,19 @@ def frame_of(source: str) -> S.FrameList:
 
 def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_sizes: Dict[int, int],
                 constants: ConstantPool, initial_values: ConstantPool,
-                stacktrace: bool = False) -> S.ExecutionPlan:
+                stacktrace: bool = False, delegate_blobs: Optional[List[bytes]] = None,
+                inline_delegates: bool = False) -> S.ExecutionPlan:
     """Builds the ExecutionPlan. `offsets` maps id(root tensor) -> (mem_id, byte offset).
 
     `stacktrace`: write each instruction's source line into the chain (ExecuTorch's Chain.stacktrace), so tools
     reading only the .pte (python -m selective_build.check) can name it.
 
     `constants` collects constant tensor data; `initial_values` the initial values of mutable buffers.
+    `delegate_blobs` collects the preprocessed blobs of DelegateCalls (program-wide): a delegate's
+    BackendDelegateDataReference.index is its blob's position there, in Program.backend_delegate_data when
+    `inline_delegates`, else among the delegate segments (serialize_pte turns it into a segment index).
     """
+    delegates: List[S.BackendDelegate] = []
     vals = _Values(constants, initial_values, offsets)
     inputs = [vals.tensor(t) for t in graph.inputs]
     operators: List[S.Operator] = []
@@ -238,6 +243,21 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
             continue
         i = len(instructions)
         emitted.append(call)
+        if isinstance(call, DelegateCall):
+            if delegate_blobs is None:
+                raise EmitError(f"method '{graph.name}' instruction {i}: a delegate call, but the emitter was given "
+                                f"nowhere to put its blob (delegate_blobs)")
+            # ExecuTorch's layout: the delegate's inputs, then its outputs, in one argument list.
+            args = [vals.tensor(t) for t in call.args] + [vals.tensor(t) for t in call.outs]
+            where = S.DataLocation.INLINE if inline_delegates else S.DataLocation.SEGMENT
+            delegates.append(S.BackendDelegate(
+                id=call.backend_id,
+                processed=S.BackendDelegateDataReference(location=where, index=len(delegate_blobs)),
+                compile_specs=[S.CompileSpec(key=c.key, value=bytes(c.value)) for c in call.compile_specs]))
+            delegate_blobs.append(call.processed)
+            instructions.append(S.Instruction(instr_args=S.DelegateCall(delegate_index=len(delegates) - 1,
+                                                                         args=args)))
+            continue
         if isinstance(call, Jump):
             if id(call.target) not in position:
                 raise EmitError(f"method '{graph.name}' instruction {i}: a jump to a label not in the method")
@@ -302,4 +322,4 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
         values=vals.values, inputs=inputs, outputs=outputs,
         chains=[S.Chain(inputs=[], outputs=[], instructions=instructions,
                         stacktrace=[frame_of(c.source) for c in emitted] if stacktrace else None)],
-        operators=operators, delegates=[], non_const_buffer_sizes=sizes)
+        operators=operators, delegates=delegates, non_const_buffer_sizes=sizes)

@@ -79,6 +79,8 @@ class Call:
     # A copy into a control-flow binding (a cond's output, a loop's carry), which other calls write too: never
     # turned into an alias or fused away.
     pinned: bool = False
+    # The partition a Partitioner put the call's node in (node.meta["delegation_tag"]); None: run by kernels.
+    tag: Optional[str] = None
 
     @property
     def op_name(self) -> str:
@@ -128,6 +130,24 @@ class Jump(Call):
     @property
     def op_name(self) -> str:
         return f"jump_false to {self.target.name}"
+
+
+class DelegateCall(Call):
+    """A call of a lowered backend module (ExecuTorch's DelegateCall): `args` are the partition's input tensors,
+    `outs` its outputs; the backend's preprocessed blob and compile specs go into the program's delegates. The
+    memory planner plans its inputs and outputs like any call's; what happens inside is the backend's."""
+
+    def __init__(self, backend_id: str, processed: bytes, compile_specs: List[Any], inputs: List[TensorValue],
+                 outputs: List[TensorValue], source: str = "", num_calls: int = 0):
+        super().__init__(op=None, args=list(inputs), outs=list(outputs), source=source)
+        self.backend_id = backend_id
+        self.processed = bytes(processed)
+        self.compile_specs = list(compile_specs)
+        self.num_calls = num_calls  # how many kernel calls the partition replaced (for reports)
+
+    @property
+    def op_name(self) -> str:
+        return f"delegate {self.backend_id}"
 
 
 def is_instruction(c: Call) -> bool:

@@ -328,7 +328,8 @@ def lower_nodes(ctx: LowerContext, gm: torch.fx.GraphModule, env: Dict[str, Any]
             raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
                                 f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})")
         ctx.calls.append(Call(op=out_op, args=_schema_args(node, op, out_op, args, kwargs, outs), outs=outs,
-                          source=source_of(node), module=module_of(node)))
+                          source=source_of(node), module=module_of(node),
+                          tag=node.meta.get("delegation_tag")))
         env[node.name] = outs[0] if len(outs) == 1 and not isinstance(val, (tuple, list)) else outs
 
 

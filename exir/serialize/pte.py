@@ -37,12 +37,16 @@ def _layout_constants(blobs: Sequence[bytes], alignment: int):
 
 
 def serialize_pte(program: S.Program, constant_blobs: Sequence[bytes] = (), *, mutable_blobs: Sequence[bytes] = (),
-                  segment_alignment: int = 4096, constant_tensor_alignment: int = 16) -> bytes:
+                  delegate_blobs: Sequence[bytes] = (), segment_alignment: int = 4096,
+                  constant_tensor_alignment: int = 16) -> bytes:
     """Encodes `program` with its data segments.
 
     `constant_blobs[i]` is the data of the constant tensor with data_buffer_idx i + 1. `mutable_blobs[i]` is the
     initial value of the planned tensor (a mutable buffer) with data_buffer_idx i + 1: those go to a segment of
     their own, referenced from `mutable_data_segments[0]`, so that the constant segment stays read-only.
+    `delegate_blobs[k]` is the blob of every delegate whose processed reference says SEGMENT with index k: each
+    becomes a segment of its own (aligned, so a backend can map it), and the reference its segment index, as
+    ExecuTorch lays delegate segments out.
     """
     for name, a in (("segment_alignment", segment_alignment), ("constant_tensor_alignment",
                                                                 constant_tensor_alignment)):
@@ -61,6 +65,24 @@ def serialize_pte(program: S.Program, constant_blobs: Sequence[bytes] = (), *, m
         segment_data += b"\0" * (start - len(segment_data)) + mutable
         program.segments.append(S.DataSegment(offset=start, size=len(mutable)))
         program.mutable_data_segments = [S.SubsegmentOffsets(segment_index=1, offsets=m_offsets)]
+    if delegate_blobs:
+        first = len(program.segments)
+        for blob in delegate_blobs:
+            start = _align(len(segment_data), segment_alignment)
+            segment_data += b"\0" * (start - len(segment_data)) + bytes(blob)
+            program.segments.append(S.DataSegment(offset=start, size=len(blob)))
+        plans = []
+        for plan in program.execution_plan:
+            plan = copy.copy(plan)
+            plan.delegates = [copy.deepcopy(d) for d in plan.delegates]
+            for d in plan.delegates:
+                if d.processed is not None and d.processed.location == S.DataLocation.SEGMENT:
+                    if not 0 <= d.processed.index < len(delegate_blobs):
+                        raise ValueError(f"delegate '{d.id}' refers to delegate blob {d.processed.index}; there are "
+                                         f"{len(delegate_blobs)}")
+                    d.processed.index += first
+            plans.append(plan)
+        program.execution_plan = plans
     flatbuffer = json_to_binary(to_json(program))
     if flatbuffer[4:8] != FILE_IDENTIFIER:
         raise FlatcError(f"flatc wrote identifier {flatbuffer[4:8]!r}, expected {FILE_IDENTIFIER!r}")

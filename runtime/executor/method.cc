@@ -6,6 +6,7 @@
 #include "runtime/core/log.h"
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program.h"
+#include "runtime/executor/delegate_support.h"
 #include "runtime/executor/prepare_support.h"
 #include "schema/argument_codes.h"
 
@@ -20,6 +21,10 @@ using pte::at;
 using pte::count;
 
 const char* op_name(const fb::ExecutionPlan* plan, uint32_t op_index, const char** overload) {
+#ifdef EMBER_DELEGATES
+  // A delegate call runs as a kernel instruction with no operator (delegate_support.cc logs its backend).
+  if (op_index == UINT32_MAX) return *overload = "", "delegate";
+#endif
   const auto* op = at(plan->operators(), op_index);
   *overload = pte::str(op->overload());
   return op->name()->c_str();
@@ -168,33 +173,52 @@ Error allocate(const MethodLayout& l, MemoryAllocator* alloc, const char* method
 class MethodLoader {
  public:
   MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
-      : program_(program), plan_(plan), memory_(memory), method_(plan->name()->c_str()) {}
+#ifdef EMBER_DELEGATES
+      : d_{program, plan, memory, plan->name()->c_str(), nullptr, nullptr} {}
+#else
+      : d_{program, plan, memory, plan->name()->c_str()} {}
+#endif
 
   Result<Method> load() {
-    EMBER_CHECK_OR_RETURN_ERROR(memory_ != nullptr && memory_->method_allocator != nullptr, InvalidArgument,
-                                "method '%s' needs a MemoryManager with a method allocator", method_);
-    EMBER_CHECK_OR_RETURN_ERROR(count(plan_->chains()) == 1, NotSupported,
-                                "method '%s' has %zu chains; Ember runs single-chain methods", method_,
-                                count(plan_->chains()));
+    EMBER_CHECK_OR_RETURN_ERROR(d_.memory != nullptr && d_.memory->method_allocator != nullptr, InvalidArgument,
+                                "method '%s' needs a MemoryManager with a method allocator", d_.method);
+    EMBER_CHECK_OR_RETURN_ERROR(count(d_.plan->chains()) == 1, NotSupported,
+                                "method '%s' has %zu chains; Ember runs single-chain methods", d_.method,
+                                count(d_.plan->chains()));
     EMBER_TRY(check_pools());
-    const MethodLayout layout = MethodLayout::of(plan_);
-    EMBER_TRY(allocate(layout, memory_->method_allocator, method_, &s_));
+    const MethodLayout layout = MethodLayout::of(d_.plan);
+    EMBER_TRY(allocate(layout, d_.memory->method_allocator, d_.method, &s_));
+#ifdef EMBER_DELEGATES
+    d_.values = s_.values;
+#endif
     EMBER_TRY(allocate_scratch(layout.scratch));
     for (size_t i = 0; i < layout.values; ++i) new (&s_.values[i]) EValue();
     EMBER_TRY(load_tensors());
     EMBER_TRY(load_values());
     resolve_kernels(layout.operators);
+#ifdef EMBER_DELEGATES
+    const Error chained = load_chain(layout.instructions);
+    if (chained != Error::Ok) {
+      // Backends initialized before the failure let go of what they hold.
+      if (d_.state != nullptr) d_.state->destroy(d_.state);
+      return chained;
+    }
+#else
     EMBER_TRY(load_chain(layout.instructions));
+#endif
     Method m;
-    m.program_ = program_;
-    m.plan_ = plan_;
-    m.memory_ = memory_;
+    m.program_ = d_.program;
+    m.plan_ = d_.plan;
+    m.memory_ = d_.memory;
     m.values_ = s_.values;
     m.num_values_ = layout.values;
     m.instructions_ = s_.instructions;
     m.num_instructions_ = layout.instructions;
     m.loops_ = loops_;
     m.scratch_ = scratch_;
+#ifdef EMBER_DELEGATES
+    m.delegates_ = d_.state;
+#endif
     return m;
   }
 
@@ -203,28 +227,28 @@ class MethodLoader {
   // largest need is the method's (MethodMeta::scratch_bytes).
   Error allocate_scratch(size_t bytes) {
     if (bytes == 0) return Error::Ok;
-    MemoryAllocator* temp = memory_->temp_allocator;
+    MemoryAllocator* temp = d_.memory->temp_allocator;
     EMBER_CHECK_OR_RETURN_ERROR(temp != nullptr, InvalidArgument,
-                                "method '%s' needs %zu bytes of kernel scratch but has no temp allocator", method_,
+                                "method '%s' needs %zu bytes of kernel scratch but has no temp allocator", d_.method,
                                 bytes);
     void* p = temp->allocate(bytes, 16);
     EMBER_CHECK_OR_RETURN_ERROR(p != nullptr, MemoryAllocationFailed,
                                 "method '%s' needs %zu bytes of kernel scratch; the temp allocator has %zu free",
-                                method_, bytes, temp->free_bytes());
+                                d_.method, bytes, temp->free_bytes());
     scratch_ = Span<uint8_t>(static_cast<uint8_t*>(p), bytes);
     return Error::Ok;
   }
 
   // The caller must provide at least the bytes the program planned for each pool.
   Error check_pools() {
-    const size_t pools = pte::num_pools(plan_);
+    const size_t pools = pte::num_pools(d_.plan);
     if (pools == 0) return Error::Ok;
-    HierarchicalAllocator* planned = memory_->planned_memory;
+    HierarchicalAllocator* planned = d_.memory->planned_memory;
     EMBER_CHECK_OR_RETURN_ERROR(planned != nullptr && planned->num_buffers() >= pools, InvalidArgument,
-                                "method '%s' plans %zu memory pools but %zu were provided", method_, pools,
+                                "method '%s' plans %zu memory pools but %zu were provided", d_.method, pools,
                                 planned ? planned->num_buffers() : 0);
     for (size_t p = 1; p <= pools; ++p) {
-      const uint64_t want = static_cast<uint64_t>(at(plan_->non_const_buffer_sizes(), p));
+      const uint64_t want = static_cast<uint64_t>(at(d_.plan->non_const_buffer_sizes(), p));
       EMBER_TRY_ASSIGN(base, planned->get_offset_address(static_cast<uint32_t>(p), 0, want));
       (void)base;
     }
@@ -234,7 +258,7 @@ class MethodLoader {
   // Tensor descriptions and where their bytes live: a planned pool (with an initial value loaded for mutable
   // buffers), the constant segment, or nowhere yet (an unplanned input the caller binds).
   Error load_tensors() {
-    const auto* values = plan_->values();
+    const auto* values = d_.plan->values();
     size_t next = 0, dims = 0;
     for (size_t i = 0; i < values->size(); ++i) {
       const fb::EValue* v = at(values, i);
@@ -253,27 +277,27 @@ class MethodLoader {
       Result<TensorImpl> made = TensorImpl::make(static_cast<ScalarType>(t->scalar_type()), static_cast<int32_t>(dim),
                                                  sizes, order, strides, nullptr, dyn);
       if (!made.ok()) {
-        EMBER_LOG(ERROR, "method '%s': value %zu is not a valid tensor", method_, i);
+        EMBER_LOG(ERROR, "method '%s': value %zu is not a valid tensor", d_.method, i);
         return made.error() == Error::InvalidArgument ? Error::InvalidProgram : made.error();
       }
       TensorImpl* impl = new (&s_.tensors[next++]) TensorImpl(made.get());
       const size_t nbytes = impl->nbytes();
       if (const auto* a = t->allocation_info()) {
-        EMBER_TRY_ASSIGN(p, memory_->planned_memory->get_offset_address(a->memory_id(), pte::planned_offset(a),
+        EMBER_TRY_ASSIGN(p, d_.memory->planned_memory->get_offset_address(a->memory_id(), pte::planned_offset(a),
                                                                         nbytes));
         impl->set_data(p);
         if (t->data_buffer_idx() > 0) {
           const uint64_t list = t->extra_tensor_info() ? t->extra_tensor_info()->mutable_data_segments_idx() : 0;
-          EMBER_TRY(program_->load_initial_value(static_cast<uint32_t>(list), t->data_buffer_idx(), nbytes, p));
+          EMBER_TRY(d_.program->load_initial_value(static_cast<uint32_t>(list), t->data_buffer_idx(), nbytes, p));
         }
       } else if (t->data_buffer_idx() > 0) {
-        EMBER_TRY_ASSIGN(data, program_->constant_data(t->data_buffer_idx(), nbytes));
+        EMBER_TRY_ASSIGN(data, d_.program->constant_data(t->data_buffer_idx(), nbytes));
         impl->set_data(const_cast<void*>(data));
       } else {
         // Neither planned nor constant: a kernel would read a null pointer, and set_input has nowhere to copy
         // (program_fuzz found the null read). Every tensor of a runnable program has bytes, or none at all.
         EMBER_CHECK_OR_RETURN_ERROR(nbytes == 0, NotSupported, "method '%s': value %zu is a %zu-byte tensor with "
-                                    "no storage (neither planned nor constant)", method_, i, nbytes);
+                                    "no storage (neither planned nor constant)", d_.method, i, nbytes);
       }
       s_.values[i] = EValue(Tensor(impl));
     }
@@ -282,7 +306,7 @@ class MethodLoader {
 
   // Scalars, strings and lists; tensor lists point at the tensors load_tensors made.
   Error load_values() {
-    const auto* values = plan_->values();
+    const auto* values = d_.plan->values();
     size_t ints = 0, doubles = 0, bools = 0, tensor_items = 0, optional_items = 0;
     for (size_t i = 0; i < values->size(); ++i) {
       const fb::EValue* v = at(values, i);
@@ -354,7 +378,7 @@ class MethodLoader {
   // Each operator looked up once; a missing one is reported by every instruction that calls it (load_chain).
   void resolve_kernels(size_t num_ops) {
     for (size_t k = 0; k < num_ops; ++k) {
-      const fb::Operator* op = at(plan_->operators(), k);
+      const fb::Operator* op = at(d_.plan->operators(), k);
       s_.kernels[k] = find_kernel(op->name()->c_str(), pte::str(op->overload()));
     }
   }
@@ -362,7 +386,7 @@ class MethodLoader {
   // Every instruction resolved, and every kernel argument checked against the kernel's signature once, here, so
   // execute() need not.
   Error load_chain(size_t n) {
-    const auto* instrs = pte::instructions(plan_);
+    const auto* instrs = pte::instructions(d_.plan);
     size_t args_used = 0, missing = 0, state_used = 0;
     for (size_t pc = 0; pc < n; ++pc) {
       const fb::Instruction* ins = at(instrs, pc);
@@ -379,22 +403,22 @@ class MethodLoader {
           const KernelEntry* entry = s_.kernels[op];
           if (entry == nullptr) {
             const char* overload;
-            const char* name = op_name(plan_, op, &overload);
+            const char* name = op_name(d_.plan, op, &overload);
             EMBER_LOG(ERROR, "method '%s' instruction %zu: operator %s%s%s is not in this build (%zu kernels "
-                      "registered)", method_, pc, name, overload[0] ? "." : "", overload, registered_kernels().size());
+                      "registered)", d_.method, pc, name, overload[0] ? "." : "", overload, registered_kernels().size());
             ++missing;
             continue;
           }
           EMBER_TRY(check_kernel_args(pc, entry, args, nargs));
           // The same sizes MethodLayout counted, asked again rather than stored: the layout keeps no per-instruction
           // arrays, and the kernel's memory function is a little arithmetic.
-          const KernelMemory m = kernel_memory(plan_, call);
+          const KernelMemory m = kernel_memory(d_.plan, call);
           void* state = m.state > 0 ? s_.kernel_state + state_used : nullptr;
           state_used += m.state;
           if (entry->prepare != nullptr) {
-            const Error e = prepare_support()->prepare(plan_, call, entry, args, nargs, state);
+            const Error e = prepare_support()->prepare(d_.plan, call, entry, args, nargs, state);
             if (e != Error::Ok) {
-              EMBER_LOG(ERROR, "method '%s' instruction %zu (%s): prepare failed", method_, pc, entry->name);
+              EMBER_LOG(ERROR, "method '%s' instruction %zu (%s): prepare failed", d_.method, pc, entry->name);
               return e;
             }
           }
@@ -416,7 +440,7 @@ class MethodLoader {
           const EValue& cond = s_.values[jf->cond_value_index()];
           EMBER_CHECK_OR_RETURN_ERROR(!cond.is_tensor() || cond.as_tensor().scalar_type() == ScalarType::Bool,
                                       InvalidProgram, "method '%s' instruction %zu: the jump's predicate (value %d) is "
-                                      "a %s tensor; it must be Bool", method_, pc,
+                                      "a %s tensor; it must be Bool", d_.method, pc,
                                       static_cast<int>(jf->cond_value_index()),
                                       scalar_type_name(cond.as_tensor().scalar_type()));
           out.jump = Method::Instruction::Jump{static_cast<uint32_t>(jf->cond_value_index()),
@@ -426,36 +450,44 @@ class MethodLoader {
         case InstructionArguments::FreeCall:
           out.free = Method::Instruction::Free{static_cast<uint32_t>(ins->instr_args_as_FreeCall()->value_index())};
           break;
-        case InstructionArguments::DelegateCall:
+        case InstructionArguments::DelegateCall: {
+#ifdef EMBER_DELEGATES
+          // A build without backends refuses it here, by name (delegate_support.h).
+          EMBER_TRY(delegate_support()->load_call(d_, pc, ins->instr_args_as_DelegateCall(), &out));
+          break;
+#else
+          // The message predates delegation; kept as it was, so a runner without delegates is unchanged.
           EMBER_LOG(ERROR, "method '%s' instruction %zu: delegate calls need a backend, and this build has none",
-                    method_, pc);
+                    d_.method, pc);
           return Error::NotSupported;
+#endif
+        }
         default: return Error::InvalidProgram;  // unreachable: the verifier refused other kinds
       }
     }
     EMBER_CHECK_OR_RETURN_ERROR(missing == 0, OperatorMissing,
                                 "method '%s': %zu instruction(s) use operators this build does not have (see above)",
-                                method_, missing);
+                                d_.method, missing);
     return Error::Ok;
   }
 
   Error check_kernel_args(size_t pc, const KernelEntry* entry, EValue** args, size_t nargs) {
     const size_t expected = strlen(entry->arg_types);
     EMBER_CHECK_OR_RETURN_ERROR(nargs == expected, InvalidProgram,
-                                "method '%s' instruction %zu (%s): %zu arguments, the kernel takes %zu", method_, pc,
+                                "method '%s' instruction %zu (%s): %zu arguments, the kernel takes %zu", d_.method, pc,
                                 entry->name, nargs, expected);
     bool checked_dtype = false;
     for (size_t k = 0; k < nargs; ++k) {
       const Tag tag = args[k]->tag();
       EMBER_CHECK_OR_RETURN_ERROR(argument_code_accepts(entry->arg_types[k], tag), InvalidProgram,
                                   "method '%s' instruction %zu (%s): argument %zu is a %s, the kernel expects '%c'",
-                                  method_, pc, entry->name, k, tag_name(tag), entry->arg_types[k]);
+                                  d_.method, pc, entry->name, k, tag_name(tag), entry->arg_types[k]);
       // The first tensor argument picks the kernel's compute type: it must be one this build compiled.
       if (!checked_dtype && tag == Tag::Tensor && entry->arg_types[k] == 'T') {
         const ScalarType st = args[k]->as_tensor().scalar_type();
         EMBER_CHECK_OR_RETURN_ERROR((entry->dtype_mask >> static_cast<int>(st)) & 1u, OperatorMissing,
                                     "method '%s' instruction %zu (%s): dtype %s is not compiled into this build "
-                                    "(selected dtypes mask 0x%08x)", method_, pc, entry->name, scalar_type_name(st),
+                                    "(selected dtypes mask 0x%08x)", d_.method, pc, entry->name, scalar_type_name(st),
                                     static_cast<unsigned>(entry->dtype_mask));
         checked_dtype = true;
       }
@@ -463,14 +495,33 @@ class MethodLoader {
     return Error::Ok;
   }
 
-  const Program* program_;
-  const fb::ExecutionPlan* plan_;
-  MemoryManager* memory_;
-  const char* method_;
+  // What this loader reads and fills, laid out as the delegate support takes it, so a delegate call costs the
+  // executor one pointer to pass (runtime/executor/delegate_support.h).
+#ifdef EMBER_DELEGATES
+  DelegateLoad d_;
+#else
+  struct {
+    const Program* program;
+    const fb::ExecutionPlan* plan;
+    MemoryManager* memory;
+    const char* method;
+  } d_;
+#endif
   bool loops_ = false;  // a backward jump seen: the method may loop
   MethodStorage s_{};
   Span<uint8_t> scratch_;
 };
+
+#ifdef EMBER_DELEGATES
+Method::~Method() {
+  if (delegates_ != nullptr) delegates_->destroy(delegates_);
+}
+
+Method::Method(Method&& other) {
+  memcpy(static_cast<void*>(this), &other, sizeof(Method));
+  other.delegates_ = nullptr;
+}
+#endif
 
 Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory) {
   return MethodLoader(program, plan, memory).load();

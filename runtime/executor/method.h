@@ -22,6 +22,7 @@ struct ExecutionPlan;
 namespace ember {
 
 class Program;
+struct DelegateState;
 
 class Method {
  public:
@@ -35,6 +36,15 @@ class Method {
   // Bytes of kernel scratch load() takes from the temp allocator (16-byte aligned): the most any one instruction's
   // kernel asks for (runtime/kernel/kernel_args.h). 0 when no kernel needs scratch.
   static size_t scratch_bytes(const ember_pte::ExecutionPlan* plan);
+
+#ifdef EMBER_DELEGATES
+  // Runs each delegate's backend destroy (runtime/backend/backend.h); nothing else to release: the rest of the
+  // method lives in the caller's allocators.
+  ~Method();
+  Method(Method&& other);
+  Method(const Method&) = delete;
+  Method& operator=(const Method&) = delete;
+#endif
 
   const char* name() const;
   size_t num_inputs() const;
@@ -120,6 +130,9 @@ class Method {
   Span<uint8_t> scratch_;  // every kernel's scratch (one call at a time)
 #if EMBER_EVENT_TRACER
   EventTracer* tracer_ = nullptr;
+#endif
+#ifdef EMBER_DELEGATES
+  DelegateState* delegates_ = nullptr;  // null without delegate calls (runtime/executor/delegate_support.h)
 #endif
 };
 

@@ -16,6 +16,11 @@ struct ExecutionPlan;
 
 namespace ember {
 
+class MethodMeta;
+class Program;
+// MethodMeta with the delegates' share of the method allocator (delegate_support.cc).
+Result<MethodMeta> delegates_method_meta(const Program* program, const ember_pte::ExecutionPlan* plan);
+
 struct TensorInfo {
   ScalarType scalar_type;
   // For a bounded dynamic tensor (is_dynamic), the upper bound of each dimension: Method::set_input takes any
@@ -44,13 +49,15 @@ class MethodMeta {
   Result<size_t> memory_planned_buffer_size(size_t index) const;
   size_t num_instructions() const;
   // Bytes Method::load takes from the method allocator, when that allocator's buffer is 16-byte aligned.
-  // Includes the state the kernels' prepare steps keep (runtime/kernel/kernel_args.h).
+  // Includes the state the kernels' prepare steps keep (runtime/kernel/kernel_args.h) and, in a build with
+  // backends, each delegate's records and backend state (an upper bound: up to 15 bytes of alignment per backend).
   size_t method_allocator_bytes() const { return method_allocator_bytes_; }
   // Bytes Method::load takes from the temp allocator (16-byte aligned) for the kernels' scratch: exact for the
   // kernels linked into this binary, since each kernel says what it needs from its arguments' shapes.
   size_t scratch_bytes() const { return scratch_bytes_; }
 
  private:
+  friend Result<MethodMeta> delegates_method_meta(const Program*, const ember_pte::ExecutionPlan*);
   MethodMeta(const ember_pte::ExecutionPlan* plan, size_t bytes, size_t scratch)
       : plan_(plan), method_allocator_bytes_(bytes), scratch_bytes_(scratch) {}
   TensorInfo tensor_meta(int32_t value_index) const;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "runtime/core/log.h"
+#include "runtime/executor/delegate_support.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/plan_access.h"
@@ -75,7 +76,12 @@ Result<const ember_pte::ExecutionPlan*> Program::find_plan(const char* method_na
 
 Result<MethodMeta> Program::method_meta(const char* method_name) const {
   EMBER_TRY_ASSIGN(plan, find_plan(method_name));
+#ifdef EMBER_DELEGATES
+  // Through the delegate support: with backends, their records and state are method allocator bytes too.
+  return delegate_support()->method_meta(this, plan);
+#else
   return MethodMeta::make(plan);
+#endif
 }
 
 Result<Method> Program::load_method(const char* method_name, MemoryManager* memory) const {

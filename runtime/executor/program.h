@@ -36,6 +36,8 @@ class Program {
   // Internal (used by Method): constant tensor `index` of `nbytes`, and the initial value of a planned tensor.
   Result<const void*> constant_data(uint32_t index, size_t nbytes) const;
   Error load_initial_value(uint32_t segment_list, uint32_t index, size_t nbytes, void* destination) const;
+  // Segment `index` of the program (checked against the file at load), e.g. a delegate's blob.
+  Result<FreeableBuffer> load_segment(uint32_t index, SegmentInfo::Type type) const;
   const ember_pte::Program* flatbuffer() const { return program_; }
   Result<const ember_pte::ExecutionPlan*> find_plan(const char* method_name) const;
 

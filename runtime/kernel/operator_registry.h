@@ -36,6 +36,12 @@ Span<const KernelEntry> registered_kernels();
 struct PrepareSupport;
 const PrepareSupport* prepare_support();
 
+// The executor's side of delegate calls (runtime/executor/delegate_support.h), never null: the generated table
+// returns the real one only when the build has backends (codegen --backend), so delegate-free binaries link none
+// of it, only a refusal naming the instruction.
+struct DelegateSupport;
+const DelegateSupport* delegate_support();
+
 // The entry for `op` ("aten::add") with `overload` ("out", or "" for the default), or nullptr.
 const KernelEntry* find_kernel(const char* op, const char* overload);
 

@@ -71,5 +71,6 @@ constexpr KernelEntry kTable[] = {
 
 Span<const KernelEntry> registered_kernels() { return {kTable, sizeof(kTable) / sizeof(kTable[0])}; }
 const PrepareSupport* prepare_support() { return &kPrepareSupport; }
+// delegate_support() comes from test_no_backends.cc or test_backends.cc.
 
 }  // namespace ember

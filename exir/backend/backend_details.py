@@ -1,0 +1,50 @@
+"""BackendDetails: a backend's ahead-of-time half (ExecuTorch's name): `preprocess` turns one partition into the
+blob the runtime backend of the same id reads at init."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Type
+
+from exir.backend.partitioner import CompileSpec
+
+
+@dataclasses.dataclass
+class PreprocessResult:
+    processed_bytes: bytes
+    debug_handle_map: Dict[int, tuple] = dataclasses.field(default_factory=dict)
+
+
+class BackendDetails:
+    """Subclass with a class attribute `backend_id` (BackendDelegate.id in the .pte, the runtime's Backend.id)
+    and a `preprocess(partition, compile_specs)` classmethod.
+
+    `partition` is Ember's lowered form of the partition (exir.lowering.MethodGraph: out-variant calls over typed
+    tensors, its inputs the values the program passes in, its outputs those it reads back), where ExecuTorch hands
+    an ExportedProgram of the same nodes."""
+
+    backend_id: str = ""
+
+    @classmethod
+    def preprocess(cls, partition, compile_specs: List[CompileSpec]) -> PreprocessResult:
+        raise NotImplementedError(f"{cls.__name__} must implement preprocess(partition, compile_specs)")
+
+
+_BACKENDS: Dict[str, Type[BackendDetails]] = {}
+
+
+def register_backend(details: Type[BackendDetails]) -> Type[BackendDetails]:
+    """Makes `details` the ahead-of-time side of its backend_id (usable as a class decorator)."""
+    if not details.backend_id:
+        raise ValueError(f"{details.__name__} has no backend_id; set the id its runtime backend registers under")
+    _BACKENDS[details.backend_id] = details
+    return details
+
+
+def get_backend(backend_id: str) -> Type[BackendDetails]:
+    if backend_id not in _BACKENDS:
+        if backend_id == "EmberPortable":
+            import exir.backend.ember_portable  # noqa: F401  (registers itself)
+        if backend_id not in _BACKENDS:
+            raise KeyError(f"no ahead-of-time backend '{backend_id}' is registered (have: {sorted(_BACKENDS)}); "
+                           f"import the module defining its BackendDetails, or call register_backend()")
+    return _BACKENDS[backend_id]
