@@ -1,6 +1,9 @@
 // Data movement: copy_, clone, the *_copy view ops (view, squeeze, unsqueeze, permute, expand, slice, select) and
 // full. Views that only re-index are one strided gather over bytes, so they need no dtype dispatch: every dtype
 // costs the same (zero) code.
+// Every kernel copies tensor bytes with memmove, never memcpy: a hostile program can plan a call's output over
+// part of its input, and memcpy over overlapping bytes is undefined (tools/fuzz.sh long: slice_copy at 7749dd9).
+// The result is then garbage, but every access stays inside the planned bytes.
 #include <string.h>
 
 #include <type_traits>
@@ -44,7 +47,7 @@ void strided_gather(uint8_t* out, const uint8_t* in, size_t elem, const int64_t*
   }
   const int64_t e = static_cast<int64_t>(elem);
   if (r == 0) {
-    memcpy(out, in + offset * e, elem);
+    memmove(out, in + offset * e, elem);
     return;
   }
   const int64_t inner = sz[r - 1], istride = st[r - 1];
@@ -56,7 +59,7 @@ void strided_gather(uint8_t* out, const uint8_t* in, size_t elem, const int64_t*
     const uint8_t* s = in + src * e;
     uint8_t* o = out + row * inner * e;
     if (istride == 1) {
-      memcpy(o, s, static_cast<size_t>(inner * e));
+      memmove(o, s, static_cast<size_t>(inner * e));
     } else if (elem == 4) {
       gather_row<uint32_t>(o, s, inner, istride);
     } else if (elem == 2) {
@@ -66,7 +69,7 @@ void strided_gather(uint8_t* out, const uint8_t* in, size_t elem, const int64_t*
     } else if (elem == 1) {
       gather_row<uint8_t>(o, s, inner, istride);
     } else {
-      for (int64_t i = 0; i < inner; ++i) memcpy(o + i * e, s + i * istride * e, elem);
+      for (int64_t i = 0; i < inner; ++i) memmove(o + i * e, s + i * istride * e, elem);
     }
     // The next row: the outer coordinates as an odometer, the source offset kept in step.
     for (int d = r - 2; d >= 0; --d) {

@@ -86,7 +86,7 @@ void index_out(KernelContext& ctx, const Tensor& self, OptionalTensorList indice
                          "for dim %zu of size %lld", static_cast<long long>(v), k, static_cast<long long>(size));
       src += v * self.strides()[k];
     }
-    memcpy(o + static_cast<size_t>(i) * elem, x + static_cast<size_t>(src) * elem, elem);
+    memmove(o + static_cast<size_t>(i) * elem, x + static_cast<size_t>(src) * elem, elem);
     for (int d = r - 1; d >= 0; --d) {
       if (++coord[d] < shape[d]) break;
       coord[d] = 0;

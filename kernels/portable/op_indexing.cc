@@ -170,7 +170,7 @@ void gather_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tenso
   EMBER_KERNEL_CHECK(ctx, fit_output(out, index.sizes()) && out.scalar_type() == self.scalar_type(), InvalidArgument,
                      "gather.out: out must have index's shape and self's dtype (%s)", scalar_type_name(self.scalar_type()));
   const size_t e = self.element_size();
-  walk_along_dim(p, index, self, out, [&](int64_t s, int64_t o) { memcpy(at(out, o), at(self, s), e); });
+  walk_along_dim(p, index, self, out, [&](int64_t s, int64_t o) { memmove(at(out, o), at(self, s), e); });
 }
 
 namespace {
@@ -193,7 +193,7 @@ void scatter_src_out(KernelContext& ctx, const Tensor& self, int64_t dim, const 
                      Tensor& out) {
   const size_t e = self.element_size();
   scatter_common(ctx, "scatter.src_out", self, dim, index, &src, out,
-                 [&](int64_t o, int64_t s) { memcpy(at(out, o), at(src, s), e); });
+                 [&](int64_t o, int64_t s) { memmove(at(out, o), at(src, s), e); });
 }
 
 void scatter_value_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
@@ -371,7 +371,7 @@ void masked_select_out(KernelContext& ctx, const Tensor& self, const Tensor& mas
   int64_t n = 1, k = 0;
   for (int32_t v : s) n *= v;
   for (int64_t i = 0; i < n; ++i, w.next()) {
-    if (m[w.off[1]]) memcpy(at(out, (k++) * ostride), at(self, w.off[0]), e);
+    if (m[w.off[1]]) memmove(at(out, (k++) * ostride), at(self, w.off[0]), e);
   }
 }
 
@@ -403,7 +403,7 @@ void masked_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& ma
   int64_t k = 0;
   for (int64_t i = 0; i < out.numel(); ++i, w.next()) {
     if (!m[w.off[1]]) continue;
-    memcpy(at(out, w.off[0]), at(source, offset_of(k++, source.sizes(), source.strides())), e);
+    memmove(at(out, w.off[0]), at(source, offset_of(k++, source.sizes(), source.strides())), e);
   }
 }
 
@@ -623,7 +623,7 @@ void index_put_impl(KernelContext& ctx, const char* name, const Tensor& self, Op
   if (!copy_self(ctx, name, self, out)) return;
   if (!accumulate) {
     const size_t e = out.element_size();
-    walk_put(p, out, indices, [&](int64_t o, int64_t v) { memcpy(at(out, o), at(values, v), e); });
+    walk_put(p, out, indices, [&](int64_t o, int64_t v) { memmove(at(out, o), at(values, v), e); });
     return;
   }
   EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [](auto) {});

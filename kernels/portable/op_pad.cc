@@ -56,16 +56,16 @@ void pad_copy(const Tensor& self, ArrayRef<int64_t> pads, int k, PadMode mode, c
       const int64_t hi = before_w + iw < ow ? before_w + iw : ow;
       for (; j < lo && j < ow; ++j) {
         const int64_t s = source_index(mode, j, before_w, iw);
-        memcpy(orow + static_cast<size_t>(j) * es, s < 0 ? fill : xrow + static_cast<size_t>(s) * es, es);
+        memmove(orow + static_cast<size_t>(j) * es, s < 0 ? fill : xrow + static_cast<size_t>(s) * es, es);
       }
       if (hi > j) {
-        memcpy(orow + static_cast<size_t>(j) * es, xrow + static_cast<size_t>(j - before_w) * es,
+        memmove(orow + static_cast<size_t>(j) * es, xrow + static_cast<size_t>(j - before_w) * es,
                static_cast<size_t>(hi - j) * es);
         j = hi;
       }
       for (; j < ow; ++j) {
         const int64_t s = source_index(mode, j, before_w, iw);
-        memcpy(orow + static_cast<size_t>(j) * es, s < 0 ? fill : xrow + static_cast<size_t>(s) * es, es);
+        memmove(orow + static_cast<size_t>(j) * es, s < 0 ? fill : xrow + static_cast<size_t>(s) * es, es);
       }
     }
     for (int d = dim - 2; d >= 0; --d) {
@@ -162,7 +162,7 @@ void constant_pad_nd_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_
     memcpy(fill, &v, sizeof(T));
   });
   if (self.dim() == 0) {
-    memcpy(out.mutable_data_ptr(), self.const_data_ptr(), self.element_size());
+    memmove(out.mutable_data_ptr(), self.const_data_ptr(), self.element_size());
     return;
   }
   pad_copy(self, pad, k, PadMode::Constant, fill, out);

@@ -58,8 +58,8 @@ void shuffle_pixels(KernelContext& ctx, const char* name, const Tensor& self, in
           for (int64_t wi = 0; wi < ws; ++wi)
             for (int64_t j = 0; j < r; ++j, ++big) {
               const size_t s = static_cast<size_t>((((b * cs + ci) * r * r + i * r + j) * hs + hi) * ws + wi);
-              if (shuffle) memcpy(dst + big * es, src + s * es, es);
-              else memcpy(dst + s * es, src + big * es, es);
+              if (shuffle) memmove(dst + big * es, src + s * es, es);
+              else memmove(dst + s * es, src + big * es, es);
             }
 }
 

@@ -85,7 +85,7 @@ void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out) {
     const int64_t rows = t.size(static_cast<int32_t>(d)) * inner;
     const uint8_t* x = static_cast<const uint8_t*>(t.const_data_ptr());
     for (int64_t a = 0; a < outer; ++a) {
-      memcpy(o + static_cast<size_t>(a * out_row + at) * elem, x + static_cast<size_t>(a * rows) * elem,
+      memmove(o + static_cast<size_t>(a * out_row + at) * elem, x + static_cast<size_t>(a * rows) * elem,
              static_cast<size_t>(rows) * elem);
     }
     at += rows;
@@ -114,7 +114,7 @@ void embedding_out(KernelContext& ctx, const Tensor& weight, const Tensor& indic
     EMBER_KERNEL_CHECK(ctx, r >= 0 && r < rows, InvalidArgument, "embedding.out: index %lld at position %lld is "
                        "outside the %lld rows", static_cast<long long>(r), static_cast<long long>(i),
                        static_cast<long long>(rows));
-    memcpy(static_cast<uint8_t*>(out.mutable_data_ptr()) + static_cast<size_t>(i) * row_bytes,
+    memmove(static_cast<uint8_t*>(out.mutable_data_ptr()) + static_cast<size_t>(i) * row_bytes,
            static_cast<const uint8_t*>(weight.const_data_ptr()) + static_cast<size_t>(r) * row_bytes, row_bytes);
   }
 }

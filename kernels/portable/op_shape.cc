@@ -156,7 +156,7 @@ void roll_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> shifts, 
     const uint8_t* x = static_cast<const uint8_t*>(self.const_data_ptr());
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = i >= s ? i - s : i - s + n;
-      memcpy(o + offset_of(i, out.sizes(), out.strides()) * static_cast<int64_t>(e),
+      memmove(o + offset_of(i, out.sizes(), out.strides()) * static_cast<int64_t>(e),
              x + offset_of(j, self.sizes(), self.strides()) * static_cast<int64_t>(e), e);
     }
     return;

@@ -27,7 +27,7 @@ void copy_piece(const Tensor& self, int d, int64_t start, int64_t count, Tensor&
   for (int i = 0; i < rank; ++i) total *= sizes[i];
   if (total == 0) return;
   if (rank == 0) {
-    memcpy(o, in, static_cast<size_t>(elem));
+    memmove(o, in, static_cast<size_t>(elem));
     return;
   }
   const int64_t inner = sizes[rank - 1];
@@ -38,9 +38,9 @@ void copy_piece(const Tensor& self, int d, int64_t start, int64_t count, Tensor&
   for (int64_t row = 0; row < rows; ++row) {
     const uint8_t* s = in + src * elem;
     if (istride == 1) {
-      memcpy(o, s, static_cast<size_t>(inner * elem));
+      memmove(o, s, static_cast<size_t>(inner * elem));
     } else {
-      for (int64_t i = 0; i < inner; ++i) memcpy(o + i * elem, s + i * istride * elem, static_cast<size_t>(elem));
+      for (int64_t i = 0; i < inner; ++i) memmove(o + i * elem, s + i * istride * elem, static_cast<size_t>(elem));
     }
     o += inner * elem;
     for (int k = rank - 2; k >= 0; --k) {

@@ -168,7 +168,7 @@ void upsample_nearest2d_vec_out(KernelContext& ctx, const Tensor& input, Optiona
         const int64_t ih = src(oh, vi.H, OH, rh);
         for (int64_t ow = 0; ow < OW; ++ow) {
           const int64_t iw = src(ow, vi.W, OW, rw);
-          memcpy(o + static_cast<size_t>(vo.at(n, c, oh, ow)) * es,
+          memmove(o + static_cast<size_t>(vo.at(n, c, oh, ow)) * es,
                  x + static_cast<size_t>(vi.at(n, c, ih, iw)) * es, es);
         }
       }

@@ -133,7 +133,7 @@ void et_copy_index(KernelContext& ctx, Tensor& self, const Tensor& src, int64_t 
                        static_cast<long long>(index + 1));
   }
   const size_t row = src.nbytes();
-  memcpy(static_cast<uint8_t*>(self.mutable_data_ptr()) + static_cast<size_t>(index) * row, src.const_data_ptr(), row);
+  memmove(static_cast<uint8_t*>(self.mutable_data_ptr()) + static_cast<size_t>(index) * row, src.const_data_ptr(), row);
 }
 
 }  // namespace prim
