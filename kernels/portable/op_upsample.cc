@@ -88,13 +88,21 @@ bool fit_upsampled(KernelContext& ctx, const char* name, const Tensor& in, int64
   return true;
 }
 
+// A source coordinate as an index in [0, in - 1]. A scale factor near 0 makes its reciprocal infinite and the
+// coordinate NaN or beyond int64, whose conversion is undefined (kernel_fuzz at 7749dd9): those clamp instead.
+template <typename C>
+int64_t clamp_index(C v, int64_t in) {
+  if (!(v > C(0))) return 0;
+  if (!(v < static_cast<C>(in - 1))) return in - 1;
+  return static_cast<int64_t>(v);
+}
+
 // One bilinear source position: the two taps and their weights (ATen's compute_source_index_and_lambda).
 template <typename C>
 void linear_taps(C scale, int64_t dst, int64_t in, bool align_corners, int64_t* i0, int64_t* i1, C* l0, C* l1) {
   C src = align_corners ? scale * static_cast<C>(dst) : scale * (static_cast<C>(dst) + C(0.5)) - C(0.5);
   if (src < 0) src = 0;
-  *i0 = static_cast<int64_t>(src);
-  if (*i0 > in - 1) *i0 = in - 1;
+  *i0 = clamp_index(src, in);
   *i1 = *i0 + (*i0 < in - 1 ? 1 : 0);
   *l1 = src - static_cast<C>(*i0);
   if (*l1 > 1) *l1 = 1;
@@ -156,8 +164,7 @@ void upsample_nearest2d_vec_out(KernelContext& ctx, const Tensor& input, Optiona
   auto src = [](int64_t dst, int64_t in, int64_t outn, float r) {
     if (outn == in) return dst;
     if (outn == 2 * in) return dst >> 1;
-    const int64_t s = static_cast<int64_t>(floorf(static_cast<float>(dst) * r));
-    return s < in - 1 ? s : in - 1;
+    return clamp_index(floorf(static_cast<float>(dst) * r), in);
   };
   const size_t es = input.element_size();
   const uint8_t* x = static_cast<const uint8_t*>(input.const_data_ptr());
@@ -200,12 +207,10 @@ void upsample_bilinear2d_aa_out(KernelContext& ctx, const Tensor& self, ArrayRef
       const C support = r >= C(1) ? r : C(1);
       *inv = r >= C(1) ? C(1) / r : C(1);
       *center = r * (static_cast<C>(dst) + C(0.5));  // align_corners only changes r
-      int64_t a = static_cast<int64_t>(*center - support + C(0.5));
-      if (a < 0) a = 0;
-      int64_t b = static_cast<int64_t>(*center + support + C(0.5));
-      if (b > in) b = in;
+      const int64_t a = clamp_index(*center - support + C(0.5), in + 1);  // in [0, in]
+      const int64_t b = clamp_index(*center + support + C(0.5), in + 1);
       *lo = a;
-      *n = b - a;
+      *n = b > a ? b - a : 0;
     };
     auto tri = [](C t) { t = t < 0 ? -t : t; return t < C(1) ? C(1) - t : C(0); };
     for (int64_t oh = 0; oh < OH; ++oh) {
