@@ -5,8 +5,9 @@
 #   tools/fuzz.sh ci [SECONDS]         replay every committed corpus, then fuzz each target for a fixed, seeded
 #                                      number of inputs (at most SECONDS, default 120), two at a time; any crash,
 #                                      leak, timeout or sanitizer report fails (./ember test)
-#   tools/fuzz.sh long [RUNS]          each target for RUNS executions (default 10,000,000), one after the other;
-#                                      writes fuzz-results/<date>-<commit>.md with executions, coverage, corpus
+#   tools/fuzz.sh long [RUNS [TARGET...]]  each target (default: all) for RUNS executions (default 10,000,000),
+#                                      FUZZ_JOBS at a time (default 1); writes fuzz-results/<date>-<commit>.md with
+#                                      executions, coverage, corpus
 #   tools/fuzz.sh run TARGET [ARGS]    one target on a scratch copy of its corpus, libFuzzer flags passed through
 #   tools/fuzz.sh replay [TARGET]      the committed corpora once (no fuzzing)
 #   tools/fuzz.sh findings             which saved crashing inputs (tests/fuzz/findings) still crash
@@ -129,32 +130,49 @@ case "$cmd" in
     exit $status
     ;;
   long)
-    runs="${1:-10000000}"
+    runs="${1:-10000000}"; shift || true
+    targets=("${@:-${TARGETS[@]}}")
+    jobs="${FUZZ_JOBS:-1}"
     build
     commit="$(git rev-parse --short HEAD)"
     mkdir -p fuzz-results
     results="fuzz-results/$(date +%Y-%m-%d)-$commit.md"
     {
-      echo "# Fuzzing, $runs executions per target, commit $commit ($(date -u +%Y-%m-%dT%H:%MZ))"
+      echo "# Fuzzing, $runs executions per target, commit $commit ($(date -u +%Y-%m-%dT%H:%MZ), $jobs at a time)"
       echo
       echo "| target | result | executions | seconds | exec/s | coverage (edges) | features | corpus (inputs/bytes) |"
       echo "|---|---|---:|---:|---:|---:|---:|---|"
     } > "$results"
-    status=0
-    for t in "${TARGETS[@]}"; do
-      start=$SECONDS
-      result=ok
-      fuzz_one "$t" "$runs" runs || { result=FAILED; status=1; }
-      line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$OUT/$t.log" | tail -n 1 || true)"
+    # One target's row, from its log: the DONE line, or the last status line when it stopped on a finding.
+    long_one() {
+      local t="$1" start=$SECONDS result=ok
+      fuzz_one "$t" "$runs" runs || result=FAILED
+      local line cov ft corp execs rate
+      line="$(grep -E '^#[0-9]+[[:space:]]+(DONE|NEW|REDUCE|pulse|INITED)' "$OUT/$t.log" | tail -n 1 || true)"
       cov="$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$line")"
       ft="$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$line")"
       corp="$(sed -n 's/.*corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$line")"
       execs="$(grep -o 'number_of_executed_units: [0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
       rate="$(grep -o 'average_exec_per_sec: *[0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
-      echo "| $t | $result | ${execs:-?} | $((SECONDS - start)) | ${rate:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} |" >> "$results"
+      echo "| $t | $result | ${execs:-?} | $((SECONDS - start)) | ${rate:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} |" \
+        > "$OUT/$t.row"
+      [[ $result == ok ]]
+    }
+    status=0
+    pids=()
+    for t in "${targets[@]}"; do
+      rm -f "$OUT/$t.row"
+      long_one "$t" & pids+=($!)
+      if (( ${#pids[@]} >= jobs )); then
+        for p in "${pids[@]}"; do wait "$p" || status=1; done
+        pids=()
+      fi
     done
+    for p in "${pids[@]}"; do wait "$p" || status=1; done
+    for t in "${targets[@]}"; do cat "$OUT/$t.row" >> "$results"; done
     echo >> "$results"
-    echo "Command: \`tools/fuzz.sh long $runs\`; logs and any crashing inputs in $OUT." >> "$results"
+    echo "Command: \`FUZZ_JOBS=$jobs tools/fuzz.sh long $runs ${targets[*]}\`; logs and any crashing inputs in $OUT." \
+      >> "$results"
     echo "fuzz: results in $results"
     exit $status
     ;;
