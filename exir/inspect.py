@@ -54,7 +54,9 @@ def _union_length(ranges: List[Tuple[int, int]]) -> int:
     return total
 
 
-def plan_lower_bounds(plan: S.ExecutionPlan) -> Dict[int, int]:
+def value_steps(plan: S.ExecutionPlan) -> Tuple[Dict[int, int], Dict[int, int], int]:
+    """(first, last, end): per planned tensor value, the first and last instruction that uses it (inputs from step
+    0, outputs to `end`, the number of instructions), as the planner's lifetimes count them."""
     instrs = plan.chains[0].instructions if plan.chains else []
     end = len(instrs)
     first: Dict[int, int] = {}
@@ -83,11 +85,16 @@ def plan_lower_bounds(plan: S.ExecutionPlan) -> Dict[int, int]:
                 use(getattr(a, name), step)
     for o in plan.outputs:
         use(o, end)
+    return first, last, end
+
+
+def plan_lower_bounds(plan: S.ExecutionPlan) -> Dict[int, int]:
+    first, last, end = value_steps(plan)
+    # A mutable buffer with an initial value holds it from before the first call to after the last.
     for idx, ev in enumerate(plan.values):
         t = ev.val
         if isinstance(t, S.Tensor) and t.allocation_info is not None and t.data_buffer_idx:
-            use(idx, 0)
-            use(idx, end)
+            first[idx], last[idx] = 0, end
     bounds: Dict[int, int] = defaultdict(int)
     for step in range(end + 1):
         live: Dict[int, List[Tuple[int, int]]] = defaultdict(list)

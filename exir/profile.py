@@ -20,7 +20,7 @@ from collections import defaultdict
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from exir import etdump, etrecord
-from exir.inspect import tensor_nbytes
+from exir.inspect import tensor_nbytes, value_steps
 from exir.serialize import deserialize_pte
 from schema import program as S
 
@@ -143,33 +143,7 @@ def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000)
 def lifetimes(plan: S.ExecutionPlan) -> List[Tuple[int, int, int, int, int, int]]:
     """(pool, offset, nbytes, first step, last step, value index) per planned tensor: live from the first
     instruction that uses it to the last (inputs from the start, outputs to the end), as exir.inspect counts."""
-    instrs = plan.chains[0].instructions if plan.chains else []
-    end = len(instrs)
-    first: Dict[int, int] = {}
-    last: Dict[int, int] = {}
-
-    def use(idx: int, step: int) -> None:
-        if not 0 <= idx < len(plan.values):
-            return
-        v = plan.values[idx].val
-        if isinstance(v, (S.TensorList, S.OptionalTensorList)):
-            for i in v.items:
-                use(i, step)
-        elif isinstance(v, S.Tensor) and v.allocation_info is not None:
-            first[idx] = min(first.get(idx, step), step)
-            last[idx] = max(last.get(idx, step), step)
-
-    for i in plan.inputs:
-        use(i, 0)
-    for step, ins in enumerate(instrs):
-        a = ins.instr_args
-        for idx in getattr(a, "args", []) or []:
-            use(idx, step)
-        for name in ("move_from", "move_to", "cond_value_index", "value_index"):
-            if hasattr(a, name):
-                use(getattr(a, name), step)
-    for o in plan.outputs:
-        use(o, end)
+    first, last, _ = value_steps(plan)
     out = []
     for idx in first:
         t = plan.values[idx].val
