@@ -23,9 +23,10 @@ ISO_C = {"memcpy", "memmove", "memset", "memcmp", "strcmp", "strncmp", "strlen",
          "acosf", "atan", "atanf", "atan2", "atan2f", "sinh", "sinhf", "cosh", "coshf", "asinh", "asinhf", "acosh",
          "acoshf", "atanh", "atanhf"}
 PAL = {"ember_pal_log", "ember_pal_ticks_ns", "ember_pal_abort", "ember_pal_init"}
-# What each platform's compiler itself calls into (stack protector, Darwin's zeroing): part of every libc there.
+# What each platform's compiler itself calls into (stack protector; Darwin's zeroing and its 16-byte pattern fill,
+# which clang emits for loops that store one repeated non-zero value): part of every libc there.
 COMPILER_RUNTIME = {"android_arm64": {"__stack_chk_fail", "__stack_chk_guard"},
-                    "ios_arm64": {"__stack_chk_fail", "__stack_chk_guard", "bzero"}}
+                    "ios_arm64": {"__stack_chk_fail", "__stack_chk_guard", "bzero", "memset_pattern16"}}
 
 
 def build_archive(config, *flags):

@@ -46,6 +46,9 @@ EXPECTED = {
     "unplanned-kernel-argument.pte": "tensor with no storage",
     "misaligned-int64-pools.pte": "planned pool sizes 0: 8-byte values not 8-byte aligned",
     "move-changes-kind.pte": "move 3 -> 4 between values of different kinds",
+    # Found by tools/fuzz.sh long at 7749dd9 (fuzz-results/2026-11-24-7749dd9.md).
+    "misaligned-double-list.pte": "list (value) 15: 8-byte values not 8-byte aligned",
+    "overlapping-slice-copy.pte": "instruction 43 (aten::where.self_out) failed: InvalidArgument",
 }
 
 
