@@ -21,6 +21,7 @@ from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH
 from exir.lowering.fuse_activation import fuse_activations
 from exir.lowering.fuse_batch_norm import fuse_batch_norm
 from exir.lowering.convolution_general import route_general_convolutions
+from exir.lowering.safe_softmax import fuse_safe_softmax
 from exir.lowering.in_place import update_buffers_in_place
 from exir.lowering.lifetimes import MemIdPolicy, assign_mem_ids, default_mem_id, lifetimes
 from exir.memory_planning import Allocation, compare_algorithms, plan_memory, verify_plan
@@ -52,8 +53,9 @@ class ExecutorchBackendConfig:
     fold_free_bytes: int = DEFAULT_FOLD_FREE_BYTES
     fold_growth: float = DEFAULT_FOLD_GROWTH
     fuse_batch_norm: bool = True
-    # Convolution + relu/hardtanh/clamp as one `ember::convolution_clamp.out` call (exir.lowering.fuse_activation).
-    # Off by default: ExecuTorch's runtime has no such operator, and by default an Ember program runs on both.
+    # Convolution + relu/hardtanh/clamp as one `ember::convolution_clamp.out` call (exir.lowering.fuse_activation),
+    # and attention's seven-pass masked softmax as one `ember::safe_softmax.out` (exir.lowering.safe_softmax).
+    # Off by default: ExecuTorch's runtime has no such operators, and by default an Ember program runs on both.
     fuse_activations: bool = False
     alias_views: bool = True
     # Refuse, naming them with their source lines, operators and dtypes the target runtime has no kernel for
@@ -236,6 +238,8 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
             fuse_batch_norm(graph)
         # After batch norm is folded: conv -> BN -> ReLU6 only then reads as conv -> ReLU6.
         fused[name] = fuse_activations(graph) if config.fuse_activations else 0
+        if config.fuse_activations:
+            fuse_safe_softmax(graph)
         # Transposed and 3-d convolutions get their own operator, so other runtimes do not link their loops.
         route_general_convolutions(graph)
         if config.alias_views:

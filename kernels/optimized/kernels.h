@@ -48,6 +48,7 @@ void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int
                            Tensor& out2);
 void softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
 void log_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
+void safe_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out);
 void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Tensor& out);
 
 // op_sigmoid.cc

@@ -1,7 +1,8 @@
 // add, sub, mul, div for Float in the broadcast patterns transformers and CNNs produce: same shapes (residual adds),
-// a row over the last dim (bias, LayerNorm-free scaling), a one-element tensor on either side (attention's
-// 1/sqrt(d)), and one value per channel over the dims after it (squeeze-excitation's [N,C,1,1] scale of an
-// [N,C,H,W] tensor). One vector pass each; any other pattern, dtype mix or dim order goes to portable.
+// a block repeated over the leading dims (a bias row; an attention mask over the heads), a one-element tensor on
+// either side (attention's 1/sqrt(d)), and one value per channel over the dims after it (squeeze-excitation's
+// [N,C,1,1] scale of an [N,C,H,W] tensor). One vector pass each; any other pattern, dtype mix or dim order goes to
+// portable.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/optimized/util/simd.h"
@@ -75,7 +76,7 @@ EMBER_ALWAYS_INLINE void binary_loop(Op op, Shape shape, const float* a, const f
   }
 }
 
-// row: the repeated row's length (Row*), or the run per small value (Col*); cols: the small operand's numel (Col*).
+// row: the repeated block's length (Row*), or the run per small value (Col*); cols: the small operand's numel (Col*).
 void binary_baseline(Op op, Shape s, const float* a, const float* b, float* o, int64_t n, int64_t row, int64_t cols,
                      float al) {
   binary_loop<f32x4>(op, s, a, b, o, n, row, cols, al);
@@ -87,13 +88,17 @@ EMBER_TARGET_AVX2 void binary_avx2(Op op, Shape s, const float* a, const float* 
 }
 #endif
 
-// `small` broadcasts over `big` as a row over the last dim: no more dims, last size equal, all others 1.
+// `small` broadcasts over `big` as a block repeated over big's leading dims: right-aligned, small's sizes after
+// its leading 1s equal big's last ones (a bias row over the last dim; an attention mask [1, 1, S, S] over the
+// heads of [1, H, S, S] scores). The block is small's elements in order.
 bool is_row_of(const Tensor& small, const Tensor& big) {
-  if (small.dim() < 1 || small.dim() > big.dim() || big.dim() < 1) return false;
-  if (small.size(small.dim() - 1) != big.size(big.dim() - 1)) return false;
-  for (int32_t d = 0; d + 1 < small.dim(); ++d)
-    if (small.size(d) != 1) return false;
-  return true;
+  const int32_t sd = small.dim(), bd = big.dim();
+  if (sd < 1 || sd > bd) return false;
+  int32_t first = 0;
+  while (first < sd && small.size(first) == 1) ++first;
+  for (int32_t d = first; d < sd; ++d)
+    if (small.size(d) != big.size(d + bd - sd)) return false;
+  return first < sd;  // all ones: the scalar pattern
 }
 
 // `small` broadcasts over `big` as one value per index of a block of dims, over more than one element of the dims
@@ -140,11 +145,10 @@ bool pattern(uint32_t mask, const Tensor& a, const Tensor& b, const Tensor& out,
 
 void run(Op op, Shape s, const Tensor& a, const Tensor& b, Tensor& out, float alpha, int64_t inner) {
   const bool small_a = s == Shape::ScalarA || s == Shape::RowA || s == Shape::ColA;
-  const Tensor& big = small_a ? b : a;
   const Tensor& small = small_a ? a : b;
   const int64_t n = out.numel();
   const bool col = s == Shape::ColA || s == Shape::ColB;
-  const int64_t row = col ? inner : big.dim() ? big.size(big.dim() - 1) : 1;
+  const int64_t row = col ? inner : small.numel();
   const int64_t cols = col ? small.numel() : 0;
   if (n == 0 || row == 0) return;
 #if EMBER_SIMD_X86_DISPATCH

@@ -1,5 +1,6 @@
-// _softmax and _log_softmax for Float along the last dim (attention scores, classifier logits): per row one
-// vector pass for the maximum, one for exp and its sum, one to scale. Other dims and dtypes: portable.
+// _softmax, _log_softmax and ember::safe_softmax for Float along the last dim (attention scores, classifier
+// logits): per row one vector pass for the maximum, one for exp and its sum, one to scale. Other dims and dtypes:
+// portable.
 #include <math.h>
 
 #include "ember/selected_dtypes.h"
@@ -13,7 +14,7 @@ namespace optimized {
 namespace {
 
 template <class V>
-EMBER_ALWAYS_INLINE void softmax_rows(const float* x, float* o, int64_t rows, int64_t len, bool log) {
+EMBER_ALWAYS_INLINE void softmax_rows(const float* x, float* o, int64_t rows, int64_t len, bool log, bool safe) {
   constexpr int L = Lanes<V>::value;
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * len;
@@ -24,8 +25,15 @@ EMBER_ALWAYS_INLINE void softmax_rows(const float* x, float* o, int64_t rows, in
     float mx = -__builtin_inff();
     for (int k = 0; k < L; ++k) mx = vm[k] > mx || vm[k] != vm[k] ? vm[k] : mx;
     for (; i < len; ++i) mx = xr[i] > mx || xr[i] != xr[i] ? xr[i] : mx;
-    // A row of -inf (fully masked) has no finite maximum: subtracting 0 keeps it NaN, as in ATen.
-    if (mx == -__builtin_inff()) mx = 0.0f;
+    // A row of -inf (fully masked) has no finite maximum (a NaN anywhere would have become the maximum):
+    // safe_softmax writes it as zeros; softmax subtracts 0 and keeps it NaN, as ATen does.
+    if (mx == -__builtin_inff()) {
+      if (safe) {
+        for (int64_t k = 0; k < len; ++k) orow[k] = 0.0f;
+        continue;
+      }
+      mx = 0.0f;
+    }
     V vs = vsplat<V>(0.0f);
     i = 0;
     for (; i + L <= len; i += L) {
@@ -54,12 +62,12 @@ EMBER_ALWAYS_INLINE void softmax_rows(const float* x, float* o, int64_t rows, in
   }
 }
 
-void softmax_baseline(const float* x, float* o, int64_t rows, int64_t len, bool log) {
-  softmax_rows<f32x4>(x, o, rows, len, log);
+void softmax_baseline(const float* x, float* o, int64_t rows, int64_t len, bool log, bool safe) {
+  softmax_rows<f32x4>(x, o, rows, len, log, safe);
 }
 #if EMBER_SIMD_X86_DISPATCH
-EMBER_TARGET_AVX2 void softmax_avx2(const float* x, float* o, int64_t rows, int64_t len, bool log) {
-  softmax_rows<f32x8>(x, o, rows, len, log);
+EMBER_TARGET_AVX2 void softmax_avx2(const float* x, float* o, int64_t rows, int64_t len, bool log, bool safe) {
+  softmax_rows<f32x8>(x, o, rows, len, log, safe);
 }
 #endif
 
@@ -72,16 +80,19 @@ bool takes(uint32_t mask, const Tensor& self, int64_t dim, bool half_to_float, c
          self.const_data_ptr() != out.const_data_ptr();
 }
 
-void softmax_last(KernelContext& ctx, const char* name, const Tensor& self, bool log, Tensor& out) {
+void softmax_last(KernelContext& ctx, const char* name, const Tensor& self, bool log, Tensor& out,
+                  bool safe = false) {
   EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, self.sizes()), InvalidArgument,
                      "%s: out must match self's shape", name);
   const int64_t len = self.size(self.dim() - 1);
   if (len == 0) return;
   const int64_t rows = self.numel() / len;
 #if EMBER_SIMD_X86_DISPATCH
-  if (cpu_has_avx2_fma()) return softmax_avx2(self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), rows, len, log);
+  if (cpu_has_avx2_fma()) {
+    return softmax_avx2(self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), rows, len, log, safe);
+  }
 #endif
-  softmax_baseline(self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), rows, len, log);
+  softmax_baseline(self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), rows, len, log, safe);
 }
 
 }  // namespace
@@ -98,6 +109,13 @@ void log_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool h
     return portable::log_softmax_out(ctx, self, dim, half_to_float, out);
   }
   softmax_last(ctx, "_log_softmax.out", self, true, out);
+}
+
+void safe_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out) {
+  if (!takes(selected_dtypes::safe_softmax_out_optimized, self, dim, false, out)) {
+    return portable::safe_softmax_out(ctx, self, dim, out);
+  }
+  softmax_last(ctx, "ember::safe_softmax.out", self, false, out, true);
 }
 
 }  // namespace optimized

@@ -73,6 +73,8 @@ void sum_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>>
 // op_softmax.cc
 void softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
 void log_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
+// ember::safe_softmax.out: softmax, with a slice that is -inf throughout written as zeros (attention's masking).
+void safe_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out);
 
 // op_norm.cc
 void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int64_t> normalized_shape,

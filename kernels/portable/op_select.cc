@@ -9,6 +9,37 @@
 namespace ember {
 namespace portable {
 
+namespace {
+
+// where's direct loop, per element size rather than dtype (one copy of it serves every selected dtype): a one-element
+// operand is read at index 0 throughout. The element types may alias the tensors' own (float, double, ...).
+typedef uint8_t __attribute__((may_alias)) Bytes1;
+typedef uint16_t __attribute__((may_alias)) Bytes2;
+typedef uint32_t __attribute__((may_alias)) Bytes4;
+typedef uint64_t __attribute__((may_alias)) Bytes8;
+
+template <class E>
+void where_direct_as(const bool* c, const E* a, const E* b, E* o, int64_t n, int64_t sc, int64_t sa, int64_t sb) {
+  for (int64_t i = 0; i < n; ++i) o[i] = c[i * sc] ? a[i * sa] : b[i * sb];
+}
+
+void where_direct(const bool* c, const void* a, const void* b, void* o, int64_t n, bool c1, bool a1, bool b1,
+                  size_t size) {
+  const int64_t sc = c1 ? 0 : 1, sa = a1 ? 0 : 1, sb = b1 ? 0 : 1;
+  switch (size) {
+    case 1: return where_direct_as(c, static_cast<const Bytes1*>(a), static_cast<const Bytes1*>(b),
+                                   static_cast<Bytes1*>(o), n, sc, sa, sb);
+    case 2: return where_direct_as(c, static_cast<const Bytes2*>(a), static_cast<const Bytes2*>(b),
+                                   static_cast<Bytes2*>(o), n, sc, sa, sb);
+    case 4: return where_direct_as(c, static_cast<const Bytes4*>(a), static_cast<const Bytes4*>(b),
+                                   static_cast<Bytes4*>(o), n, sc, sa, sb);
+    default: return where_direct_as(c, static_cast<const Bytes8*>(a), static_cast<const Bytes8*>(b),
+                                    static_cast<Bytes8*>(o), n, sc, sa, sb);
+  }
+}
+
+}  // namespace
+
 void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out) {
   int32_t s1[kMaxTensorDim], shape[kMaxTensorDim];
   const int n1 = broadcast_shape(condition.sizes(), self.sizes(), s1);
@@ -18,12 +49,23 @@ void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, 
                      "where.self_out: out has the wrong shape");
   EMBER_KERNEL_CHECK(ctx, condition.scalar_type() == ScalarType::Bool, InvalidArgument,
                      "where.self_out: condition must be Bool, got %s", scalar_type_name(condition.scalar_type()));
+  // Each operand out's shape or one element (a mask choosing between two constants, as attention's additive mask is
+  // made from a boolean one): index directly. The general broadcast below costs ~90 instructions an element.
+  auto plain = [&](const Tensor& t) {
+    return (t.numel() == 1 || t.sizes().equals(out.sizes())) &&
+           (&t == &condition || t.scalar_type() == out.scalar_type());
+  };
+  const bool direct = plain(condition) && plain(self) && plain(other);
   EMBER_DISPATCH(ctx, "where.self_out", selected_dtypes::where_out_portable, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const BroadcastIndexer ic(condition.sizes(), shape, n), ia(self.sizes(), shape, n), ib(other.sizes(), shape, n);
     const bool* c = condition.const_data_ptr<bool>();
     T* o = out.mutable_data_ptr<T>();
+    if (direct) {
+      return where_direct(c, self.const_data_ptr(), other.const_data_ptr(), o, out.numel(), condition.numel() == 1,
+                          self.numel() == 1, other.numel() == 1, sizeof(T));
+    }
+    const BroadcastIndexer ic(condition.sizes(), shape, n), ia(self.sizes(), shape, n), ib(other.sizes(), shape, n);
     for (int64_t i = 0; i < out.numel(); ++i) {
       o[i] = c[ic(i)] ? static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), ia(i)))
                       : static_cast<T>(load_as<C>(other.const_data_ptr(), other.scalar_type(), ib(i)));
@@ -76,14 +118,14 @@ void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out) {
   for (int64_t i = 0; i < d; ++i) outer *= out.size(static_cast<int32_t>(i));
   for (int64_t i = d + 1; i < rank; ++i) inner *= out.size(static_cast<int32_t>(i));
   const size_t elem = out.element_size();
-  uint8_t* o = static_cast<uint8_t*>(out.mutable_data_ptr());
+  uint8_t* o = static_cast<Bytes1*>(out.mutable_data_ptr());
   const int64_t out_row = out.size(static_cast<int32_t>(d)) * inner;
   int64_t at = 0;
   for (size_t k = 0; k < tensors.size(); ++k) {
     const Tensor& t = tensors[k];
     if (t.dim() == 1 && t.numel() == 0) continue;
     const int64_t rows = t.size(static_cast<int32_t>(d)) * inner;
-    const uint8_t* x = static_cast<const uint8_t*>(t.const_data_ptr());
+    const uint8_t* x = static_cast<const Bytes1*>(t.const_data_ptr());
     for (int64_t a = 0; a < outer; ++a) {
       memmove(o + static_cast<size_t>(a * out_row + at) * elem, x + static_cast<size_t>(a * rows) * elem,
              static_cast<size_t>(rows) * elem);
@@ -114,8 +156,8 @@ void embedding_out(KernelContext& ctx, const Tensor& weight, const Tensor& indic
     EMBER_KERNEL_CHECK(ctx, r >= 0 && r < rows, InvalidArgument, "embedding.out: index %lld at position %lld is "
                        "outside the %lld rows", static_cast<long long>(r), static_cast<long long>(i),
                        static_cast<long long>(rows));
-    memmove(static_cast<uint8_t*>(out.mutable_data_ptr()) + static_cast<size_t>(i) * row_bytes,
-           static_cast<const uint8_t*>(weight.const_data_ptr()) + static_cast<size_t>(r) * row_bytes, row_bytes);
+    memmove(static_cast<Bytes1*>(out.mutable_data_ptr()) + static_cast<size_t>(i) * row_bytes,
+           static_cast<const Bytes1*>(weight.const_data_ptr()) + static_cast<size_t>(r) * row_bytes, row_bytes);
   }
 }
 

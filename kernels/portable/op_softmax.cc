@@ -1,4 +1,5 @@
-// _softmax and _log_softmax along one dim, max-subtracted for stability, accumulated in double-free compute type.
+// _softmax, _log_softmax and ember::safe_softmax along one dim, max-subtracted for stability, accumulated in the
+// compute type (float for the 16-bit types, double for Double).
 #include <math.h>
 
 #include "ember/selected_dtypes.h"
@@ -11,7 +12,7 @@ namespace {
 
 template <uint32_t Mask>
 void softmax_impl(KernelContext& ctx, const char* name, const Tensor& in, int64_t dim, bool half_to_float, bool log,
-                  Tensor& out) {
+                  Tensor& out, bool safe = false) {
   EMBER_KERNEL_CHECK(ctx, !half_to_float, NotSupported, "%s: half_to_float is not supported", name);
   const int64_t n = in.dim();
   const int64_t d = dim < 0 ? dim + (n ? n : 1) : dim;
@@ -33,9 +34,16 @@ void softmax_impl(KernelContext& ctx, const char* name, const Tensor& in, int64_
       for (int64_t c = 0; c < inner; ++c) {
         const int64_t base = a * len * inner + c;
         C mx = static_cast<C>(x[base]);
+        bool masked = mx == -static_cast<C>(INFINITY);
         for (int64_t k = 1; k < len; ++k) {
           const C v = static_cast<C>(x[base + k * inner]);
           if (v > mx) mx = v;
+          masked = masked && v == -static_cast<C>(INFINITY);
+        }
+        // safe_softmax: a slice that is -inf throughout (a fully masked attention row) is zeros, not NaN.
+        if (safe && masked) {
+          for (int64_t k = 0; k < len; ++k) o[base + k * inner] = static_cast<T>(0);
+          continue;
         }
         C sum = C(0);
         for (int64_t k = 0; k < len; ++k) sum += static_cast<C>(exp(static_cast<C>(x[base + k * inner]) - mx));
@@ -57,6 +65,11 @@ void softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_
 
 void log_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out) {
   softmax_impl<selected_dtypes::log_softmax_out_portable>(ctx, "_log_softmax.out", self, dim, half_to_float, true, out);
+}
+
+void safe_softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out) {
+  softmax_impl<selected_dtypes::safe_softmax_out_portable>(ctx, "ember::safe_softmax.out", self, dim, false, false, out,
+                                                           true);
 }
 
 }  // namespace portable

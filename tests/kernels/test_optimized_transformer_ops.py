@@ -3,8 +3,8 @@ against eager PyTorch, on the default build and the portable-only build.
 
 Shapes reach each vector body and its scalar tail (lengths not a multiple of 4 or 8), every broadcast pattern the
 optimized binary ops take (same shape, a row over the last dim on either side, a one-element tensor on either
-side), masked attention rows (-inf), and the calls they hand to portable (softmax over another dim, a general
-broadcast, double, half).
+side, a block repeated over the leading dims: an attention mask over the heads), masked attention rows (-inf), and
+the calls they hand to portable (softmax over another dim, a general broadcast, double, half).
 
 Tolerances: float32 1e-5 relative elementwise (the vector exp/erf are within a few ulp), 1e-4 for the reductions
 (layer norm, softmax: another summation order); float64 1e-10; float16 1e-2.
@@ -56,7 +56,10 @@ CASES = {
     "div_row_denominator": (lambda a, b: a / b, [rnd(5, 12), rnd(12) + 3.0]),
     "div_scalar_first": (lambda a, b: a / b, [rnd(1), rnd(4, 9) + 3.0]),
     "div_same": (lambda a, b: a / b, [rnd(3, 17), rnd(3, 17) + 3.0]),
+    "add_mask_over_heads": (lambda a, b: a + b, [rnd(2, 3, 9, 11), rnd(1, 1, 9, 11)]),
+    "sub_block_first": (lambda a, b: a - b, [rnd(5, 3), rnd(4, 5, 3)]),
     "add_general_broadcast": (lambda a, b: a + b, [rnd(3, 1, 5), rnd(1, 4, 5)]),
+    "add_inner_one": (lambda a, b: a + b, [rnd(2, 3, 4, 5), rnd(1, 3, 1, 5)]),
     "add_column": (lambda a, b: a + b, [rnd(3, 5), rnd(3, 1)]),
     "mul_double": (lambda a, b: a * b, [rnd(4, 5, dtype=torch.float64), rnd(5, dtype=torch.float64)]),
 }

@@ -117,6 +117,9 @@ CASES = {
     "slice_rows": (lambda x: x[1:3, :, 2:6] * 1.0, [rnd(4, 3, 8)]),
     "cat": (lambda a, b: torch.cat([a, b], dim=1), [rnd(2, 3), rnd(2, 4)]),
     "where": (lambda c, a, b: torch.where(c, a, b), [rnd(3, 4) > 0, rnd(3, 4), rnd(4)]),
+    # Each operand out's shape or one element: the direct loop (a boolean mask made additive, as attention does).
+    "where_direct": (lambda c, a, b: torch.where(c, a, b), [rnd(2, 5, 7) > 0, rnd(1), rnd(2, 5, 7)]),
+    "where_scalars": (lambda c, a, b: torch.where(c, a, b), [rnd(3, 6) > 0, rnd(()), rnd(1, 1)]),
     "embedding": (lambda w, i: F.embedding(i, w), [rnd(10, 4), torch.tensor([[1, 3], [9, 0]])]),
     "index_rows": (lambda x, i: x[i], [rnd(5, 3), torch.tensor([4, 0, -1])]),
     "index_cols_broadcast": (lambda x, i, j: x[:, i, j], [rnd(2, 4, 5), torch.tensor([[0], [3]]),
