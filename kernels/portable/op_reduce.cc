@@ -185,6 +185,9 @@ void cumsum_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optional<in
                      InvalidArgument, "cumsum.out: dtype argument does not match out's dtype %s",
                      scalar_type_name(out.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, self.is_contiguous(), NotSupported, "cumsum.out: self must be contiguous");
+  // Nothing to write; and the walk below would still visit every slice of the other dims, which an empty tensor may
+  // claim billions of (kernel_fuzz: a [0, 2^31, ...] input ran past libFuzzer's 25-second limit).
+  if (self.numel() == 0) return;
   EMBER_DISPATCH(ctx, "cumsum.out", selected_dtypes::cumsum_out_portable, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;

@@ -58,6 +58,8 @@ void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t 
                      InvalidArgument, "topk.values: self must not be Bool, values must be %s like self, indices Long",
                      scalar_type_name(self.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, self.is_contiguous(), NotSupported, "topk.values: self must be contiguous");
+  // k = 0 or an empty self: nothing to write, though the other dims may claim billions of slices to walk.
+  if (values.numel() == 0) return;
   // The same walk over self's slices and the outputs' (which differ only along dim).
   ReducePlan in_plan, out_plan;
   make_reduce_plan(self, &d, 1, true, true, in_plan);
