@@ -14,14 +14,15 @@
 #   tools/fuzz.sh merge TARGET DIR     adds DIR's inputs that reach new code to TARGET's committed corpus
 #   tools/fuzz.sh seeds                rewrites the generated seeds (kernel signatures; programs need the venv)
 #
-# Targets: program_fuzz data_loader_fuzz runner_fill_fuzz kernel_fuzz bundled_program_fuzz. Crashes are written to $FUZZ_OUT
+# Targets: kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz. Crashes are written to $FUZZ_OUT
 # (default: out/fuzz), named <target>-crash-<sha1>; reproduce one with
 # `bazel-out/k8-optfuzz/bin/tests/fuzz/<target> FILE` (EMBER_FUZZ_LOG=1 prints the runtime's errors).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-TARGETS=(program_fuzz data_loader_fuzz runner_fill_fuzz kernel_fuzz bundled_program_fuzz)
+# kernel_fuzz first: the slowest (about 5,500 executions/s against 10,000-30,000 for the others).
+TARGETS=(kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz)
 OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
 BIN=""
 
@@ -159,16 +160,16 @@ case "$cmd" in
       [[ $result == ok ]]
     }
     status=0
-    pids=()
+    running=0
+    # A pool of FUZZ_JOBS: the next target starts as soon as any one finishes (kernel_fuzz takes three times as
+    # long as the next slowest, so name it first).
     for t in "${targets[@]}"; do
       rm -f "$OUT/$t.row"
-      long_one "$t" & pids+=($!)
-      if (( ${#pids[@]} >= jobs )); then
-        for p in "${pids[@]}"; do wait "$p" || status=1; done
-        pids=()
-      fi
+      if (( running >= jobs )); then wait -n || status=1; running=$((running - 1)); fi
+      long_one "$t" &
+      running=$((running + 1))
     done
-    for p in "${pids[@]}"; do wait "$p" || status=1; done
+    while (( running > 0 )); do wait -n || status=1; running=$((running - 1)); done
     for t in "${targets[@]}"; do cat "$OUT/$t.row" >> "$results"; done
     echo >> "$results"
     echo "Command: \`FUZZ_JOBS=$jobs tools/fuzz.sh long $runs ${targets[*]}\`; logs and any crashing inputs in $OUT." \
