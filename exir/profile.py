@@ -3,12 +3,14 @@ two pictures (SVG, drawn here without plotting libraries): a timeline of one run
 lifetimes over addresses, per pool.
 
     python -m exir.profile model.pte trace.etdp [--method forward] [--etrecord model.etrecord.json] [--no-svg]
-                                                [--top 15]
+                                                [--top 15] [--cycles-per-us N]
 
-The trace is an ETDump (runner --profile, ember.runtime run(profile=True), or ExecuTorch's runtime). Statistics
-are over runs: an operator's time in a run is the sum over its instructions. The module table needs the source
-map exir writes beside the .pte (prog.save(path, etrecord=True)); without it only the operator table is printed.
-Times are ns from the platform's clock (ember_pal_ticks_ns).
+The trace is an ETDump (runner --profile, ember.runtime run(profile=True), or ExecuTorch's runtime), or a raw trace
+from a microcontroller (the Cortex-M55 runner's --profile, exir/raw_trace.py). Statistics are over runs: an
+operator's time in a run is the sum over its instructions. The module table needs the source map exir writes
+beside the .pte (prog.save(path, etrecord=True)); without it only the operator table is printed. Times are ns from
+the platform's clock (ember_pal_ticks_ns), shown in us, or in thousands of cycles with --cycles-per-us (a raw trace
+defaults to 1000: under QEMU's -icount shift=0 each instruction is one virtual nanosecond; a board at 32 MHz is 32).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import sys
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from exir import etdump, etrecord
+from exir import etdump, etrecord, raw_trace
 from exir.inspect import tensor_nbytes, value_steps
 from exir.serialize import deserialize_pte
 from schema import program as S
@@ -80,9 +82,9 @@ def tables(runs: List[etdump.Run], rows: Optional[List[dict]]) -> Tuple[List[tup
     return rows_of(by_op, counts), rows_of(by_module, mcounts), mean_run
 
 
-def render_table(title: str, rows: List[tuple], unit: str = "us", top: int = 0) -> str:
-    """A Markdown table; with `top`, the first `top` rows and one line for the rest."""
-    scale = 1000.0
+def render_table(title: str, rows: List[tuple], unit: str = "us", top: int = 0, scale: float = 1000.0) -> str:
+    """A Markdown table; with `top`, the first `top` rows and one line for the rest. Times are ns divided by
+    `scale` to make `unit`."""
     rest = rows[top:] if top else []
     rows = rows[:top] if top else rows
     head = f"| {title} | calls/run | p10 ({unit}) | p50 ({unit}) | p90 ({unit}) | mean ({unit}) | share |"
@@ -103,8 +105,9 @@ def _color(name: str) -> str:
     return f"hsl({h},55%,55%)"
 
 
-def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000) -> str:
-    """One run: a lane per operator, a bar per instruction from its start to its end."""
+def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000, unit: str = "us",
+                 scale: float = 1000.0) -> str:
+    """One run: a lane per operator, a bar per instruction from its start to its end (ns / scale in `unit`)."""
     instr = [e for e in run.events if e.instruction >= 0]
     if not instr:
         return ""
@@ -119,7 +122,7 @@ def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000)
     height = top + lane_h * len(lanes) + 30
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
            f'font-family="monospace" font-size="11">',
-           f'<text x="4" y="16">timeline of one run: {span / 1000:.1f} us from first to last instruction</text>']
+           f'<text x="4" y="16">timeline of one run: {span / scale:.1f} {unit} from first to last instruction</text>']
     for i, name in enumerate(lanes):
         out.append(f'<text x="4" y="{top + i * lane_h + 13}">{html.escape(name[:38])}</text>')
     for e in instr:
@@ -130,12 +133,12 @@ def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000)
         if rows is not None and e.instruction < len(rows):
             where = f" {rows[e.instruction]['module']} {rows[e.instruction]['source']}"
         out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{lane_h - 4}" fill="{_color(e.name)}">'
-                   f'<title>#{e.instruction} {html.escape(e.name)}: {e.duration / 1000:.2f} us'
+                   f'<title>#{e.instruction} {html.escape(e.name)}: {e.duration / scale:.2f} {unit}'
                    f'{html.escape(where)}</title></rect>')
     axis_y = top + lane_h * len(lanes) + 14
     for k in range(6):
         x = left + width * k / 5
-        out.append(f'<text x="{x:.0f}" y="{axis_y}">{span * k / 5 / 1000:.0f}us</text>')
+        out.append(f'<text x="{x:.0f}" y="{axis_y}">{span * k / 5 / scale:.0f} {unit}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
@@ -187,17 +190,33 @@ def memory_svg(plan: S.ExecutionPlan, width: int = 1000, pool_h: int = 260) -> s
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m exir.profile", description=__doc__.split("\n\n")[0])
     ap.add_argument("pte")
-    ap.add_argument("trace", help="an ETDump (.etdp)")
+    ap.add_argument("trace", help="an ETDump (.etdp), or a device's raw trace (.emtr)")
     ap.add_argument("--method", default=None, help="default: the trace's run name, else forward")
     ap.add_argument("--etrecord", default=None, help="the source map (default: MODEL.etrecord.json beside the .pte)")
     ap.add_argument("--no-svg", action="store_true", help="print the tables only")
     ap.add_argument("--top", type=int, default=15, help="rows per table, the rest summed in one (0: all)")
+    ap.add_argument("--cycles-per-us", type=float, default=None,
+                    help="show thousands of cycles at this clock (default for a raw trace: 1000, QEMU's -icount "
+                         "shift=0 counting one per instruction)")
     args = ap.parse_args(argv)
     try:
-        runs = etdump.read(args.trace)
-    except (OSError, etdump.EtdumpError) as e:
+        with open(args.trace, "rb") as f:
+            data = f.read()
+        raw = raw_trace.is_raw_trace(data)
+        if raw:
+            with open(args.pte, "rb") as f:
+                runs = raw_trace.parse(data, f.read())
+        else:
+            runs = etdump.parse(data)
+    except (OSError, ValueError) as e:  # EtdumpError and the .pte's PteFormatError are ValueErrors
         print(f"exir.profile: {args.trace}: {e}", file=sys.stderr)
         return 2
+    cycles_per_us = args.cycles_per_us if args.cycles_per_us is not None else (1000.0 if raw else None)
+    if cycles_per_us is not None and cycles_per_us <= 0:
+        print("exir.profile: --cycles-per-us must be positive", file=sys.stderr)
+        return 2
+    # ns / scale = the unit shown: us, or thousands of cycles.
+    unit, scale = ("k cycles", 1e6 / cycles_per_us) if cycles_per_us else ("us", 1000.0)
     runs = [r for r in runs if any(e.instruction >= 0 for e in r.events)]
     if not runs:
         print(f"exir.profile: {args.trace} has no instruction events (was the runtime built with --config=profiling?)",
@@ -228,21 +247,23 @@ def main(argv=None) -> int:
                   f"two together (prog.save(path, etrecord=True))", file=sys.stderr)
             return 2
     ops, modules, mean_run = tables(runs, rows)
-    print(f"{args.pte}, method '{method}': {len(runs)} run(s), mean {mean_run / 1000:.1f} us, {n_instr} instructions")
+    print(f"{args.pte}, method '{method}': {len(runs)} run(s), mean {mean_run / scale:.1f} {unit}, {n_instr} "
+          f"instructions" + (f" ({cycles_per_us:g} cycles per us)" if cycles_per_us else ""))
     if any(r.truncated for r in runs):
         print(f"warning: {[r.name for r in runs if r.truncated][-1]}: the trace buffer filled; statistics cover a "
               f"prefix of the run(s)")
     print()
-    print(render_table("operator", ops, top=args.top))
+    print(render_table("operator", ops, unit=unit, top=args.top, scale=scale))
     print()
     if rows is None:
         print(f"(no source map at {sidecar}: export with prog.save(path, etrecord=True) for the per-module table)")
     else:
-        print(render_table("module", modules, top=args.top))
+        print(render_table("module", modules, unit=unit, top=args.top, scale=scale))
     if not args.no_svg:
         base = os.path.splitext(args.trace)[0]
         written = []
-        for suffix, svg in ((".timeline.svg", timeline_svg(runs[0], rows)), (".memory.svg", memory_svg(plan))):
+        for suffix, svg in ((".timeline.svg", timeline_svg(runs[0], rows, unit=unit, scale=scale)),
+                            (".memory.svg", memory_svg(plan))):
             if svg:
                 with open(base + suffix, "w") as f:
                     f.write(svg)

@@ -1,0 +1,84 @@
+"""Reads the raw traces a device writes (*.emtr): the Cortex-M55 runner's `--profile FILE`
+(platforms/mps3_an547/runner.cc). A microcontroller has no heap for a flatbuffer builder, so it sends its
+BufferEventTracer records as they lie in memory; the operator names come from the program, on the host.
+
+Layout, little-endian: a 64-byte header (b"EMTR", u32 version 1, u32 record size 32, u32 record count, u64 events
+dropped, u64 ticks per second of the records' clock, 32-byte NUL-padded method name), then the records
+(runtime/devtools/buffer_event_tracer.h: u64 start, u64 end, u32 instruction, u32 operator index, u32 chain,
+u8 kind, u8 run, 2 bytes of padding). The result is what exir.etdump.parse gives for an ETDump: runs of profile
+events in nanoseconds, so exir.profile tabulates both alike.
+
+    runs = exir.raw_trace.read("trace.emtr", "model.pte")
+"""
+from __future__ import annotations
+
+import struct
+from typing import List
+
+from exir.etdump import EtdumpError, ProfileEvent, Run
+from exir.serialize import deserialize_pte
+
+MAGIC = b"EMTR"
+_HEADER = struct.Struct("<4sIIIQQ32s")
+_RECORD = struct.Struct("<QQIIIBB2x")
+# runtime/devtools/event_tracer.h's TraceKind.
+_KERNEL, _DELEGATE, _MOVE, _JUMP_FALSE, _FREE, _RUN = 1, 2, 3, 4, 5, 255
+_NAMES = {_DELEGATE: "DELEGATE_CALL", _MOVE: "MoveCall", _JUMP_FALSE: "JumpFalseCall", _FREE: "FreeCall",
+          _RUN: "Method::execute"}
+_NONE = 0xFFFFFFFF
+
+
+def is_raw_trace(data: bytes) -> bool:
+    return data[:4] == MAGIC
+
+
+def parse(data: bytes, pte: bytes) -> List[Run]:
+    """The runs of a raw trace, events named after the operators of `pte` (the program the device ran)."""
+    if len(data) < _HEADER.size or not is_raw_trace(data):
+        raise EtdumpError("not a raw trace: no 'EMTR' header (the Cortex-M55 runner's --profile writes one)")
+    magic, version, record_size, count, dropped, ticks_per_second, method = _HEADER.unpack_from(data, 0)
+    if version != 1 or record_size != _RECORD.size:
+        raise EtdumpError(f"raw trace version {version} with {record_size}-byte records; this reader knows version 1 "
+                          f"with {_RECORD.size}-byte ones")
+    if len(data) != _HEADER.size + count * record_size:
+        raise EtdumpError(f"the header promises {count} records ({_HEADER.size + count * record_size} bytes in all), "
+                          f"the file has {len(data)} bytes")
+    if ticks_per_second == 0:
+        raise EtdumpError("the header's clock rate is 0")
+    method = method.split(b"\0", 1)[0].decode("utf-8", "replace") or "forward"
+    plans = {p.name: p for p in deserialize_pte(pte).program.execution_plan}
+    if method not in plans:
+        raise EtdumpError(f"the trace is of method '{method}', which the program does not have "
+                          f"({', '.join(plans)}): is it the trace of another program?")
+    operators = plans[method].operators
+    to_ns = 1e9 / ticks_per_second
+
+    def name(kind: int, op_index: int) -> str:
+        if kind != _KERNEL:
+            return _NAMES.get(kind, "instruction")
+        if op_index >= len(operators):
+            return f"operator #{op_index}"
+        op = operators[op_index]
+        return f"{op.name}.{op.overload}" if op.overload else op.name
+
+    runs: List[Run] = []
+    events: List[ProfileEvent] = []
+    # Records are in order; a run ends with its whole-run record, or with the buffer when that filled first.
+    for i in range(count):
+        start, end, instruction, op_index, chain, kind, _ = _RECORD.unpack_from(data, _HEADER.size + i * record_size)
+        events.append(ProfileEvent(name=name(kind, op_index), chain=chain,
+                                   instruction=-1 if instruction == _NONE else instruction,
+                                   start=round(start * to_ns), end=round(end * to_ns)))
+        if kind == _RUN:
+            runs.append(Run(name=method, events=events))
+            events = []
+    if events:
+        runs.append(Run(name=method, events=events))
+    if dropped and runs:
+        runs[-1].name = f"{method} (truncated: {dropped} events dropped)"
+    return runs
+
+
+def read(path: str, pte_path: str) -> List[Run]:
+    with open(path, "rb") as f, open(pte_path, "rb") as p:
+        return parse(f.read(), p.read())
