@@ -1,7 +1,8 @@
 // A recorded trace (BufferEventTracer's records) as an ETDump file (schema/etdump.fbs, ExecuTorch's "ED00"):
 // one RunData per execute(), one ProfileEvent per instruction named after its operator, its instruction index as
 // the debug handle. Host code: it builds with the flatbuffers library on the heap, after the runs. A device keeps
-// only the raw records (heapless) and a host converts them (the Cortex-M55 runner writes them through semihosting; exir/raw_trace.py reads them).
+// only the raw records (heapless) and sends them to a host (the Cortex-M55 runner, through semihosting), where
+// exir/raw_trace.py reads them.
 #pragma once
 
 #include <stddef.h>
