@@ -152,7 +152,16 @@ struct Builder {
     int64_t numel = 1;
     for (int32_t d = 0; d < dim; ++d) numel *= sizes[d];
     if (numel > kMaxNumel) {
-      for (int32_t d = 0; d < dim; ++d) sizes[d] = sizes[d] > 2 ? 2 : sizes[d];
+      // Sizes of at most 2, then dims of 1 from the last until it fits: 2^16 elements at rank 16 were still too
+      // many (an index_put_ broadcasting 65,536 indices over 65,536-element slices ran past libFuzzer's time limit).
+      numel = 1;
+      for (int32_t d = 0; d < dim; ++d) {
+        sizes[d] = sizes[d] > 2 ? 2 : sizes[d];
+        numel *= sizes[d];
+      }
+      for (int32_t d = dim - 1; d >= 0 && numel > kMaxNumel; --d) {
+        if (sizes[d] == 2) sizes[d] = 1, numel /= 2;
+      }
     }
     last_dim = dim;
     memcpy(last_sizes, sizes, sizeof(int32_t) * static_cast<size_t>(dim));
