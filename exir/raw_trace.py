@@ -9,14 +9,26 @@ u8 kind, u8 run, 2 bytes of padding). The result is what exir.etdump.parse gives
 events in nanoseconds, so exir.profile tabulates both alike.
 
     runs = exir.raw_trace.read("trace.emtr", "model.pte")
+    python -m exir.raw_trace trace.emtr model.pte -o trace.etdp   # as an ETDump, for ExecuTorch's Inspector
 """
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import shutil
 import struct
+import subprocess
+import sys
+import tempfile
 from typing import List
 
 from exir.etdump import EtdumpError, ProfileEvent, Run
 from exir.serialize import deserialize_pte
+from exir.serialize.flatc import FlatcError, _flatc
+from schema.fbs import scalar_type_fbs
+
+ETDUMP_FBS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schema", "etdump.fbs")
 
 MAGIC = b"EMTR"
 _HEADER = struct.Struct("<4sIIIQQ32s")
@@ -82,3 +94,48 @@ def parse(data: bytes, pte: bytes) -> List[Run]:
 def read(path: str, pte_path: str) -> List[Run]:
     with open(path, "rb") as f, open(pte_path, "rb") as p:
         return parse(f.read(), p.read())
+
+
+def to_etdump(runs: List[Run]) -> bytes:
+    """The runs as an ETDump file (size-prefixed "ED00", as the host runner writes it), encoded by flatc from
+    schema/etdump.fbs."""
+    doc = {"version": 0, "run_data": [
+        {"name": r.name, "events": [
+            {"profile_event": {"name": e.name, "chain_index": e.chain, "instruction_id": e.instruction,
+                               "start_time": e.start, "end_time": e.end}} for e in r.events]} for r in runs]}
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copyfile(ETDUMP_FBS, os.path.join(d, "etdump.fbs"))
+        with open(os.path.join(d, "scalar_type.fbs"), "w") as f:
+            f.write(scalar_type_fbs())
+        src = os.path.join(d, "trace.json")
+        with open(src, "w") as f:
+            json.dump(doc, f)
+        r = subprocess.run([_flatc(), "--binary", "--size-prefixed", "-o", d, os.path.join(d, "etdump.fbs"), src],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise FlatcError(f"flatc could not encode the ETDump: {r.stderr.strip() or r.stdout.strip()}")
+        with open(os.path.join(d, "trace.etdp"), "rb") as f:
+            return f.read()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m exir.raw_trace",
+                                 description="A device's raw trace (.emtr) as an ETDump (.etdp).")
+    ap.add_argument("trace")
+    ap.add_argument("pte", help="the program the device ran (its operator names)")
+    ap.add_argument("-o", "--out", required=True, help="the ETDump to write")
+    args = ap.parse_args(argv)
+    try:
+        runs = read(args.trace, args.pte)
+        data = to_etdump(runs)
+    except (OSError, ValueError, FlatcError) as e:
+        print(f"exir.raw_trace: {e}", file=sys.stderr)
+        return 2
+    with open(args.out, "wb") as f:
+        f.write(data)
+    print(f"{args.out}: {len(runs)} run(s), {sum(len(r.events) for r in runs)} events, {len(data)} bytes (ETDump)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,7 +9,7 @@ import pytest
 
 import exir
 from examples.models import export_methods
-from exir import etdump
+from exir import etdump, raw_trace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ET_PYTHON = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
@@ -29,17 +29,20 @@ def _profiling_runner():
     return os.path.join(info.stdout.strip(), "runtime", "runner", "runner")
 
 
-def test_executorch_inspector_reads_an_ember_trace(tmp_path):
+@pytest.fixture(scope="module")
+def host_trace(tmp_path_factory):
     programs, _, _ = export_methods("small_cnn")
-    pte = str(tmp_path / "small_cnn.pte")
+    d = tmp_path_factory.mktemp("inspector")
+    pte = str(d / "small_cnn.pte")
     exir.to_edge(programs).to_executorch().save(pte)
-    trace = str(tmp_path / "small_cnn.etdp")
+    trace = str(d / "small_cnn.etdp")
     r = subprocess.run([_profiling_runner(), pte, "--runs", "3", "--profile", trace], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr
-    ours = etdump.read(trace)
-    assert len(ours) == 3
+    return d, trace
 
+
+def _inspect(trace, ours):
     r = subprocess.run([ET_PYTHON, DRIVER, "inspect", trace], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, f"ExecuTorch's Inspector refused the trace:\n{r.stderr[-3000:]}"
     blocks = json.loads(r.stdout.strip().splitlines()[-1])["blocks"]
@@ -53,3 +56,22 @@ def test_executorch_inspector_reads_an_ember_trace(tmp_path):
     # Inspector's times are ms from our ns: the same p50 as ours for the first operator.
     first = sorted(run.events[0].duration for run in ours)[1] / 1e6
     assert events[0]["p50_ms"] == pytest.approx(first, rel=1e-6)
+
+
+def test_executorch_inspector_reads_an_ember_trace(host_trace):
+    _, trace = host_trace
+    ours = etdump.read(trace)
+    assert len(ours) == 3
+    _inspect(trace, ours)
+
+
+def test_executorch_inspector_reads_a_converted_device_trace(host_trace):
+    # A microcontroller's raw trace becomes an ETDump on the host (exir.raw_trace.to_etdump, through flatc): the
+    # same runs written that way must read the same in ExecuTorch's Inspector.
+    d, trace = host_trace
+    ours = etdump.read(trace)
+    converted = str(d / "converted.etdp")
+    with open(converted, "wb") as f:
+        f.write(raw_trace.to_etdump(ours))
+    assert etdump.read(converted) == ours
+    _inspect(converted, ours)

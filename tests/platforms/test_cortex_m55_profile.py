@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from exir import profile, raw_trace
+from exir import etdump, profile, raw_trace
 from tests.conftest import ROOT, bazel_build
 from tests.platforms.test_cortex_m55 import assert_stack_in_region, run_m55
 
@@ -81,3 +81,12 @@ def test_a_trace_of_another_program_is_refused(traced, tmp_path, capsys):
     other.write_bytes(data[:32] + b"encode".ljust(32, b"\0") + data[64:])
     assert profile.main([str(d / "small_cnn.pte"), str(other), "--no-svg"]) == 2
     assert "method 'encode', which the program does not have" in capsys.readouterr().err
+
+
+def test_board_trace_converts_to_an_etdump(traced, tmp_path, capsys):
+    # For ExecuTorch's Inspector (tests/compat/test_profile_inspector.py reads an ETDump written the same way).
+    d, _ = traced
+    out = tmp_path / "board.etdp"
+    assert raw_trace.main([str(d / "trace.emtr"), str(d / "small_cnn.pte"), "-o", str(out)]) == 0
+    assert f"{RUNS} run(s)" in capsys.readouterr().out
+    assert etdump.read(str(out)) == raw_trace.read(str(d / "trace.emtr"), str(d / "small_cnn.pte"))
