@@ -78,6 +78,8 @@ void cdist_forward_out(KernelContext& ctx, const Tensor& x1, const Tensor& x2, d
   EMBER_DISPATCH(ctx, "_cdist_forward.out", selected_dtypes::cdist_forward_out_portable, st, [&](auto tag) {
     using T = typename decltype(tag)::type;
     static_assert(std::is_same<T, compute_t<T>>::value, "cdist computes in its own dtype (Float or Double)");
+    // Nothing to write; an empty x1 or x2 may still broadcast to many batches (kernel_fuzz at 53bbabd).
+    if (out.numel() == 0) return;
     const BroadcastIndexer i1(ArrayRef<int32_t>(x1.sizes().data(), static_cast<size_t>(r1 - 2)), batch, nb);
     const BroadcastIndexer i2(ArrayRef<int32_t>(x2.sizes().data(), static_cast<size_t>(r2 - 2)), batch, nb);
     int64_t nbatch = 1;

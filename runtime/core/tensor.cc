@@ -5,15 +5,20 @@
 namespace ember {
 
 Result<int64_t> checked_numel(ArrayRef<int32_t> sizes) {
-  int64_t n = 1;
+  // Every size counts at least once, so an empty tensor's other dims stay within what a real tensor could hold
+  // (2^31 - 1 elements): kernels walk an empty tensor's slices, and a hostile [0, 2^30, 2^30] kept them looping
+  // over nothing for hours (kernel_fuzz found three such loops). Each factor and the running product stay below
+  // 2^31, so the product cannot overflow.
+  int64_t n = 1, claimed = 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const int32_t s = sizes[i];
     if (s < 0) {
       EMBER_LOG(ERROR, "size %d of dimension %u is negative", static_cast<int>(s), static_cast<unsigned>(i));
       return Error::InvalidArgument;
     }
-    if (s != 0 && n > INT64_MAX / s) {
-      EMBER_LOG(ERROR, "element count overflows at dimension %u (size %d)", static_cast<unsigned>(i),
+    claimed *= s != 0 ? s : 1;
+    if (claimed > INT32_MAX) {
+      EMBER_LOG(ERROR, "element count overflows 2^31-1 at dimension %u (size %d)", static_cast<unsigned>(i),
                 static_cast<int>(s));
       return Error::InvalidArgument;
     }

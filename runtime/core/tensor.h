@@ -17,7 +17,8 @@ enum class ShapeDynamism : uint8_t { Static = 0, DynamicBound = 1, DynamicUnboun
 
 constexpr int kMaxTensorDim = 16;
 
-// numel of `sizes`, or InvalidArgument for a negative size or an element count past INT64_MAX.
+// numel of `sizes`, or InvalidArgument for a negative size or more than 2^31 - 1 elements, a size of 0 counting
+// as 1 (an empty tensor's other dims bound the slices a kernel walks).
 Result<int64_t> checked_numel(ArrayRef<int32_t> sizes);
 // numel * element_size(type) with the same checks, and InvalidType for a type without storage.
 Result<size_t> checked_nbytes(ScalarType type, ArrayRef<int32_t> sizes);

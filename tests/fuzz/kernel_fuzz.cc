@@ -149,18 +149,19 @@ struct Builder {
         sizes[d] = s < 240 ? s % 6 : s % 48;
       }
     }
-    int64_t numel = 1;
-    for (int32_t d = 0; d < dim; ++d) numel *= sizes[d];
-    if (numel > kMaxNumel) {
+    // Elements counted as Method::load counts them (runtime/core/tensor.cc checked_numel: a size of 0 counts as 1,
+    // since kernels walk an empty tensor's slices), kept to kMaxNumel where the runtime allows 2^31 - 1.
+    auto claimed = [&]() {
+      int64_t n = 1;
+      for (int32_t d = 0; d < dim; ++d) n *= sizes[d] != 0 ? sizes[d] : 1;
+      return n;
+    };
+    if (claimed() > kMaxNumel) {
       // Sizes of at most 2, then dims of 1 from the last until it fits: 2^16 elements at rank 16 were still too
       // many (an index_put_ broadcasting 65,536 indices over 65,536-element slices ran past libFuzzer's time limit).
-      numel = 1;
-      for (int32_t d = 0; d < dim; ++d) {
-        sizes[d] = sizes[d] > 2 ? 2 : sizes[d];
-        numel *= sizes[d];
-      }
-      for (int32_t d = dim - 1; d >= 0 && numel > kMaxNumel; --d) {
-        if (sizes[d] == 2) sizes[d] = 1, numel /= 2;
+      for (int32_t d = 0; d < dim; ++d) sizes[d] = sizes[d] > 2 ? 2 : sizes[d];
+      for (int32_t d = dim - 1; d >= 0 && claimed() > kMaxNumel; --d) {
+        if (sizes[d] == 2) sizes[d] = 1;
       }
     }
     last_dim = dim;

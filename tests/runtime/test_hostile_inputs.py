@@ -96,9 +96,11 @@ def test_runner_refuses_negative_pool_and_too_many_pools(runner, linear_pte, tmp
 
 
 @pytest.mark.parametrize("sizes,message", [
-    ([2**31 - 1, 2**31 - 1, 2**31 - 1], "element count overflows at dimension 2 (size 2147483647)"),
+    ([2**31 - 1, 2**31 - 1, 2**31 - 1], "element count overflows 2^31-1 at dimension 1 (size 2147483647)"),
+    # Empty, but claiming 2^32 slices along its other dims for kernels to walk.
+    ([0, 65536, 65536], "element count overflows 2^31-1 at dimension 2 (size 65536)"),
     ([-4], "size -4 of dimension 0 is negative"),
-    ([1, 2**31 - 1, 8], "value 0 (68719476704 bytes at offset 16) does not fit memory id 1"),
+    ([1, 2**27, 8], "value 0 (4294967296 bytes at offset 16) does not fit memory id 1"),
 ])
 def test_runner_refuses_huge_or_negative_input_dims(runner, linear_pte, tmp_path, sizes, message):
     def edit(p):

@@ -43,17 +43,22 @@ TEST(Tensor, RejectsBadShapes) {
   int32_t negative[2] = {2, -1};
   EXPECT_EQ(TensorImpl::make(ScalarType::Float, 2, negative, order, strides, nullptr).error(), Error::InvalidArgument);
   EXPECT_NE(testing::last_log().find("negative"), std::string::npos);
-  // (2^31 - 1)^3 * 4 elements: past INT64_MAX, an error rather than a wrap-around.
+  // More than 2^31 - 1 elements: refused, naming the dimension where the count passes it.
   int32_t huge4[4] = {0x7fffffff, 0x7fffffff, 0x7fffffff, 4};
   uint8_t order4[4] = {0, 1, 2, 3};
   int32_t strides4[4];
   EXPECT_EQ(TensorImpl::make(ScalarType::Double, 4, huge4, order4, strides4, nullptr).error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(), "element count overflows at dimension 2 (size 2147483647)");
-  // About 2^63 elements fit int64_t, but not once multiplied by 8 bytes.
-  const int32_t wide[3] = {0x7fffffff, 0x7fffffff, 2};
-  EXPECT_EQ(*checked_numel(ArrayRef<int32_t>(wide)), int64_t{2} * 0x7fffffff * 0x7fffffff);
-  EXPECT_EQ(checked_nbytes(ScalarType::Double, ArrayRef<int32_t>(wide)).error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(), "9223372028264841218 elements of 8 bytes overflow size_t");
+  EXPECT_EQ(testing::last_log(), "element count overflows 2^31-1 at dimension 1 (size 2147483647)");
+  const int32_t largest[2] = {0x7fffffff, 1};
+  EXPECT_EQ(*checked_numel(ArrayRef<int32_t>(largest)), int64_t{0x7fffffff});
+  // An empty tensor's other dims count too: kernels walk its (empty) slices, billions of them otherwise.
+  const int32_t empty_but_vast[3] = {0, 65536, 65536};
+  EXPECT_EQ(checked_numel(ArrayRef<int32_t>(empty_but_vast)).error(), Error::InvalidArgument);
+  EXPECT_EQ(testing::last_log(), "element count overflows 2^31-1 at dimension 2 (size 65536)");
+  const int32_t empty[3] = {46340, 0, 46340};
+  EXPECT_EQ(*checked_numel(ArrayRef<int32_t>(empty)), 0);
+  // 2^31 - 1 elements of 8 bytes fit a 64-bit size_t; a 32-bit target's would overflow, and says so.
+  EXPECT_EQ(checked_nbytes(ScalarType::Double, ArrayRef<int32_t>(largest)).ok(), sizeof(size_t) == 8);
   uint8_t not_permutation[2] = {0, 0};
   int32_t sizes[2] = {2, 2};
   EXPECT_EQ(TensorImpl::make(ScalarType::Float, 2, sizes, not_permutation, strides, nullptr).error(),
