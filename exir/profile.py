@@ -38,13 +38,11 @@ def _stats(per_run: List[float]) -> Dict[str, float]:
     return {"p10": percentile(v, 10), "p50": percentile(v, 50), "p90": percentile(v, 90), "mean": sum(v) / len(v)}
 
 
-def _plan(pte_path: str, method: str) -> S.ExecutionPlan:
-    with open(pte_path, "rb") as f:
-        pte = deserialize_pte(f.read())
-    for p in pte.program.execution_plan:
+def _plan(program: S.Program, method: str) -> S.ExecutionPlan:
+    for p in program.execution_plan:
         if p.name == method:
             return p
-    raise ValueError(f"no method '{method}' (it has {', '.join(p.name for p in pte.program.execution_plan)}); "
+    raise ValueError(f"no method '{method}' (it has {', '.join(p.name for p in program.execution_plan)}); "
                      f"pass --method")
 
 
@@ -200,15 +198,17 @@ def main(argv=None) -> int:
                          "shift=0 counting one per instruction)")
     args = ap.parse_args(argv)
     try:
+        with open(args.pte, "rb") as f:
+            program = deserialize_pte(f.read()).program  # once: a raw trace's names and the plan both need it
+    except (OSError, ValueError) as e:  # PteFormatError is a ValueError
+        print(f"exir.profile: {args.pte}: {e}", file=sys.stderr)
+        return 2
+    try:
         with open(args.trace, "rb") as f:
             data = f.read()
         raw = raw_trace.is_raw_trace(data)
-        if raw:
-            with open(args.pte, "rb") as f:
-                runs = raw_trace.parse(data, f.read())
-        else:
-            runs = etdump.parse(data)
-    except (OSError, ValueError) as e:  # EtdumpError and the .pte's PteFormatError are ValueErrors
+        runs = raw_trace.parse(data, program) if raw else etdump.parse(data)
+    except (OSError, ValueError) as e:  # EtdumpError is a ValueError
         print(f"exir.profile: {args.trace}: {e}", file=sys.stderr)
         return 2
     cycles_per_us = args.cycles_per_us if args.cycles_per_us is not None else (1000.0 if raw else None)
@@ -224,8 +224,8 @@ def main(argv=None) -> int:
         return 2
     method = args.method or runs[0].name.split(" (")[0] or "forward"
     try:
-        plan = _plan(args.pte, method)
-    except (OSError, ValueError) as e:  # PteFormatError is a ValueError
+        plan = _plan(program, method)
+    except ValueError as e:
         print(f"exir.profile: {args.pte}: {e}", file=sys.stderr)
         return 2
     n_instr = len(plan.chains[0].instructions) if plan.chains else 0

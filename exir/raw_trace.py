@@ -16,17 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 from typing import List
 
 from exir.etdump import EtdumpError, ProfileEvent, Run
 from exir.serialize import deserialize_pte
-from exir.serialize.flatc import FlatcError, _flatc
-from schema.fbs import scalar_type_fbs
+from exir.serialize.flatc import FlatcError, encode
+from schema import program as S
 
 ETDUMP_FBS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schema", "etdump.fbs")
 
@@ -44,8 +41,9 @@ def is_raw_trace(data: bytes) -> bool:
     return data[:4] == MAGIC
 
 
-def parse(data: bytes, pte: bytes) -> List[Run]:
-    """The runs of a raw trace, events named after the operators of `pte` (the program the device ran)."""
+def parse(data: bytes, program: S.Program) -> List[Run]:
+    """The runs of a raw trace, events named after the operators of `program` (deserialize_pte(...).program: the
+    program the device ran)."""
     if len(data) < _HEADER.size or not is_raw_trace(data):
         raise EtdumpError("not a raw trace: no 'EMTR' header (the Cortex-M55 runner's --profile writes one)")
     magic, version, record_size, count, dropped, ticks_per_second, method = _HEADER.unpack_from(data, 0)
@@ -58,7 +56,7 @@ def parse(data: bytes, pte: bytes) -> List[Run]:
     if ticks_per_second == 0:
         raise EtdumpError("the header's clock rate is 0")
     method = method.split(b"\0", 1)[0].decode("utf-8", "replace") or "forward"
-    plans = {p.name: p for p in deserialize_pte(pte).program.execution_plan}
+    plans = {p.name: p for p in program.execution_plan}
     if method not in plans:
         raise EtdumpError(f"the trace is of method '{method}', which the program does not have "
                           f"({', '.join(plans)}): is it the trace of another program?")
@@ -93,7 +91,7 @@ def parse(data: bytes, pte: bytes) -> List[Run]:
 
 def read(path: str, pte_path: str) -> List[Run]:
     with open(path, "rb") as f, open(pte_path, "rb") as p:
-        return parse(f.read(), p.read())
+        return parse(f.read(), deserialize_pte(p.read()).program)
 
 
 def to_etdump(runs: List[Run]) -> bytes:
@@ -103,19 +101,7 @@ def to_etdump(runs: List[Run]) -> bytes:
         {"name": r.name, "events": [
             {"profile_event": {"name": e.name, "chain_index": e.chain, "instruction_id": e.instruction,
                                "start_time": e.start, "end_time": e.end}} for e in r.events]} for r in runs]}
-    with tempfile.TemporaryDirectory() as d:
-        shutil.copyfile(ETDUMP_FBS, os.path.join(d, "etdump.fbs"))
-        with open(os.path.join(d, "scalar_type.fbs"), "w") as f:
-            f.write(scalar_type_fbs())
-        src = os.path.join(d, "trace.json")
-        with open(src, "w") as f:
-            json.dump(doc, f)
-        r = subprocess.run([_flatc(), "--binary", "--size-prefixed", "-o", d, os.path.join(d, "etdump.fbs"), src],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise FlatcError(f"flatc could not encode the ETDump: {r.stderr.strip() or r.stdout.strip()}")
-        with open(os.path.join(d, "trace.etdp"), "rb") as f:
-            return f.read()
+    return encode(json.dumps(doc), ETDUMP_FBS, "the ETDump", size_prefixed=True)
 
 
 def main(argv=None) -> int:

@@ -9,16 +9,12 @@ import dataclasses
 import json
 import math
 import os
-import shutil
-import subprocess
-import tempfile
 from typing import List, Optional, Union
 
 import torch
 
-from exir.serialize.flatc import FlatcError, _flatc
+from exir.serialize.flatc import FlatcError, decode, encode
 from schema import scalar_types
-from schema.fbs import write_fbs
 
 BUNDLED_FBS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "schema",
                            "bundled_program.fbs")
@@ -118,13 +114,6 @@ def _obj_to_value(o: dict, what: str) -> Value:
     raise BpteFormatError(f"{what}: unknown value kind {kind!r}")
 
 
-def _write_schema(directory: str) -> str:
-    write_fbs(directory)  # scalar_type.fbs, which the bundle schema includes
-    path = os.path.join(directory, "bundled_program.fbs")
-    shutil.copyfile(BUNDLED_FBS, path)
-    return path
-
-
 def serialize_bpte(bundle: BundledProgram) -> bytes:
     obj = {
         "version": bundle.version,
@@ -140,15 +129,7 @@ def serialize_bpte(bundle: BundledProgram) -> bytes:
         } for s in bundle.suites],
         "program": list(bundle.program),
     }
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "bundle.json")
-        with open(src, "w") as f:
-            json.dump(obj, f, separators=(",", ":"))
-        r = subprocess.run([_flatc(), "--binary", "-o", d, _write_schema(d), src], capture_output=True, text=True)
-        if r.returncode != 0:
-            raise FlatcError(f"flatc could not encode the bundle: {r.stderr.strip() or r.stdout.strip()}")
-        with open(os.path.join(d, "bundle.bpte"), "rb") as f:
-            data = f.read()
+    data = encode(json.dumps(obj, separators=(",", ":")), BUNDLED_FBS, "the bundle")
     if data[4:8] != FILE_IDENTIFIER:
         raise FlatcError(f"flatc wrote identifier {data[4:8]!r}, expected {FILE_IDENTIFIER!r}")
     return data
@@ -160,18 +141,7 @@ def deserialize_bpte(data: bytes) -> BundledProgram:
     if len(data) < 8 or data[4:8] != FILE_IDENTIFIER:
         raise BpteFormatError(f"not a bundled program: expected identifier 'BP08' at byte 4, found "
                               f"{data[4:8]!r}")
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "input.bpte")
-        with open(src, "wb") as f:
-            f.write(data)
-        r = subprocess.run([_flatc(), "--json", "--raw-binary", "--strict-json", "-o", d, _write_schema(d), "--",
-                            src], capture_output=True, text=True)
-        out = os.path.join(d, "input.json")
-        if r.returncode != 0 or not os.path.exists(out):
-            detail = (r.stderr.strip() or r.stdout.strip() or f"exit code {r.returncode}").splitlines()[-1]
-            raise BpteFormatError(f"the flatbuffer does not decode as a BundledProgram: {detail}")
-        with open(out) as f:
-            obj = json.load(f)
+    obj = json.loads(decode(data, BUNDLED_FBS, "a BundledProgram", error=BpteFormatError))
     suites = []
     for s in obj.get("method_test_suites", []):
         name = s.get("method_name", "")

@@ -1,6 +1,7 @@
 """Running flatc (Debian's flatbuffers-compiler, installed by ./setup.sh) between JSON and binary.
 
-Each call writes the schema (program.fbs and the scalar_type.fbs generated from the contract) next to its input.
+Each call writes the schemas (program.fbs, the scalar_type.fbs generated from the contract, and the one asked for)
+next to its input.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import shutil
 import subprocess
 import tempfile
 
-from schema.fbs import write_fbs
+from schema.fbs import PROGRAM_FBS, write_fbs
 
 
 class FlatcError(RuntimeError):
@@ -23,29 +24,51 @@ def _flatc() -> str:
     return path
 
 
-def json_to_binary(text: str) -> bytes:
+def encode(text: str, schema: str, what: str, size_prefixed: bool = False) -> bytes:
+    """JSON `text` as a binary flatbuffer of `schema` (a .fbs path, which may include scalar_type.fbs); `what`
+    names the thing in errors ("the program", "the bundle")."""
     with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "program.json")
+        write_fbs(d)  # program.fbs and scalar_type.fbs, which the other schemas include
+        fbs = os.path.join(d, os.path.basename(schema))
+        if not os.path.exists(fbs):
+            shutil.copyfile(schema, fbs)
+        src = os.path.join(d, "data.json")
         with open(src, "w") as f:
             f.write(text)
-        r = subprocess.run([_flatc(), "--binary", "-o", d, write_fbs(d), src], capture_output=True, text=True)
+        flags = ["--size-prefixed"] if size_prefixed else []
+        r = subprocess.run([_flatc(), "--binary", *flags, "-o", d, fbs, src], capture_output=True, text=True)
         if r.returncode != 0:
-            raise FlatcError(f"flatc could not encode the program: {r.stderr.strip() or r.stdout.strip()}")
-        # flatc names the output after the schema's file_extension.
-        with open(os.path.join(d, "program.pte"), "rb") as f:
+            raise FlatcError(f"flatc could not encode {what}: {r.stderr.strip() or r.stdout.strip()}")
+        # flatc names the output after the input, with the schema's file_extension.
+        out = [n for n in os.listdir(d) if n.startswith("data.") and n != "data.json"]
+        with open(os.path.join(d, out[0]), "rb") as f:
             return f.read()
 
 
-def binary_to_json(data: bytes) -> str:
+def json_to_binary(text: str) -> bytes:
+    return encode(text, PROGRAM_FBS, "the program")
+
+
+def decode(data: bytes, schema: str, what: str, error: type = FlatcError) -> str:
+    """A binary flatbuffer of `schema` as strict JSON; bytes that do not decode raise `error`, naming `what`, the
+    root table ("a Program")."""
     with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "input.pte")
+        write_fbs(d)
+        fbs = os.path.join(d, os.path.basename(schema))
+        if not os.path.exists(fbs):
+            shutil.copyfile(schema, fbs)
+        src = os.path.join(d, "input.bin")
         with open(src, "wb") as f:
             f.write(data)
-        r = subprocess.run([_flatc(), "--json", "--raw-binary", "--strict-json", "-o", d, write_fbs(d), "--", src],
+        r = subprocess.run([_flatc(), "--json", "--raw-binary", "--strict-json", "-o", d, fbs, "--", src],
                            capture_output=True, text=True)
         out = os.path.join(d, "input.json")
         if r.returncode != 0 or not os.path.exists(out):
             detail = (r.stderr.strip() or r.stdout.strip() or f"exit code {r.returncode}").splitlines()[-1]
-            raise FlatcError(f"the flatbuffer does not decode as a Program: {detail}")
+            raise error(f"the flatbuffer does not decode as {what}: {detail}")
         with open(out) as f:
             return f.read()
+
+
+def binary_to_json(data: bytes) -> str:
+    return decode(data, PROGRAM_FBS, "a Program")

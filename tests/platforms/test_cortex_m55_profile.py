@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from exir import etdump, profile, raw_trace
+from exir.serialize import deserialize_pte
 from tests.conftest import ROOT, bazel_build
 from tests.platforms.test_cortex_m55 import assert_stack_in_region, run_m55
 
@@ -76,7 +77,7 @@ def test_a_trace_of_another_program_is_refused(traced, tmp_path, capsys):
     d, _ = traced
     data = (d / "trace.emtr").read_bytes()
     with pytest.raises(raw_trace.EtdumpError, match="header promises"):
-        raw_trace.parse(data[:-7], (d / "small_cnn.pte").read_bytes())
+        raw_trace.parse(data[:-7], deserialize_pte((d / "small_cnn.pte").read_bytes()).program)
     other = tmp_path / "renamed.emtr"
     other.write_bytes(data[:32] + b"encode".ljust(32, b"\0") + data[64:])
     assert profile.main([str(d / "small_cnn.pte"), str(other), "--no-svg"]) == 2
