@@ -6,19 +6,23 @@
     print(report)                                       # a table, first divergence marked
     report.first_divergence                             # OpResult: name, op, source, module, error, where
 
-How: the program side runs a *debug variant* of the method, emitted by exir from the same lowered graph (the same
-kernels, constants, fusions and aliases) with every kernel call's output also a method output, planned without
-reuse so each survives to the end. It runs on Ember's C++ runtime like any program: no runtime change, no hook
-per instruction, and the same variant runs on a device or on ExecuTorch's runtime. (The alternative, a
-per-instruction hook in the Python bindings, would need the runtime to stop after each instruction and would
-only work where the bindings do.) The eager side runs the edge program's FX graph node by node through
+How, by default (capture="variant"): the program side runs a *debug variant* of the method, emitted by exir from
+the same lowered graph (the same kernels, constants, fusions and aliases) with every kernel call's output also a
+method output, planned without reuse so each survives to the end. It runs on Ember's C++ runtime like any program:
+no runtime change, and the same variant runs on a device or on ExecuTorch's runtime.
+
+capture="runtime" runs the real program instead, with the runtime's event tracer in debug mode (the profiling
+build): each kernel's output is copied out right after the kernel, before any later instruction can reuse its
+bytes. That is the program as it ships, memory plan and all, so a planning bug shows as the first operator whose
+input was overwritten; it needs the profiling build of the default kernels. The eager side runs the edge program's FX graph node by node through
 torch.fx.Interpreter on the same inputs; the program's tensors carry their FX node's name, so each output is
 compared with the eager value of the node it came from. Nodes folded into constants or fused away (batch norm
 into its convolution) have no output of their own and are skipped; the fused call is compared under the name of
 the node whose value it produces.
 
 The debug variant plans no reuse, so it cannot reproduce a memory-planning bug: the report also runs the real
-program and says when its outputs diverge while no operator does (then suspect the plan, not a kernel).
+program and says when its outputs diverge while no operator does (then suspect the plan, not a kernel, and run
+again with capture="runtime").
 """
 from __future__ import annotations
 
@@ -237,17 +241,40 @@ def _error(got: torch.Tensor, want: torch.Tensor):
     return float(diff.reshape(-1)[flat]), index, float(g.reshape(-1)[flat]), float(w.reshape(-1)[flat])
 
 
+def _runtime_outputs(runtime, program: Any, graph: MethodGraph, method: str, inputs: Sequence[torch.Tensor]):
+    """instruction index -> the tensors its kernel returned, captured by the runtime's tracer in debug mode."""
+    from exir import etdump
+    # Room for every kernel output at its planned (upper-bound) size, with each one's header and padding.
+    budget = sum(o.numel * o.dtype.itemsize + 16 * (len(o.shape) + 4)
+                 for c in graph.calls if is_instruction(c) for o in c.outs)
+    n_outs = sum(len(c.outs) for c in graph.calls if is_instruction(c))
+    _, trace = runtime.load(program.buffer).run(method, inputs, profile=True, profile_outputs=max(budget, 1),
+                                                profile_events=2 * n_outs + 2 * len(graph.calls) + 64)
+    if trace.dropped or trace.dropped_outputs:
+        raise RuntimeError(f"the traced run kept {trace.events} events and dropped {trace.dropped} events and "
+                           f"{trace.dropped_outputs} outputs: the program's outputs outgrew their planned sizes")
+    return etdump.outputs(trace.etdump, trace.debug_buffer)
+
+
 def compare(model: Any, program: Any, inputs: Sequence[torch.Tensor], method: str = "forward",
             float_tolerance: float = FLOAT_TOLERANCE, integer_tolerance: float = INTEGER_TOLERANCE,
-            kernels: str = "default") -> NumericReport:
+            kernels: str = "default", capture: str = "variant") -> NumericReport:
     """Runs `program`'s method with every operator output captured and eager alongside; returns a report naming
     the first operator whose output diverges beyond tolerance (relative to its eager output's largest
     magnitude, at least 1: `float_tolerance` for floating outputs, `integer_tolerance` steps for integer ones).
 
     model: the EdgeProgramManager `program` was lowered from (exact), an ExportedProgram or the nn.Module
       (exported here the same way). program: what to_executorch() returned. kernels: "default" or "portable".
+    capture: "variant" (the debug variant, any kernels) or "runtime" (the real program, its outputs captured by
+      the runtime's tracer; default kernels only). See the module's docstring.
     """
     from ember import runtime
+    if capture not in ("variant", "runtime"):
+        raise ValueError(f"capture={capture!r}: choose 'variant' (a debug variant of the program) or 'runtime' "
+                         f"(the real program, outputs captured by the runtime's tracer)")
+    if capture == "runtime" and kernels != "default":
+        raise ValueError("capture='runtime' runs the profiling build, which has the default kernels: drop "
+                         f"kernels={kernels!r}, or use capture='variant'")
     graphs = getattr(program, "method_graphs", None)
     if not graphs or method not in graphs:
         raise TypeError(f"program must be what to_executorch() returned, with method '{method}' (it keeps the "
@@ -261,14 +288,23 @@ def compare(model: Any, program: Any, inputs: Sequence[torch.Tensor], method: st
     if probes and not matched:
         raise ValueError(f"none of the program's {len(probes)} operator outputs has an eager node of the same "
                          f"name: pass the EdgeProgramManager the program was lowered from as `model`")
-    got = runtime.load(_emit(debug), kernels=kernels).run(method, inputs)
+    if capture == "runtime":
+        kept = _runtime_outputs(runtime, program, graph, method, inputs)
+    else:
+        got = runtime.load(_emit(debug), kernels=kernels).run(method, inputs)
     ops, skipped = [], []
     for index, call, t, at in probes:
-        value = got[at]
         want, node = _eager_for(t.name, values, nodes)
         if want is None:
             skipped.append(t.name)
             continue
+        if capture == "runtime":
+            if index not in kept:  # a delegate's work: the tracer sees the call, not its outputs
+                skipped.append(t.name)
+                continue
+            value = kept[index][[id(o) for o in call.outs].index(id(t))]
+        else:
+            value = got[at]
         err, where, g, w = _error(value, want)
         scale = max(1.0, float(want.detach().double().abs().max()) if want.numel() else 1.0)
         if want.is_floating_point():

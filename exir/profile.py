@@ -8,9 +8,11 @@ lifetimes over addresses, per pool.
 The trace is an ETDump (runner --profile, ember.runtime run(profile=True), or ExecuTorch's runtime), or a raw trace
 from a microcontroller (the Cortex-M55 runner's --profile, exir/raw_trace.py). Statistics are over runs: an
 operator's time in a run is the sum over its instructions. The module table needs the source map exir writes
-beside the .pte (prog.save(path, etrecord=True)); without it only the operator table is printed. Times are ns from
-the platform's clock (ember_pal_ticks_ns), shown in us, or in thousands of cycles with --cycles-per-us (a raw trace
-defaults to 1000: under QEMU's -icount shift=0 each instruction is one virtual nanosecond; a board at 32 MHz is 32).
+beside the .pte (prog.save(path, etrecord=True)); without it only the operator table is printed. A trace with
+allocation events (runner --profile-memory, run(profile=True, profile_memory=True)) adds a line of bytes per
+allocator (a raw trace always has them). Times are ns from the platform's clock (ember_pal_ticks_ns), shown in us,
+or in thousands of cycles with --cycles-per-us (a raw trace defaults to 1000: under QEMU's -icount shift=0 each
+instruction is one virtual nanosecond; a board at 32 MHz is 32).
 """
 from __future__ import annotations
 
@@ -185,6 +187,19 @@ def memory_svg(plan: S.ExecutionPlan, width: int = 1000, pool_h: int = 260) -> s
     return "\n".join(out)
 
 
+def memory_line(runs: List[etdump.Run]) -> str:
+    """What the runs' allocation events say each run used, per allocator ("" when the trace has none: a host
+    runner's --profile without --profile-memory)."""
+    seen = [r.allocations for r in runs if r.allocations]
+    if not seen:
+        return ""
+    first = seen[0]
+    parts = ", ".join(f"{a.allocator} {a.bytes:,} B" for a in first)
+    same = all(s == first for s in seen)
+    return (f"memory per run (allocation events): {parts}; {sum(a.bytes for a in first):,} B in all"
+            + ("" if same else " (first run; later runs differ)"))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m exir.profile", description=__doc__.split("\n\n")[0])
     ap.add_argument("pte")
@@ -252,6 +267,9 @@ def main(argv=None) -> int:
     if any(r.truncated for r in runs):
         print(f"warning: {[r.name for r in runs if r.truncated][-1]}: the trace buffer filled; statistics cover a "
               f"prefix of the run(s)")
+    memory = memory_line(runs)
+    if memory:
+        print(memory)
     print()
     print(render_table("operator", ops, unit=unit, top=args.top, scale=scale))
     print()

@@ -5,11 +5,13 @@ BufferEventTracer records as they lie in memory; the operator names come from th
 Layout, little-endian: a 64-byte header (b"EMTR", u32 version 1, u32 record size 32, u32 record count, u64 events
 dropped, u64 ticks per second of the records' clock, 32-byte NUL-padded method name), then the records
 (runtime/devtools/buffer_event_tracer.h: u64 start, u64 end, u32 instruction, u32 operator index, u32 chain,
-u8 kind, u8 run, 2 bytes of padding). The result is what exir.etdump.parse gives for an ETDump: runs of profile
-events in nanoseconds, so exir.profile tabulates both alike.
+u8 kind, u8 run, 2 bytes of padding; an allocation record keeps its allocator in the operator index and its bytes
+in start). The result is what exir.etdump.parse gives for an ETDump: runs of profile events in nanoseconds, and
+their allocations, so exir.profile tabulates both alike.
 
     runs = exir.raw_trace.read("trace.emtr", "model.pte")
     python -m exir.raw_trace trace.emtr model.pte -o trace.etdp   # as an ETDump, for ExecuTorch's Inspector
+                                                                  # (--memory: with allocation events)
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import struct
 import sys
 from typing import List
 
-from exir.etdump import EtdumpError, ProfileEvent, Run
+from exir.etdump import Allocation, EtdumpError, ProfileEvent, Run
 from exir.serialize import deserialize_pte
 from exir.serialize.flatc import FlatcError, encode
 from schema import program as S
@@ -31,7 +33,7 @@ MAGIC = b"EMTR"
 _HEADER = struct.Struct("<4sIIIQQ32s")
 _RECORD = struct.Struct("<QQIIIBB2x")
 # runtime/devtools/event_tracer.h's TraceKind.
-_KERNEL, _DELEGATE, _MOVE, _JUMP_FALSE, _FREE, _RUN = 1, 2, 3, 4, 5, 255
+_KERNEL, _DELEGATE, _MOVE, _JUMP_FALSE, _FREE, _ALLOCATION, _RUN = 1, 2, 3, 4, 5, 6, 255
 _NAMES = {_DELEGATE: "DELEGATE_CALL", _MOVE: "MoveCall", _JUMP_FALSE: "JumpFalseCall", _FREE: "FreeCall",
           _RUN: "Method::execute"}
 _NONE = 0xFFFFFFFF
@@ -63,6 +65,9 @@ def parse(data: bytes, program: S.Program) -> List[Run]:
     operators = plans[method].operators
     to_ns = 1e9 / ticks_per_second
 
+    def allocator(i: int) -> str:  # event_tracer.h's allocator numbers, named as etdump_writer.cc names them
+        return {0: "method allocator", 1: "temp allocator"}.get(i, f"planned pool {i - 1}")
+
     def name(kind: int, op_index: int) -> str:
         if kind != _KERNEL:
             return _NAMES.get(kind, "instruction")
@@ -73,17 +78,21 @@ def parse(data: bytes, program: S.Program) -> List[Run]:
 
     runs: List[Run] = []
     events: List[ProfileEvent] = []
+    allocations: List[Allocation] = []
     # Records are in order; a run ends with its whole-run record, or with the buffer when that filled first.
     for i in range(count):
         start, end, instruction, op_index, chain, kind, _ = _RECORD.unpack_from(data, _HEADER.size + i * record_size)
+        if kind == _ALLOCATION:
+            allocations.append(Allocation(allocator(op_index), start))
+            continue
         events.append(ProfileEvent(name=name(kind, op_index), chain=chain,
                                    instruction=-1 if instruction == _NONE else instruction,
                                    start=round(start * to_ns), end=round(end * to_ns)))
         if kind == _RUN:
-            runs.append(Run(name=method, events=events))
-            events = []
-    if events:
-        runs.append(Run(name=method, events=events))
+            runs.append(Run(name=method, events=events, allocations=allocations))
+            events, allocations = [], []
+    if events or allocations:
+        runs.append(Run(name=method, events=events, allocations=allocations))
     if dropped and runs:
         runs[-1].name = f"{method} (truncated: {dropped} events dropped)"
     return runs
@@ -94,13 +103,22 @@ def read(path: str, pte_path: str) -> List[Run]:
         return parse(f.read(), deserialize_pte(p.read()).program)
 
 
-def to_etdump(runs: List[Run]) -> bytes:
+def to_etdump(runs: List[Run], allocations: bool = False) -> bytes:
     """The runs as an ETDump file (size-prefixed "ED00", as the host runner writes it), encoded by flatc from
-    schema/etdump.fbs."""
-    doc = {"version": 0, "run_data": [
-        {"name": r.name, "events": [
+    schema/etdump.fbs. `allocations` adds each run's allocation events first, as the host runner's --profile-memory
+    does (ExecuTorch 1.5.1's Inspector cannot read them)."""
+    def run_data(r: Run) -> dict:
+        d = {"name": r.name, "events": [
             {"profile_event": {"name": e.name, "chain_index": e.chain, "instruction_id": e.instruction,
-                               "start_time": e.start, "end_time": e.end}} for e in r.events]} for r in runs]}
+                               "start_time": e.start, "end_time": e.end}} for e in r.events]}
+        if allocations and r.allocations:
+            names = list(dict.fromkeys(a.allocator for a in r.allocations))
+            d["allocators"] = [{"name": n} for n in names]
+            d["events"][:0] = [{"allocation_event": {"allocator_id": names.index(a.allocator),
+                                                     "allocation_size": a.bytes}} for a in r.allocations]
+        return d
+
+    doc = {"version": 0, "run_data": [run_data(r) for r in runs]}
     return encode(json.dumps(doc), ETDUMP_FBS, "the ETDump", size_prefixed=True)
 
 
@@ -110,10 +128,12 @@ def main(argv=None) -> int:
     ap.add_argument("trace")
     ap.add_argument("pte", help="the program the device ran (its operator names)")
     ap.add_argument("-o", "--out", required=True, help="the ETDump to write")
+    ap.add_argument("--memory", action="store_true",
+                    help="add the runs' allocation events (ExecuTorch 1.5.1's Inspector cannot read them)")
     args = ap.parse_args(argv)
     try:
         runs = read(args.trace, args.pte)
-        data = to_etdump(runs)
+        data = to_etdump(runs, allocations=args.memory)
     except (OSError, ValueError, FlatcError) as e:
         print(f"exir.raw_trace: {e}", file=sys.stderr)
         return 2

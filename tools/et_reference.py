@@ -12,7 +12,9 @@ compatibility and planner comparisons. It never imports Ember's runtime, only th
                                      {name: "ok" | error text}
   inspect FILE.etdp                  ExecuTorch's Inspector reads a trace (ETDump) with no ETRecord; prints JSON
                                      {"blocks": [{"name", "events": [{"name", "instruction_id", "runs",
-                                     "p50_ms"}]}]}
+                                     "p50_ms"}]}]}; with --debug-buffer FILE (the runner's --profile-outputs)
+                                     and --save-outputs OUT.pt, also saves what it inflated per event:
+                                     {instruction_id: [tensors]}
 """
 from __future__ import annotations
 
@@ -88,15 +90,20 @@ def _run_batch(directory: str):
     print(json.dumps(status))
 
 
-def _inspect(etdp: str):
+def _inspect(etdp: str, debug_buffer: str = "", save_outputs: str = ""):
     import warnings
 
     from executorch.devtools import Inspector
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Output Buffer not found": a trace without tensor data
-        inspector = Inspector(etdump_path=etdp)
+        inspector = Inspector(etdump_path=etdp, debug_buffer_path=debug_buffer or None)
     blocks = []
+    if save_outputs:
+        def tensors(values):  # a TensorList's value inflates to a list of its tensors
+            return [t.clone() for v in values for t in (v if isinstance(v, list) else [v])]
+        torch.save({e._instruction_id: tensors(e.debug_data)
+                    for b in inspector.event_blocks for e in b.events if e.debug_data}, save_outputs)
     for b in inspector.event_blocks:
         events = [{"name": e.name, "instruction_id": e._instruction_id,
                    "runs": len(e.perf_data.raw) if e.perf_data else 0,
@@ -122,13 +129,15 @@ def main():
     b.add_argument("dir")
     i = sub.add_parser("inspect")
     i.add_argument("etdp")
+    i.add_argument("--debug-buffer", default="")
+    i.add_argument("--save-outputs", default="")
     a = ap.parse_args()
     if a.cmd == "export":
         _export(a.out, [m for m in a.models.split(",") if m], a.zoo)
     elif a.cmd == "run-batch":
         _run_batch(a.dir)
     elif a.cmd == "inspect":
-        _inspect(a.etdp)
+        _inspect(a.etdp, a.debug_buffer, a.save_outputs)
     else:
         _run(a.pte, a.inputs, a.method, a.repeats)
 

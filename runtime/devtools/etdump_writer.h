@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string>
 #include <vector>
 
 #include "runtime/core/span.h"
@@ -22,9 +23,21 @@ struct OperatorNames {
   const char* (*name)(const void* context, uint32_t op_index, const char** overload);
 };
 
+// Which of the recorded events a file gets. Allocation events are opt-in: ExecuTorch 1.5.1's Inspector reads
+// profile and debug events only and refuses a file with any other ("Unable to find populated event").
+enum class EtdumpEvents { kProfile, kProfileAndAllocations };
+
 // The ETDump bytes (size-prefixed, identifier "ED00") of `records`, every run named `method` (suffixed with the
-// dropped count when `dropped` is not 0, so readers see the trace is a prefix).
+// dropped count when `dropped` is not 0, so readers see the trace is a prefix). With allocations, each run lists
+// the allocators its events name (RunData.allocators, indexed by allocator id: "method allocator", "temp
+// allocator", "planned pool 1", ...). Output records (debug mode) become DebugEvents whose tensors point into
+// `debug` (the tracer's debug_buffer(), which the caller saves beside the ETDump: ExecuTorch's Inspector takes it
+// as debug_buffer_path).
 std::vector<uint8_t> write_etdump(ArrayRef<TraceRecord> records, size_t dropped, const char* method,
-                                  const OperatorNames& names);
+                                  const OperatorNames& names, EtdumpEvents which = EtdumpEvents::kProfile,
+                                  ArrayRef<uint8_t> debug = ArrayRef<uint8_t>());
+
+// The name of allocator `id` (event_tracer.h's kMethodAllocator...), as the writer and exir/raw_trace.py give it.
+std::string allocator_name(uint32_t id);
 
 }  // namespace ember

@@ -682,10 +682,29 @@ Error Method::EMBER_EXECUTE_LOOP() {
 Error Method::execute() {
   EventTracer* tracer = tracer_;
   if (tracer == nullptr) return execute_steps();
+  trace_memory(tracer);
   const uint64_t start = ember_pal_ticks_ns();
   const Error e = execute_steps();
   tracer->run(start, ember_pal_ticks_ns());
   return e;
+}
+
+void Method::set_event_tracer(EventTracer* tracer) {
+  tracer_ = tracer;
+  if (tracer == nullptr) return;
+  const Result<size_t> bytes = bookkeeping_bytes(plan_);  // load succeeded with these very counts
+  traced_bookkeeping_ = bytes.ok() ? *bytes : 0;
+}
+
+// Load took all of it; the run reports it before its first tick, so it costs the run's timing nothing.
+void Method::trace_memory(EventTracer* tracer) const {
+  tracer->allocation(kMethodAllocator, traced_bookkeeping_);
+  if (scratch_.size() != 0) tracer->allocation(kTempAllocator, scratch_.size());
+  const size_t pools = pte::num_pools(plan_);
+  for (size_t p = 1; p <= pools; ++p) {
+    tracer->allocation(kPlannedPool0 + static_cast<uint32_t>(p),
+                       static_cast<uint64_t>(at(plan_->non_const_buffer_sizes(), p)));
+  }
 }
 
 void Method::trace_instruction(size_t pc, uint64_t start) {
@@ -693,6 +712,10 @@ void Method::trace_instruction(size_t pc, uint64_t start) {
   const bool kernel = static_cast<InstructionArguments>(ins.kind) == InstructionArguments::KernelCall;
   tracer_->instruction(static_cast<TraceKind>(ins.kind), 0, static_cast<uint32_t>(pc),
                        kernel ? ins.kernel.op_index : kNoOperator, start, ember_pal_ticks_ns());
+  // The return value is the call's last argument (exir/emit/emitter.py puts it there), as in ExecuTorch.
+  if (kernel && ins.kernel.num_args != 0) {
+    tracer_->output(0, static_cast<uint32_t>(pc), ins.kernel.op_index, *ins.kernel.args[ins.kernel.num_args - 1]);
+  }
 }
 
 const char* Method::operator_name(uint32_t op_index, const char** overload) const {

@@ -74,9 +74,10 @@ class Method {
   void set_instruction_limit(uint64_t n) { instruction_limit_ = n; }
 
 #if EMBER_EVENT_TRACER
-  // Profiling builds only (runtime/devtools/event_tracer.h): every later execute() reports each instruction's
-  // start and end ticks, and its own, to `tracer` (null stops it). The tracer must outlive the runs.
-  void set_event_tracer(EventTracer* tracer) { tracer_ = tracer; }
+  // Profiling builds only (runtime/devtools/event_tracer.h): every later execute() reports the memory it runs in
+  // (allocation events), then each instruction's start and end ticks, and its own, to `tracer` (null stops it).
+  // The tracer must outlive the runs.
+  void set_event_tracer(EventTracer* tracer);
   // The name and overload ("" if none) of operator `op_index` of this method, for naming a trace's events; null
   // when out of range.
   const char* operator_name(uint32_t op_index, const char** overload) const;
@@ -116,6 +117,7 @@ class Method {
 #if EMBER_EVENT_TRACER
   Error execute_steps();
   void trace_instruction(size_t pc, uint64_t start);
+  void trace_memory(EventTracer* tracer) const;
 #endif
 
   const Program* program_ = nullptr;
@@ -130,6 +132,7 @@ class Method {
   Span<uint8_t> scratch_;  // every kernel's scratch (one call at a time)
 #if EMBER_EVENT_TRACER
   EventTracer* tracer_ = nullptr;
+  size_t traced_bookkeeping_ = 0;  // this method's bytes of the method allocator, counted when a tracer is set
 #endif
 #ifdef EMBER_DELEGATES
   DelegateState* delegates_ = nullptr;  // null without delegate calls (runtime/executor/delegate_support.h)

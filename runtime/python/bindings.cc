@@ -171,24 +171,36 @@ class LoadedMethod {
 #if EMBER_EVENT_TRACER
   // Traces every later run into `capacity` records until profile_stop (the extension built with
   // --config=profiling only; ember/runtime.py's run(profile=True)).
-  void profile_start(size_t capacity) {
+  // `output_bytes` > 0 is debug mode: each kernel's output tensors are kept too, in a buffer of that size.
+  void profile_start(size_t capacity, size_t output_bytes) {
     trace_storage_.assign(capacity, TraceRecord{});
-    tracer_.reset(new BufferEventTracer(Span<TraceRecord>(trace_storage_.data(), trace_storage_.size())));
+    debug_storage_.assign(output_bytes, 0);
+    tracer_.reset(new BufferEventTracer(Span<TraceRecord>(trace_storage_.data(), trace_storage_.size()),
+                                        Span<uint8_t>(debug_storage_.data(), debug_storage_.size())));
     method_->set_event_tracer(tracer_.get());
   }
 
-  // (ETDump bytes, events kept, events dropped) of the runs since profile_start; tracing stops.
-  py::tuple profile_stop() {
+  // (ETDump bytes, events kept, events dropped, debug buffer bytes, outputs dropped) of the runs since
+  // profile_start, with allocation events when `allocations` (etdump_writer.h says why they are optional);
+  // tracing stops.
+  py::tuple profile_stop(bool allocations) {
     if (!tracer_) throw std::runtime_error("profile_stop without profile_start");
     method_->set_event_tracer(nullptr);
     OperatorNames names{method_.get(), [](const void* m, uint32_t op, const char** overload) {
                           return static_cast<const Method*>(m)->operator_name(op, overload);
                         }};
-    const std::vector<uint8_t> etdump = write_etdump(tracer_->records(), tracer_->dropped(), method_->name(), names);
+    const std::vector<uint8_t> etdump =
+        write_etdump(tracer_->records(), tracer_->dropped(), method_->name(), names,
+                     allocations ? EtdumpEvents::kProfileAndAllocations : EtdumpEvents::kProfile,
+                     tracer_->debug_buffer());
+    const ArrayRef<uint8_t> debug = tracer_->debug_buffer();
     py::tuple result = py::make_tuple(py::bytes(reinterpret_cast<const char*>(etdump.data()), etdump.size()),
-                                      tracer_->records().size(), tracer_->dropped());
+                                      tracer_->records().size(), tracer_->dropped(),
+                                      py::bytes(reinterpret_cast<const char*>(debug.data()), debug.size()),
+                                      tracer_->dropped_outputs());
     tracer_.reset();
     trace_storage_.clear();
+    debug_storage_.clear();
     return result;
   }
 #endif
@@ -196,6 +208,7 @@ class LoadedMethod {
  private:
 #if EMBER_EVENT_TRACER
   std::vector<TraceRecord> trace_storage_;
+  std::vector<uint8_t> debug_storage_;
   std::unique_ptr<BufferEventTracer> tracer_;
 #endif
   std::vector<std::unique_ptr<Aligned>> pool_storage_;
@@ -289,8 +302,8 @@ PYBIND11_MODULE(EMBER_PY_MODULE, m) {
       .def("set_instruction_limit", &LoadedMethod::set_instruction_limit, py::arg("n"))
       .def("has_loops", &LoadedMethod::has_loops)
 #if EMBER_EVENT_TRACER
-      .def("profile_start", &LoadedMethod::profile_start, py::arg("capacity"))
-      .def("profile_stop", &LoadedMethod::profile_stop)
+      .def("profile_start", &LoadedMethod::profile_start, py::arg("capacity"), py::arg("output_bytes") = 0)
+      .def("profile_stop", &LoadedMethod::profile_stop, py::arg("allocations") = false)
 #endif
       .def_property_readonly("method_allocator_used", &LoadedMethod::method_allocator_used);
   py::class_<LoadedProgram>(m, "Program", py::module_local())

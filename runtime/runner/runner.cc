@@ -7,8 +7,12 @@
 //         followed by @[d0,d1,...]: the shape of a bounded dynamic input for this run (random:1@[1,37])
 //
 // Built with the event tracer (`bazel build //:runner --config=profiling`), it also takes --profile OUT.etdp
-// [--profile-events N]: every timed run traced per instruction into N records (default: enough for every
-// instruction of every run), written as ETDump (runtime/devtools/etdump_writer.h); exit 6 if it cannot be written.
+// [--profile-events N] [--profile-memory]: every timed run traced per instruction into N records (default: enough
+// for every instruction and allocation of every run), written as ETDump (runtime/devtools/etdump_writer.h); exit 6
+// if it cannot be written. --profile-memory adds each run's allocation events (the bytes it ran in, per allocator),
+// which ExecuTorch 1.5.1's Inspector cannot read; exir.profile can. --profile-outputs FILE [--profile-output-bytes
+// N] is debug mode: each kernel's output tensors are kept too, in an N-byte buffer (default 64 MiB) written to
+// FILE, which the ETDump's debug events point into (ExecuTorch's Inspector takes it as debug_buffer_path).
 //
 // Exit codes: 0 ok, 2 bad usage, 3 the program or method did not load, 4 an input was refused, 5 execution
 // failed, 6 an output could not be written. Every buffer is sized from MethodMeta before loading: the method
@@ -56,7 +60,10 @@ struct Options {
   long long instruction_limit = 100000000;
 #if EMBER_EVENT_TRACER
   const char* profile = nullptr;
-  long long profile_events = 0;  // 0: (instructions + 1) x runs
+  long long profile_events = 0;  // 0: (instructions + allocations + 1) x runs
+  bool profile_memory = false;
+  const char* profile_outputs = nullptr;
+  long long profile_output_bytes = 64LL << 20;
 #endif
 };
 
@@ -223,6 +230,14 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       o.profile_events = strtoll(argv[++i], &end, 10);
       ok = end != argv[i] && *end == '\0' && o.profile_events > 0 && o.profile_events <= (1LL << 32);
+    } else if (strcmp(a, "--profile-memory") == 0) {
+      o.profile_memory = true;
+    } else if (strcmp(a, "--profile-outputs") == 0 && has_value) {
+      o.profile_outputs = argv[++i];
+    } else if (strcmp(a, "--profile-output-bytes") == 0 && has_value) {
+      char* end = nullptr;
+      o.profile_output_bytes = strtoll(argv[++i], &end, 10);
+      ok = end != argv[i] && *end == '\0' && o.profile_output_bytes > 0 && o.profile_output_bytes <= (1LL << 40);
 #endif
     } else if (a[0] == '-' || o.model != nullptr) {
       return usage(argv[0]);
@@ -317,15 +332,29 @@ int main(int argc, char** argv) {
   BufferEventTracer* tracer = nullptr;
   size_t capacity = 0;
   if (o.profile != nullptr) {
-    capacity = o.profile_events > 0 ? static_cast<size_t>(o.profile_events)
-                                    : (method->num_instructions() + 1) * static_cast<size_t>(o.runs);
+    // Debug mode records each output tensor too: twice the instructions covers all but many-output kernels.
+    const size_t per_instruction = o.profile_outputs != nullptr ? 2 : 1;
+    capacity = o.profile_events > 0
+                   ? static_cast<size_t>(o.profile_events)
+                   : (per_instruction * method->num_instructions() + 2 + (temp_size != 0) + num_pools) *
+                         static_cast<size_t>(o.runs);
     void* storage = owned.keep(malloc(capacity * sizeof(TraceRecord)));
     if (storage == nullptr) {
       fprintf(stderr, "runner: cannot allocate %zu trace records (%zu bytes)\n", capacity,
               capacity * sizeof(TraceRecord));
       return 2;
     }
-    buffer_tracer = BufferEventTracer(Span<TraceRecord>(static_cast<TraceRecord*>(storage), capacity));
+    Span<uint8_t> debug;
+    if (o.profile_outputs != nullptr) {
+      const size_t bytes = static_cast<size_t>(o.profile_output_bytes);
+      void* p = owned.keep(malloc(bytes));
+      if (p == nullptr) {
+        fprintf(stderr, "runner: cannot allocate the %zu-byte output buffer; lower --profile-output-bytes\n", bytes);
+        return 2;
+      }
+      debug = Span<uint8_t>(static_cast<uint8_t*>(p), bytes);
+    }
+    buffer_tracer = BufferEventTracer(Span<TraceRecord>(static_cast<TraceRecord*>(storage), capacity), debug);
     tracer = &buffer_tracer;
   }
 #endif
@@ -382,7 +411,10 @@ int main(int argc, char** argv) {
     OperatorNames names{&method.get(), [](const void* m, uint32_t op, const char** overload) {
                           return static_cast<const Method*>(m)->operator_name(op, overload);
                         }};
-    const std::vector<uint8_t> etdump = write_etdump(tracer->records(), tracer->dropped(), o.method, names);
+    const std::vector<uint8_t> etdump =
+        write_etdump(tracer->records(), tracer->dropped(), o.method, names,
+                     o.profile_memory ? EtdumpEvents::kProfileAndAllocations : EtdumpEvents::kProfile,
+                     tracer->debug_buffer());
     FILE* f = fopen(o.profile, "wb");
     if (f == nullptr || fwrite(etdump.data(), 1, etdump.size(), f) != etdump.size()) {
       fprintf(stderr, "runner: cannot write the profile %s\n", o.profile);
@@ -394,6 +426,22 @@ int main(int argc, char** argv) {
     if (tracer->dropped() != 0) {
       fprintf(stderr, "runner: the trace buffer (%zu records) was full: %zu events dropped; raise --profile-events\n",
               capacity, tracer->dropped());
+    }
+    if (o.profile_outputs != nullptr) {
+      const ArrayRef<uint8_t> debug = tracer->debug_buffer();
+      FILE* d = fopen(o.profile_outputs, "wb");
+      if (d == nullptr || (debug.size() != 0 && fwrite(debug.data(), 1, debug.size(), d) != debug.size())) {
+        fprintf(stderr, "runner: cannot write the outputs %s\n", o.profile_outputs);
+        if (d) fclose(d);
+        return 6;
+      }
+      fclose(d);
+      printf("profile: %s: %zu bytes of kernel outputs (the ETDump's debug buffer)\n", o.profile_outputs,
+             debug.size());
+      if (tracer->dropped_outputs() != 0) {
+        fprintf(stderr, "runner: the output buffer (%lld bytes) was full: %zu output tensors dropped; raise "
+                "--profile-output-bytes\n", o.profile_output_bytes, tracer->dropped_outputs());
+      }
     }
   }
 #endif

@@ -6,6 +6,7 @@ import os
 import subprocess
 
 import pytest
+import torch
 
 import exir
 from examples.models import export_methods
@@ -75,3 +76,31 @@ def test_executorch_inspector_reads_a_converted_device_trace(host_trace):
         f.write(raw_trace.to_etdump(ours))
     assert etdump.read(converted) == ours
     _inspect(converted, ours)
+
+
+def test_executorch_inspector_reads_the_kernel_outputs_of_a_debug_trace(tmp_path):
+    # Debug mode (runner --profile-outputs): each kernel's output tensor is a debug event pointing into the debug
+    # buffer. ExecuTorch's Inspector must inflate the same tensors that exir.etdump reads (tests/exir/test_profile.py
+    # checks those against eager).
+    programs, _, _ = export_methods("small_cnn")
+    pte = str(tmp_path / "small_cnn.pte")
+    exir.to_edge(programs).to_executorch().save(pte)
+    trace, debug = str(tmp_path / "debug.etdp"), str(tmp_path / "debug.bin")
+    r = subprocess.run([_profiling_runner(), pte, "--runs", "1", "--input", "random:3", "--profile", trace,
+                        "--profile-outputs", debug], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    with open(trace, "rb") as f, open(debug, "rb") as g:
+        ours = etdump.outputs(f.read(), g.read())
+    (run,) = etdump.read(trace)
+    kernels = [e.instruction for e in run.events if e.instruction >= 0 and e.name.startswith("aten::")]
+    assert sorted(ours) == kernels
+    saved = str(tmp_path / "inspected.pt")
+    p = subprocess.run([ET_PYTHON, DRIVER, "inspect", trace, "--debug-buffer", debug, "--save-outputs", saved],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, f"ExecuTorch's Inspector refused the debug trace:\n{p.stderr[-3000:]}"
+    theirs = torch.load(saved)
+    assert sorted(theirs) == kernels
+    for i in kernels:
+        assert len(theirs[i]) == len(ours[i])
+        for a, b in zip(theirs[i], ours[i]):
+            assert torch.equal(a.reshape(-1), b.contiguous().reshape(-1)) and list(a.shape) == list(b.shape)

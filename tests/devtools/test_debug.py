@@ -60,12 +60,52 @@ def test_planted_bias_bug_is_named_with_module_and_line(mlp, runtime):
     assert "first divergence: instruction 2 aten::addmm.out (node 'addmm_1', module 'fc2')" in str(report)
 
 
+def test_runtime_capture_matches_the_variant_on_a_clean_program(mlp, runtime):
+    _, edge, prog, x = mlp
+    variant = debug.compare(edge, prog, (x,))
+    real = debug.compare(edge, prog, (x,), capture="runtime")
+    assert [(o.index, o.name, o.op) for o in real.ops] == [(o.index, o.name, o.op) for o in variant.ops]
+    assert real.first_divergence is None and not real.outputs_diverged
+    # The same kernels on the same inputs: the same values, bit for bit, whichever way they were captured.
+    assert [o.max_abs_error for o in real.ops] == [o.max_abs_error for o in variant.ops]
+
+
+def test_runtime_capture_names_the_operator_a_planted_plan_bug_breaks(mlp, runtime, monkeypatch):
+    # The plan puts addmm_1's output on top of its own input (relu's output): the GEMM overwrites what it still
+    # reads. The debug variant plans without reuse, so only the outputs say something is wrong; the real program,
+    # captured by the runtime, shows where.
+    _, edge, _, x = mlp
+    import exir.program as program_module
+    real_plan = program_module._plan
+
+    def overlapping(graph, cfg):
+        offsets, plan, pools = real_plan(graph, cfg)
+        by_name = {t.name: t for t in graph.tensors()}
+        offsets[id(by_name["addmm_1"])] = offsets[id(by_name["relu"])]
+        return offsets, plan, pools
+
+    with monkeypatch.context() as m:
+        m.setattr(program_module, "_plan", overlapping)
+        bad = edge.to_executorch()
+    variant = debug.compare(edge, bad, (x,))
+    assert variant.first_divergence is None and variant.outputs_diverged
+    assert "suspect the memory plan" in str(variant)
+    report = debug.compare(edge, bad, (x,), capture="runtime")
+    first = report.first_divergence
+    assert first is not None and (first.index, first.name, first.module) == (2, "addmm_1", "fc2")
+    assert not any(o.diverged for o in report.ops[:2])
+
+
 def test_refuses_what_it_cannot_compare(mlp, runtime):
     _, edge, prog, x = mlp
     with pytest.raises(TypeError, match="what to_executorch\\(\\) returned"):
         debug.compare(edge, prog.buffer, (x,))
     with pytest.raises(TypeError, match="nn.Module, an ExportedProgram or the EdgeProgramManager"):
         debug.compare("model.pt", prog, (x,))
+    with pytest.raises(ValueError, match="choose 'variant'"):
+        debug.compare(edge, prog, (x,), capture="device")
+    with pytest.raises(ValueError, match="drop kernels='portable'"):
+        debug.compare(edge, prog, (x,), capture="runtime", kernels="portable")
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,15 @@ def test_every_instruction_of_every_run_is_timed(traced):
     traced_mean = sum(r.events[-1].duration for r in runs) / len(runs)
     assert abs(traced_mean - mean_ns) <= 0.01 * mean_ns
     assert_stack_in_region(stdout)
-    assert re.search(rf"profile: trace.emtr: {RUNS * (n_instr + 1)} events, \d+ bytes", stdout), stdout
+    # Each run also reports the memory it ran in: the method allocator, the kernels' scratch, the planned pools.
+    pools = [int(b) for b in re.findall(r"pool \d+: (\d+) bytes", stdout)]
+    for run in runs:
+        names = [a.allocator for a in run.allocations]
+        assert names[0] == "method allocator" and names[-len(pools):] == [f"planned pool {p + 1}"
+                                                                          for p in range(len(pools))], names
+        assert [a.bytes for a in run.allocations[-len(pools):]] == pools
+    per_run = n_instr + 1 + len(runs[0].allocations)
+    assert re.search(rf"profile: trace.emtr: {RUNS * per_run} events, \d+ bytes", stdout), stdout
 
 
 def test_exir_profile_tabulates_the_board_trace_in_cycles(traced, capsys):
@@ -90,4 +98,9 @@ def test_board_trace_converts_to_an_etdump(traced, tmp_path, capsys):
     out = tmp_path / "board.etdp"
     assert raw_trace.main([str(d / "trace.emtr"), str(d / "small_cnn.pte"), "-o", str(out)]) == 0
     assert f"{RUNS} run(s)" in capsys.readouterr().out
-    assert etdump.read(str(out)) == raw_trace.read(str(d / "trace.emtr"), str(d / "small_cnn.pte"))
+    board = raw_trace.read(str(d / "trace.emtr"), str(d / "small_cnn.pte"))
+    converted = etdump.read(str(out))
+    assert [r.events for r in converted] == [r.events for r in board]
+    assert all(r.allocations == [] for r in converted)  # by default: ExecuTorch's Inspector refuses them
+    assert raw_trace.main([str(d / "trace.emtr"), str(d / "small_cnn.pte"), "-o", str(out), "--memory"]) == 0
+    assert etdump.read(str(out)) == board

@@ -22,6 +22,20 @@ TEST(BufferEventTracer, RecordsInstructionsThenTheRun) {
   EXPECT_EQ(t.records()[3].run, 1);  // the second execute()
 }
 
+TEST(BufferEventTracer, AnAllocationKeepsItsAllocatorAndBytesInTheRunItPrecedes) {
+  TraceRecord storage[4];
+  BufferEventTracer t{Span<TraceRecord>(storage)};
+  t.run(0, 1);
+  t.allocation(kPlannedPool0 + 1, uint64_t{5} << 33);  // more than 32 bits of bytes survive
+  ASSERT_EQ(t.records().size(), 2u);
+  const TraceRecord& a = t.records()[1];
+  EXPECT_EQ(a.kind, static_cast<uint8_t>(TraceKind::kAllocation));
+  EXPECT_EQ(a.op_index, kPlannedPool0 + 1);
+  EXPECT_EQ(a.start, uint64_t{5} << 33);
+  EXPECT_EQ(a.instruction, kNoInstruction);
+  EXPECT_EQ(a.run, 1);  // the run after the first: allocations come before a run's instructions
+}
+
 TEST(BufferEventTracer, StopsWhenFullAndCountsWhatItDropped) {
   TraceRecord storage[3];
   BufferEventTracer t{Span<TraceRecord>(storage)};

@@ -67,6 +67,98 @@ TEST(EtdumpWriter, WritesASizePrefixedED00WithOneRunDataPerExecute) {
   EXPECT_EQ(run1->events()->Get(0)->allocation_event(), nullptr);
 }
 
+TEST(EtdumpWriter, AllocationsAreWrittenOnlyWhenAskedAndNameTheirAllocators) {
+  const TraceRecord records[] = {
+      rec(TraceKind::kAllocation, kNoInstruction, kMethodAllocator, 1200, 1200, 0),
+      rec(TraceKind::kAllocation, kNoInstruction, kPlannedPool0 + 2, 64, 64, 0),
+      rec(TraceKind::kKernel, 0, 0, 10, 20, 0),
+      rec(TraceKind::kRun, kNoInstruction, kNoOperator, 5, 30, 0),
+  };
+  const std::vector<uint8_t> plain = write_etdump(ArrayRef<TraceRecord>(records), 0, "forward", {nullptr, names});
+  const auto* run = ember_etdump::GetSizePrefixedETDump(plain.data())->run_data()->Get(0);
+  EXPECT_EQ(run->events()->size(), 2u);  // the kernel and the run: what ExecuTorch's Inspector reads
+  EXPECT_EQ(run->allocators(), nullptr);
+
+  const std::vector<uint8_t> bytes = write_etdump(ArrayRef<TraceRecord>(records), 0, "forward", {nullptr, names},
+                                                  EtdumpEvents::kProfileAndAllocations);
+  flatbuffers::Verifier v(bytes.data(), bytes.size());
+  ASSERT_TRUE(ember_etdump::VerifySizePrefixedETDumpBuffer(v));
+  run = ember_etdump::GetSizePrefixedETDump(bytes.data())->run_data()->Get(0);
+  ASSERT_EQ(run->events()->size(), 4u);
+  const auto* bookkeeping = run->events()->Get(0)->allocation_event();
+  ASSERT_NE(bookkeeping, nullptr);
+  EXPECT_EQ(run->events()->Get(0)->profile_event(), nullptr);
+  EXPECT_EQ(bookkeeping->allocator_id(), 0);
+  EXPECT_EQ(bookkeeping->allocation_size(), 1200u);
+  const auto* pool = run->events()->Get(1)->allocation_event();
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->allocation_size(), 64u);
+  // Every id up to the largest is named, so allocator_id indexes the list.
+  ASSERT_EQ(run->allocators()->size(), 4u);
+  EXPECT_EQ(run->allocators()->Get(0)->name()->str(), "method allocator");
+  EXPECT_EQ(run->allocators()->Get(1)->name()->str(), "temp allocator");
+  EXPECT_EQ(run->allocators()->Get(pool->allocator_id())->name()->str(), "planned pool 2");
+}
+
+TEST(EtdumpWriter, OutputsBecomeDebugEventsPointingIntoTheDebugBuffer) {
+  // What BufferEventTracer keeps for a [2, 3] float output and a two-tensor list: header, sizes, strides, bytes.
+  std::vector<uint8_t> debug;
+  std::vector<TraceRecord> records;
+  auto keep = [&](uint32_t instruction, std::vector<int32_t> sizes, uint8_t item) {
+    const size_t at = debug.size();
+    OutputHeader h{};
+    h.scalar_type = 6;  // Float
+    h.dim = static_cast<uint8_t>(sizes.size());
+    size_t n = 1;
+    for (int32_t s : sizes) n *= static_cast<size_t>(s);
+    h.nbytes = n * 4;
+    std::vector<int32_t> strides(sizes.size(), 1);
+    for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
+    debug.resize(at + 48 + ((h.nbytes + 15) & ~uint64_t{15}));
+    memcpy(debug.data() + at, &h, sizeof(h));
+    memcpy(debug.data() + at + 16, sizes.data(), 4 * sizes.size());
+    memcpy(debug.data() + at + 16 + 4 * sizes.size(), strides.data(), 4 * strides.size());
+    TraceRecord r = rec(TraceKind::kOutput, instruction, 0, at, at + 48, 0);
+    r.pad[0] = item;
+    records.push_back(r);
+  };
+  records.push_back(rec(TraceKind::kKernel, 0, 0, 10, 20, 0));
+  keep(0, {2, 3}, 0);
+  records.push_back(rec(TraceKind::kKernel, 1, 1, 20, 30, 0));
+  keep(1, {4}, 1);
+  keep(1, {1, 2}, 2);
+  records.push_back(rec(TraceKind::kRun, kNoInstruction, kNoOperator, 5, 31, 0));
+  const std::vector<uint8_t> bytes =
+      write_etdump(ArrayRef<TraceRecord>(records.data(), records.size()), 0, "forward", {nullptr, names},
+                   EtdumpEvents::kProfile, ArrayRef<uint8_t>(debug.data(), debug.size()));
+  flatbuffers::Verifier v(bytes.data(), bytes.size());
+  ASSERT_TRUE(ember_etdump::VerifySizePrefixedETDumpBuffer(v));
+  const auto* run = ember_etdump::GetSizePrefixedETDump(bytes.data())->run_data()->Get(0);
+  ASSERT_EQ(run->events()->size(), 5u);  // kernel, its output, kernel, its list, the run
+  const auto* first = run->events()->Get(1)->debug_event();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->name()->str(), "aten::add.out");
+  EXPECT_EQ(first->instruction_id(), 0);
+  ASSERT_EQ(first->debug_entry()->val(), ember_etdump::ValueType::Tensor);
+  const auto* t = first->debug_entry()->tensor();
+  EXPECT_EQ(t->offset(), 48);
+  ASSERT_EQ(t->sizes()->size(), 2u);
+  EXPECT_EQ(t->sizes()->Get(1), 3);
+  EXPECT_EQ(t->strides()->Get(0), 3);
+  EXPECT_EQ(first->debug_entry()->output(), nullptr);  // an intermediate, not a program output
+  const auto* list = run->events()->Get(3)->debug_event();
+  ASSERT_NE(list, nullptr);
+  ASSERT_EQ(list->debug_entry()->val(), ember_etdump::ValueType::TensorList);
+  ASSERT_EQ(list->debug_entry()->tensor_list()->tensors()->size(), 2u);
+  EXPECT_EQ(list->debug_entry()->tensor_list()->tensors()->Get(1)->sizes()->Get(1), 2);
+
+  // A record pointing past the buffer is left out, not described.
+  const std::vector<uint8_t> cut = write_etdump(ArrayRef<TraceRecord>(records.data(), records.size()), 0,
+                                                "forward", {nullptr, names}, EtdumpEvents::kProfile,
+                                                ArrayRef<uint8_t>(debug.data(), 40));
+  EXPECT_EQ(ember_etdump::GetSizePrefixedETDump(cut.data())->run_data()->Get(0)->events()->size(), 3u);
+}
+
 TEST(EtdumpWriter, ATruncatedTraceSaysSoInItsLastRunsName) {
   const TraceRecord records[] = {rec(TraceKind::kKernel, 0, 7, 1, 2, 0)};  // op 7: no name known
   const std::vector<uint8_t> bytes = write_etdump(ArrayRef<TraceRecord>(records), 5, "forward", {nullptr, names});

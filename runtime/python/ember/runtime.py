@@ -74,17 +74,28 @@ def _profiling_extension():
 class Trace:
     """One profiled call of run(): `etdump` is the ETDump file's bytes (ExecuTorch's ED00 format: ExecuTorch's
     Inspector reads it, and so does `python -m exir.profile`); `events` how many were recorded and `dropped` how many
-    did not fit in the trace buffer (raise run()'s profile_events when it is not 0)."""
+    did not fit in the trace buffer (raise run()'s profile_events when it is not 0). With run(profile_outputs=...),
+    `debug_buffer` holds each kernel's output tensors, which the ETDump's debug events point into
+    (exir.etdump.outputs(trace.etdump, trace.debug_buffer) reads them back), and `dropped_outputs` counts the
+    tensors that did not fit."""
 
-    def __init__(self, etdump: bytes, events: int, dropped: int):
+    def __init__(self, etdump: bytes, events: int, dropped: int, debug_buffer: bytes = b"",
+                 dropped_outputs: int = 0):
         self.etdump, self.events, self.dropped = etdump, events, dropped
+        self.debug_buffer, self.dropped_outputs = debug_buffer, dropped_outputs
 
     def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the ETDump, and the debug buffer (if any) beside it as PATH + ".debug" (what ExecuTorch's
+        Inspector takes as debug_buffer_path)."""
         with open(path, "wb") as f:
             f.write(self.etdump)
+        if self.debug_buffer:
+            with open(os.fspath(path) + ".debug", "wb") as f:
+                f.write(self.debug_buffer)
 
     def __repr__(self) -> str:
-        return f"Trace({self.events} events, {self.dropped} dropped, {len(self.etdump)} bytes of ETDump)"
+        extra = f", {len(self.debug_buffer)} bytes of outputs" if self.debug_buffer else ""
+        return f"Trace({self.events} events, {self.dropped} dropped, {len(self.etdump)} bytes of ETDump{extra})"
 
 
 def _extension(kernels: str = "default"):
@@ -122,7 +133,7 @@ class Program:
         return self._program.method_meta(method)
 
     def run(self, method: str, inputs: Sequence[torch.Tensor], instruction_limit: int = 0, profile: bool = False,
-            profile_events: int = 0):
+            profile_events: int = 0, profile_memory: bool = False, profile_outputs: int = 0):
         """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors, and
         Python numbers for scalar outputs (a constant method's value).
 
@@ -131,14 +142,21 @@ class Program:
 
         `profile=True`: returns (outputs, Trace) instead, the run timed per instruction by the runtime's event
         tracer (a build of the extension that has it; kernels="default" only). `profile_events` bounds the trace
-        buffer (default: one record per instruction, plus one for the run; a loop needs more)."""
+        buffer (default: one record per instruction, plus one per allocator and one for the run; a loop needs more).
+        `profile_memory=True` adds the run's allocation events to the ETDump (bytes per allocator: the method
+        allocator, the temp allocator, each planned pool), which `python -m exir.profile` reports; ExecuTorch
+        1.5.1's Inspector cannot read a trace that has them. `profile_outputs=N` is debug mode: each kernel's output
+        tensors are also kept, in a buffer of N bytes (Trace.debug_buffer; a tensor that does not fit is counted in
+        Trace.dropped_outputs)."""
         if profile:
-            return self._run_profiled(method, inputs, instruction_limit, profile_events)
+            return self._run_profiled(method, inputs, instruction_limit, profile_events, profile_memory,
+                                      profile_outputs)
         if method not in self._methods:
             self._methods[method] = self._program.load_method(method)
         return self._run(self._methods[method], method, inputs, instruction_limit)
 
-    def _run_profiled(self, method: str, inputs, instruction_limit: int, profile_events: int):
+    def _run_profiled(self, method: str, inputs, instruction_limit: int, profile_events: int,
+                      profile_memory: bool, profile_outputs: int):
         if self._kernels != "default":
             raise ValueError(f"profile=True runs on the default kernels; this program was loaded with "
                              f"kernels={self._kernels!r}: load it again without kernels= to profile it")
@@ -147,15 +165,21 @@ class Program:
         if method not in self._traced_methods:
             self._traced_methods[method] = self._traced.load_method(method)
         m = self._traced_methods[method]
-        capacity = int(profile_events) or self._traced.method_meta(method)["num_instructions"] + 1
+        meta = self._traced.method_meta(method)
+        allocators = 1 + (meta["scratch_bytes"] != 0) + len(meta["planned_pools"])
+        # In debug mode a kernel may return several tensors, each a record; twice the instructions covers most.
+        per_instruction = 2 if profile_outputs else 1
+        capacity = int(profile_events) or per_instruction * meta["num_instructions"] + allocators + 1
         if capacity < 1:
             raise ValueError(f"profile_events must be at least 1, got {profile_events}")
-        m.profile_start(capacity)
+        if int(profile_outputs) < 0:
+            raise ValueError(f"profile_outputs is a byte count (0: no outputs kept), got {profile_outputs}")
+        m.profile_start(capacity, int(profile_outputs))
         try:
             outputs = self._run(m, method, inputs, instruction_limit)
         finally:
-            etdump, events, dropped = m.profile_stop()
-        return outputs, Trace(etdump, events, dropped)
+            etdump, events, dropped, debug_buffer, dropped_outputs = m.profile_stop(bool(profile_memory))
+        return outputs, Trace(etdump, events, dropped, debug_buffer, dropped_outputs)
 
     def _run(self, loaded, method: str, inputs, instruction_limit: int):
         loaded.set_instruction_limit(int(instruction_limit))
