@@ -541,6 +541,16 @@ bool plan_put(KernelContext& ctx, const char* name, const Tensor& self, Optional
     p.rest[p.nrest++] = d;
     p.shape[p.rank++] = self.size(d);
   }
+  // The writes are self[indices]'s elements, a tensor that is never built (values broadcast to it): index tensors
+  // of [4096, 1] and [1, 4096] over 4096-element slices would ask for 2^36 of them. It is held to what a tensor
+  // may hold (runtime/core/tensor.cc's checked_numel), so no call outruns every tensor it was given by more.
+  int64_t writes = 1;
+  for (int d = 0; d < p.rank; ++d) {
+    writes *= p.shape[d];
+    CHECK_OR_FALSE(ctx, writes <= INT32_MAX, InvalidArgument,
+                              "%s: self[indices] would have more than 2^31-1 elements (over %d of its %d dims); a "
+                              "tensor holds at most 2^31-1", name, d + 1, p.rank);
+  }
   // values broadcast to the result (leading size-1 dims beyond its rank allowed, as ATen strips them).
   bool ok = true;
   const int vr = values.dim();

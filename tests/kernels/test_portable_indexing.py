@@ -99,6 +99,18 @@ ERRORS = {
 }
 
 
+def test_index_put_refuses_more_writes_than_a_tensor_holds(runtime, capfd, monkeypatch):
+    monkeypatch.setenv("EMBER_LOG", "1")
+    # Crossed index tensors of 50,000 zeros make self[indices] 2.5e9 elements (all the same one of a 1x1 self):
+    # eager would loop over them all; Ember's kernel names the bound instead (kernel_fuzz found the class).
+    fn = lambda x, i, j, v: torch.index_put(x, (i, j), v)  # noqa: E731
+    i = torch.zeros(50000, 1, dtype=torch.long)
+    j = torch.zeros(1, 50000, dtype=torch.long)
+    with pytest.raises(RuntimeError, match=r"aten::index_put.out\) failed"):
+        run(runtime, fn, [rnd(1, 1), i, j, rnd(1)], [rnd(1, 1), i, j, rnd(1)])
+    assert "self[indices] would have more than 2^31-1 elements" in capfd.readouterr().err
+
+
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_hostile_indices_are_named_errors(runtime, name):
     fn, example, bad, op = ERRORS[name]
