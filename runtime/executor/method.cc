@@ -580,22 +580,23 @@ Error Method::resize_input(size_t index, ArrayRef<int32_t> sizes) {
   EMBER_TRY_ASSIGN(t, input(index));
   // The sizes the program was planned at: a static input's shape, a bounded input's upper bounds (the .pte
   // keeps them; the tensor's own sizes change with every input). Checked before anything changes.
-  const auto* planned =
-      pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor()->sizes();
+  // (A 0-d tensor may have no sizes vector at all: tensor_sizes reads that as empty; bundled_program_fuzz found it.)
+  const ArrayRef<int32_t> planned = pte::tensor_sizes(
+      pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor());
   const bool bounded = t.impl()->shape_dynamism() != ShapeDynamism::Static;
-  size_t bad = sizes.size() == count(planned) ? sizes.size() : 0;
+  size_t bad = sizes.size() == planned.size() ? sizes.size() : 0;
   for (size_t d = 0; bad == sizes.size() && d < sizes.size(); ++d) {
-    const int32_t b = at(planned, d);
+    const int32_t b = planned[d];
     if (bounded ? (sizes[d] < 0 || sizes[d] > b) : sizes[d] != b) bad = d;
   }
-  if (bad != sizes.size() || sizes.size() != count(planned)) {
+  if (bad != sizes.size() || sizes.size() != planned.size()) {
     char want[96], got[96];
     EMBER_LOG(ERROR, "method '%s' input %zu %s %s; got %s", name(), index, bounded ? "takes sizes up to" : "has shape",
-              shape_str(want, sizeof(want), planned->data(), count(planned)),
+              shape_str(want, sizeof(want), planned.data(), planned.size()),
               shape_str(got, sizeof(got), sizes.data(), sizes.size()));
-    if (bounded && sizes.size() == count(planned)) {
+    if (bounded && sizes.size() == planned.size()) {
       EMBER_LOG(ERROR, "method '%s' input %zu: dimension %zu is %d, beyond its bound %d", name(), index, bad,
-                static_cast<int>(sizes[bad]), static_cast<int>(at(planned, bad)));
+                static_cast<int>(sizes[bad]), static_cast<int>(planned[bad]));
     }
     return Error::InvalidArgument;
   }

@@ -118,6 +118,27 @@ TEST(MethodMetaTest, KernelStateAndScratchPredictedToTheByte) {
   EXPECT_EQ(scratch.allocator.used_bytes(), meta->scratch_bytes());
 }
 
+TEST(MethodTest, AZeroDimInputWithoutASizesVectorIsCheckedNotDereferenced) {
+  // The object API packs an empty vector as absent: a 0-d input's sizes may be missing from a .pte. Setting it
+  // with a wrong shape read them through null (bundled_program_fuzz at 0b04cd4, UBSan in resize_input).
+  std::unique_ptr<fb::ProgramT> p = base_program();
+  fb::TensorT& in = tensor(*p, forward(*p).inputs[0]);
+  in.sizes.clear();
+  in.dim_order.clear();
+  Loaded l(*p);
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  const float x[2] = {1, 2};
+  const int32_t sizes[1] = {2};
+  ember::testing::clear_log();
+  EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(sizes, 1), x, sizeof(x)), Error::InvalidArgument);
+  EXPECT_NE(ember::testing::last_log().find("has shape []; got [2]"), std::string::npos) << ember::testing::last_log();
+  const float one = 3;
+  EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(), &one, sizeof(one)), Error::Ok)
+      << ember::testing::last_log();
+}
+
 TEST(MethodTest, PrepareStateAndScratchReachTheKernel) {
   Loaded l(*scaled_program());
   TestMemory memory;
