@@ -59,6 +59,8 @@ class TensorRef:
         dtype = info.torch_dtype() if info is not None else None
         if dtype is None:
             raise EtdumpError(f"a debug tensor of ScalarType {self.scalar_type}, which has no torch dtype here")
+        if any(s < 0 for s in self.sizes):
+            raise EtdumpError(f"a debug tensor with sizes {self.sizes}: a size is negative")
         numel = 1
         for s in self.sizes:
             numel *= s
@@ -172,11 +174,12 @@ def parse(data: bytes) -> List[Run]:
         raise EtdumpError("not an ETDump: no 'ED00' file identifier at byte 4 or 8 (a .etdp from Ember's runner "
                           "--profile, ember.runtime run(profile=True), or ExecuTorch's ETDumpGen)")
     root = root_at + r.u32(root_at)
-    runs = []
+
     def tensor(t: int) -> TensorRef:
         return TensorRef(scalar_type=r.scalar(t, 0, "b", 0), sizes=r.longs(t, 1), strides=r.longs(t, 2),
                          offset=r.scalar(t, 3, "q", 0))
 
+    runs = []
     for rd in r.vector(root, 1):
         events, other, allocations, outputs = [], 0, [], []
         allocators = [r.string(a, 0) for a in r.vector(rd, 2)]
