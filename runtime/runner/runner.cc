@@ -250,6 +250,12 @@ int main(int argc, char** argv) {
     }
   }
   if (o.model == nullptr) return usage(argv[0]);
+#if EMBER_EVENT_TRACER
+  if (o.profile == nullptr && (o.profile_memory || o.profile_outputs != nullptr)) {
+    fprintf(stderr, "runner: --profile-memory and --profile-outputs add to a trace: give --profile OUT.etdp too\n");
+    return 2;
+  }
+#endif
 
   const uint64_t load_t0 = ember_pal_ticks_ns();
 

@@ -227,3 +227,5 @@ def test_runner_profile_flag(exported, tmp_path):
     r = subprocess.run([runner, path, "--runs", "1", "--profile", etdp, "--profile-outputs", debug,
                         "--profile-output-bytes", "64"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "output tensors dropped; raise --profile-output-bytes" in r.stderr
+    r = subprocess.run([runner, path, "--profile-outputs", debug], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "give --profile OUT.etdp too" in r.stderr
