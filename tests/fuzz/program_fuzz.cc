@@ -21,6 +21,7 @@ namespace {
 // the fuzzer looks for crashes, and a real caller refuses such a program from these same MethodMeta numbers.
 constexpr size_t kMaxMethodBytes = 8u << 20;
 constexpr size_t kMaxPools = 16;
+constexpr uint64_t kMaxInstructions = 4096;
 constexpr size_t kTempBytes = 256u << 10;
 
 // Exactly `size` bytes (at least one), 16-byte aligned, so AddressSanitizer sees any access past the end.
@@ -87,6 +88,9 @@ void run_method(const Program& program, const char* name) {
       abort();
     }
     for (size_t i = 0; i < method->num_inputs(); ++i) (void)method->input(i);
+    // A backward jump may never end, as a program may mean it to: a caller bounds such methods, as the runner
+    // does (100M by default). Here 4096 instructions a run; past them execute() must fail by name, not hang.
+    if (method->has_loops()) method->set_instruction_limit(kMaxInstructions);
     (void)method->execute();
     (void)method->execute();
     for (size_t i = 0; i < method->num_outputs(); ++i) (void)method->output(i);
