@@ -42,7 +42,8 @@ C load_as(const void* data, ScalarType type, int64_t i) {
     case ScalarType::Short: return static_cast<C>(static_cast<const int16_t*>(data)[i]);
     case ScalarType::Char: return static_cast<C>(static_cast<const int8_t*>(data)[i]);
     case ScalarType::Byte: return static_cast<C>(static_cast<const uint8_t*>(data)[i]);
-    case ScalarType::Bool: return static_cast<C>(static_cast<const bool*>(data)[i]);
+    // As a byte: a plan may place a Bool tensor on bytes another dtype wrote, and a bool load of 2..255 is UB.
+    case ScalarType::Bool: return static_cast<C>(static_cast<const uint8_t*>(data)[i] != 0);
     default: return C();
   }
 }
