@@ -14,8 +14,10 @@ no runtime change, and the same variant runs on a device or on ExecuTorch's runt
 capture="runtime" runs the real program instead, with the runtime's event tracer in debug mode (the profiling
 build): each kernel's output is copied out right after the kernel, before any later instruction can reuse its
 bytes. That is the program as it ships, memory plan and all, so a planning bug shows as the first operator whose
-input was overwritten; it needs the profiling build of the default kernels. The eager side runs the edge program's FX graph node by node through
-torch.fx.Interpreter on the same inputs; the program's tensors carry their FX node's name, so each output is
+input was overwritten; it needs the profiling build of the default kernels.
+
+The eager side runs the edge program's FX graph node by node through torch.fx.Interpreter on the same inputs;
+the program's tensors carry their FX node's name, so each output is
 compared with the eager value of the node it came from. Nodes folded into constants or fused away (batch norm
 into its convolution) have no output of their own and are skipped; the fused call is compared under the name of
 the node whose value it produces.
