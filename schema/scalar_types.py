@@ -23,7 +23,7 @@ class ScalarTypeInfo:
     size: int              # bytes per element
     torch: str             # torch.dtype attribute: "float32"
     pte: Optional[str]     # program.fbs enum name ("FLOAT"); None: a .pte cannot hold the type
-    cpp: Optional[str]     # C++ type kernels compute in; None: kernels cannot compute on it
+    cpp: Optional[str]     # C++ type of a stored element, dispatched on; None: kernels cannot compute on it
     storage: bool          # False: the runtime holds no tensor of this type
 
     @property

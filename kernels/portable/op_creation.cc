@@ -165,7 +165,7 @@ void fill_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& value
     load_block<double>(value, 0, 1, &d);
     v = Scalar(d);
   } else if (value.scalar_type() == ScalarType::Bool) {
-    v = Scalar(*value.const_data_ptr<bool>());
+    v = Scalar(static_cast<bool>(*value.const_data_ptr<Bool8>()));
   } else {
     v = Scalar(load_as<int64_t>(value.const_data_ptr(), value.scalar_type(), 0));
   }

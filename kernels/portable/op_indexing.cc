@@ -344,7 +344,7 @@ int64_t count_true(const Tensor& mask, ArrayRef<int32_t> shape, const int64_t* m
   w.add(mask_st);
   int64_t n = 1, count = 0;
   for (int32_t s : shape) n *= s;
-  const bool* m = mask.const_data_ptr<bool>();
+  const Bool8* m = mask.const_data_ptr<Bool8>();
   for (int64_t i = 0; i < n; ++i, w.next()) count += m[w.off[0]] ? 1 : 0;
   return count;
 }
@@ -365,7 +365,7 @@ void masked_select_out(KernelContext& ctx, const Tensor& self, const Tensor& mas
   Walk w(s);
   w.add(sst);
   w.add(mst);
-  const bool* m = mask.const_data_ptr<bool>();
+  const Bool8* m = mask.const_data_ptr<Bool8>();
   const size_t e = self.element_size();
   const int64_t ostride = out.strides()[0];
   int64_t n = 1, k = 0;
@@ -398,7 +398,7 @@ void masked_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& ma
   Walk w(s);
   w.add(out.strides());
   w.add(mst);
-  const bool* m = mask.const_data_ptr<bool>();
+  const Bool8* m = mask.const_data_ptr<Bool8>();
   const size_t e = self.element_size();
   int64_t k = 0;
   for (int64_t i = 0; i < out.numel(); ++i, w.next()) {

@@ -19,11 +19,11 @@ typedef uint32_t __attribute__((may_alias)) Bytes4;
 typedef uint64_t __attribute__((may_alias)) Bytes8;
 
 template <class E>
-void where_direct_as(const bool* c, const E* a, const E* b, E* o, int64_t n, int64_t sc, int64_t sa, int64_t sb) {
+void where_direct_as(const Bool8* c, const E* a, const E* b, E* o, int64_t n, int64_t sc, int64_t sa, int64_t sb) {
   for (int64_t i = 0; i < n; ++i) o[i] = c[i * sc] ? a[i * sa] : b[i * sb];
 }
 
-void where_direct(const bool* c, const void* a, const void* b, void* o, int64_t n, bool c1, bool a1, bool b1,
+void where_direct(const Bool8* c, const void* a, const void* b, void* o, int64_t n, bool c1, bool a1, bool b1,
                   size_t size) {
   const int64_t sc = c1 ? 0 : 1, sa = a1 ? 0 : 1, sb = b1 ? 0 : 1;
   switch (size) {
@@ -59,7 +59,7 @@ void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, 
   EMBER_DISPATCH(ctx, "where.self_out", selected_dtypes::where_out_portable, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const bool* c = condition.const_data_ptr<bool>();
+    const Bool8* c = condition.const_data_ptr<Bool8>();
     T* o = out.mutable_data_ptr<T>();
     if (direct) {
       return where_direct(c, self.const_data_ptr(), other.const_data_ptr(), o, out.numel(), condition.numel() == 1,

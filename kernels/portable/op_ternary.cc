@@ -68,7 +68,7 @@ void masked_fill_scalar_out(KernelContext& ctx, const Tensor& self, const Tensor
   EMBER_DISPATCH(ctx, name, selected_dtypes::masked_fill_scalar_out_portable, self.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Fill op;
-    elementwise_run<T>(out, op, Reader<T>(self, s, 0), Reader<bool>(mask, s, 1), Reader<T>(value));
+    elementwise_run<T>(out, op, Reader<T>(self, s, 0), Reader<Bool8>(mask, s, 1), Reader<T>(value));
   });
 }
 

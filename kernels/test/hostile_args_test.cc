@@ -293,6 +293,47 @@ TEST(Portable, IndicesOutOfRangeAreNamed) {
             Error::InvalidArgument);
 }
 
+// A Bool tensor's byte may be anything but 0 or 1 (a .pte constant, a raw input file, a plan that places it on bytes
+// another dtype wrote). Kernels read it as Bool8, nonzero meaning true; loading it as a C++ bool would be undefined
+// (--config=ubsan's -fsanitize=bool names it), and what they store is always 0 or 1.
+TEST(Portable, BoolBytesOtherThanZeroOrOneAreTrue) {
+  using Bytes = Owned<uint8_t>;
+  const std::vector<uint8_t> odd = {0, 236, 2, 1};
+  Bytes mask(ScalarType::Bool, {4}, odd);
+  F32 a(ScalarType::Float, {4}, {1, 2, 3, 4}), b(ScalarType::Float, {4}, {10, 20, 30, 40});
+  F32 out(ScalarType::Float, {4});
+  // where, on its direct path (every operand out's shape) and its broadcast path (other one column).
+  ASSERT_EQ(run([&](KernelContext& c) { portable::where_out(c, mask.t, a.t, b.t, out.t); }), Error::Ok) << log();
+  EXPECT_EQ(out.data, (std::vector<float>{10, 2, 3, 4}));
+  Bytes mask22(ScalarType::Bool, {2, 2}, odd);
+  F32 a22(ScalarType::Float, {2, 2}, {1, 2, 3, 4}), col(ScalarType::Float, {2, 1}, {10, 30});
+  F32 out22(ScalarType::Float, {2, 2});
+  ASSERT_EQ(run([&](KernelContext& c) { portable::where_out(c, mask22.t, a22.t, col.t, out22.t); }), Error::Ok);
+  EXPECT_EQ(out22.data, (std::vector<float>{10, 2, 3, 4}));
+  ASSERT_EQ(run([&](KernelContext& c) { portable::masked_fill_scalar_out(c, a.t, mask.t, Scalar(9.0), out.t); }),
+            Error::Ok);
+  EXPECT_EQ(out.data, (std::vector<float>{1, 9, 9, 9}));
+  // Bool outs: 0 or 1 only.
+  Bytes bout(ScalarType::Bool, {4});
+  ASSERT_EQ(run([&](KernelContext& c) { portable::logical_not_out(c, mask.t, bout.t); }), Error::Ok);
+  EXPECT_EQ(bout.data, (std::vector<uint8_t>{1, 0, 0, 0}));
+  ASSERT_EQ(run([&](KernelContext& c) { portable::bitwise_not_out(c, mask.t, bout.t); }), Error::Ok);
+  EXPECT_EQ(bout.data, (std::vector<uint8_t>{1, 0, 0, 0}));
+  Bytes ones(ScalarType::Bool, {4}, {1, 1, 1, 1});
+  ASSERT_EQ(run([&](KernelContext& c) { portable::eq_tensor_out(c, mask.t, ones.t, bout.t); }), Error::Ok);
+  EXPECT_EQ(bout.data, (std::vector<uint8_t>{0, 1, 1, 1}));
+  ASSERT_EQ(run([&](KernelContext& c) { portable::maximum_out(c, mask.t, mask.t, bout.t); }), Error::Ok);
+  EXPECT_EQ(bout.data, (std::vector<uint8_t>{0, 1, 1, 1}));
+  Bytes any(ScalarType::Bool, {});
+  Bytes just_odd(ScalarType::Bool, {2}, {0, 236});
+  ASSERT_EQ(run([&](KernelContext& c) { portable::any_all_out(c, just_odd.t, any.t); }), Error::Ok);
+  EXPECT_EQ(any.data, (std::vector<uint8_t>{1}));
+  // A copy into Float converts each element: 236 is true, 1.0.
+  ASSERT_EQ(run([&](KernelContext& c) { portable::to_copy_out(c, mask.t, false, Optional<int64_t>(), out.t); }),
+            Error::Ok);
+  EXPECT_EQ(out.data, (std::vector<float>{0, 1, 1, 1}));
+}
+
 // --- prim ops: Python's integer rules where int64 can follow them, named errors where it cannot -----------------
 
 TEST(PrimOps, IntegerDivisionEdges) {

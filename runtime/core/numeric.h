@@ -5,11 +5,18 @@
 #include <limits>
 #include <type_traits>
 
+#include "runtime/core/bool8.h"
+
 namespace ember {
 
 // static_cast<To>(v), except that a floating-point v converted to an integer type saturates to To's range and NaN
 // becomes 0 (what Arm's conversion instructions do; C++ leaves both undefined, and PyTorch documents its own
 // result for them as undefined). Every other conversion is the static_cast.
+template <typename T>
+constexpr bool is_bool_type() {
+  return std::is_same<T, bool>::value || std::is_same<T, Bool8>::value;
+}
+
 template <typename To, typename From>
 To convert(From v) {
   if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value && !std::is_same<To, bool>::value) {
@@ -28,7 +35,7 @@ To convert(From v) {
 // infinities only go into floating-point types.
 template <typename To, typename From>
 bool fits(From v) {
-  if constexpr (std::is_same<To, bool>::value) {
+  if constexpr (is_bool_type<To>()) {
     return true;
   } else if constexpr (std::is_integral<To>::value) {
     if constexpr (std::is_floating_point<From>::value) {

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "runtime/core/bfloat16.h"
+#include "runtime/core/bool8.h"
 #include "runtime/core/half.h"
 #include "schema/scalar_type_table.h"
 
@@ -52,6 +53,11 @@ struct ScalarTypeOf;
   };
 EMBER_FOR_EACH_CPP_SCALAR_TYPE(EMBER_INTERNAL_SCALAR_PAIR)
 #undef EMBER_INTERNAL_SCALAR_PAIR
+// Predicates compute and store `bool` (always 0 or 1); Bool tensors are read as Bool8 (see bool8.h).
+template <>
+struct ScalarTypeOf<bool> {
+  static constexpr ScalarType value = ScalarType::Bool;
+};
 
 template <ScalarType T>
 using cpp_type_t = typename CppTypeOf<T>::type;

@@ -658,7 +658,7 @@ Error Method::EMBER_EXECUTE_LOOP() {
                                       "method '%s' instruction %zu: the predicate (value %u) has %lld elements; a "
                                       "branch needs exactly one", name(), pc, static_cast<unsigned>(ins.jump.cond),
                                       static_cast<long long>(t.numel()));
-          taken = !t.const_data_ptr<bool>()[0];
+          taken = !t.const_data_ptr<Bool8>()[0];
         } else {
           taken = !cond.as_bool();
         }

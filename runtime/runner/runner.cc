@@ -182,7 +182,7 @@ void print_tensor(const char* what, size_t index, const Tensor& t, int limit) {
       case ScalarType::Int: v = t.const_data_ptr<int32_t>()[i]; break;
       case ScalarType::Char: v = t.const_data_ptr<int8_t>()[i]; break;
       case ScalarType::Byte: v = t.const_data_ptr<uint8_t>()[i]; break;
-      case ScalarType::Bool: v = t.const_data_ptr<bool>()[i]; break;
+      case ScalarType::Bool: v = static_cast<bool>(t.const_data_ptr<Bool8>()[i]); break;
       default: break;
     }
     printf(i ? " %.6g" : ": %.6g", v);

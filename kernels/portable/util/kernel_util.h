@@ -11,7 +11,7 @@
 namespace ember {
 namespace portable {
 
-// Half and BFloat16 compute in float; everything else in itself.
+// Half and BFloat16 compute in float, Bool8 in bool; everything else in itself.
 template <typename T>
 struct ComputeType {
   using type = T;
@@ -23,6 +23,10 @@ struct ComputeType<Half> {
 template <>
 struct ComputeType<BFloat16> {
   using type = float;
+};
+template <>
+struct ComputeType<Bool8> {
+  using type = bool;
 };
 template <typename T>
 using compute_t = typename ComputeType<T>::type;
@@ -42,8 +46,7 @@ C load_as(const void* data, ScalarType type, int64_t i) {
     case ScalarType::Short: return static_cast<C>(static_cast<const int16_t*>(data)[i]);
     case ScalarType::Char: return static_cast<C>(static_cast<const int8_t*>(data)[i]);
     case ScalarType::Byte: return static_cast<C>(static_cast<const uint8_t*>(data)[i]);
-    // As a byte: a plan may place a Bool tensor on bytes another dtype wrote, and a bool load of 2..255 is UB.
-    case ScalarType::Bool: return static_cast<C>(static_cast<const uint8_t*>(data)[i] != 0);
+    case ScalarType::Bool: return static_cast<C>(static_cast<bool>(static_cast<const Bool8*>(data)[i]));
     default: return C();
   }
 }

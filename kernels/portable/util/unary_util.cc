@@ -33,7 +33,7 @@ void load_block(const Tensor& t, int64_t start, int64_t n, C* buf) {
     case ScalarType::Short: return convert_block<C, int16_t>(d, start, n, buf);
     case ScalarType::Char: return convert_block<C, int8_t>(d, start, n, buf);
     case ScalarType::Byte: return convert_block<C, uint8_t>(d, start, n, buf);
-    case ScalarType::Bool: return convert_block<C, bool>(d, start, n, buf);
+    case ScalarType::Bool: return convert_block<C, Bool8>(d, start, n, buf);
     default:  // unreachable: unary_checks refused every other dtype
       for (int64_t i = 0; i < n; ++i) buf[i] = C();
   }
