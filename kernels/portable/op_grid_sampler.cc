@@ -31,8 +31,10 @@ C reflect(C v, int64_t lo2, int64_t hi2) {
   const C lo = static_cast<C>(lo2) / 2, span = static_cast<C>(hi2 - lo2) / 2;
   v = fabs(v - lo);
   const C extra = fmod(v, span);
-  const int64_t flips = static_cast<int64_t>(floor(v / span));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  // The parity of the flips, taken in floating point: v may be infinite or beyond int64 (kernel_fuzz found inf
+  // here at 2ae0bf7), and such a conversion is undefined. An infinite v gives NaN, which clip() makes 0.
+  const bool even = fmod(floor(v / span), C(2)) == C(0);
+  return even ? extra + lo : span - extra + lo;
 }
 
 template <typename C>
