@@ -259,9 +259,47 @@ EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
   }
 }
 
+// Rows of C for which a packed panel of B serves all of them in one pass: A's K block (M x KC floats, 256 KB at
+// most) stays in L2 while each panel of B passes over it once.
+constexpr int64_t kPackedAFloats = 64 * 1024;
+
+// A transformer's linear layers (M = 128-197 tokens, K = 192-1024, N up to 4 K): per K block, each NR-wide panel
+// of B is copied into a contiguous buffer (KC x NR floats, 24 KB for AVX2's 4 x 24 tile) and every row of C takes
+// it from L1. Read in place, a panel's rows are ldb apart: two or three partly used lines each, 40 KB for the
+// panel, past L1, and with ldb a multiple of 1 K floats every row falls in the same L1 set.
 template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void sgemm_packed(const Gemm& g) {
+  constexpr int L = Lanes<V>::value;
+  constexpr int64_t NR = NV * L;
+  alignas(64) float panel[kKC * NR];
+  float scratch[kKC * 2 * L];
+  for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
+    const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
+    const bool first = k0 == 0, last = k0 + kc == g.K;
+    int64_t n0 = 0;
+    for (; n0 + NR <= g.N; n0 += NR) {
+      const float* b = g.b + k0 * g.ldb + n0;
+      for (int64_t k = 0; k < kc; ++k) {
+        EMBER_UNROLL
+        for (int v = 0; v < NV; ++v) vstore<V>(panel + k * NR + v * L, vload<V>(b + k * g.ldb + v * L));
+      }
+      for (int64_t m0 = 0; m0 < g.M; m0 += MR) {
+        const int64_t mr = g.M - m0 < MR ? g.M - m0 : MR;
+        rows<V, MR, NV, false>(mr, g, panel, NR, m0, n0, k0, kc, NR, first, last);
+      }
+    }
+    if (n0 < g.N) edge<V, MR>(g, scratch, true, 0, g.M, n0, g.N, k0, kc, first, last);
+  }
+}
+
+// Pack: whether this instruction set's tiles take the packed path (a KC x NR buffer on the stack; off where the
+// stack is small or the tile narrow).
+template <class V, int MR, int NV, bool Pack = false>
 EMBER_ALWAYS_INLINE void sgemm_any(const Gemm& g) {
   if (g.M <= kFewRows) return sgemm_few_rows<V>(g);
+  if constexpr (Pack) {
+    if (g.M * (g.K < kKC ? g.K : kKC) <= kPackedAFloats) return sgemm_packed<V, MR, NV>(g);
+  }
   sgemm_blocked<V, MR, NV>(g);
 }
 
