@@ -334,6 +334,27 @@ TEST(Portable, BoolBytesOtherThanZeroOrOneAreTrue) {
   EXPECT_EQ(out.data, (std::vector<float>{0, 1, 1, 1}));
 }
 
+// Bilinear resampling (plain and antialiased) walks the output's rows and columns outside its batch and channels:
+// an empty batch must not leave 2^30 windows to compute for nothing (kernel_fuzz's timeout at 23b2c3e). Each call
+// returns at once, with out resized to [0, 1, 32768, 32768] and nothing read or written.
+TEST(Portable, BilinearResamplingOfAnEmptyBatchDoesNoWork) {
+  F32 in(ScalarType::Float, {0, 1, 2, 2});
+  F32 out(ScalarType::Float, {0, 1, 32768, 32768});
+  const int64_t size[2] = {32768, 32768};
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::upsample_bilinear2d_aa_out(c, in.t, ArrayRef<int64_t>(size, 2), false, Optional<double>(),
+                                                   Optional<double>(), out.t);
+            }),
+            Error::Ok)
+      << log();
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::upsample_bilinear2d_vec_out(c, in.t, Optional<ArrayRef<int64_t>>(ArrayRef<int64_t>(size, 2)),
+                                                    false, Optional<ArrayRef<double>>(), out.t);
+            }),
+            Error::Ok)
+      << log();
+}
+
 // --- prim ops: Python's integer rules where int64 can follow them, named errors where it cannot -----------------
 
 TEST(PrimOps, IntegerDivisionEdges) {

@@ -162,11 +162,23 @@ EMBER_ALWAYS_INLINE void edge(const Gemm& g, float* scratch, bool fill, int64_t 
   if (n0 < n_end) edge_tiles<V, MR, 1>(g, scratch, fill, m_begin, m_end, n0, n_end, k0, kc, first, last);
 }
 
-template <class V, int MR, int NV>
+// Copies rows [0, kc) of an NR-wide panel of B (row stride ldb) into `panel`, contiguous.
+template <class V, int NV>
+EMBER_ALWAYS_INLINE void pack_panel(const float* b, int64_t ldb, int64_t kc, float* panel) {
+  constexpr int L = Lanes<V>::value;
+  for (int64_t k = 0; k < kc; ++k) {
+    EMBER_UNROLL
+    for (int v = 0; v < NV; ++v) vstore<V>(panel + k * NV * L + v * L, vload<V>(b + k * ldb + v * L));
+  }
+}
+
+// Pack: copy each panel of B contiguous before its row block uses it (see sgemm_packed); costs a KC x NR buffer.
+template <class V, int MR, int NV, bool Pack>
 EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
   constexpr int64_t NR = NV * Lanes<V>::value;
   static_assert(kMC % MR == 0, "row blocks must hold whole tiles");
   float scratch[kKC * 2 * Lanes<V>::value];
+  alignas(64) float panel[Pack ? kKC * NR : 1];
   // (M or N of 0 runs no tile.)
   for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
     const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
@@ -180,9 +192,14 @@ EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
         int64_t n0 = 0;
         for (; n0 + NR <= g.N; n0 += NR) {
           const float* b = g.b + k0 * g.ldb + n0;
+          int64_t ldb = g.ldb;
+          if constexpr (Pack) {
+            pack_panel<V, NV>(b, ldb, kc, panel);
+            b = panel, ldb = NR;
+          }
           for (int64_t m0 = mb; m0 < me; m0 += MR) {
             const int64_t mr = me - m0 < MR ? me - m0 : MR;
-            rows<V, MR, NV, false>(mr, g, b, g.ldb, m0, n0, k0, kc, NR, first, last);
+            rows<V, MR, NV, false>(mr, g, b, ldb, m0, n0, k0, kc, NR, first, last);
           }
         }
         if (n0 < g.N) edge<V, MR>(g, scratch, mb == 0, mb, me, n0, g.N, k0, kc, first, last);
@@ -278,11 +295,7 @@ EMBER_ALWAYS_INLINE void sgemm_packed(const Gemm& g) {
     const bool first = k0 == 0, last = k0 + kc == g.K;
     int64_t n0 = 0;
     for (; n0 + NR <= g.N; n0 += NR) {
-      const float* b = g.b + k0 * g.ldb + n0;
-      for (int64_t k = 0; k < kc; ++k) {
-        EMBER_UNROLL
-        for (int v = 0; v < NV; ++v) vstore<V>(panel + k * NR + v * L, vload<V>(b + k * g.ldb + v * L));
-      }
+      pack_panel<V, NV>(g.b + k0 * g.ldb + n0, g.ldb, kc, panel);
       for (int64_t m0 = 0; m0 < g.M; m0 += MR) {
         const int64_t mr = g.M - m0 < MR ? g.M - m0 : MR;
         rows<V, MR, NV, false>(mr, g, panel, NR, m0, n0, k0, kc, NR, first, last);
@@ -300,7 +313,7 @@ EMBER_ALWAYS_INLINE void sgemm_any(const Gemm& g) {
   if constexpr (Pack) {
     if (g.M * (g.K < kKC ? g.K : kKC) <= kPackedAFloats) return sgemm_packed<V, MR, NV>(g);
   }
-  sgemm_blocked<V, MR, NV>(g);
+  sgemm_blocked<V, MR, NV, Pack>(g);
 }
 
 
