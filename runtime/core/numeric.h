@@ -9,17 +9,18 @@
 
 namespace ember {
 
-// static_cast<To>(v), except that a floating-point v converted to an integer type saturates to To's range and NaN
-// becomes 0 (what Arm's conversion instructions do; C++ leaves both undefined, and PyTorch documents its own
-// result for them as undefined). Every other conversion is the static_cast.
+// Whether T holds a truth value: bool, or a Bool tensor's element (Bool8).
 template <typename T>
 constexpr bool is_bool_type() {
   return std::is_same<T, bool>::value || std::is_same<T, Bool8>::value;
 }
 
+// static_cast<To>(v), except that a floating-point v converted to an integer type saturates to To's range and NaN
+// becomes 0 (what Arm's conversion instructions do; C++ leaves both undefined, and PyTorch documents its own
+// result for them as undefined). Every other conversion is the static_cast.
 template <typename To, typename From>
 To convert(From v) {
-  if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value && !std::is_same<To, bool>::value) {
+  if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value && !is_bool_type<To>()) {
     if (v != v) return To(0);
     // Both bounds are powers of two (or 0) and exact in From: max() rounds up to 2^k, so ">=" catches it.
     if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();

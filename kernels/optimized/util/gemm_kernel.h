@@ -176,28 +176,39 @@ EMBER_ALWAYS_INLINE void pack_panel(const float* b, int64_t ldb, int64_t kc, flo
 // copying it cost EfficientNet-B0's pointwise layers (K = 40-112) 4-7%.
 constexpr int64_t kPackMinK = 128;
 
-// Pack: copy each panel of B contiguous before its row block uses it (see sgemm_packed); costs a KC x NR buffer.
+// Rows of C that one packed panel of B serves in a single pass, when A's K block (M x KC floats, 256 KB at most)
+// stays in L2 while each panel passes over it once.
+constexpr int64_t kPackedAFloats = 64 * 1024;
+
+// Pack: copy each NR-wide panel of B contiguous (KC x NR floats, 24 KB for AVX2's 4 x 24 tile) before the rows of C
+// use it, so they take it from L1. Read in place, a panel's rows are ldb apart: two or three partly used lines
+// each, 40 KB for the panel, past L1, and with ldb a multiple of 1 K floats every row falls in the same L1 set.
+// A transformer's linear layers (M = 128-197 tokens, K = 192-1024, N up to 4 K) fit kPackedAFloats: all of M is
+// one row block, whatever N, and each panel is copied once per K block.
 template <class V, int MR, int NV, bool Pack>
 EMBER_ALWAYS_INLINE void sgemm_blocked(const Gemm& g) {
   constexpr int64_t NR = NV * Lanes<V>::value;
   static_assert(kMC % MR == 0, "row blocks must hold whole tiles");
   float scratch[kKC * 2 * Lanes<V>::value];
   alignas(64) float panel[Pack ? kKC * NR : 1];
+  const bool one_block = Pack && g.K >= kPackMinK && g.M * (g.K < kKC ? g.K : kKC) <= kPackedAFloats;
+  const int64_t mc = one_block ? g.M : kMC;
   // (M or N of 0 runs no tile.)
   for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
     const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
     const bool first = k0 == 0, last = k0 + kc == g.K;
     int64_t chunk = kL2Floats / kc / NR * NR;
     if (chunk < NR) chunk = NR;
-    if (g.N <= chunk || g.M <= kFewStreams) {
-      // B's block fits L2, or C has few rows: one NR-wide panel of B stays in L1 while MC rows of C pass over it.
-      for (int64_t mb = 0; mb < g.M; mb += kMC) {
-        const int64_t me = g.M - mb < kMC ? g.M : mb + kMC;
+    if (one_block || g.N <= chunk || g.M <= kFewStreams) {
+      // B's block fits L2, C has few rows, or all of C is one packed row block: one NR-wide panel of B stays in L1
+      // while a row block of C (MC rows, or all M) passes over it.
+      for (int64_t mb = 0; mb < g.M; mb += mc) {
+        const int64_t me = g.M - mb < mc ? g.M : mb + mc;
         int64_t n0 = 0;
         for (; n0 + NR <= g.N; n0 += NR) {
           const float* b = g.b + k0 * g.ldb + n0;
           int64_t ldb = g.ldb;
-          if (Pack && kc >= kPackMinK) {
+          if (one_block || (Pack && kc >= kPackMinK)) {
             pack_panel<V, NV>(b, ldb, kc, panel);
             b = panel, ldb = NR;
           }
@@ -280,43 +291,11 @@ EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
   }
 }
 
-// Rows of C for which a packed panel of B serves all of them in one pass: A's K block (M x KC floats, 256 KB at
-// most) stays in L2 while each panel of B passes over it once.
-constexpr int64_t kPackedAFloats = 64 * 1024;
-
-// A transformer's linear layers (M = 128-197 tokens, K = 192-1024, N up to 4 K): per K block, each NR-wide panel
-// of B is copied into a contiguous buffer (KC x NR floats, 24 KB for AVX2's 4 x 24 tile) and every row of C takes
-// it from L1. Read in place, a panel's rows are ldb apart: two or three partly used lines each, 40 KB for the
-// panel, past L1, and with ldb a multiple of 1 K floats every row falls in the same L1 set.
-template <class V, int MR, int NV>
-EMBER_ALWAYS_INLINE void sgemm_packed(const Gemm& g) {
-  constexpr int L = Lanes<V>::value;
-  constexpr int64_t NR = NV * L;
-  alignas(64) float panel[kKC * NR];
-  float scratch[kKC * 2 * L];
-  for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
-    const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
-    const bool first = k0 == 0, last = k0 + kc == g.K;
-    int64_t n0 = 0;
-    for (; n0 + NR <= g.N; n0 += NR) {
-      pack_panel<V, NV>(g.b + k0 * g.ldb + n0, g.ldb, kc, panel);
-      for (int64_t m0 = 0; m0 < g.M; m0 += MR) {
-        const int64_t mr = g.M - m0 < MR ? g.M - m0 : MR;
-        rows<V, MR, NV, false>(mr, g, panel, NR, m0, n0, k0, kc, NR, first, last);
-      }
-    }
-    if (n0 < g.N) edge<V, MR>(g, scratch, true, 0, g.M, n0, g.N, k0, kc, first, last);
-  }
-}
-
-// Pack: whether this instruction set's tiles take the packed path (a KC x NR buffer on the stack; off where the
-// stack is small or the tile narrow).
+// Pack: whether this instruction set's tiles copy B's panels (a KC x NR buffer on the stack; off where the stack
+// is small or the tile narrow).
 template <class V, int MR, int NV, bool Pack = false>
 EMBER_ALWAYS_INLINE void sgemm_any(const Gemm& g) {
   if (g.M <= kFewRows) return sgemm_few_rows<V>(g);
-  if constexpr (Pack) {
-    if (g.K >= kPackMinK && g.M * (g.K < kKC ? g.K : kKC) <= kPackedAFloats) return sgemm_packed<V, MR, NV>(g);
-  }
   sgemm_blocked<V, MR, NV, Pack>(g);
 }
 

@@ -49,9 +49,9 @@ void check(void (*fn)(const Gemm&), Case c, bool biases, float alpha, float lo, 
 }
 
 // {11, 44, 30} and {29, 20, 40} end in an edge of a whole two-vector tile and a partial one-vector tile (AVX2).
-// With AVX2, M x min(K, 256) up to 64 K takes the packed path (a copy of each panel of B); the blocked path is
-// the baseline's, and AVX2's beyond that: {300, 250, 300} is wider than a block of B in L2 with enough rows to run
-// in column chunks, {260, 30, 260} fits it. Without AVX2, {70, 250, 300} and {67, 1000, 64} run in column chunks
+// With AVX2, K >= 128 and M x min(K, 256) up to 64 K run as one row block over packed copies of B's panels;
+// beyond that AVX2 takes the baseline's row blocks: {300, 250, 300} is wider than a block of B in L2 with enough
+// rows to run in column chunks, {260, 30, 260} fits it (its first K block packed, its 4-row last one not). Without AVX2, {70, 250, 300} and {67, 1000, 64} run in column chunks
 // (the first in its first K block only); {9, 1000, 64} is as wide with too few rows.
 const Case kCases[] = {{1, 10, 256},  {1, 256, 784}, {6, 16, 256}, {7, 17, 300},   {13, 9, 5},
                        {96, 48, 16},  {100, 37, 600}, {1, 1, 1},   {5, 3, 0},      {97, 33, 513},
