@@ -41,6 +41,11 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
                            bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
                            Tensor& out);
 
+// op_pool.cc
+void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
+                                 ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                                 bool ceil_mode, Tensor& out, Tensor& indices);
+
 // Transformer kernels: op_norm.cc, op_softmax.cc, op_gelu.cc, op_binary.cc (the broadcast patterns they take are
 // described there; others fall through to portable).
 void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int64_t> normalized_shape,

@@ -1,5 +1,5 @@
-// 2-d pooling over NCHW (or CHW): max_pool2d_with_indices, avg_pool2d, with ATen's padding, dilation, ceil_mode,
-// count_include_pad and divisor_override.
+// 2-d pooling over NCHW (or CHW), contiguous or channels-last: max_pool2d_with_indices, avg_pool2d, with ATen's
+// padding, dilation, ceil_mode, count_include_pad and divisor_override.
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -20,35 +20,39 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
                      static_cast<long long>(g.OH), static_cast<long long>(g.OW));
   EMBER_KERNEL_CHECK(ctx, indices.scalar_type() == ScalarType::Long && self.scalar_type() == out.scalar_type(),
                      InvalidArgument, "max_pool2d_with_indices.out: indices must be Long and out match self's dtype");
+  EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(self, out) && same_spatial_dim_order(self, indices), NotSupported,
+                     "max_pool2d_with_indices.out: self, out and indices must all be contiguous or all channels-last");
   EMBER_DISPATCH(ctx, "max_pool2d_with_indices.out", selected_dtypes::max_pool2d_with_indices_out_portable,
                  self.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
+    const Nchw vi = nchw_of(self), vo = nchw_of(out), vx = nchw_of(indices);
     const T* x = self.const_data_ptr<T>();
     T* o = out.mutable_data_ptr<T>();
     int64_t* ix = indices.mutable_data_ptr<int64_t>();
-    for (int64_t plane = 0; plane < g.batch * g.C; ++plane) {
-      const T* xp = x + plane * g.H * g.W;
-      for (int64_t oh = 0; oh < g.OH; ++oh) {
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          C best = C(0);
-          int64_t best_i = -1;
-          for (int64_t kh = 0; kh < g.KH; ++kh) {
-            const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-            if (ih < 0 || ih >= g.H) continue;
-            for (int64_t kw = 0; kw < g.KW; ++kw) {
-              const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
-              if (iw < 0 || iw >= g.W) continue;
-              const C v = static_cast<C>(xp[ih * g.W + iw]);
-              if (best_i < 0 || v > best || v != v) {  // NaN propagates, as in ATen
-                best = v;
-                best_i = ih * g.W + iw;
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t c = 0; c < g.C; ++c) {
+        const T* xp = x + vi.at(n, c, 0, 0);
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            C best = C(0);
+            int64_t best_i = -1;  // an index in the plane, h * W + w, whatever the dim order (as ATen's)
+            for (int64_t kh = 0; kh < g.KH; ++kh) {
+              const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+              if (ih < 0 || ih >= g.H) continue;
+              for (int64_t kw = 0; kw < g.KW; ++kw) {
+                const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+                if (iw < 0 || iw >= g.W) continue;
+                const C v = static_cast<C>(xp[ih * vi.sh + iw * vi.sw]);
+                if (best_i < 0 || v > best || v != v) {  // NaN propagates, as in ATen
+                  best = v;
+                  best_i = ih * g.W + iw;
+                }
               }
             }
+            o[vo.at(n, c, oh, ow)] = static_cast<T>(best);
+            ix[vx.at(n, c, oh, ow)] = best_i;
           }
-          const int64_t at = (plane * g.OH + oh) * g.OW + ow;
-          o[at] = static_cast<T>(best);
-          ix[at] = best_i;
         }
       }
     }
@@ -70,13 +74,17 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
                      scalar_type_name(out.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, !divisor_override.has_value() || divisor_override.value() != 0, InvalidArgument,
                      "avg_pool2d.out: divisor_override must not be 0");
+  EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(self, out), NotSupported,
+                     "avg_pool2d.out: self and out must both be contiguous or both channels-last");
   EMBER_DISPATCH(ctx, "avg_pool2d.out", selected_dtypes::avg_pool2d_out_portable, self.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
+    const Nchw vi = nchw_of(self), vo = nchw_of(out);
     const T* x = self.const_data_ptr<T>();
     T* o = out.mutable_data_ptr<T>();
     for (int64_t plane = 0; plane < g.batch * g.C; ++plane) {
-      const T* xp = x + plane * g.H * g.W;
+      const int64_t n = plane / g.C, c = plane % g.C;
+      const T* xp = x + vi.at(n, c, 0, 0);
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         for (int64_t ow = 0; ow < g.OW; ++ow) {
           const int64_t h0 = oh * g.SH - g.PH, w0 = ow * g.SW - g.PW;
@@ -88,11 +96,11 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
           w1 = w1 < g.W ? w1 : g.W;
           C sum = C(0);
           for (int64_t ih = hs; ih < h1; ++ih)
-            for (int64_t iw = ws; iw < w1; ++iw) sum += static_cast<C>(xp[ih * g.W + iw]);
+            for (int64_t iw = ws; iw < w1; ++iw) sum += static_cast<C>(xp[ih * vi.sh + iw * vi.sw]);
           const int64_t divisor = divisor_override.has_value() ? divisor_override.value()
                                   : count_include_pad         ? padded
                                                               : (h1 - hs) * (w1 - ws);
-          o[(plane * g.OH + oh) * g.OW + ow] = static_cast<T>(sum / static_cast<C>(divisor));
+          o[vo.at(n, c, oh, ow)] = static_cast<T>(sum / static_cast<C>(divisor));
         }
       }
     }

@@ -60,6 +60,7 @@ py::dict tensor_info(const TensorInfo& t) {
   d["shape"] = std::vector<int32_t>(t.sizes.begin(), t.sizes.end());
   d["nbytes"] = t.nbytes;
   d["dynamic"] = t.is_dynamic;  // then "shape" holds each dimension's upper bound
+  d["dim_order"] = std::vector<int>(t.dim_order.begin(), t.dim_order.end());
   return d;
 }
 
@@ -94,9 +95,19 @@ class LoadedMethod {
     Result<Method> m = program.load_method(name.c_str(), &memory_);
     if (!m.ok()) raise(("loading method '" + name + "'").c_str(), m.error());
     method_.reset(new Method(std::move(m.get())));
+    for (size_t i = 0; i < meta->num_inputs(); ++i) {
+      Result<TensorInfo> t = meta->input_tensor_meta(i);
+      input_dim_orders_.emplace_back();
+      if (t.ok()) input_dim_orders_.back().assign(t->dim_order.begin(), t->dim_order.end());
+    }
   }
 
-  // inputs: (buffer, dtype, shape) each; returns (bytes, dtype, shape) per output. Anything else is refused
+  // Each input's dim order (empty for a non-tensor input): run() takes a tensor's bytes in that order, so
+  // ember/runtime.py permutes a channels-last input's bytes before handing them over.
+  const std::vector<std::vector<int>>& input_dim_orders() const { return input_dim_orders_; }
+
+  // inputs: (buffer, dtype, shape) each, the bytes in the input's dim order; returns (bytes, dtype, shape,
+  // dim order) per output, the bytes in that dim order. Anything else is refused
   // with the input's index, what was expected and what came (a TypeError or ValueError, never a crash).
   py::list run(const py::sequence& inputs) {
     const std::string method = method_->name();
@@ -160,8 +171,9 @@ class LoadedMethod {
       if (out->is_bool()) { outs.append(py::bool_(out->as_bool())); continue; }
       const Tensor& t = out->as_tensor();
       std::vector<int32_t> shape(t.sizes().begin(), t.sizes().end());
+      std::vector<int> order(t.dim_order().begin(), t.dim_order().end());
       outs.append(py::make_tuple(py::bytes(static_cast<const char*>(t.const_data_ptr()), t.nbytes()),
-                                 static_cast<int>(t.scalar_type()), shape));
+                                 static_cast<int>(t.scalar_type()), shape, order));
     }
     return outs;
   }
@@ -218,6 +230,7 @@ class LoadedMethod {
   std::unique_ptr<MemoryAllocator> method_alloc_, temp_alloc_;
   MemoryManager memory_;
   std::unique_ptr<Method> method_;
+  std::vector<std::vector<int>> input_dim_orders_;
 };
 
 class LoadedProgram {
@@ -301,6 +314,7 @@ PYBIND11_MODULE(EMBER_PY_MODULE, m) {
       .def("run", &LoadedMethod::run)
       .def("set_instruction_limit", &LoadedMethod::set_instruction_limit, py::arg("n"))
       .def("has_loops", &LoadedMethod::has_loops)
+      .def("input_dim_orders", &LoadedMethod::input_dim_orders)
 #if EMBER_EVENT_TRACER
       .def("profile_start", &LoadedMethod::profile_start, py::arg("capacity"), py::arg("output_bytes") = 0)
       .def("profile_stop", &LoadedMethod::profile_stop, py::arg("allocations") = false)

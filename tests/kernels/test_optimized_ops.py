@@ -160,3 +160,54 @@ def test_fused_activation_kernels_match_eager(runtime, name, kernels):
     assert [c.op for c in prog.method_graphs["forward"].calls] == [getattr(torch.ops.aten, name).out]
     got = runtime.load(prog.buffer, kernels=kernels).run("forward", [x])[0]
     torch.testing.assert_close(got, fn(x), **tolerance(fn(x)))
+
+
+# max_pool2d_with_indices: values and indices exactly as eager's (the optimized kernel visits windows in ATen's
+# order). Planes wide enough for the 8- and 4-lane column chunks and the single windows after them; ties (small
+# integers after a ReLU-like clamp), NaN and -inf; strides 1, 2, 3, dilation, ceil mode, a 3-d input, and
+# channels-last inputs (both builds hand those to portable, which walks them through their strides).
+def _ties(*shape):
+    return torch.randint(0, 3, shape, generator=g).float()
+
+
+def _specials(*shape):
+    x = rnd(*shape)
+    flat = x.view(-1)
+    flat[::7] = float("nan")
+    flat[3::11] = -float("inf")
+    return x
+
+
+POOL_CASES = {
+    "stem_3x3_s2": ((3, 2, 1, 1, False), rnd(1, 3, 40, 57)),
+    "ties_3x3_s2": ((3, 2, 1, 1, False), _ties(2, 2, 19, 64)),
+    "nan_inf_3x3_s2": ((3, 2, 1, 1, False), _specials(1, 2, 11, 45)),
+    "s1_2x2": ((2, 1, 0, 1, False), _ties(1, 3, 9, 37)),
+    "s1_3x3_pad": ((3, 1, 1, 1, False), rnd(1, 2, 7, 30)),
+    "s3_dilated": ((3, 3, 1, 2, False), rnd(1, 2, 17, 80)),
+    "ceil_2x2": ((2, 2, 0, 1, True), _ties(1, 2, 9, 43)),
+    "rect_3d": (((3, 2), (2, 1), (1, 0), 1, False), rnd(3, 12, 41)),
+    "narrow": ((3, 2, 1, 1, False), rnd(1, 2, 5, 3)),
+    "channels_last": ((3, 2, 1, 1, False), rnd(2, 3, 9, 21).contiguous(memory_format=torch.channels_last)),
+}
+
+
+@pytest.mark.parametrize("kernels", ["default", "portable"])
+@pytest.mark.parametrize("name", sorted(POOL_CASES))
+def test_max_pool_values_and_indices_match_eager(runtime, name, kernels):
+    (k, s, p, d, ceil), x = POOL_CASES[name]
+    fn = lambda t: F.max_pool2d(t, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    prog = exir.to_edge(torch.export.export(Fn(fn).eval(), (x,))).to_executorch()
+    got = runtime.load(prog.buffer, kernels=kernels).run("forward", [x])
+    want = fn(x)
+    torch.testing.assert_close(got[0], want[0].contiguous(), rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(got[1], want[1].contiguous())
+
+
+def test_avg_pool_of_a_channels_last_input(runtime):
+    x = rnd(2, 3, 9, 10).contiguous(memory_format=torch.channels_last)
+    fn = lambda t: F.avg_pool2d(t, 3, 2, 1)
+    prog = exir.to_edge(torch.export.export(Fn(fn).eval(), (x,))).to_executorch()
+    for kernels in ("default", "portable"):
+        got = runtime.load(prog.buffer, kernels=kernels).run("forward", [x])[0]
+        torch.testing.assert_close(got, fn(x).contiguous(), **tolerance(fn(x)))

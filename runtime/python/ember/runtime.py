@@ -186,6 +186,7 @@ class Program:
         if not isinstance(inputs, (list, tuple)):
             raise TypeError(f"inputs of '{method}' must be a list or tuple of tensors, got a {type(inputs).__name__}")
         packed = []
+        orders = loaded.input_dim_orders()
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
                 raise TypeError(f"input {i} of '{method}' is a {type(x).__name__}; pass torch tensors")
@@ -194,19 +195,32 @@ class Program:
             if x.layout != torch.strided or x.device.type == "meta":
                 raise TypeError(f"input {i} of '{method}' is a {x.layout} tensor on {x.device}; pass a dense tensor "
                                 f"with data (x.to_dense(), or materialize it)")
-            x = x.detach().contiguous().cpu()
+            shape = list(x.shape)
+            x = x.detach().cpu()
+            order = orders[i] if i < len(orders) else []
+            if len(order) == x.dim() and order != sorted(order):
+                x = x.permute(order)  # the program holds this input in another dim order (channels-last)
+            x = x.contiguous()
             data = x.reshape(-1).view(torch.uint8).numpy() if x.numel() else bytes()  # reshape: 0-d cannot view
-            packed.append((data, _CODES[x.dtype], list(x.shape)))
+            packed.append((data, _CODES[x.dtype], shape))
         outputs = []
         for i, result in enumerate(loaded.run(packed)):
             if isinstance(result, (bool, int, float)):  # a scalar output: a constant method's value, a size
                 outputs.append(result)
                 continue
-            data, code, shape = result
+            data, code, shape, order = result
             if code not in _DTYPES:
                 raise RuntimeError(f"output {i} of '{method}' has ScalarType code {code}, which has no torch dtype here")
-            outputs.append(torch.frombuffer(bytearray(data), dtype=_DTYPES[code]).reshape(shape) if data
-                           else torch.empty(shape, dtype=_DTYPES[code]))
+            if not data:
+                outputs.append(torch.empty(shape, dtype=_DTYPES[code]))
+                continue
+            if len(order) == len(shape) and order != sorted(order):
+                # Bytes in the output's dim order: viewed in that order, then permuted back, so the tensor has the
+                # program's shape and eager's strides (channels-last stays channels-last).
+                stored = torch.frombuffer(bytearray(data), dtype=_DTYPES[code]).reshape([shape[d] for d in order])
+                outputs.append(stored.permute([order.index(d) for d in range(len(order))]))
+            else:
+                outputs.append(torch.frombuffer(bytearray(data), dtype=_DTYPES[code]).reshape(shape))
         return outputs
 
 
