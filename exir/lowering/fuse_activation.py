@@ -8,6 +8,9 @@ back together as the one ATen operator they came from: SiLU (`x * sigmoid(x)`, E
 convolution) as `aten::silu.out`, hardswish (`x * clamp(x + 3, 0, 6) / 6`, MobileNetV3) as `aten::hardswish.out`:
 one pass over the tensor instead of two or five, and fewer intermediates to plan.
 
+A convolution whose only reader is such a SiLU becomes one `ember::convolution_silu.out` call the same way: the
+optimized kernel applies SiLU to each block of the output while the block is still in cache.
+
 Opt-in (ExecutorchBackendConfig.fuse_activations): ExecuTorch's runtime has no `ember::convolution_clamp`, so a
 fused program runs on Ember only. Best-effort: a chain that does not qualify is left as it was.
 """
@@ -20,6 +23,7 @@ from typing import Any, Optional, Tuple
 import torch
 
 from exir.lowering.convolution_clamp import convolution_clamp_out
+from exir.lowering.convolution_silu import convolution_silu_out
 from exir.lowering.ir import Call, MethodGraph, TensorValue
 
 aten = torch.ops.aten
@@ -124,7 +128,7 @@ def fuse_elementwise_activations(graph: MethodGraph) -> int:
 
 def fuse_activations(graph: MethodGraph) -> int:
     """Rewrites SiLU and hardswish chains (fuse_elementwise_activations), then every qualifying conv + clamping
-    activation pair, in place. Returns the number of conv + activation pairs fused."""
+    activation or SiLU pair, in place. Returns the number of conv + activation pairs fused."""
     fuse_elementwise_activations(graph)
     readers = Counter(id(t) for c in graph.calls for t in c.input_tensors())
     outputs = {id(o) for o in graph.outputs if isinstance(o, TensorValue)}
@@ -133,7 +137,7 @@ def fuse_activations(graph: MethodGraph) -> int:
     fused_at, dropped = {}, set()
     for call in graph.calls:
         bounds = clamp_bounds(call)
-        if bounds is None:
+        if bounds is None and call.op != aten.silu.out:
             continue
         x, y = call.args[0], call.outs[0]
         conv = producer.get(id(x)) if isinstance(x, TensorValue) else None
@@ -145,9 +149,13 @@ def fuse_activations(graph: MethodGraph) -> int:
               and x.alias_of is None and y.alias_of is None)
         if not ok:
             continue
-        lo, hi = bounds
-        fused_at[id(conv)] = Call(op=convolution_clamp_out, args=list(conv.args[:9]) + [lo, hi, y], outs=[y],
-                                  source=conv.source or call.source, module=conv.module or call.module)
+        if bounds is None:
+            fused_at[id(conv)] = Call(op=convolution_silu_out, args=list(conv.args[:9]) + [y], outs=[y],
+                                      source=conv.source or call.source, module=conv.module or call.module)
+        else:
+            lo, hi = bounds
+            fused_at[id(conv)] = Call(op=convolution_clamp_out, args=list(conv.args[:9]) + [lo, hi, y], outs=[y],
+                                      source=conv.source or call.source, module=conv.module or call.module)
         dropped.add(id(call))
     # The fused call takes the convolution's place: its inputs are read exactly when they were, and the
     # activation's output, which nothing touched before the activation ran, now starts life one step earlier,

@@ -40,6 +40,11 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                            bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
                            Tensor& out);
+// ember::convolution_silu.out: the same with out through SiLU, each block while it is in cache.
+KernelMemory convolution_silu_memory(const KernelArgs& args);
+void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                          ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                          bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
 
 // op_pool.cc
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,

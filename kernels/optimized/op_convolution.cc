@@ -10,14 +10,17 @@
 // bounds per tap and im2col falls back to direct loops: slower, same results.
 // The bias is added in the GEMM's epilogue, and so is the clamp of convolution_clamp (exir's opt-in
 // fuse_activations: conv + relu/hardtanh/clamp as one call); the depthwise sweeps clamp each output row as they
-// write it. Plain convolution is the same code with infinite bounds. Other dtypes go to portable. Transposed
-// convolution is refused, as portable does.
+// write it. Plain convolution is the same code with infinite bounds. convolution_silu (conv + SiLU, the same
+// option) applies SiLU to each block of output while it is still in cache: a depthwise plane, an im2col tile's
+// columns, a pointwise GEMM's column chunk. Other dtypes go to portable. Transposed convolution is refused, as
+// portable does.
 #include <string.h>
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/optimized/util/gemm.h"
 #include "kernels/optimized/util/simd.h"
+#include "kernels/optimized/util/vec_math.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/conv_util.h"
 
@@ -34,6 +37,42 @@ constexpr int64_t kColFloats = 64 * 1024;
 EMBER_ALWAYS_INLINE float clamp(float x, float lo, float hi) {
   x = x < lo ? lo : x;
   return x > hi ? hi : x;
+}
+
+// SiLU in place over `rows` rows of `cols` floats, row stride ld: x / (1 + exp(-x)), as kernels/optimized's silu
+// computes it, so a fused program matches an unfused one bit for bit.
+template <class V>
+EMBER_ALWAYS_INLINE void silu_rows(float* c, int64_t ld, int64_t rows, int64_t cols) {
+  constexpr int L = Lanes<V>::value;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* p = c + r * ld;
+    int64_t i = 0;
+    for (; i + L <= cols; i += L) {
+      const V x = vload<V>(p + i);
+      vstore(p + i, x / (1.0f + vexp(-x)));
+    }
+    if (i < cols) {  // the tail through one zero-padded vector, rounding as the body does
+      float buf[L] = {};
+      memcpy(buf, p + i, static_cast<size_t>(cols - i) * sizeof(float));
+      const V x = vload<V>(buf);
+      vstore(buf, x / (1.0f + vexp(-x)));
+      memcpy(p + i, buf, static_cast<size_t>(cols - i) * sizeof(float));
+    }
+  }
+}
+
+void silu_rows_baseline(float* c, int64_t ld, int64_t rows, int64_t cols) { silu_rows<f32x4>(c, ld, rows, cols); }
+#if EMBER_SIMD_X86_DISPATCH
+EMBER_TARGET_AVX2 void silu_rows_avx2(float* c, int64_t ld, int64_t rows, int64_t cols) {
+  silu_rows<f32x8>(c, ld, rows, cols);
+}
+#endif
+
+void silu_block(float* c, int64_t ld, int64_t rows, int64_t cols) {
+#if EMBER_SIMD_X86_DISPATCH
+  if (cpu_has_avx2_fma()) return silu_rows_avx2(c, ld, rows, cols);
+#endif
+  silu_rows_baseline(c, ld, rows, cols);
 }
 
 // One output plane of a depthwise convolution: input plane x (H x W), filter w (KH x KW).
@@ -364,7 +403,7 @@ int64_t depthwise_scratch_floats(const ConvGeometry& g) {
 // padded: scratch for the path depthwise_path() names (null when it needs none, or none was available).
 template <class V>
 EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo,
-                                   float hi, float* padded, float* o) {
+                                   float hi, bool silu, float* padded, float* o) {
   const int64_t mult = g.Cout / g.groups;  // output channels per input channel
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
   const DepthwisePath path = padded != nullptr ? depthwise_path(g) : DepthwisePath::Plane;
@@ -385,18 +424,19 @@ EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const 
       } else {
         depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, lo, hi, oc);
       }
+      if (silu) silu_block(oc, oplane, 1, oplane);  // the plane just written: in L1 or L2 (112 x 112 is 49 KB)
     }
   }
 }
 
 void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo, float hi,
-                        float* padded, float* o) {
-  depthwise<f32x4>(g, x, w, b, lo, hi, padded, o);
+                        bool silu, float* padded, float* o) {
+  depthwise<f32x4>(g, x, w, b, lo, hi, silu, padded, o);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                                      float lo, float hi, float* padded, float* o) {
-  depthwise<f32x8>(g, x, w, b, lo, hi, padded, o);
+                                      float lo, float hi, bool silu, float* padded, float* o) {
+  depthwise<f32x8>(g, x, w, b, lo, hi, silu, padded, o);
 }
 #endif
 
@@ -468,20 +508,35 @@ void direct(const ConvGeometry& g, const float* x, const float* w, const float* 
   }
 }
 
-// Pointwise: the input planes are already the GEMM's B matrix.
+// A block of C that SiLU takes from L2 right after the GEMM wrote it: 256 KB, half this machine class's L2.
+constexpr int64_t kSiluBlockFloats = 64 * 1024;
+
+// Pointwise: the input planes are already the GEMM's B matrix. With SiLU, the GEMM runs in column chunks whose C
+// block fits kSiluBlockFloats (multiples of 48 columns, whole tiles at every vector width), each activated as soon
+// as it is written; a chunk changes no element's sum, so the results are the unchunked GEMM's.
 void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo, float hi,
-                    float* o) {
+                    bool silu, float* o) {
   const int64_t ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
+  int64_t chunk = ohw;
+  if (silu && cout_g > 0) {
+    chunk = kSiluBlockFloats / cout_g / 48 * 48;
+    if (chunk < 48) chunk = 48;
+  }
   Gemm gm;
-  gm.M = cout_g, gm.N = ohw, gm.K = g.Cg, gm.lda = g.Cg, gm.ldb = ohw, gm.ldc = ohw;
+  gm.M = cout_g, gm.K = g.Cg, gm.lda = g.Cg, gm.ldb = ohw, gm.ldc = ohw;
   gm.lo = lo, gm.hi = hi;
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       gm.a = w + grp * cout_g * g.Cg;
-      gm.b = x + (n * g.Cin + grp * g.Cg) * ohw;
-      gm.c = o + (n * g.Cout + grp * cout_g) * ohw;
       gm.row_bias = b ? b + grp * cout_g : nullptr;
-      sgemm(gm);
+      const float* bg = x + (n * g.Cin + grp * g.Cg) * ohw;
+      float* cg = o + (n * g.Cout + grp * cout_g) * ohw;
+      for (int64_t n0 = 0; n0 < ohw; n0 += chunk) {
+        gm.N = ohw - n0 < chunk ? ohw - n0 : chunk;
+        gm.b = bg + n0, gm.c = cg + n0;
+        sgemm(gm);
+        if (silu) silu_block(gm.c, ohw, cout_g, gm.N);
+      }
     }
   }
 }
@@ -530,7 +585,7 @@ KernelMemory memory(const KernelArgs& a, uint32_t float_mask) {
 }
 
 void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w, const float* b,
-                 float lo, float hi, float* o) {
+                 float lo, float hi, bool silu, float* o) {
   const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
   int64_t nt = im2col_columns(g);
   float* col = reinterpret_cast<float*>(ctx.scratch().data());
@@ -546,6 +601,7 @@ void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, cons
       float* og = o + (n * g.Cout + grp * cout_g) * ohw;
       if (nt == 0) {
         direct(g, xg, wg, bg, cout_g, lo, hi, og);
+        if (silu) silu_block(og, ohw, cout_g, ohw);
         continue;
       }
       gm.a = wg, gm.row_bias = bg;
@@ -554,15 +610,17 @@ void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, cons
         im2col(g, xg, p0, pn, col);
         gm.N = pn, gm.b = col, gm.ldb = pn, gm.c = og + p0;
         sgemm(gm);
+        if (silu) silu_block(gm.c, ohw, cout_g, pn);  // the tile's columns (kColFloats of taps' worth) in L2
       }
     }
   }
 }
 
-// The Float convolution, every output clamped to [lo, hi] where it is written (infinite bounds: no clamp).
+// The Float convolution, every output clamped to [lo, hi] where it is written (infinite bounds: no clamp), then
+// through SiLU if `silu`.
 void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
               ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
-              int64_t groups, float lo, float hi, Tensor& out) {
+              int64_t groups, float lo, float hi, bool silu, Tensor& out) {
   ConvGeometry g;
   if (!portable::check_convolution(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, out,
                                    g)) {
@@ -579,14 +637,14 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
       padded = reinterpret_cast<float*>(ctx.scratch().data());
     }
 #if EMBER_SIMD_X86_DISPATCH
-    if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, lo, hi, padded, o);
+    if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, lo, hi, silu, padded, o);
 #endif
-    return depthwise_baseline(g, x, w, b, lo, hi, padded, o);
+    return depthwise_baseline(g, x, w, b, lo, hi, silu, padded, o);
   }
   if (is_pointwise(g)) {
-    return conv_pointwise(g, x, w, b, lo, hi, o);
+    return conv_pointwise(g, x, w, b, lo, hi, silu, o);
   }
-  conv_im2col(ctx, g, x, w, b, lo, hi, o);
+  conv_im2col(ctx, g, x, w, b, lo, hi, silu, o);
 }
 
 }  // namespace
@@ -599,6 +657,10 @@ KernelMemory convolution_clamp_memory(const KernelArgs& args) {
   return memory(args, selected_dtypes::convolution_clamp_out_optimized);
 }
 
+KernelMemory convolution_silu_memory(const KernelArgs& args) {
+  return memory(args, selected_dtypes::convolution_silu_out_optimized);
+}
+
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                      bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
@@ -607,7 +669,7 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
                                      output_padding, groups, out);
   }
   convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, -__builtin_inff(),
-           __builtin_inff(), out);
+           __builtin_inff(), false, out);
 }
 
 void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
@@ -622,7 +684,18 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
   EMBER_KERNEL_CHECK(ctx, min == min && max == max, InvalidArgument,
                      "convolution_clamp.out: bounds [%g, %g] include NaN", min, max);
   convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, static_cast<float>(min),
-           static_cast<float>(max), out);
+           static_cast<float>(max), false, out);
+}
+
+void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                          ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                          bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
+  if (!computes_float(selected_dtypes::convolution_silu_out_optimized, out)) {
+    return portable::convolution_silu_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
+                                          output_padding, groups, out);
+  }
+  convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, -__builtin_inff(),
+           __builtin_inff(), true, out);
 }
 
 }  // namespace optimized

@@ -7,6 +7,7 @@
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/optimized/util/simd.h"
+#include "kernels/optimized/util/vec_math.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 #include "kernels/portable/util/spatial_util.h"
@@ -14,19 +15,6 @@
 namespace ember {
 namespace optimized {
 namespace {
-
-typedef int32_t i32x4 __attribute__((vector_size(16)));
-typedef int32_t i32x8 __attribute__((vector_size(32)));
-template <class V>
-struct IndexOf;
-template <>
-struct IndexOf<f32x4> {
-  typedef i32x4 type;
-};
-template <>
-struct IndexOf<f32x8> {
-  typedef i32x8 type;
-};
 
 // L lanes from p, p + s, p + 2s, ...: stride 1 is one load; stride 2 (every ResNet-style stem) two loads and an
 // even-lane shuffle, so it reads 2L floats from p.
@@ -79,7 +67,7 @@ EMBER_ALWAYS_INLINE void one_window(const float* xp, const portable::PoolGeometr
 template <class V, int S>
 EMBER_ALWAYS_INLINE void chunk(const float* xp, const portable::PoolGeometry& g, int64_t oh, int64_t ow0,
                                int64_t kh0, int64_t kh1, float* o, int64_t* ix) {
-  typedef typename IndexOf<V>::type I;
+  typedef typename IntVec<V>::type I;
   constexpr int L = Lanes<V>::value;
   I lane;
   for (int l = 0; l < L; ++l) lane[l] = static_cast<int32_t>(l * g.SW);

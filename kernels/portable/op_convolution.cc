@@ -1,8 +1,10 @@
 // convolution: 1-d and 2-d, grouped (depthwise included), stride, padding, dilation, optional bias. Direct loops
 // in NCHW. Ember's own convolution_general computes the rest of aten::convolution (transposed with output_padding,
 // 1-3 d, and 3-d) in one gather loop: exir routes those calls to it, so the 3 KB it costs are linked only where a
-// program uses one. Also Ember's own convolution_clamp (convolution + relu/hardtanh/clamp, from exir's opt-in
-// fuse_activations), Float only.
+// program uses one. Also Ember's own convolution_clamp and convolution_silu (convolution + relu/hardtanh/clamp or
+// SiLU, from exir's opt-in fuse_activations), Float only.
+#include <math.h>
+
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -218,9 +220,10 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
   EMBER_KERNEL_CHECK(ctx, input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
                               (bias == nullptr || bias->scalar_type() == out.scalar_type()),
                      InvalidArgument, "convolution.out: input, weight, bias and out must share a dtype");
-  // Float is also compiled in when only the fused convolution_clamp (below) selected it: it runs these loops.
-  constexpr uint32_t kMask =
-      selected_dtypes::convolution_out_portable | selected_dtypes::convolution_clamp_out_portable;
+  // Float is also compiled in when only a fused convolution (below) selected it: it runs these loops.
+  constexpr uint32_t kMask = selected_dtypes::convolution_out_portable |
+                             selected_dtypes::convolution_clamp_out_portable |
+                             selected_dtypes::convolution_silu_out_portable;
   EMBER_DISPATCH(ctx, "convolution.out", kMask, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -300,6 +303,29 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
   for (int64_t i = 0; i < n; ++i) {
     const float v = o[i] < lo ? lo : o[i];
     o[i] = v > hi ? hi : v;
+  }
+}
+
+// Ember's fused convolution + SiLU: the convolution above, then SiLU over its output in place, computed as
+// portable's silu computes it (in double, rounded once).
+void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                          ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                          bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
+  EMBER_KERNEL_CHECK(ctx, out.scalar_type() == ScalarType::Float, InvalidArgument,
+                     "convolution_silu.out: out is %s, but the fused kernel computes Float only; export with "
+                     "ExecutorchBackendConfig(fuse_activations=False) to run the convolution and its activation as "
+                     "separate kernels", scalar_type_name(out.scalar_type()));
+  constexpr bool kFloat =
+      (selected_dtypes::convolution_silu_out_portable >> static_cast<int>(ScalarType::Float)) & 1u;
+  EMBER_KERNEL_CHECK(ctx, kFloat, InvalidArgument,
+                     "convolution_silu.out: this build's selection has no Float for it; select the program's "
+                     "operators again (python -m selective_build.select)");
+  convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, out);
+  if (ctx.failure() != Error::Ok) return;
+  float* o = out.mutable_data_ptr<float>();
+  const int64_t n = out.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    o[i] = static_cast<float>(static_cast<double>(o[i]) / (1.0 + exp(-static_cast<double>(o[i]))));
   }
 }
 

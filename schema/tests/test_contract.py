@@ -74,6 +74,9 @@ def test_serialized_header_is_at_the_contracts_offsets():
 
 def test_registered_ops_have_the_contracts_schemas():
     import exir.lowering.convolution_clamp  # noqa: F401  (registers ember::convolution_clamp)
+    import exir.lowering.convolution_general  # noqa: F401  (registers ember::convolution_general)
+    import exir.lowering.convolution_silu  # noqa: F401  (registers ember::convolution_silu)
+    import exir.lowering.safe_softmax  # noqa: F401  (registers ember::safe_softmax)
     import kernels.quantized.ops  # noqa: F401  (registers ember_quantized::*, quantized_decomposed::*.out)
     import kernels.portable.llm_ops  # noqa: F401  (registers ember_llm::*)
     for op in operators.OPERATORS:

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 import exir
 from exir.lowering.convolution_clamp import convolution_clamp_out
 from exir.lowering.convolution_general import convolution_general_out
+from exir.lowering.convolution_silu import convolution_silu_out
 from exir.lowering.fuse_activation import fuse_activations
 from exir.lowering.interpreter import Interpreter
 from exir.lowering.lifetimes import lifetimes
@@ -211,8 +212,8 @@ def test_other_chains_are_left_alone(fn):
 
 
 def test_squeeze_excitation_block_fuses_its_activations():
-    """torchvision's MobileNetV3 and EfficientNet blocks: hardswish / SiLU after the convolutions, the
-    squeeze-excitation gate (hardsigmoid, sigmoid) left as it was."""
+    """torchvision's MobileNetV3 and EfficientNet blocks: hardswish / SiLU after the convolutions (SiLU then
+    joins its convolution), the squeeze-excitation gate (hardsigmoid, sigmoid) left as it was."""
     class Block(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -227,6 +228,23 @@ def test_squeeze_excitation_block_fuses_its_activations():
     module, x = Block(), _x()
     prog = _export(module, x, FUSED)
     ops = _ops(prog)
-    assert ops.count(aten.hardswish.out) == 1 and ops.count(aten.silu.out) == 1, ops
-    assert ops.count(aten.sigmoid.out) == 1, ops  # the gate's
+    assert ops.count(aten.hardswish.out) == 1 and ops.count(convolution_silu_out) == 1, ops
+    assert aten.silu.out not in ops and ops.count(aten.sigmoid.out) == 1, ops  # the gate's
+    _check_against_eager(prog, module, x)
+
+
+@pytest.mark.parametrize("act", [F.silu, lambda y: y * torch.sigmoid(y)], ids=["silu", "x_sigmoid_x"])
+def test_conv_and_silu_become_one_call(act):
+    module, x = ConvThen(act), _x()
+    prog = _export(module, x, FUSED)
+    assert _ops(prog) == [convolution_silu_out]
+    call = prog.method_graphs["forward"].calls[0]
+    assert len(call.args) == 10 and call.args[-1] is call.outs[0]  # convolution's nine, then out
+    _check_against_eager(prog, module, x)
+
+
+def test_conv_silu_is_not_fused_when_the_convolution_is_read_again():
+    module, x = ConvThen(lambda y: (F.silu(y), y)), _x()
+    prog = _export(module, x, FUSED)
+    assert convolution_silu_out not in _ops(prog) and aten.silu.out in _ops(prog)
     _check_against_eager(prog, module, x)

@@ -1,10 +1,13 @@
-"""ember::convolution_clamp.out (conv + relu/hardtanh/clamp, exir's opt-in fuse_activations) against eager, on the
-default build (kernels/optimized: the clamp rides in the GEMM epilogue and the depthwise row sweeps) and on the
-portable one (the convolution, then one clamp pass).
+"""ember::convolution_clamp.out (conv + relu/hardtanh/clamp, exir's opt-in fuse_activations) and
+ember::convolution_silu.out (conv + SiLU, the same option) against eager, on the default build (kernels/optimized:
+the clamp rides in the GEMM epilogue and the depthwise row sweeps, SiLU follows each block of output while it is in
+cache) and on the portable one (the convolution, then one pass of the activation).
 
 Every path of the optimized convolution is reached (pointwise GEMM, grouped pointwise, 3x3 depthwise at stride 1
 over the flat plane, at stride 2 and dilated row by row, other depthwise sizes tap by tap, im2col in one and in
-several column tiles, 1-d; not the direct loops, which need a column taller than 16 KB and no temp memory), each with bounds [0, 6] (ReLU6), [0, inf) (ReLU) and [-1, 1] (clamp). Tolerances as the
+several column tiles, 1-d; not the direct loops, which need a column taller than 16 KB and no temp memory), each
+with bounds [0, 6] (ReLU6), [0, inf) (ReLU) and [-1, 1] (clamp), and with SiLU; for SiLU also a pointwise layer
+wide enough for several column chunks. Tolerances as the
 optimized convolution tests: 1e-4 of the output's scale.
 """
 import pytest
@@ -13,6 +16,7 @@ import torch.nn.functional as F
 
 import exir
 from exir.lowering.convolution_clamp import convolution_clamp_out
+from exir.lowering.convolution_silu import convolution_silu_out
 from tests.kernels.test_optimized_ops import tolerance
 from tests.kernels.test_portable_ops import Fn
 
@@ -43,8 +47,13 @@ ACTIVATIONS = {
     "relu6": F.relu6,                           # hardtanh.out [0, 6]
     "relu": F.relu,                             # relu.out [0, inf)
     "clamp": lambda y: torch.clamp(y, -1, 1),   # clamp.out [-1, 1]
+    "silu": F.silu,                             # sigmoid.out + mul.out, put back together as silu.out
 }
 CASES = {f"{c}-{a}": (CONVS[c], ACTIVATIONS[a]) for c in CONVS for a in ACTIVATIONS}
+# 640 output channels over a 12x12 plane: the SiLU chunks of the pointwise GEMM (64 K floats of C) are 96 columns
+# wide here, so one image takes two chunks, of 96 and 48 columns.
+CASES["pointwise_chunks-silu"] = ((lambda x, w, b: F.conv2d(x, w, b), [rnd(1, 24, 12, 12), rnd(640, 24, 1, 1),
+                                                                       rnd(640)]), F.silu)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +64,8 @@ def programs():
         # Weights stay inputs (no folding), as in the other kernel tests; the fusion is asked for.
         prog = exir.to_edge(torch.export.export(module, tuple(inputs))).to_executorch(
             exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False, fuse_activations=True))
-        assert [c.op for c in prog.method_graphs["forward"].calls] == [convolution_clamp_out], name
+        fused = convolution_silu_out if name.endswith("-silu") else convolution_clamp_out
+        assert [c.op for c in prog.method_graphs["forward"].calls] == [fused], name
         out[name] = (prog.buffer, inputs, module(*inputs), conv(*inputs))
     return out
 
