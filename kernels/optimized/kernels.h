@@ -51,6 +51,10 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
                                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                                  bool ceil_mode, Tensor& out, Tensor& indices);
 
+// op_reduce.cc
+void mean_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim,
+              Optional<int64_t> dtype, Tensor& out);
+
 // Transformer kernels: op_norm.cc, op_softmax.cc, op_gelu.cc, op_binary.cc (the broadcast patterns they take are
 // described there; others fall through to portable).
 void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int64_t> normalized_shape,

@@ -90,6 +90,14 @@ CASES = {
     "silu": (F.silu, [torch.cat([rnd(3, 29) * 8, torch.tensor([[-100.0] * 29, [100.0] * 29])])]),
     "hardswish": (F.hardswish, [rnd(5, 3, 7) * 3]),
     "sigmoid_double": (torch.sigmoid, [rnd(3, 5, dtype=torch.float64)]),
+    # mean over trailing dims (squeeze-excitation's pool): runs of 4 vectors and more, a single vector, a tail
+    # shorter than a vector, every dim; and dims the optimized kernel hands to portable (not trailing).
+    "mean_pool_keepdim": (lambda x: x.mean((2, 3), keepdim=True), [rnd(2, 5, 13, 11)]),
+    "mean_last_short": (lambda x: x.mean(-1), [rnd(7, 3)]),
+    "mean_last_one_vector": (lambda x: x.mean(-1), [rnd(3, 9)]),
+    "mean_all": (lambda x: x.mean(), [rnd(4, 33, 17)]),
+    "mean_middle_dim": (lambda x: x.mean(1), [rnd(3, 4, 5)]),
+    "mean_double": (lambda x: x.mean((2, 3)), [rnd(1, 3, 4, 4, dtype=torch.float64)]),
     "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [rnd(2, 3, 21), rnd(5, 3, 3), rnd(5)]),
     "conv_double": (lambda x, w: F.conv2d(x, w, padding=1), [rnd(1, 3, 6, 6, dtype=torch.float64),
                                                               rnd(4, 3, 3, 3, dtype=torch.float64)]),
