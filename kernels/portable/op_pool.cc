@@ -21,7 +21,8 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
   EMBER_KERNEL_CHECK(ctx, indices.scalar_type() == ScalarType::Long && self.scalar_type() == out.scalar_type(),
                      InvalidArgument, "max_pool2d_with_indices.out: indices must be Long and out match self's dtype");
   EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(self, out) && same_spatial_dim_order(self, indices), NotSupported,
-                     "max_pool2d_with_indices.out: self, out and indices must all be contiguous or all channels-last");
+                     "%s: self and its outputs must all be contiguous or all channels-last",
+                     "max_pool2d_with_indices.out");
   EMBER_DISPATCH(ctx, "max_pool2d_with_indices.out", selected_dtypes::max_pool2d_with_indices_out_portable,
                  self.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -75,7 +76,7 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
   EMBER_KERNEL_CHECK(ctx, !divisor_override.has_value() || divisor_override.value() != 0, InvalidArgument,
                      "avg_pool2d.out: divisor_override must not be 0");
   EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(self, out), NotSupported,
-                     "avg_pool2d.out: self and out must both be contiguous or both channels-last");
+                     "%s: self and its outputs must all be contiguous or all channels-last", "avg_pool2d.out");
   EMBER_DISPATCH(ctx, "avg_pool2d.out", selected_dtypes::avg_pool2d_out_portable, self.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -123,7 +124,7 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<in
                      "%s: out must be %lldx%lld per channel", name, static_cast<long long>(OH),
                      static_cast<long long>(OW));
   EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(self, out), NotSupported,
-                     "%s: self and out must both be contiguous or both channels-last", name);
+                     "%s: self and its outputs must all be contiguous or all channels-last", name);
   EMBER_KERNEL_CHECK(ctx, out.scalar_type() == self.scalar_type(), InvalidArgument, "%s: self is %s but out is %s",
                      name, scalar_type_name(self.scalar_type()), scalar_type_name(out.scalar_type()));
   EMBER_DISPATCH(ctx, name, selected_dtypes::adaptive_avg_pool2d_out_portable, self.scalar_type(), [&](auto tag) {

@@ -91,9 +91,8 @@ def test_list_out_interpreter_matches_eager(list_out_programs, name):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
-# ember.runtime copies every input in row-major order whatever the program's dim order (runtime/python/ember/
-# runtime.py), so a channels-last input reaches the kernel permuted; the interpreter test above covers that case.
-RUNTIME_CASES = sorted(n for n in LIST_OUT if n != "split_channels_last")
+# ember.runtime hands a channels-last input over in the program's dim order, so split_channels_last runs too.
+RUNTIME_CASES = sorted(LIST_OUT)
 
 
 @pytest.mark.parametrize("kernels", ["default", "portable"])
