@@ -104,6 +104,8 @@ void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out) {
       EMBER_KERNEL_CHECK(ctx, i == d || t.size(i) == ref.size(i), InvalidArgument,
                          "cat.out: tensor %zu differs from tensor %zu in dim %d", k, first, static_cast<int>(i));
     }
+    EMBER_KERNEL_CHECK(ctx, t.dim_order().equals(out.dim_order()), NotSupported,
+                       "cat.out: tensor %zu's dim order differs from out's", k);
     total += t.size(static_cast<int32_t>(d));
   }
   int64_t shape[kMaxTensorDim];
@@ -114,9 +116,14 @@ void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out) {
   // Nothing to copy, and an empty dim after `d` would otherwise leave billions of zero-byte copies to loop over
   // (found by tests/fuzz:kernel_fuzz as a timeout).
   if (out.numel() == 0) return;
+  // Every tensor shares out's dim order (contiguous or channels-last), so the copy runs in memory order with `d`
+  // at its place in that order: a channels-last cat along C copies runs of C per pixel.
+  const ArrayRef<uint8_t> order = out.dim_order();
+  int32_t at_d = 0;
+  while (at_d + 1 < rank && order[static_cast<size_t>(at_d)] != d) ++at_d;
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < d; ++i) outer *= out.size(static_cast<int32_t>(i));
-  for (int64_t i = d + 1; i < rank; ++i) inner *= out.size(static_cast<int32_t>(i));
+  for (int32_t i = 0; i < at_d; ++i) outer *= out.size(order[static_cast<size_t>(i)]);
+  for (int32_t i = at_d + 1; i < rank; ++i) inner *= out.size(order[static_cast<size_t>(i)]);
   const size_t elem = out.element_size();
   uint8_t* o = static_cast<Bytes1*>(out.mutable_data_ptr());
   const int64_t out_row = out.size(static_cast<int32_t>(d)) * inner;

@@ -218,6 +218,20 @@ TEST(DimOrder, ChannelsLastInputAndOutputKeepLogicalValues) {
   EXPECT_EQ(plain.at({0, 1, 0, 1}), 101.0f);
 }
 
+TEST(DimOrder, CatOfMixedDimOrdersIsRefusedByName) {
+  // cat copies in out's memory order; an input in another order would be read wrong, so it is refused.
+  F32 a(ScalarType::Float, {1, 2, 2, 2}, iota(8), {0, 2, 3, 1});
+  F32 b(ScalarType::Float, {1, 2, 2, 2}, iota(8));
+  F32 out(ScalarType::Float, {1, 4, 2, 2}, {}, {0, 2, 3, 1});
+  Tensor list[2] = {a.t, b.t};
+  EXPECT_EQ(run([&](KernelContext& c) { portable::cat_out(c, TensorList(list, 2), 1, out.t); }), Error::NotSupported);
+  EXPECT_TRUE(logged("cat.out: tensor 1's dim order differs from out's")) << testing::last_log();
+  list[1] = a.t;  // both channels-last: out interleaves each pixel's two runs of C
+  ASSERT_EQ(run([&](KernelContext& c) { portable::cat_out(c, TensorList(list, 2), 1, out.t); }), Error::Ok);
+  EXPECT_EQ(out.at({0, 2, 1, 0}), a.at({0, 0, 1, 0}));
+  EXPECT_EQ(out.at({0, 1, 0, 1}), a.at({0, 1, 0, 1}));
+}
+
 // --- hostile arguments ---------------------------------------------------------------------------------------
 
 TEST(Hostile, AsStridedExtentAndOverflow) {

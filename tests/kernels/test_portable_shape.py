@@ -2,8 +2,8 @@
 0-d and empty tensors, negative dims. Ops that to_edge would decompose are kept whole
 (shape_cases.program), so each test runs the kernel it names. Not reachable from export and tested in
 kernels/test/shape_indexing_test.cc instead: view_as_real_copy (exir refuses complex tensors), et_copy's
-_h2d_copy/_d2h_copy and _empty_dim_order (exir never emits them), non-default dim orders (the Python bindings
-pass inputs contiguous) and the argument errors export would catch first."""
+_h2d_copy/_d2h_copy and _empty_dim_order (exir never emits them), mixed dim orders and the argument errors export
+would catch first. Channels-last tensors reach the kernels through the Python bindings in their own dim order."""
 
 import pytest
 import torch
@@ -84,3 +84,19 @@ EDGES = {
 def test_edge_cases(runtime):
     check_many(runtime, [(name, *EDGES[name]) for name in sorted(EDGES)])
 
+
+@pytest.mark.parametrize("dim", [1, 3, -2], ids=["channels", "width", "height"])
+def test_cat_of_channels_last_tensors(runtime, dim):
+    """cat runs in memory order: along C a channels-last cat interleaves runs of each input per pixel (it copied
+    them as if contiguous before, wrong values without an error)."""
+    from tests.kernels.test_portable_ops import Fn
+    import exir
+    cl = torch.channels_last
+    shapes = {1: [(2, 3, 4, 5), (2, 2, 4, 5)], 3: [(2, 3, 4, 5), (2, 3, 4, 2)], -2: [(1, 3, 2, 5), (1, 3, 3, 5)]}[dim]
+    xs = [rnd(*s, dtype=torch.float32).contiguous(memory_format=cl) for s in shapes]
+    fn = lambda a, b: torch.cat([a, b], dim)
+    prog = exir.to_edge(torch.export.export(Fn(fn).eval(), tuple(xs))).to_executorch()
+    assert [tuple(t.dim_order) for c in prog.method_graphs["forward"].calls for t in c.outs] == [(0, 2, 3, 1)]
+    for kernels in ("default", "portable"):
+        got = runtime.load(prog.buffer, kernels=kernels).run("forward", xs)[0]
+        assert torch.equal(got, fn(*xs)), kernels
