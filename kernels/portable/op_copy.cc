@@ -83,7 +83,7 @@ void strided_gather(uint8_t* out, const uint8_t* in, size_t elem, const int64_t*
 
 int64_t wrap_dim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
 
-bool bytes_copy(KernelContext& ctx, const char* name, const Tensor& in, Tensor& out) {
+bool bytes_copy_fits(KernelContext& ctx, const char* name, const Tensor& in, Tensor& out) {
   if (in.scalar_type() != out.scalar_type() || in.numel() != out.numel()) {
     EMBER_LOG(ERROR, "%s: out (%s, %lld elements) cannot hold self (%s, %lld elements)", name,
               scalar_type_name(out.scalar_type()), static_cast<long long>(out.numel()),
@@ -91,22 +91,77 @@ bool bytes_copy(KernelContext& ctx, const char* name, const Tensor& in, Tensor& 
     ctx.fail(Error::InvalidArgument);
     return false;
   }
+  return true;
+}
+
+bool bytes_copy(KernelContext& ctx, const char* name, const Tensor& in, Tensor& out) {
+  if (!bytes_copy_fits(ctx, name, in, out)) return false;
   // memmove: the planner may alias out with self.
   if (out.mutable_data_ptr() != in.const_data_ptr()) memmove(out.mutable_data_ptr(), in.const_data_ptr(), in.nbytes());
   return true;
 }
 
-// self converted element by element into out's dtype (same shape, same dim order).
+// Self's sizes and strides listed in out's dim order: walked in row-major order they visit self's elements in out's
+// memory order, which relays a tensor out (channels-last <-> contiguous) when the two dim orders differ.
+void in_out_order(const Tensor& self, const Tensor& out, int64_t* sizes, int64_t* strides) {
+  const ArrayRef<uint8_t> order = out.dim_order();
+  for (size_t i = 0; i < order.size(); ++i) {
+    sizes[i] = self.size(order[i]);
+    strides[i] = self.strides()[order[i]];
+  }
+}
+
+// self into out (same shape and dtype) in out's dim order: bytes as they are when the orders match, else one
+// strided gather.
+bool relayout_copy(KernelContext& ctx, const char* name, const Tensor& self, Tensor& out) {
+  if (self.dim_order().equals(out.dim_order())) return bytes_copy(ctx, name, self, out);
+  if (!bytes_copy_fits(ctx, name, self, out)) return false;
+  int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim];
+  in_out_order(self, out, sizes, strides);
+  strided_gather(static_cast<uint8_t*>(out.mutable_data_ptr()), static_cast<const uint8_t*>(self.const_data_ptr()),
+                 self.element_size(), sizes, strides, self.dim(), 0);
+  return true;
+}
+
+// Self's elements in out's memory order: an odometer over self's strides listed in out's dim order. Out of line,
+// so the per-dtype copies below share it.
+struct OrderWalk {
+  int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim], coord[kMaxTensorDim];
+  int rank;
+  int64_t off;
+};
+
+void walk_start(const Tensor& self, const Tensor& out, OrderWalk& w) {
+  in_out_order(self, out, w.sizes, w.strides);
+  w.rank = self.dim();
+  w.off = 0;
+  for (int d = 0; d < w.rank; ++d) w.coord[d] = 0;
+}
+
+__attribute__((noinline)) void walk_step(OrderWalk& w) {
+  for (int d = w.rank - 1; d >= 0; --d) {
+    w.off += w.strides[d];
+    if (++w.coord[d] < w.sizes[d]) return;
+    w.off -= w.strides[d] * w.sizes[d];
+    w.coord[d] = 0;
+  }
+}
+
+// self converted element by element into out's dtype (same shape), in out's dim order.
 template <uint32_t Mask>
 void convert_copy(KernelContext& ctx, const char* name, const Tensor& self, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()), InvalidArgument, "%s: out must have self's shape", name);
-  EMBER_KERNEL_CHECK(ctx, self.dim_order().equals(out.dim_order()), NotSupported,
-                     "%s: changing the dim order is not supported yet", name);
+  const bool same_order = self.dim_order().equals(out.dim_order());
+  OrderWalk w;
+  if (!same_order) walk_start(self, out, w);
   EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     T* o = out.mutable_data_ptr<T>();
-    for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), i));
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      o[i] = static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), same_order ? i : w.off));
+      if (!same_order) walk_step(w);
+    }
   });
 }
 
@@ -131,21 +186,21 @@ void copy_(KernelContext& ctx, Tensor& self, const Tensor& src, bool non_blockin
   });
 }
 
+// out's dim order is the memory format asked for (exir plans it so): a clone into another one relays self out.
 void clone_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> memory_format, Tensor& out) {
   (void)memory_format;
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && self.dim_order().equals(out.dim_order()), InvalidArgument,
-                     "clone.out: out must have self's shape and dim order");
-  bytes_copy(ctx, "clone.out", self, out);
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()), InvalidArgument, "clone.out: out must have self's shape");
+  relayout_copy(ctx, "clone.out", self, out);
 }
 
 // ExecuTorch's dim-order-aware clone and conversion (its programs use them where ATen has clone and _to_copy).
 void clone_dim_order_out(KernelContext& ctx, const Tensor& self, bool non_blocking,
                          Optional<ArrayRef<int64_t>> dim_order, Tensor& out) {
   (void)non_blocking;
-  (void)dim_order;  // out's own dim order is the one requested; it must equal self's (no relayout yet)
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && self.dim_order().equals(out.dim_order()), NotSupported,
-                     "_clone_dim_order.out: changing the dim order is not supported yet");
-  bytes_copy(ctx, "_clone_dim_order.out", self, out);
+  (void)dim_order;  // out's own dim order is the one requested
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()), InvalidArgument,
+                     "_clone_dim_order.out: out must have self's shape");
+  relayout_copy(ctx, "_clone_dim_order.out", self, out);
 }
 
 void to_dim_order_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking,

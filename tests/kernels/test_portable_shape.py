@@ -100,3 +100,25 @@ def test_cat_of_channels_last_tensors(runtime, dim):
     for kernels in ("default", "portable"):
         got = runtime.load(prog.buffer, kernels=kernels).run("forward", xs)[0]
         assert torch.equal(got, fn(*xs)), kernels
+
+
+@pytest.mark.parametrize("case", ["to_contiguous", "to_channels_last", "convert_and_relayout"])
+def test_clone_and_copy_change_the_dim_order(runtime, case):
+    """clone and _to_copy into another memory format relay the tensor out (they refused before): a channels-last
+    conv output made contiguous for a flatten, an input made channels-last, a dtype change at the same time."""
+    from tests.kernels.test_portable_ops import Fn
+    import exir
+    cl = torch.channels_last
+    x = rnd(2, 3, 4, 5, dtype=torch.float32)
+    fn, x = {
+        "to_contiguous": (lambda t: (t + 1).contiguous(), x.contiguous(memory_format=cl)),
+        "to_channels_last": (lambda t: (t + 1).contiguous(memory_format=cl), x),
+        "convert_and_relayout": (lambda t: (t + 1).to(torch.float64, memory_format=cl), x),
+    }[case]
+    prog = exir.to_edge(torch.export.export(Fn(fn).eval(), (x,))).to_executorch()
+    orders = [tuple(t.dim_order) for c in prog.method_graphs["forward"].calls for t in c.outs]
+    assert len(set(orders)) == 2, orders  # the program really changes the dim order
+    want = fn(x)
+    for kernels in ("default", "portable"):
+        got = runtime.load(prog.buffer, kernels=kernels).run("forward", [x])[0]
+        assert got.dtype == want.dtype and torch.equal(got, want), kernels
