@@ -12,8 +12,8 @@
 // fuse_activations: conv + relu/hardtanh/clamp as one call); the depthwise sweeps clamp each output row as they
 // write it. Plain convolution is the same code with infinite bounds. convolution_silu (conv + SiLU, the same
 // option) applies SiLU to each block of output while it is still in cache: a depthwise plane, an im2col tile's
-// columns, a pointwise GEMM's column chunk. Other dtypes go to portable. Transposed convolution is refused, as
-// portable does.
+// columns, a pointwise GEMM's column chunk. Other dtypes and dim orders (channels-last) go to portable.
+// Transposed convolution is refused, as portable does.
 #include <string.h>
 
 #include "ember/selected_dtypes.h"
@@ -647,6 +647,11 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   conv_im2col(ctx, g, x, w, b, lo, hi, silu, o);
 }
 
+// The layout these paths take; channels-last (and any other dim order) goes to portable, which reads strides.
+bool contiguous(const Tensor& input, const Tensor& weight, const Tensor& out) {
+  return input.is_contiguous() && weight.is_contiguous() && out.is_contiguous();
+}
+
 }  // namespace
 
 KernelMemory convolution_memory(const KernelArgs& args) {
@@ -664,7 +669,7 @@ KernelMemory convolution_silu_memory(const KernelArgs& args) {
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                      bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
-  if (!computes_float(selected_dtypes::convolution_out_optimized, out)) {
+  if (!computes_float(selected_dtypes::convolution_out_optimized, out) || !contiguous(input, weight, out)) {
     return portable::convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
                                      output_padding, groups, out);
   }
@@ -676,7 +681,7 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                            bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
                            Tensor& out) {
-  if (!computes_float(selected_dtypes::convolution_clamp_out_optimized, out)) {
+  if (!computes_float(selected_dtypes::convolution_clamp_out_optimized, out) || !contiguous(input, weight, out)) {
     return portable::convolution_clamp_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
                                            output_padding, groups, min, max, out);
   }
@@ -690,7 +695,7 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
 void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                           ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                           bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
-  if (!computes_float(selected_dtypes::convolution_silu_out_optimized, out)) {
+  if (!computes_float(selected_dtypes::convolution_silu_out_optimized, out) || !contiguous(input, weight, out)) {
     return portable::convolution_silu_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
                                           output_padding, groups, out);
   }

@@ -215,11 +215,15 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
                      static_cast<long long>(Cout), static_cast<long long>(OH), static_cast<long long>(OW));
   EMBER_KERNEL_CHECK(ctx, bias == nullptr || (bias->dim() == 1 && bias->size(0) == Cout), InvalidArgument,
                      "convolution.out: bias must have %lld elements", static_cast<long long>(Cout));
-  EMBER_KERNEL_CHECK(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
-                     "convolution.out: only contiguous (NCHW) tensors are supported");
   EMBER_KERNEL_CHECK(ctx, input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
                               (bias == nullptr || bias->scalar_type() == out.scalar_type()),
                      InvalidArgument, "convolution.out: input, weight, bias and out must share a dtype");
+  // Input, weight and out are read and written through their strides, so any dim order works: contiguous NCHW,
+  // or channels-last from a model exported in that memory format (weights included).
+  const ArrayRef<int32_t> xs = input.strides(), ws = weight.strides(), os = out.strides();
+  const int64_t xsn = xs[0], xsc = xs[1], xsh = is1d ? 0 : xs[2], xsw = xs[sd + 1];
+  const int64_t wso = ws[0], wsc = ws[1], wsh = is1d ? 0 : ws[2], wsw = ws[sd + 1];
+  const int64_t osn = os[0], osc = os[1], osh = is1d ? 0 : os[2], osw = os[sd + 1];
   // Float is also compiled in when only a fused convolution (below) selected it: it runs these loops.
   constexpr uint32_t kMask = selected_dtypes::convolution_out_portable |
                              selected_dtypes::convolution_clamp_out_portable |
@@ -235,24 +239,24 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t co = 0; co < Cout; ++co) {
         const int64_t g = co / cout_g;
-        const T* wk = w + co * Cg * KH * KW;
+        const T* wk = w + co * wso;
         for (int64_t oh = 0; oh < OH; ++oh) {
           for (int64_t ow = 0; ow < OW; ++ow) {
             C acc = b ? static_cast<C>(b[co]) : C(0);
             for (int64_t ci = 0; ci < Cg; ++ci) {
-              const T* xc = x + ((n * Cin) + g * Cg + ci) * H * W;
-              const T* wc = wk + ci * KH * KW;
+              const T* xc = x + n * xsn + (g * Cg + ci) * xsc;
+              const T* wc = wk + ci * wsc;
               for (int64_t kh = 0; kh < KH; ++kh) {
                 const int64_t ih = oh * sh - ph + kh * dh;
                 if (ih < 0 || ih >= H) continue;
                 for (int64_t kw = 0; kw < KW; ++kw) {
                   const int64_t iw = ow * sw - pw + kw * dw;
                   if (iw < 0 || iw >= W) continue;
-                  acc += static_cast<C>(xc[ih * W + iw]) * static_cast<C>(wc[kh * KW + kw]);
+                  acc += static_cast<C>(xc[ih * xsh + iw * xsw]) * static_cast<C>(wc[kh * wsh + kw * wsw]);
                 }
               }
             }
-            o[((n * Cout + co) * OH + oh) * OW + ow] = static_cast<T>(acc);
+            o[n * osn + co * osc + oh * osh + ow * osw] = static_cast<T>(acc);
           }
         }
       }

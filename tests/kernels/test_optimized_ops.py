@@ -219,3 +219,33 @@ def test_avg_pool_of_a_channels_last_input(runtime):
     for kernels in ("default", "portable"):
         got = runtime.load(prog.buffer, kernels=kernels).run("forward", [x])[0]
         torch.testing.assert_close(got, fn(x).contiguous(), **tolerance(fn(x)))
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["plain", "fused"])
+def test_channels_last_model_runs(runtime, fused):
+    """A model exported in channels-last memory format (weights too): its convolutions go to portable's strided
+    loops on both builds, the clone before the flatten relays the activations out to contiguous, and the result is
+    eager's."""
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.dw = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
+            self.fc = torch.nn.Linear(8 * 3 * 4, 5)
+
+        def forward(self, x):
+            y = F.silu(self.dw(F.relu(self.conv(x))))
+            return self.fc(torch.flatten(y, 1))
+
+    cl = torch.channels_last
+    module = Net().eval().to(memory_format=cl)
+    x = rnd(2, 3, 6, 7).contiguous(memory_format=cl)
+    prog = exir.to_edge(torch.export.export(module, (x,))).to_executorch(
+        exir.ExecutorchBackendConfig(fuse_activations=fused))
+    assert any(tuple(t.dim_order) == (0, 2, 3, 1) for c in prog.method_graphs["forward"].calls for t in c.outs)
+    want = module(x)
+    for kernels in ("default", "portable"):
+        got = runtime.load(prog.buffer, kernels=kernels).run("forward", [x])[0]
+        torch.testing.assert_close(got, want, **tolerance(want))
