@@ -108,7 +108,8 @@ def test_the_plan_is_at_the_bound_and_the_report_says_so(runtime, programs):
     pool = prog.reports["forward"].pools[0]
     assert 0 < pool.smallest_live_bytes < pool.lower_bound_bytes <= pool.planned_bytes
     meta = runtime.load(prog.buffer).method_meta("forward")
-    assert meta["inputs"] == [{"dtype": 6, "shape": [1, 64, 32], "nbytes": 64 * 32 * 4, "dynamic": True}]
+    assert meta["inputs"] == [{"dtype": 6, "shape": [1, 64, 32], "nbytes": 64 * 32 * 4, "dynamic": True,
+                              "dim_order": [0, 1, 2]}]
     assert meta["outputs"][0]["dynamic"]
 
 

@@ -27,7 +27,7 @@ def test_meta_and_errors(runtime):
     program = runtime.load(exir.to_edge(programs).to_executorch().buffer)
     meta = program.method_meta("forward")
     assert meta["planned_pools"] == [4160]
-    assert meta["inputs"][0]["shape"] == [1, 784]
+    assert meta["inputs"][0]["shape"] == [1, 784] and meta["inputs"][0]["dim_order"] == [0, 1]
     with pytest.raises(RuntimeError, match=r"input 0 has shape \[1, 784\]; got \[1, 783\]"):
         program.run("forward", [torch.zeros(1, 783)])
     with pytest.raises(RuntimeError, match="takes 1 inputs, got 2"):
