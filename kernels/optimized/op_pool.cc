@@ -41,26 +41,10 @@ int64_t load_extent(int64_t s) {
   return S == 2 ? 2 * L - 1 : (L - 1) * s;
 }
 
-// One output element, any window (padding included): portable's loop, on floats.
+// One output element, any window (padding included): portable's window, on floats.
 EMBER_ALWAYS_INLINE void one_window(const float* xp, const portable::PoolGeometry& g, int64_t oh, int64_t ow,
                                     float* o, int64_t* ix) {
-  float best = 0.0f;
-  int64_t best_i = -1;
-  for (int64_t kh = 0; kh < g.KH; ++kh) {
-    const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-    if (ih < 0 || ih >= g.H) continue;
-    for (int64_t kw = 0; kw < g.KW; ++kw) {
-      const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
-      if (iw < 0 || iw >= g.W) continue;
-      const float v = xp[ih * g.W + iw];
-      if (best_i < 0 || v > best || v != v) {
-        best = v;
-        best_i = ih * g.W + iw;
-      }
-    }
-  }
-  *o = best;
-  *ix = best_i;
+  portable::max_window(xp, g.W, 1, g, oh, ow, o, ix);
 }
 
 // L output columns from ow0, every window column inside the row; rows [kh0, kh1) are the ones inside the plane.

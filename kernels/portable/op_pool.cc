@@ -36,21 +36,9 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
         const T* xp = x + vi.at(n, c, 0, 0);
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           for (int64_t ow = 0; ow < g.OW; ++ow) {
-            C best = C(0);
-            int64_t best_i = -1;  // an index in the plane, h * W + w, whatever the dim order (as ATen's)
-            for (int64_t kh = 0; kh < g.KH; ++kh) {
-              const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-              if (ih < 0 || ih >= g.H) continue;
-              for (int64_t kw = 0; kw < g.KW; ++kw) {
-                const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
-                if (iw < 0 || iw >= g.W) continue;
-                const C v = static_cast<C>(xp[ih * vi.sh + iw * vi.sw]);
-                if (best_i < 0 || v > best || v != v) {  // NaN propagates, as in ATen
-                  best = v;
-                  best_i = ih * g.W + iw;
-                }
-              }
-            }
+            C best;
+            int64_t best_i;
+            max_window(xp, vi.sh, vi.sw, g, oh, ow, &best, &best_i);
             o[vo.at(n, c, oh, ow)] = static_cast<T>(best);
             ix[vx.at(n, c, oh, ow)] = best_i;
           }

@@ -31,6 +31,31 @@ struct PoolGeometry {
 bool pool_geometry(const Tensor& in, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayRef<int64_t> p,
                    ArrayRef<int64_t> d, bool ceil_mode, PoolGeometry* g);
 
+// Max pooling's one window at (oh, ow) of a plane read at x[ih * sh + iw * sw]: ATen's order (rows, then columns)
+// and test (`v > best || isnan(v)`), so the first of equal values wins and a NaN propagates. `index` is ih * W + iw
+// in the plane whatever the dim order; a window wholly in the padding gives value 0 and index -1.
+template <typename C, typename T>
+inline void max_window(const T* x, int64_t sh, int64_t sw, const PoolGeometry& g, int64_t oh, int64_t ow, C* value,
+                       int64_t* index) {
+  C best = C(0);
+  int64_t best_i = -1;
+  for (int64_t kh = 0; kh < g.KH; ++kh) {
+    const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+      if (iw < 0 || iw >= g.W) continue;
+      const C v = static_cast<C>(x[ih * sh + iw * sw]);
+      if (best_i < 0 || v > best || v != v) {
+        best = v;
+        best_i = ih * g.W + iw;
+      }
+    }
+  }
+  *value = best;
+  *index = best_i;
+}
+
 // Whether `t` has the pooled shape ([batch,] C, OH, OW, rank as `in`); resizes a bounded one to it.
 bool fit_pooled(Tensor& t, const Tensor& in, const PoolGeometry& g);
 
