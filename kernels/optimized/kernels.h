@@ -32,7 +32,7 @@ void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Opt
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                      bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
-// Their scratch (runtime/kernel/kernel_args.h): an im2col tile or the depthwise 3x3 bordered planes.
+// Their scratch (runtime/kernel/kernel_args.h): one K block of im2col panels or the depthwise bordered planes.
 KernelMemory convolution_memory(const KernelArgs& args);
 KernelMemory convolution_clamp_memory(const KernelArgs& args);
 // ember::convolution_clamp.out: the same with out clamped to [min, max] as it is written.
@@ -79,7 +79,7 @@ void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& 
                          const Tensor& input_pos, double scale, Tensor& out);
 KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
 
-// op_llm_linear.cc: ember_llm::linear_int8.out and ember_llm::linear_8da4w.out, Float on AVX2+FMA.
+// op_llm_linear.cc: ember_llm::linear_int8.out and ember_llm::linear_8da4w.out, Float on AVX2+FMA and NEON.
 void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
                      const Tensor* bias, Tensor& out);
 void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,

@@ -1,11 +1,13 @@
 // ember_llm::linear_int8.out and ember_llm::linear_8da4w.out for Float on AVX2+FMA (chosen at run time by
-// cpu_has_avx2_fma()); other CPUs and dtypes run the portable kernels, whose checks, scratch and activation
-// quantization (bit-exact to the reference) these share. Decode is a matrix-vector product bound by reading the
+// cpu_has_avx2_fma()) and on aarch64's NEON (always there); other CPUs and dtypes run the portable kernels, whose
+// checks, scratch and activation quantization (bit-exact to the reference) these share. Decode is a matrix-vector product bound by reading the
 // weights, so each weight row is read once per tile of up to 4 tokens and unpacked in registers:
 //   int8:  8 weights -> int32 -> float, one FMA per token.
 //   8da4w: 16 bytes = 32 int4 weights widened to int16 and split into two vectors of 16 nibbles (a mask and a
 //          shift), multiplied with the token's int16 (q - z) by _mm256_madd_epi16 into int32 (exact: |sum| <=
 //          256 * 255 * 15 per group), then one int32 -> float conversion and FMA by the group's scale per group.
+// NEON does the same in 128-bit halves: the nibbles split as bytes (and, shift), widened to int16, and multiplied
+// into int32 by widening multiply-adds (vmlal_s16), so its integer sums are exactly AVX2's.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/optimized/util/simd.h"
@@ -13,6 +15,12 @@
 
 #if EMBER_SIMD_X86_DISPATCH
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#define EMBER_LLM_NEON 1
+#else
+#define EMBER_LLM_NEON 0
 #endif
 
 namespace ember {
@@ -92,14 +100,101 @@ EMBER_TARGET_AVX2 void int4_rows(const int16_t* d, const float* ts, const int32_
     }
   }
 }
+#elif EMBER_LLM_NEON
+// The same two kernels for NEON (same names: each target compiles one pair).
+template <int TT>
+void int8_rows(const float* x, const int8_t* w, const float* scales, const float* bias, float* o, int64_t K,
+               int64_t N) {
+  for (int64_t n = 0; n < N; ++n) {
+    const int8_t* wr = w + n * K;
+    float32x4_t acc0[TT], acc1[TT];
+    for (int t = 0; t < TT; ++t) acc0[t] = acc1[t] = vdupq_n_f32(0.0f);
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+      const int16x8_t w16 = vmovl_s8(vld1_s8(wr + k));
+      const float32x4_t w0 = vcvtq_f32_s32(vmovl_s16(vget_low_s16(w16)));
+      const float32x4_t w1 = vcvtq_f32_s32(vmovl_high_s16(w16));
+      for (int t = 0; t < TT; ++t) {
+        acc0[t] = vfmaq_f32(acc0[t], vld1q_f32(x + t * K + k), w0);
+        acc1[t] = vfmaq_f32(acc1[t], vld1q_f32(x + t * K + k + 4), w1);
+      }
+    }
+    for (int t = 0; t < TT; ++t) {
+      float sum = vaddvq_f32(vaddq_f32(acc0[t], acc1[t]));
+      for (int64_t kk = k; kk < K; ++kk) sum += x[t * K + kk] * static_cast<float>(wr[kk]);
+      float v = sum * scales[n];
+      if (bias) v += bias[n];
+      o[t * N + n] = v;
+    }
+  }
+}
+
+// Same arguments and exact integer sums as AVX2's int4_rows. Byte i of a 32-channel block's 16 bytes holds
+// channel i in its low nibble and channel 16 + i in its high one.
+template <int TT>
+void int4_rows(const int16_t* d, const float* ts, const int32_t* sums, const uint8_t* w, const float* scales,
+               const float* bias, float* o, int64_t K, int64_t N, int64_t group) {
+  const int64_t G = K / group, blocks = group / 32, KB = K / 32;
+  const uint8x16_t low = vdupq_n_u8(15);
+  for (int64_t n = 0; n < N; ++n) {
+    const uint8_t* wr = w + n * (K / 2);
+    const float* sr = scales + n * G;
+    float32x4_t facc[TT];
+    for (int t = 0; t < TT; ++t) facc[t] = vdupq_n_f32(0.0f);
+    for (int64_t g = 0; g < G; ++g) {
+      int32x4_t iacc[TT];
+      for (int t = 0; t < TT; ++t) {
+        int32_t corr = 0;
+        for (int64_t b = 0; b < blocks; ++b) corr += sums[t * KB + g * blocks + b];
+        iacc[t] = vsetq_lane_s32(-8 * corr, vdupq_n_s32(0), 0);
+      }
+      for (int64_t k = g * group; k < (g + 1) * group; k += 32) {
+        const uint8x16_t b = vld1q_u8(wr + k / 2);
+        const uint8x16_t lo = vandq_u8(b, low), hi = vshrq_n_u8(b, 4);
+        const int16x8_t w0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(lo)));
+        const int16x8_t w1 = vreinterpretq_s16_u16(vmovl_high_u8(lo));
+        const int16x8_t w2 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(hi)));
+        const int16x8_t w3 = vreinterpretq_s16_u16(vmovl_high_u8(hi));
+        for (int t = 0; t < TT; ++t) {
+          const int16_t* dr = d + t * K + k;
+          const int16x8_t d0 = vld1q_s16(dr), d1 = vld1q_s16(dr + 8), d2 = vld1q_s16(dr + 16),
+                          d3 = vld1q_s16(dr + 24);
+          int32x4_t a = iacc[t];
+          a = vmlal_s16(a, vget_low_s16(w0), vget_low_s16(d0));
+          a = vmlal_high_s16(a, w0, d0);
+          a = vmlal_s16(a, vget_low_s16(w1), vget_low_s16(d1));
+          a = vmlal_high_s16(a, w1, d1);
+          a = vmlal_s16(a, vget_low_s16(w2), vget_low_s16(d2));
+          a = vmlal_high_s16(a, w2, d2);
+          a = vmlal_s16(a, vget_low_s16(w3), vget_low_s16(d3));
+          iacc[t] = vmlal_high_s16(a, w3, d3);
+        }
+      }
+      const float32x4_t s = vdupq_n_f32(sr[g]);
+      for (int t = 0; t < TT; ++t) facc[t] = vfmaq_f32(facc[t], vcvtq_f32_s32(iacc[t]), s);
+    }
+    for (int t = 0; t < TT; ++t) {
+      float v = vaddvq_f32(facc[t]) * ts[t];
+      if (bias) v += bias[n];
+      o[t * N + n] = v;
+    }
+  }
+}
+#endif
+
+// Whether this CPU runs the vector kernels above.
+#if EMBER_SIMD_X86_DISPATCH
+bool vector_path() { return cpu_has_avx2_fma(); }
+#elif EMBER_LLM_NEON
+bool vector_path() { return true; }
 #endif
 
 }  // namespace
 
 void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
                      const Tensor* bias, Tensor& out) {
-#if EMBER_SIMD_X86_DISPATCH
-  if (computes_float(selected_dtypes::linear_int8_out_optimized, x) && cpu_has_avx2_fma()) {
+#if EMBER_SIMD_X86_DISPATCH || EMBER_LLM_NEON
+  if (computes_float(selected_dtypes::linear_int8_out_optimized, x) && vector_path()) {
     portable::LlmLinearShape s;
     if (!portable::llm_linear_checks(ctx, "ember_llm::linear_int8.out", x, weight, ScalarType::Char, 1, scales, 0,
                                      bias, out, &s)) {
@@ -123,8 +218,8 @@ KernelMemory linear_8da4w_memory(const KernelArgs& args) { return portable::line
 
 void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
                       int64_t group_size, const Tensor* bias, Tensor& out) {
-#if EMBER_SIMD_X86_DISPATCH
-  if (computes_float(selected_dtypes::linear_8da4w_out_optimized, x) && cpu_has_avx2_fma()) {
+#if EMBER_SIMD_X86_DISPATCH || EMBER_LLM_NEON
+  if (computes_float(selected_dtypes::linear_8da4w_out_optimized, x) && vector_path()) {
     portable::LlmLinearShape s;
     if (!portable::linear_8da4w_checks(ctx, x, packed_weight, scales, group_size, bias, out, &s)) return;
     float* ts = nullptr;
