@@ -2,10 +2,13 @@
 
     python -m examples.llm.export --model <hf dir, or a config.json> --max-seq-len 256 -o model.pte
     python -m examples.llm.export --model ... --quantize 8da4w --group-size 128 -o model_8da4w.pte
+    python -m examples.llm.export --model ... --quantize 8da4w --quantize-embedding 4bit -o model_8da4w_e4.pte
 
 `--quantize int8` stores every linear layer's weights (attention, MLP, output head) as int8 with per-channel
 scales; `--quantize 8da4w` as int4 in groups of --group-size input channels, with activations quantized to int8
-per token at run time (examples/llm/quantize.py). The token embedding stays float32.
+per token at run time (examples/llm/quantize.py). `--quantize-embedding int8 | 4bit` does the same for the token
+embedding (int8 rows with a scale each, or int4 in groups of --embedding-group-size); without it the embedding
+stays float32.
 
 `--model` is a local Hugging Face checkpoint directory (config.json + weights), or a config.json alone, which
 builds the model with seeded random weights (for tests and speed measurements; nothing is downloaded). The
@@ -82,24 +85,32 @@ def main(argv=None) -> int:
                     help="weights of the linear layers: int8 (per channel) or 8da4w (int4 groups, int8 activations)")
     ap.add_argument("--group-size", type=int, default=128, choices=quant.GROUP_SIZES,
                     help="8da4w: input channels per int4 scale (default 128, as ExecuTorch's llama export)")
+    ap.add_argument("--quantize-embedding", choices=quant.EMBEDDING_SCHEMES, default=None,
+                    help="the token embedding's rows: int8 (a scale per row) or 4bit (int4 groups)")
+    ap.add_argument("--embedding-group-size", type=int, default=32, choices=quant.GROUP_SIZES,
+                    help="4bit embedding: values per scale (default 32, as ExecuTorch's --embedding-quantize 4,32)")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     if args.max_seq_len < 2:
         ap.error("--max-seq-len must be at least 2")
     hf = load_hf(args.model, args.seed)
     model = Decoder.from_hf(hf, args.max_seq_len)
-    if args.quantize:
-        try:
+    try:
+        if args.quantize:
             quant.quantize(model, args.quantize, args.group_size)
-        except ValueError as e:
-            ap.error(str(e))
+        if args.quantize_embedding:
+            quant.quantize_embeddings(model, args.quantize_embedding, args.embedding_group_size)
+    except ValueError as e:
+        ap.error(str(e))
     prog = export_decoder(model)
     prog.save(args.output)
     cfg = model.cfg
     print(f"wrote {args.output}: {cfg.n_layers} layers, dim {cfg.dim}, {cfg.n_heads} heads ({cfg.n_kv_heads} KV), "
           f"vocab {cfg.vocab_size}, max_seq_len {args.max_seq_len}, "
           f"{'fp32' if not args.quantize else args.quantize}"
-          f"{f' group {args.group_size}' if args.quantize == '8da4w' else ''}, {os.path.getsize(args.output):,} bytes")
+          f"{f' group {args.group_size}' if args.quantize == '8da4w' else ''}"
+          f"{f', embedding {args.quantize_embedding}' if args.quantize_embedding else ''}"
+          f", {os.path.getsize(args.output):,} bytes")
     print(prog.memory_report())
     return 0
 

@@ -8,7 +8,13 @@ module that calls one of Ember's LLM operators (kernels/portable/llm_ops.py, sch
            (max |w| / 7.5, as torchao's group-wise symmetric int4; w / scale rounded and clamped to -8 .. 7),
            activations quantized per token to int8 at run time (ExecuTorch's 8da4w scheme; its llama export's
            default group size is 128).
-The token embedding stays float32 (its rows are gathered, not multiplied; quantizing it is future work).
+The token embedding can be quantized too (`embedding=`, export's --quantize-embedding), whatever the linears do:
+  * int8: ember_llm::embedding_int8, int8 rows with one symmetric scale per row (max |w| / 127);
+  * 4bit: ember_llm::embedding_4bit, int4 rows with one symmetric scale per group of `embedding_group_size` values
+          (max |w| / 7.5, as the linears' int4), in the same packed layout. ExecuTorch's llama export offers the
+          same two (its --embedding-quantize 8,0 and 4,32).
+It is the largest tensor of a small LLM (vocab x dim), so it decides much of the file's size; a gathered row is
+dequantized as it is read, so only the rows of the tokens in flight cost any arithmetic.
 """
 from __future__ import annotations
 
@@ -17,9 +23,10 @@ from typing import List
 import torch
 from torch import nn
 
-from kernels.portable.llm_ops import linear_8da4w, linear_int8, pack_int4
+from kernels.portable.llm_ops import embedding_4bit, embedding_int8, linear_8da4w, linear_int8, pack_int4
 
 SCHEMES = ("int8", "8da4w")
+EMBEDDING_SCHEMES = ("int8", "4bit")
 GROUP_SIZES = (32, 64, 128, 256)
 
 
@@ -53,6 +60,34 @@ class Linear8da4w(nn.Module):
         return linear_8da4w(x, self.packed_weight, self.scales, self.group_size, self.bias)
 
 
+class EmbeddingInt8(nn.Module):
+    def __init__(self, emb: nn.Embedding):
+        super().__init__()
+        w = emb.weight.detach().to(torch.float32)
+        scales = w.abs().amax(dim=1).clamp(min=1e-12) / 127.0
+        self.register_buffer("weight", torch.clamp(torch.round(w / scales[:, None]), -127, 127).to(torch.int8))
+        self.register_buffer("scales", scales.to(emb.weight.dtype))
+
+    def forward(self, tokens):
+        return embedding_int8(self.weight, self.scales, tokens)
+
+
+class Embedding4bit(nn.Module):
+    def __init__(self, emb: nn.Embedding, group_size: int):
+        super().__init__()
+        w = emb.weight.detach().to(torch.float32)
+        V, D = w.shape
+        g = w.reshape(V, D // group_size, group_size)
+        scales = g.abs().amax(dim=2).clamp(min=1e-12) / 7.5
+        q = torch.clamp(torch.round(g / scales[:, :, None]), -8, 7).reshape(V, D).to(torch.int8)
+        self.group_size = group_size
+        self.register_buffer("packed_weight", pack_int4(q))
+        self.register_buffer("scales", scales.to(emb.weight.dtype))
+
+    def forward(self, tokens):
+        return embedding_4bit(self.packed_weight, self.scales, self.group_size, tokens)
+
+
 def _linears(model: nn.Module):
     return [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Linear)]
 
@@ -69,6 +104,38 @@ def check(model: nn.Module, scheme: str, group_size: int) -> None:
             ok = [g for g in GROUP_SIZES if all(k % g == 0 for k in {m.in_features for _, m in _linears(model)})]
             raise ValueError(f"--group-size {group_size} does not divide the input sizes {bad} of this model's "
                              f"linear layers; group sizes that fit: {ok or 'none (use --quantize int8)'}")
+
+
+def _embeddings(model: nn.Module):
+    return [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Embedding)]
+
+
+def check_embedding(model: nn.Module, scheme: str, group_size: int) -> None:
+    """Raises ValueError saying what to change when `model`'s embeddings cannot be quantized with `scheme`."""
+    if scheme not in EMBEDDING_SCHEMES:
+        raise ValueError(f"--quantize-embedding {scheme!r}: choose one of {', '.join(EMBEDDING_SCHEMES)}")
+    if scheme == "4bit":
+        if group_size not in GROUP_SIZES:
+            raise ValueError(f"--embedding-group-size {group_size}: choose one of {', '.join(map(str, GROUP_SIZES))}")
+        dims = {m.embedding_dim for _, m in _embeddings(model)}
+        if any(d % group_size for d in dims):
+            ok = [g for g in GROUP_SIZES if all(d % g == 0 for d in dims)]
+            raise ValueError(f"--embedding-group-size {group_size} does not divide the embedding width "
+                             f"{sorted(dims)}; group sizes that fit: {ok or 'none (use --quantize-embedding int8)'}")
+
+
+def quantize_embeddings(model: nn.Module, scheme: str, group_size: int = 32) -> List[str]:
+    """Replaces the model's nn.Embedding modules in place (int8 rows, or int4 in groups); returns their names.
+    Weights tied to an output head stay shared with nothing: the head is a separate nn.Linear (or its quantized
+    replacement) holding its own copy."""
+    check_embedding(model, scheme, group_size)
+    names = []
+    for name, emb in _embeddings(model):
+        parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
+        q = EmbeddingInt8(emb) if scheme == "int8" else Embedding4bit(emb, group_size)
+        setattr(parent, name.rpartition(".")[2], q)
+        names.append(name)
+    return names
 
 
 def quantize(model: nn.Module, scheme: str, group_size: int = 128) -> List[str]:

@@ -181,6 +181,12 @@ bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& pack
 int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale, int32_t** block_sums);
 void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale,
                            int32_t* block_sums);
+// ember_llm::embedding_int8.out and ember_llm::embedding_4bit.out (op_llm_embedding.cc): token embeddings with
+// int8 rows (a scale per row) or packed int4 rows (linear_8da4w's layout, a scale per group).
+void embedding_int8_out(KernelContext& ctx, const Tensor& weight, const Tensor& scales, const Tensor& indices,
+                        Tensor& out);
+void embedding_4bit_out(KernelContext& ctx, const Tensor& packed_weight, const Tensor& scales, int64_t group_size,
+                        const Tensor& indices, Tensor& out);
 void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
                      Tensor& values, Tensor& indices);
 

@@ -7,6 +7,8 @@ Importing this module registers with torch.library (schemas: schema/operators.ya
   * ember_llm::linear_8da4w: int4 group-wise weights, activations quantized per token to int8 at run time
     (ExecuTorch's 8da4w scheme); pack_int4 / unpack_int4 define the packed layout, quantize_per_token the
     activations' int8 values, which the C++ kernels reproduce bit for bit.
+  * ember_llm::embedding_int8 / embedding_4bit: token embeddings whose rows are stored as int8 (a scale per row)
+    or as int4 in pack_int4's layout (a scale per group of the row); a gathered row is dequantized on the way out.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ _OP = operators.find("ember_llm::sdpa_with_cache")
 NAMESPACE = _OP.namespace
 
 _lib = torch.library.Library(NAMESPACE, "DEF")
-for _name in ("sdpa_with_cache", "linear_int8", "linear_8da4w"):
+for _name in ("sdpa_with_cache", "linear_int8", "linear_8da4w", "embedding_int8", "embedding_4bit"):
     _lib.define(operators.find(f"{NAMESPACE}::{_name}").functional)
     _lib.define(operators.find(f"{NAMESPACE}::{_name}").out)
 
@@ -146,3 +148,55 @@ torch.library.register_fake(f"{NAMESPACE}::linear_8da4w")(_linear_8da4w_fake)
 
 linear_int8 = torch.ops.ember_llm.linear_int8.default
 linear_8da4w = torch.ops.ember_llm.linear_8da4w.default
+
+
+# ---- Quantized embeddings ---------------------------------------------------------------------------------------
+
+def _check_indices(indices, V, name):
+    if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= V):
+        raise IndexError(f"ember_llm::{name}: an index is outside 0 .. {V - 1}")
+
+
+def _embedding_int8(weight, scales, indices):
+    """weight int8 [V, D], scales [V]: rows weight[i] * scales[i] in float32, then scales' dtype."""
+    _check_indices(indices, weight.shape[0], "embedding_int8")
+    idx = indices.long()
+    rows = weight[idx].to(torch.float32) * scales.to(torch.float32)[idx][..., None]
+    return rows.to(scales.dtype)
+
+
+def _embedding_int8_out(weight, scales, indices, *, out):
+    return out.copy_(_embedding_int8(weight, scales, indices))
+
+
+def _embedding_int8_fake(weight, scales, indices):
+    return scales.new_empty((*indices.shape, weight.shape[1]))
+
+
+def _embedding_4bit(packed_weight, scales, group_size, indices):
+    """packed_weight uint8 [V, D / 2] (pack_int4's layout), scales [V, D / group_size]."""
+    V, half = packed_weight.shape
+    _check_indices(indices, V, "embedding_4bit")
+    idx = indices.long().reshape(-1)
+    w = unpack_int4(packed_weight[idx]).to(torch.float32)                       # [n, D]
+    s = scales[idx].to(torch.float32).repeat_interleave(group_size, dim=1)      # [n, D]
+    return (w * s).reshape(*indices.shape, 2 * half).to(scales.dtype)
+
+
+def _embedding_4bit_out(packed_weight, scales, group_size, indices, *, out):
+    return out.copy_(_embedding_4bit(packed_weight, scales, group_size, indices))
+
+
+def _embedding_4bit_fake(packed_weight, scales, group_size, indices):
+    return scales.new_empty((*indices.shape, 2 * packed_weight.shape[1]))
+
+
+_lib.impl("embedding_int8", _embedding_int8, "CompositeExplicitAutograd")
+_lib.impl("embedding_int8.out", _embedding_int8_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::embedding_int8")(_embedding_int8_fake)
+_lib.impl("embedding_4bit", _embedding_4bit, "CompositeExplicitAutograd")
+_lib.impl("embedding_4bit.out", _embedding_4bit_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::embedding_4bit")(_embedding_4bit_fake)
+
+embedding_int8 = torch.ops.ember_llm.embedding_int8.default
+embedding_4bit = torch.ops.ember_llm.embedding_4bit.default
