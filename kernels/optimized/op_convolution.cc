@@ -3,15 +3,16 @@
 //  - depthwise (one input channel per group): per channel, vector sweeps along output rows over a zero-bordered
 //    copy of the plane in scratch, so no tap needs a bounds check (3x3 at unit stride; any other kernel size and
 //    stride 2 with the copy split by column parity);
-//  - everything else: GEMM over im2col column tiles, the tile in scratch (direct loops in the rare case even one
-//    column does not fit the tile's budget).
+//  - everything else: GEMM over the im2col matrix, which is never stored: sgemm_packed asks for it one K block of
+//    one register tile's columns at a time, written straight into the panels its tiles read (planned scratch of
+//    at most 256 x 192 floats; direct loops when called without it).
 // Scratch is planned: convolution_memory says, from the shapes, how much the chosen path uses, and the method
 // hands exactly that (MethodMeta::scratch_bytes). Called without it (a kernel test), the depthwise path checks
 // bounds per tap and im2col falls back to direct loops: slower, same results.
 // The bias is added in the GEMM's epilogue, and so is the clamp of convolution_clamp (exir's opt-in
 // fuse_activations: conv + relu/hardtanh/clamp as one call); the depthwise sweeps clamp each output row as they
 // write it. Plain convolution is the same code with infinite bounds. convolution_silu (conv + SiLU, the same
-// option) applies SiLU to each block of output while it is still in cache: a depthwise plane, an im2col tile's
+// option) applies SiLU to each block of output while it is still in cache: a depthwise plane, an im2col GEMM call's
 // columns, a pointwise GEMM's column chunk. Other dtypes and dim orders (channels-last) go to portable.
 // Transposed convolution is refused, as portable does.
 #include <string.h>
@@ -29,9 +30,6 @@ namespace optimized {
 namespace {
 
 using portable::ConvGeometry;
-
-// Scratch for one im2col tile: 256 KB fits next to the weights in L2.
-constexpr int64_t kColFloats = 64 * 1024;
 
 // NaN stays NaN, as in ATen and the GEMM's epilogue: both comparisons are false for it.
 EMBER_ALWAYS_INLINE float clamp(float x, float lo, float hi) {
@@ -440,48 +438,133 @@ EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, con
 }
 #endif
 
-// Columns [p0, p0 + pn) of the im2col matrix of one image and group (rows: ci, kh, kw), row stride pn. Each row
-// of the matrix is a run of output rows; per output row, the columns whose tap falls in the padding are zeros and
-// the rest a copy (a memcpy at stride 1), so no element needs a bounds check.
-void im2col(const ConvGeometry& g, const float* x, int64_t p0, int64_t pn, float* col) {
-  const int64_t plane = g.H * g.W, OW = g.OW, W = g.W, sw = g.sw;
-  float* dst = col;
-  for (int64_t ci = 0; ci < g.Cg; ++ci) {
-    const float* xc = x + ci * plane;
-    for (int64_t kh = 0; kh < g.KH; ++kh) {
-      for (int64_t kw = 0; kw < g.KW; ++kw, dst += pn) {
-        // Input column of output column ow: ow * sw + off; [vlo, vhi) are the outputs where it is inside the row.
-        const int64_t off = kw * g.dw - g.pw;
-        const int64_t vlo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-        int64_t vhi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
-        if (vhi > OW) vhi = OW;
-        if (vhi < vlo) vhi = vlo;
-        float* d = dst;
-        for (int64_t p = p0; p < p0 + pn;) {
-          const int64_t oh = p / OW, ow0 = p % OW;
-          const int64_t ow1 = OW - ow0 < p0 + pn - p ? OW : ow0 + (p0 + pn - p);
-          const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
-          if (ih < 0 || ih >= g.H) {
-            memset(d, 0, static_cast<size_t>(ow1 - ow0) * sizeof(float));
-          } else {
-            const float* src = xc + ih * W + off;
-            const int64_t a = ow0 > vlo ? ow0 : vlo, b = ow1 < vhi ? ow1 : vhi;
-            int64_t ow = ow0;
-            for (; ow < a && ow < ow1; ++ow) d[ow - ow0] = 0.0f;
-            if (sw == 1 && b > a) {
-              memcpy(d + (a - ow0), src + a, static_cast<size_t>(b - a) * sizeof(float));
-              ow = b;
-            }
-            for (; ow < b; ++ow) d[ow - ow0] = src[ow * sw];
-            for (; ow < ow1; ++ow) d[ow - ow0] = 0.0f;
-          }
-          d += ow1 - ow0;
-          p += ow1 - ow0;
+// The im2col matrix of one image and group (rows: ci, kh, kw; columns: output positions from p0 on), written
+// panel by panel for sgemm_packed. A panel's columns are one to a few runs along output rows; per run and tap, the
+// positions whose tap falls in the padding are zeros and the rest a copy, so no element needs a bounds check.
+struct Im2col {
+  const ConvGeometry* g;
+  const float* x;  // the group's first input plane
+  int64_t p0;      // output position of the call's column 0
+};
+
+// n floats from s to d, n <= kPanelMaxWidth: whole vectors, the last one overlapping the one before it; short runs
+// (a 7-wide output row) in halves and floats. Reads and writes stay inside [0, n).
+template <class V>
+EMBER_ALWAYS_INLINE void copy_run(float* d, const float* s, int64_t n) {
+  constexpr int64_t L = Lanes<V>::value;
+  if (n >= L) {
+    int64_t i = 0;
+    for (; i + L <= n; i += L) vstore<V>(d + i, vload<V>(s + i));
+    if (i < n) vstore<V>(d + n - L, vload<V>(s + n - L));
+    return;
+  }
+  int64_t i = 0;
+  if (L > 4 && n >= 4) {
+    vstore<f32x4>(d, vload<f32x4>(s));
+    if (n > 4) vstore<f32x4>(d + n - 4, vload<f32x4>(s + n - 4));
+    return;
+  }
+  for (; i < n; ++i) d[i] = s[i];
+}
+
+// Every other float: d[t] = s[2t] for t < n. Pairs of vectors deinterleaved while the second one's last float,
+// s[2t + 2L - 1], is still one the run needs a neighbour of (so never past the input's end); the rest one by one.
+template <class V>
+EMBER_ALWAYS_INLINE void copy_run_s2(float* d, const float* s, int64_t n) {
+  constexpr int64_t L = Lanes<V>::value;
+  int64_t t = 0;
+  for (; t + L < n; t += L) {
+    V even, odd;
+    Deinterleave<V>::run(vload<V>(s + 2 * t), vload<V>(s + 2 * t + L), even, odd);
+    vstore<V>(d + t, even);
+  }
+  for (; t < n; ++t) d[t] = s[2 * t];
+}
+
+template <class V>
+EMBER_ALWAYS_INLINE void zero_run(float* d, int64_t n) {
+  constexpr int64_t L = Lanes<V>::value;
+  int64_t i = 0;
+  for (; i + L <= n; i += L) vstore<V>(d + i, V{});
+  for (; i < n; ++i) d[i] = 0.0f;
+}
+
+template <class V>
+EMBER_ALWAYS_INLINE void im2col_panel(const Im2col& f, int64_t k0, int64_t kc, int64_t n0, int64_t n, int64_t width,
+                                      float* dst) {
+  const ConvGeometry& g = *f.g;
+  const int64_t OW = g.OW, W = g.W, sw = g.sw, plane = g.H * g.W, taps = g.KH * g.KW;
+  // The runs of this panel: output row, first column, and where they land in the panel row (n <= kPanelMaxWidth).
+  struct Run {
+    int64_t j, len, ih, iw;  // ih, iw: the input position of tap (0, 0) for the run's first output
+  } runs[kPanelMaxWidth];
+  int64_t nruns = 0;
+  for (int64_t j = 0, p = f.p0 + n0; j < n; ++nruns) {
+    const int64_t oh = p / OW, ow = p % OW;
+    const int64_t len = OW - ow < n - j ? OW - ow : n - j;
+    runs[nruns] = {j, len, oh * g.sh - g.ph, ow * sw - g.pw};
+    j += len, p += len;
+  }
+  // Rows are written tap by tap, not in order: whether a run's tap reads padding, input, or both depends on the
+  // tap alone, so it is decided once per tap and run, and the loop over channels (rows taps apart, input planes
+  // apart) is then a plain copy. In row order, that decision per row and run cost more than the copying.
+  const int64_t stride = taps * width;
+  for (int64_t t = 0; t < taps; ++t) {
+    // Rows k = ci * taps + t inside [k0, k0 + kc).
+    if (k0 + kc - 1 < t) break;
+    const int64_t ci0 = k0 > t ? (k0 - t + taps - 1) / taps : 0, ci1 = (k0 + kc - 1 - t) / taps + 1;
+    if (ci0 >= ci1) continue;
+    const int64_t count = ci1 - ci0;
+    float* row0 = dst + (ci0 * taps + t - k0) * width;
+    const float* x0 = f.x + ci0 * plane;
+    const int64_t dh = t / g.KW * g.dh, dw = t % g.KW * g.dw;
+    for (int64_t r = 0; r < nruns; ++r) {
+      const Run& run = runs[r];
+      float* d = row0 + run.j;
+      const int64_t ih = run.ih + dh, iw = run.iw + dw, len = run.len;
+      if (ih < 0 || ih >= g.H) {
+        for (int64_t c = 0; c < count; ++c, d += stride) zero_run<V>(d, len);
+        continue;
+      }
+      const float* src = x0 + ih * W + iw;
+      // Output u of the run reads input column iw + u * sw: inside the row for u in [a, b). Most runs are wholly
+      // inside (a 3x3 layer's padding touches one output at each end of a row), and are one copy per channel.
+      if (sw == 1 && iw >= 0 && iw + len <= W) {
+        for (int64_t c = 0; c < count; ++c, d += stride, src += plane) copy_run<V>(d, src, len);
+        continue;
+      }
+      int64_t a = iw >= 0 ? 0 : (-iw + sw - 1) / sw;
+      int64_t b = iw > W - 1 ? 0 : (W - 1 - iw) / sw + 1;
+      if (b > len) b = len;
+      if (a > b) a = b;
+      for (int64_t c = 0; c < count; ++c, d += stride, src += plane) {
+        zero_run<V>(d, a);
+        if (sw == 1) {
+          copy_run<V>(d + a, src + a, b - a);
+        } else if (sw == 2) {
+          copy_run_s2<V>(d + a, src + 2 * a, b - a);
+        } else {
+          for (int64_t u = a; u < b; ++u) d[u] = src[u * sw];
         }
+        zero_run<V>(d + b, len - b);
       }
     }
   }
+  if (n < width) {
+    for (int64_t k = 0; k < kc; ++k) zero_run<V>(dst + k * width + n, width - n);
+  }
 }
+
+void im2col_fill_baseline(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64_t n, int64_t width,
+                          float* dst) {
+  im2col_panel<f32x4>(*static_cast<const Im2col*>(ctx), k0, kc, n0, n, width, dst);
+}
+#if EMBER_SIMD_X86_DISPATCH
+EMBER_TARGET_AVX2 void im2col_fill_avx2(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64_t n,
+                                        int64_t width, float* dst) {
+  im2col_panel<f32x8>(*static_cast<const Im2col*>(ctx), k0, kc, n0, n, width, dst);
+}
+#endif
 
 // Plain loops for one image and group, for when not even one im2col column fits in scratch.
 void direct(const ConvGeometry& g, const float* x, const float* w, const float* b, int64_t cout_g, float lo,
@@ -541,14 +624,14 @@ void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const
   }
 }
 
-// Columns per im2col tile: as many as the budget holds, whole GEMM tiles (16) when that is less than all of them;
-// 0 when not even one column fits (direct loops).
+// Columns per sgemm_packed call: all of them up to kPackedMaxN, else as few equal calls as cover them, each
+// rounded up to whole tiles (48 columns: two AVX2 tiles, three NEON, six SSE).
 int64_t im2col_columns(const ConvGeometry& g) {
-  const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW;
-  if (kdim <= 0) return 0;  // no taps (an empty weight): direct loops write the bias
-  int64_t nt = kColFloats / kdim;
-  if (nt >= ohw) return ohw;
-  return nt > 16 ? nt - nt % 16 : nt;
+  const int64_t ohw = g.OH * g.OW;
+  if (ohw <= kPackedMaxN) return ohw;
+  const int64_t calls = (ohw + kPackedMaxN - 1) / kPackedMaxN;
+  const int64_t per = ((ohw + calls - 1) / calls + 47) / 48 * 48;
+  return per < kPackedMaxN ? per : kPackedMaxN;
 }
 
 bool is_depthwise(const ConvGeometry& g) { return g.Cg == 1 && g.groups == g.Cin && g.groups > 1; }
@@ -560,7 +643,9 @@ bool is_pointwise(const ConvGeometry& g) {
 size_t scratch_bytes(const ConvGeometry& g) {
   if (is_depthwise(g)) return static_cast<size_t>(depthwise_scratch_floats(g)) * sizeof(float);
   if (is_pointwise(g)) return 0;
-  return static_cast<size_t>(g.Cg * g.KH * g.KW * im2col_columns(g)) * sizeof(float);
+  const int64_t kdim = g.Cg * g.KH * g.KW;
+  if (kdim == 0) return 0;  // no taps (an empty weight): direct loops write the bias
+  return static_cast<size_t>(sgemm_packed_scratch_floats(kdim, im2col_columns(g))) * sizeof(float);
 }
 
 // The memory of either convolution overload: arguments 0-8 are the same, out is the last.
@@ -587,9 +672,9 @@ KernelMemory memory(const KernelArgs& a, uint32_t float_mask) {
 void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w, const float* b,
                  float lo, float hi, bool silu, float* o) {
   const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
-  int64_t nt = im2col_columns(g);
-  float* col = reinterpret_cast<float*>(ctx.scratch().data());
-  if (ctx.scratch().size() < static_cast<size_t>(kdim * nt) * sizeof(float)) nt = 0;
+  const int64_t nt = im2col_columns(g);
+  float* scratch = reinterpret_cast<float*>(ctx.scratch().data());
+  const bool packed = kdim > 0 && ctx.scratch().size() >= scratch_bytes(g);
   Gemm gm;
   gm.M = cout_g, gm.K = kdim, gm.lda = kdim, gm.ldc = ohw;
   gm.lo = lo, gm.hi = hi;
@@ -599,18 +684,23 @@ void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, cons
       const float* wg = w + grp * cout_g * kdim;
       const float* bg = b ? b + grp * cout_g : nullptr;
       float* og = o + (n * g.Cout + grp * cout_g) * ohw;
-      if (nt == 0) {
+      if (!packed) {
         direct(g, xg, wg, bg, cout_g, lo, hi, og);
         if (silu) silu_block(og, ohw, cout_g, ohw);
         continue;
       }
       gm.a = wg, gm.row_bias = bg;
+      Im2col f{&g, xg, 0};
+      PackedB pb{&im2col_fill_baseline, &f};
+#if EMBER_SIMD_X86_DISPATCH
+      if (cpu_has_avx2_fma()) pb.fill = &im2col_fill_avx2;
+#endif
       for (int64_t p0 = 0; p0 < ohw; p0 += nt) {
-        const int64_t pn = ohw - p0 < nt ? ohw - p0 : nt;
-        im2col(g, xg, p0, pn, col);
-        gm.N = pn, gm.b = col, gm.ldb = pn, gm.c = og + p0;
-        sgemm(gm);
-        if (silu) silu_block(gm.c, ohw, cout_g, pn);  // the tile's columns (kColFloats of taps' worth) in L2
+        f.p0 = p0;
+        gm.N = ohw - p0 < nt ? ohw - p0 : nt;
+        gm.c = og + p0;
+        sgemm_packed(gm, pb, scratch);
+        if (silu) silu_block(gm.c, ohw, cout_g, gm.N);  // the call's columns, M x <= 192 floats, still in L2
       }
     }
   }

@@ -3,7 +3,8 @@
 Shapes are picked to reach every path: GEMM tile edges (rows not a multiple of 6, columns not of 8 or 16, K over
 several 256-blocks), addmm's fused bias row and column and its general broadcast, pointwise, depthwise (stride 1
 and 2, a channel multiplier, 3x3 at unit stride, other sizes and stride 2 through the general sweep, stride 3 and
-dilation through the bounds-checked taps) and im2col convolutions (several column tiles), and
+dilation through the bounds-checked taps) and im2col convolutions (several GEMM calls, row blocks, K blocks,
+runs across output rows, groups), and
 dtypes the optimized kernels hand to portable (double, half).
 
 Tolerances: float32 1e-4 of the output's scale (the tiled GEMM sums in another order than ATen); float64 1e-10;
@@ -99,6 +100,16 @@ CASES = {
     "mean_middle_dim": (lambda x: x.mean(1), [rnd(3, 4, 5)]),
     "mean_double": (lambda x: x.mean((2, 3)), [rnd(1, 3, 4, 4, dtype=torch.float64)]),
     "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [rnd(2, 3, 21), rnd(5, 3, 3), rnd(5)]),
+    # The implicit im2col (sgemm_packed): 300 output channels x K 360 is past one row block (96-row blocks, a
+    # 12-row rest), K in two blocks, 23 x 23 = 529 positions in three calls of 192, 192 and 145 columns, with
+    # padding on both sides of every output row.
+    "conv_3x3_row_blocks": (lambda x, w, b: F.conv2d(x, w, b, padding=1),
+                            [rnd(1, 40, 23, 23), rnd(300, 40, 3, 3), rnd(300)]),
+    # ResNet's last stage in small: 7 x 7 outputs, so a 24-column panel spans four output rows, and 49 columns
+    # end in a one-vector panel; stride 2 gathers every other input column.
+    "conv_3x3_s2_small_plane": (lambda x, w: F.conv2d(x, w, stride=2, padding=1),
+                                [rnd(2, 24, 14, 13), rnd(40, 24, 3, 3)]),
+    "conv_grouped_3x3": (lambda x, w: F.conv2d(x, w, padding=(0, 2), groups=2), [rnd(1, 6, 9, 17), rnd(10, 3, 3, 3)]),
     "conv_double": (lambda x, w: F.conv2d(x, w, padding=1), [rnd(1, 3, 6, 6, dtype=torch.float64),
                                                               rnd(4, 3, 3, 3, dtype=torch.float64)]),
     "mm_double": (torch.mm, [rnd(5, 7, dtype=torch.float64), rnd(7, 3, dtype=torch.float64)]),

@@ -32,7 +32,7 @@ def test_zoo_parity(runner, tmp_path, name):
         used, predicted = int(line.split()[3]), int(line.split()[6])
         assert used == predicted
         # So is the kernels' scratch: the runner holds exactly MethodMeta::scratch_bytes (no guessed size), and
-        # load takes all of it when any kernel needs scratch (the optimized convolutions' im2col tiles and
+        # load takes all of it when any kernel needs scratch (the optimized convolutions' im2col panels and
         # depthwise planes do).
         line = next(l for l in proc.stdout.splitlines() if "kernel scratch" in l)
         used, predicted = int(line.split()[3]), int(line.split()[6])

@@ -18,6 +18,21 @@ void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_any<f32x4, 6, 2>(g) : bias_
 void sgemm_baseline(const Gemm& g) { g.K > 0 ? sgemm_any<f32x4, 2, 2>(g) : bias_only(g); }
 #endif
 
+#if defined(__aarch64__)
+void sgemm_packed_baseline(const Gemm& g, const PackedB& b, float* scratch) { sgemm_packed_any<f32x4, 6, 4>(g, b, scratch); }
+#elif defined(__x86_64__)
+void sgemm_packed_baseline(const Gemm& g, const PackedB& b, float* scratch) { sgemm_packed_any<f32x4, 6, 2>(g, b, scratch); }
+#else
+void sgemm_packed_baseline(const Gemm& g, const PackedB& b, float* scratch) { sgemm_packed_any<f32x4, 2, 2>(g, b, scratch); }
+#endif
+
+void sgemm_packed(const Gemm& g, const PackedB& b, float* scratch) {
+#if EMBER_SIMD_X86_DISPATCH
+  if (cpu_has_avx2_fma()) return sgemm_packed_avx2(g, b, scratch);
+#endif
+  sgemm_packed_baseline(g, b, scratch);
+}
+
 void sgemm(const Gemm& g) {
 #if EMBER_SIMD_X86_DISPATCH
   if (g.K > 0 && cpu_has_avx2_fma()) return sgemm_avx2(g);

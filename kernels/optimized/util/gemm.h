@@ -30,5 +30,31 @@ void sgemm(const Gemm& g);
 // check that path on machines that would otherwise skip it).
 void sgemm_baseline(const Gemm& g);
 
+// B that exists only as a function: a convolution's im2col matrix, written by `fill` straight into the panels the
+// register tiles read, one K block at a time. Nothing of B is stored whole and nothing is copied twice (an im2col
+// tile in memory, then packed again by the GEMM, wrote ResNet18's 3x3 layers' 61 MB of columns two times a run).
+struct PackedB {
+  // Rows [k0, k0 + kc) of columns [n0, n0 + n) of B as kc rows of `width` floats, row after row at dst; the floats
+  // past n in each row are zero. width <= kPanelMaxWidth.
+  void (*fill)(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64_t n, int64_t width, float* dst);
+  const void* ctx;
+};
+
+constexpr int64_t kPanelMaxWidth = 24;   // the widest register tile's columns (AVX2's 4 x 24)
+constexpr int64_t kPackedKBlock = 256;   // rows of B per fill: the GEMM's K block
+constexpr int64_t kPackedMaxN = 192;     // columns per sgemm_packed call: 192 KB of B panels in L2 at most
+
+// Floats of scratch sgemm_packed uses for a K x N product (N <= kPackedMaxN): one K block of every panel. Panels
+// are whole tiles, so N is rounded up to a multiple of 48, which every tile width here (8, 16, 24) divides.
+constexpr int64_t sgemm_packed_scratch_floats(int64_t K, int64_t N) {
+  return (K < kPackedKBlock ? K : kPackedKBlock) * ((N + 47) / 48 * 48);
+}
+
+// C = clamp(alpha * A @ B + row_bias + col_bias) with B from `b` (g.b and g.ldb unused), g.N <= kPackedMaxN, K > 0,
+// scratch of sgemm_packed_scratch_floats(g.K, g.N) floats. A's K block stays in L2 for all N columns, so a layer
+// whose weights outgrow the caches (ResNet18's last: 512 x 4608, 9.4 MB) reads them once per call.
+void sgemm_packed(const Gemm& g, const PackedB& b, float* scratch);
+void sgemm_packed_baseline(const Gemm& g, const PackedB& b, float* scratch);
+
 }  // namespace optimized
 }  // namespace ember

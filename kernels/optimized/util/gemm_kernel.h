@@ -26,7 +26,7 @@ EMBER_ALWAYS_INLINE V broadcast(const float* p) {
   return vsplat<V>(*p);
 }
 
-constexpr int64_t kKC = 256;  // K per block: a KC x NR panel of B is 8-24 KB
+constexpr int64_t kKC = kPackedKBlock;  // K per block: a KC x NR panel of B is 8-24 KB
 constexpr int64_t kMC = 96;   // rows of A per block (a multiple of every MR below)
 constexpr int64_t kL2Floats = 48 * 1024;  // a block of B that stays in L2 (192 KB, with room for A and C)
 // Up to this many rows of C, writing them all at once is cheaper than re-reading B from L2 per strip (measured per
@@ -291,6 +291,51 @@ EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
   }
 }
 
+// B filled by a function (gemm.h's PackedB), N <= kPackedMaxN. Per K block, every panel is filled once into
+// scratch, as sgemm_blocked splits columns: whole NR-wide panels, then the right edge in panels two vectors and one
+// vector wide (zero-padded, so the tiles need no copy of their own); then each row block of C passes over them,
+// A's block in L2 and one panel at a time in L1.
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void sgemm_packed_any(const Gemm& g, const PackedB& pb, float* scratch) {
+  constexpr int64_t L = Lanes<V>::value, NR = NV * L;
+  static_assert(NR <= kPanelMaxWidth, "PackedB's panels are at most kPanelMaxWidth wide");
+  constexpr int ER2 = MR > 6 ? MR : 6, ER1 = MR > 8 ? MR : 8;  // rows of the edge tiles, as edge_tiles picks them
+  static_assert(kMC % ER2 == 0 && kMC % ER1 == 0, "row blocks must hold whole tiles");
+  for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
+    const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
+    const bool first = k0 == 0, last = k0 + kc == g.K;
+    float* dst = scratch;
+    int64_t n0 = 0;
+    for (; n0 + NR <= g.N; n0 += NR, dst += kc * NR) pb.fill(pb.ctx, k0, kc, n0, NR, NR, dst);
+    for (; g.N - n0 > L; n0 += 2 * L, dst += kc * 2 * L) {
+      pb.fill(pb.ctx, k0, kc, n0, g.N - n0 < 2 * L ? g.N - n0 : 2 * L, 2 * L, dst);
+    }
+    if (n0 < g.N) pb.fill(pb.ctx, k0, kc, n0, g.N - n0, L, dst);
+    const int64_t mc = g.M * kc <= kPackedAFloats ? g.M : kMC;
+    for (int64_t mb = 0; mb < g.M; mb += mc) {
+      const int64_t me = g.M - mb < mc ? g.M : mb + mc;
+      const float* panel = scratch;
+      n0 = 0;
+      for (; n0 + NR <= g.N; n0 += NR, panel += kc * NR) {
+        for (int64_t m0 = mb; m0 < me; m0 += MR) {
+          rows<V, MR, NV, false>(me - m0 < MR ? me - m0 : MR, g, panel, NR, m0, n0, k0, kc, NR, first, last);
+        }
+      }
+      for (; g.N - n0 > L; n0 += 2 * L, panel += kc * 2 * L) {
+        const int64_t nc = g.N - n0 < 2 * L ? g.N - n0 : 2 * L;
+        for (int64_t m0 = mb; m0 < me; m0 += ER2) {
+          rows<V, ER2, 2, true>(me - m0 < ER2 ? me - m0 : ER2, g, panel, 2 * L, m0, n0, k0, kc, nc, first, last);
+        }
+      }
+      if (n0 < g.N) {
+        for (int64_t m0 = mb; m0 < me; m0 += ER1) {
+          rows<V, ER1, 1, true>(me - m0 < ER1 ? me - m0 : ER1, g, panel, L, m0, n0, k0, kc, g.N - n0, first, last);
+        }
+      }
+    }
+  }
+}
+
 // Pack: whether this instruction set's tiles copy B's panels (a KC x NR buffer on the stack; off where the stack
 // is small or the tile narrow).
 template <class V, int MR, int NV, bool Pack = false>
@@ -316,6 +361,7 @@ inline void bias_only(const Gemm& g) {
 #if EMBER_SIMD_X86_DISPATCH
 // gemm_avx2.cc: 4 x 24 tiles of AVX2+FMA. Only for CPUs where cpu_has_avx2_fma().
 void sgemm_avx2(const Gemm& g);
+void sgemm_packed_avx2(const Gemm& g, const PackedB& b, float* scratch);
 #endif
 
 }  // namespace optimized

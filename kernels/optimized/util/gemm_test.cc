@@ -21,6 +21,33 @@ float next(uint32_t& s) {
   return static_cast<float>(s >> 8) / static_cast<float>(1u << 24) - 0.5f;
 }
 
+// B for sgemm_packed: filled from the plain matrix, so both entry points are checked against one reference.
+// Asserts each fill's arguments stay inside the matrix and its panel.
+struct MatrixB {
+  const float* b;
+  int64_t K, N, ldb;
+};
+
+void fill_from_matrix(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64_t n, int64_t width, float* dst) {
+  const MatrixB& m = *static_cast<const MatrixB*>(ctx);
+  EXPECT_TRUE(k0 >= 0 && kc > 0 && k0 + kc <= m.K && kc <= kPackedKBlock);
+  EXPECT_TRUE(n0 >= 0 && n > 0 && n0 + n <= m.N && n <= width && width <= kPanelMaxWidth);
+  for (int64_t k = 0; k < kc; ++k) {
+    for (int64_t j = 0; j < width; ++j) dst[k * width + j] = j < n ? m.b[(k0 + k) * m.ldb + n0 + j] : 0.0f;
+  }
+}
+
+std::vector<float>* g_packed_scratch;
+void (*g_packed_fn)(const Gemm&, const PackedB&, float*);
+
+// sgemm's signature over sgemm_packed (N <= kPackedMaxN only), with a scratch exactly as large as it asks for.
+void via_packed(const Gemm& g) {
+  MatrixB m{g.b, g.K, g.N, g.ldb};
+  PackedB pb{&fill_from_matrix, &m};
+  g_packed_scratch->assign(static_cast<size_t>(sgemm_packed_scratch_floats(g.K, g.N)), NAN);
+  g_packed_fn(g, pb, g_packed_scratch->data());
+}
+
 void check(void (*fn)(const Gemm&), Case c, bool biases, float alpha, float lo, float hi) {
   uint32_t seed = static_cast<uint32_t>(c.M * 7919 + c.N * 104729 + c.K);
   const int64_t lda = c.K + 3, ldb = c.N + 5, ldc = c.N + 2;  // strides wider than rows, as in tiles of a conv
@@ -70,6 +97,24 @@ TEST(Gemm, EpilogueScalesAddsBiasesAndClamps) {
   for (const Case& c : kCases) {
     check(&sgemm, c, true, 0.5f, 0.0f, 6.0f);
     check(&sgemm_baseline, c, true, -2.0f, -0.25f, 0.25f);
+  }
+}
+
+// Every case the packed entry point takes (N <= 192, K > 0), on both instruction sets, with and without the
+// epilogue: the scratch is sized by sgemm_packed_scratch_floats and starts as NaN, so a panel read past what was
+// filled shows up in C.
+TEST(Gemm, PackedBMatchesReference) {
+  std::vector<float> scratch;
+  g_packed_scratch = &scratch;
+  const Case more[] = {{64, 192, 576}, {512, 49, 600}, {33, 191, 27}, {7, 25, 1}, {128, 100, 1152}};
+  for (auto fn : {&sgemm_packed, &sgemm_packed_baseline}) {
+    g_packed_fn = fn;
+    for (const Case& c : kCases) {
+      if (c.N > kPackedMaxN || c.K == 0) continue;
+      check(&via_packed, c, false, 1.0f, -INFINITY, INFINITY);
+      check(&via_packed, c, true, 0.5f, 0.0f, 6.0f);
+    }
+    for (const Case& c : more) check(&via_packed, c, true, 1.0f, -INFINITY, INFINITY);
   }
 }
 
