@@ -598,7 +598,7 @@ constexpr int64_t kSiluBlockFloats = 64 * 1024;
 // block fits kSiluBlockFloats (multiples of 48 columns, whole tiles at every vector width), each activated as soon
 // as it is written; a chunk changes no element's sum, so the results are the unchunked GEMM's.
 void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo, float hi,
-                    bool silu, float* o) {
+                    bool silu, ThreadPool* pool, float* o) {
   const int64_t ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
   int64_t chunk = ohw;
   if (silu && cout_g > 0) {
@@ -617,7 +617,7 @@ void conv_pointwise(const ConvGeometry& g, const float* x, const float* w, const
       for (int64_t n0 = 0; n0 < ohw; n0 += chunk) {
         gm.N = ohw - n0 < chunk ? ohw - n0 : chunk;
         gm.b = bg + n0, gm.c = cg + n0;
-        sgemm(gm);
+        sgemm(gm, pool);
         if (silu) silu_block(gm.c, ohw, cout_g, gm.N);
       }
     }
@@ -699,7 +699,7 @@ void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, cons
         f.p0 = p0;
         gm.N = ohw - p0 < nt ? ohw - p0 : nt;
         gm.c = og + p0;
-        sgemm_packed(gm, pb, scratch);
+        sgemm_packed(gm, pb, scratch, ctx.threads());
         if (silu) silu_block(gm.c, ohw, cout_g, gm.N);  // the call's columns, M x <= 192 floats, still in L2
       }
     }
@@ -732,7 +732,7 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
     return depthwise_baseline(g, x, w, b, lo, hi, silu, padded, o);
   }
   if (is_pointwise(g)) {
-    return conv_pointwise(g, x, w, b, lo, hi, silu, o);
+    return conv_pointwise(g, x, w, b, lo, hi, silu, ctx.threads(), o);
   }
   conv_im2col(ctx, g, x, w, b, lo, hi, silu, o);
 }

@@ -24,7 +24,7 @@ void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& 
   g.a = self.const_data_ptr<float>(), g.lda = g.K;
   g.b = mat2.const_data_ptr<float>(), g.ldb = g.N;
   g.c = out.mutable_data_ptr<float>(), g.ldc = g.N;
-  sgemm(g);
+  sgemm(g, ctx.threads());
 }
 
 void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
@@ -63,13 +63,13 @@ void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const
   const bool col_of_m = self.dim() == 2 && self.size(0) == M && self.size(1) == 1;
   if (be == 1.0f && row_of_n) {
     g.col_bias = s;
-    return sgemm(g);
+    return sgemm(g, ctx.threads());
   }
   if (be == 1.0f && col_of_m) {
     g.row_bias = s;
-    return sgemm(g);
+    return sgemm(g, ctx.threads());
   }
-  sgemm(g);
+  sgemm(g, ctx.threads());
   if (be == 0.0f) return;  // ATen: beta 0 ignores self, NaNs included
   float* o = g.c;
   const portable::BroadcastIndexer is(self.sizes(), shape, 2);
@@ -93,7 +93,7 @@ void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor&
     g.a = self.const_data_ptr<float>() + b * M * K;
     g.b = mat2.const_data_ptr<float>() + b * K * N;
     g.c = out.mutable_data_ptr<float>() + b * M * N;
-    sgemm(g);
+    sgemm(g, ctx.threads());
   }
 }
 

@@ -632,7 +632,7 @@ Error Method::EMBER_EXECUTE_LOOP() {
     const Instruction& ins = instructions_[pc];
     switch (static_cast<InstructionArguments>(ins.kind)) {
       case InstructionArguments::KernelCall: {
-        KernelContext ctx(ins.kernel.state, scratch_);
+        KernelContext ctx(ins.kernel.state, scratch_, threads_);
         ins.kernel.fn(ctx, ins.kernel.args);
         if (ctx.failure() != Error::Ok) {
           const char* overload;

@@ -8,6 +8,7 @@
 
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
+#include "runtime/core/thread_pool.h"
 #include "runtime/executor/execute_trace.h"
 #include "runtime/executor/memory_manager.h"
 #if EMBER_EVENT_TRACER
@@ -72,6 +73,10 @@ class Method {
   // At most `n` instructions per execute() in a method with loops (0, the default: no limit). Past it, execute
   // returns OutOfResources, naming the instruction: a device's bound on a loop that would not end.
   void set_instruction_limit(uint64_t n) { instruction_limit_ = n; }
+  // Kernels split their work across `pool`'s threads from the next execute() on (null: the calling thread alone,
+  // the default). The pool is the caller's and must outlive the method's executes; memory needs do not change.
+  void set_thread_pool(ThreadPool* pool) { threads_ = pool; }
+  ThreadPool* thread_pool() const { return threads_; }
 
 #if EMBER_EVENT_TRACER
   // Profiling builds only (runtime/devtools/event_tracer.h): every later execute() reports the memory it runs in
@@ -129,6 +134,7 @@ class Method {
   size_t num_instructions_ = 0;
   bool loops_ = false;
   uint64_t instruction_limit_ = 0;
+  ThreadPool* threads_ = nullptr;
   Span<uint8_t> scratch_;  // every kernel's scratch (one call at a time)
 #if EMBER_EVENT_TRACER
   EventTracer* tracer_ = nullptr;

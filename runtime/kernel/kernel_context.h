@@ -9,13 +9,15 @@
 #include "runtime/core/error.h"
 #include "runtime/core/log.h"
 #include "runtime/core/span.h"
+#include "runtime/core/thread_pool.h"
 
 namespace ember {
 
 class KernelContext {
  public:
   KernelContext() = default;
-  KernelContext(void* state, Span<uint8_t> scratch) : state_(state), scratch_(scratch) {}
+  KernelContext(void* state, Span<uint8_t> scratch, ThreadPool* threads = nullptr)
+      : state_(state), scratch_(scratch), threads_(threads) {}
 
   // What the kernel's prepare step filled at load (runtime/kernel/kernel_args.h); null if it declared none.
   template <typename T>
@@ -25,6 +27,9 @@ class KernelContext {
   // At least the scratch bytes the kernel's memory function asked for, 16-byte aligned, valid during this call.
   // There is no other memory: scratch is planned (MethodMeta::scratch_bytes), never guessed.
   Span<uint8_t> scratch() const { return scratch_; }
+  // The method's thread pool, or null (run on the calling thread): hand it to parallel_for (thread_pool.h). Tiles
+  // may run at once, so they share nothing writable, scratch included, unless they split it between them.
+  ThreadPool* threads() const { return threads_; }
 
   void fail(Error error) {
     if (failure_ == Error::Ok) failure_ = error;
@@ -34,6 +39,7 @@ class KernelContext {
  private:
   void* state_ = nullptr;
   Span<uint8_t> scratch_;
+  ThreadPool* threads_ = nullptr;
   Error failure_ = Error::Ok;
 };
 

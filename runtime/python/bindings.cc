@@ -15,6 +15,7 @@
 #include "runtime/executor/program.h"
 #include "runtime/python/pal_recording.h"
 #include "runtime/runner/memory_claims.h"
+#include "runtime/threads/posix_thread_pool.h"
 #if EMBER_EVENT_TRACER
 #include "runtime/devtools/buffer_event_tracer.h"
 #include "runtime/devtools/etdump_writer.h"
@@ -70,7 +71,7 @@ class LoadedMethod {
   void set_instruction_limit(uint64_t n) { method_->set_instruction_limit(n); }
   bool has_loops() const { return method_->has_loops(); }
 
-  LoadedMethod(const Program& program, const std::string& name) {
+  LoadedMethod(const Program& program, const std::string& name, ThreadPool* threads) {
     Result<MethodMeta> meta = program.method_meta(name.c_str());
     if (!meta.ok()) raise(("method '" + name + "'").c_str(), meta.error());
     // Every claim checked against the machine before any of it is allocated: a .pte is untrusted.
@@ -95,6 +96,7 @@ class LoadedMethod {
     Result<Method> m = program.load_method(name.c_str(), &memory_);
     if (!m.ok()) raise(("loading method '" + name + "'").c_str(), m.error());
     method_.reset(new Method(std::move(m.get())));
+    method_->set_thread_pool(threads);
     for (size_t i = 0; i < meta->num_inputs(); ++i) {
       Result<TensorInfo> t = meta->input_tensor_meta(i);
       input_dim_orders_.emplace_back();
@@ -235,7 +237,12 @@ class LoadedMethod {
 
 class LoadedProgram {
  public:
-  explicit LoadedProgram(const std::string& data) : storage_(data.size()) {
+  LoadedProgram(const std::string& data, int threads) : storage_(data.size()) {
+    if (threads > 1) {
+      Result<PosixThreadPool*> pool = PosixThreadPool::create(threads);
+      if (!pool.ok()) raise(("starting " + std::to_string(threads) + " threads").c_str(), pool.error());
+      pool_ = pool.get();
+    }
     memcpy(storage_.data(), data.data(), data.size());
     loader_.reset(new BufferDataLoader(storage_.data(), data.size()));
     Result<Program> p = Program::load(loader_.get());
@@ -289,9 +296,14 @@ class LoadedProgram {
     return d;
   }
 
-  std::unique_ptr<LoadedMethod> load_method(const std::string& name) { return std::make_unique<LoadedMethod>(*program_, name); }
+  std::unique_ptr<LoadedMethod> load_method(const std::string& name) {
+    return std::make_unique<LoadedMethod>(*program_, name, pool_);
+  }
+  int threads() const { return pool_ != nullptr ? pool_->threads() : 1; }
+  ~LoadedProgram() { PosixThreadPool::destroy(pool_); }  // after its methods: load_method keeps the program alive
 
  private:
+  PosixThreadPool* pool_ = nullptr;
   Aligned storage_;
   std::unique_ptr<BufferDataLoader> loader_;
   std::unique_ptr<Program> program_;
@@ -321,7 +333,8 @@ PYBIND11_MODULE(EMBER_PY_MODULE, m) {
 #endif
       .def_property_readonly("method_allocator_used", &LoadedMethod::method_allocator_used);
   py::class_<LoadedProgram>(m, "Program", py::module_local())
-      .def(py::init<const std::string&>(), py::arg("data"))
+      .def(py::init<const std::string&, int>(), py::arg("data"), py::arg("threads") = 1)
+      .def("threads", &LoadedProgram::threads)
       .def("methods", &LoadedProgram::methods)
       .def("method_meta", &LoadedProgram::method_meta)
       .def("load_method", &LoadedProgram::load_method, py::keep_alive<0, 1>());

@@ -3,6 +3,8 @@
 //   runner MODEL.pte [--method NAME] [--input SPEC]... [--runs N] [--warmup N] [--output-dir DIR] [--print N]
 //          [--instruction-limit N]  (a method with loops stops with exit 5 after N instructions a run; default
 //                                    100M, 0 for none)
+//          [--threads N]  (kernels/optimized's kernels split their work over N threads, the caller's included;
+//                          default 1. Builds without the optimized kernels, such as --config=size, have no pool)
 //   SPEC: zeros | ones | random[:SEED] | PATH (raw little-endian bytes of the whole input tensor), optionally
 //         followed by @[d0,d1,...]: the shape of a bounded dynamic input for this run (random:1@[1,37])
 //
@@ -33,6 +35,9 @@
 #include "runtime/platform/platform.h"
 #include "runtime/runner/fill.h"
 #include "runtime/runner/memory_claims.h"
+#if EMBER_RUNNER_THREADS
+#include "runtime/threads/posix_thread_pool.h"
+#endif
 #if EMBER_EVENT_TRACER
 #include "runtime/devtools/buffer_event_tracer.h"
 #include "runtime/devtools/etdump_writer.h"
@@ -58,6 +63,7 @@ struct Options {
   const char* output_dir = nullptr;
   // Instructions per run in a method with loops; past it the run fails instead of hanging.
   long long instruction_limit = 100000000;
+  int threads = 1;
 #if EMBER_EVENT_TRACER
   const char* profile = nullptr;
   long long profile_events = 0;  // 0: (instructions + allocations + 1) x runs
@@ -70,7 +76,7 @@ struct Options {
 int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... [--runs N]\n"
-          "       [--warmup N] [--output-dir DIR] [--print N] [--instruction-limit N]\n",
+          "       [--warmup N] [--output-dir DIR] [--print N] [--instruction-limit N] [--threads N]\n",
           argv0);
   return 2;
 }
@@ -221,6 +227,13 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       o.instruction_limit = strtoll(argv[++i], &end, 10);
       ok = end != argv[i] && *end == '\0' && o.instruction_limit >= 0;
+    } else if (strcmp(a, "--threads") == 0 && has_value) {
+#if EMBER_RUNNER_THREADS
+      ok = parse_int(argv[++i], 1, PosixThreadPool::kMaxThreads, &o.threads);
+#else
+      fprintf(stderr, "runner: --threads needs the optimized kernels (this build has portable kernels only)\n");
+      return usage(argv[0]);
+#endif
     } else if (strcmp(a, "--output-dir") == 0 && has_value) {
       o.output_dir = argv[++i];
 #if EMBER_EVENT_TRACER
@@ -321,6 +334,22 @@ int main(int argc, char** argv) {
     return 3;
   }
   method->set_instruction_limit(static_cast<uint64_t>(o.instruction_limit));
+#if EMBER_RUNNER_THREADS
+  // The pool lives until main returns (its workers are joined then); one thread needs none.
+  struct PoolOwner {
+    PosixThreadPool* pool = nullptr;
+    ~PoolOwner() { PosixThreadPool::destroy(pool); }
+  } threads;
+  if (o.threads > 1) {
+    Result<PosixThreadPool*> pool = PosixThreadPool::create(o.threads);
+    if (!pool.ok()) {
+      fprintf(stderr, "runner: cannot start %d threads: %s\n", o.threads, error_name(pool.error()));
+      return 3;
+    }
+    threads.pool = pool.get();
+    method->set_thread_pool(threads.pool);
+  }
+#endif
   if (static_cast<size_t>(o.num_inputs) > method->num_inputs()) {
     fprintf(stderr, "runner: method '%s' takes %zu inputs; %d --input flags given\n", o.method,
             method->num_inputs(), o.num_inputs);

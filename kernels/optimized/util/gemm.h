@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 
+#include "runtime/core/thread_pool.h"
+
 namespace ember {
 namespace optimized {
 
@@ -25,6 +27,11 @@ struct Gemm {
 // C = clamp(alpha * A @ B + row_bias + col_bias). No scratch memory: A and B are read in place, blocked so a
 // panel of B stays in L1 while rows of A stream past it.
 void sgemm(const Gemm& g);
+
+// The same split across `pool`'s threads (null or one thread: sgemm(g)): columns in slices of whole tiles, or rows
+// when C is too narrow. Every element is summed in the same order as by sgemm(g), so the result is bit for bit the
+// same whatever the thread count. Small products stay on the caller (a split costs about a microsecond).
+void sgemm(const Gemm& g, ThreadPool* pool);
 
 // The same without the run-time choice of AVX2: the path every CPU of this architecture takes (tests use it to
 // check that path on machines that would otherwise skip it).
@@ -52,9 +59,11 @@ constexpr int64_t sgemm_packed_scratch_floats(int64_t K, int64_t N) {
 
 // C = clamp(alpha * A @ B + row_bias + col_bias) with B from `b` (g.b and g.ldb unused), g.N <= kPackedMaxN, K > 0,
 // scratch of sgemm_packed_scratch_floats(g.K, g.N) floats. A's K block stays in L2 for all N columns, so a layer
-// whose weights outgrow the caches (ResNet18's last: 512 x 4608, 9.4 MB) reads them once per call.
-void sgemm_packed(const Gemm& g, const PackedB& b, float* scratch);
-void sgemm_packed_baseline(const Gemm& g, const PackedB& b, float* scratch);
+// whose weights outgrow the caches (ResNet18's last: 512 x 4608, 9.4 MB) reads them once per call. With a pool,
+// each K block's panels are filled in parallel (`fill` must be safe to call from several threads at once, on
+// different panels), then its rows computed in parallel; the same scratch, bit for bit the same result.
+void sgemm_packed(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* pool = nullptr);
+void sgemm_packed_baseline(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* pool = nullptr);
 
 }  // namespace optimized
 }  // namespace ember

@@ -294,45 +294,98 @@ EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
 // B filled by a function (gemm.h's PackedB), N <= kPackedMaxN. Per K block, every panel is filled once into
 // scratch, as sgemm_blocked splits columns: whole NR-wide panels, then the right edge in panels two vectors and one
 // vector wide (zero-padded, so the tiles need no copy of their own); then each row block of C passes over them,
-// A's block in L2 and one panel at a time in L1.
+// A's block in L2 and one panel at a time in L1. With a pool, the panels are filled in parallel, then rows are
+// computed in parallel (a contiguous share of rows per task, so each thread keeps its part of A); each element's
+// sum runs over K in the same order either way.
 template <class V, int MR, int NV>
-EMBER_ALWAYS_INLINE void sgemm_packed_any(const Gemm& g, const PackedB& pb, float* scratch) {
-  constexpr int64_t L = Lanes<V>::value, NR = NV * L;
+struct PackedCall {
+  static constexpr int64_t L = Lanes<V>::value, NR = NV * L;
+  static constexpr int ER2 = MR > 6 ? MR : 6, ER1 = MR > 8 ? MR : 8;  // rows of the edge tiles, as edge_tiles's
   static_assert(NR <= kPanelMaxWidth, "PackedB's panels are at most kPanelMaxWidth wide");
-  constexpr int ER2 = MR > 6 ? MR : 6, ER1 = MR > 8 ? MR : 8;  // rows of the edge tiles, as edge_tiles picks them
   static_assert(kMC % ER2 == 0 && kMC % ER1 == 0, "row blocks must hold whole tiles");
+
+  const Gemm& g;
+  const PackedB& pb;
+  float* scratch;
+  int64_t whole, twos, ones;  // panels NR, 2L and L wide
+  int64_t k0 = 0, kc = 0, mc = 0;
+  bool first = false, last = false;
+
+  PackedCall(const Gemm& gm, const PackedB& b, float* s) : g(gm), pb(b), scratch(s) {
+    whole = g.N / NR;
+    const int64_t rest = g.N - whole * NR;
+    twos = rest > L ? (rest - L + 2 * L - 1) / (2 * L) : 0;
+    ones = rest - twos * 2 * L > 0 ? 1 : 0;
+  }
+  int64_t panels() const { return whole + twos + ones; }
+
+  // Panel p: first column, columns, width, and offset (in floats per row of the K block) in scratch.
+  EMBER_ALWAYS_INLINE void panel(int64_t p, int64_t& n0, int64_t& n, int64_t& width, int64_t& at) const {
+    if (p < whole) {
+      n0 = p * NR, width = NR, n = NR, at = n0;
+    } else if (p < whole + twos) {
+      n0 = whole * NR + (p - whole) * 2 * L, width = 2 * L, at = n0;
+      n = g.N - n0 < 2 * L ? g.N - n0 : 2 * L;
+    } else {
+      n0 = whole * NR + twos * 2 * L, width = L, at = n0, n = g.N - n0;
+    }
+  }
+
+  void block(int64_t k) {
+    k0 = k, kc = g.K - k0 < kKC ? g.K - k0 : kKC;
+    first = k0 == 0, last = k0 + kc == g.K;
+    mc = g.M * kc <= kPackedAFloats ? g.M : kMC;
+  }
+
+  void fill(int64_t p) const {
+    int64_t n0, n, width, at;
+    panel(p, n0, n, width, at);
+    pb.fill(pb.ctx, k0, kc, n0, n, width, scratch + kc * at);
+  }
+
+  // Rows [r0, r1) of C for this K block, over every panel, in row blocks of mc.
+  void rows_of(int64_t r0, int64_t r1) const {
+    for (int64_t mb = r0; mb < r1; mb += mc) {
+      const int64_t me = r1 - mb < mc ? r1 : mb + mc;
+      for (int64_t p = 0; p < panels(); ++p) {
+        int64_t n0, n, width, at;
+        panel(p, n0, n, width, at);
+        const float* b = scratch + kc * at;
+        if (p < whole) {  // (not width == NR: with two-vector tiles, an edge panel is NR wide too, but partial)
+          for (int64_t m0 = mb; m0 < me; m0 += MR) {
+            rows<V, MR, NV, false>(me - m0 < MR ? me - m0 : MR, g, b, NR, m0, n0, k0, kc, NR, first, last);
+          }
+        } else if (p < whole + twos) {
+          for (int64_t m0 = mb; m0 < me; m0 += ER2) {
+            rows<V, ER2, 2, true>(me - m0 < ER2 ? me - m0 : ER2, g, b, 2 * L, m0, n0, k0, kc, n, first, last);
+          }
+        } else {
+          for (int64_t m0 = mb; m0 < me; m0 += ER1) {
+            rows<V, ER1, 1, true>(me - m0 < ER1 ? me - m0 : ER1, g, b, L, m0, n0, k0, kc, n, first, last);
+          }
+        }
+      }
+    }
+  }
+};
+
+template <class V, int MR, int NV>
+EMBER_ALWAYS_INLINE void sgemm_packed_any(const Gemm& g, const PackedB& pb, float* scratch, ThreadPool* pool) {
+  PackedCall<V, MR, NV> call(g, pb, scratch);
+  const int threads = pool != nullptr ? pool->threads() : 1;
   for (int64_t k0 = 0; k0 < g.K; k0 += kKC) {
-    const int64_t kc = g.K - k0 < kKC ? g.K - k0 : kKC;
-    const bool first = k0 == 0, last = k0 + kc == g.K;
-    float* dst = scratch;
-    int64_t n0 = 0;
-    for (; n0 + NR <= g.N; n0 += NR, dst += kc * NR) pb.fill(pb.ctx, k0, kc, n0, NR, NR, dst);
-    for (; g.N - n0 > L; n0 += 2 * L, dst += kc * 2 * L) {
-      pb.fill(pb.ctx, k0, kc, n0, g.N - n0 < 2 * L ? g.N - n0 : 2 * L, 2 * L, dst);
+    call.block(k0);
+    if (threads <= 1) {
+      for (int64_t p = 0; p < call.panels(); ++p) call.fill(p);
+      call.rows_of(0, g.M);
+      continue;
     }
-    if (n0 < g.N) pb.fill(pb.ctx, k0, kc, n0, g.N - n0, L, dst);
-    const int64_t mc = g.M * kc <= kPackedAFloats ? g.M : kMC;
-    for (int64_t mb = 0; mb < g.M; mb += mc) {
-      const int64_t me = g.M - mb < mc ? g.M : mb + mc;
-      const float* panel = scratch;
-      n0 = 0;
-      for (; n0 + NR <= g.N; n0 += NR, panel += kc * NR) {
-        for (int64_t m0 = mb; m0 < me; m0 += MR) {
-          rows<V, MR, NV, false>(me - m0 < MR ? me - m0 : MR, g, panel, NR, m0, n0, k0, kc, NR, first, last);
-        }
-      }
-      for (; g.N - n0 > L; n0 += 2 * L, panel += kc * 2 * L) {
-        const int64_t nc = g.N - n0 < 2 * L ? g.N - n0 : 2 * L;
-        for (int64_t m0 = mb; m0 < me; m0 += ER2) {
-          rows<V, ER2, 2, true>(me - m0 < ER2 ? me - m0 : ER2, g, panel, 2 * L, m0, n0, k0, kc, nc, first, last);
-        }
-      }
-      if (n0 < g.N) {
-        for (int64_t m0 = mb; m0 < me; m0 += ER1) {
-          rows<V, ER1, 1, true>(me - m0 < ER1 ? me - m0 : ER1, g, panel, L, m0, n0, k0, kc, g.N - n0, first, last);
-        }
-      }
-    }
+    parallel_for(pool, call.panels(), 1, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) call.fill(p);
+    });
+    // A contiguous share of rows per thread, in whole row blocks of 8.
+    const int64_t share = ((g.M + threads - 1) / threads + 7) / 8 * 8;
+    parallel_for(pool, g.M, share, [&](int64_t b, int64_t e) { call.rows_of(b, e); });
   }
 }
 
@@ -361,7 +414,7 @@ inline void bias_only(const Gemm& g) {
 #if EMBER_SIMD_X86_DISPATCH
 // gemm_avx2.cc: 4 x 24 tiles of AVX2+FMA. Only for CPUs where cpu_has_avx2_fma().
 void sgemm_avx2(const Gemm& g);
-void sgemm_packed_avx2(const Gemm& g, const PackedB& b, float* scratch);
+void sgemm_packed_avx2(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* pool);
 #endif
 
 }  // namespace optimized

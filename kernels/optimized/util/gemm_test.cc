@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <vector>
+
+#include "runtime/threads/posix_thread_pool.h"
 
 namespace ember {
 namespace optimized {
@@ -38,14 +42,14 @@ void fill_from_matrix(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64
 }
 
 std::vector<float>* g_packed_scratch;
-void (*g_packed_fn)(const Gemm&, const PackedB&, float*);
+void (*g_packed_fn)(const Gemm&, const PackedB&, float*, ThreadPool*);
 
 // sgemm's signature over sgemm_packed (N <= kPackedMaxN only), with a scratch exactly as large as it asks for.
 void via_packed(const Gemm& g) {
   MatrixB m{g.b, g.K, g.N, g.ldb};
   PackedB pb{&fill_from_matrix, &m};
   g_packed_scratch->assign(static_cast<size_t>(sgemm_packed_scratch_floats(g.K, g.N)), NAN);
-  g_packed_fn(g, pb, g_packed_scratch->data());
+  g_packed_fn(g, pb, g_packed_scratch->data(), nullptr);
 }
 
 void check(void (*fn)(const Gemm&), Case c, bool biases, float alpha, float lo, float hi) {
@@ -115,6 +119,43 @@ TEST(Gemm, PackedBMatchesReference) {
       check(&via_packed, c, true, 0.5f, 0.0f, 6.0f);
     }
     for (const Case& c : more) check(&via_packed, c, true, 1.0f, -INFINITY, INFINITY);
+  }
+}
+
+// Split across threads, every entry point gives sgemm's result bit for bit: the same sums in the same order, only on
+// other threads. Shapes reach the column split, the row split (C narrower than the column quantum), and no split.
+TEST(Gemm, ThreadsGiveTheSameBits) {
+  const Case shapes[] = {{64, 3136, 576}, {512, 49, 600}, {300, 250, 300}, {50, 30, 40}, {4, 1000, 256},
+                         {1, 4096, 64}, {97, 33, 513}, {7, 17, 300}};
+  for (int threads : {2, 3}) {
+    auto pool = PosixThreadPool::create(threads);
+    ASSERT_TRUE(pool.ok());
+    for (const Case& c : shapes) {
+      uint32_t seed = static_cast<uint32_t>(c.M * 31 + c.N * 17 + c.K);
+      std::vector<float> a(c.M * c.K), b(c.K * c.N), rb(c.M), cb(c.N);
+      for (auto* v : {&a, &b, &rb, &cb})
+        for (float& x : *v) x = next(seed);
+      Gemm g;
+      g.M = c.M, g.N = c.N, g.K = c.K, g.a = a.data(), g.lda = c.K, g.b = b.data(), g.ldb = c.N, g.ldc = c.N;
+      g.row_bias = rb.data(), g.col_bias = cb.data(), g.lo = -0.5f, g.hi = 4.0f;
+      std::vector<float> one(c.M * c.N), many(c.M * c.N, NAN);
+      g.c = one.data();
+      sgemm(g);
+      g.c = many.data();
+      sgemm(g, pool.get());
+      ASSERT_EQ(0, memcmp(one.data(), many.data(), one.size() * sizeof(float)))
+          << threads << " threads, M=" << c.M << " N=" << c.N << " K=" << c.K;
+      if (c.N <= kPackedMaxN) {
+        MatrixB m{b.data(), c.K, c.N, c.N};
+        PackedB pb{&fill_from_matrix, &m};
+        std::vector<float> scratch(static_cast<size_t>(sgemm_packed_scratch_floats(c.K, c.N)));
+        std::fill(many.begin(), many.end(), NAN);
+        sgemm_packed(g, pb, scratch.data(), pool.get());
+        ASSERT_EQ(0, memcmp(one.data(), many.data(), one.size() * sizeof(float)))
+            << "packed, " << threads << " threads, M=" << c.M << " N=" << c.N << " K=" << c.K;
+      }
+    }
+    PosixThreadPool::destroy(pool.get());
   }
 }
 

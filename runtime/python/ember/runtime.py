@@ -118,8 +118,11 @@ def _extension(kernels: str = "default"):
 
 
 class Program:
-    def __init__(self, data: bytes, kernels: str = "default"):
-        self._program = _extension(kernels).Program(data)
+    def __init__(self, data: bytes, kernels: str = "default", threads: int = 1):
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
+            raise ValueError(f"threads={threads!r}: give a whole number of threads from 1 to 64 (the calling thread "
+                             f"included; 1 runs every kernel on it)")
+        self._program = _extension(kernels).Program(data, threads)
         self._methods: Dict[str, object] = {}
         self._data, self._kernels = data, kernels
         self._traced = None  # the same program in the profiling extension, made on the first run(profile=True)
@@ -224,12 +227,16 @@ class Program:
         return outputs
 
 
-def load(source: Union[str, os.PathLike, bytes], kernels: str = "default") -> Program:
-    """A program from a path or bytes, on the default kernels or (kernels="portable") portable ones only."""
+def load(source: Union[str, os.PathLike, bytes], kernels: str = "default", threads: int = 1) -> Program:
+    """A program from a path or bytes, on the default kernels or (kernels="portable") portable ones only.
+
+    `threads`: the optimized kernels (GEMM, convolutions) split their work over this many threads, the calling one
+    included, from a pool the program owns; results are bit for bit those of one thread. Memory needs do not
+    change (MethodMeta is the same)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return Program(bytes(source), kernels)
+        return Program(bytes(source), kernels, threads)
     with open(source, "rb") as f:
-        return Program(f.read(), kernels)
+        return Program(f.read(), kernels, threads)
 
 
 class BundledProgram:
