@@ -4,7 +4,8 @@
 //          [--instruction-limit N]  (a method with loops stops with exit 5 after N instructions a run; default
 //                                    100M, 0 for none)
 //          [--threads N]  (kernels/optimized's kernels split their work over N threads, the caller's included;
-//                          default 1. Builds without the optimized kernels, such as --config=size, have no pool)
+//                          default 1. Builds without the optimized kernels, such as --config=size, have no pool
+//                          and no such flag: size reports measure the single-threaded runner)
 //   SPEC: zeros | ones | random[:SEED] | PATH (raw little-endian bytes of the whole input tensor), optionally
 //         followed by @[d0,d1,...]: the shape of a bounded dynamic input for this run (random:1@[1,37])
 //
@@ -63,7 +64,9 @@ struct Options {
   const char* output_dir = nullptr;
   // Instructions per run in a method with loops; past it the run fails instead of hanging.
   long long instruction_limit = 100000000;
+#if EMBER_RUNNER_THREADS
   int threads = 1;
+#endif
 #if EMBER_EVENT_TRACER
   const char* profile = nullptr;
   long long profile_events = 0;  // 0: (instructions + allocations + 1) x runs
@@ -76,7 +79,11 @@ struct Options {
 int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... [--runs N]\n"
-          "       [--warmup N] [--output-dir DIR] [--print N] [--instruction-limit N] [--threads N]\n",
+          "       [--warmup N] [--output-dir DIR] [--print N] [--instruction-limit N]"
+#if EMBER_RUNNER_THREADS
+          " [--threads N]"
+#endif
+          "\n",
           argv0);
   return 2;
 }
@@ -227,12 +234,9 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       o.instruction_limit = strtoll(argv[++i], &end, 10);
       ok = end != argv[i] && *end == '\0' && o.instruction_limit >= 0;
-    } else if (strcmp(a, "--threads") == 0 && has_value) {
 #if EMBER_RUNNER_THREADS
+    } else if (strcmp(a, "--threads") == 0 && has_value) {
       ok = parse_int(argv[++i], 1, PosixThreadPool::kMaxThreads, &o.threads);
-#else
-      fprintf(stderr, "runner: --threads needs the optimized kernels (this build has portable kernels only)\n");
-      return usage(argv[0]);
 #endif
     } else if (strcmp(a, "--output-dir") == 0 && has_value) {
       o.output_dir = argv[++i];
