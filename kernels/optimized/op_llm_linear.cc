@@ -1,5 +1,5 @@
 // ember_llm::linear_int8.out and ember_llm::linear_8da4w.out for Float on AVX2+FMA (chosen at run time by
-// cpu_has_avx2_fma()) and on aarch64's NEON (always there); other CPUs and dtypes run the portable kernels, whose
+// cpu_has_avx2_fma()) and on aarch64's NEON (always there; Linux and Android); other CPUs and dtypes run the portable kernels, whose
 // checks, scratch and activation quantization (bit-exact to the reference) these share. Decode is a matrix-vector product bound by reading the
 // weights, so each weight row is read once per tile of up to 4 tokens and unpacked in registers:
 //   int8:  8 weights -> int32 -> float, one FMA per token.
@@ -16,7 +16,9 @@
 #if EMBER_SIMD_X86_DISPATCH
 #include <immintrin.h>
 #endif
-#if defined(__aarch64__)
+// Not for Apple targets: Debian's clang 14 crashes parsing arm_neon.h for arm64-apple-ios (mangling vaddq_u64),
+// so the iOS archive keeps portable's kernels for these two ops.
+#if defined(__aarch64__) && !defined(__APPLE__)
 #include <arm_neon.h>
 #define EMBER_LLM_NEON 1
 #else
