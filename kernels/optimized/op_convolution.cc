@@ -132,7 +132,7 @@ constexpr int64_t kSlackFloats = 16;
 constexpr int64_t kFlatMaxWidth = 32;
 
 // n floats from s to d: vectors, the last one overlapping, so the short rows of small planes cost no call into the
-// C library (MobileNetV2 0.35: a 3x3 plane is three 12-byte copies per channel).
+// C library (MobileNetV2 0.35: a 3x3 plane is three 12-byte copies per channel), nor do im2col's runs (up to 24).
 template <class V>
 EMBER_ALWAYS_INLINE void copy_row(float* d, const float* s, int64_t n) {
   constexpr int64_t L = Lanes<V>::value;
@@ -447,26 +447,6 @@ struct Im2col {
   int64_t p0;      // output position of the call's column 0
 };
 
-// n floats from s to d, n <= kPanelMaxWidth: whole vectors, the last one overlapping the one before it; short runs
-// (a 7-wide output row) in halves and floats. Reads and writes stay inside [0, n).
-template <class V>
-EMBER_ALWAYS_INLINE void copy_run(float* d, const float* s, int64_t n) {
-  constexpr int64_t L = Lanes<V>::value;
-  if (n >= L) {
-    int64_t i = 0;
-    for (; i + L <= n; i += L) vstore<V>(d + i, vload<V>(s + i));
-    if (i < n) vstore<V>(d + n - L, vload<V>(s + n - L));
-    return;
-  }
-  int64_t i = 0;
-  if (L > 4 && n >= 4) {
-    vstore<f32x4>(d, vload<f32x4>(s));
-    if (n > 4) vstore<f32x4>(d + n - 4, vload<f32x4>(s + n - 4));
-    return;
-  }
-  for (; i < n; ++i) d[i] = s[i];
-}
-
 // Every other float: d[t] = s[2t] for t < n. Pairs of vectors deinterleaved while the second one's last float,
 // s[2t + 2L - 1], is still one the run needs a neighbour of (so never past the input's end); the rest one by one.
 template <class V>
@@ -530,7 +510,7 @@ EMBER_ALWAYS_INLINE void im2col_panel(const Im2col& f, int64_t k0, int64_t kc, i
       // Output u of the run reads input column iw + u * sw: inside the row for u in [a, b). Most runs are wholly
       // inside (a 3x3 layer's padding touches one output at each end of a row), and are one copy per channel.
       if (sw == 1 && iw >= 0 && iw + len <= W) {
-        for (int64_t c = 0; c < count; ++c, d += stride, src += plane) copy_run<V>(d, src, len);
+        for (int64_t c = 0; c < count; ++c, d += stride, src += plane) copy_row<V>(d, src, len);
         continue;
       }
       int64_t a = iw >= 0 ? 0 : (-iw + sw - 1) / sw;
@@ -540,7 +520,7 @@ EMBER_ALWAYS_INLINE void im2col_panel(const Im2col& f, int64_t k0, int64_t kc, i
       for (int64_t c = 0; c < count; ++c, d += stride, src += plane) {
         zero_run<V>(d, a);
         if (sw == 1) {
-          copy_run<V>(d + a, src + a, b - a);
+          copy_row<V>(d + a, src + a, b - a);
         } else if (sw == 2) {
           copy_run_s2<V>(d + a, src + 2 * a, b - a);
         } else {
