@@ -92,18 +92,25 @@ def _linears(model: nn.Module):
     return [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Linear)]
 
 
+def _check_group_size(flag: str, group_size: int, sizes, what: str, fallback: str) -> None:
+    """The int4 schemes' shared refusal: a group size off the list, or one that does not divide every size (what
+    formats the offending ones), naming the sizes that would fit."""
+    if group_size not in GROUP_SIZES:
+        raise ValueError(f"{flag} {group_size}: choose one of {', '.join(map(str, GROUP_SIZES))}")
+    bad = sorted(k for k in sizes if k % group_size)
+    if bad:
+        ok = [g for g in GROUP_SIZES if all(k % g == 0 for k in sizes)]
+        raise ValueError(f"{flag} {group_size} does not divide {what.format(bad)}; group sizes that fit: "
+                         f"{ok or f'none (use {fallback})'}")
+
+
 def check(model: nn.Module, scheme: str, group_size: int) -> None:
     """Raises ValueError saying what to change when `model` cannot be quantized with `scheme`."""
     if scheme not in SCHEMES:
         raise ValueError(f"--quantize {scheme!r}: choose one of {', '.join(SCHEMES)}")
     if scheme == "8da4w":
-        if group_size not in GROUP_SIZES:
-            raise ValueError(f"--group-size {group_size}: choose one of {', '.join(map(str, GROUP_SIZES))}")
-        bad = sorted({m.in_features for _, m in _linears(model) if m.in_features % group_size})
-        if bad:
-            ok = [g for g in GROUP_SIZES if all(k % g == 0 for k in {m.in_features for _, m in _linears(model)})]
-            raise ValueError(f"--group-size {group_size} does not divide the input sizes {bad} of this model's "
-                             f"linear layers; group sizes that fit: {ok or 'none (use --quantize int8)'}")
+        _check_group_size("--group-size", group_size, {m.in_features for _, m in _linears(model)},
+                          "the input sizes {} of this model's linear layers", "--quantize int8")
 
 
 def _embeddings(model: nn.Module):
@@ -115,13 +122,8 @@ def check_embedding(model: nn.Module, scheme: str, group_size: int) -> None:
     if scheme not in EMBEDDING_SCHEMES:
         raise ValueError(f"--quantize-embedding {scheme!r}: choose one of {', '.join(EMBEDDING_SCHEMES)}")
     if scheme == "4bit":
-        if group_size not in GROUP_SIZES:
-            raise ValueError(f"--embedding-group-size {group_size}: choose one of {', '.join(map(str, GROUP_SIZES))}")
-        dims = {m.embedding_dim for _, m in _embeddings(model)}
-        if any(d % group_size for d in dims):
-            ok = [g for g in GROUP_SIZES if all(d % g == 0 for d in dims)]
-            raise ValueError(f"--embedding-group-size {group_size} does not divide the embedding width "
-                             f"{sorted(dims)}; group sizes that fit: {ok or 'none (use --quantize-embedding int8)'}")
+        _check_group_size("--embedding-group-size", group_size, {m.embedding_dim for _, m in _embeddings(model)},
+                          "the embedding width {}", "--quantize-embedding int8")
 
 
 def quantize_embeddings(model: nn.Module, scheme: str, group_size: int = 32) -> List[str]:
