@@ -12,6 +12,7 @@
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
 #include "runtime/runner/memory_claims.h"
+#include "runtime/threads/posix_thread_pool.h"
 
 namespace ember {
 namespace llm {
@@ -40,7 +41,8 @@ struct LoadedMethod {
   MemoryClaims claims;
 };
 
-Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const char* name) {
+// `threads`: the pool's size, so kernels that give each thread its own scratch (attention) get a slice each.
+Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const char* name, int threads = 1) {
   Result<MethodMeta> meta = program.method_meta(name);
   if (!meta.ok()) {
     EMBER_LOG(ERROR, "the program has no method '%s' (%s)", name, error_name(meta.error()));
@@ -48,7 +50,7 @@ Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const 
   }
   std::unique_ptr<LoadedMethod> m(new LoadedMethod());
   char why[320];
-  if (!read_memory_claims(meta.get(), physical_memory_bytes(), &m->claims, why, sizeof(why))) {
+  if (!read_memory_claims(meta.get(), physical_memory_bytes(), &m->claims, why, sizeof(why), threads)) {
     EMBER_LOG(ERROR, "%s", why);
     return Error::MemoryAllocationFailed;
   }
@@ -73,6 +75,7 @@ Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const 
   m->manager.method_allocator = m->method_allocator.get();
   m->manager.planned_memory = m->planned.get();
   m->manager.temp_allocator = m->temp_allocator.get();
+  m->manager.threads = threads;
   Result<Method> method = program.load_method(name, &m->manager);
   if (!method.ok()) {
     EMBER_LOG(ERROR, "method '%s' did not load: %s", name, error_name(method.error()));
@@ -139,6 +142,8 @@ size_t DecoderMemory::total() const {
 }
 
 struct DecoderProgram::State {
+  ~State() { PosixThreadPool::destroy(pool); }  // after forward (declared later, destroyed first)
+  PosixThreadPool* pool = nullptr;
   std::unique_ptr<MmapDataLoader> loader;
   std::unique_ptr<Program> program;
   std::unique_ptr<LoadedMethod> forward;
@@ -147,8 +152,18 @@ struct DecoderProgram::State {
 DecoderProgram::DecoderProgram(std::unique_ptr<State> state) : state_(std::move(state)) {}
 DecoderProgram::~DecoderProgram() = default;
 
-Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path) {
+Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, int threads) {
+  EMBER_CHECK_OR_RETURN_ERROR(threads >= 1 && threads <= PosixThreadPool::kMaxThreads, InvalidArgument,
+                              "threads = %d; give 1 to %d", threads, PosixThreadPool::kMaxThreads);
   std::unique_ptr<State> s(new State());
+  if (threads > 1) {
+    Result<PosixThreadPool*> pool = PosixThreadPool::create(threads);
+    if (!pool.ok()) {
+      EMBER_LOG(ERROR, "cannot start %d threads: %s", threads, error_name(pool.error()));
+      return pool.error();
+    }
+    s->pool = pool.get();
+  }
   Result<MmapDataLoader> loader = MmapDataLoader::open(path);
   if (!loader.ok()) {
     EMBER_LOG(ERROR, "cannot read %s: %s", path, error_name(loader.error()));
@@ -203,9 +218,10 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path) {
   EMBER_TRY(constant_int(prog, "enable_dynamic_shape", tokens->is_dynamic ? 1 : 0, &flag));
   md.dynamic_shape = flag != 0 && tokens->is_dynamic;
 
-  Result<std::unique_ptr<LoadedMethod>> forward = load_method(prog, "forward");
+  Result<std::unique_ptr<LoadedMethod>> forward = load_method(prog, "forward", threads);
   if (!forward.ok()) return forward.error();
   s->forward = std::move(forward.get());
+  s->forward->method->set_thread_pool(s->pool);
   DecoderMemory mem;
   const MemoryClaims& c = s->forward->claims;
   mem.pool_bytes.assign(c.pool_bytes, c.pool_bytes + c.num_pools);

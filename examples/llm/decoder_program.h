@@ -44,8 +44,9 @@ class DecoderProgram {
   // cannot be read; InvalidProgram or the verifier's error when it is not a loadable program; NotFound when it
   // has no `forward`; NotSupported when its forward is not (tokens, input_pos) -> logits or it states no KV cache.
   // Metadata not stated by a constant method is taken from forward's signature (vocab size, max_seq_len) or
-  // left unset (BOS, EOS).
-  static Result<std::unique_ptr<DecoderProgram>> load(const char* path);
+  // left unset (BOS, EOS). `threads` (1 to PosixThreadPool::kMaxThreads): forward's kernels split their work over
+  // that many threads, the caller's included, and its scratch is planned for them.
+  static Result<std::unique_ptr<DecoderProgram>> load(const char* path, int threads = 1);
   ~DecoderProgram();
 
   const DecoderMetadata& metadata() const { return metadata_; }

@@ -1,7 +1,7 @@
 // llm_runner: text generation with a decoder .pte exported by examples/llm/export.py.
 //
 //   llm_runner --model model.pte (--tokenizer tokenizer.json|tokenizer.model --prompt "text" | --prompt-ids "1 5 7")
-//              [--max-new-tokens N] [--temperature T] [--seed S] [--ids] [--ignore-eos]
+//              [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos]
 //
 // Loads the program (its `forward` with every buffer sized from MethodMeta) and the tokenizer, reads the metadata
 // constant methods, prefills the prompt in one forward call (T = prompt length, input_pos 0; one call per token
@@ -13,7 +13,8 @@
 // --prompt is encoded without special tokens, then the model's BOS (get_bos_id, else the tokenizer's) is put in
 // front unless --no-bos; --prompt-ids are used as given. Sampling: temperature 0 (the default) is greedy argmax;
 // T > 0 draws from softmax(logits / T) with xoshiro256** seeded by SplitMix64(S) (examples/llm/sampler.h), so a
-// seed gives the same ids on every machine.
+// seed gives the same ids on every machine. --threads N splits the kernels' work (the linears' output features,
+// attention's heads) over N threads, the calling one included; the ids are the same at any N.
 //
 // Exit codes (as //:runner): 0 ok, 2 bad usage, 3 the program, a method or the tokenizer did not load, 4 the
 // prompt was refused (too long for max_seq_len, ids outside the vocabulary, empty), 5 execution failed.
@@ -46,12 +47,14 @@ struct Options {
   bool ids = false;
   bool ignore_eos = false;
   bool bos = true;
+  long threads = 1;
 };
 
 int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s --model MODEL.pte (--tokenizer TOKENIZER --prompt TEXT | --prompt-ids \"ID ID ...\")\n"
-          "       [--max-new-tokens N] [--temperature T] [--seed S] [--ids] [--ignore-eos] [--no-bos]\n",
+          "       [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos] "
+          "[--no-bos]\n",
           argv0);
   return 2;
 }
@@ -112,6 +115,8 @@ int main(int argc, char** argv) {
       o.prompt_ids = argv[++i];
     } else if (strcmp(a, "--max-new-tokens") == 0) {
       ok = parse_long(argv[++i], 1, 1L << 30, &o.max_new_tokens);
+    } else if (strcmp(a, "--threads") == 0) {
+      ok = parse_long(argv[++i], 1, 64, &o.threads);
     } else if (strcmp(a, "--temperature") == 0) {
       char* end = nullptr;
       const double t = strtod(argv[++i], &end);
@@ -152,7 +157,7 @@ int main(int argc, char** argv) {
 
   // Load: the program, then the tokenizer.
   const uint64_t load_t0 = ember_pal_ticks_ns();
-  Result<std::unique_ptr<llm::DecoderProgram>> loaded = llm::DecoderProgram::load(o.model);
+  Result<std::unique_ptr<llm::DecoderProgram>> loaded = llm::DecoderProgram::load(o.model, static_cast<int>(o.threads));
   if (!loaded.ok()) {
     fprintf(stderr, "llm_runner: model %s refused: %s\n", o.model, error_name(loaded.error()));
     return 3;
@@ -296,9 +301,10 @@ int main(int argc, char** argv) {
   for (size_t b : mem.pool_bytes) pools += b;
   struct rusage usage_now;
   const long peak_rss_kib = getrusage(RUSAGE_SELF, &usage_now) == 0 ? usage_now.ru_maxrss : -1;
-  fprintf(stderr, "llm_runner: model: %lld layers, vocab %lld, max_seq_len %lld, %zu EOS ids; load %.1f ms\n",
+  fprintf(stderr, "llm_runner: model: %lld layers, vocab %lld, max_seq_len %lld, %zu EOS ids; load %.1f ms; "
+          "%ld thread%s\n",
           static_cast<long long>(md.n_layers), static_cast<long long>(md.vocab_size), max_seq,
-          eos.size(), ms(load_ns));
+          eos.size(), ms(load_ns), o.threads, o.threads == 1 ? "" : "s");
   fprintf(stderr, "llm_runner: prompt tokens: %zu\n", n_prompt);
   fprintf(stderr, "llm_runner: generated tokens: %zu (%s)\n", generated.size(),
           stopped_at_eos ? "stopped at EOS" : "reached --max-new-tokens");

@@ -1,10 +1,11 @@
 // add, sub, mul, div for Float in the broadcast patterns transformers and CNNs produce: same shapes (residual adds),
 // a block repeated over the leading dims (a bias row; an attention mask over the heads), a one-element tensor on
 // either side (attention's 1/sqrt(d)), and one value per channel over the dims after it (squeeze-excitation's
-// [N,C,1,1] scale of an [N,C,H,W] tensor). One vector pass each; any other pattern, dtype mix or dim order goes to
-// portable.
+// [N,C,1,1] scale of an [N,C,H,W] tensor). One vector pass each, split over the method's threads when large; any
+// other pattern, dtype mix or dim order goes to portable.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/simd.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -21,9 +22,11 @@ EMBER_ALWAYS_INLINE V apply(Op op, V a, V b, float alpha) {
   return op == Op::Add ? a + b * alpha : op == Op::Mul ? a * b : a / b;
 }
 
+// o[0, n) from a and b, where the operand that is not small (both, for Same) starts at the same element as o, and
+// for Col* the small operand's value for o's first run is c[k0 % cols].
 template <class V>
 EMBER_ALWAYS_INLINE void binary_loop(Op op, Shape shape, const float* a, const float* b, float* o, int64_t n,
-                                     int64_t row, int64_t cols, float alpha) {
+                                     int64_t row, int64_t cols, int64_t k0, float alpha) {
   constexpr int L = Lanes<V>::value;
   auto scalar = [&](float x, float y) {
     using V1 = float __attribute__((vector_size(4)));
@@ -46,7 +49,7 @@ EMBER_ALWAYS_INLINE void binary_loop(Op op, Shape shape, const float* a, const f
     const bool col_b = shape == Shape::ColB;
     const float* full = col_b ? a : b;
     const float* c = col_b ? b : a;
-    for (int64_t start = 0, k = 0; start < n; start += row, ++k) {
+    for (int64_t start = 0, k = k0; start < n; start += row, ++k) {
       const float* f = full + start;
       float* orow = o + start;
       const float sv = c[k % cols];
@@ -78,13 +81,13 @@ EMBER_ALWAYS_INLINE void binary_loop(Op op, Shape shape, const float* a, const f
 
 // row: the repeated block's length (Row*), or the run per small value (Col*); cols: the small operand's numel (Col*).
 void binary_baseline(Op op, Shape s, const float* a, const float* b, float* o, int64_t n, int64_t row, int64_t cols,
-                     float al) {
-  binary_loop<f32x4>(op, s, a, b, o, n, row, cols, al);
+                     int64_t k0, float al) {
+  binary_loop<f32x4>(op, s, a, b, o, n, row, cols, k0, al);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void binary_avx2(Op op, Shape s, const float* a, const float* b, float* o, int64_t n, int64_t row,
-                                   int64_t cols, float al) {
-  binary_loop<f32x8>(op, s, a, b, o, n, row, cols, al);
+                                   int64_t cols, int64_t k0, float al) {
+  binary_loop<f32x8>(op, s, a, b, o, n, row, cols, k0, al);
 }
 #endif
 
@@ -143,22 +146,30 @@ bool pattern(uint32_t mask, const Tensor& a, const Tensor& b, const Tensor& out,
   return out.sizes().equals(big.sizes());
 }
 
-void run(Op op, Shape s, const Tensor& a, const Tensor& b, Tensor& out, float alpha, int64_t inner) {
+// Split over the method's threads in whole rows (runs, for Col*) of the broadcast pattern.
+void run(KernelContext& ctx, Op op, Shape s, const Tensor& a, const Tensor& b, Tensor& out, float alpha,
+         int64_t inner) {
   const bool small_a = s == Shape::ScalarA || s == Shape::RowA || s == Shape::ColA;
+  const bool small_b = s == Shape::ScalarB || s == Shape::RowB || s == Shape::ColB;
   const Tensor& small = small_a ? a : b;
   const int64_t n = out.numel();
   const bool col = s == Shape::ColA || s == Shape::ColB;
+  const bool whole = s == Shape::Same || s == Shape::ScalarA || s == Shape::ScalarB;
   const int64_t row = col ? inner : small.numel();
   const int64_t cols = col ? small.numel() : 0;
   if (n == 0 || row == 0) return;
+  const float* pa = a.const_data_ptr<float>();
+  const float* pb = b.const_data_ptr<float>();
+  float* po = out.mutable_data_ptr<float>();
+  parallel_elements(ctx.threads(), n, whole ? 16 : row, kSplitPlain, [&](int64_t begin, int64_t end) {
+    const float* ta = small_a ? pa : pa + begin;
+    const float* tb = small_b ? pb : pb + begin;
+    const int64_t k0 = col ? begin / row : 0;
 #if EMBER_SIMD_X86_DISPATCH
-  if (cpu_has_avx2_fma()) {
-    return binary_avx2(op, s, a.const_data_ptr<float>(), b.const_data_ptr<float>(), out.mutable_data_ptr<float>(), n,
-                       row, cols, alpha);
-  }
+    if (cpu_has_avx2_fma()) return binary_avx2(op, s, ta, tb, po + begin, end - begin, row, cols, k0, alpha);
 #endif
-  binary_baseline(op, s, a.const_data_ptr<float>(), b.const_data_ptr<float>(), out.mutable_data_ptr<float>(), n, row,
-                  cols, alpha);
+    binary_baseline(op, s, ta, tb, po + begin, end - begin, row, cols, k0, alpha);
+  });
 }
 
 }  // namespace
@@ -169,7 +180,7 @@ void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const 
   if (!pattern(selected_dtypes::add_out_optimized, self, other, out, &s, &inner)) {
     return portable::add_out(ctx, self, other, alpha, out);
   }
-  run(Op::Add, s, self, other, out, alpha.to<float>(), inner);
+  run(ctx, Op::Add, s, self, other, out, alpha.to<float>(), inner);
 }
 
 void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
@@ -178,7 +189,7 @@ void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const 
   if (!pattern(selected_dtypes::sub_out_optimized, self, other, out, &s, &inner)) {
     return portable::sub_out(ctx, self, other, alpha, out);
   }
-  run(Op::Add, s, self, other, out, -alpha.to<float>(), inner);
+  run(ctx, Op::Add, s, self, other, out, -alpha.to<float>(), inner);
 }
 
 void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
@@ -187,7 +198,7 @@ void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor
   if (!pattern(selected_dtypes::mul_out_optimized, self, other, out, &s, &inner)) {
     return portable::mul_out(ctx, self, other, out);
   }
-  run(Op::Mul, s, self, other, out, 1.0f, inner);
+  run(ctx, Op::Mul, s, self, other, out, 1.0f, inner);
 }
 
 void div_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
@@ -196,7 +207,7 @@ void div_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor
   if (!pattern(selected_dtypes::div_out_optimized, self, other, out, &s, &inner)) {
     return portable::div_out(ctx, self, other, out);
   }
-  run(Op::Div, s, self, other, out, 1.0f, inner);
+  run(ctx, Op::Div, s, self, other, out, 1.0f, inner);
 }
 
 }  // namespace optimized

@@ -7,8 +7,9 @@
 //    one register tile's columns at a time, written straight into the panels its tiles read (planned scratch of
 //    at most 256 x 192 floats; direct loops when called without it).
 // Scratch is planned: convolution_memory says, from the shapes, how much the chosen path uses, and the method
-// hands exactly that (MethodMeta::scratch_bytes). Called without it (a kernel test), the depthwise path checks
-// bounds per tap and im2col falls back to direct loops: slower, same results.
+// hands exactly that (MethodMeta::scratch_bytes). Depthwise asks for a slice per thread and splits its channels
+// over as many threads as the method planned slices for. Called without scratch (a kernel test), the depthwise
+// path checks bounds per tap and im2col falls back to direct loops: slower, same results.
 // The bias is added in the GEMM's epilogue, and so is the clamp of convolution_clamp (exir's opt-in
 // fuse_activations: conv + relu/hardtanh/clamp as one call); the depthwise sweeps clamp each output row as they
 // write it. Plain convolution is the same code with infinite bounds. convolution_silu (conv + SiLU, the same
@@ -398,10 +399,18 @@ int64_t depthwise_scratch_floats(const ConvGeometry& g) {
   }
 }
 
-// padded: scratch for the path depthwise_path() names (null when it needs none, or none was available).
+// One thread's slice of depthwise scratch: the path's floats, rounded up to whole 16-byte lines so the next
+// thread's slice starts aligned. 0 when the path needs none.
+size_t depthwise_slice_bytes(const ConvGeometry& g) {
+  const size_t bytes = static_cast<size_t>(depthwise_scratch_floats(g)) * sizeof(float);
+  return (bytes + 15) & ~size_t{15};
+}
+
+// Output channels [c0, c1) of every image, counted image-major (c = n * Cout + co). padded: one slice of scratch
+// for the path depthwise_path() names (null when it needs none, or none was available).
 template <class V>
 EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo,
-                                   float hi, bool silu, float* padded, float* o) {
+                                   float hi, bool silu, float* padded, int64_t c0, int64_t c1, float* o) {
   const int64_t mult = g.Cout / g.groups;  // output channels per input channel
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
   const DepthwisePath path = padded != nullptr ? depthwise_path(g) : DepthwisePath::Plane;
@@ -410,33 +419,62 @@ EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const 
   // Zero once: the border and the slack; only the interior is overwritten per channel.
   if (padded != nullptr) memset(padded, 0, padded_floats * sizeof(float));
   float* flat = padded != nullptr ? padded + padded_floats : nullptr;
-  for (int64_t n = 0; n < g.N; ++n) {
-    for (int64_t co = 0; co < g.Cout; ++co) {
-      const float* xc = x + (n * g.Cin + co / mult) * plane;
-      const float* wc = w + co * g.KH * g.KW;
-      float* oc = o + (n * g.Cout + co) * oplane;
-      if (path == DepthwisePath::General) {
-        depthwise_general<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, oc);
-      } else if (path == DepthwisePath::Padded3x3) {
-        depthwise3x3_padded<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, flat, oc);
-      } else {
-        depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, lo, hi, oc);
-      }
-      if (silu) silu_block(oc, oplane, 1, oplane);  // the plane just written: in L1 or L2 (112 x 112 is 49 KB)
+  for (int64_t c = c0; c < c1; ++c) {
+    const int64_t n = c / g.Cout, co = c % g.Cout;
+    const float* xc = x + (n * g.Cin + co / mult) * plane;
+    const float* wc = w + co * g.KH * g.KW;
+    float* oc = o + c * oplane;
+    if (path == DepthwisePath::General) {
+      depthwise_general<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, oc);
+    } else if (path == DepthwisePath::Padded3x3) {
+      depthwise3x3_padded<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, flat, oc);
+    } else {
+      depthwise_plane(g, xc, wc, b ? b[co] : 0.0f, lo, hi, oc);
     }
+    if (silu) silu_block(oc, oplane, 1, oplane);  // the plane just written: in L1 or L2 (112 x 112 is 49 KB)
   }
 }
 
 void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo, float hi,
-                        bool silu, float* padded, float* o) {
-  depthwise<f32x4>(g, x, w, b, lo, hi, silu, padded, o);
+                        bool silu, float* padded, int64_t c0, int64_t c1, float* o) {
+  depthwise<f32x4>(g, x, w, b, lo, hi, silu, padded, c0, c1, o);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                                      float lo, float hi, bool silu, float* padded, float* o) {
-  depthwise<f32x8>(g, x, w, b, lo, hi, silu, padded, o);
+                                      float lo, float hi, bool silu, float* padded, int64_t c0, int64_t c1,
+                                      float* o) {
+  depthwise<f32x8>(g, x, w, b, lo, hi, silu, padded, c0, c1, o);
 }
 #endif
+
+// The channels split into one part per thread, each part on a scratch slice of its own (channels cost the same,
+// so equal parts keep every thread busy). Scratch planned for fewer threads than the pool has: fewer parts; for
+// none (a kernel test calling it directly), the bounds-checked path on every thread, which needs no scratch.
+void depthwise_split(KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w, const float* b,
+                     float lo, float hi, bool silu, float* o) {
+  const size_t slice = depthwise_slice_bytes(g);
+  const int64_t threads = ctx.threads() != nullptr ? ctx.threads()->threads() : 1;
+  const int64_t slices = slice > 0 ? ctx.scratch_slices(slice) : 0;
+  const bool padded = slices > 0;
+  const int64_t channels = g.N * g.Cout;
+  int64_t parts = padded ? slices : threads;
+  if (parts > channels) parts = channels;
+  uint8_t* scratch = ctx.scratch().data();
+  auto run = [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      float* mine = padded ? reinterpret_cast<float*>(scratch + p * slice) : nullptr;
+      const int64_t c0 = channels * p / parts, c1 = channels * (p + 1) / parts;
+#if EMBER_SIMD_X86_DISPATCH
+      if (cpu_has_avx2_fma()) {
+        depthwise_avx2(g, x, w, b, lo, hi, silu, mine, c0, c1, o);
+        continue;
+      }
+#endif
+      depthwise_baseline(g, x, w, b, lo, hi, silu, mine, c0, c1, o);
+    }
+  };
+  parallel_for(ctx.threads(), parts, 1, run);
+}
 
 // The im2col matrix of one image and group (rows: ci, kh, kw; columns: output positions from p0 on), written
 // panel by panel for sgemm_packed. A panel's columns are one to a few runs along output rows; per run and tap, the
@@ -621,7 +659,7 @@ bool is_pointwise(const ConvGeometry& g) {
 
 // Scratch bytes the path convolve() takes for this geometry uses.
 size_t scratch_bytes(const ConvGeometry& g) {
-  if (is_depthwise(g)) return static_cast<size_t>(depthwise_scratch_floats(g)) * sizeof(float);
+  if (is_depthwise(g)) return depthwise_slice_bytes(g);
   if (is_pointwise(g)) return 0;
   const int64_t kdim = g.Cg * g.KH * g.KW;
   if (kdim == 0) return 0;  // no taps (an empty weight): direct loops write the bias
@@ -646,6 +684,7 @@ KernelMemory memory(const KernelArgs& a, uint32_t float_mask) {
   }
   KernelMemory m;
   m.scratch = scratch_bytes(g);
+  if (is_depthwise(g)) m.scratch_per_thread = m.scratch;  // a slice per thread (depthwise_split)
   return m;
 }
 
@@ -700,17 +739,7 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
   const float* w = weight.const_data_ptr<float>();
   const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
   float* o = out.mutable_data_ptr<float>();
-  if (is_depthwise(g)) {
-    float* padded = nullptr;
-    const int64_t need = depthwise_scratch_floats(g);
-    if (need > 0 && ctx.scratch().size() >= static_cast<size_t>(need) * sizeof(float)) {
-      padded = reinterpret_cast<float*>(ctx.scratch().data());
-    }
-#if EMBER_SIMD_X86_DISPATCH
-    if (cpu_has_avx2_fma()) return depthwise_avx2(g, x, w, b, lo, hi, silu, padded, o);
-#endif
-    return depthwise_baseline(g, x, w, b, lo, hi, silu, padded, o);
-  }
+  if (is_depthwise(g)) return depthwise_split(ctx, g, x, w, b, lo, hi, silu, o);
   if (is_pointwise(g)) {
     return conv_pointwise(g, x, w, b, lo, hi, silu, ctx.threads(), o);
   }

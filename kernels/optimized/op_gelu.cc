@@ -4,6 +4,7 @@
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/vec_math.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -52,11 +53,15 @@ void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Te
                      "gelu.out: out's shape differs from self's");
   EMBER_KERNEL_CHECK(ctx, self.dim_order().equals(out.dim_order()), NotSupported,
                      "gelu.out: self and out have different dim orders");
+  const float* x = self.const_data_ptr<float>();
+  float* o = out.mutable_data_ptr<float>();
+  // Tiles of whole vectors, so only the last tile has the zero-padded tail: the single-threaded bits.
+  parallel_elements(ctx.threads(), self.numel(), 16, kSplitMath, [&](int64_t begin, int64_t end) {
 #if EMBER_SIMD_X86_DISPATCH
-  if (cpu_has_avx2_fma()) return gelu_avx2(self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), self.numel(),
-                                           tanh_approx);
+    if (cpu_has_avx2_fma()) return gelu_avx2(x + begin, o + begin, end - begin, tanh_approx);
 #endif
-  gelu_baseline(self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), self.numel(), tanh_approx);
+    gelu_baseline(x + begin, o + begin, end - begin, tanh_approx);
+  });
 }
 
 }  // namespace optimized

@@ -7,9 +7,11 @@
 //          shift), multiplied with the token's int16 (q - z) by _mm256_madd_epi16 into int32 (exact: |sum| <=
 //          256 * 255 * 15 per group), then one int32 -> float conversion and FMA by the group's scale per group.
 // NEON does the same in 128-bit halves: the nibbles split as bytes (and, shift), widened to int16, and multiplied
-// into int32 by widening multiply-adds (vmlal_s16), so its integer sums are exactly AVX2's.
+// into int32 by widening multiply-adds (vmlal_s16), so its integer sums are exactly AVX2's. With a thread pool,
+// the output features are split between the threads (each reads only its share of the weights).
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/simd.h"
 #include "kernels/portable/kernels.h"
 
@@ -39,8 +41,8 @@ EMBER_TARGET_AVX2 EMBER_ALWAYS_INLINE float hsum(__m256 v) {
 
 template <int TT>
 EMBER_TARGET_AVX2 void int8_rows(const float* x, const int8_t* w, const float* scales, const float* bias, float* o,
-                                 int64_t K, int64_t N) {
-  for (int64_t n = 0; n < N; ++n) {
+                                 int64_t K, int64_t N, int64_t n0, int64_t n1) {
+  for (int64_t n = n0; n < n1; ++n) {
     const int8_t* wr = w + n * K;
     __m256 acc[TT];
     for (int t = 0; t < TT; ++t) acc[t] = _mm256_setzero_ps();
@@ -67,10 +69,10 @@ EMBER_TARGET_AVX2 void int8_rows(const float* x, const int8_t* w, const float* s
 template <int TT>
 EMBER_TARGET_AVX2 void int4_rows(const int16_t* d, const float* ts, const int32_t* sums, const uint8_t* w,
                                  const float* scales, const float* bias, float* o, int64_t K, int64_t N,
-                                 int64_t group) {
+                                 int64_t group, int64_t n0, int64_t n1) {
   const int64_t G = K / group, blocks = group / 32, KB = K / 32;
   const __m256i low = _mm256_set1_epi16(15);
-  for (int64_t n = 0; n < N; ++n) {
+  for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* wr = w + n * (K / 2);
     const float* sr = scales + n * G;
     __m256 facc[TT];
@@ -106,8 +108,8 @@ EMBER_TARGET_AVX2 void int4_rows(const int16_t* d, const float* ts, const int32_
 // The same two kernels for NEON (same names: each target compiles one pair).
 template <int TT>
 void int8_rows(const float* x, const int8_t* w, const float* scales, const float* bias, float* o, int64_t K,
-               int64_t N) {
-  for (int64_t n = 0; n < N; ++n) {
+               int64_t N, int64_t n0, int64_t n1) {
+  for (int64_t n = n0; n < n1; ++n) {
     const int8_t* wr = w + n * K;
     float32x4_t acc0[TT], acc1[TT];
     for (int t = 0; t < TT; ++t) acc0[t] = acc1[t] = vdupq_n_f32(0.0f);
@@ -135,10 +137,10 @@ void int8_rows(const float* x, const int8_t* w, const float* scales, const float
 // channel i in its low nibble and channel 16 + i in its high one.
 template <int TT>
 void int4_rows(const int16_t* d, const float* ts, const int32_t* sums, const uint8_t* w, const float* scales,
-               const float* bias, float* o, int64_t K, int64_t N, int64_t group) {
+               const float* bias, float* o, int64_t K, int64_t N, int64_t group, int64_t n0, int64_t n1) {
   const int64_t G = K / group, blocks = group / 32, KB = K / 32;
   const uint8x16_t low = vdupq_n_u8(15);
-  for (int64_t n = 0; n < N; ++n) {
+  for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* wr = w + n * (K / 2);
     const float* sr = scales + n * G;
     float32x4_t facc[TT];
@@ -184,6 +186,12 @@ void int4_rows(const int16_t* d, const float* ts, const int32_t* sums, const uin
 }
 #endif
 
+// Output features per thread below which a call stays on one thread: each must read at least kSplitPlain bytes
+// of weights (`row_bytes` a feature) for waking a thread to pay.
+#if EMBER_SIMD_X86_DISPATCH || EMBER_LLM_NEON
+int64_t split_rows(int64_t row_bytes) { return row_bytes > 0 ? (kSplitPlain + row_bytes - 1) / row_bytes : 1; }
+#endif
+
 // Whether this CPU runs the vector kernels above.
 #if EMBER_SIMD_X86_DISPATCH
 bool vector_path() { return cpu_has_avx2_fma(); }
@@ -207,9 +215,12 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
     const float* sc = scales.const_data_ptr<float>();
     const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
     float* o = out.mutable_data_ptr<float>();
-    int64_t m = 0;
-    for (; m + 4 <= s.M; m += 4) int8_rows<4>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N);
-    for (; m < s.M; ++m) int8_rows<1>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N);
+    // Output features split over the method's threads: each reads only its rows of the weights.
+    parallel_elements(ctx.threads(), s.N, 8, split_rows(s.K), [&](int64_t n0, int64_t n1) {
+      int64_t m = 0;
+      for (; m + 4 <= s.M; m += 4) int8_rows<4>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N, n0, n1);
+      for (; m < s.M; ++m) int8_rows<1>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N, n0, n1);
+    });
     return;
   }
 #endif
@@ -236,12 +247,15 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
       const int64_t rows = s.M - m0 < portable::kLlmTokenTile ? s.M - m0 : portable::kLlmTokenTile;
       portable::quantize_tokens_8da4w(xs + m0 * s.K, rows, s.K, d, ts, sums);
       float* orow = o + m0 * s.N;
-      switch (rows) {
-        case 4: int4_rows<4>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
-        case 3: int4_rows<3>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
-        case 2: int4_rows<2>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
-        default: int4_rows<1>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size); break;
-      }
+      // The tile's tokens quantized once, on this thread; then output features split over the method's threads.
+      parallel_elements(ctx.threads(), s.N, 8, split_rows(s.K / 2), [&](int64_t n0, int64_t n1) {
+        switch (rows) {
+          case 4: int4_rows<4>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size, n0, n1); break;
+          case 3: int4_rows<3>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size, n0, n1); break;
+          case 2: int4_rows<2>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size, n0, n1); break;
+          default: int4_rows<1>(d, ts, sums, w, sc, b, orow, s.K, s.N, group_size, n0, n1); break;
+        }
+      });
     }
     return;
   }

@@ -1,9 +1,11 @@
 // native_layer_norm for Float: per row a vector pass for the mean, one for the variance (two passes, as portable,
-// so a large mean does not cancel the variance away), one for the affine output. Other dtypes: portable.
+// so a large mean does not cancel the variance away), one for the affine output; rows split over the method's
+// threads when there are enough. Other dtypes: portable.
 #include <math.h>
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/simd.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -106,16 +108,19 @@ void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int
                                                                         eps, out0, out1, out2);
   const float* w = weight ? weight->const_data_ptr<float>() : nullptr;
   const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
+  const float* x = input.const_data_ptr<float>();
+  float* o = out0.mutable_data_ptr<float>();
+  float* mean = out1.mutable_data_ptr<float>();
+  float* rstd = out2.mutable_data_ptr<float>();
+  const float e = static_cast<float>(eps);
+  // Whole rows per thread; three plain passes a row.
+  parallel_elements(ctx.threads(), outer * inner, inner, kSplitPlain / 4, [&](int64_t begin, int64_t end) {
+    const int64_t r0 = begin / inner, rows = (end - begin) / inner;
 #if EMBER_SIMD_X86_DISPATCH
-  if (cpu_has_avx2_fma()) {
-    return layer_norm_avx2(input.const_data_ptr<float>(), w, b, out0.mutable_data_ptr<float>(),
-                           out1.mutable_data_ptr<float>(), out2.mutable_data_ptr<float>(), outer, inner,
-                           static_cast<float>(eps));
-  }
+    if (cpu_has_avx2_fma()) return layer_norm_avx2(x + begin, w, b, o + begin, mean + r0, rstd + r0, rows, inner, e);
 #endif
-  layer_norm_baseline(input.const_data_ptr<float>(), w, b, out0.mutable_data_ptr<float>(),
-                      out1.mutable_data_ptr<float>(), out2.mutable_data_ptr<float>(), outer, inner,
-                      static_cast<float>(eps));
+    layer_norm_baseline(x + begin, w, b, o + begin, mean + r0, rstd + r0, rows, inner, e);
+  });
 }
 
 }  // namespace optimized

@@ -6,6 +6,7 @@
 // passes 2^31 elements: portable.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/simd.h"
 #include "kernels/optimized/util/vec_math.h"
 #include "kernels/portable/kernels.h"
@@ -100,10 +101,11 @@ EMBER_ALWAYS_INLINE void plane(const float* xp, const portable::PoolGeometry& g,
 }
 
 template <class V, class Vh>
-EMBER_ALWAYS_INLINE void planes(const float* x, const portable::PoolGeometry& geometry, float* o, int64_t* ix) {
+EMBER_ALWAYS_INLINE void planes(const float* x, const portable::PoolGeometry& geometry, int64_t p0, int64_t p1,
+                                float* o, int64_t* ix) {
   const portable::PoolGeometry g = geometry;  // a local copy: stores through ix (int64_t) cannot alias its fields
   const int64_t in_plane = g.H * g.W, out_plane = g.OH * g.OW;
-  for (int64_t p = 0; p < g.batch * g.C; ++p) {
+  for (int64_t p = p0; p < p1; ++p) {
     const float* xp = x + p * in_plane;
     float* op = o + p * out_plane;
     int64_t* ip = ix + p * out_plane;
@@ -117,12 +119,15 @@ EMBER_ALWAYS_INLINE void planes(const float* x, const portable::PoolGeometry& ge
   }
 }
 
-void planes_baseline(const float* x, const portable::PoolGeometry& g, float* o, int64_t* ix) {
-  planes<f32x4, f32x4>(x, g, o, ix);
+// Planes [p0, p1) (image-major: p = n * C + c).
+void planes_baseline(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1, float* o,
+                     int64_t* ix) {
+  planes<f32x4, f32x4>(x, g, p0, p1, o, ix);
 }
 #if EMBER_SIMD_X86_DISPATCH
-EMBER_TARGET_AVX2 void planes_avx2(const float* x, const portable::PoolGeometry& g, float* o, int64_t* ix) {
-  planes<f32x8, f32x4>(x, g, o, ix);
+EMBER_TARGET_AVX2 void planes_avx2(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1,
+                                   float* o, int64_t* ix) {
+  planes<f32x8, f32x4>(x, g, p0, p1, o, ix);
 }
 #endif
 
@@ -148,10 +153,15 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
   const float* x = self.const_data_ptr<float>();
   float* o = out.mutable_data_ptr<float>();
   int64_t* ix = indices.mutable_data_ptr<int64_t>();
+  // Whole planes per thread, counted in output elements (each a window of compares).
+  const int64_t out_plane = g.OH * g.OW;
+  parallel_elements(ctx.threads(), g.batch * g.C * out_plane, out_plane, kSplitPlain / 4,
+                    [&](int64_t begin, int64_t end) {
 #if EMBER_SIMD_X86_DISPATCH
-  if (cpu_has_avx2_fma()) return planes_avx2(x, g, o, ix);
+                      if (cpu_has_avx2_fma()) return planes_avx2(x, g, begin / out_plane, end / out_plane, o, ix);
 #endif
-  planes_baseline(x, g, o, ix);
+                      planes_baseline(x, g, begin / out_plane, end / out_plane, o, ix);
+                    });
 }
 
 }  // namespace optimized

@@ -7,6 +7,7 @@
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/vec_math.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -58,11 +59,16 @@ void compute(KernelContext& ctx, const char* name, Fn fn, const Tensor& self, Te
                      "%s: out's shape differs from self's", name);
   EMBER_KERNEL_CHECK(ctx, self.dim_order().equals(out.dim_order()), NotSupported,
                      "%s: self and out have different dim orders", name);
+  const float* x = self.const_data_ptr<float>();
+  float* o = out.mutable_data_ptr<float>();
+  // Tiles of whole vectors, so only the last tile has the zero-padded tail: the single-threaded bits.
+  parallel_elements(ctx.threads(), self.numel(), 16, fn == Fn::Hardswish ? kSplitPlain : kSplitMath,
+                    [&](int64_t begin, int64_t end) {
 #if EMBER_SIMD_X86_DISPATCH
-  if (cpu_has_avx2_fma()) return loop_avx2(fn, self.const_data_ptr<float>(), out.mutable_data_ptr<float>(),
-                                           self.numel());
+                      if (cpu_has_avx2_fma()) return loop_avx2(fn, x + begin, o + begin, end - begin);
 #endif
-  loop_baseline(fn, self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), self.numel());
+                      loop_baseline(fn, x + begin, o + begin, end - begin);
+                    });
 }
 
 }  // namespace

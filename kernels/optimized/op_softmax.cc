@@ -1,10 +1,11 @@
 // _softmax, _log_softmax and ember::safe_softmax for Float along the last dim (attention scores, classifier
-// logits): per row one vector pass for the maximum, one for exp and its sum, one to scale. Other dims and dtypes:
-// portable.
+// logits): per row one vector pass for the maximum, one for exp and its sum, one to scale; rows split over the
+// method's threads when there are enough. Other dims and dtypes: portable.
 #include <math.h>
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/parallel.h"
 #include "kernels/optimized/util/vec_math.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -86,13 +87,15 @@ void softmax_last(KernelContext& ctx, const char* name, const Tensor& self, bool
                      "%s: out must match self's shape", name);
   const int64_t len = self.size(self.dim() - 1);
   if (len == 0) return;
-  const int64_t rows = self.numel() / len;
+  const float* x = self.const_data_ptr<float>();
+  float* o = out.mutable_data_ptr<float>();
+  // Whole rows per thread (three passes with an exp each: the element cost of kSplitMath).
+  parallel_elements(ctx.threads(), self.numel(), len, kSplitMath, [&](int64_t begin, int64_t end) {
 #if EMBER_SIMD_X86_DISPATCH
-  if (cpu_has_avx2_fma()) {
-    return softmax_avx2(self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), rows, len, log, safe);
-  }
+    if (cpu_has_avx2_fma()) return softmax_avx2(x + begin, o + begin, (end - begin) / len, len, log, safe);
 #endif
-  softmax_baseline(self.const_data_ptr<float>(), out.mutable_data_ptr<float>(), rows, len, log, safe);
+    softmax_baseline(x + begin, o + begin, (end - begin) / len, len, log, safe);
+  });
 }
 
 }  // namespace

@@ -34,9 +34,9 @@ size_t add_saturating(size_t a, size_t b) { return a <= SIZE_MAX - b ? a + b : S
 
 // A kernel's memory (runtime/kernel/kernel_args.h) for one instruction, through the prepare support the kernel
 // table links in (null when no kernel in it has a prepare step: then no kernel has memory either).
-KernelMemory kernel_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
+PlannedMemory kernel_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
   const PrepareSupport* support = prepare_support();
-  return support != nullptr ? support->memory(plan, call) : KernelMemory{};
+  return support != nullptr ? support->memory(plan, call) : PlannedMemory{0, 0};
 }
 
 // How many of each element load() places in the method allocator: one array per element type, so the
@@ -80,7 +80,7 @@ struct MethodLayout {
       if (ins->instr_args_type() == InstructionArguments::KernelCall) {
         const fb::KernelCall* call = ins->instr_args_as_KernelCall();
         l.args += count(call->args());
-        const KernelMemory m = kernel_memory(plan, call);
+        const PlannedMemory m = kernel_memory(plan, call);
         l.kernel_state = add_saturating(l.kernel_state, m.state);
         l.scratch = m.scratch > l.scratch ? m.scratch : l.scratch;
       }
@@ -191,7 +191,7 @@ class MethodLoader {
 #ifdef EMBER_DELEGATES
     d_.values = s_.values;
 #endif
-    EMBER_TRY(allocate_scratch(layout.scratch));
+    EMBER_TRY(allocate_scratch(scratch_for(layout)));
     for (size_t i = 0; i < layout.values; ++i) new (&s_.values[i]) EValue();
     EMBER_TRY(load_tensors());
     EMBER_TRY(load_values());
@@ -223,8 +223,16 @@ class MethodLoader {
   }
 
  private:
+  // The scratch of a method loaded for MemoryManager::threads: the layout's for one thread; for more, what the
+  // prepare support adds up (kernels that want memory per thread have memory functions, so they have one).
+  size_t scratch_for(const MethodLayout& layout) const {
+    const PrepareSupport* support = prepare_support();
+    if (d_.memory->threads <= 1 || support == nullptr) return layout.scratch;
+    return support->threaded_scratch(d_.plan, d_.memory->threads);
+  }
+
   // One block for every kernel's scratch, taken once from the temp allocator: calls run one at a time, so the
-  // largest need is the method's (MethodMeta::scratch_bytes).
+  // largest need is the method's (MethodMeta::scratch_bytes, for the threads the caller loads it for).
   Error allocate_scratch(size_t bytes) {
     if (bytes == 0) return Error::Ok;
     MemoryAllocator* temp = d_.memory->temp_allocator;
@@ -412,7 +420,7 @@ class MethodLoader {
           EMBER_TRY(check_kernel_args(pc, entry, args, nargs));
           // The same sizes MethodLayout counted, asked again rather than stored: the layout keeps no per-instruction
           // arrays, and the kernel's memory function is a little arithmetic.
-          const KernelMemory m = kernel_memory(d_.plan, call);
+          const PlannedMemory m = kernel_memory(d_.plan, call);
           void* state = m.state > 0 ? s_.kernel_state + state_used : nullptr;
           state_used += m.state;
           if (entry->prepare != nullptr) {
@@ -527,16 +535,22 @@ Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* pla
   return MethodLoader(program, plan, memory).load();
 }
 
-Result<size_t> Method::bookkeeping_bytes(const fb::ExecutionPlan* plan) {
+Result<size_t> Method::bookkeeping_bytes(const fb::ExecutionPlan* plan, size_t* scratch) {
   // A stand-in base address of 16 pads every request exactly as a 16-byte-aligned buffer does; allocate()
   // never writes through what it gets, so no memory is needed.
   MemoryAllocator counter(reinterpret_cast<void*>(uintptr_t{16}), SIZE_MAX - 16);
   MethodStorage unused;
-  EMBER_TRY(allocate(MethodLayout::of(plan), &counter, plan->name()->c_str(), &unused));
+  const MethodLayout layout = MethodLayout::of(plan);
+  *scratch = layout.scratch;
+  EMBER_TRY(allocate(layout, &counter, plan->name()->c_str(), &unused));
   return counter.used_bytes();
 }
 
-size_t Method::scratch_bytes(const fb::ExecutionPlan* plan) { return MethodLayout::of(plan).scratch; }
+size_t Method::scratch_bytes(const fb::ExecutionPlan* plan, int threads) {
+  const PrepareSupport* support = prepare_support();
+  if (threads <= 1 || support == nullptr) return MethodLayout::of(plan).scratch;
+  return support->threaded_scratch(plan, threads);
+}
 
 const char* Method::name() const { return plan_->name()->c_str(); }
 size_t Method::num_inputs() const { return count(plan_->inputs()); }
@@ -693,7 +707,8 @@ Error Method::execute() {
 void Method::set_event_tracer(EventTracer* tracer) {
   tracer_ = tracer;
   if (tracer == nullptr) return;
-  const Result<size_t> bytes = bookkeeping_bytes(plan_);  // load succeeded with these very counts
+  size_t scratch = 0;
+  const Result<size_t> bytes = bookkeeping_bytes(plan_, &scratch);  // load succeeded with these very counts
   traced_bookkeeping_ = bytes.ok() ? *bytes : 0;
 }
 

@@ -31,12 +31,14 @@ class Method {
   static Result<Method> load(const Program* program, const ember_pte::ExecutionPlan* plan, MemoryManager* memory);
 
   // Bytes load() takes from a 16-byte-aligned method allocator for `plan` (see MethodMeta): load's own
-  // allocation step run over a counting allocator, so the prediction cannot drift from what load does.
-  static Result<size_t> bookkeeping_bytes(const ember_pte::ExecutionPlan* plan);
+  // allocation step run over a counting allocator, so the prediction cannot drift from what load does. Also
+  // writes scratch_bytes(plan, 1) to `scratch` (the same pass over the program).
+  static Result<size_t> bookkeeping_bytes(const ember_pte::ExecutionPlan* plan, size_t* scratch);
 
-  // Bytes of kernel scratch load() takes from the temp allocator (16-byte aligned): the most any one instruction's
-  // kernel asks for (runtime/kernel/kernel_args.h). 0 when no kernel needs scratch.
-  static size_t scratch_bytes(const ember_pte::ExecutionPlan* plan);
+  // Bytes of kernel scratch load() takes from the temp allocator (16-byte aligned) for a method loaded for
+  // `threads` threads (MemoryManager::threads): the most any one instruction's kernel asks for
+  // (runtime/kernel/kernel_args.h). 0 when no kernel needs scratch.
+  static size_t scratch_bytes(const ember_pte::ExecutionPlan* plan, int threads);
 
 #ifdef EMBER_DELEGATES
   // Runs each delegate's backend destroy (runtime/backend/backend.h); nothing else to release: the rest of the
@@ -74,7 +76,8 @@ class Method {
   // returns OutOfResources, naming the instruction: a device's bound on a loop that would not end.
   void set_instruction_limit(uint64_t n) { instruction_limit_ = n; }
   // Kernels split their work across `pool`'s threads from the next execute() on (null: the calling thread alone,
-  // the default). The pool is the caller's and must outlive the method's executes; memory needs do not change.
+  // the default). The pool is the caller's and must outlive the method's executes. Kernels that give each thread
+  // its own scratch use as many threads as the method was loaded for (MemoryManager::threads); the rest use all.
   void set_thread_pool(ThreadPool* pool) { threads_ = pool; }
   ThreadPool* thread_pool() const { return threads_; }
 

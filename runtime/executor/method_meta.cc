@@ -7,9 +7,13 @@
 namespace ember {
 
 Result<MethodMeta> MethodMeta::make(const ember_pte::ExecutionPlan* plan) {
-  EMBER_TRY_ASSIGN(bytes, Method::bookkeeping_bytes(plan));
-  return MethodMeta(plan, bytes, Method::scratch_bytes(plan));
+  size_t scratch = 0;
+  EMBER_TRY_ASSIGN(bytes, Method::bookkeeping_bytes(plan, &scratch));
+  return MethodMeta(plan, bytes, scratch);
 }
+
+// Asked of the kernels' memory functions each time rather than kept: threaded callers ask once, before load.
+size_t MethodMeta::scratch_bytes(int threads) const { return Method::scratch_bytes(plan_, threads); }
 
 // The plan's structure was verified when its program loaded (program_verifier.h).
 const char* MethodMeta::name() const { return plan_->name()->c_str(); }

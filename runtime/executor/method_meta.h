@@ -52,9 +52,11 @@ class MethodMeta {
   // Includes the state the kernels' prepare steps keep (runtime/kernel/kernel_args.h) and, in a build with
   // backends, each delegate's records and backend state (an upper bound: up to 15 bytes of alignment per backend).
   size_t method_allocator_bytes() const { return method_allocator_bytes_; }
-  // Bytes Method::load takes from the temp allocator (16-byte aligned) for the kernels' scratch: exact for the
-  // kernels linked into this binary, since each kernel says what it needs from its arguments' shapes.
+  // Bytes Method::load takes from the temp allocator (16-byte aligned) for the kernels' scratch, loaded for
+  // `threads` threads (MemoryManager::threads): exact for the kernels linked into this binary, since each kernel
+  // says what it needs from its arguments' shapes (and what each thread more adds, for a depthwise convolution).
   size_t scratch_bytes() const { return scratch_bytes_; }
+  size_t scratch_bytes(int threads) const;
 
  private:
   friend Result<MethodMeta> delegates_method_meta(const Program*, const ember_pte::ExecutionPlan*);
@@ -64,7 +66,7 @@ class MethodMeta {
 
   const ember_pte::ExecutionPlan* plan_;
   size_t method_allocator_bytes_;
-  size_t scratch_bytes_;
+  size_t scratch_bytes_;  // on one thread
 };
 
 }  // namespace ember

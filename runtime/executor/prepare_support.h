@@ -18,11 +18,21 @@ struct KernelCall;
 
 namespace ember {
 
+// A kernel's memory on one thread: its state and its scratch. Two words, so it comes back in registers.
+struct PlannedMemory {
+  size_t state;
+  size_t scratch;
+};
+
 struct PrepareSupport {
   // The memory of the kernel `call` resolves to, asked from the program itself (16-byte units): zero when this
   // build lacks the kernel, it declares none, or the arguments do not fit its signature (Method::load then
   // refuses them by name).
-  KernelMemory (*memory)(const ember_pte::ExecutionPlan* plan, const ember_pte::KernelCall* call);
+  PlannedMemory (*memory)(const ember_pte::ExecutionPlan* plan, const ember_pte::KernelCall* call);
+  // The most scratch any kernel call of `plan` needs on `threads` threads (> 1): its scratch plus, for each thread
+  // beyond the first, KernelMemory::scratch_per_thread. Here, not in the executor's layout pass, so binaries
+  // without kernel memory, and the single-threaded path, carry none of it.
+  size_t (*threaded_scratch)(const ember_pte::ExecutionPlan* plan, int threads);
   // Runs `entry`'s prepare step over the loaded arguments of `call` (the program says which are constants).
   Error (*prepare)(const ember_pte::ExecutionPlan* plan, const ember_pte::KernelCall* call, const KernelEntry* entry,
                    EValue** args, size_t num_args, void* state);

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "runtime/executor/plan_access.h"
 #include "runtime/executor/prepare_support.h"
 #include "schema/argument_codes.h"
 
@@ -84,7 +85,8 @@ namespace {
 // Kernel state and scratch come in 16-byte units; a size that overflows saturates, so its allocation fails cleanly.
 size_t round16(size_t n) { return n <= SIZE_MAX - 15 ? (n + 15) & ~size_t{15} : SIZE_MAX; }
 
-KernelMemory program_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
+// A kernel's KernelMemory for `call`, unrounded; zero as program_memory says.
+KernelMemory declared_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
   const fb::Operator* op = pte::at(plan->operators(), static_cast<size_t>(call->op_index()));
   const KernelEntry* entry = find_kernel(op->name()->c_str(), pte::str(op->overload()));
   if (entry == nullptr || entry->memory == nullptr) return {};
@@ -93,8 +95,27 @@ KernelMemory program_memory(const fb::ExecutionPlan* plan, const fb::KernelCall*
   for (size_t k = 0; k < args.size(); ++k) {
     if (!argument_code_accepts(entry->arg_types[k], args.tag(k))) return {};
   }
-  const KernelMemory m = entry->memory(args);
+  return entry->memory(args);
+}
+
+PlannedMemory program_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
+  const KernelMemory m = declared_memory(plan, call);
   return {round16(m.state), round16(m.scratch)};
+}
+
+size_t threaded_scratch(const fb::ExecutionPlan* plan, int threads) {
+  size_t most = 0;
+  const auto* instrs = pte::instructions(plan);
+  for (size_t pc = 0; pc < pte::count(instrs); ++pc) {
+    const fb::Instruction* ins = pte::at(instrs, pc);
+    if (ins->instr_args_type() != fb::InstructionArguments::KernelCall) continue;
+    const KernelMemory m = declared_memory(plan, ins->instr_args_as_KernelCall());
+    size_t scratch = round16(m.scratch);
+    const size_t per_thread = round16(m.scratch_per_thread);
+    for (int t = 1; t < threads; ++t) scratch = scratch <= SIZE_MAX - per_thread ? scratch + per_thread : SIZE_MAX;
+    most = scratch > most ? scratch : most;
+  }
+  return most;
 }
 
 Error loaded_prepare(const fb::ExecutionPlan* plan, const fb::KernelCall* call, const KernelEntry* entry,
@@ -109,6 +130,6 @@ Error loaded_prepare(const fb::ExecutionPlan* plan, const fb::KernelCall* call, 
 
 }  // namespace
 
-extern const PrepareSupport kPrepareSupport = {program_memory, loaded_prepare};
+extern const PrepareSupport kPrepareSupport = {program_memory, threaded_scratch, loaded_prepare};
 
 }  // namespace ember

@@ -53,6 +53,11 @@ class KernelArgs {
 struct KernelMemory {
   size_t state = 0;    // bytes kept from load to the method's end, 16-byte aligned
   size_t scratch = 0;  // bytes usable during one call, 16-byte aligned
+  // Bytes more for each thread beyond the first, 16-byte aligned, for a kernel whose threads each need a slice of
+  // their own (a depthwise convolution's bordered plane). A method loaded for T threads (MemoryManager::threads)
+  // hands it scratch + (T - 1) * scratch_per_thread; one loaded for fewer runs it on as many threads as it has
+  // slices for (KernelContext::scratch_slices).
+  size_t scratch_per_thread = 0;
 };
 
 using KernelMemoryFn = KernelMemory (*)(const KernelArgs& args);

@@ -30,6 +30,15 @@ class KernelContext {
   // The method's thread pool, or null (run on the calling thread): hand it to parallel_for (thread_pool.h). Tiles
   // may run at once, so they share nothing writable, scratch included, unless they split it between them.
   ThreadPool* threads() const { return threads_; }
+  // Slices of `bytes` each (KernelMemory::scratch_per_thread) the scratch holds, at most one per thread of the
+  // pool (1 without one); 0 when not even one fits. A kernel that splits its work into this many parts, part i on
+  // slice i, has every thread it was planned for busy and no two parts sharing memory.
+  int64_t scratch_slices(size_t bytes) const {
+    const int64_t most = threads_ != nullptr ? threads_->threads() : 1;
+    if (bytes == 0) return most;
+    const size_t fit = scratch_.size() / bytes;
+    return fit < static_cast<size_t>(most) ? static_cast<int64_t>(fit) : most;
+  }
 
   void fail(Error error) {
     if (failure_ == Error::Ok) failure_ = error;

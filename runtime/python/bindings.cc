@@ -77,7 +77,8 @@ class LoadedMethod {
     // Every claim checked against the machine before any of it is allocated: a .pte is untrusted.
     MemoryClaims claims;
     char why[320];
-    if (!read_memory_claims(meta.get(), physical_memory_bytes(), &claims, why, sizeof(why))) {
+    const int load_threads = threads != nullptr ? threads->threads() : 1;
+    if (!read_memory_claims(meta.get(), physical_memory_bytes(), &claims, why, sizeof(why), load_threads)) {
       g_last_error[0] = '\0';
       throw std::runtime_error(std::string("loading method '") + name + "': " + why);
     }
@@ -92,7 +93,7 @@ class LoadedMethod {
     // The kernels' scratch, exactly what MethodMeta predicts for the kernels linked here.
     temp_storage_.reset(new Aligned(claims.scratch_bytes));
     temp_alloc_.reset(new MemoryAllocator(temp_storage_->data(), claims.scratch_bytes));
-    memory_ = MemoryManager{method_alloc_.get(), planned_.get(), temp_alloc_.get()};
+    memory_ = MemoryManager{method_alloc_.get(), planned_.get(), temp_alloc_.get(), load_threads};
     Result<Method> m = program.load_method(name.c_str(), &memory_);
     if (!m.ok()) raise(("loading method '" + name + "'").c_str(), m.error());
     method_.reset(new Method(std::move(m.get())));
@@ -292,6 +293,8 @@ class LoadedProgram {
     d["planned_pools"] = pools;
     d["method_allocator_bytes"] = meta->method_allocator_bytes();
     d["scratch_bytes"] = meta->scratch_bytes();
+    // What a load with this program's pool takes (the same unless a kernel gives each thread its own scratch).
+    d["threaded_scratch_bytes"] = meta->scratch_bytes(threads());
     d["num_instructions"] = meta->num_instructions();
     return d;
   }

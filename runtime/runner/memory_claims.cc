@@ -62,6 +62,23 @@ bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims
   return false;
 }
 
+bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
+                        char* why, size_t why_size, int threads) {
+  if (!read_memory_claims(meta, available, claims, why, why_size)) return false;
+  if (threads <= 1) return true;
+  // Kernels that give each thread a scratch slice of their own (depthwise convolution, attention) add theirs.
+  const size_t threaded = meta.scratch_bytes(threads);
+  claims->total_bytes = add_saturating(claims->total_bytes, threaded - claims->scratch_bytes);
+  claims->scratch_bytes = threaded;
+  if (claims->total_bytes <= available) return true;
+  snprintf(why, why_size,
+           "method '%s' claims %llu bytes (kernel scratch for %d threads: %zu bytes) but this machine has %llu bytes "
+           "of memory; refused before allocating any of it",
+           meta.name(), static_cast<unsigned long long>(claims->total_bytes), threads, threaded,
+           static_cast<unsigned long long>(available));
+  return false;
+}
+
 uint64_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return UINT64_MAX;

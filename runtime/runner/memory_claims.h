@@ -15,7 +15,7 @@ struct MemoryClaims {
   size_t num_pools = 0;
   size_t pool_bytes[kMaxPools] = {};
   size_t method_allocator_bytes = 0;
-  size_t scratch_bytes = 0;  // the temp allocator's exact size (MethodMeta::scratch_bytes)
+  size_t scratch_bytes = 0;  // the temp allocator's exact size (MethodMeta::scratch_bytes, for the threads)
   uint64_t total_bytes = 0;  // pools + method allocator + scratch
 };
 
@@ -23,6 +23,10 @@ struct MemoryClaims {
 // each claim over the limit and the limit; nothing has been allocated.
 bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
                         char* why, size_t why_size);
+// The same for a method loaded for `threads` threads (MemoryManager::threads): its scratch is then
+// MethodMeta::scratch_bytes(threads). A separate function, so single-threaded builds link none of it.
+bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
+                        char* why, size_t why_size, int threads);
 
 // The machine's physical memory in bytes (POSIX sysconf), or UINT64_MAX when it cannot be known.
 uint64_t physical_memory_bytes();

@@ -296,7 +296,12 @@ int main(int argc, char** argv) {
   // machine before any of it is allocated.
   MemoryClaims claims;
   char why[320];
+#if EMBER_RUNNER_THREADS
+  // Scratch for every thread: kernels that give each thread a slice of their own (depthwise) then use them all.
+  if (!read_memory_claims(meta.get(), physical_memory_bytes(), &claims, why, sizeof(why), o.threads)) {
+#else
   if (!read_memory_claims(meta.get(), physical_memory_bytes(), &claims, why, sizeof(why))) {
+#endif
     fprintf(stderr, "runner: %s: %s\n", o.model, why);
     return 3;
   }
@@ -329,6 +334,9 @@ int main(int argc, char** argv) {
   memory.method_allocator = &method_alloc;
   memory.planned_memory = &planned;
   memory.temp_allocator = &temp_alloc;
+#if EMBER_RUNNER_THREADS
+  memory.threads = o.threads;
+#endif
 
   const uint64_t method_t0 = ember_pal_ticks_ns();
   Result<Method> method = program->load_method(o.method, &memory);

@@ -213,7 +213,8 @@ TEST(DelegateTest, MethodMetaPredictsTheDelegatesMemory) {
     Loaded r(*delegated(where, blob), blob);
     Result<MethodMeta> meta = r.program->method_meta("forward");
     ASSERT_TRUE(meta.ok()) << ember::testing::last_log();
-    Result<size_t> core = Method::bookkeeping_bytes(r.program->find_plan("forward").get());
+    size_t scratch = 0;
+    Result<size_t> core = Method::bookkeeping_bytes(r.program->find_plan("forward").get(), &scratch);
     ASSERT_TRUE(core.ok());
     EXPECT_GT(meta->method_allocator_bytes(), core.get() + testing::kTestOffsetStateBytes);
     TestMemory memory(meta->method_allocator_bytes());
@@ -229,7 +230,8 @@ TEST(DelegateTest, NoMethodAllocatorRoomForTheBackend) {
   // Enough for the core's bookkeeping, not for the delegate records and the backend's state.
   TestMemory probe;
   ASSERT_TRUE(r.load(probe).ok());
-  Result<size_t> core = Method::bookkeeping_bytes(r.program->find_plan("forward").get());
+  size_t scratch = 0;
+  Result<size_t> core = Method::bookkeeping_bytes(r.program->find_plan("forward").get(), &scratch);
   ASSERT_TRUE(core.ok());
   TestMemory memory(core.get());
   EXPECT_EQ(r.load(memory).error(), Error::MemoryAllocationFailed);

@@ -118,6 +118,29 @@ TEST(MethodMetaTest, KernelStateAndScratchPredictedToTheByte) {
   EXPECT_EQ(scratch.allocator.used_bytes(), meta->scratch_bytes());
 }
 
+// A method loaded for threads takes its kernels' per-thread scratch too: exactly scratch_bytes(threads).
+TEST(MethodMetaTest, ScratchPerThreadPredictedToTheByte) {
+  Loaded l(*scaled_program());
+  Result<MethodMeta> meta = l.program->method_meta("forward");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->scratch_bytes(1), 16u);
+  EXPECT_EQ(meta->scratch_bytes(3), 48u);
+  Loaded base(*base_program());
+  EXPECT_EQ(base.program->method_meta("forward")->scratch_bytes(8), 0u);
+  TestMemory short_by_one;
+  short_by_one.manager.threads = 3;
+  Scratch small(47);
+  short_by_one.manager.temp_allocator = &small.allocator;
+  EXPECT_EQ(l.load_error(short_by_one), Error::MemoryAllocationFailed);
+  EXPECT_TRUE(logged("needs 48 bytes of kernel scratch; the temp allocator has 47 free")) << ember::testing::last_log();
+  TestMemory exact;
+  exact.manager.threads = 3;
+  Scratch scratch(48);
+  exact.manager.temp_allocator = &scratch.allocator;
+  EXPECT_EQ(l.load_error(exact), Error::Ok) << ember::testing::last_log();
+  EXPECT_EQ(scratch.allocator.used_bytes(), 48u);
+}
+
 TEST(MethodTest, AZeroDimInputWithoutASizesVectorIsCheckedNotDereferenced) {
   // The object API packs an empty vector as absent: a 0-d input's sizes may be missing from a .pte. Setting it
   // with a wrong shape read them through null (bundled_program_fuzz at 0b04cd4, UBSan in resize_input).

@@ -27,10 +27,12 @@ void fail_out(KernelContext& ctx, EValue**) {
 // staged in scratch first, so the test sees both memories planned, handed over and used. Its prepare refuses
 // operands whose shapes differ from out's, which execute then need not check, and a b that is not constant data
 // (as a kernel that derives constants from its weights at load must).
+// It also asks for the same scratch again per extra thread (as a kernel staging a copy per thread would), so the
+// tests see MethodMeta::scratch_bytes(threads) and a load for threads take it.
 KernelMemory scaled_memory(const KernelArgs& args) {
   size_t n = 1;
   for (int32_t s : args.sizes(0)) n *= static_cast<size_t>(s);
-  return {sizeof(float), n * sizeof(float)};
+  return {sizeof(float), n * sizeof(float), n * sizeof(float)};
 }
 
 Error scaled_prepare(const KernelArgs& args, void* state) {
