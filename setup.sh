@@ -32,6 +32,9 @@ APT_PACKAGES=(
   valgrind
   # fuzzing: libFuzzer and clang's sanitizer runtimes (tests/fuzz, --config=fuzz)
   libclang-rt-14-dev
+  # the XNNPACK delegate backend (runtime/backend/xnnpack, --config=xnnpack): Debian's 2022 XNNPACK snapshot
+  # with its subgraph API, and the thread pool it is built on (host builds only; cross builds leave it out)
+  libxnnpack-dev libpthreadpool-dev
 )
 
 say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }

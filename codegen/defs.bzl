@@ -13,13 +13,33 @@ KERNEL_LIBRARIES = {
 # Delegate backends a build can offer (runtime/backend/backend.h): id -> its library, the C++ name of its
 # `const ember::Backend`, and the header declaring it. A generated table holds those its selection names under
 # `backends:` (selective_build writes them from a program's delegates), or every offered one without a selection.
+#
+# "when": a config_setting the backend needs (optional): outside it the build does not offer the backend at all
+# (no --backend line, no library), so the generated table, and the binary, are what they would be without it.
 BACKEND_LIBRARIES = {
     "EmberPortable": {
         "lib": "//runtime/backend/ember_portable",
         "symbol": "ember::ember_portable::kBackend",
         "header": "runtime/backend/ember_portable/ember_portable.h",
     },
+    # Debian's libXNNPACK (host only): --config=xnnpack (runtime/backend/xnnpack/BUILD.bazel).
+    "XnnpackBackend": {
+        "lib": "//runtime/backend/xnnpack",
+        "symbol": "ember::xnnpack::kBackend",
+        "header": "runtime/backend/xnnpack/xnnpack_backend.h",
+        "when": "//runtime/backend/xnnpack:offered",
+    },
 }
+
+def _backend_arg(b):
+    return " --backend %s@%s@%s" % (b, BACKEND_LIBRARIES[b]["symbol"], BACKEND_LIBRARIES[b]["header"])
+
+def _optional(b, value, otherwise):
+    """`value` where backend `b` is offered, `otherwise` elsewhere (a select when it has a "when")."""
+    when = BACKEND_LIBRARIES[b].get("when")
+    if not when:
+        return value
+    return select({when: value, "//conditions:default": otherwise})
 
 def ember_kernel_registry(name, manifests, selection = None, backends = []):
     """Generates `<name>/kernel_registry.cc` and a header library `<name>_dtypes` ("ember/selected_dtypes.h").
@@ -31,10 +51,9 @@ def ember_kernel_registry(name, manifests, selection = None, backends = []):
     manifest_args = " ".join([
         "--manifest $(location %s)@%s" % (label, target)
         for label, target in manifests.items()
-    ] + [
-        "--backend %s@%s@%s" % (b, BACKEND_LIBRARIES[b]["symbol"], BACKEND_LIBRARIES[b]["header"])
-        for b in backends
     ])
+    for b in backends:
+        manifest_args = manifest_args + _optional(b, _backend_arg(b), "")
     native.genrule(
         name = name + "_gen",
         srcs = srcs,
@@ -88,6 +107,12 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
         visibility = visibility,
     )
 
+def _backend_libs(backends):
+    libs = []
+    for b in backends:
+        libs = libs + _optional(b, [BACKEND_LIBRARIES[b]["lib"]], [])
+    return libs
+
 def _kernels_variant(name, selection, extra_libraries, optimized, visibility, backends):
     registry = name + "_registry"
     manifests = {lib["manifest"]: lib["namespace"] + "@" + lib["package"] for lib in extra_libraries}
@@ -124,7 +149,7 @@ def _kernels_variant(name, selection, extra_libraries, optimized, visibility, ba
         # The executor: a table with a prepare step points at the executor's support for it (PrepareSupport),
         # and listing the dependency puts the executor after this library on the link line. Backends: only what
         # the table references is linked.
-        deps = deps + ["//runtime/executor", "//runtime/backend"] + [BACKEND_LIBRARIES[b]["lib"] for b in backends],
+        deps = deps + ["//runtime/executor", "//runtime/backend"] + _backend_libs(backends),
         # Nothing references the table by name until the executor looks kernels up, so keep it in the link;
         # -Wl,--gc-sections still drops whatever the table does not reference.
         alwayslink = True,

@@ -34,5 +34,12 @@ def ember_repositories():
         build_file = "//third_party/flatbuffers:BUILD.flatc",
     )
 
+    # Debian `libxnnpack-dev` and `libpthreadpool-dev`: the XnnpackBackend delegate (--config=xnnpack only).
+    native.new_local_repository(
+        name = "system_xnnpack",
+        path = "/usr/include",
+        build_file = "//third_party/xnnpack:BUILD.system",
+    )
+
     # Python headers and pybind11 from the project's virtual environment (.venv, made by ./setup.sh).
     python_configure(name = "local_python")

@@ -25,12 +25,22 @@ struct CompileSpec {
   size_t nbytes;
 };
 
+// The program's named data (Program.named_data: blobs stored once under a key, each one segment), which delegate
+// blobs reference instead of carrying their weights (ExecuTorch's XNNPACK blobs name theirs by sha256 hex).
+struct NamedDataMap {
+  const void* context;
+  // The bytes stored under `key` (NotFound when no entry has it). The backend keeps the buffer as long as it
+  // uses the bytes and frees it (FreeableBuffer) when done.
+  Result<FreeableBuffer> (*load)(const void* context, const char* key);
+};
+
 struct BackendInitContext {
   // The method allocator: whatever the backend keeps (its handle, its state) comes from here, so the method's
   // memory stays the caller's, sized up front (see delegate_memory.h).
   MemoryAllocator* allocator;
   const char* method;        // for messages
   uint32_t delegate_index;   // for messages
+  const NamedDataMap* named_data = nullptr;  // null when the program has none
 };
 
 struct Backend {

@@ -23,6 +23,30 @@ Result<FreeableBuffer> Program::load_segment(uint32_t index, SegmentInfo::Type t
   return loader_->load(segment_base_ + seg->offset(), seg->size(), SegmentInfo{type, index});
 }
 
+// Also here: only backends look data up by name. A linear scan: a program names tens of entries (ExecuTorch's
+// XNNPACK ResNet18: 62), looked up once each at load.
+Result<FreeableBuffer> Program::load_named_data(const char* key) const {
+  const auto* entries = program_->named_data();
+  for (size_t i = 0; i < pte::count(entries); ++i) {
+    const auto* e = pte::at(entries, i);
+    if (e == nullptr || e->key() == nullptr || strcmp(e->key()->c_str(), key) != 0) continue;
+    EMBER_CHECK_OR_RETURN_ERROR(e->segment_index() < pte::count(program_->segments()), InvalidProgram,
+                                "named data '%s' is segment %u, out of range (%zu segments)", key,
+                                static_cast<unsigned>(e->segment_index()), pte::count(program_->segments()));
+    return load_segment(e->segment_index(), SegmentInfo::Type::External);
+  }
+  EMBER_LOG(ERROR, "named data '%s' is not in the program (%zu entries)", key, pte::count(entries));
+  return Error::NotFound;
+}
+
+namespace {
+
+Result<FreeableBuffer> load_named(const void* program, const char* key) {
+  return static_cast<const Program*>(program)->load_named_data(key);
+}
+
+}  // namespace
+
 // One delegate of a plan, initialized on the first call that names it.
 struct DelegateRecord {
   const Backend* backend;
@@ -139,7 +163,9 @@ Error init_delegate(const DelegateLoad& load, uint32_t index, DelegateRecord* r)
     EMBER_TRY_ASSIGN(loaded, load.program->load_segment(ref->index(), SegmentInfo::Type::Backend));
     blob = static_cast<FreeableBuffer&&>(loaded);
   }
-  BackendInitContext context{allocator, load.method, index};
+  const NamedDataMap named{load.program, &load_named};
+  BackendInitContext context{allocator, load.method, index,
+                             pte::count(load.program->flatbuffer()->named_data()) > 0 ? &named : nullptr};
   Result<void*> handle = backend->init(context, blob, ArrayRef<CompileSpec>(specs, num_specs));
   if (!handle.ok()) {
     EMBER_LOG(ERROR, "method '%s' delegate %u: backend '%s' refused its %zu-byte blob: %s", load.method,
@@ -248,8 +274,14 @@ Result<size_t> method_bytes(const Program* program, const fb::ExecutionPlan* pla
           EMBER_TRY_ASSIGN(loaded, program->load_segment(ref->index(), SegmentInfo::Type::Backend));
           blob = static_cast<FreeableBuffer&&>(loaded);
         }
-        EMBER_TRY_ASSIGN(bytes, backend->init_bytes(blob.data(), blob.size(),
-                                                    ArrayRef<CompileSpec>(views, views ? num_specs : 0)));
+        Result<size_t> sized = backend->init_bytes(blob.data(), blob.size(),
+                                                   ArrayRef<CompileSpec>(views, views ? num_specs : 0));
+        if (!sized.ok()) {
+          EMBER_LOG(ERROR, "method '%s' delegate %u: backend '%s' refused its %zu-byte blob: %s", method,
+                    static_cast<unsigned>(index), id, blob.size(), error_name(sized.error()));
+          return sized.error();
+        }
+        const size_t bytes = sized.get();
         // Backends count from a 16-byte boundary; the padding to reach it is at most 15 bytes.
         counter.allocate(bytes + 15, 1);
       }

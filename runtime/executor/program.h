@@ -38,6 +38,8 @@ class Program {
   Error load_initial_value(uint32_t segment_list, uint32_t index, size_t nbytes, void* destination) const;
   // Segment `index` of the program (checked against the file at load), e.g. a delegate's blob.
   Result<FreeableBuffer> load_segment(uint32_t index, SegmentInfo::Type type) const;
+  // The named data entry `key` (Program.named_data: weights a delegate references by key), or NotFound.
+  Result<FreeableBuffer> load_named_data(const char* key) const;
   const ember_pte::Program* flatbuffer() const { return program_; }
   Result<const ember_pte::ExecutionPlan*> find_plan(const char* method_name) const;
 

@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
   }
   Result<MethodMeta> meta = program->method_meta(o.method);
   if (!meta.ok()) {
-    fprintf(stderr, "runner: no method '%s' in %s: %s\n", o.method, o.model, error_name(meta.error()));
+    fprintf(stderr, "runner: method '%s' of %s: %s\n", o.method, o.model, error_name(meta.error()));
     return 3;
   }
 

@@ -1,0 +1,33 @@
+// What each XNNGraph node kind becomes here, on Debian's XNNPACK (git 2022-02-16, ae108ef): one table, so the
+// README, the load-time refusal and the definitions agree.
+//
+// Most kinds map to one xnn_define_* of that snapshot's subgraph API. A few have no counterpart there:
+//   - StaticTranspose: the snapshot has no transpose at all (neither xnn_define_static_transpose nor a transpose
+//     operator). A transpose that moves only size-1 dimensions is a reshape and stays in the subgraph (MobileNet's
+//     [N,1,1,C] -> [N,C,1,1] after its global pooling); any other runs on the CPU between XNNPACK runtimes
+//     (transpose.h), which splits the graph there.
+//   - Copy: a reshape to the same shape.
+//   - everything newer (concatenation, slicing, batched matmul, attention, tanh, GELU, exp, log, sin, cos,
+//     reciprocal square root): refused at load, naming the node.
+#pragma once
+
+#include <stdint.h>
+
+namespace ember {
+namespace xnnpack {
+
+enum class NodeRoute : uint8_t {
+  Subgraph,   // an xnn_define_* call
+  Transpose,  // StaticTranspose: a reshape in the subgraph when it moves only size-1 dims, else on the CPU
+  Refused,    // needs an XNNPACK newer than the build's
+};
+
+// `kind`: the NodeUnion tag (schema/xnnpack_graph.fbs).
+NodeRoute route_of(uint8_t kind);
+
+// The kind's name as ExecuTorch's schema spells it ("XNNBatchMatrixMultiply"), for messages; "unknown" outside the
+// union.
+const char* node_kind_name(uint8_t kind);
+
+}  // namespace xnnpack
+}  // namespace ember
