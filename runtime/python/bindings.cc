@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/core/buffer_data_loader.h"
+#include "runtime/core/loader/mmap_data_loader.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
@@ -238,17 +239,24 @@ class LoadedMethod {
 
 class LoadedProgram {
  public:
+  // From bytes, copied into an aligned buffer of the program's own.
   LoadedProgram(const std::string& data, int threads) : storage_(data.size()) {
-    if (threads > 1) {
-      Result<PosixThreadPool*> pool = PosixThreadPool::create(threads);
-      if (!pool.ok()) raise(("starting " + std::to_string(threads) + " threads").c_str(), pool.error());
-      pool_ = pool.get();
-    }
+    start_threads(threads);
     memcpy(storage_.data(), data.data(), data.size());
-    loader_.reset(new BufferDataLoader(storage_.data(), data.size()));
-    Result<Program> p = Program::load(loader_.get());
-    if (!p.ok()) raise("loading the program", p.error());
-    program_.reset(new Program(std::move(p.get())));
+    buffer_loader_.reset(new BufferDataLoader(storage_.data(), data.size()));
+    load(buffer_loader_.get());
+  }
+
+  // From a file, mapped (the runner's loader): weights stay file-backed pages, read when first touched and never
+  // copied, so a 650 MB decoder costs its pages once, not a Python bytes object plus an aligned copy besides.
+  static std::unique_ptr<LoadedProgram> from_file(const std::string& path, int threads) {
+    std::unique_ptr<LoadedProgram> p(new LoadedProgram());
+    p->start_threads(threads);
+    Result<MmapDataLoader> loader = MmapDataLoader::open(path.c_str());
+    if (!loader.ok()) raise(("opening " + path).c_str(), loader.error());
+    p->mmap_loader_.reset(new MmapDataLoader(std::move(loader.get())));
+    p->load(p->mmap_loader_.get());
+    return p;
   }
 
   std::vector<std::string> methods() const {
@@ -306,9 +314,24 @@ class LoadedProgram {
   ~LoadedProgram() { PosixThreadPool::destroy(pool_); }  // after its methods: load_method keeps the program alive
 
  private:
+  LoadedProgram() : storage_(0) {}
+  void start_threads(int threads) {
+    if (threads <= 1) return;
+    Result<PosixThreadPool*> pool = PosixThreadPool::create(threads);
+    if (!pool.ok()) raise(("starting " + std::to_string(threads) + " threads").c_str(), pool.error());
+    pool_ = pool.get();
+  }
+  void load(DataLoader* loader) {
+    Result<Program> p = Program::load(loader);
+    if (!p.ok()) raise("loading the program", p.error());
+    program_.reset(new Program(std::move(p.get())));
+  }
+
   PosixThreadPool* pool_ = nullptr;
   Aligned storage_;
-  std::unique_ptr<BufferDataLoader> loader_;
+  // One of the two (loaders are never deleted through DataLoader).
+  std::unique_ptr<BufferDataLoader> buffer_loader_;
+  std::unique_ptr<MmapDataLoader> mmap_loader_;
   std::unique_ptr<Program> program_;
 };
 
@@ -337,6 +360,7 @@ PYBIND11_MODULE(EMBER_PY_MODULE, m) {
       .def_property_readonly("method_allocator_used", &LoadedMethod::method_allocator_used);
   py::class_<LoadedProgram>(m, "Program", py::module_local())
       .def(py::init<const std::string&, int>(), py::arg("data"), py::arg("threads") = 1)
+      .def_static("from_file", &LoadedProgram::from_file, py::arg("path"), py::arg("threads") = 1)
       .def("threads", &LoadedProgram::threads)
       .def("methods", &LoadedProgram::methods)
       .def("method_meta", &LoadedProgram::method_meta)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import subprocess
-from typing import Dict, List, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import torch
 
@@ -118,13 +118,18 @@ def _extension(kernels: str = "default"):
 
 
 class Program:
-    def __init__(self, data: bytes, kernels: str = "default", threads: int = 1):
+    """A loaded program: from `data` (bytes, copied into the runtime), or from the file at `path` (mapped, as the
+    runner loads it: weights are file-backed pages, never copied)."""
+
+    def __init__(self, data: Optional[bytes], kernels: str = "default", threads: int = 1,
+                 path: Optional[str] = None):
         if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
             raise ValueError(f"threads={threads!r}: give a whole number of threads from 1 to 64 (the calling thread "
                              f"included; 1 runs every kernel on it)")
-        self._program = _extension(kernels).Program(data, threads)
+        ext = _extension(kernels)
+        self._program = ext.Program.from_file(path, threads) if path is not None else ext.Program(data, threads)
         self._methods: Dict[str, object] = {}
-        self._data, self._kernels = data, kernels
+        self._data, self._path, self._kernels = data, path, kernels
         self._traced = None  # the same program in the profiling extension, made on the first run(profile=True)
         self._traced_methods: Dict[str, object] = {}
 
@@ -164,6 +169,9 @@ class Program:
             raise ValueError(f"profile=True runs on the default kernels; this program was loaded with "
                              f"kernels={self._kernels!r}: load it again without kernels= to profile it")
         if self._traced is None:
+            if self._data is None:  # loaded from a file: the profiling extension reads it on first use
+                with open(self._path, "rb") as f:
+                    self._data = f.read()
             self._traced = _profiling_extension().Program(self._data)
         if method not in self._traced_methods:
             self._traced_methods[method] = self._traced.load_method(method)
@@ -228,15 +236,18 @@ class Program:
 
 
 def load(source: Union[str, os.PathLike, bytes], kernels: str = "default", threads: int = 1) -> Program:
-    """A program from a path or bytes, on the default kernels or (kernels="portable") portable ones only.
+    """A program from a path (mapped, as the runner does: weights are never copied) or bytes (copied), on the
+    default kernels or (kernels="portable") portable ones only.
 
-    `threads`: the optimized kernels (GEMM, convolutions) split their work over this many threads, the calling one
-    included, from a pool the program owns; results are bit for bit those of one thread. Memory needs do not
-    change (MethodMeta is the same)."""
+    `threads`: kernels/optimized splits its work over this many threads, the calling one included, from a pool the
+    program owns; results are bit for bit those of one thread. The kernels' scratch is planned for them
+    (method_meta()["threaded_scratch_bytes"]: depthwise convolutions and attention take a slice per thread)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return Program(bytes(source), kernels, threads)
-    with open(source, "rb") as f:
-        return Program(f.read(), kernels, threads)
+    path = os.fspath(source)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no program file at {path!r}")
+    return Program(None, kernels, threads, path=path)
 
 
 class BundledProgram:
