@@ -11,6 +11,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import torch
 
+from exir.backend.named_data import NamedDataStoreOutput, merge_named_data
 from exir.backend.to_backend import SPECS as DELEGATION_SPECS, lower_delegates
 from exir.emit import ConstantPool, emit_method
 from exir.lowering.ir import DelegateCall
@@ -104,7 +105,7 @@ class MethodReport:
 class ExecutorchProgramManager:
     def __init__(self, program: S.Program, constants: ConstantPool, initial_values: ConstantPool, graphs: Dict[str, MethodGraph],
                  plan_offsets: Dict[str, Dict[int, tuple]], reports: Dict[str, MethodReport],
-                 config: ExecutorchBackendConfig, delegate_blobs: Sequence[bytes] = ()):
+                 config: ExecutorchBackendConfig, delegate_blobs: Sequence[bytes] = (), named_data=None):
         self.program = program
         self._constants = constants
         self._initial_values = initial_values
@@ -114,6 +115,8 @@ class ExecutorchProgramManager:
         self.reports = reports
         self.config = config
         self._delegate_blobs = list(delegate_blobs)
+        # Bytes delegates refer to by key (exir.backend.named_data.NamedDataStoreOutput), or None.
+        self._named_data = named_data
         self._buffer: Optional[bytes] = None
 
     @property
@@ -128,7 +131,10 @@ class ExecutorchProgramManager:
                                          delegate_blobs=(self._delegate_blobs if self.config.extract_delegate_segments
                                                          else []),
                                          segment_alignment=self.config.segment_alignment,
-                                         constant_tensor_alignment=self.config.constant_tensor_alignment)
+                                         constant_tensor_alignment=self.config.constant_tensor_alignment,
+                                         named_data=[(k, v, self._named_data.alignment.get(k, 1))
+                                                     for k, v in self._named_data.pte_data.items()]
+                                         if self._named_data else ())
         return self._buffer
 
     def save(self, path: str, etrecord: bool = False) -> None:
@@ -163,10 +169,24 @@ class ExecutorchProgramManager:
         return "\n".join(lines)
 
 
+# XNNPACK reads (never writes) a little past the end of the tensors it is given: its kernels load whole vectors,
+# and the last one of a tensor may run past its end (XNN_EXTRA_BYTES: 16 in Debian's 2022 library, more in newer
+# ones). Inside an arena those bytes belong to a neighbour and are harmless, but a tensor planned at the end of its
+# pool would make XNNPACK read past the arena. So in a method that calls an XNNPACK delegate every planned buffer
+# gets this many spare bytes after it, as ExecuTorch's planner does when its program has an XNNPACK delegate
+# (the same 64 bytes, so an Ember program is safe on ExecuTorch's runtime and its newer XNNPACK too).
+XNNPACK_EXTRA_PADDING = 64
+
+
+def _calls_xnnpack(graph: MethodGraph) -> bool:
+    return any(isinstance(c, DelegateCall) and c.backend_id == "XnnpackBackend" for c in graph.calls)
+
+
 def _plan(graph: MethodGraph, cfg: MemoryPlanningConfig):
     spans = lifetimes(graph)
     assign_mem_ids(graph, spans, cfg.mem_id)
-    allocs = [Allocation(id=i, size=lt.root.nbytes, first=lt.first, last=lt.last, mem_id=lt.root.mem_id,
+    pad = XNNPACK_EXTRA_PADDING if _calls_xnnpack(graph) else 0
+    allocs = [Allocation(id=i, size=lt.root.nbytes + pad, first=lt.first, last=lt.last, mem_id=lt.root.mem_id,
                          alignment=cfg.alignment) for i, lt in enumerate(spans)]
     kwargs = {"pool_alignment": cfg.alignment}
     if cfg.algorithms is not None:
@@ -251,6 +271,7 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
     for name, values in getattr(edge, "constant_methods", {}).items():
         graphs[name] = MethodGraph(name=name, inputs=[], outputs=list(values), calls=[])
     delegate_blobs: List[bytes] = []
+    named_data = NamedDataStoreOutput()
     for name in graphs:
         graph = graphs[name]
         offsets, plan, pools = _plan(graph, config.memory_planning)
@@ -259,6 +280,9 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
                                  stacktrace=config.emit_stacktrace, delegate_blobs=delegate_blobs,
                                  inline_delegates=not config.extract_delegate_segments))
         offsets_by_method[name] = offsets
+        for c in graph.calls:
+            if isinstance(c, DelegateCall) and c.named_data is not None:
+                merge_named_data(named_data, c.named_data, f"method '{name}', delegate {c.backend_id}: ")
         reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused.get(name, 0),
                                      [_describe_dynamic(t) for t in graph.inputs if t.dynamic],
                                      [f"{c.backend_id} ({c.num_calls} calls, {len(c.processed)} B blob)"
@@ -268,4 +292,4 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
                         segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
                         mutable_data_segments=[], named_data=[])
     return ExecutorchProgramManager(program, constants, initial_values, graphs, offsets_by_method, reports, config,
-                                    delegate_blobs)
+                                    delegate_blobs, named_data if named_data.pte_data else None)

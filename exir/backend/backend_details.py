@@ -3,8 +3,9 @@ blob the runtime backend of the same id reads at init."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Type
+from typing import Dict, List, Optional, Type
 
+from exir.backend.named_data import NamedDataStoreOutput
 from exir.backend.partitioner import CompileSpec
 
 
@@ -12,6 +13,8 @@ from exir.backend.partitioner import CompileSpec
 class PreprocessResult:
     processed_bytes: bytes
     debug_handle_map: Dict[int, tuple] = dataclasses.field(default_factory=dict)
+    # Bytes the blob refers to by key (exir.backend.named_data): stored once in the program's named data.
+    data_store_output: Optional[NamedDataStoreOutput] = None
 
 
 class BackendDetails:
@@ -44,6 +47,8 @@ def get_backend(backend_id: str) -> Type[BackendDetails]:
     if backend_id not in _BACKENDS:
         if backend_id == "EmberPortable":
             import exir.backend.ember_portable  # noqa: F401  (registers itself)
+        elif backend_id == "XnnpackBackend":
+            import exir.backend.xnnpack  # noqa: F401  (registers itself)
         if backend_id not in _BACKENDS:
             raise KeyError(f"no ahead-of-time backend '{backend_id}' is registered (have: {sorted(_BACKENDS)}); "
                            f"import the module defining its BackendDetails, or call register_backend()")

@@ -162,7 +162,8 @@ def lower_delegates(graph: MethodGraph, specs: Mapping[str, DelegationSpec]) -> 
                                   f"PreprocessResult with processed_bytes")
         first = graph.calls[run[0]]
         replaced[run[0]] = DelegateCall(spec.backend_id, bytes(blob), list(spec.compile_specs), inputs, outputs,
-                                        source=first.source, num_calls=len(run))
+                                        source=first.source, num_calls=len(run),
+                                        named_data=getattr(result, "data_store_output", None))
         drop.update(run[1:])
     graph.calls = [replaced.get(i, c) for i, c in enumerate(graph.calls) if i not in drop]
     return len(runs)

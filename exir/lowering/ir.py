@@ -81,6 +81,9 @@ class Call:
     pinned: bool = False
     # The partition a Partitioner put the call's node in (node.meta["delegation_tag"]); None: run by kernels.
     tag: Optional[str] = None
+    # The name of the graph node the call came from ("" for calls lowering adds), so a Partitioner that decides on
+    # lowered calls can tag their nodes (exir/backend/xnnpack).
+    node_name: str = ""
 
     @property
     def op_name(self) -> str:
@@ -138,12 +141,14 @@ class DelegateCall(Call):
     memory planner plans its inputs and outputs like any call's; what happens inside is the backend's."""
 
     def __init__(self, backend_id: str, processed: bytes, compile_specs: List[Any], inputs: List[TensorValue],
-                 outputs: List[TensorValue], source: str = "", num_calls: int = 0):
+                 outputs: List[TensorValue], source: str = "", num_calls: int = 0, named_data: Any = None):
         super().__init__(op=None, args=list(inputs), outs=list(outputs), source=source)
         self.backend_id = backend_id
         self.processed = bytes(processed)
         self.compile_specs = list(compile_specs)
         self.num_calls = num_calls  # how many kernel calls the partition replaced (for reports)
+        # The bytes the blob refers to by key (exir.backend.named_data.NamedDataStoreOutput), or None.
+        self.named_data = named_data
 
     @property
     def op_name(self) -> str:

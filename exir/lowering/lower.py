@@ -329,7 +329,7 @@ def lower_nodes(ctx: LowerContext, gm: torch.fx.GraphModule, env: Dict[str, Any]
                                 f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})")
         ctx.calls.append(Call(op=out_op, args=_schema_args(node, op, out_op, args, kwargs, outs), outs=outs,
                           source=source_of(node), module=module_of(node),
-                          tag=node.meta.get("delegation_tag")))
+                          tag=node.meta.get("delegation_tag"), node_name=node.name))
         env[node.name] = outs[0] if len(outs) == 1 and not isinstance(val, (tuple, list)) else outs
 
 

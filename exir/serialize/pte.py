@@ -38,7 +38,8 @@ def _layout_constants(blobs: Sequence[bytes], alignment: int):
 
 def serialize_pte(program: S.Program, constant_blobs: Sequence[bytes] = (), *, mutable_blobs: Sequence[bytes] = (),
                   delegate_blobs: Sequence[bytes] = (), segment_alignment: int = 4096,
-                  constant_tensor_alignment: int = 16) -> bytes:
+                  constant_tensor_alignment: int = 16, named_data: Sequence[tuple] = (),
+                  named_data_alignment: int = 64) -> bytes:
     """Encodes `program` with its data segments.
 
     `constant_blobs[i]` is the data of the constant tensor with data_buffer_idx i + 1. `mutable_blobs[i]` is the
@@ -47,6 +48,10 @@ def serialize_pte(program: S.Program, constant_blobs: Sequence[bytes] = (), *, m
     `delegate_blobs[k]` is the blob of every delegate whose processed reference says SEGMENT with index k: each
     becomes a segment of its own (aligned, so a backend can map it), and the reference its segment index, as
     ExecuTorch lays delegate segments out.
+    `named_data` is (key, bytes) or (key, bytes, alignment) per entry of Program.named_data (weights a delegate's
+    blob refers to by key): each becomes a segment of its own at `named_data_alignment` (or its own alignment when
+    larger). Not the segment alignment: a program carries one per weight (ResNet18's XNNPACK delegate: 62), and a
+    backend copies or packs them at init, so page alignment would only add padding.
     """
     for name, a in (("segment_alignment", segment_alignment), ("constant_tensor_alignment",
                                                                 constant_tensor_alignment)):
@@ -83,6 +88,21 @@ def serialize_pte(program: S.Program, constant_blobs: Sequence[bytes] = (), *, m
                     d.processed.index += first
             plans.append(plan)
         program.execution_plan = plans
+    if named_data:
+        entries = []
+        segment_data = bytearray(segment_data)  # appended to once per weight: no copy of what is there each time
+        for item in named_data:
+            key, blob = item[0], bytes(item[1])
+            align = max(named_data_alignment, item[2] if len(item) > 2 else 1)
+            if align & (align - 1):
+                raise ValueError(f"named data '{key}': alignment {align} is not a power of two")
+            start = _align(len(segment_data), align)
+            segment_data.extend(b"\0" * (start - len(segment_data)))
+            segment_data.extend(blob)
+            entries.append(S.NamedData(key=key, segment_index=len(program.segments)))
+            program.segments.append(S.DataSegment(offset=start, size=len(blob)))
+        program.named_data = entries
+        segment_data = bytes(segment_data)
     flatbuffer = json_to_binary(to_json(program))
     if flatbuffer[4:8] != FILE_IDENTIFIER:
         raise FlatcError(f"flatc wrote identifier {flatbuffer[4:8]!r}, expected {FILE_IDENTIFIER!r}")
