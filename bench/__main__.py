@@ -9,6 +9,10 @@ machine in one run. Entry point: bench/run (installs what it needs, then runs th
                                          224x224, BERT-mini, ViT-Tiny); --models all: both groups
     python -m bench --callgrind          instruction counts of execute and load under valgrind's callgrind
     python -m bench --out DIR            where <date>.json, <date>.md and <date>.png go (default bench/results)
+    python -m bench --llm                text generation on SmolLM-135M's architecture (random weights): Ember's
+                                         llm_runner and Python path against ExecuTorch's LLM runner and eager
+                                         PyTorch, fp32 / int8 / 8da4w, at 1 and 2 threads (bench/llm.py)
+    python -m bench --llm --quick        the same on a 2-layer config, short prompt, one round (CI)
 
 bench/README.md explains every number.
 """
@@ -43,6 +47,19 @@ def parse_args(argv=None):
     ap.add_argument("--work", default=os.path.join(H.ROOT, "bench", ".work"), help="exports and scratch files")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the measured processes to one CPU")
     ap.add_argument("--no-plot", action="store_true")
+    g = ap.add_argument_group("LLM benchmark (--llm; bench/README.md, \"LLM benchmark\")")
+    g.add_argument("--llm", action="store_true", help="the LLM benchmark instead of the model set")
+    g.add_argument("--llm-config", default=None, help="smollm-135m (default), tiny (default with --quick), or a "
+                   "transformers Llama config.json")
+    g.add_argument("--llm-threads", default=None, help="comma-separated thread counts (default 1,2)")
+    g.add_argument("--llm-prompt-tokens", type=int, default=None, help="prompt length (default 64, --quick 16)")
+    g.add_argument("--llm-new-tokens", type=int, default=None, help="tokens generated (default 64, --quick 16)")
+    g.add_argument("--llm-group-size", type=int, default=32, help="8da4w group size, both frameworks (default 32: "
+                   "it divides SmolLM's width 576, which 128 does not)")
+    g.add_argument("--llm-rounds", type=int, default=None, help="interleaved rounds, one process per measurement "
+                   "each; medians reported (default 3, --quick 1)")
+    g.add_argument("--llm-et-extended-ops", action="store_true", help="ExecuTorch export with "
+                   "--xnnpack-extended-ops (XNNPACK takes fp32 linears too, not only quantized ones)")
     return ap.parse_args(argv)
 
 
@@ -61,10 +78,15 @@ def resolve_models(spec: str, quick: bool):
 
 def main(argv=None) -> int:
     a = parse_args(argv)
+    if a.llm:
+        from bench import llm
+        return llm.main(a)
     names = resolve_models(a.models, a.quick)
     unknown = [m for m in names if m not in MODELS]
+    # The default set: every framework but the optional Ember columns (2 threads, the XNNPACK delegate), which
+    # --frameworks names when wanted.
     frameworks = [f for f in a.frameworks.split(",") if f] or (
-        [*H.EMBER_RUNNERS, *H.CPP_PEERS] if a.callgrind else list(H.FRAMEWORKS))
+        [*H.EMBER_RUNNERS, *H.CPP_PEERS] if a.callgrind else [f for f in H.FRAMEWORKS if f not in H.EMBER_EXTRAS])
     unknown += [f for f in frameworks if f not in H.FRAMEWORKS]
     if unknown:
         print(f"bench: unknown models or frameworks {unknown}", file=sys.stderr)
@@ -84,7 +106,9 @@ def main(argv=None) -> int:
     rss_floor = H.build_peak_rss(env)
     H.build_ember_runners(env)
     optimized_ops = H.optimized_ops()
-    if set(H.CPP_PEERS) & set(frameworks):
+    if "ember_xnnpack" in frameworks:
+        H.build_xnnpack_runner(env)
+    if set(H.CPP_PEERS) & set(frameworks) or "ember_xnnpack" in frameworks:
         H.build_et_runner(env)
     # Inputs, eager references and (for the public zoo's models) the torch.export programs the peers start from.
     prepared = H.prepare_models(env, names)
@@ -159,9 +183,13 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
         # The C++ runners first, in interleaved rounds; then the Python-hosted frameworks, one process each.
         # Both Ember builds run the same .pte: only the kernels registered behind its operators differ.
         jobs = {fw: os.path.join(d, "ember.pte") for fw in H.EMBER_RUNNERS}
+        if "ember_2t" in frameworks:
+            jobs["ember_2t"] = os.path.join(d, "ember.pte")
         for fw in H.CPP_PEERS:
             if fw in frameworks and fw not in env.skipped:
                 jobs[fw] = et.get(fw, {}).get("path")
+        if "ember_xnnpack" in frameworks and "ember_xnnpack" not in env.skipped:
+            jobs["ember_xnnpack"] = et.get("et_xnnpack", {}).get("path")
         H.log(f"{name}: {', '.join(jobs)} ({H.ROUNDS} rounds)")
         measured = H.measure_cpp({fw: p for fw, p in jobs.items() if p}, env, d, ee["inputs"], target_s, min_runs,
                                  max_runs)
@@ -188,7 +216,9 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 H.log(f"{name}: {fw} failed: {r['error'][:300]}")
                 entry["frameworks"][fw] = r
                 continue
-            if fw in H.EMBER_RUNNERS:
+            if fw == "ember_xnnpack":
+                r.update(file_bytes=et["et_xnnpack"]["pte_bytes"], delegates=et["et_xnnpack"]["delegates"])
+            elif fw in H.EMBER_RUNNERS or fw in H.EMBER_EXTRAS:
                 r.update(file_bytes=ee["pte_bytes"], export_s=ee["export_s"],
                          arena_lower_bound_bytes=sum(ee["lower_bound"]), operators=ee["operators"])
                 if fw == "ember":

@@ -4,6 +4,7 @@ for every framework, and measure each (model, framework) pair in a process of it
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import platform
@@ -31,6 +32,11 @@ FRAMEWORKS = {
     "ort": "ONNX Runtime (PyPI), CPUExecutionProvider, 1 intra-op and 1 inter-op thread, all graph optimizations, "
            "timed around session.run from Python",
     "eager": "eager PyTorch, torch.set_num_threads(1), inference_mode, timed around module(*inputs) from Python",
+    "ember_2t": "Ember, default build, 2 threads: the same runner and .pte as Ember with --threads 2, pinned to two "
+                "CPUs (runtime/threads; kernels/optimized splits its GEMMs, convolutions and large passes)",
+    "ember_xnnpack": "Ember + XNNPACK delegate: runtime/runner:runner_all_backends built with --config=xnnpack "
+                     "(Debian's 2022 XNNPACK, single-threaded) running ExecuTorch's XNNPACK .pte (the ET XNNPACK "
+                     "column's file)",
 }
 
 # Ember's two builds of runtime/runner, both always measured: framework -> (Bazel target, binary under bazel-bin).
@@ -39,6 +45,12 @@ EMBER_RUNNERS = {
     "ember_portable": ("//runtime/runner:runner_portable", "runtime/runner/runner_portable"),
 }
 CPP_PEERS = ("et_portable", "et_xnnpack")
+# Ember measured other ways, when --frameworks names them: framework -> (the runner: an EMBER_RUNNERS key, or
+# "xnnpack" for the --config=xnnpack runner; extra runner flags; CPUs the process is pinned to).
+EMBER_EXTRAS = {
+    "ember_2t": ("ember", ["--threads", "2"], 2),
+    "ember_xnnpack": ("xnnpack", [], 1),
+}
 
 
 class Env:
@@ -50,16 +62,28 @@ class Env:
         self.et_python = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
         self.bench_python = os.environ.get("EMBER_BENCH_PYTHON", os.path.join(ROOT, ".venv-bench", "bin", "python3"))
         self.pin_cpu = pin_cpu
+        # Several CPUs instead of pin_cpu (a multi-threaded measurement): with_cpus() sets it on a copy.
+        self.pin_cpus: Optional[frozenset] = None
         self.ember_runners: Dict[str, str] = {}  # framework (EMBER_RUNNERS) -> the runner's copy in work
         self.et_runner: Optional[str] = None
         self.peak_rss: Optional[str] = None
         self.skipped: Dict[str, str] = {}
+        self.last_spawn: dict = {}
 
     def preexec(self):
+        if self.pin_cpus is not None:
+            cpus = set(self.pin_cpus)
+            return lambda: os.sched_setaffinity(0, cpus)
         if self.pin_cpu is None:
             return None
         cpu = self.pin_cpu
         return lambda: os.sched_setaffinity(0, {cpu})
+
+    def with_cpus(self, cpus) -> "Env":
+        """This environment with its processes pinned to the CPUs given (None: not pinned), sharing everything else."""
+        other = copy.copy(self)
+        other.pin_cpu, other.pin_cpus = None, (frozenset(cpus) if cpus is not None else None)
+        return other
 
 
 _T0 = time.monotonic()
@@ -123,6 +147,32 @@ def build_ember_runners(env: Env):
         # A copy: a later build in this workspace (another manifest, another engineer) must not change it under us.
         env.ember_runners[fw] = os.path.join(env.work, f"{fw}_runner")
         shutil.copy2(os.path.join(bin_dir, binary), env.ember_runners[fw])
+
+
+def build_xnnpack_runner(env: Env):
+    """runner_all_backends with the XnnpackBackend (--config=xnnpack: its own output tree), for ember_xnnpack."""
+    if not os.path.exists("/usr/include/xnnpack.h"):
+        env.skipped["ember_xnnpack"] = "Debian's libxnnpack-dev is not installed (./setup.sh installs it)"
+        return
+    target = "//runtime/runner:runner_all_backends"
+    log(f"bazel build --config=xnnpack {target}")
+    r = run(["bazel", "build", "--config=xnnpack", target], cwd=ROOT, timeout=3600)
+    if r.returncode != 0:
+        env.skipped["ember_xnnpack"] = f"bazel build --config=xnnpack {target} failed: {r.stderr[-800:]}"
+        return
+    bin_dir = run(["bazel", "info", "--config=xnnpack", "bazel-bin"], cwd=ROOT, timeout=600).stdout.strip()
+    env.ember_runners["xnnpack"] = os.path.join(env.work, "xnnpack_runner")
+    shutil.copy2(os.path.join(bin_dir, "runtime", "runner", "runner_all_backends"), env.ember_runners["xnnpack"])
+
+
+def env_for(env: Env, fw: str) -> Env:
+    """The environment a framework's processes run in: pinned to one CPU, or for a multi-threaded Ember column to
+    that CPU and as many others as it has threads (unpinned if the run is)."""
+    cpus = EMBER_EXTRAS.get(fw, (None, None, 1))[2]
+    if cpus == 1 or env.pin_cpu is None:
+        return env
+    others = sorted(c for c in os.sched_getaffinity(0) if c != env.pin_cpu)
+    return env.with_cpus([env.pin_cpu, *others[:cpus - 1]])
 
 
 def optimized_ops() -> List[str]:
@@ -248,7 +298,7 @@ def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
     """ExecuTorch's and ONNX's exports, started in the background (they only export; nothing is timed yet)."""
     procs = {}
     models = ",".join(names)
-    if env.et_runner and set(CPP_PEERS) & set(frameworks):
+    if env.et_runner and (set(CPP_PEERS) | {"ember_xnnpack"}) & set(frameworks):
         d = os.path.join(env.work, "_et")
         procs["et"] = subprocess.Popen([env.et_python, "-m", "bench.et_side", "export", "--out", d, "--models", models,
                                         "--work", env.work],
@@ -283,24 +333,31 @@ def finish_peer_exports(env: Env, procs) -> dict:
 
 def _spawn(env: Env, args, timeout):
     """Runs args in a process of its own, started by bench/peak_rss (pinned to one CPU when asked); returns
-    (exit code, stdout, stderr, the process's ru_maxrss in KiB)."""
+    (exit code, stdout, stderr, the process's ru_maxrss in KiB). The process's CPU time (user + system, every
+    thread) and wall time are left in env.last_spawn."""
     out_path = os.path.join(env.work, "_stdout.txt")
     err_path = os.path.join(env.work, "_stderr.txt")
     rss_path = os.path.join(env.work, "_rss.txt")
     if os.path.exists(rss_path):
         os.remove(rss_path)
+    wall0 = time.perf_counter()
     with open(out_path, "w") as out, open(err_path, "w") as err:
         try:
             rc = subprocess.run([env.peak_rss, rss_path, *args], cwd=ROOT, stdout=out, stderr=err,
                                 preexec_fn=env.preexec(), timeout=timeout).returncode
         except subprocess.TimeoutExpired:
             rc = -9
+    env.last_spawn = {"wall_s": time.perf_counter() - wall0, "cpu_s": None}
     maxrss = None
     if os.path.exists(rss_path):
         with open(rss_path) as f:
-            m = re.match(r"maxrss_kb=(\d+) exit=(-?\d+)", f.read())
-            if m:
-                maxrss = int(m.group(1))
+            text = f.read()
+        m = re.match(r"maxrss_kb=(\d+) exit=(-?\d+)", text)
+        if m:
+            maxrss = int(m.group(1))
+        cpu = re.search(r"cpu_us=(\d+)", text)
+        if cpu:
+            env.last_spawn["cpu_s"] = int(cpu.group(1)) / 1e6
     with open(out_path) as f, open(err_path) as g:
         return rc, f.read(), g.read(), maxrss
 
@@ -328,11 +385,12 @@ def parse_runner(stdout: str) -> dict:
 
 
 def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out_dir: str):
-    ember = fw in EMBER_RUNNERS
-    args = [env.ember_runners[fw] if ember else env.et_runner, pte, "--output-dir", out_dir]
+    ember = fw in EMBER_RUNNERS or fw in EMBER_EXTRAS
+    runner = EMBER_EXTRAS[fw][0] if fw in EMBER_EXTRAS else fw
+    args = [env.ember_runners[runner] if ember else env.et_runner, pte, "--output-dir", out_dir]
     for i in range(n_inputs):
         args += ["--input", os.path.join(model_dir, f"input_{i}.bin")]
-    args += ["--print", "0"] if ember else ["--threads", "1"]
+    args += (["--print", "0"] + (EMBER_EXTRAS[fw][1] if fw in EMBER_EXTRAS else [])) if ember else ["--threads", "1"]
     return args
 
 
@@ -355,7 +413,7 @@ def measure_cpp(jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, t
     base, plans, rounds, loads, results = {}, {}, {}, {}, {}
 
     def spawn(fw, extra, timeout=3600):
-        rc, out, err, maxrss = _spawn(env, base[fw] + extra, timeout=timeout)
+        rc, out, err, maxrss = _spawn(env_for(env, fw), base[fw] + extra, timeout=timeout)
         if rc != 0:
             raise RuntimeError(f"{os.path.basename(base[fw][0])} exited {rc}: {err.strip()[-1500:]}")
         return parse_runner(out), maxrss

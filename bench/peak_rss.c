@@ -1,6 +1,9 @@
 /* Runs a command and writes its peak resident set (ru_maxrss, KiB) and exit code to a file:
  *
- *   peak_rss RESULT_FILE COMMAND [ARGS...]      RESULT_FILE gets "maxrss_kb=N exit=N"
+ *   peak_rss RESULT_FILE COMMAND [ARGS...]      RESULT_FILE gets "maxrss_kb=N exit=N cpu_us=N"
+ *
+ * cpu_us is the command's user + system CPU time, all its threads: over its wall time it shows how many threads
+ * really worked (the LLM benchmark's check of a runner's thread count).
  *
  * Why a launcher: Linux folds the address space a process had before exec() into its ru_maxrss, so a program
  * started straight from the benchmark's Python (hundreds of MB with torch loaded) would report at least that.
@@ -41,7 +44,9 @@ int main(int argc, char** argv) {
     perror("peak_rss: result file");
     return 2;
   }
-  fprintf(f, "maxrss_kb=%ld exit=%d\n", ru.ru_maxrss, code);
+  const long cpu_us = (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec +
+                      ru.ru_stime.tv_usec;
+  fprintf(f, "maxrss_kb=%ld exit=%d cpu_us=%ld\n", ru.ru_maxrss, code, cpu_us);
   fclose(f);
   return code;
 }

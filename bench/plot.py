@@ -8,11 +8,12 @@ import json
 import sys
 
 LABELS = {"ember": "Ember (optimized kernels)", "ember_portable": "Ember portable",
+          "ember_2t": "Ember, 2 threads", "ember_xnnpack": "Ember + XNNPACK delegate",
           "et_portable": "ExecuTorch portable", "et_xnnpack": "ExecuTorch XNNPACK",
           "ort": "ONNX Runtime (from Python)", "eager": "eager torch (from Python)"}
-# Each pair in two shades of one hue: Ember's builds orange, ExecuTorch's blue.
-COLORS = {"ember": "#d9480f", "ember_portable": "#ffa94d", "et_portable": "#1c7ed6", "et_xnnpack": "#74c0fc",
-          "ort": "#2f9e44", "eager": "#868e96"}
+# Ember's columns in shades of orange, ExecuTorch's in blue.
+COLORS = {"ember": "#d9480f", "ember_portable": "#ffa94d", "ember_2t": "#a61e4d", "ember_xnnpack": "#f08c00",
+          "et_portable": "#1c7ed6", "et_xnnpack": "#74c0fc", "ort": "#2f9e44", "eager": "#868e96"}
 
 
 def plot(result: dict, out: str):

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 # "ember" is the default build (kernels/optimized ahead of portable), "ember_portable" portable kernels only.
-EMBERS = ["ember", "ember_portable"]
+# "ember_2t" the default build on 2 threads and "ember_xnnpack" Ember's XNNPACK delegate: optional columns.
+EMBERS = ["ember", "ember_portable", "ember_2t", "ember_xnnpack"]
 PEERS = ["et_portable", "et_xnnpack", "ort", "eager"]
-LABELS = {"ember": "Ember", "ember_portable": "Ember portable", "et_portable": "ET portable",
-          "et_xnnpack": "ET XNNPACK", "ort": "ONNX Runtime", "eager": "eager torch"}
+LABELS = {"ember": "Ember", "ember_portable": "Ember portable", "ember_2t": "Ember 2 threads",
+          "ember_xnnpack": "Ember+XNNPACK", "et_portable": "ET portable", "et_xnnpack": "ET XNNPACK",
+          "ort": "ONNX Runtime", "eager": "eager torch"}
 
 # (key, title, what it is, formatter)
 METRICS = [
@@ -57,6 +59,11 @@ def ratio_pairs(fws: List[str]) -> List[Tuple[str, str]]:
     pairs = [("ember", p) for p in fws if p in PEERS] if "ember" in fws else []
     if "ember_portable" in fws and "et_portable" in fws:
         pairs.append(("ember_portable", "et_portable"))
+    # The optional columns' own comparisons: 2 threads against 1, and the two XNNPACK delegates on one file.
+    if "ember_2t" in fws and "ember" in fws:
+        pairs.append(("ember_2t", "ember"))
+    if "ember_xnnpack" in fws and "et_xnnpack" in fws:
+        pairs.append(("ember_xnnpack", "et_xnnpack"))
     return pairs
 
 
@@ -279,6 +286,21 @@ def goal_real_eager(result) -> dict:
                          "eager", lambda e, p: e <= p)
 
 
+def goal_two_threads(result) -> dict:
+    return _latency_goal(result, "Ember's optimized kernels at 2 threads at least 1.7x faster than at 1 on "
+                         "MobileNetV2 1.0 224 (median latency, Ember / Ember 2 threads >= 1.7; µs: 1 vs 2 threads)",
+                         ["mobilenet_v2", "tv_mobilenet_v2"], "ember_2t", "ember", lambda e, p: p >= 1.7 * e,
+                         peer_over_ember=True)
+
+
+def goal_xnnpack_delegate(result) -> dict:
+    return _latency_goal(result, "Ember + XNNPACK delegate within 1.1x of ExecuTorch + XNNPACK on MobileNetV2 and "
+                         "ResNet18, single thread, same .pte (median latency, Ember+XNNPACK / ET XNNPACK <= 1.1; "
+                         "Debian's XNNPACK is a 2022 snapshot, ExecuTorch's a 2025 one)",
+                         ["mobilenet_v2", "tv_mobilenet_v2", "resnet18"], "ember_xnnpack", "et_xnnpack",
+                         lambda e, p: e <= 1.1 * p)
+
+
 def goals(result) -> List[dict]:
     """The issue's goals, each with a verdict (True, False, "partly", or None when this run lacks the numbers),
     how many of the comparisons it names were measured, and the numbers behind it. The zoo's goals are left out
@@ -287,7 +309,11 @@ def goals(result) -> List[dict]:
     zoo = [goal_overhead(result), goal_portable_2x(result), goal_xnnpack(result), goal_ort(result)]
     real = [goal_real_portable(result), goal_real_xnnpack(result), goal_real_eager(result)]
     real_only = bool(names) and all(n in REAL for n in names)
-    return ([] if real_only else zoo) + (real if any(n in REAL for n in names) else []) + [goal_load(result)]
+    fws = _frameworks(result)
+    extra = ([goal_two_threads(result)] if "ember_2t" in fws else []) + \
+        ([goal_xnnpack_delegate(result)] if "ember_xnnpack" in fws else [])
+    return ([] if real_only else zoo) + (real if any(n in REAL for n in names) else []) + extra + \
+        [goal_load(result)]
 
 
 def verdict_cell(gl: dict) -> str:

@@ -1,0 +1,82 @@
+"""The LLM benchmark end to end in quick mode (`bench/run --llm --quick`: a 2-layer model with SmolLM's
+vocabulary): every runner measured for fp32, int8 and 8da4w at 1 and 2 threads, the same prompt length everywhere,
+full-length greedy runs, fp32 outputs equal to eager PyTorch's, and the report's goals.
+
+Needs the ExecuTorch venv (tools/setup_executorch_venv.sh); skipped, saying so, without it.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+ET_PYTHON = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
+pytestmark = pytest.mark.skipif(not os.path.exists(ET_PYTHON),
+                                reason=f"no ExecuTorch venv at {ET_PYTHON} (run tools/setup_executorch_venv.sh)")
+
+VARIANTS = ["fp32", "int8", "8da4w"]
+THREADS = [t for t in (1, 2) if t <= len(os.sched_getaffinity(0))]
+
+
+@pytest.fixture(scope="module")
+def llm_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("llm_out")
+    work = tmp_path_factory.mktemp("llm_work")
+    r = subprocess.run([sys.executable, "-m", "bench", "--llm", "--quick", "--out", str(out), "--work", str(work),
+                        "--name", "quick"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"bench --llm --quick failed:\n{r.stderr[-4000:]}"
+    with open(out / "quick.json") as f:
+        return json.load(f), (out / "quick.md").read_text()
+
+
+def runs(result):
+    for t in THREADS:
+        for v in VARIANTS:
+            for fw in ("ember", "ember_py", "et"):
+                yield fw, v, t, result["runs"][f"{fw}/{v}/{t}"]
+        yield "eager", "fp32", t, result["runs"][f"eager/fp32/{t}"]
+
+
+def test_every_runner_measured(llm_run):
+    result, _ = llm_run
+    assert all(f["skipped"] is None for f in result["frameworks"].values()), result["frameworks"]
+    s = result["settings"]
+    for fw, v, t, r in runs(result):
+        assert "error" not in r, (fw, v, t, r.get("error"))
+        assert r["prompt_tokens"] == s["prompt_tokens"], (fw, v, t, r["prompt_tokens"])
+        assert r["generated_min"] == s["new_tokens"], (fw, v, t, "a run stopped early")
+        assert r["decode_tps"] > 0 and r["prefill_tps"] > 0 and r["ttft_ms"] > 0, (fw, v, t, r)
+        assert r["maxrss_kb"] > s["rss_floor_kb"], (fw, v, t, r["maxrss_kb"])
+        if fw != "ember":
+            assert 0 < r["rss_above_baseline_kb"] < r["maxrss_kb"], (fw, v, t, r)
+    for fw in ("ember", "et"):
+        for v in VARIANTS:
+            assert result["exports"][fw][v]["pte_bytes"] > 0, (fw, v)
+
+
+def test_outputs_and_threads(llm_run):
+    result, _ = llm_run
+    n = result["settings"]["new_tokens"]
+    for fw, v, t, r in runs(result):
+        if v == "fp32":
+            # Same weights everywhere (ExecuTorch's from a converted checkpoint), greedy: the same tokens.
+            assert r["agree_with_eager"] == n, (fw, t, r["agree_with_eager"])
+        if fw == "et":
+            assert r["threadpool_threads"] == t, (v, t, r["threadpool_threads"])
+        if fw == "ember":
+            assert r["threads"] == t, (v, t, r)
+        assert r["cpus"] is None or len(r["cpus"]) == t
+
+
+def test_report(llm_run):
+    result, md = llm_run
+    goals = md.split("## Goals", 1)[1].split("## 1 thread", 1)[0]
+    rows = [line for line in goals.splitlines() if line.startswith("| Ember ")]
+    assert len(rows) == 3 * len(THREADS), goals
+    assert "not measured" not in goals, goals
+    for t in THREADS:
+        assert f"## {t} thread" in md
+    assert "Ember llm_runner" in md and "ExecuTorch" in md and "eager PyTorch" in md
