@@ -85,8 +85,6 @@ EMBER_TARGET_AVX2 void attend_avx2(const float* q, const float* k, const float* 
 }
 #endif
 
-size_t round16(size_t bytes) { return (bytes + 15) & ~size_t{15}; }
-
 }  // namespace
 
 // The portable kernel's memory, so a call handed to it has its scratch too (kernels/README.md: the first

@@ -402,8 +402,7 @@ int64_t depthwise_scratch_floats(const ConvGeometry& g) {
 // One thread's slice of depthwise scratch: the path's floats, rounded up to whole 16-byte lines so the next
 // thread's slice starts aligned. 0 when the path needs none.
 size_t depthwise_slice_bytes(const ConvGeometry& g) {
-  const size_t bytes = static_cast<size_t>(depthwise_scratch_floats(g)) * sizeof(float);
-  return (bytes + 15) & ~size_t{15};
+  return round16(static_cast<size_t>(depthwise_scratch_floats(g)) * sizeof(float));
 }
 
 // Output channels [c0, c1) of every image, counted image-major (c = n * Cout + co). padded: one slice of scratch

@@ -232,8 +232,7 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
     portable::LlmLinearShape s;
     if (!portable::linear_8da4w_checks(ctx, x, packed_weight, scales, group_size, bias, out, &s)) return;
     float* ts = nullptr;
-    int32_t* sums = nullptr;
-    int16_t* d = portable::linear_8da4w_tokens(ctx, s.M, s.K, &ts, &sums);
+    int16_t* d = portable::linear_8da4w_tokens(ctx, s.M, s.K, &ts);
     const float* xs = x.const_data_ptr<float>();
     const uint8_t* w = packed_weight.const_data_ptr<uint8_t>();
     const float* sc = scales.const_data_ptr<float>();
@@ -241,7 +240,7 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
     float* o = out.mutable_data_ptr<float>();
     for (int64_t m0 = 0; m0 < s.M; m0 += portable::kLlmTokenTile) {
       const int64_t rows = s.M - m0 < portable::kLlmTokenTile ? s.M - m0 : portable::kLlmTokenTile;
-      portable::quantize_tokens_8da4w(xs + m0 * s.K, rows, s.K, d, ts, sums);
+      portable::quantize_tokens_8da4w(xs + m0 * s.K, rows, s.K, d, ts);
       float* orow = o + m0 * s.N;
       // The tile's tokens quantized once, on this thread; then output features split over the method's threads.
       parallel_elements(ctx.threads(), s.N, 8, split_rows(s.K / 2), [&](int64_t n0, int64_t n1) {

@@ -176,11 +176,10 @@ KernelMemory linear_8da4w_memory(const KernelArgs& args);
 size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K);
 bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
                          int64_t group_size, const Tensor* bias, Tensor& out, LlmLinearShape* shape);
-// Scratch layout: up to kLlmTokenTile rows of q - z (int16), their scales, and their sums per 32-channel block
-// (filled by quantize_tokens_8da4w only; the AVX2 kernel multiplies unsigned nibbles and corrects with them).
-int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale, int32_t** block_sums);
-void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale,
-                           int32_t* block_sums);
+// Scratch layout: up to kLlmTokenTile rows of q - z (int16), then their scales.
+int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale);
+// Float rows quantized per token as the portable kernel does (kernels/optimized's 8da4w kernels share it).
+void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale);
 // ember_llm::embedding_int8.out and ember_llm::embedding_4bit.out (op_llm_embedding.cc): token embeddings with
 // int8 rows (a scale per row) or packed int4 rows (linear_8da4w's layout, a scale per group).
 void embedding_int8_out(KernelContext& ctx, const Tensor& weight, const Tensor& scales, const Tensor& indices,

@@ -10,12 +10,6 @@
 namespace ember {
 namespace portable {
 
-namespace {
-
-size_t align16(size_t n) { return (n + 15) & ~size_t{15}; }
-
-}  // namespace
-
 bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
                        ScalarType weight_type, int64_t packed_k_divisor, const Tensor& scales, int64_t scale_cols,
                        const Tensor* bias, Tensor& out, LlmLinearShape* shape) {
@@ -92,8 +86,7 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
 size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K) {
   if (tokens <= 0 || K <= 0) return 0;
   const size_t tile = static_cast<size_t>(tokens < kLlmTokenTile ? tokens : kLlmTokenTile);
-  return align16(tile * static_cast<size_t>(K) * sizeof(int16_t)) + align16(tile * sizeof(float)) +
-         align16(tile * static_cast<size_t>(K / kInt4Block) * sizeof(int32_t));
+  return round16(tile * static_cast<size_t>(K) * sizeof(int16_t)) + round16(tile * sizeof(float));
 }
 
 KernelMemory linear_8da4w_memory(const KernelArgs& args) {
@@ -165,23 +158,13 @@ void quantize_rows(const T* x, int64_t rows, int64_t K, int16_t* d, float* token
 
 }  // namespace
 
-void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale,
-                           int32_t* block_sums) {
+void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale) {
   quantize_rows(x, rows, K, d, token_scale);
-  for (int64_t t = 0; t < rows; ++t) {
-    for (int64_t b = 0; b < K / kInt4Block; ++b) {
-      int32_t sum = 0;
-      for (int i = 0; i < kInt4Block; ++i) sum += d[t * K + b * kInt4Block + i];
-      block_sums[t * (K / kInt4Block) + b] = sum;
-    }
-  }
 }
 
-int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale, int32_t** block_sums) {
+int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale) {
   const size_t tile = static_cast<size_t>(M < kLlmTokenTile ? M : kLlmTokenTile);
-  const size_t d_bytes = align16(tile * K * sizeof(int16_t));
-  *token_scale = reinterpret_cast<float*>(ctx.scratch().data() + d_bytes);
-  *block_sums = reinterpret_cast<int32_t*>(ctx.scratch().data() + d_bytes + align16(tile * sizeof(float)));
+  *token_scale = reinterpret_cast<float*>(ctx.scratch().data() + round16(tile * K * sizeof(int16_t)));
   return reinterpret_cast<int16_t*>(ctx.scratch().data());
 }
 
@@ -195,8 +178,7 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
     using T = typename decltype(tag)::type;
     const int64_t G = s.K / group_size;
     float* ts = nullptr;
-    int32_t* unused_sums = nullptr;
-    int16_t* d = linear_8da4w_tokens(ctx, s.M, s.K, &ts, &unused_sums);
+    int16_t* d = linear_8da4w_tokens(ctx, s.M, s.K, &ts);
     const T* xs = x.const_data_ptr<T>();
     const uint8_t* w = packed_weight.const_data_ptr<uint8_t>();
     const float* sc = scales.const_data_ptr<float>();

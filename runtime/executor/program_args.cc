@@ -82,9 +82,6 @@ bool ProgramKernelArgs::is_constant(size_t i) const {
 
 namespace {
 
-// Kernel state and scratch come in 16-byte units; a size that overflows saturates, so its allocation fails cleanly.
-size_t round16(size_t n) { return n <= SIZE_MAX - 15 ? (n + 15) & ~size_t{15} : SIZE_MAX; }
-
 // A kernel's KernelMemory for `call`, unrounded; zero as program_memory says.
 KernelMemory declared_memory(const fb::ExecutionPlan* plan, const fb::KernelCall* call) {
   const fb::Operator* op = pte::at(plan->operators(), static_cast<size_t>(call->op_index()));

@@ -60,6 +60,10 @@ struct KernelMemory {
   size_t scratch_per_thread = 0;
 };
 
+// Bytes rounded up to whole 16-byte units, the unit kernel state and scratch are planned in (and a kernel that
+// slices its scratch per thread cuts it in). Saturates, so a size that overflows fails its allocation cleanly.
+inline size_t round16(size_t n) { return n <= SIZE_MAX - 15 ? (n + 15) & ~size_t{15} : SIZE_MAX; }
+
 using KernelMemoryFn = KernelMemory (*)(const KernelArgs& args);
 // `state` holds memory(args).state bytes (null when 0). Returns Ok or the error it logged (naming the operator
 // and the numbers at fault), which fails Method::load.

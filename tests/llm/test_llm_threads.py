@@ -62,7 +62,7 @@ def test_two_threads_give_the_single_threaded_logits(runtime, programs, scheme):
     two, two_meta = _logits(runtime, programs[scheme], 2)
     assert torch.equal(one, two)
     # Attention's second thread has a score row of its own (max_seq_len + head_dim floats), planned up front
-    # (8da4w's token scratch, 8.5 KiB, is larger than both rows together, so there the total does not grow).
+    # (8da4w's token scratch, 8 KiB, is larger than both rows together, so there the total does not grow).
     row = (MAX_SEQ_LEN + 32) * 4
     assert one_meta["threaded_scratch_bytes"] == one_meta["scratch_bytes"] >= row
     assert two_meta["threaded_scratch_bytes"] >= max(one_meta["scratch_bytes"], 2 * row)
