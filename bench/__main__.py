@@ -147,13 +147,7 @@ def main(argv=None) -> int:
             result["plot"] = os.path.basename(png_path)
         else:
             H.log(f"plot failed: {r.stderr[-1000:]}")
-    with open(json_path, "w") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-        f.write("\n")
-    md = report.markdown(result)
-    with open(md_path, "w") as f:
-        f.write(md)
-    print(md)
+    H.write_results(json_path, md_path, result, report.markdown(result))
     H.log(f"wrote {json_path}, {md_path}" + (f", {png_path}" if result.get("plot") else "") +
           f" in {result['wall_s']:.0f} s")
     return 0

@@ -329,6 +329,18 @@ def finish_peer_exports(env: Env, procs) -> dict:
     return reports
 
 
+# --- results ---------------------------------------------------------------------------------------------------
+
+def write_results(json_path: str, md_path: str, result: dict, md: str):
+    """Every number to json_path, the report to md_path and to stdout."""
+    with open(json_path, "w") as f:
+        json.dump(result, f, indent=1, sort_keys=True)
+        f.write("\n")
+    with open(md_path, "w") as f:
+        f.write(md)
+    print(md)
+
+
 # --- measurement -----------------------------------------------------------------------------------------------
 
 def _spawn(env: Env, args, timeout):

@@ -489,12 +489,6 @@ def main(a) -> int:
     stem = a.name or (result["date"] + ("-llm-quick" if a.quick else "-llm"))
     os.makedirs(a.out, exist_ok=True)
     json_path, md_path = os.path.join(a.out, f"{stem}.json"), os.path.join(a.out, f"{stem}.md")
-    with open(json_path, "w") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-        f.write("\n")
-    md = llm_report.markdown(result)
-    with open(md_path, "w") as f:
-        f.write(md)
-    print(md)
+    H.write_results(json_path, md_path, result, llm_report.markdown(result))
     H.log(f"wrote {json_path}, {md_path} in {result['wall_s']:.0f} s")
     return 0
