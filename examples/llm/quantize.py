@@ -23,7 +23,8 @@ from typing import List
 import torch
 from torch import nn
 
-from kernels.portable.llm_ops import embedding_4bit, embedding_int8, linear_8da4w, linear_int8, pack_int4
+from kernels.portable.llm_ops import (INT4_CHANNEL_BLOCK, embedding_4bit, embedding_int8, linear_8da4w, linear_int8,
+                                      pack_int4, pack_int4_blocked)
 
 SCHEMES = ("int8", "8da4w")
 EMBEDDING_SCHEMES = ("int8", "4bit")
@@ -52,8 +53,15 @@ class Linear8da4w(nn.Module):
         scales = g.abs().amax(dim=2).clamp(min=1e-12) / 7.5
         q = torch.clamp(torch.round(g / scales[:, :, None]), -8, 7).reshape(N, K).to(torch.int8)
         self.group_size = group_size
-        self.register_buffer("packed_weight", pack_int4(q))
-        self.register_buffer("scales", scales.to(torch.float32))
+        scales = scales.to(torch.float32)
+        # The blocked layout where the output channels allow it: the optimized kernels compute 8 channels per
+        # vector with int8 dot products on it (kernels/optimized/op_llm_linear.cc).
+        if N % INT4_CHANNEL_BLOCK == 0:
+            packed, scales = pack_int4_blocked(q, scales)
+        else:
+            packed = pack_int4(q)
+        self.register_buffer("packed_weight", packed)
+        self.register_buffer("scales", scales)
         self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().clone())
 
     def forward(self, x):

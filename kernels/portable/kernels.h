@@ -162,9 +162,11 @@ bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tenso
 // int4 weights. The checks, shapes and activation quantization are shared with kernels/optimized.
 struct LlmLinearShape {
   int64_t M = 0, K = 0, N = 0;  // tokens (x's leading dims), input and output channels
+  bool blocked = false;         // linear_8da4w's weights and scales in the blocked layout (16 channels a block)
 };
-constexpr int kInt4Block = 32;      // input channels per packed int4 block (16 bytes)
-constexpr int64_t kLlmTokenTile = 4;  // tokens quantized into scratch at a time by linear_8da4w
+constexpr int kInt4Block = 32;         // input channels per packed int4 block (16 bytes)
+constexpr int kInt4ChannelBlock = 16;  // output channels per block of linear_8da4w's blocked layout
+constexpr int64_t kLlmTokenTile = 4;   // tokens quantized into scratch at a time by linear_8da4w
 bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
                        ScalarType weight_type, int64_t packed_k_divisor, const Tensor& scales, int64_t scale_cols,
                        const Tensor* bias, Tensor& out, LlmLinearShape* shape);
@@ -173,6 +175,7 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
 void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
                       int64_t group_size, const Tensor* bias, Tensor& out);
 KernelMemory linear_8da4w_memory(const KernelArgs& args);
+// Enough for either layout of the tile's quantized tokens below.
 size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K);
 bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
                          int64_t group_size, const Tensor* bias, Tensor& out, LlmLinearShape* shape);
@@ -180,6 +183,16 @@ bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& pack
 int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale);
 // Float rows quantized per token as the portable kernel does (kernels/optimized's 8da4w kernels share it).
 void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale);
+// The same tokens for int8 dot products (kernels/optimized on the blocked layout): q itself (int8) in rows of K,
+// and per token G + 1 int32s, z and then -8 * sum (q - z) over each group of `group` channels, which turn a
+// group's sum of q * (w + 8) into the exact sum of (q - z) * w once the weights' sum times z is taken off.
+struct Int8Tokens {
+  int8_t* q;
+  int32_t* terms;  // [rows][G + 1]
+  float* scale;    // [rows]
+};
+Int8Tokens linear_8da4w_int8_tokens(KernelContext& ctx, int64_t M, int64_t K, int64_t group);
+void quantize_tokens_8da4w_int8(const float* x, int64_t rows, int64_t K, int64_t group, const Int8Tokens& out);
 // ember_llm::embedding_int8.out and ember_llm::embedding_4bit.out (op_llm_embedding.cc): token embeddings with
 // int8 rows (a scale per row) or packed int4 rows (linear_8da4w's layout, a scale per group).
 void embedding_int8_out(KernelContext& ctx, const Tensor& weight, const Tensor& scales, const Tensor& indices,

@@ -5,8 +5,10 @@ Importing this module registers with torch.library (schemas: schema/operators.ya
     tensor, no copy of the cache, only rows 0 .. input_pos + T - 1 read). Functional and out= overloads.
   * ember_llm::linear_int8: weight-only int8 linear (per-output-channel symmetric scales).
   * ember_llm::linear_8da4w: int4 group-wise weights, activations quantized per token to int8 at run time
-    (ExecuTorch's 8da4w scheme); pack_int4 / unpack_int4 define the packed layout, quantize_per_token the
-    activations' int8 values, which the C++ kernels reproduce bit for bit.
+    (ExecuTorch's 8da4w scheme); pack_int4 / unpack_int4 define the row layout and pack_int4_blocked /
+    unpack_int4_blocked the blocked one the export uses (16 output channels interleaved, for vector kernels that
+    compute 8 or 16 output channels at once), quantize_per_token the activations' int8 values, which the C++ kernels
+    reproduce bit for bit.
   * ember_llm::embedding_int8 / embedding_4bit: token embeddings whose rows are stored as int8 (a scale per row)
     or as int4 in pack_int4's layout (a scale per group of the row); a gathered row is dequantized on the way out.
 """
@@ -103,6 +105,43 @@ def unpack_int4(packed: torch.Tensor) -> torch.Tensor:
     return (torch.cat([b & 15, b >> 4], dim=2) - 8).reshape(N, 2 * half).to(torch.int8)
 
 
+INT4_CHANNEL_BLOCK = 16  # output channels per block of the blocked layout
+
+
+def pack_int4_blocked(w: torch.Tensor, scales: torch.Tensor):
+    """int values in -8 .. 7 [N, K] and their float32 scales [N, G] -> (uint8 [N / 16, K / 8, 64], float32
+    [N / 16, G, 16]): linear_8da4w's blocked layout (N a multiple of 16, K of 32; schema/operators.yaml).
+
+    Byte 32h + 4c + i of block b's octet j holds w[16b + 8h + c, 8j + i] + 8 in its low nibble and
+    w[16b + 8h + c, 8j + 4 + i] + 8 in its high one: 8 channels' 4 consecutive inputs side by side, the operand
+    of one int8 dot-product instruction per 32 bytes (x86's VPDPBUSD, Arm's SDOT), with no horizontal sums.
+    """
+    N, K = w.shape
+    if N % INT4_CHANNEL_BLOCK or K % INT4_BLOCK:
+        raise ValueError(f"pack_int4_blocked: [{N}, {K}] needs output channels a multiple of "
+                         f"{INT4_CHANNEL_BLOCK} and input channels a multiple of {INT4_BLOCK}")
+    if int(w.min()) < -8 or int(w.max()) > 7:
+        raise ValueError("pack_int4_blocked: values must lie in -8 .. 7")
+    if scales.dim() != 2 or scales.shape[0] != N:
+        raise ValueError(f"pack_int4_blocked: scales must be [{N}, groups], got {list(scales.shape)}")
+    u = (w.to(torch.int16) + 8).reshape(N // 16, 2, 8, K // 8, 2, 4)       # b, h, c, j, nibble, i
+    u = u.permute(0, 3, 1, 2, 5, 4)                                          # b, j, h, c, i, nibble
+    packed = (u[..., 0] | (u[..., 1] << 4)).to(torch.uint8).reshape(N // 16, K // 8, 64)
+    G = scales.shape[1]
+    blocked_scales = scales.reshape(N // 16, 16, G).transpose(1, 2).contiguous()
+    return packed, blocked_scales
+
+
+def unpack_int4_blocked(packed: torch.Tensor, scales: torch.Tensor):
+    """pack_int4_blocked's inverse: (int8 [N, K] in -8 .. 7, scales [N, G])."""
+    B, J, _ = packed.shape
+    b = packed.to(torch.int16).reshape(B, J, 2, 8, 4)                       # b, j, h, c, i
+    u = torch.stack([b & 15, b >> 4], dim=-1)                                # b, j, h, c, i, nibble
+    w = (u.permute(0, 2, 3, 1, 5, 4).reshape(B * 16, J * 8) - 8).to(torch.int8)
+    G = scales.shape[1]
+    return w, scales.transpose(1, 2).reshape(B * 16, G)
+
+
 def quantize_per_token(x2d: torch.Tensor):
     """Rows of float32 [M, K] -> (q int32 [M, K] in -128 .. 127, scale float32 [M], zero point int32 [M])."""
     x = x2d.to(torch.float32)
@@ -117,11 +156,15 @@ def quantize_per_token(x2d: torch.Tensor):
 
 def _linear_8da4w(x, packed_weight, scales, group_size, bias):
     K = x.shape[-1]
-    N = packed_weight.shape[0]
+    if packed_weight.dim() == 3:
+        w, scales = unpack_int4_blocked(packed_weight, scales)
+    else:
+        w = unpack_int4(packed_weight)
+    N = w.shape[0]
     G = K // group_size
     q, s, z = quantize_per_token(x.reshape(-1, K))
     M = q.shape[0]
-    w = unpack_int4(packed_weight).to(torch.int64).reshape(N, G, group_size)
+    w = w.to(torch.int64).reshape(N, G, group_size)
     d = (q - z[:, None]).to(torch.int64).reshape(M, G, group_size)
     # Exact integer sums per (token, output channel, group).
     isum = torch.einsum("mgk,ngk->mng", d, w)                                  # [M, N, G] int64
@@ -136,7 +179,8 @@ def _linear_8da4w_out(x, packed_weight, scales, group_size, bias, *, out):
 
 
 def _linear_8da4w_fake(x, packed_weight, scales, group_size, bias):
-    return x.new_empty((*x.shape[:-1], packed_weight.shape[0]))
+    N = packed_weight.shape[0] * (INT4_CHANNEL_BLOCK if packed_weight.dim() == 3 else 1)
+    return x.new_empty((*x.shape[:-1], N))
 
 
 _lib.impl("linear_int8", _linear_int8, "CompositeExplicitAutograd")

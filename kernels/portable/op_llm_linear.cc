@@ -2,13 +2,42 @@
 // kernels/portable/llm_ops.py): the decoder's linear layers with int8 or packed int4 weights. Reference loops:
 // kernels/optimized/op_llm_linear.cc is the fast path for Float. The 8da4w activations are quantized here exactly
 // as the reference does (float32 division, round half to even), a tile of tokens at a time into planned scratch,
-// and each group's products are summed in int32, so only the float steps after the sums differ in order.
+// and each group's products are summed in int32, so only the float steps after the sums differ in order. Both weight
+// layouts of linear_8da4w (schema/operators.yaml) run here; the blocked one gives the row one's bits.
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 
 namespace ember {
 namespace portable {
+
+namespace {
+
+// x, bias and out of a linear with N output features (either weight layout).
+bool llm_linear_io_checks(KernelContext& ctx, const char* name, const Tensor& x, int64_t N, const Tensor* bias,
+                          Tensor& out, LlmLinearShape* shape) {
+  const int64_t K = x.size(x.dim() - 1);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, bias == nullptr || (bias->scalar_type() == x.scalar_type() && bias->numel() == N),
+                              InvalidArgument, "%s: bias must hold %lld values of x's dtype", name,
+                              static_cast<long long>(N));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, out.scalar_type() == x.scalar_type(), InvalidArgument,
+                              "%s: out must have x's dtype %s, got %s", name, scalar_type_name(x.scalar_type()),
+                              scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.is_contiguous() && (bias == nullptr || bias->is_contiguous()), NotSupported,
+                              "%s: only contiguous tensors are supported", name);
+  int32_t sizes[kMaxTensorDim];
+  for (int32_t d = 0; d < x.dim(); ++d) sizes[d] = x.size(d);
+  sizes[x.dim() - 1] = static_cast<int32_t>(N);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, sizes, static_cast<size_t>(x.dim())) && out.is_contiguous(),
+                              InvalidArgument, "%s: out must be x's shape with %lld last", name,
+                              static_cast<long long>(N));
+  shape->M = K == 0 ? 0 : x.numel() / K;
+  shape->K = K;
+  shape->N = N;
+  return true;
+}
+
+}  // namespace
 
 bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
                        ScalarType weight_type, int64_t packed_k_divisor, const Tensor& scales, int64_t scale_cols,
@@ -30,25 +59,9 @@ bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, co
                               "%s: scales must be float32 [%lld%s], got %s with %d dims", name,
                               static_cast<long long>(N), scale_cols ? ", groups" : "",
                               scalar_type_name(scales.scalar_type()), static_cast<int>(scales.dim()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, bias == nullptr || (bias->scalar_type() == x.scalar_type() && bias->numel() == N),
-                              InvalidArgument, "%s: bias must hold %lld values of x's dtype", name,
-                              static_cast<long long>(N));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, out.scalar_type() == x.scalar_type(), InvalidArgument,
-                              "%s: out must have x's dtype %s, got %s", name, scalar_type_name(x.scalar_type()),
-                              scalar_type_name(out.scalar_type()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.is_contiguous() && weight.is_contiguous() && scales.is_contiguous() &&
-                                       (bias == nullptr || bias->is_contiguous()),
-                              NotSupported, "%s: only contiguous tensors are supported", name);
-  int32_t sizes[kMaxTensorDim];
-  for (int32_t d = 0; d < x.dim(); ++d) sizes[d] = x.size(d);
-  sizes[x.dim() - 1] = static_cast<int32_t>(N);
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, sizes, static_cast<size_t>(x.dim())) && out.is_contiguous(),
-                              InvalidArgument, "%s: out must be x's shape with %lld last", name,
-                              static_cast<long long>(N));
-  shape->M = K == 0 ? 0 : x.numel() / K;
-  shape->K = K;
-  shape->N = N;
-  return true;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.is_contiguous() && scales.is_contiguous(), NotSupported,
+                              "%s: only contiguous tensors are supported", name);
+  return llm_linear_io_checks(ctx, name, x, N, bias, out, shape);
 }
 
 // ---- linear_int8 --------------------------------------------------------------------------------------------
@@ -83,10 +96,20 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
 
 // ---- linear_8da4w -------------------------------------------------------------------------------------------
 
+namespace {
+// Bytes of linear_8da4w_int8_tokens' layout for `tile` tokens of K channels in groups of `group`.
+size_t int8_tokens_bytes(size_t tile, size_t K, size_t group) {
+  return round16(tile * K) + round16(tile * (K / group + 1) * sizeof(int32_t)) + round16(tile * sizeof(float));
+}
+}  // namespace
+
 size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K) {
   if (tokens <= 0 || K <= 0) return 0;
   const size_t tile = static_cast<size_t>(tokens < kLlmTokenTile ? tokens : kLlmTokenTile);
-  return round16(tile * static_cast<size_t>(K) * sizeof(int16_t)) + round16(tile * sizeof(float));
+  const size_t int16_rows = round16(tile * static_cast<size_t>(K) * sizeof(int16_t)) + round16(tile * sizeof(float));
+  // The int8 layout at the smallest group (the most group terms); no larger than the int16 one from K = 32 on.
+  const size_t int8_rows = int8_tokens_bytes(tile, static_cast<size_t>(K), kInt4Block);
+  return int16_rows > int8_rows ? int16_rows : int8_rows;
 }
 
 KernelMemory linear_8da4w_memory(const KernelArgs& args) {
@@ -105,8 +128,29 @@ bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& pack
                               InvalidArgument, "%s: group_size %lld must be a multiple of %d dividing the %lld input "
                               "channels", name, static_cast<long long>(group_size), kInt4Block,
                               static_cast<long long>(x.dim() >= 1 ? x.size(x.dim() - 1) : 0));
-  const int64_t groups = x.size(x.dim() - 1) / group_size;
-  if (!llm_linear_checks(ctx, name, x, packed_weight, ScalarType::Byte, 2, scales, groups, bias, out, shape)) {
+  const int64_t K = x.size(x.dim() - 1), groups = K / group_size;
+  if (packed_weight.dim() == 3) {
+    // The blocked layout: [N / 16, K / 8, 64] bytes and [N / 16, groups, 16] scales.
+    const int64_t blocks = packed_weight.size(0);
+    EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.dim() <= kMaxTensorDim && packed_weight.scalar_type() == ScalarType::Byte &&
+                                         packed_weight.size(1) * 8 == K && packed_weight.size(2) == 64,
+                                InvalidArgument, "%s: a blocked weight must be uint8 [N / 16, %lld, 64] for %lld "
+                                "input channels, got %s [%lld, %lld, %lld]", name, static_cast<long long>(K / 8),
+                                static_cast<long long>(K), scalar_type_name(packed_weight.scalar_type()),
+                                static_cast<long long>(blocks), static_cast<long long>(packed_weight.size(1)),
+                                static_cast<long long>(packed_weight.size(2)));
+    EMBER_KERNEL_CHECK_OR_FALSE(ctx, scales.scalar_type() == ScalarType::Float && scales.dim() == 3 &&
+                                         scales.size(0) == blocks && scales.size(1) == groups &&
+                                         scales.size(2) == kInt4ChannelBlock,
+                                InvalidArgument, "%s: blocked scales must be float32 [%lld, %lld, 16], got %s with "
+                                "%d dims", name, static_cast<long long>(blocks), static_cast<long long>(groups),
+                                scalar_type_name(scales.scalar_type()), static_cast<int>(scales.dim()));
+    EMBER_KERNEL_CHECK_OR_FALSE(ctx, packed_weight.is_contiguous() && scales.is_contiguous(), NotSupported,
+                                "%s: only contiguous tensors are supported", name);
+    if (!llm_linear_io_checks(ctx, name, x, blocks * kInt4ChannelBlock, bias, out, shape)) return false;
+    shape->blocked = true;
+  } else if (!llm_linear_checks(ctx, name, x, packed_weight, ScalarType::Byte, 2, scales, groups, bias, out,
+                                shape)) {
     return false;
   }
   const size_t need = linear_8da4w_scratch_bytes(shape->M, shape->K);
@@ -131,28 +175,34 @@ inline float clamp_i8(float v) {
   return v >= -128.0f ? v : -128.0f;
 }
 
-// The reference's quantize_per_token on x.to(float32), exactly: float32 division, round half to even, clamps;
-// stores q - z (-255 .. 255) so the group sums need no zero-point term.
+// The reference's quantize_per_token on x.to(float32), exactly: float32 division, round half to even, clamps.
+// Hands each token's z to begin(t, z) and each q to put(t, k, q); returns the token's scale.
+template <typename T, class Begin, class Put>
+float quantize_row(const T* xr, int64_t K, Begin&& begin, Put&& put) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t k = 0; k < K; ++k) {
+    const float v = static_cast<float>(xr[k]);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  float s = (hi - lo) / 255.0f;
+  if (s == 0.0f) s = 1.0f;
+  const float z = clamp_i8(round_half_even_small(-128.0f - lo / s));
+  begin(static_cast<int32_t>(z));
+  for (int64_t k = 0; k < K; ++k) {
+    put(k, static_cast<int32_t>(clamp_i8(round_half_even_small(static_cast<float>(xr[k]) / s) + z)));
+  }
+  return s;
+}
+
+// Stores q - z (-255 .. 255) so the group sums need no zero-point term.
 template <typename T>
 void quantize_rows(const T* x, int64_t rows, int64_t K, int16_t* d, float* token_scale) {
   for (int64_t t = 0; t < rows; ++t) {
-    const T* xr = x + t * K;
-    float lo = 0.0f, hi = 0.0f;
-    for (int64_t k = 0; k < K; ++k) {
-      const float v = static_cast<float>(xr[k]);
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-    }
-    float s = (hi - lo) / 255.0f;
-    if (s == 0.0f) s = 1.0f;
-    const float z = clamp_i8(round_half_even_small(-128.0f - lo / s));
-    const int32_t zi = static_cast<int32_t>(z);
     int16_t* dr = d + t * K;
-    for (int64_t k = 0; k < K; ++k) {
-      const float q = clamp_i8(round_half_even_small(static_cast<float>(xr[k]) / s) + z);
-      dr[k] = static_cast<int16_t>(static_cast<int32_t>(q) - zi);
-    }
-    token_scale[t] = s;
+    int32_t zi = 0;
+    token_scale[t] = quantize_row(x + t * K, K, [&](int32_t z) { zi = z; },
+                                  [&](int64_t k, int32_t q) { dr[k] = static_cast<int16_t>(q - zi); });
   }
 }
 
@@ -160,6 +210,37 @@ void quantize_rows(const T* x, int64_t rows, int64_t K, int16_t* d, float* token
 
 void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, float* token_scale) {
   quantize_rows(x, rows, K, d, token_scale);
+}
+
+Int8Tokens linear_8da4w_int8_tokens(KernelContext& ctx, int64_t M, int64_t K, int64_t group) {
+  const size_t tile = static_cast<size_t>(M < kLlmTokenTile ? M : kLlmTokenTile);
+  uint8_t* base = ctx.scratch().data();
+  const size_t q_bytes = round16(tile * static_cast<size_t>(K));
+  const size_t term_bytes = round16(tile * static_cast<size_t>(K / group + 1) * sizeof(int32_t));
+  return {reinterpret_cast<int8_t*>(base), reinterpret_cast<int32_t*>(base + q_bytes),
+          reinterpret_cast<float*>(base + q_bytes + term_bytes)};
+}
+
+void quantize_tokens_8da4w_int8(const float* x, int64_t rows, int64_t K, int64_t group, const Int8Tokens& out) {
+  const int64_t G = K / group;
+  for (int64_t t = 0; t < rows; ++t) {
+    int8_t* qr = out.q + t * K;
+    int32_t* terms = out.terms + t * (G + 1);
+    int32_t zi = 0, sum = 0;
+    out.scale[t] = quantize_row(x + t * K, K,
+                                [&](int32_t z) {
+                                  zi = z;
+                                  terms[0] = z;
+                                },
+                                [&](int64_t k, int32_t q) {
+                                  qr[k] = static_cast<int8_t>(q);
+                                  sum += q - zi;
+                                  if ((k + 1) % group == 0) {
+                                    terms[1 + k / group] = -8 * sum;
+                                    sum = 0;
+                                  }
+                                });
+  }
 }
 
 int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** token_scale) {
@@ -189,19 +270,32 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
       quantize_rows(xs + m0 * s.K, rows, s.K, d, ts);
       for (int64_t n = 0; n < s.N; ++n) {
         const uint8_t* wr = w + n * (s.K / 2);
+        // Blocked: channel n's 4-input runs sit at 32h + 4c within each octet's 64 bytes of its block.
+        const uint8_t* wb = w + (n / kInt4ChannelBlock) * (s.K / 8) * 64 + (n % kInt4ChannelBlock) * 4;
+        const float* sb = sc + (n / kInt4ChannelBlock) * G * kInt4ChannelBlock + n % kInt4ChannelBlock;
         for (int64_t t = 0; t < rows; ++t) {
           const int16_t* dr = d + t * s.K;
           float acc = 0.0f;
           for (int64_t g = 0; g < G; ++g) {
             int32_t isum = 0;
-            for (int64_t k = g * group_size; k < (g + 1) * group_size; k += kInt4Block) {
-              const uint8_t* blk = wr + k / 2;
-              for (int i = 0; i < kInt4Block / 2; ++i) {
-                isum += static_cast<int32_t>(dr[k + i]) * ((blk[i] & 15) - 8);
-                isum += static_cast<int32_t>(dr[k + kInt4Block / 2 + i]) * ((blk[i] >> 4) - 8);
+            if (s.blocked) {
+              for (int64_t k = g * group_size; k < (g + 1) * group_size; k += 8) {
+                const uint8_t* run = wb + (k / 8) * 64;
+                for (int i = 0; i < 4; ++i) {
+                  isum += static_cast<int32_t>(dr[k + i]) * ((run[i] & 15) - 8);
+                  isum += static_cast<int32_t>(dr[k + 4 + i]) * ((run[i] >> 4) - 8);
+                }
+              }
+            } else {
+              for (int64_t k = g * group_size; k < (g + 1) * group_size; k += kInt4Block) {
+                const uint8_t* blk = wr + k / 2;
+                for (int i = 0; i < kInt4Block / 2; ++i) {
+                  isum += static_cast<int32_t>(dr[k + i]) * ((blk[i] & 15) - 8);
+                  isum += static_cast<int32_t>(dr[k + kInt4Block / 2 + i]) * ((blk[i] >> 4) - 8);
+                }
               }
             }
-            acc += static_cast<float>(isum) * sc[n * G + g];
+            acc += static_cast<float>(isum) * (s.blocked ? sb[g * kInt4ChannelBlock] : sc[n * G + g]);
           }
           float v = acc * ts[t];
           if (b) v += static_cast<float>(b[n]);

@@ -4,7 +4,11 @@
 //
 // Both builds compute each 8da4w group's integer sum exactly, so they differ only in the order float partial sums
 // are added: tolerance 1e-5 relative to the largest output, which one wrong nibble or token exceeds many times over
-// (weights in -8 .. 7 with scales of 1/8 to 1, activations up to 4).
+// (weights in -8 .. 7 with scales of 1/8 to 1, activations up to 4). On the blocked layout every build takes the
+// portable kernel's float steps in its order, so on x86-64, whose portable build has no FMA to fuse them into, the
+// results must be the same bits on every instruction set this CPU has (AVX-512 VNNI, AVX-VNNI, AVX2, none). gcc
+// fuses multiply-adds into FMAs where the baseline has them (aarch64), and not always the same ones in both builds:
+// there, within the tolerance above.
 #include <math.h>
 #include <stdint.h>
 
@@ -13,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/optimized/kernels.h"
+#include "kernels/optimized/util/simd.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/test/owned_tensor.h"
 
@@ -94,6 +99,110 @@ TEST(LlmLinear, Int4MatchesPortable) {
       }
     }
   }
+}
+
+// int4 values (-8 .. 7, [N][K]) in linear_8da4w's two layouts (schema/operators.yaml).
+std::vector<uint8_t> pack_rows(const std::vector<int>& w, int32_t N, int32_t K) {
+  std::vector<uint8_t> p(static_cast<size_t>(N) * K / 2);
+  for (int32_t n = 0; n < N; ++n) {
+    for (int32_t b = 0; b < K / 32; ++b) {
+      for (int i = 0; i < 16; ++i) {
+        const int lo = w[n * K + 32 * b + i] + 8, hi = w[n * K + 32 * b + 16 + i] + 8;
+        p[n * K / 2 + 16 * b + i] = static_cast<uint8_t>(lo | hi << 4);
+      }
+    }
+  }
+  return p;
+}
+std::vector<uint8_t> pack_blocked(const std::vector<int>& w, int32_t N, int32_t K) {
+  std::vector<uint8_t> p(static_cast<size_t>(N) * K / 2);
+  for (int32_t n = 0; n < N; ++n) {
+    for (int32_t j = 0; j < K / 8; ++j) {
+      for (int i = 0; i < 4; ++i) {
+        const int lo = w[n * K + 8 * j + i] + 8, hi = w[n * K + 8 * j + 4 + i] + 8;
+        p[(static_cast<size_t>(n / 16) * (K / 8) + j) * 64 + (n % 16) * 4 + i] = static_cast<uint8_t>(lo | hi << 4);
+      }
+    }
+  }
+  return p;
+}
+
+// The blocked layout: the same bits as the row layout through portable, and as portable through kernels/optimized
+// with each instruction set; decode, tiles of 4, 3 and 2, every group size, and extreme values (q at -128 and 127
+// against weights -8 and 7, the largest int16 pair sums AVX2's VPMADDUBSW makes).
+TEST(LlmLinear, Int4BlockedGivesTheRowLayoutsBits) {
+  for (const Shape s : {Shape{1, 256, 48}, Shape{7, 256, 32}, Shape{6, 512, 16}, Shape{2, 64, 16}, Shape{3, 128, 64}}) {
+    for (int64_t group : {32, 64, 128, 256}) {
+      if (s.K % group) continue;
+      for (bool extreme : {false, true}) {
+        const int32_t G = static_cast<int32_t>(s.K / group);
+        std::vector<float> xv(s.M * s.K), sv(s.N * G), bsv(s.N * G), bv(s.N);
+        std::vector<int> wv(s.N * s.K);
+        for (float& v : xv) v = extreme ? (next_u32() % 2 ? 4.0f : -4.0f) : uniform(-4.0f, 4.0f);
+        for (int& v : wv) v = extreme ? (next_u32() % 2 ? 7 : -8) : static_cast<int>(next_u32() % 16) - 8;
+        for (float& v : sv) v = uniform(0.125f, 1.0f);
+        for (float& v : bv) v = uniform(-1.0f, 1.0f);
+        for (int32_t n = 0; n < s.N; ++n) {
+          for (int32_t g = 0; g < G; ++g) bsv[(n / 16 * G + g) * 16 + n % 16] = sv[n * G + g];
+        }
+        Owned<float> x(ScalarType::Float, {s.M, s.K}, xv), scales(ScalarType::Float, {s.N, G}, sv),
+            bscales(ScalarType::Float, {s.N / 16, G, 16}, bsv), bias(ScalarType::Float, {s.N}, bv),
+            want(ScalarType::Float, {s.M, s.N}), got(ScalarType::Float, {s.M, s.N});
+        Owned<uint8_t> rows(ScalarType::Byte, {s.N, s.K / 2}, pack_rows(wv, s.N, s.K)),
+            blocked(ScalarType::Byte, {s.N / 16, s.K / 8, 64}, pack_blocked(wv, s.N, s.K));
+        std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K));
+        Span<uint8_t> sp(scratch.data(), scratch.size());
+        for (bool with_bias : {true, false}) {
+          const Tensor* b = with_bias ? &bias.t : nullptr;
+          auto portable_call = [&](Owned<uint8_t>& w, Owned<float>& sc, Owned<float>& o) {
+            return run([&](KernelContext& c) { portable::linear_8da4w_out(c, x.t, w.t, sc.t, group, b, o.t); }, sp);
+          };
+          ASSERT_EQ(portable_call(rows, scales, want), Error::Ok);
+          ASSERT_EQ(portable_call(blocked, bscales, got), Error::Ok);
+          ASSERT_EQ(got.data, want.data) << "portable, group " << group;
+          for (optimized::X86Isa isa : {optimized::X86Isa::kAvx512Vnni, optimized::X86Isa::kAvxVnni,
+                                        optimized::X86Isa::kAvx2, optimized::X86Isa::kBaseline}) {
+            optimized::limit_x86_isa(isa);
+            std::fill(got.data.begin(), got.data.end(), 0.0f);
+            const Error e = run(
+                [&](KernelContext& c) { optimized::linear_8da4w_out(c, x.t, blocked.t, bscales.t, group, b, got.t); },
+                sp);
+            optimized::limit_x86_isa(optimized::X86Isa::kAvx512Vnni);
+            ASSERT_EQ(e, Error::Ok);
+#if defined(__x86_64__)
+            ASSERT_EQ(got.data, want.data) << "optimized, instruction sets up to " << static_cast<int>(isa)
+                                           << ", group " << group << ", M " << s.M << ", N " << s.N;
+#else
+            expect_close(got.data, want.data, "linear_8da4w blocked");
+#endif
+          }
+        }
+      }
+    }
+  }
+}
+
+// A blocked weight whose shape does not match is refused with the shapes named.
+TEST(LlmLinear, Int4BlockedShapesAreChecked) {
+  Owned<float> x(ScalarType::Float, {1, 64}, std::vector<float>(64, 1.0f)), out(ScalarType::Float, {1, 16}),
+      scales(ScalarType::Float, {1, 2, 16}, std::vector<float>(32, 1.0f)),
+      wrong_scales(ScalarType::Float, {1, 16, 2}, std::vector<float>(32, 1.0f));
+  Owned<uint8_t> w(ScalarType::Byte, {1, 8, 64}, std::vector<uint8_t>(512, 0x88)),
+      wrong_w(ScalarType::Byte, {1, 16, 32}, std::vector<uint8_t>(512, 0x88));
+  std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(1, 64));
+  Span<uint8_t> sp(scratch.data(), scratch.size());
+  EXPECT_EQ(run([&](KernelContext& c) { optimized::linear_8da4w_out(c, x.t, w.t, scales.t, 32, nullptr, out.t); }, sp),
+            Error::Ok);
+  EXPECT_EQ(run([&](KernelContext& c) { optimized::linear_8da4w_out(c, x.t, wrong_w.t, scales.t, 32, nullptr, out.t); },
+                sp),
+            Error::InvalidArgument);
+  EXPECT_NE(testing::last_log().find("blocked weight must be uint8 [N / 16, 8, 64]"), std::string::npos)
+      << testing::last_log();
+  EXPECT_EQ(run([&](KernelContext& c) { optimized::linear_8da4w_out(c, x.t, w.t, wrong_scales.t, 32, nullptr, out.t); },
+                sp),
+            Error::InvalidArgument);
+  EXPECT_NE(testing::last_log().find("blocked scales must be float32 [1, 2, 16]"), std::string::npos)
+      << testing::last_log();
 }
 
 }  // namespace

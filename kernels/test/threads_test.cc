@@ -136,18 +136,23 @@ TEST(Threads, LlmLinearsGiveTheSingleThreadedBits) {
   for (size_t i = 0; i < w4.size(); ++i) w4[i] = static_cast<uint8_t>(uniform(0, 255));
   Owned<int8_t> wi8(ScalarType::Char, {N, K}, w8);
   Owned<uint8_t> wi4(ScalarType::Byte, {N, K / 2}, w4);
+  // The same bytes as a blocked weight (N = 1000 is 62.5 blocks, so 992 channels of them): any bytes are valid.
+  Owned<uint8_t> wb4(ScalarType::Byte, {62, K / 8, 64}, std::vector<uint8_t>(w4.begin(), w4.begin() + 992 * K / 2));
+  Owned<float> sb4(ScalarType::Float, {62, G, 16}, random_floats(992 * G, 0.1f, 1.0f));
   const size_t scratch = portable::linear_8da4w_scratch_bytes(M, K);
-  for (int scheme = 0; scheme < 2; ++scheme) {
-    Owned<float> want(ScalarType::Float, {M, N}), got(ScalarType::Float, {M, N});
+  for (int scheme = 0; scheme < 3; ++scheme) {
+    const int32_t n = scheme == 2 ? 992 : N;
+    Owned<float> want(ScalarType::Float, {M, n}), got(ScalarType::Float, {M, n});
     auto call = [&](Owned<float>& o) {
       return [&](KernelContext& c) {
         if (scheme == 0) return optimized::linear_int8_out(c, x.t, wi8.t, s8.t, &bias.t, o.t);
-        optimized::linear_8da4w_out(c, x.t, wi4.t, s4.t, 32, &bias.t, o.t);
+        if (scheme == 1) return optimized::linear_8da4w_out(c, x.t, wi4.t, s4.t, 32, &bias.t, o.t);
+        optimized::linear_8da4w_out(c, x.t, wb4.t, sb4.t, 32, nullptr, o.t);
       };
     };
     ASSERT_EQ(run(call(want), nullptr, scratch), Error::Ok) << testing::last_log();
     ASSERT_EQ(run(call(got), pool(), scratch), Error::Ok) << testing::last_log();
-    EXPECT_TRUE(same_bits(got.data, want.data)) << (scheme == 0 ? "int8" : "8da4w");
+    EXPECT_TRUE(same_bits(got.data, want.data)) << (scheme == 0 ? "int8" : scheme == 1 ? "8da4w" : "8da4w blocked");
   }
 }
 

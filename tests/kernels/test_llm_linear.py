@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import exir
-from kernels.portable.llm_ops import linear_8da4w, linear_int8, pack_int4
+from kernels.portable.llm_ops import linear_8da4w, linear_int8, pack_int4, pack_int4_blocked
 
 g = torch.Generator().manual_seed(1819)
 
@@ -42,7 +42,9 @@ class Da4wNoBias(Da4w):
 TOL = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float16: dict(rtol=2e-3, atol=2e-3),
        torch.bfloat16: dict(rtol=1.6e-2, atol=1.6e-2)}
 # name -> (tokens, K, N)
-SHAPES = {"decode": (1, 256, 40), "tile_and_rest": (7, 128, 24), "odd_k_int8": (3, 100, 9)}
+SHAPES = {"decode": (1, 256, 40), "tile_and_rest": (7, 128, 24), "odd_k_int8": (3, 100, 9),
+          # Output channels in whole blocks of 16, for the blocked layout.
+          "decode_blocks": (1, 256, 48), "tile_and_rest_blocks": (7, 128, 32)}
 
 
 def _run(runtime, module, inputs, kernels):
@@ -79,13 +81,26 @@ DA4W_CASES = [("decode", 32, True), ("decode", 64, False), ("decode", 128, True)
 @pytest.mark.parametrize("kernels", ["default", "portable"])
 @pytest.mark.parametrize("shape,group,bias", DA4W_CASES, ids=str)
 def test_linear_8da4w_matches_the_reference_exactly_in_its_integers(runtime, shape, group, bias, kernels):
+    _check_8da4w(runtime, shape, group, bias, kernels, blocked=False)
+
+
+@pytest.mark.parametrize("kernels", ["default", "portable"])
+@pytest.mark.parametrize("shape,group,bias", [("decode_blocks", 32, True), ("decode_blocks", 256, False),
+                                              ("tile_and_rest_blocks", 32, False),
+                                              ("tile_and_rest_blocks", 64, True)], ids=str)
+def test_linear_8da4w_blocked_matches_the_reference_exactly_in_its_integers(runtime, shape, group, bias, kernels):
+    _check_8da4w(runtime, shape, group, bias, kernels, blocked=True)
+
+
+def _check_8da4w(runtime, shape, group, bias, kernels, blocked):
     T, K, N = SHAPES[shape]
     x = torch.randn(1, T, K, generator=g) * 3
     x[0, 0, :5] = 0.0
     w = torch.randint(-8, 8, (N, K), generator=g, dtype=torch.int8)
     # Scales of 2^-e: the float steps after each exact group sum lose nothing but the final additions' rounding.
     s = torch.pow(2.0, -torch.randint(4, 8, (N, K // group), generator=g).float())
-    inputs = [x, pack_int4(w), s] + ([torch.randn(N, generator=g)] if bias else [])
+    packed, packed_scales = pack_int4_blocked(w, s) if blocked else (pack_int4(w), s)
+    inputs = [x, packed, packed_scales] + ([torch.randn(N, generator=g)] if bias else [])
     module = Da4w(group) if bias else Da4wNoBias(group)
     got = _run(runtime, module, inputs, kernels)
     want = module(*inputs)

@@ -1,17 +1,66 @@
 #include "kernels/optimized/util/simd.h"
 
+#if EMBER_SIMD_X86_DISPATCH
+#include <cpuid.h>
+#endif
+
 namespace ember {
 namespace optimized {
 
+namespace {
+X86Isa g_limit = X86Isa::kAvx512Vnni;
+}  // namespace
+
+void limit_x86_isa(X86Isa highest) { g_limit = highest; }
+
+#if EMBER_SIMD_X86_DISPATCH
+namespace {
+// The CPU's answers, asked once (a race only repeats the same answer). 0: not asked yet, 1: no, 2: yes.
+template <class F>
+bool cached(int* known, F ask) {
+  if (*known == 0) *known = ask() ? 2 : 1;
+  return *known == 2;
+}
+
+bool has_avx2_fma() {
+  static int known = 0;
+  return cached(&known, [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  });
+}
+}  // namespace
+#endif
+
 bool cpu_has_avx2_fma() {
 #if EMBER_SIMD_X86_DISPATCH
-  // 0: not asked yet, 1: no, 2: yes.
+  return g_limit >= X86Isa::kAvx2 && has_avx2_fma();
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512_vnni() {
+#if EMBER_SIMD_X86_DISPATCH
   static int known = 0;
-  if (known == 0) {
-    __builtin_cpu_init();
-    known = (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? 2 : 1;
-  }
-  return known == 2;
+  // The compilers' checks include the OS saving the AVX-512 state (XCR0), which EVEX encodings need even on ymm.
+  return g_limit >= X86Isa::kAvx512Vnni && cached(&known, [] {
+           return has_avx2_fma() && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+         });
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx_vnni() {
+#if EMBER_SIMD_X86_DISPATCH
+  static int known = 0;
+  // CPUID leaf 7, subleaf 1, EAX bit 4 (clang 14's __builtin_cpu_supports has no name for it). VEX-encoded, so the
+  // OS saving the ymm state, which the AVX2 answer includes, is all it needs.
+  return g_limit >= X86Isa::kAvxVnni && cached(&known, [] {
+           unsigned a = 0, b = 0, c = 0, d = 0;
+           return has_avx2_fma() && __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a >> 4 & 1) != 0;
+         });
 #else
   return false;
 #endif

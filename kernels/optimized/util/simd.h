@@ -64,6 +64,16 @@ EMBER_ALWAYS_INLINE V vsplat(float x) {
 
 // Whether this CPU runs AVX2 and FMA (false off x86-64). Asked once; a race only repeats the same answer.
 bool cpu_has_avx2_fma();
+// Int8 dot products on 256-bit vectors (VPDPBUSD), on top of AVX2 and FMA: EVEX-encoded with AVX512-VNNI and
+// AVX512-VL (Intel since Ice Lake and Cascade Lake, AMD since Zen 4), or VEX-encoded with AVX-VNNI (Intel since
+// Alder Lake, AMD since Zen 5).
+bool cpu_has_avx512_vnni();
+bool cpu_has_avx_vnni();
+
+// Caps what the functions above answer, so one CPU can run every variant of a kernel (tests, benchmarks): at
+// kAvxVnni, cpu_has_avx512_vnni() is false; at kAvx2 both VNNI answers are; at kBaseline every answer is.
+enum class X86Isa { kBaseline, kAvx2, kAvxVnni, kAvx512Vnni };
+void limit_x86_isa(X86Isa highest);
 
 }  // namespace optimized
 }  // namespace ember
