@@ -160,14 +160,14 @@ TEST(LlmLinear, Int4BlockedGivesTheRowLayoutsBits) {
           ASSERT_EQ(portable_call(rows, scales, want), Error::Ok);
           ASSERT_EQ(portable_call(blocked, bscales, got), Error::Ok);
           ASSERT_EQ(got.data, want.data) << "portable, group " << group;
-          for (optimized::X86Isa isa : {optimized::X86Isa::kAvx512Vnni, optimized::X86Isa::kAvxVnni,
+          for (optimized::X86Isa isa : {optimized::X86Isa::kAvx512, optimized::X86Isa::kAvxVnni,
                                         optimized::X86Isa::kAvx2, optimized::X86Isa::kBaseline}) {
             optimized::limit_x86_isa(isa);
             std::fill(got.data.begin(), got.data.end(), 0.0f);
             const Error e = run(
                 [&](KernelContext& c) { optimized::linear_8da4w_out(c, x.t, blocked.t, bscales.t, group, b, got.t); },
                 sp);
-            optimized::limit_x86_isa(optimized::X86Isa::kAvx512Vnni);
+            optimized::limit_x86_isa(optimized::X86Isa::kAvx512);
             ASSERT_EQ(e, Error::Ok);
 #if defined(__x86_64__)
             ASSERT_EQ(got.data, want.data) << "optimized, instruction sets up to " << static_cast<int>(isa)

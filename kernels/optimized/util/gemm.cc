@@ -37,6 +37,7 @@ void sgemm_packed(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* p
 
 void sgemm(const Gemm& g) {
 #if EMBER_SIMD_X86_DISPATCH
+  if (g.K > 0 && g.M <= 4 && cpu_has_avx512f()) return sgemm_few_rows_avx512(g);
   if (g.K > 0 && cpu_has_avx2_fma()) return sgemm_avx2(g);
 #endif
   sgemm_baseline(g);
@@ -62,7 +63,7 @@ void sgemm(const Gemm& g, ThreadPool* pool) {
   const int threads = pool != nullptr ? pool->threads() : 1;
   if (threads <= 1 || g.K <= 0 || g.M * g.N * g.K < kParallelMinMacs) return sgemm(g);
   // Two slices per thread, so a thread that started late still gets its share.
-  const int64_t parts = 2 * threads;
+  const int64_t parts = g.M <= 4 ? threads : 2 * threads;
   if (g.N >= parts * kColumnQuantum / 2) {
     const int64_t step = ((g.N + parts - 1) / parts + kColumnQuantum - 1) / kColumnQuantum * kColumnQuantum;
     parallel_for(pool, g.N, step, [&](int64_t b, int64_t e) {

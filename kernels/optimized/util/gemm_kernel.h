@@ -253,6 +253,33 @@ EMBER_ALWAYS_INLINE void sgemm_few_rows(const Gemm& g) {
     for (int64_t n = 0; n < N; ++n) crow[n] = 0.0f;
   }
   int64_t k = 0;
+  for (; k + 8 <= K; k += 8) {
+    const float* b0 = g.b + k * g.ldb;
+    const float* b1 = b0 + g.ldb;
+    const float* b2 = b1 + g.ldb;
+    const float* b3 = b2 + g.ldb;
+    const float* b4 = b3 + g.ldb;
+    const float* b5 = b4 + g.ldb;
+    const float* b6 = b5 + g.ldb;
+    const float* b7 = b6 + g.ldb;
+    for (int64_t m = 0; m < g.M; ++m) {
+      const float* a = g.a + m * g.lda + k;
+      float* crow = g.c + m * g.ldc;
+      const V a0 = broadcast<V>(a), a1 = broadcast<V>(a + 1), a2 = broadcast<V>(a + 2), a3 = broadcast<V>(a + 3);
+      const V a4 = broadcast<V>(a + 4), a5 = broadcast<V>(a + 5), a6 = broadcast<V>(a + 6), a7 = broadcast<V>(a + 7);
+      int64_t n = 0;
+      for (; n + L <= N; n += L) {
+        V c = vload<V>(crow + n);
+        c += a0 * vload<V>(b0 + n) + a1 * vload<V>(b1 + n) + a2 * vload<V>(b2 + n) + a3 * vload<V>(b3 + n);
+        c += a4 * vload<V>(b4 + n) + a5 * vload<V>(b5 + n) + a6 * vload<V>(b6 + n) + a7 * vload<V>(b7 + n);
+        vstore<V>(crow + n, c);
+      }
+      for (; n < N; ++n) {
+        crow[n] += a[0] * b0[n] + a[1] * b1[n] + a[2] * b2[n] + a[3] * b3[n];
+        crow[n] += a[4] * b4[n] + a[5] * b5[n] + a[6] * b6[n] + a[7] * b7[n];
+      }
+    }
+  }
   for (; k + 4 <= K; k += 4) {
     const float* b0 = g.b + k * g.ldb;
     const float* b1 = b0 + g.ldb;
@@ -415,6 +442,8 @@ inline void bias_only(const Gemm& g) {
 // gemm_avx2.cc: 4 x 24 tiles of AVX2+FMA. Only for CPUs where cpu_has_avx2_fma().
 void sgemm_avx2(const Gemm& g);
 void sgemm_packed_avx2(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* pool);
+// gemm_avx512.cc: products of up to 4 rows on 512-bit vectors. Only for CPUs where cpu_has_avx512f().
+void sgemm_few_rows_avx512(const Gemm& g);
 #endif
 
 }  // namespace optimized

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/optimized/util/simd.h"
 #include "runtime/threads/posix_thread_pool.h"
 
 namespace ember {
@@ -87,10 +88,20 @@ void check(void (*fn)(const Gemm&), Case c, bool biases, float alpha, float lo, 
 const Case kCases[] = {{1, 10, 256},  {1, 256, 784}, {6, 16, 256}, {7, 17, 300},   {13, 9, 5},
                        {96, 48, 16},  {100, 37, 600}, {1, 1, 1},   {5, 3, 0},      {97, 33, 513},
                        {2, 1, 70},    {12, 8, 8},     {70, 250, 300}, {67, 1000, 64}, {9, 1000, 64},
-                       {11, 44, 30},  {29, 20, 40},   {300, 250, 300}, {260, 30, 260}};
+                       {11, 44, 30},  {29, 20, 40},   {300, 250, 300}, {260, 30, 260},
+                       // Up to 4 rows: K = 13 and 6 run 8 rows of B at a time, then 4, then 1; N = 40 and
+                       // 23 leave partial 16- and 8-float vectors (AVX-512 and AVX2).
+                       {3, 40, 13},   {4, 23, 6}};
 
 TEST(Gemm, MatchesReference) {
   for (const Case& c : kCases) check(&sgemm, c, false, 1.0f, -INFINITY, INFINITY);
+}
+
+// The AVX2 tiles where this CPU would take AVX-512's for few rows.
+TEST(Gemm, Avx2PathMatchesReference) {
+  limit_x86_isa(X86Isa::kAvx2);
+  for (const Case& c : kCases) check(&sgemm, c, false, 1.0f, -INFINITY, INFINITY);
+  limit_x86_isa(X86Isa::kAvx512);
 }
 
 TEST(Gemm, BaselinePathMatchesReference) {

@@ -8,7 +8,7 @@ namespace ember {
 namespace optimized {
 
 namespace {
-X86Isa g_limit = X86Isa::kAvx512Vnni;
+X86Isa g_limit = X86Isa::kAvx512;
 }  // namespace
 
 void limit_x86_isa(X86Isa highest) { g_limit = highest; }
@@ -44,9 +44,18 @@ bool cpu_has_avx512_vnni() {
 #if EMBER_SIMD_X86_DISPATCH
   static int known = 0;
   // The compilers' checks include the OS saving the AVX-512 state (XCR0), which EVEX encodings need even on ymm.
-  return g_limit >= X86Isa::kAvx512Vnni && cached(&known, [] {
+  return g_limit >= X86Isa::kAvx512 && cached(&known, [] {
            return has_avx2_fma() && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
          });
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512f() {
+#if EMBER_SIMD_X86_DISPATCH
+  static int known = 0;
+  return g_limit >= X86Isa::kAvx512 && cached(&known, [] { return has_avx2_fma() && __builtin_cpu_supports("avx512f"); });
 #else
   return false;
 #endif

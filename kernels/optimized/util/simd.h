@@ -27,6 +27,7 @@ namespace optimized {
 
 typedef float f32x4 __attribute__((vector_size(16)));
 typedef float f32x8 __attribute__((vector_size(32)));
+typedef float f32x16 __attribute__((vector_size(64)));
 
 template <class V>
 struct Lanes {
@@ -37,8 +38,11 @@ struct Lanes {
 // for AVX2 too: clang refuses a call that passes or returns 32-byte vectors from an AVX function to one without
 // AVX, always_inline or not. gcc's `#pragma GCC target` there covers the whole file instead.
 #if defined(EMBER_SIMD_HELPERS_AVX2) && defined(__clang__) && defined(__x86_64__)
-#define EMBER_INTERNAL_SIMD_AVX2_HELPERS 1
+#define EMBER_INTERNAL_SIMD_TARGET_HELPERS 1
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#elif defined(EMBER_SIMD_HELPERS_AVX512) && defined(__clang__) && defined(__x86_64__)
+#define EMBER_INTERNAL_SIMD_TARGET_HELPERS 1
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #endif
 
 // Unaligned: planned tensors are 16-byte aligned, but row starts inside them are not.
@@ -58,7 +62,7 @@ EMBER_ALWAYS_INLINE V vsplat(float x) {
   return v + x;
 }
 
-#if defined(EMBER_INTERNAL_SIMD_AVX2_HELPERS)
+#if defined(EMBER_INTERNAL_SIMD_TARGET_HELPERS)
 #pragma clang attribute pop
 #endif
 
@@ -68,11 +72,13 @@ bool cpu_has_avx2_fma();
 // AVX512-VL (Intel since Ice Lake and Cascade Lake, AMD since Zen 4), or VEX-encoded with AVX-VNNI (Intel since
 // Alder Lake, AMD since Zen 5).
 bool cpu_has_avx512_vnni();
+// AVX-512F (with AVX2 and FMA): 512-bit vectors of floats.
+bool cpu_has_avx512f();
 bool cpu_has_avx_vnni();
 
 // Caps what the functions above answer, so one CPU can run every variant of a kernel (tests, benchmarks): at
-// kAvxVnni, cpu_has_avx512_vnni() is false; at kAvx2 both VNNI answers are; at kBaseline every answer is.
-enum class X86Isa { kBaseline, kAvx2, kAvxVnni, kAvx512Vnni };
+// kAvxVnni, both AVX-512 answers are false; at kAvx2 the VNNI ones too; at kBaseline every answer is.
+enum class X86Isa { kBaseline, kAvx2, kAvxVnni, kAvx512 };
 void limit_x86_isa(X86Isa highest);
 
 }  // namespace optimized
