@@ -249,6 +249,35 @@ int16_t* linear_8da4w_tokens(KernelContext& ctx, int64_t M, int64_t K, float** t
   return reinterpret_cast<int16_t*>(ctx.scratch().data());
 }
 
+namespace {
+
+// Where one channel's nibbles and scales lie: runs of `len` bytes (2 * len inputs: the low nibbles, then the high
+// ones) `stride` bytes apart, and its group scales `scale_stride` floats apart.
+struct Int4Runs {
+  int64_t len, stride, scale_stride;
+};
+
+// One channel's sum over the groups of I * scale, I = sum (q - z) * w exact in int32, in group order. Out of the
+// per-dtype loop: the dtypes share it.
+float int4_dot(const int16_t* dr, const uint8_t* wn, const float* sn, const Int4Runs& runs, int64_t G,
+               int64_t group) {
+  float acc = 0.0f;
+  for (int64_t g = 0; g < G; ++g) {
+    int32_t isum = 0;
+    for (int64_t k = g * group; k < (g + 1) * group; k += 2 * runs.len) {
+      const uint8_t* run = wn + k / (2 * runs.len) * runs.stride;
+      for (int64_t i = 0; i < runs.len; ++i) {
+        isum += static_cast<int32_t>(dr[k + i]) * ((run[i] & 15) - 8);
+        isum += static_cast<int32_t>(dr[k + runs.len + i]) * ((run[i] >> 4) - 8);
+      }
+    }
+    acc += static_cast<float>(isum) * sn[g * runs.scale_stride];
+  }
+  return acc;
+}
+
+}  // namespace
+
 void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
                       int64_t group_size, const Tensor* bias, Tensor& out) {
   const char* name = "ember_llm::linear_8da4w.out";
@@ -265,39 +294,18 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
     const float* sc = scales.const_data_ptr<float>();
     const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
     T* o = out.mutable_data_ptr<T>();
+    // Channel n's weights as runs of bytes: the row layout's 16-byte blocks (32 inputs) one after another, or the
+    // blocked layout's 4-byte runs (8 inputs) 64 bytes apart, at 32h + 4c of each octet of its block of 16.
+    const Int4Runs runs = s.blocked ? Int4Runs{4, 64, kInt4ChannelBlock} : Int4Runs{kInt4Block / 2, kInt4Block / 2, 1};
     for (int64_t m0 = 0; m0 < s.M; m0 += kLlmTokenTile) {
       const int64_t rows = s.M - m0 < kLlmTokenTile ? s.M - m0 : kLlmTokenTile;
       quantize_rows(xs + m0 * s.K, rows, s.K, d, ts);
       for (int64_t n = 0; n < s.N; ++n) {
-        const uint8_t* wr = w + n * (s.K / 2);
-        // Blocked: channel n's 4-input runs sit at 32h + 4c within each octet's 64 bytes of its block.
-        const uint8_t* wb = w + (n / kInt4ChannelBlock) * (s.K / 8) * 64 + (n % kInt4ChannelBlock) * 4;
-        const float* sb = sc + (n / kInt4ChannelBlock) * G * kInt4ChannelBlock + n % kInt4ChannelBlock;
+        const int64_t blk = n / kInt4ChannelBlock, r = n % kInt4ChannelBlock;
+        const uint8_t* wn = s.blocked ? w + blk * (s.K / 8) * 64 + r * 4 : w + n * (s.K / 2);
+        const float* sn = s.blocked ? sc + blk * G * kInt4ChannelBlock + r : sc + n * G;
         for (int64_t t = 0; t < rows; ++t) {
-          const int16_t* dr = d + t * s.K;
-          float acc = 0.0f;
-          for (int64_t g = 0; g < G; ++g) {
-            int32_t isum = 0;
-            if (s.blocked) {
-              for (int64_t k = g * group_size; k < (g + 1) * group_size; k += 8) {
-                const uint8_t* run = wb + (k / 8) * 64;
-                for (int i = 0; i < 4; ++i) {
-                  isum += static_cast<int32_t>(dr[k + i]) * ((run[i] & 15) - 8);
-                  isum += static_cast<int32_t>(dr[k + 4 + i]) * ((run[i] >> 4) - 8);
-                }
-              }
-            } else {
-              for (int64_t k = g * group_size; k < (g + 1) * group_size; k += kInt4Block) {
-                const uint8_t* blk = wr + k / 2;
-                for (int i = 0; i < kInt4Block / 2; ++i) {
-                  isum += static_cast<int32_t>(dr[k + i]) * ((blk[i] & 15) - 8);
-                  isum += static_cast<int32_t>(dr[k + kInt4Block / 2 + i]) * ((blk[i] >> 4) - 8);
-                }
-              }
-            }
-            acc += static_cast<float>(isum) * (s.blocked ? sb[g * kInt4ChannelBlock] : sc[n * G + g]);
-          }
-          float v = acc * ts[t];
+          float v = int4_dot(d + t * s.K, wn, sn, runs, G, group_size) * ts[t];
           if (b) v += static_cast<float>(b[n]);
           o[(m0 + t) * s.N + n] = static_cast<T>(v);
         }
