@@ -69,6 +69,41 @@ EMBER_TARGET_AVX2 void int8_rows(const float* x, const int8_t* w, const float* s
   }
 }
 
+// The same on 512-bit vectors, 16 weights a step, where the CPU has AVX-512F: each step's conversions cost what 8
+// weights' do on AVX2. SmolLM-135M int8 decode on this AVX-512 machine (llm_runner): 98 -> 164 tok/s on
+// one thread, 157 -> 250 on two.
+// (gcc 12 warns that its own avx512fintrin.h reads an undefined vector it means to leave undefined.)
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <int TT>
+__attribute__((target("avx512f,avx2,fma"))) void int8_rows_avx512(const float* x, const int8_t* w,
+                                                                  const float* scales, const float* bias, float* o,
+                                                                  int64_t K, int64_t N, int64_t n0, int64_t n1) {
+  for (int64_t n = n0; n < n1; ++n) {
+    const int8_t* wr = w + n * K;
+    __m512 acc[TT];
+    for (int t = 0; t < TT; ++t) acc[t] = _mm512_setzero_ps();
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16) {
+      const __m128i w8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr + k));
+      const __m512 wf = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(w8));
+      for (int t = 0; t < TT; ++t) acc[t] = _mm512_fmadd_ps(_mm512_loadu_ps(x + t * K + k), wf, acc[t]);
+    }
+    for (int t = 0; t < TT; ++t) {
+      float sum = _mm512_reduce_add_ps(acc[t]);
+      for (int64_t kk = k; kk < K; ++kk) sum += x[t * K + kk] * static_cast<float>(wr[kk]);
+      float v = sum * scales[n];
+      if (bias) v += bias[n];
+      o[t * N + n] = v;
+    }
+  }
+}
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 // d: TT rows of int16 (q - z); w: packed rows (K / 2 bytes each). Writes o[t * N + n] = ts[t] * sum_g I * scale
 // + bias. A byte widened to int16 is split by one mask and one shift into nibbles stored as w + 8 (0 .. 15), and 8
 // is subtracted from each there, once per block for every token of the tile: the group's exact I = sum d * w. (It
@@ -332,8 +367,18 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
     const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
     float* o = out.mutable_data_ptr<float>();
     // Output features split over the method's threads: each reads only its rows of the weights.
+#if EMBER_SIMD_X86_DISPATCH
+    const bool wide = cpu_has_avx512f();
+#endif
     parallel_elements(ctx.threads(), s.N, 8, split_rows(s.K), [&](int64_t n0, int64_t n1) {
       int64_t m = 0;
+#if EMBER_SIMD_X86_DISPATCH
+      if (wide) {
+        for (; m + 4 <= s.M; m += 4) int8_rows_avx512<4>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N, n0, n1);
+        for (; m < s.M; ++m) int8_rows_avx512<1>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N, n0, n1);
+        return;
+      }
+#endif
       for (; m + 4 <= s.M; m += 4) int8_rows<4>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N, n0, n1);
       for (; m < s.M; ++m) int8_rows<1>(xs + m * s.K, w, sc, b, o + m * s.N, s.K, s.N, n0, n1);
     });

@@ -63,9 +63,15 @@ TEST(LlmLinear, Int8MatchesPortable) {
       const Tensor* b = with_bias ? &bias.t : nullptr;
       ASSERT_EQ(run([&](KernelContext& c) { portable::linear_int8_out(c, x.t, w.t, scales.t, b, want.t); }),
                 Error::Ok);
-      ASSERT_EQ(run([&](KernelContext& c) { optimized::linear_int8_out(c, x.t, w.t, scales.t, b, got.t); }),
-                Error::Ok);
-      expect_close(got.data, want.data, "linear_int8");
+      // AVX-512F's kernel, AVX2's, and portable's behind the optimized entry point (x86; elsewhere the same thrice).
+      for (optimized::X86Isa isa :
+           {optimized::X86Isa::kAvx512, optimized::X86Isa::kAvx2, optimized::X86Isa::kBaseline}) {
+        optimized::limit_x86_isa(isa);
+        const Error e = run([&](KernelContext& c) { optimized::linear_int8_out(c, x.t, w.t, scales.t, b, got.t); });
+        optimized::limit_x86_isa(optimized::X86Isa::kAvx512);
+        ASSERT_EQ(e, Error::Ok);
+        expect_close(got.data, want.data, "linear_int8");
+      }
     }
   }
 }

@@ -55,7 +55,8 @@ bool cpu_has_avx512_vnni() {
 bool cpu_has_avx512f() {
 #if EMBER_SIMD_X86_DISPATCH
   static int known = 0;
-  return g_limit >= X86Isa::kAvx512 && cached(&known, [] { return has_avx2_fma() && __builtin_cpu_supports("avx512f"); });
+  return g_limit >= X86Isa::kAvx512 &&
+         cached(&known, [] { return has_avx2_fma() && __builtin_cpu_supports("avx512f"); });
 #else
   return false;
 #endif
