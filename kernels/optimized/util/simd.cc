@@ -45,7 +45,8 @@ bool cpu_has_avx512_vnni() {
   static int known = 0;
   // The compilers' checks include the OS saving the AVX-512 state (XCR0), which EVEX encodings need even on ymm.
   return g_limit >= X86Isa::kAvx512 && cached(&known, [] {
-           return has_avx2_fma() && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+           return has_avx2_fma() && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") &&
+                  __builtin_cpu_supports("avx512bw");
          });
 #else
   return false;

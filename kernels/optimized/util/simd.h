@@ -68,9 +68,9 @@ EMBER_ALWAYS_INLINE V vsplat(float x) {
 
 // Whether this CPU runs AVX2 and FMA (false off x86-64). Asked once; a race only repeats the same answer.
 bool cpu_has_avx2_fma();
-// Int8 dot products on 256-bit vectors (VPDPBUSD), on top of AVX2 and FMA: EVEX-encoded with AVX512-VNNI and
-// AVX512-VL (Intel since Ice Lake and Cascade Lake, AMD since Zen 4), or VEX-encoded with AVX-VNNI (Intel since
-// Alder Lake, AMD since Zen 5).
+// Int8 dot products (VPDPBUSD), on top of AVX2 and FMA: AVX512-VNNI with AVX512-VL and -BW, on 256- and 512-bit
+// vectors (Intel since Ice Lake and Cascade Lake, AMD since Zen 4), or VEX-encoded AVX-VNNI on 256-bit ones (Intel
+// since Alder Lake, AMD since Zen 5).
 bool cpu_has_avx512_vnni();
 // AVX-512F (with AVX2 and FMA): 512-bit vectors of floats.
 bool cpu_has_avx512f();
