@@ -140,11 +140,19 @@ TEST(LlmLinear, Int4BlockedGivesTheRowLayoutsBits) {
   for (const Shape s : {Shape{1, 256, 48}, Shape{7, 256, 32}, Shape{6, 512, 16}, Shape{2, 64, 16}, Shape{3, 128, 64}}) {
     for (int64_t group : {32, 64, 128, 256}) {
       if (s.K % group) continue;
-      for (bool extreme : {false, true}) {
+      for (int pattern = 0; pattern < 3; ++pattern) {
+        const bool extreme = pattern == 1;
         const int32_t G = static_cast<int32_t>(s.K / group);
         std::vector<float> xv(s.M * s.K), sv(s.N * G), bsv(s.N * G), bv(s.N);
         std::vector<int> wv(s.N * s.K);
         for (float& v : xv) v = extreme ? (next_u32() % 2 ? 4.0f : -4.0f) : uniform(-4.0f, 4.0f);
+        if (pattern == 2) {
+          // Ties: each token spans -127.5 .. 127.5, so its scale is 1 and every x / s is a half, rounded to even
+          // (and z = 0); a NaN in the first token quantizes to -128 as portable's clamp sends it.
+          for (int32_t i = 0; i < s.M * s.K; ++i) xv[i] = static_cast<float>(i % 64) - 31.5f;
+          for (int32_t t = 0; t < s.M; ++t) xv[t * s.K] = 127.5f, xv[t * s.K + 1] = -127.5f;
+          xv[2] = NAN;
+        }
         for (int& v : wv) v = extreme ? (next_u32() % 2 ? 7 : -8) : static_cast<int>(next_u32() % 16) - 8;
         for (float& v : sv) v = uniform(0.125f, 1.0f);
         for (float& v : bv) v = uniform(-1.0f, 1.0f);
