@@ -1,21 +1,22 @@
-// ember_llm::linear_int8.out and ember_llm::linear_8da4w.out for Float on AVX2+FMA (chosen at run time by
-// cpu_has_avx2_fma()) and on aarch64's NEON (always there; Linux and Android); other CPUs and dtypes run the
-// portable kernels, whose checks, scratch and activation quantization (bit-exact to the reference) these share.
-// Decode is a matrix-vector product bound by reading the weights, so each weight row is read once per tile of up
-// to 4 tokens and unpacked in registers:
-//   int8:  8 weights -> int32 -> float, one FMA per token.
-//   8da4w, blocked layout (what the export writes when N is a multiple of 16): 8 output channels per vector, the
-//          tokens' int8 q times the nibbles by int8 dot-product instructions (VPDPBUSD with AVX512-VNNI or AVX-VNNI,
-//          else VPMADDUBSW + VPMADDWD; NEON's widening multiplies), one int32 -> float conversion per group for 8
-//          channels (int4_blocked_x86.inc). On SmolLM-135M (group 32, this AVX-512 machine, one thread) decode went
-//          from 176 to 237 tokens/s against the row layout's kernel below.
+// ember_llm::linear_int8.out and ember_llm::linear_8da4w.out for Float on x86-64 with AVX2+FMA (wider instruction
+// sets chosen at run time, util/simd.h) and on aarch64's NEON (always there; Linux and Android); other CPUs and
+// dtypes run the portable kernels, whose checks, scratch and activation quantization (bit-exact to the reference)
+// these share. Decode is a matrix-vector product bound by reading the weights, so each weight row is read once per
+// tile of up to 4 tokens and unpacked in registers:
+//   int8:  16 weights (AVX-512F) or 8 (AVX2, NEON) -> int32 -> float, one FMA per token.
+//   8da4w, blocked layout (what the export writes when N is a multiple of 16): output channels across the vector,
+//          the tokens' int8 q times the nibbles by int8 dot-product instructions, one int32 -> float conversion per
+//          group for all of them: 16 channels per VPDPBUSD with AVX512-VNNI (int4_blocked_512), 8 with AVX-VNNI or
+//          AVX2's VPMADDUBSW + VPMADDWD (int4_blocked_x86.inc), 4 per NEON widening multiply. The tokens are
+//          quantized on the calling thread (on AVX2 8 at a time, quantize_tokens_avx2), then the channels split.
+//          SmolLM-135M (group 32, this AVX-512 machine, llm_runner, one thread): decode 176 tok/s with the row
+//          layout's kernel, 237 blocked on 256 bits, 260 on 512, 321 with the vector quantization.
 //   8da4w, row layout: 16 bytes = 32 int4 weights widened to int16, split into two vectors of 16 nibbles (a mask
 //          and a shift) less 8, multiplied with the token's int16 (q - z) by _mm256_madd_epi16 into int32 (exact:
 //          |sum| <= 256 * 255 * 8 per group), then one int32 -> float conversion and FMA by the group's scale per
-//          group and channel.
-// NEON does the row layout in 128-bit halves: the nibbles split as bytes (and, shift), widened to int16 less 8, and
-// multiplied into int32 by widening multiply-adds (vmlal_s16), so its integer sums are exactly AVX2's. With a thread
-// pool, the output features are split between the threads (each reads only its share of the weights).
+//          group and channel. NEON does the same in 128-bit halves (vmlal_s16), so its integer sums are AVX2's.
+// With a thread pool, the output features are split between the threads (each reads only its share of the
+// weights).
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/optimized/util/parallel.h"
