@@ -1,4 +1,5 @@
-// The SGEMM's entry points: the baseline tiles of each architecture, and the run-time choice of AVX2+FMA on x86-64.
+// The SGEMM's entry points: the baseline tiles of each architecture, and the run-time choice of AVX-512F or AVX2+FMA
+// on x86-64.
 #include "kernels/optimized/util/gemm.h"
 
 #include "kernels/optimized/util/gemm_kernel.h"
@@ -30,6 +31,7 @@ void sgemm_packed_baseline(const Gemm& g, const PackedB& b, float* scratch, Thre
 
 void sgemm_packed(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* pool) {
 #if EMBER_SIMD_X86_DISPATCH
+  if (cpu_has_avx512f()) return sgemm_packed_avx512(g, b, scratch, pool);
   if (cpu_has_avx2_fma()) return sgemm_packed_avx2(g, b, scratch, pool);
 #endif
   sgemm_packed_baseline(g, b, scratch, pool);
@@ -37,7 +39,7 @@ void sgemm_packed(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* p
 
 void sgemm(const Gemm& g) {
 #if EMBER_SIMD_X86_DISPATCH
-  if (g.K > 0 && g.M <= 4 && cpu_has_avx512f()) return sgemm_few_rows_avx512(g);
+  if (g.K > 0 && cpu_has_avx512f()) return sgemm_avx512(g);
   if (g.K > 0 && cpu_has_avx2_fma()) return sgemm_avx2(g);
 #endif
   sgemm_baseline(g);

@@ -47,7 +47,7 @@ struct PackedB {
   const void* ctx;
 };
 
-constexpr int64_t kPanelMaxWidth = 24;   // the widest register tile's columns (AVX2's 4 x 24)
+constexpr int64_t kPanelMaxWidth = 48;   // the widest register tile's columns (AVX-512's 8 x 48)
 constexpr int64_t kPackedKBlock = 256;   // rows of B per fill: the GEMM's K block
 constexpr int64_t kPackedMaxN = 192;     // columns per sgemm_packed call: 192 KB of B panels in L2 at most
 

@@ -442,8 +442,9 @@ inline void bias_only(const Gemm& g) {
 // gemm_avx2.cc: 4 x 24 tiles of AVX2+FMA. Only for CPUs where cpu_has_avx2_fma().
 void sgemm_avx2(const Gemm& g);
 void sgemm_packed_avx2(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* pool);
-// gemm_avx512.cc: products of up to 4 rows on 512-bit vectors. Only for CPUs where cpu_has_avx512f().
-void sgemm_few_rows_avx512(const Gemm& g);
+// gemm_avx512.cc: 8 x 48 tiles of AVX-512F. Only for CPUs where cpu_has_avx512f().
+void sgemm_avx512(const Gemm& g);
+void sgemm_packed_avx512(const Gemm& g, const PackedB& b, float* scratch, ThreadPool* pool);
 #endif
 
 }  // namespace optimized

@@ -97,7 +97,7 @@ TEST(Gemm, MatchesReference) {
   for (const Case& c : kCases) check(&sgemm, c, false, 1.0f, -INFINITY, INFINITY);
 }
 
-// The AVX2 tiles where this CPU would take AVX-512's for few rows.
+// The AVX2 tiles where this CPU would take AVX-512's.
 TEST(Gemm, Avx2PathMatchesReference) {
   limit_x86_isa(X86Isa::kAvx2);
   for (const Case& c : kCases) check(&sgemm, c, false, 1.0f, -INFINITY, INFINITY);
@@ -115,15 +115,17 @@ TEST(Gemm, EpilogueScalesAddsBiasesAndClamps) {
   }
 }
 
-// Every case the packed entry point takes (N <= 192, K > 0), on both instruction sets, with and without the
-// epilogue: the scratch is sized by sgemm_packed_scratch_floats and starts as NaN, so a panel read past what was
-// filled shows up in C.
+// Every case the packed entry point takes (N <= 192, K > 0), on every instruction set (AVX-512's 48-wide panels,
+// AVX2's 24-wide ones where this CPU would take AVX-512's, the baseline), with and without the epilogue: the
+// scratch is sized by sgemm_packed_scratch_floats and starts as NaN, so a panel read past what was filled shows up
+// in C.
 TEST(Gemm, PackedBMatchesReference) {
   std::vector<float> scratch;
   g_packed_scratch = &scratch;
   const Case more[] = {{64, 192, 576}, {512, 49, 600}, {33, 191, 27}, {7, 25, 1}, {128, 100, 1152}};
-  for (auto fn : {&sgemm_packed, &sgemm_packed_baseline}) {
-    g_packed_fn = fn;
+  for (int path = 0; path < 3; ++path) {
+    g_packed_fn = path == 2 ? &sgemm_packed_baseline : &sgemm_packed;
+    limit_x86_isa(path == 1 ? X86Isa::kAvx2 : X86Isa::kAvx512);
     for (const Case& c : kCases) {
       if (c.N > kPackedMaxN || c.K == 0) continue;
       check(&via_packed, c, false, 1.0f, -INFINITY, INFINITY);
@@ -131,6 +133,7 @@ TEST(Gemm, PackedBMatchesReference) {
     }
     for (const Case& c : more) check(&via_packed, c, true, 1.0f, -INFINITY, INFINITY);
   }
+  limit_x86_isa(X86Isa::kAvx512);
 }
 
 // Split across threads, every entry point gives sgemm's result bit for bit: the same sums in the same order, only on
