@@ -53,12 +53,27 @@ class TransformerBlock(nn.Module):
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
 
 
+class HeadSplit(nn.Module):
+    """A linear whose output is viewed as heads with a -1 (BERT's and ViT's head split): ExecuTorch writes that
+    dimension of the static reshape as 0, to be inferred from the element count."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 64)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        return torch.relu(self.proj(x).view(b, t, -1, 16)) * 2.0
+
+
 def make(name: str):
     torch.manual_seed(0)
     if name == "mlp":
         return Mlp().eval(), (torch.randn(4, 32),)
     if name == "transformer_block":
         return TransformerBlock().eval(), (torch.randn(1, 16, 64),)
+    if name == "head_split":
+        return HeadSplit().eval(), (torch.randn(2, 8, 64),)
     from examples.public_zoo import torchvision_cpu
     tv = torchvision_cpu.ensure()
     if name == "mobilenet_v2":
@@ -70,4 +85,4 @@ def make(name: str):
     return _randomize_batch_norms(model, 1).eval(), (torch.randn(1, 3, 224, 224),)
 
 
-NAMES = ["mlp", "mobilenet_v2", "resnet18", "transformer_block"]
+NAMES = ["mlp", "mobilenet_v2", "resnet18", "transformer_block", "head_split"]

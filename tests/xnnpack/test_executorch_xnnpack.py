@@ -123,7 +123,8 @@ def _check(name, got, want, how):
 # The transformer block with ExecuTorch's full partitioner needs batched matmul and GELU, which the 2022 library
 # lacks (refused below); with the 2022 configs its linears, softmax, adds and permutes are delegated and the rest
 # (layer norm, batched matmul, GELU) runs on the portable kernels around the delegate calls.
-CASES = [("mlp", "all"), ("mobilenet_v2", "all"), ("resnet18", "all"), ("transformer_block", "2022")]
+CASES = [("mlp", "all"), ("mobilenet_v2", "all"), ("resnet18", "all"), ("transformer_block", "2022"),
+         ("head_split", "all")]
 
 
 @pytest.mark.parametrize("name,partitioner", CASES)

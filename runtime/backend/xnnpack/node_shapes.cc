@@ -274,7 +274,16 @@ Error check_reshape(At at, const GraphPlan& p, uint32_t in, uint32_t out, const 
     uint32_t dims[kMaxDims];
     EMBER_CHECK_OR_RETURN_ERROR(shape->size() <= kMaxDims, InvalidProgram,
                                 "XnnpackBackend: node %u (%s): a %u-dim new shape", at.index, at.kind, shape->size());
-    for (uint32_t d = 0; d < shape->size(); ++d) dims[d] = shape->Get(d);
+    // One 0 in the new shape stands for the dimension the element count leaves (ExecuTorch writes it for a view
+    // with a -1, as BERT's head split); the output value says what it is, and the count check below holds it to it.
+    uint32_t inferred = 0;
+    for (uint32_t d = 0; d < shape->size(); ++d) {
+      dims[d] = shape->Get(d);
+      if (dims[d] == 0 && d < o.num_dims) dims[d] = o.dims[d], ++inferred;
+    }
+    EMBER_CHECK_OR_RETURN_ERROR(inferred <= 1, InvalidProgram,
+                                "XnnpackBackend: node %u (%s): %u dims of the new shape are 0 (inferred); at most one "
+                                "may be", at.index, at.kind, inferred);
     EMBER_TRY(expect_dims(at, out, o, dims, shape->size()));
   }
   EMBER_CHECK_OR_RETURN_ERROR(numel(o) == numel(p.values[in]), InvalidProgram,
