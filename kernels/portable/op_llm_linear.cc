@@ -176,7 +176,7 @@ inline float clamp_i8(float v) {
 }
 
 // The reference's quantize_per_token on x.to(float32), exactly: float32 division, round half to even, clamps.
-// Hands each token's z to begin(t, z) and each q to put(t, k, q); returns the token's scale.
+// Hands the token's z to begin(z) and each q to put(k, q); returns the token's scale.
 template <typename T, class Begin, class Put>
 float quantize_row(const T* xr, int64_t K, Begin&& begin, Put&& put) {
   float lo = 0.0f, hi = 0.0f;
