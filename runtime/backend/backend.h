@@ -41,6 +41,9 @@ struct BackendInitContext {
   const char* method;        // for messages
   uint32_t delegate_index;   // for messages
   const NamedDataMap* named_data = nullptr;  // null when the program has none
+  // Threads the method was loaded for (MemoryManager::threads; 0 or 1: one). A backend with its own thread pool
+  // may make one this size at init; execute must still not allocate.
+  int threads = 1;
 };
 
 struct Backend {

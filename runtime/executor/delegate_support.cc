@@ -165,7 +165,8 @@ Error init_delegate(const DelegateLoad& load, uint32_t index, DelegateRecord* r)
   }
   const NamedDataMap named{load.program, &load_named};
   BackendInitContext context{allocator, load.method, index,
-                             pte::count(load.program->flatbuffer()->named_data()) > 0 ? &named : nullptr};
+                             pte::count(load.program->flatbuffer()->named_data()) > 0 ? &named : nullptr,
+                             load.memory->threads > 1 ? load.memory->threads : 1};
   Result<void*> handle = backend->init(context, blob, ArrayRef<CompileSpec>(specs, num_specs));
   if (!handle.ok()) {
     EMBER_LOG(ERROR, "method '%s' delegate %u: backend '%s' refused its %zu-byte blob: %s", load.method,

@@ -137,6 +137,16 @@ def test_runner_matches_eager(xnn_runner, tmp_path_factory, tmp_path, name, part
         _check(name, got, want, f"runner, {report['delegates']} delegate(s)")
 
 
+# XNNPACK on its own pthreadpool, made at init for the threads the method was loaded for (runner --threads).
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18"])
+def test_runner_on_two_threads_matches_eager(xnn_runner, tmp_path_factory, tmp_path, name):
+    pte, inputs, eager, _ = export(name, tmp_path_factory, "all")
+    proc = run(xnn_runner, pte, inputs, str(tmp_path), runs=2, extra_args=["--threads", "2"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for got, want in zip(read_outputs(str(tmp_path), eager), eager):
+        _check(name, got, want, "runner, 2 threads")
+
+
 @pytest.mark.parametrize("name,partitioner", CASES)
 def test_python_bindings_match_eager(xnn_bindings, tmp_path_factory, tmp_path, name, partitioner):
     pte, inputs, eager, _ = export(name, tmp_path_factory, partitioner)

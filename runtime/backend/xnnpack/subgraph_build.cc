@@ -342,8 +342,9 @@ Error build_stage(GraphPlan* p, uint32_t s) {
   }
   if (err == Error::Ok) {
     xnn_runtime_t runtime = nullptr;
-    // Single-threaded (no pthreadpool): Ember's thread pool is not XNNPACK's; see the README.
-    status = xnn_create_runtime_v2(sg, /*threadpool=*/nullptr, /*flags=*/0, &runtime);
+    // XNNPACK splits its operators over a pthreadpool (its own, made at init for the method's thread count: Ember's
+    // pool is not one); null runs them on the calling thread.
+    status = xnn_create_runtime_v2(sg, static_cast<pthreadpool_t>(p->threadpool), /*flags=*/0, &runtime);
     if (status != xnn_status_success) {
       EMBER_LOG(ERROR, "XnnpackBackend: stage %u (nodes %u to %u): xnn_create_runtime_v2 failed: %s", s,
                 st.first_node, st.end_node - 1, status_name(status));
@@ -362,6 +363,8 @@ void release_plan(GraphPlan* p) {
     p->stages[s].runtime = nullptr;
   }
   for (size_t i = 0; i < p->num_constants; ++i) p->named[i].free();
+  if (p->threadpool != nullptr) pthreadpool_destroy(static_cast<pthreadpool_t>(p->threadpool));
+  p->threadpool = nullptr;
 }
 
 }  // namespace xnnpack

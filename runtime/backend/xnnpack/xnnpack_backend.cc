@@ -1,5 +1,6 @@
 #include "runtime/backend/xnnpack/xnnpack_backend.h"
 
+#include <pthreadpool.h>
 #include <stdlib.h>
 
 #include <xnnpack.h>
@@ -23,6 +24,14 @@ Result<void*> init(BackendInitContext& ctx, const FreeableBuffer& processed, Arr
   EMBER_CHECK_OR_RETURN_ERROR(initialize_xnnpack(), NotSupported, "XnnpackBackend: xnn_initialize failed on this CPU");
   EMBER_TRY_ASSIGN(plan, plan_graph(processed.data(), processed.size(), ctx.allocator, ctx.allocator));
   Error err = bind_constants(plan, ctx.named_data);
+  if (err == Error::Ok && ctx.threads > 1) {
+    plan->threadpool = pthreadpool_create(static_cast<size_t>(ctx.threads));
+    if (plan->threadpool == nullptr) {
+      EMBER_LOG(ERROR, "XnnpackBackend: method '%s' delegate %u: no pthreadpool of %d threads", ctx.method,
+                static_cast<unsigned>(ctx.delegate_index), ctx.threads);
+      err = Error::DelegateMemoryAllocationFailed;
+    }
+  }
   for (uint32_t s = 0; s < plan->num_stages && err == Error::Ok; ++s) {
     if (!plan->stages[s].on_cpu) err = build_stage(plan, s);
   }
