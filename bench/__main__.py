@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     # The default set: every framework but the optional Ember columns (2 threads, the XNNPACK delegate), which
     # --frameworks names when wanted.
     frameworks = [f for f in a.frameworks.split(",") if f] or (
-        [*H.EMBER_RUNNERS, *H.CPP_PEERS] if a.callgrind else [f for f in H.FRAMEWORKS if f not in H.EMBER_EXTRAS])
+        [*H.EMBER_RUNNERS, *H.CPP_PEERS] if a.callgrind else [f for f in H.FRAMEWORKS if f not in H.OPTIONAL])
     unknown += [f for f in frameworks if f not in H.FRAMEWORKS]
     if unknown:
         print(f"bench: unknown models or frameworks {unknown}", file=sys.stderr)
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     # The last CPU: measured processes are pinned there, so every framework really runs on one core.
     pin = None if a.no_pin else max(os.sched_getaffinity(0))
     env = H.Env(os.path.abspath(a.work), pin)
-    H.clean_work(env.work)
+    H.clean_work(env.work, keep=(H.LLM_CACHE,))
     started = time.monotonic()
     today = datetime.date.today().isoformat()
     stem = a.name or (today + ("-callgrind" if a.callgrind else "-quick" if a.quick else ""))
@@ -106,9 +106,9 @@ def main(argv=None) -> int:
     rss_floor = H.build_peak_rss(env)
     H.build_ember_runners(env)
     optimized_ops = H.optimized_ops()
-    if "ember_xnnpack" in frameworks:
+    if any(H.runner_of(fw) == "xnnpack" for fw in frameworks):
         H.build_xnnpack_runner(env)
-    if set(H.CPP_PEERS) & set(frameworks) or "ember_xnnpack" in frameworks:
+    if any(H.program_of(fw) in H.CPP_PEERS for fw in frameworks):
         H.build_et_runner(env)
     # Inputs, eager references and (for the public zoo's models) the torch.export programs the peers start from.
     prepared = H.prepare_models(env, names)
@@ -176,14 +176,13 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
         entry = {"label": bm.label, "ops": bm.ops or None, "frameworks": {}}
         # The C++ runners first, in interleaved rounds; then the Python-hosted frameworks, one process each.
         # Both Ember builds run the same .pte: only the kernels registered behind its operators differ.
-        jobs = {fw: os.path.join(d, "ember.pte") for fw in H.EMBER_RUNNERS}
-        if "ember_2t" in frameworks:
-            jobs["ember_2t"] = os.path.join(d, "ember.pte")
-        for fw in H.CPP_PEERS:
-            if fw in frameworks and fw not in env.skipped:
-                jobs[fw] = et.get(fw, {}).get("path")
-        if "ember_xnnpack" in frameworks and "ember_xnnpack" not in env.skipped:
-            jobs["ember_xnnpack"] = et.get("et_xnnpack", {}).get("path")
+        jobs = {}
+        for fw in [f for f in H.FRAMEWORKS if f in frameworks and f not in env.skipped]:
+            program = H.program_of(fw)
+            if program == "ember":
+                jobs[fw] = os.path.join(d, "ember.pte")
+            elif program in H.CPP_PEERS and program not in env.skipped:
+                jobs[fw] = et.get(program, {}).get("path")
         H.log(f"{name}: {', '.join(jobs)} ({H.ROUNDS} rounds)")
         measured = H.measure_cpp({fw: p for fw, p in jobs.items() if p}, env, d, ee["inputs"], target_s, min_runs,
                                  max_runs)
@@ -210,15 +209,16 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 H.log(f"{name}: {fw} failed: {r['error'][:300]}")
                 entry["frameworks"][fw] = r
                 continue
-            if fw == "ember_xnnpack":
-                r.update(file_bytes=et["et_xnnpack"]["pte_bytes"], delegates=et["et_xnnpack"]["delegates"])
-            elif fw in H.EMBER_RUNNERS or fw in H.EMBER_EXTRAS:
+            program = H.program_of(fw)
+            if H.runner_of(fw) == "xnnpack":
+                r.update(file_bytes=et[program]["pte_bytes"], delegates=et[program]["delegates"])
+            elif program == "ember":
                 r.update(file_bytes=ee["pte_bytes"], export_s=ee["export_s"],
                          arena_lower_bound_bytes=sum(ee["lower_bound"]), operators=ee["operators"])
                 if fw == "ember":
                     r["optimized_kernels_used"] = [o for o in ee["operators"] if o in optimized_ops]
-            elif fw in H.CPP_PEERS:
-                facts = et[fw]
+            elif program in H.CPP_PEERS:
+                facts = et[program]
                 # The driver's planned pools are the program's non_const_buffer_sizes; both are recorded.
                 r.update(file_bytes=facts["pte_bytes"], export_s=facts["export_s"],
                          non_const_buffer_sizes=facts["planned"], operators=facts["operators"],

@@ -35,8 +35,12 @@ FRAMEWORKS = {
     "ember_2t": "Ember, default build, 2 threads: the same runner and .pte as Ember with --threads 2, pinned to two "
                 "CPUs (runtime/threads; kernels/optimized splits its GEMMs, convolutions and large passes)",
     "ember_xnnpack": "Ember + XNNPACK delegate: runtime/runner:runner_all_backends built with --config=xnnpack "
-                     "(Debian's 2022 XNNPACK, single-threaded) running ExecuTorch's XNNPACK .pte (the ET XNNPACK "
+                     "(Debian's 2022 XNNPACK, a pthreadpool of 1) running ExecuTorch's XNNPACK .pte (the ET XNNPACK "
                      "column's file)",
+    "ember_xnnpack_2t": "Ember + XNNPACK delegate, 2 threads: the Ember+XNNPACK runner and .pte with --threads 2 (the "
+                        "backend's pthreadpool of 2), pinned to two CPUs",
+    "et_xnnpack_2t": "ExecuTorch 1.5.1 with the XNNPACK delegate, 2 threads: the ET XNNPACK driver and .pte with a "
+                     "threadpool of 2, pinned to two CPUs",
 }
 
 # Ember's two builds of runtime/runner, both always measured: framework -> (Bazel target, binary under bazel-bin).
@@ -45,12 +49,25 @@ EMBER_RUNNERS = {
     "ember_portable": ("//runtime/runner:runner_portable", "runtime/runner/runner_portable"),
 }
 CPP_PEERS = ("et_portable", "et_xnnpack")
-# Ember measured other ways, when --frameworks names them: framework -> (the runner: an EMBER_RUNNERS key, or
-# "xnnpack" for the --config=xnnpack runner; extra runner flags; CPUs the process is pinned to).
-EMBER_EXTRAS = {
-    "ember_2t": ("ember", ["--threads", "2"], 2),
-    "ember_xnnpack": ("xnnpack", [], 1),
+# Columns measured only when --frameworks names them: another runner or thread count on a program the default
+# columns already have. framework -> (runner: an EMBER_RUNNERS key, "xnnpack" for the --config=xnnpack runner or
+# "et" for bench/et_runner; program: "ember" for Ember's .pte or the CPP_PEERS column whose .pte it runs; threads,
+# which is also the number of CPUs the process is pinned to).
+OPTIONAL = {
+    "ember_2t": ("ember", "ember", 2),
+    "ember_xnnpack": ("xnnpack", "et_xnnpack", 1),
+    "ember_xnnpack_2t": ("xnnpack", "et_xnnpack", 2),
+    "et_xnnpack_2t": ("et", "et_xnnpack", 2),
 }
+
+
+def runner_of(fw: str) -> str:
+    return OPTIONAL[fw][0] if fw in OPTIONAL else fw if fw in EMBER_RUNNERS else "et"
+
+
+def program_of(fw: str) -> str:
+    """Whose program a column runs: "ember", or the ExecuTorch column that exported it."""
+    return OPTIONAL[fw][1] if fw in OPTIONAL else "ember" if fw in EMBER_RUNNERS else fw
 
 
 class Env:
@@ -168,7 +185,7 @@ def build_xnnpack_runner(env: Env):
 def env_for(env: Env, fw: str) -> Env:
     """The environment a framework's processes run in: pinned to one CPU, or for a multi-threaded Ember column to
     that CPU and as many others as it has threads (unpinned if the run is)."""
-    cpus = EMBER_EXTRAS.get(fw, (None, None, 1))[2]
+    cpus = OPTIONAL.get(fw, (None, None, 1))[2]
     if cpus == 1 or env.pin_cpu is None:
         return env
     others = sorted(c for c in os.sched_getaffinity(0) if c != env.pin_cpu)
@@ -298,7 +315,7 @@ def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
     """ExecuTorch's and ONNX's exports, started in the background (they only export; nothing is timed yet)."""
     procs = {}
     models = ",".join(names)
-    if env.et_runner and (set(CPP_PEERS) | {"ember_xnnpack"}) & set(frameworks):
+    if env.et_runner and any(program_of(fw) in CPP_PEERS for fw in frameworks):
         d = os.path.join(env.work, "_et")
         procs["et"] = subprocess.Popen([env.et_python, "-m", "bench.et_side", "export", "--out", d, "--models", models,
                                         "--work", env.work],
@@ -397,13 +414,13 @@ def parse_runner(stdout: str) -> dict:
 
 
 def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out_dir: str):
-    ember = fw in EMBER_RUNNERS or fw in EMBER_EXTRAS
-    runner = EMBER_EXTRAS[fw][0] if fw in EMBER_EXTRAS else fw
-    args = [env.ember_runners[runner] if ember else env.et_runner, pte, "--output-dir", out_dir]
+    runner = runner_of(fw)
+    threads = OPTIONAL.get(fw, (None, None, 1))[2]
+    args = [env.et_runner if runner == "et" else env.ember_runners[runner], pte, "--output-dir", out_dir]
     for i in range(n_inputs):
         args += ["--input", os.path.join(model_dir, f"input_{i}.bin")]
-    args += (["--print", "0"] + (EMBER_EXTRAS[fw][1] if fw in EMBER_EXTRAS else [])) if ember else ["--threads", "1"]
-    return args
+    return args + (["--threads", str(threads)] if runner == "et" else
+                   ["--print", "0"] + (["--threads", str(threads)] if threads > 1 else []))
 
 
 LOAD_SAMPLES = 7
@@ -519,7 +536,20 @@ def file_size(path: str) -> Optional[int]:
     return os.path.getsize(path) if path and os.path.exists(path) else None
 
 
-def clean_work(work: str):
-    if os.path.isdir(work):
-        shutil.rmtree(work)
-    os.makedirs(work)
+# The LLM benchmark keeps ExecuTorch's exports (about 20 minutes to remake) in this folder of --work; the model
+# benchmark empties --work around it.
+LLM_CACHE = "llm-cache"
+
+
+def clean_work(work: str, keep: tuple = ()):
+    """Empties `work` except the entries named in `keep` (caches that take long to remake, such as the LLM
+    benchmark's ExecuTorch exports, which live in the same --work folder as the model benchmark's scratch)."""
+    os.makedirs(work, exist_ok=True)
+    for name in os.listdir(work):
+        if name in keep:
+            continue
+        path = os.path.join(work, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)

@@ -449,7 +449,7 @@ def main(a) -> int:
     if why:
         skipped["et"] = why
         frameworks.remove("et")
-    prep = prepare(env, s, os.path.abspath(os.path.join(a.work, "llm-cache")) if "et" in frameworks else None)
+    prep = prepare(env, s, os.path.abspath(os.path.join(a.work, H.LLM_CACHE)) if "et" in frameworks else None)
     # ExecuTorch's exports take longest: they start first and run beside the build and Ember's exports.
     proc = start_et_export(env, s, prep) if "et" in frameworks else None
     et_reused = proc == []

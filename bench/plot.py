@@ -9,11 +9,15 @@ import sys
 
 LABELS = {"ember": "Ember (optimized kernels)", "ember_portable": "Ember portable",
           "ember_2t": "Ember, 2 threads", "ember_xnnpack": "Ember + XNNPACK delegate",
+          "ember_xnnpack_2t": "Ember + XNNPACK delegate, 2 threads",
           "et_portable": "ExecuTorch portable", "et_xnnpack": "ExecuTorch XNNPACK",
+          "et_xnnpack_2t": "ExecuTorch XNNPACK, 2 threads",
           "ort": "ONNX Runtime (from Python)", "eager": "eager torch (from Python)"}
 # Ember's columns in shades of orange, ExecuTorch's in blue.
 COLORS = {"ember": "#d9480f", "ember_portable": "#ffa94d", "ember_2t": "#a61e4d", "ember_xnnpack": "#f08c00",
-          "et_portable": "#1c7ed6", "et_xnnpack": "#74c0fc", "ort": "#2f9e44", "eager": "#868e96"}
+          "ember_xnnpack_2t": "#e8590c",
+          "et_portable": "#1c7ed6", "et_xnnpack": "#74c0fc", "et_xnnpack_2t": "#1864ab", "ort": "#2f9e44",
+          "eager": "#868e96"}
 
 
 def plot(result: dict, out: str):

@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 # "ember" is the default build (kernels/optimized ahead of portable), "ember_portable" portable kernels only.
-# "ember_2t" the default build on 2 threads and "ember_xnnpack" Ember's XNNPACK delegate: optional columns.
-EMBERS = ["ember", "ember_portable", "ember_2t", "ember_xnnpack"]
+# "ember_2t" the default build on 2 threads, "ember_xnnpack" Ember's XNNPACK delegate (and "_2t" on 2 threads):
+# optional columns.
+EMBERS = ["ember", "ember_portable", "ember_2t", "ember_xnnpack", "ember_xnnpack_2t"]
 PEERS = ["et_portable", "et_xnnpack", "ort", "eager"]
+# Optional peer columns: compared only with Ember's columns on as many threads, never with the default build.
+PEERS_2T = ["et_xnnpack_2t"]
 LABELS = {"ember": "Ember", "ember_portable": "Ember portable", "ember_2t": "Ember 2 threads",
-          "ember_xnnpack": "Ember+XNNPACK", "et_portable": "ET portable", "et_xnnpack": "ET XNNPACK",
-          "ort": "ONNX Runtime", "eager": "eager torch"}
+          "ember_xnnpack": "Ember+XNNPACK", "ember_xnnpack_2t": "Ember+XNNPACK 2 threads", "et_portable": "ET portable",
+          "et_xnnpack": "ET XNNPACK", "et_xnnpack_2t": "ET XNNPACK 2 threads", "ort": "ONNX Runtime",
+          "eager": "eager torch"}
 
 # (key, title, what it is, formatter)
 METRICS = [
@@ -50,7 +54,7 @@ def _get(result, model, fw, key) -> Optional[float]:
 
 def _frameworks(result) -> List[str]:
     present = {fw for m in result["models"].values() for fw in m["frameworks"]}
-    return [fw for fw in EMBERS + PEERS if fw in present]
+    return [fw for fw in EMBERS + PEERS + PEERS_2T if fw in present]
 
 
 def ratio_pairs(fws: List[str]) -> List[Tuple[str, str]]:
@@ -64,6 +68,7 @@ def ratio_pairs(fws: List[str]) -> List[Tuple[str, str]]:
         pairs.append(("ember_2t", "ember"))
     if "ember_xnnpack" in fws and "et_xnnpack" in fws:
         pairs.append(("ember_xnnpack", "et_xnnpack"))
+    pairs += [(a, "et_xnnpack_2t") for a in ("ember_2t", "ember_xnnpack_2t") if a in fws and "et_xnnpack_2t" in fws]
     return pairs
 
 
