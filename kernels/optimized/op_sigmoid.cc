@@ -47,6 +47,7 @@ EMBER_ALWAYS_INLINE void loop(Fn fn, const float* x, float* o, int64_t n) {
 void loop_baseline(Fn fn, const float* x, float* o, int64_t n) { loop<f32x4>(fn, x, o, n); }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void loop_avx2(Fn fn, const float* x, float* o, int64_t n) { loop<f32x8>(fn, x, o, n); }
+EMBER_TARGET_AVX512 void loop_avx512(Fn fn, const float* x, float* o, int64_t n) { loop<f32x16>(fn, x, o, n); }
 #endif
 
 // Whether this kernel computes the call (Float on both sides, Float selected); otherwise portable does.
@@ -65,6 +66,7 @@ void compute(KernelContext& ctx, const char* name, Fn fn, const Tensor& self, Te
   parallel_elements(ctx.threads(), self.numel(), 16, fn == Fn::Hardswish ? kSplitPlain : kSplitMath,
                     [&](int64_t begin, int64_t end) {
 #if EMBER_SIMD_X86_DISPATCH
+                      if (cpu_has_avx512f()) return loop_avx512(fn, x + begin, o + begin, end - begin);
                       if (cpu_has_avx2_fma()) return loop_avx2(fn, x + begin, o + begin, end - begin);
 #endif
                       loop_baseline(fn, x + begin, o + begin, end - begin);

@@ -11,6 +11,7 @@ namespace optimized {
 
 typedef int32_t i32x4 __attribute__((vector_size(16)));
 typedef int32_t i32x8 __attribute__((vector_size(32)));
+typedef int32_t i32x16 __attribute__((vector_size(64)));
 template <class V>
 struct IntVec;
 template <>
@@ -20,6 +21,10 @@ struct IntVec<f32x4> {
 template <>
 struct IntVec<f32x8> {
   using type = i32x8;
+};
+template <>
+struct IntVec<f32x16> {
+  using type = i32x16;
 };
 
 template <class V>
