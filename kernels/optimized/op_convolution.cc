@@ -247,32 +247,48 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
 // vectors (four independent sums, so the multiply-adds do not wait on each other), then single vectors; the last
 // partial vector is recomputed overlapping the one before it, or, on rows narrower than a vector, computed whole
 // into a local and copied (its taps read into the next row or the scratch's slack, never past it).
+// Planes with output rows narrower than kFlatMaxWidth are swept as one long row instead (depthwise_general_flat_sweep),
+// at stride 1, and at stride 2 both ways with the copy split by row parity as well: four quarter planes.
+bool depthwise_general_ok(const ConvGeometry& g) { return g.dh == 1 && g.dw == 1 && (g.sw == 1 || g.sw == 2); }
+
+// A decision from the shapes alone, so the planned scratch does not depend on the instruction set.
+bool depthwise_general_flat(const ConvGeometry& g) {
+  return g.OW < kFlatMaxWidth && (g.sh == 1 || (g.sh == 2 && g.sw == 2));
+}
+
+// The copy: row_phases x phases planes of rows x cols floats each (both counts 1 or 2). Padded element (r, c) is at
+// ((r % row_phases) * phases + c % phases) * rows * cols + (r / row_phases) * cols + c / phases, written with masks
+// and shifts: these run per tap.
 struct PhasedPlane {
-  int64_t rows, cols, phases;  // per phase: rows x cols floats (cols = ceil(padded width / phases))
+  int64_t rows, cols, phases, row_phases;
+
+  int64_t size() const { return rows * cols; }  // floats per phase
+  // Padded row r (its column phase 0).
+  float* row(float* plane, int64_t r) const {
+    return plane + (r & (row_phases - 1)) * phases * size() + (r >> (row_phases - 1)) * cols;
+  }
+  // Where tap (kh, kw) of output (0, 0) reads.
+  const float* tap(const float* plane, int64_t kh, int64_t kw) const {
+    return plane + ((kh & (row_phases - 1)) * phases + (kw & (phases - 1))) * size() + (kh >> (row_phases - 1)) * cols +
+           (kw >> (phases - 1));
+  }
 };
 
 EMBER_ALWAYS_INLINE PhasedPlane phased_plane(const ConvGeometry& g) {
-  const int64_t wp = g.W + 2 * g.pw;
-  return {g.H + 2 * g.ph, (wp + g.sw - 1) / g.sw, g.sw};
+  const int64_t hp = g.H + 2 * g.ph, wp = g.W + 2 * g.pw;
+  const int64_t row_phases = depthwise_general_flat(g) ? g.sh : 1;
+  return {(hp + row_phases - 1) / row_phases, (wp + g.sw - 1) / g.sw, g.sw, row_phases};
 }
-
-bool depthwise_general_ok(const ConvGeometry& g) { return g.dh == 1 && g.dw == 1 && (g.sw == 1 || g.sw == 2); }
 
 // Floats of the phased copy (with slack), which depthwise() zeroes once per call.
 int64_t depthwise_phased_floats(const ConvGeometry& g) {
   const PhasedPlane pp = phased_plane(g);
-  return pp.phases * pp.rows * pp.cols + kSlackFloats;
+  return pp.row_phases * pp.phases * pp.size() + kSlackFloats;
 }
 
-// At unit stride, output rows narrower than kFlatMaxWidth are swept as one long row (depthwise_general_flat_sweep),
-// into scratch after the phased copy: output (oh, ow) sits at oh * sh * cols + ow there, sh * cols being how far its
-// taps move per output row. At stride 2 that sweep computes every other row for nothing, and was slower than the
-// row-by-row one on EfficientNet-B0 (its 14x14 -> 7x7 5x5 layer 193 -> 218 us). A decision from the shapes alone, so
-// the planned scratch does not depend on the instruction set.
-bool depthwise_general_flat(const ConvGeometry& g) { return g.OW < kFlatMaxWidth && g.sh == 1; }
-
+// The flat sweep's output: output (oh, ow) at oh * cols + ow (the columns between output rows computed and dropped).
 int64_t depthwise_general_scratch_floats(const ConvGeometry& g) {
-  const int64_t flat = depthwise_general_flat(g) ? g.OH * g.sh * phased_plane(g).cols + kSlackFloats : 0;
+  const int64_t flat = depthwise_general_flat(g) ? g.OH * phased_plane(g).cols + kSlackFloats : 0;
   return depthwise_phased_floats(g) + flat;
 }
 
@@ -306,13 +322,13 @@ template <class V>
 EMBER_ALWAYS_INLINE void fill_phased(const ConvGeometry& g, const PhasedPlane& pp, const float* x, float* plane) {
   constexpr int64_t L = Lanes<V>::value;
   if (pp.phases == 1) {
-    for (int64_t ih = 0; ih < g.H; ++ih) copy_row<V>(plane + (ih + g.ph) * pp.cols + g.pw, x + ih * g.W, g.W);
+    for (int64_t ih = 0; ih < g.H; ++ih) copy_row<V>(pp.row(plane, ih + g.ph) + g.pw, x + ih * g.W, g.W);
     return;
   }
-  const int64_t phase = pp.rows * pp.cols;
+  const int64_t phase = pp.size();
   for (int64_t ih = 0; ih < g.H; ++ih) {
     const float* s = x + ih * g.W;
-    float* row = plane + (ih + g.ph) * pp.cols;
+    float* row = pp.row(plane, ih + g.ph);
     // Padded column c = iw + pw lands in phase c % 2 at column c / 2. Element iw0 (0 or 1) starts an even column.
     const int64_t iw0 = g.pw & 1;
     for (int64_t iw = 0; iw < iw0 && iw < g.W; ++iw) row[phase + (iw + g.pw) / 2] = s[iw];
@@ -324,6 +340,14 @@ EMBER_ALWAYS_INLINE void fill_phased(const ConvGeometry& g, const PhasedPlane& p
       Deinterleave<V>::run(vload<V>(s + iw), vload<V>(s + iw + L), e, o);
       vstore<V>(even + j, e);
       vstore<V>(odd + j, o);
+    }
+    // The rest in pairs of quarter vectors: a 28-wide row would otherwise be 27 scalar stores with 16-float vectors,
+    // which made EfficientNet-B0's 28x28 -> 14x14 layer take 4x its multiply-adds' time.
+    for (; iw + 8 <= g.W; iw += 8, j += 4) {
+      f32x4 e, o;
+      Deinterleave<f32x4>::run(vload<f32x4>(s + iw), vload<f32x4>(s + iw + 4), e, o);
+      vstore<f32x4>(even + j, e);
+      vstore<f32x4>(odd + j, o);
     }
     for (; iw < g.W; ++iw) {
       const int64_t c = iw + g.pw;
@@ -389,21 +413,21 @@ EMBER_ALWAYS_INLINE void depthwise_general_rows(const ConvGeometry& g, const Pha
 
 // Small planes (MobileNetV3's and EfficientNet's 14x14 and 7x7, 5x5 taps): the rows one vector or less wide leave
 // each vector a chain of KH x KW dependent multiply-adds, and the row-by-row sweep's partial last vector goes out
-// through a local copy. Swept instead as one long row of stride sh * cols (the columns between output rows computed
-// and dropped), four vectors at a time: independent sums, whole-vector stores into `flat`, then each output row
-// clamped out of it. EfficientNet-B0 (AVX-512, one thread): its 7x7 5x5 layers 190 -> 138 us each, its 14x14 ones
-// 200 -> 159 us.
+// through a local copy. Swept instead as one long row of stride cols (the columns between output rows computed and
+// dropped; at stride 2 the copy's row phases make an output row's taps one copy row apart, where without them every
+// other row would be computed for nothing), four vectors at a time: independent sums, whole-vector stores into
+// `flat`, then each output row clamped out of it. EfficientNet-B0 (AVX-512, one thread): its 7x7 5x5 layers
+// 190 -> 138 us each, its 14x14 ones 200 -> 159 us.
 template <class V, int K>
 EMBER_ALWAYS_INLINE void depthwise_general_flat_sweep(const ConvGeometry& g, const PhasedPlane& pp,
                                                       const float* plane, const float* w, float bias, float lo,
                                                       float hi, float* flat, float* o) {
   constexpr int64_t L = Lanes<V>::value;
-  const int64_t KH = K ? K : g.KH, KW = K ? K : g.KW, cols = pp.cols, phase = pp.rows * pp.cols;
-  const int64_t step = g.sh * cols, n = (g.OH - 1) * step + g.OW;
+  const int64_t KH = K ? K : g.KH, KW = K ? K : g.KW;
+  // Output (oh, ow) reads tap (kh, kw)'s plane at oh * cols + ow: the copy has a row phase per vertical step.
+  const int64_t step = pp.cols, n = (g.OH - 1) * step + g.OW;
   const V vb = vsplat<V>(bias);
-  auto tap = [&](int64_t kh, int64_t kw) {
-    return plane + (pp.phases == 2 ? (kw & 1) * phase : 0) + kh * cols + (pp.phases == 2 ? kw >> 1 : kw);
-  };
+  auto tap = [&](int64_t kh, int64_t kw) { return pp.tap(plane, kh, kw); };
   int64_t q = 0;
   for (; q + 4 * L <= n; q += 4 * L) {
     V a0 = vb, a1 = vb, a2 = vb, a3 = vb;
