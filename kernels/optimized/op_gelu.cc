@@ -14,23 +14,14 @@ namespace optimized {
 namespace {
 
 template <class V>
-EMBER_ALWAYS_INLINE V gelu_vec(V x, bool tanh_approx) {
-  if (tanh_approx) {
-    const V u = (x + x * x * x * 0.044715f) * 0.7978845608028654f;
-    return x * 0.5f * (1.0f + vtanh(u));
-  }
-  return x * 0.5f * (1.0f + verf(x * 0.7071067811865476f));
-}
-
-template <class V>
 EMBER_ALWAYS_INLINE void gelu_loop(const float* x, float* o, int64_t n, bool tanh_approx) {
   constexpr int L = Lanes<V>::value;
   int64_t i = 0;
-  for (; i + L <= n; i += L) vstore(o + i, gelu_vec(vload<V>(x + i), tanh_approx));
+  for (; i + L <= n; i += L) vstore(o + i, vgelu(vload<V>(x + i), tanh_approx));
   if (i < n) {  // the tail through one zero-padded vector, so it rounds exactly like the body
     float buf[L] = {};
     memcpy(buf, x + i, static_cast<size_t>(n - i) * sizeof(float));
-    vstore(buf, gelu_vec(vload<V>(buf), tanh_approx));
+    vstore(buf, vgelu(vload<V>(buf), tanh_approx));
     memcpy(o + i, buf, static_cast<size_t>(n - i) * sizeof(float));
   }
 }

@@ -725,9 +725,13 @@ void Method::trace_memory(EventTracer* tracer) const {
 
 void Method::trace_instruction(size_t pc, uint64_t start) {
   const Instruction& ins = instructions_[pc];
-  const bool kernel = static_cast<InstructionArguments>(ins.kind) == InstructionArguments::KernelCall;
-  tracer_->instruction(static_cast<TraceKind>(ins.kind), 0, static_cast<uint32_t>(pc),
-                       kernel ? ins.kernel.op_index : kNoOperator, start, ember_pal_ticks_ns());
+  // A delegate call runs as a kernel call with no operator (delegate_support.cc): traced as the delegate call it is
+  // (ETDump's DELEGATE_CALL), not as an unnamed operator.
+  const bool call = static_cast<InstructionArguments>(ins.kind) == InstructionArguments::KernelCall;
+  const bool kernel = call && ins.kernel.op_index != kNoOperator;
+  tracer_->instruction(call && !kernel ? TraceKind::kDelegate : static_cast<TraceKind>(ins.kind), 0,
+                       static_cast<uint32_t>(pc), kernel ? ins.kernel.op_index : kNoOperator, start,
+                       ember_pal_ticks_ns());
   // The return value is the call's last argument (exir/emit/emitter.py puts it there), as in ExecuTorch.
   if (kernel && ins.kernel.num_args != 0) {
     tracer_->output(0, static_cast<uint32_t>(pc), ins.kernel.op_index, *ins.kernel.args[ins.kernel.num_args - 1]);

@@ -120,6 +120,11 @@ CASES = {
     # Each operand out's shape or one element: the direct loop (a boolean mask made additive, as attention does).
     "where_direct": (lambda c, a, b: torch.where(c, a, b), [rnd(2, 5, 7) > 0, rnd(1), rnd(2, 5, 7)]),
     "where_scalars": (lambda c, a, b: torch.where(c, a, b), [rnd(3, 6) > 0, rnd(()), rnd(1, 1)]),
+    # Broadcast along outer dims only: row by row (an attention mask over heads; a last dim of 1 repeated).
+    "where_rows_mask": (lambda c, a, b: torch.where(c, a, b), [rnd(1, 1, 5, 7) > 0, rnd(1, 3, 5, 7), rnd(1)]),
+    "where_rows_column": (lambda c, a, b: torch.where(c, a, b), [rnd(2, 3, 1) > 0, rnd(2, 3, 6), rnd(6)]),
+    # An operand of another dtype than out: the general broadcast.
+    "where_promoted": (lambda c, a, b: torch.where(c, a, b), [rnd(3, 4) > 0, rnd(3, 4), rnd(3, 1).double()]),
     "embedding": (lambda w, i: F.embedding(i, w), [rnd(10, 4), torch.tensor([[1, 3], [9, 0]])]),
     "index_rows": (lambda x, i: x[i], [rnd(5, 3), torch.tensor([4, 0, -1])]),
     "index_cols_broadcast": (lambda x, i, j: x[:, i, j], [rnd(2, 4, 5), torch.tensor([[0], [3]]),

@@ -74,6 +74,8 @@ def make(name: str):
         return TransformerBlock().eval(), (torch.randn(1, 16, 64),)
     if name == "head_split":
         return HeadSplit().eval(), (torch.randn(2, 8, 64),)
+    if name == "tanh_mlp":  # XNNTanh: newer than Debian's XNNPACK, and not one the backend runs on the CPU
+        return nn.Sequential(nn.Linear(16, 16), nn.Tanh()).eval(), (torch.randn(2, 16),)
     from examples.public_zoo import torchvision_cpu
     tv = torchvision_cpu.ensure()
     if name == "mobilenet_v2":

@@ -87,5 +87,16 @@ EMBER_ALWAYS_INLINE V verf(V x) {
   return vselect<V>(neg, -y, y);
 }
 
+// GELU, erf form ("none") or tanh form, as ATen writes them: the optimized gelu kernel and the XNNPACK backend's
+// CPU Gelu node (runtime/backend/xnnpack/cpu_nodes.h) share it.
+template <class V>
+EMBER_ALWAYS_INLINE V vgelu(V x, bool tanh_approx) {
+  if (tanh_approx) {
+    const V u = (x + x * x * x * 0.044715f) * 0.7978845608028654f;
+    return x * 0.5f * (1.0f + vtanh(u));
+  }
+  return x * 0.5f * (1.0f + verf(x * 0.7071067811865476f));
+}
+
 }  // namespace optimized
 }  // namespace ember

@@ -290,11 +290,12 @@ Error plan_nodes(GraphPlan& p) {
 }
 
 bool node_on_cpu(const GraphPlan& p, const fb::Node* node) {
-  return route_of(static_cast<uint8_t>(node->node_type())) == NodeRoute::Transpose && !transpose_is_reshape(p, node);
+  const NodeRoute route = route_of(static_cast<uint8_t>(node->node_type()));
+  return route == NodeRoute::Cpu || (route == NodeRoute::Transpose && !transpose_is_reshape(p, node));
 }
 
-// Consecutive subgraph nodes share a stage; each CPU transpose is one. Then the buffers between stages, and each
-// subgraph's external values.
+// Consecutive subgraph nodes share a stage; each CPU node (a transpose, cpu_nodes.h's kinds) is one. Then the
+// buffers between stages, and each subgraph's external values.
 Error plan_stages(GraphPlan& p, MemoryAllocator* a, MemoryAllocator* buffers) {
   const auto* nodes = p.graph->nodes();
   uint32_t n = 0;
@@ -411,7 +412,8 @@ bool node_values(const fb::Node* node, uint32_t* ids, size_t* num_inputs, size_t
     case K::Maximum:
     case K::Multiply:
     case K::Subtract:
-    case K::PReLU: {
+    case K::PReLU:
+    case K::BatchMatrixMultiply: {
       const auto* t = static_cast<const fb::Node2x1*>(table);
       ids[0] = t->input1_id();
       ids[1] = t->input2_id();
@@ -431,7 +433,8 @@ bool node_values(const fb::Node* node, uint32_t* ids, size_t* num_inputs, size_t
     case K::Negate:
     case K::Square:
     case K::Abs:
-    case K::Copy: {
+    case K::Copy:
+    case K::Gelu: {
       const auto* t = static_cast<const fb::Node1x1*>(table);
       ids[0] = t->input_id();
       ids[1] = t->output_id();
@@ -508,6 +511,18 @@ bool node_values(const fb::Node* node, uint32_t* ids, size_t* num_inputs, size_t
       ids[0] = t->input_id();
       ids[1] = t->output_id();
       *num_inputs = 1;
+      return true;
+    }
+    case K::Concatenate2:
+    case K::Concatenate3:
+    case K::Concatenate4:
+    case K::Concatenate5: {
+      const auto* t = static_cast<const fb::ConcatNode*>(table);
+      const uint32_t in[5] = {t->input1_id(), t->input2_id(), t->input3_id(), t->input4_id(), t->input5_id()};
+      const size_t n = concat_inputs(static_cast<uint8_t>(node->node_type()));
+      for (size_t k = 0; k < n; ++k) ids[k] = in[k];
+      ids[n] = t->output_id();
+      *num_inputs = n;
       return true;
     }
     case K::ArgMaxPooling2d: {

@@ -44,8 +44,30 @@ NodeRoute route_of(uint8_t kind) {
       return NodeRoute::Subgraph;
     case K::StaticTranspose:
       return NodeRoute::Transpose;
+    case K::BatchMatrixMultiply:
+    case K::Gelu:
+    case K::Concatenate2:
+    case K::Concatenate3:
+    case K::Concatenate4:
+    case K::Concatenate5:
+      return NodeRoute::Cpu;
     default:
       return NodeRoute::Refused;
+  }
+}
+
+uint32_t concat_inputs(uint8_t kind) {
+  switch (static_cast<K>(kind)) {
+    case K::Concatenate2:
+      return 2;
+    case K::Concatenate3:
+      return 3;
+    case K::Concatenate4:
+      return 4;
+    case K::Concatenate5:
+      return 5;
+    default:
+      return 0;
   }
 }
 

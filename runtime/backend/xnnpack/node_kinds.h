@@ -7,8 +7,11 @@
 //     [N,1,1,C] -> [N,C,1,1] after its global pooling); any other runs on the CPU between XNNPACK runtimes
 //     (transpose.h), which splits the graph there.
 //   - Copy: a reshape to the same shape.
-//   - everything newer (concatenation, slicing, batched matmul, attention, tanh, GELU, exp, log, sin, cos,
-//     reciprocal square root): refused at load, naming the node.
+//   - BatchMatrixMultiply, Gelu and Concatenate2..5 (the newer nodes ExecuTorch's partitioner gives a transformer:
+//     BERT's and ViT's attention products, MLP activation, ViT's class token): run by Ember on the CPU between
+//     XNNPACK runtimes, as the transpose (cpu_nodes.h), which splits the graph there.
+//   - everything else newer (slicing, attention, tanh, exp, log, sin, cos, reciprocal square root): refused at load,
+//     naming the node.
 #pragma once
 
 #include <stdint.h>
@@ -19,11 +22,15 @@ namespace xnnpack {
 enum class NodeRoute : uint8_t {
   Subgraph,   // an xnn_define_* call
   Transpose,  // StaticTranspose: a reshape in the subgraph when it moves only size-1 dims, else on the CPU
+  Cpu,        // run by Ember between XNNPACK runtimes (cpu_nodes.h)
   Refused,    // needs an XNNPACK newer than the build's
 };
 
 // `kind`: the NodeUnion tag (schema/xnnpack_graph.fbs).
 NodeRoute route_of(uint8_t kind);
+
+// How many inputs a ConcatenateN kind joins (2 to 5); 0 for any other kind.
+uint32_t concat_inputs(uint8_t kind);
 
 // The kind's name as ExecuTorch's schema spells it ("XNNBatchMatrixMultiply"), for messages; "unknown" outside the
 // union.

@@ -265,6 +265,71 @@ Error check_transpose(At at, const GraphPlan& p, const fb::StaticTranspose* t) {
   return expect_dims(at, t->output_id(), p.values[t->output_id()], dims, n);
 }
 
+// cpu_nodes.h's arithmetic is fp32 only.
+Error expect_fp32(At at, const GraphPlan& p, const uint32_t* ids, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    EMBER_CHECK_OR_RETURN_ERROR(p.values[ids[k]].datatype == static_cast<uint32_t>(fb::Datatype::fp32), NotSupported,
+                                "XnnpackBackend: node %u (%s): value %u has datatype %u; Ember runs this node on the "
+                                "CPU for fp32 only", at.index, at.kind, ids[k], p.values[ids[k]].datatype);
+  }
+  return Error::Ok;
+}
+
+// [..., M, K] x [..., K, N] -> [..., M, N], the leading (batch) dims equal. XNN_FLAG_TRANSPOSE_B is refused: ExecuTorch
+// writes attention's K^T as a transpose node before the product.
+Error check_batch_matmul(At at, const GraphPlan& p, const fb::Node2x1* t) {
+  const uint32_t ids[3] = {t->input1_id(), t->input2_id(), t->output_id()};
+  EMBER_TRY(expect_flags(at, t->flags(), 0));
+  EMBER_TRY(expect_fp32(at, p, ids, 3));
+  const ValuePlan& a = p.values[ids[0]];
+  const ValuePlan& b = p.values[ids[1]];
+  if (a.num_dims < 2) return mismatch(at, ids[0], a, "a matrix or a batch of them (2 dims or more)");
+  char want[64];
+  snprintf(want, sizeof(want), "%u dims, [..., %u, N] with input 1's batch dims", a.num_dims, a.dims[a.num_dims - 1]);
+  bool ok = b.num_dims == a.num_dims && b.dims[b.num_dims - 2] == a.dims[a.num_dims - 1];
+  for (uint32_t d = 0; ok && d + 2 < a.num_dims; ++d) ok = a.dims[d] == b.dims[d];
+  if (!ok) return mismatch(at, ids[1], b, want);
+  uint32_t dims[kMaxDims];
+  for (uint32_t d = 0; d < a.num_dims; ++d) dims[d] = a.dims[d];
+  dims[a.num_dims - 1] = b.dims[b.num_dims - 1];
+  return expect_dims(at, ids[2], p.values[ids[2]], dims, a.num_dims);
+}
+
+// Inputs of one datatype and rank, equal but along `axis`; the output their sum along it.
+Error check_concat(At at, const GraphPlan& p, const fb::ConcatNode* t, uint32_t count) {
+  const uint32_t in[5] = {t->input1_id(), t->input2_id(), t->input3_id(), t->input4_id(), t->input5_id()};
+  EMBER_TRY(expect_flags(at, t->flags(), 0));
+  const ValuePlan& first = p.values[in[0]];
+  EMBER_CHECK_OR_RETURN_ERROR(t->axis() < first.num_dims, InvalidProgram,
+                              "XnnpackBackend: node %u (%s): axis %u of a %u-dim value", at.index, at.kind, t->axis(),
+                              first.num_dims);
+  uint32_t dims[kMaxDims];
+  for (uint32_t d = 0; d < first.num_dims; ++d) dims[d] = first.dims[d];
+  for (uint32_t k = 1; k < count; ++k) {
+    const ValuePlan& v = p.values[in[k]];
+    EMBER_CHECK_OR_RETURN_ERROR(v.datatype == first.datatype, InvalidProgram,
+                                "XnnpackBackend: node %u (%s): input %u (value %u) has datatype %u, input 0 %u",
+                                at.index, at.kind, k, in[k], v.datatype, first.datatype);
+    bool ok = v.num_dims == first.num_dims;
+    for (uint32_t d = 0; ok && d < first.num_dims; ++d) ok = d == t->axis() || v.dims[d] == first.dims[d];
+    if (!ok) {
+      char want[80];
+      snprintf(want, sizeof(want), "input 0's %u dims except along axis %u", first.num_dims, t->axis());
+      return mismatch(at, in[k], v, want);
+    }
+    const uint64_t sum = static_cast<uint64_t>(dims[t->axis()]) + v.dims[t->axis()];
+    EMBER_CHECK_OR_RETURN_ERROR(sum < (1u << 30), InvalidProgram,
+                                "XnnpackBackend: node %u (%s): %llu elements along axis %u", at.index, at.kind,
+                                static_cast<unsigned long long>(sum), t->axis());
+    dims[t->axis()] = static_cast<uint32_t>(sum);
+  }
+  EMBER_TRY(expect_same_width(at, p, in[0], t->output_id()));
+  EMBER_CHECK_OR_RETURN_ERROR(p.values[t->output_id()].datatype == first.datatype, InvalidProgram,
+                              "XnnpackBackend: node %u (%s): output (value %u) has datatype %u, its inputs %u",
+                              at.index, at.kind, t->output_id(), p.values[t->output_id()].datatype, first.datatype);
+  return expect_dims(at, t->output_id(), p.values[t->output_id()], dims, first.num_dims);
+}
+
 Error check_reshape(At at, const GraphPlan& p, uint32_t in, uint32_t out, const flatbuffers::Vector<uint32_t>* shape,
                     uint32_t flags) {
   EMBER_TRY(expect_flags(at, flags, 0));
@@ -328,6 +393,20 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
       const auto* t = static_cast<const fb::Node1x1*>(node->node());
       return check_unary(at, p, t->input_id(), t->output_id(), t->flags(), true);
     }
+    case K::Gelu: {
+      const auto* t = node->node_as_Gelu();
+      const uint32_t ids[2] = {t->input_id(), t->output_id()};
+      EMBER_TRY(expect_fp32(at, p, ids, 2));
+      return check_unary(at, p, t->input_id(), t->output_id(), t->flags(), true);
+    }
+    case K::BatchMatrixMultiply:
+      return check_batch_matmul(at, p, node->node_as_BatchMatrixMultiply());
+    case K::Concatenate2:
+    case K::Concatenate3:
+    case K::Concatenate4:
+    case K::Concatenate5:
+      return check_concat(at, p, static_cast<const fb::ConcatNode*>(node->node()),
+                          concat_inputs(static_cast<uint8_t>(kind)));
     case K::Convert: {
       const auto* t = node->node_as_Convert();
       return check_unary(at, p, t->input_id(), t->output_id(), t->flags(), false);

@@ -1,5 +1,5 @@
-// The one node kind run outside XNNPACK: a static transpose (Debian's 2022 XNNPACK has no transpose, neither
-// in its subgraph API nor as an operator). ExecuTorch's XNNPACK graphs transpose at their edges, NCHW -> NHWC
+// A static transpose, run outside XNNPACK (Debian's 2022 XNNPACK has no transpose, neither in its subgraph API nor
+// as an operator; the other kinds run here are in cpu_nodes.h). ExecuTorch's XNNPACK graphs transpose at their edges, NCHW -> NHWC
 // after an image input and back before a 4-dim output; on MobileNetV2's 1x3x224x224 input that is 150,528 floats
 // moved once per run.
 #pragma once

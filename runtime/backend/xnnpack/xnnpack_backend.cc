@@ -5,7 +5,9 @@
 
 #include <xnnpack.h>
 
+#include "runtime/backend/xnnpack/cpu_nodes.h"
 #include "runtime/backend/xnnpack/graph_plan.h"
+#include "runtime/backend/xnnpack/node_kinds.h"
 #include "runtime/backend/xnnpack/subgraph_build.h"
 #include "runtime/backend/xnnpack/transpose.h"
 #include "runtime/core/log.h"
@@ -87,17 +89,77 @@ Error check_args(const GraphPlan& p, EValue** args, size_t num_args) {
   return Error::Ok;
 }
 
-Error run_transpose(const GraphPlan& p, const StagePlan& st, EValue** args) {
-  const fb::StaticTranspose* t = p.graph->nodes()->Get(st.first_node)->node_as_StaticTranspose();
+uint64_t elements(const ValuePlan& v) {
+  uint64_t n = 1;
+  for (uint32_t d = 0; d < v.num_dims; ++d) n *= v.dims[d];
+  return n;
+}
+
+Error run_transpose(const GraphPlan& p, const fb::StaticTranspose* t, EValue** args) {
   const ValuePlan& in = p.values[t->input_id()];
   uint32_t perm[kMaxDims];
   for (uint32_t d = 0; d < in.num_dims; ++d) perm[d] = t->perm()->Get(d);
-  uint64_t elements = 1;
-  for (uint32_t d = 0; d < in.num_dims; ++d) elements *= in.dims[d];
-  if (elements == 0) return Error::Ok;
+  const uint64_t n = elements(in);
+  if (n == 0) return Error::Ok;
   transpose(address_of(p, t->input_id(), args), address_of(p, t->output_id(), args), in.dims, perm, in.num_dims,
-            in.nbytes / elements);
+            in.nbytes / n);
   return Error::Ok;
+}
+
+void run_batch_matmul(const GraphPlan& p, const fb::Node2x1* t, EValue** args) {
+  const ValuePlan& a = p.values[t->input1_id()];
+  const ValuePlan& b = p.values[t->input2_id()];
+  const uint32_t m = a.dims[a.num_dims - 2], k = a.dims[a.num_dims - 1], n = b.dims[b.num_dims - 1];
+  uint64_t batch = 1;
+  for (uint32_t d = 0; d + 2 < a.num_dims; ++d) batch *= a.dims[d];
+  batch_matmul(static_cast<const float*>(address_of(p, t->input1_id(), args)),
+               static_cast<const float*>(address_of(p, t->input2_id(), args)),
+               static_cast<float*>(address_of(p, t->output_id(), args)), batch, m, k, n);
+}
+
+void run_concat(const GraphPlan& p, const fb::ConcatNode* t, uint32_t count, EValue** args) {
+  const uint32_t ids[5] = {t->input1_id(), t->input2_id(), t->input3_id(), t->input4_id(), t->input5_id()};
+  const ValuePlan& out = p.values[t->output_id()];
+  uint64_t outer = 1;
+  for (uint32_t d = 0; d < t->axis(); ++d) outer *= out.dims[d];
+  const void* inputs[5];
+  uint64_t row_bytes[5];
+  for (uint32_t i = 0; i < count; ++i) {
+    inputs[i] = address_of(p, ids[i], args);
+    // Each input's bytes over its rows (its dims from the axis on); nothing when the output is empty.
+    row_bytes[i] = outer == 0 ? 0 : p.values[ids[i]].nbytes / outer;
+  }
+  concatenate(inputs, row_bytes, count, outer, address_of(p, t->output_id(), args));
+}
+
+// A stage of one node run here: a transpose, or one of cpu_nodes.h's kinds (the plan routed nothing else here).
+Error run_on_cpu(const GraphPlan& p, const StagePlan& st, EValue** args) {
+  const fb::Node* node = p.graph->nodes()->Get(st.first_node);
+  using K = fb::NodeUnion;
+  switch (node->node_type()) {
+    case K::StaticTranspose:
+      return run_transpose(p, node->node_as_StaticTranspose(), args);
+    case K::Gelu: {
+      const fb::Node1x1* t = node->node_as_Gelu();
+      gelu(static_cast<const float*>(address_of(p, t->input_id(), args)),
+           static_cast<float*>(address_of(p, t->output_id(), args)), elements(p.values[t->input_id()]));
+      return Error::Ok;
+    }
+    case K::BatchMatrixMultiply:
+      run_batch_matmul(p, node->node_as_BatchMatrixMultiply(), args);
+      return Error::Ok;
+    case K::Concatenate2:
+    case K::Concatenate3:
+    case K::Concatenate4:
+    case K::Concatenate5:
+      run_concat(p, static_cast<const fb::ConcatNode*>(node->node()),
+                 concat_inputs(static_cast<uint8_t>(node->node_type())), args);
+      return Error::Ok;
+    default:
+      EMBER_LOG(ERROR, "XnnpackBackend: node %u (%s) is not one the CPU runs", st.first_node,
+                node_kind_name(static_cast<uint8_t>(node->node_type())));
+      return Error::Internal;
+  }
 }
 
 Error run_subgraph(const GraphPlan& p, StagePlan& st, uint32_t s, EValue** args) {
@@ -130,7 +192,7 @@ Error execute(void* handle, EValue** args, size_t num_args) {
   EMBER_TRY(check_args(*p, args, num_args));
   for (uint32_t s = 0; s < p->num_stages; ++s) {
     StagePlan& st = p->stages[s];
-    EMBER_TRY(st.on_cpu ? run_transpose(*p, st, args) : run_subgraph(*p, st, s, args));
+    EMBER_TRY(st.on_cpu ? run_on_cpu(*p, st, args) : run_subgraph(*p, st, s, args));
   }
   return Error::Ok;
 }

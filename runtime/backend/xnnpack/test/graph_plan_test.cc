@@ -4,7 +4,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <array>
 #include <functional>
+#include <math.h>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/backend/xnnpack/blob_header.h"
+#include "runtime/backend/xnnpack/cpu_nodes.h"
 #include "runtime/backend/xnnpack/graph_plan.h"
 #include "runtime/backend/xnnpack/transpose.h"
 #include "runtime/core/test/recording_pal.h"
@@ -193,6 +196,105 @@ TEST(GraphPlan, RunsRealTransposesOnTheCpuBetweenSubgraphs) {
   // The transposed value crosses from the CPU stage to the subgraph: a buffer, external to the subgraph.
   EXPECT_NE(p.get()->values[1].buffer, nullptr);
   EXPECT_EQ(p.get()->stages[1].num_externals, 2u);
+}
+
+TEST(GraphPlan, RunsTheNewerTransformerNodesOnTheCpu) {
+  Arena arena;
+  Result<GraphPlan*> p = plan(serialize(transformer_nodes()), arena);
+  ASSERT_TRUE(p.ok()) << last_log();
+  ASSERT_EQ(p.get()->num_stages, 4u);
+  for (uint32_t s = 0; s < 3; ++s) EXPECT_TRUE(p.get()->stages[s].on_cpu) << s;
+  EXPECT_FALSE(p.get()->stages[3].on_cpu);
+  // Values written on the CPU get buffers; the constant token and the delegate's arguments do not.
+  for (uint32_t id : {2u, 4u, 5u}) EXPECT_NE(p.get()->values[id].buffer, nullptr) << id;
+  for (uint32_t id : {0u, 1u, 3u, 6u}) EXPECT_EQ(p.get()->values[id].buffer, nullptr) << id;
+}
+
+TEST(GraphPlan, ChecksTheCpuNodesShapesByName) {
+  Arena arena;
+  GraphSpec g = transformer_nodes();
+  g.values[1].dims = {2, 5, 5};  // K differs
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("node 0 (XNNBatchMatrixMultiply): value 1 is [2, 5, 5]; expected 3 dims, [..., 4, N]"),
+            std::string::npos)
+      << last_log();
+  g = transformer_nodes();
+  g.values[1].dims = {3, 4, 5};  // batch dims differ
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  g = transformer_nodes();
+  g.values[4].dims = {2, 5, 5};  // concat's output is not the sum along its axis
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("node 1 (XNNConcatenate2): value 4 is [2, 5, 5]; expected [2, 4, 5]"), std::string::npos)
+      << last_log();
+  g = transformer_nodes();
+  g.values[3].dims = {2, 1, 4};  // an input differs off the axis
+  g.constants = {{0, 32}};
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("input 0's 3 dims except along axis 1"), std::string::npos) << last_log();
+  g = transformer_nodes();
+  g.nodes = [](flatbuffers::FlatBufferBuilder& b) {  // B transposed (XNN_FLAG_TRANSPOSE_B): not read here
+    auto bmm = fb::CreateNode2x1(b, 0, 1, 2, 1);
+    return std::vector<flatbuffers::Offset<fb::Node>>{
+        fb::CreateNode(b, fb::NodeUnion::BatchMatrixMultiply, bmm.Union())};
+  };
+  g.values.resize(3);
+  g.values[2].flags = kOutput;
+  g.outputs = {2};
+  g.constants.clear();
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::NotSupported);
+  EXPECT_NE(last_log().find("node 0 (XNNBatchMatrixMultiply) has flags 0x1"), std::string::npos) << last_log();
+  g = transformer_nodes();
+  g.nodes = [](flatbuffers::FlatBufferBuilder& b) {  // an axis past the rank
+    auto cat = fb::CreateConcatNode(b, 3, 3, 2, kNoId, kNoId, 4, 0, kNoId);
+    return std::vector<flatbuffers::Offset<fb::Node>>{fb::CreateNode(b, fb::NodeUnion::Concatenate2, cat.Union())};
+  };
+  g.values[2] = {{2, 3, 5}, 0, kInput};
+  g.values[4].flags = kOutput;
+  g.values.resize(5);
+  g.inputs = {0, 1, 2};
+  g.outputs = {4};
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("node 0 (XNNConcatenate2): axis 3 of a 3-dim value"), std::string::npos) << last_log();
+}
+
+TEST(CpuNodes, MatchReferences) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  // gelu: every length around a 16-float vector, against erf in double.
+  for (uint64_t n : {1u, 7u, 16u, 37u}) {
+    std::vector<float> x(n), y(n);
+    for (float& v : x) v = u(rng);
+    gelu(x.data(), y.data(), n);
+    for (uint64_t i = 0; i < n; ++i) {
+      const double want = 0.5 * x[i] * (1.0 + erf(x[i] / sqrt(2.0)));
+      EXPECT_NEAR(y[i], want, 1e-6 * (1.0 + fabs(want))) << "gelu(" << x[i] << ")";
+    }
+  }
+  // batch_matmul: sizes off every tile edge, and an empty sum (zeros).
+  const std::vector<std::array<uint32_t, 4>> shapes = {{3, 5, 7, 9}, {1, 1, 1, 1}, {2, 33, 64, 50}, {2, 3, 0, 4}};
+  for (const auto& s : shapes) {
+    const uint32_t batch = s[0], m = s[1], k = s[2], n = s[3];
+    std::vector<float> a(batch * m * k), b(batch * k * n), c(batch * m * n, 99.0f);
+    for (float& v : a) v = u(rng);
+    for (float& v : b) v = u(rng);
+    batch_matmul(a.data(), b.data(), c.data(), batch, m, k, n);
+    for (uint32_t q = 0; q < batch; ++q)
+      for (uint32_t i = 0; i < m; ++i)
+        for (uint32_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (uint32_t l = 0; l < k; ++l) want += double(a[(q * m + i) * k + l]) * b[(q * k + l) * n + j];
+          ASSERT_NEAR(c[(q * m + i) * n + j], want, 1e-4 * (1.0 + fabs(want))) << q << " " << i << " " << j;
+        }
+  }
+  // concatenate: three inputs of 1, 3 and 2 rows' worth along the second of [2, *, 2] (4-byte elements).
+  std::vector<float> p0 = {1, 2, 3, 4}, p1 = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+                     p2 = {17, 18, 19, 20, 21, 22, 23, 24};
+  const void* in[] = {p0.data(), p1.data(), p2.data()};
+  const uint64_t row_bytes[] = {2 * 4, 6 * 4, 4 * 4};
+  std::vector<float> out(24);
+  concatenate(in, row_bytes, 3, 2, out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 5, 6, 7, 8, 9, 10, 17, 18, 19, 20, 3, 4, 11, 12, 13, 14, 15, 16, 21, 22,
+                                     23, 24}));
 }
 
 TEST(GraphPlan, KeepsTransposesOfSizeOneDimsInTheSubgraph) {

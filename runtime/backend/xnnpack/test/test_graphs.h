@@ -109,6 +109,32 @@ inline GraphSpec transposing() {
   return g;
 }
 
+// What ExecuTorch gives a transformer beyond the 2022 library, each run on the CPU, then a clamp in XNNPACK:
+// x[2,3,4] @ y[2,4,5] -> z[2,3,5]; concat(token[2,1,5] constant 1, z) along axis 1 -> [2,4,5]; gelu; clamp to
+// [-0.5, 0.5] -> out. Four stages, the first three on the CPU.
+inline GraphSpec transformer_nodes() {
+  GraphSpec g;
+  g.values = {{{2, 3, 4}, 0, kInput},  {{2, 4, 5}, 0, kInput}, {{2, 3, 5}, 0, 0}, {{2, 1, 5}, 1, 0},
+              {{2, 4, 5}, 0, 0},       {{2, 4, 5}, 0, 0},      {{2, 4, 5}, 0, kOutput}};
+  g.inputs = {0, 1};
+  g.outputs = {6};
+  for (int i = 0; i < 10; ++i) g.constant_data.push_back(0.1f * static_cast<float>(i) - 0.45f);
+  g.constants = {{0, 40}};
+  g.nodes = [](flatbuffers::FlatBufferBuilder& b) {
+    auto bmm = fb::CreateNode2x1(b, 0, 1, 2, 0);
+    auto cat = fb::CreateConcatNode(b, 1, 3, 2, kNoId, kNoId, 4, 0, kNoId);
+    auto gelu = fb::CreateNode1x1(b, 4, 5, 0);
+    auto clamp = fb::CreateNode1x1(b, 5, 6, 0);
+    auto mm = fb::CreateOutputMinMax(b, -0.5f, 0.5f);
+    return std::vector<flatbuffers::Offset<fb::Node>>{
+        fb::CreateNode(b, fb::NodeUnion::BatchMatrixMultiply, bmm.Union()),
+        fb::CreateNode(b, fb::NodeUnion::Concatenate2, cat.Union()),
+        fb::CreateNode(b, fb::NodeUnion::Gelu, gelu.Union()),
+        fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union(), 0, mm)};
+  };
+  return g;
+}
+
 }  // namespace testing
 }  // namespace xnnpack
 }  // namespace ember

@@ -94,8 +94,30 @@ TEST(XnnpackBackend, TransposesOnTheCpuThenClampsInXnnpack) {
         EXPECT_EQ(y.data[(h * 2 + w) * 3 + c], fminf(fmaxf(x.data[(c * 2 + h) * 2 + w], 0.0f), 6.0f));
 }
 
+TEST(XnnpackBackend, RunsBatchMatmulConcatAndGeluOnTheCpuAroundXnnpack) {
+  const GraphSpec g = transformer_nodes();
+  Loaded d(serialize(g));
+  ASSERT_EQ(d.error, Error::Ok) << last_log();
+  Host x({2, 3, 4}), y({2, 4, 5}), out({2, 4, 5});
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  for (size_t i = 0; i < y.data.size(); ++i) y.data[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
+  EValue* args[] = {&x.value, &y.value, &out.value};
+  ASSERT_EQ(kBackend.execute(d.handle, args, 3), Error::Ok) << last_log();
+  for (int b = 0; b < 2; ++b)
+    for (int r = 0; r < 4; ++r)
+      for (int j = 0; j < 5; ++j) {
+        double v = g.constant_data[b * 5 + j];  // row 0: the constant token
+        if (r > 0) {
+          v = 0;
+          for (int k = 0; k < 4; ++k) v += double(x.data[(b * 3 + r - 1) * 4 + k]) * y.data[(b * 4 + k) * 5 + j];
+        }
+        const double want = fmin(fmax(0.5 * v * (1.0 + erf(v / sqrt(2.0))), -0.5), 0.5);
+        EXPECT_NEAR(out.data[(b * 4 + r) * 5 + j], want, 1e-6) << b << " " << r << " " << j;
+      }
+}
+
 TEST(XnnpackBackend, InitTakesWhatInitBytesSays) {
-  for (const GraphSpec& g : {linear(), transposing()}) {
+  for (const GraphSpec& g : {linear(), transposing(), transformer_nodes()}) {
     const auto blob = serialize(g);
     Result<size_t> predicted = kBackend.init_bytes(blob.data(), blob.size(), {});
     ASSERT_TRUE(predicted.ok()) << last_log();
