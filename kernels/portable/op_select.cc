@@ -38,6 +38,19 @@ void where_direct(const Bool8* c, const void* a, const void* b, void* o, int64_t
   }
 }
 
+// Row by row: each operand's row start from its indexer, its elements at stride 1 or 0. Not per dtype, as above.
+void where_rows(const Bool8* c, const void* a, const void* b, void* o, int64_t numel, int64_t inner,
+                const BroadcastIndexer& ic, const BroadcastIndexer& ia, const BroadcastIndexer& ib, int64_t sc,
+                int64_t sa, int64_t sb, size_t size) {
+  const uint8_t* pa = static_cast<const uint8_t*>(a);
+  const uint8_t* pb = static_cast<const uint8_t*>(b);
+  uint8_t* po = static_cast<uint8_t*>(o);
+  for (int64_t i = 0; i < numel; i += inner) {
+    where_direct(c + ic(i), pa + ia(i) * static_cast<int64_t>(size), pb + ib(i) * static_cast<int64_t>(size),
+                 po + i * static_cast<int64_t>(size), inner, sc, sa, sb, size);
+  }
+}
+
 }  // namespace
 
 void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out) {
@@ -77,13 +90,8 @@ void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, 
     }
     const BroadcastIndexer ic(condition.sizes(), shape, n), ia(self.sizes(), shape, n), ib(other.sizes(), shape, n);
     if (rows) {
-      const T* a = self.const_data_ptr<T>();
-      const T* b = other.const_data_ptr<T>();
-      const int64_t sc = step(condition), sa = step(self), sb = step(other);
-      for (int64_t i = 0; i < out.numel(); i += inner) {
-        where_direct(c + ic(i), a + ia(i), b + ib(i), o + i, inner, sc, sa, sb, sizeof(T));
-      }
-      return;
+      return where_rows(c, self.const_data_ptr(), other.const_data_ptr(), o, out.numel(), inner, ic, ia, ib,
+                        step(condition), step(self), step(other), sizeof(T));
     }
     for (int64_t i = 0; i < out.numel(); ++i) {
       o[i] = c[ic(i)] ? static_cast<T>(load_as<C>(self.const_data_ptr(), self.scalar_type(), ia(i)))
