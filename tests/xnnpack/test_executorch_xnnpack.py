@@ -139,7 +139,8 @@ def test_runner_matches_eager(xnn_runner, tmp_path_factory, tmp_path, name, part
 
 
 # XNNPACK on its own pthreadpool, made at init for the threads the method was loaded for (runner --threads).
-@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18"])
+# The transformer block: several delegate calls around Ember's own (threaded) kernels, on one shared pool.
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18", "transformer_block"])
 def test_runner_on_two_threads_matches_eager(xnn_runner, tmp_path_factory, tmp_path, name):
     pte, inputs, eager, _ = export(name, tmp_path_factory, "all")
     proc = run(xnn_runner, pte, inputs, str(tmp_path), runs=2, extra_args=["--threads", "2"])

@@ -84,7 +84,7 @@ struct GraphPlan {
   size_t num_constants;
   FreeableBuffer* named;       // per ConstantDataOffset entry: named data loaded for it (kept for the runtime)
   uint32_t* scratch;           // num_values words for stage bookkeeping
-  void* threadpool = nullptr;  // a pthreadpool_t for BackendInitContext::threads > 1, made at init, shared by stages
+  void* threadpool = nullptr;  // for BackendInitContext::threads > 1: thread_pools.h's shared pthreadpool_t
 };
 
 // Reads `blob` and plans it: its tables into `tables`, the buffers between stages into `buffers` (the same allocator

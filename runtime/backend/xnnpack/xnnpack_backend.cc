@@ -1,6 +1,5 @@
 #include "runtime/backend/xnnpack/xnnpack_backend.h"
 
-#include <pthreadpool.h>
 #include <stdlib.h>
 
 #include <xnnpack.h>
@@ -9,6 +8,7 @@
 #include "runtime/backend/xnnpack/graph_plan.h"
 #include "runtime/backend/xnnpack/node_kinds.h"
 #include "runtime/backend/xnnpack/subgraph_build.h"
+#include "runtime/backend/xnnpack/thread_pools.h"
 #include "runtime/backend/xnnpack/transpose.h"
 #include "runtime/core/log.h"
 #include "schema/xnnpack_graph_generated.h"
@@ -27,7 +27,7 @@ Result<void*> init(BackendInitContext& ctx, const FreeableBuffer& processed, Arr
   EMBER_TRY_ASSIGN(plan, plan_graph(processed.data(), processed.size(), ctx.allocator, ctx.allocator));
   Error err = bind_constants(plan, ctx.named_data);
   if (err == Error::Ok && ctx.threads > 1) {
-    plan->threadpool = pthreadpool_create(static_cast<size_t>(ctx.threads));
+    plan->threadpool = acquire_threadpool(ctx.threads);
     if (plan->threadpool == nullptr) {
       EMBER_LOG(ERROR, "XnnpackBackend: method '%s' delegate %u: no pthreadpool of %d threads", ctx.method,
                 static_cast<unsigned>(ctx.delegate_index), ctx.threads);
