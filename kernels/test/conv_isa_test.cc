@@ -22,16 +22,8 @@ namespace {
 using optimized::X86Isa;
 using testing::Owned;
 
-uint32_t g_seed = 11;
-float uniform(float lo, float hi) {
-  g_seed = g_seed * 1664525u + 1013904223u;
-  return lo + (hi - lo) * static_cast<float>(g_seed >> 8) / 16777216.0f;
-}
-std::vector<float> random_floats(size_t n, float lo = -2.0f, float hi = 2.0f) {
-  std::vector<float> v(n);
-  for (float& x : v) x = uniform(lo, hi);
-  return v;
-}
+testing::Lcg g_rng{11};
+std::vector<float> random_floats(size_t n, float lo = -2.0f, float hi = 2.0f) { return g_rng.floats(n, lo, hi); }
 
 const X86Isa kIsas[] = {X86Isa::kAvx512, X86Isa::kAvx2, X86Isa::kBaseline};
 

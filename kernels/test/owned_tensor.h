@@ -56,6 +56,20 @@ struct Owned {
   }
 };
 
+// Test values from a linear congruential generator: the same floats on every platform and standard library.
+struct Lcg {
+  uint32_t state;
+  float uniform(float lo, float hi) {
+    state = state * 1664525u + 1013904223u;
+    return lo + (hi - lo) * static_cast<float>(state >> 8) / 16777216.0f;
+  }
+  std::vector<float> floats(size_t n, float lo = -2.0f, float hi = 2.0f) {
+    std::vector<float> v(n);
+    for (float& x : v) x = uniform(lo, hi);
+    return v;
+  }
+};
+
 // Runs `call` with a fresh context (and `scratch`, for kernels that plan some); returns the kernel's error.
 template <typename Call>
 Error run(Call call, Span<uint8_t> scratch = {}) {

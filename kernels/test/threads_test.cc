@@ -22,16 +22,8 @@ namespace {
 
 using testing::Owned;
 
-uint32_t g_seed = 7;
-float uniform(float lo, float hi) {
-  g_seed = g_seed * 1664525u + 1013904223u;
-  return lo + (hi - lo) * static_cast<float>(g_seed >> 8) / 16777216.0f;
-}
-std::vector<float> random_floats(size_t n, float lo = -2.0f, float hi = 2.0f) {
-  std::vector<float> v(n);
-  for (float& x : v) x = uniform(lo, hi);
-  return v;
-}
+testing::Lcg g_rng{7};
+std::vector<float> random_floats(size_t n, float lo = -2.0f, float hi = 2.0f) { return g_rng.floats(n, lo, hi); }
 
 // A pool of three threads for the whole test binary (two workers and the caller).
 ThreadPool* pool() {
@@ -132,8 +124,8 @@ TEST(Threads, LlmLinearsGiveTheSingleThreadedBits) {
       s4(ScalarType::Float, {N, G}, random_floats(N * G, 0.1f, 1.0f)), bias(ScalarType::Float, {N}, random_floats(N));
   std::vector<int8_t> w8(N * K);
   std::vector<uint8_t> w4(N * K / 2);
-  for (size_t i = 0; i < w8.size(); ++i) w8[i] = static_cast<int8_t>(static_cast<int>(uniform(0, 255)) - 128);
-  for (size_t i = 0; i < w4.size(); ++i) w4[i] = static_cast<uint8_t>(uniform(0, 255));
+  for (size_t i = 0; i < w8.size(); ++i) w8[i] = static_cast<int8_t>(static_cast<int>(g_rng.uniform(0, 255)) - 128);
+  for (size_t i = 0; i < w4.size(); ++i) w4[i] = static_cast<uint8_t>(g_rng.uniform(0, 255));
   Owned<int8_t> wi8(ScalarType::Char, {N, K}, w8);
   Owned<uint8_t> wi4(ScalarType::Byte, {N, K / 2}, w4);
   // The same bytes as a blocked weight (N = 1000 is 62.5 blocks, so 992 channels of them): any bytes are valid.
