@@ -356,49 +356,49 @@ EMBER_ALWAYS_INLINE void fill_phased(const ConvGeometry& g, const PhasedPlane& p
   }
 }
 
+// Bias plus every tap, for N consecutive vectors of outputs whose tap (0, 0) reads `at` floats into the copy: the
+// inner loop of both sweeps below. N independent sums (four keep the multiply-adds from waiting on each other), each
+// in the same order: bias, then the taps row by row.
+template <class V, int K, int N>
+EMBER_ALWAYS_INLINE void tap_sums(const ConvGeometry& g, const PhasedPlane& pp, const float* plane, const float* w,
+                                  int64_t at, V bias, V* acc) {
+  constexpr int64_t L = Lanes<V>::value;
+  const int64_t KH = K ? K : g.KH, KW = K ? K : g.KW;
+  EMBER_UNROLL for (int n = 0; n < N; ++n) acc[n] = bias;
+  for (int64_t kh = 0; kh < KH; ++kh) {
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      const float* s = pp.tap(plane, kh, kw) + at;
+      const V wv = vsplat<V>(w[kh * KW + kw]);
+      EMBER_UNROLL for (int n = 0; n < N; ++n) acc[n] += wv * vload<V>(s + n * L);
+    }
+  }
+}
+
 template <class V, int K>
 EMBER_ALWAYS_INLINE void depthwise_general_rows(const ConvGeometry& g, const PhasedPlane& pp, const float* plane,
                                                 const float* w, float bias, float lo, float hi, float* o) {
   constexpr int64_t L = Lanes<V>::value;
-  const int64_t KH = K ? K : g.KH, KW = K ? K : g.KW, OW = g.OW, cols = pp.cols;
-  const int64_t phase = pp.rows * pp.cols;
+  const int64_t OW = g.OW;
   const V vlo = vsplat<V>(lo), vhi = vsplat<V>(hi), vb = vsplat<V>(bias);
-  // Tap (kh, kw) of output (oh, ow) reads src(kh, kw)[oh * sh * cols + ow]: a row of the right phase, offset.
-  auto tap = [&](int64_t kh, int64_t kw) {
-    return plane + (pp.phases == 2 ? (kw & 1) * phase : 0) + kh * cols + (pp.phases == 2 ? kw >> 1 : kw);
-  };
   auto finish = [&](V acc) {
     acc = acc < vlo ? vlo : acc;
     return acc > vhi ? vhi : acc;
   };
   for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const int64_t r = oh * g.sh * cols;
+    // Output (oh, ow) reads each tap's plane at oh * sh * cols + ow.
+    const int64_t r = oh * g.sh * pp.cols;
     float* orow = o + oh * OW;
     int64_t ow = 0;
     for (; ow + 4 * L <= OW; ow += 4 * L) {
-      V a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          const float* s = tap(kh, kw) + r + ow;
-          const V wv = vsplat<V>(w[kh * KW + kw]);
-          a0 += wv * vload<V>(s);
-          a1 += wv * vload<V>(s + L);
-          a2 += wv * vload<V>(s + 2 * L);
-          a3 += wv * vload<V>(s + 3 * L);
-        }
-      }
-      vstore<V>(orow + ow, finish(a0));
-      vstore<V>(orow + ow + L, finish(a1));
-      vstore<V>(orow + ow + 2 * L, finish(a2));
-      vstore<V>(orow + ow + 3 * L, finish(a3));
+      V a[4];
+      tap_sums<V, K, 4>(g, pp, plane, w, r + ow, vb, a);
+      EMBER_UNROLL for (int n = 0; n < 4; ++n) vstore<V>(orow + ow + n * L, finish(a[n]));
     }
     for (; ow < OW; ow += L) {
       // The last vector of a row: overlapping the previous one when the row holds a whole vector.
       const int64_t at = ow + L <= OW ? ow : OW >= L ? OW - L : ow;
-      V acc = vb;
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        for (int64_t kw = 0; kw < KW; ++kw) acc += vsplat<V>(w[kh * KW + kw]) * vload<V>(tap(kh, kw) + r + at);
-      }
+      V acc;
+      tap_sums<V, K, 1>(g, pp, plane, w, r + at, vb, &acc);
       acc = finish(acc);
       if (at + L <= OW) {
         vstore<V>(orow + at, acc);
@@ -423,35 +423,19 @@ EMBER_ALWAYS_INLINE void depthwise_general_flat_sweep(const ConvGeometry& g, con
                                                       const float* plane, const float* w, float bias, float lo,
                                                       float hi, float* flat, float* o) {
   constexpr int64_t L = Lanes<V>::value;
-  const int64_t KH = K ? K : g.KH, KW = K ? K : g.KW;
   // Output (oh, ow) reads tap (kh, kw)'s plane at oh * cols + ow: the copy has a row phase per vertical step.
   const int64_t step = pp.cols, n = (g.OH - 1) * step + g.OW;
   const V vb = vsplat<V>(bias);
-  auto tap = [&](int64_t kh, int64_t kw) { return pp.tap(plane, kh, kw); };
   int64_t q = 0;
   for (; q + 4 * L <= n; q += 4 * L) {
-    V a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-    for (int64_t kh = 0; kh < KH; ++kh) {
-      for (int64_t kw = 0; kw < KW; ++kw) {
-        const float* s = tap(kh, kw) + q;
-        const V wv = vsplat<V>(w[kh * KW + kw]);
-        a0 += wv * vload<V>(s);
-        a1 += wv * vload<V>(s + L);
-        a2 += wv * vload<V>(s + 2 * L);
-        a3 += wv * vload<V>(s + 3 * L);
-      }
-    }
-    vstore<V>(flat + q, a0);
-    vstore<V>(flat + q + L, a1);
-    vstore<V>(flat + q + 2 * L, a2);
-    vstore<V>(flat + q + 3 * L, a3);
+    V a[4];
+    tap_sums<V, K, 4>(g, pp, plane, w, q, vb, a);
+    EMBER_UNROLL for (int k = 0; k < 4; ++k) vstore<V>(flat + q + k * L, a[k]);
   }
   // The last one to three vectors (whole ones: their taps read at most a vector past the copy, into its slack).
   for (; q < n; q += L) {
-    V acc = vb;
-    for (int64_t kh = 0; kh < KH; ++kh) {
-      for (int64_t kw = 0; kw < KW; ++kw) acc += vsplat<V>(w[kh * KW + kw]) * vload<V>(tap(kh, kw) + q);
-    }
+    V acc;
+    tap_sums<V, K, 1>(g, pp, plane, w, q, vb, &acc);
     vstore<V>(flat + q, acc);
   }
   for (int64_t oh = 0; oh < g.OH; ++oh) clamp_row<V>(o + oh * g.OW, flat + oh * step, g.OW, lo, hi);
