@@ -53,6 +53,14 @@ struct ValuePlan {
   const float* scales;    // per-channel scales, resolved by bind_constants
 };
 
+// The product of dims [begin, end) of `v` (numel: all of them); 1 for an empty range.
+inline uint64_t dims_product(const ValuePlan& v, uint32_t begin, uint32_t end) {
+  uint64_t n = 1;
+  for (uint32_t d = begin; d < end; ++d) n *= v.dims[d];
+  return n;
+}
+inline uint64_t numel(const ValuePlan& v) { return dims_product(v, 0, v.num_dims); }
+
 // Layout-compatible with XNNPACK's xnn_external_value (checked where xnnpack.h is included).
 struct ExternalSlot {
   uint32_t id;

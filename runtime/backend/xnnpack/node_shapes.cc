@@ -26,12 +26,6 @@ struct At {
   const char* kind;
 };
 
-uint64_t numel(const ValuePlan& v) {
-  uint64_t n = 1;
-  for (uint32_t d = 0; d < v.num_dims; ++d) n *= v.dims[d];
-  return n;
-}
-
 // "[1, 224, 224, 3]" into a caller buffer, for messages.
 const char* dims_text(const ValuePlan& v, char* buf, size_t size) {
   size_t used = 0;

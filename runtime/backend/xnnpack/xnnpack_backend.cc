@@ -89,17 +89,11 @@ Error check_args(const GraphPlan& p, EValue** args, size_t num_args) {
   return Error::Ok;
 }
 
-uint64_t elements(const ValuePlan& v) {
-  uint64_t n = 1;
-  for (uint32_t d = 0; d < v.num_dims; ++d) n *= v.dims[d];
-  return n;
-}
-
 Error run_transpose(const GraphPlan& p, const fb::StaticTranspose* t, EValue** args) {
   const ValuePlan& in = p.values[t->input_id()];
   uint32_t perm[kMaxDims];
   for (uint32_t d = 0; d < in.num_dims; ++d) perm[d] = t->perm()->Get(d);
-  const uint64_t n = elements(in);
+  const uint64_t n = numel(in);
   if (n == 0) return Error::Ok;
   transpose(address_of(p, t->input_id(), args), address_of(p, t->output_id(), args), in.dims, perm, in.num_dims,
             in.nbytes / n);
@@ -110,8 +104,7 @@ void run_batch_matmul(const GraphPlan& p, const fb::Node2x1* t, EValue** args) {
   const ValuePlan& a = p.values[t->input1_id()];
   const ValuePlan& b = p.values[t->input2_id()];
   const uint32_t m = a.dims[a.num_dims - 2], k = a.dims[a.num_dims - 1], n = b.dims[b.num_dims - 1];
-  uint64_t batch = 1;
-  for (uint32_t d = 0; d + 2 < a.num_dims; ++d) batch *= a.dims[d];
+  const uint64_t batch = dims_product(a, 0, a.num_dims - 2);
   batch_matmul(static_cast<const float*>(address_of(p, t->input1_id(), args)),
                static_cast<const float*>(address_of(p, t->input2_id(), args)),
                static_cast<float*>(address_of(p, t->output_id(), args)), batch, m, k, n);
@@ -120,8 +113,7 @@ void run_batch_matmul(const GraphPlan& p, const fb::Node2x1* t, EValue** args) {
 void run_concat(const GraphPlan& p, const fb::ConcatNode* t, uint32_t count, EValue** args) {
   const uint32_t ids[5] = {t->input1_id(), t->input2_id(), t->input3_id(), t->input4_id(), t->input5_id()};
   const ValuePlan& out = p.values[t->output_id()];
-  uint64_t outer = 1;
-  for (uint32_t d = 0; d < t->axis(); ++d) outer *= out.dims[d];
+  const uint64_t outer = dims_product(out, 0, t->axis());
   const void* inputs[5];
   uint64_t row_bytes[5];
   for (uint32_t i = 0; i < count; ++i) {
@@ -142,7 +134,7 @@ Error run_on_cpu(const GraphPlan& p, const StagePlan& st, EValue** args) {
     case K::Gelu: {
       const fb::Node1x1* t = node->node_as_Gelu();
       gelu(static_cast<const float*>(address_of(p, t->input_id(), args)),
-           static_cast<float*>(address_of(p, t->output_id(), args)), elements(p.values[t->input_id()]));
+           static_cast<float*>(address_of(p, t->output_id(), args)), numel(p.values[t->input_id()]));
       return Error::Ok;
     }
     case K::BatchMatrixMultiply:
