@@ -1,5 +1,6 @@
 """Build-time code generation of kernel registration (codegen/gen_registration.py) and the runtime macro."""
 
+load("//kernels/helium:copts.bzl", "HELIUM_COPTS")
 load("//tools/bazel:ember.bzl", "EMBER_COPTS")
 
 # Kernel libraries: manifest -> "C++ namespace@Bazel package", in priority order (the first that declares an
@@ -82,27 +83,42 @@ KERNEL_COPTS = [
 # Registered ahead of portable when --//kernels:optimized is true (kernels/optimized/kernels.yaml).
 OPTIMIZED_LIBRARY = {"//kernels/optimized:kernels.yaml": "ember::optimized@kernels/optimized"}
 
+# Registered ahead of portable and quantized when --//kernels:helium is true (kernels/helium/kernels.yaml): MVE
+# vector kernels, built only for cores with Helium.
+HELIUM_LIBRARY = {"//kernels/helium:kernels.yaml": "ember::helium@kernels/helium"}
+HELIUM_CORES = ["//platforms:cortex_m55_core"]
+
 def ember_kernels(name, selection = None, extra_libraries = [], visibility = None, backends = []):
     """The kernels (and registration table) for `selection` (a selected_operators.yaml; None = everything).
 
     backends: ids of BACKEND_LIBRARIES the build offers; the table holds those the selection names (all of them
     without a selection). Default none: delegate calls are then refused at load and no delegate code is linked.
 
-    Two variants are generated, `<name>_portable` and `<name>_optimized` (optimized kernels first, each handing
-    the dtypes it lacks to portable); `<name>` is the one --//kernels:optimized picks.
+    Three variants are generated, `<name>_portable`, `<name>_optimized` (optimized kernels first, each handing
+    the dtypes it lacks to portable) and `<name>_helium` (MVE kernels first, for Helium cores only); `<name>` is
+    the one --//kernels:helium, then --//kernels:optimized, picks.
 
     extra_libraries: your own kernel libraries (custom operators, or overrides of built-in kernels: they come
     first), each a dict with "manifest" (label of its kernels.yaml), "namespace" (its C++ namespace), "package"
     (its Bazel package), "srcs" (label of its kernel sources) and "headers" (label of a cc_library with its
     kernels.h).
     """
-    _kernels_variant(name + "_portable", selection, extra_libraries, False, visibility, backends)
-    _kernels_variant(name + "_optimized", selection, extra_libraries, True, visibility, backends)
+    _kernels_variant(name + "_portable", selection, extra_libraries, None, visibility, backends)
+    _kernels_variant(name + "_optimized", selection, extra_libraries, "optimized", visibility, backends)
+    _kernels_variant(name + "_helium", selection, extra_libraries, "helium", visibility, backends)
     native.alias(
-        name = name,
+        name = name + "_scalar_or_optimized",
         actual = select({
             "//kernels:use_optimized": name + "_optimized",
             "//conditions:default": name + "_portable",
+        }),
+        visibility = ["//visibility:private"],
+    )
+    native.alias(
+        name = name,
+        actual = select({
+            "//kernels:use_helium": name + "_helium",
+            "//conditions:default": name + "_scalar_or_optimized",
         }),
         visibility = visibility,
     )
@@ -113,11 +129,14 @@ def _backend_libs(backends):
         libs = libs + _optional(b, [BACKEND_LIBRARIES[b]["lib"]], [])
     return libs
 
-def _kernels_variant(name, selection, extra_libraries, optimized, visibility, backends):
+def _kernels_variant(name, selection, extra_libraries, vector_library, visibility, backends):
+    """vector_library: None (portable only), "optimized" or "helium": the library registered ahead of portable."""
     registry = name + "_registry"
     manifests = {lib["manifest"]: lib["namespace"] + "@" + lib["package"] for lib in extra_libraries}
-    if optimized:
+    if vector_library == "optimized":
         manifests.update(OPTIMIZED_LIBRARY)
+    if vector_library == "helium":
+        manifests.update(HELIUM_LIBRARY)
     manifests.update(KERNEL_LIBRARIES)
     ember_kernel_registry(registry, manifests, selection, backends)
     deps = [lib["headers"] for lib in extra_libraries] + [
@@ -128,7 +147,8 @@ def _kernels_variant(name, selection, extra_libraries, optimized, visibility, ba
         "//runtime/core",
         "//runtime/kernel",
     ]
-    if optimized:
+    compatible = []
+    if vector_library == "optimized":
         # Compiled apart for their -O3; the registry below references them, so the link keeps them.
         native.cc_library(
             name = name + "_fast",
@@ -137,6 +157,18 @@ def _kernels_variant(name, selection, extra_libraries, optimized, visibility, ba
             deps = deps + ["//kernels/optimized:headers"],
         )
         deps = deps + [name + "_fast", "//kernels/optimized:headers"]
+    if vector_library == "helium":
+        # Compiled apart with their own optimization level (kernels/helium/BUILD.bazel, HELIUM_COPTS), which comes
+        # after the configuration's -Os on the command line.
+        native.cc_library(
+            name = name + "_mve",
+            srcs = ["//kernels/helium:srcs"],
+            copts = EMBER_COPTS + KERNEL_COPTS + HELIUM_COPTS,
+            deps = deps + ["//kernels/helium:headers"],
+            target_compatible_with = HELIUM_CORES,
+        )
+        deps = deps + [name + "_mve", "//kernels/helium:headers"]
+        compatible = HELIUM_CORES
     native.cc_library(
         name = name,
         srcs = [lib["srcs"] for lib in extra_libraries] + [
@@ -153,5 +185,6 @@ def _kernels_variant(name, selection, extra_libraries, optimized, visibility, ba
         # Nothing references the table by name until the executor looks kernels up, so keep it in the link;
         # -Wl,--gc-sections still drops whatever the table does not reference.
         alwayslink = True,
+        target_compatible_with = compatible,
         visibility = visibility,
     )

@@ -13,13 +13,12 @@
 #include "kernels/portable/util/kernel_util.h"
 #include "kernels/quantized/kernels.h"
 #include "kernels/quantized/util/channel_params.h"
+#include "kernels/quantized/util/geometry.h"
 #include "kernels/quantized/util/requantize.h"
 
 namespace ember {
 namespace quantized {
 namespace {
-
-using portable::fit_output;
 
 // Outputs accumulated at once: 512 bytes of stack, small enough for a microcontroller's task stack.
 constexpr int64_t kBlock = 128;
@@ -45,49 +44,10 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/,
                 ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups,
                 double /*output_scale*/, int64_t /*output_zero_point*/, int64_t /*activation_min*/,
                 int64_t /*activation_max*/, Tensor& out) {
-  EMBER_KERNEL_CHECK(ctx, input.dim() == 4 && weight.dim() == 4, InvalidArgument,
-                     "ember_quantized::conv2d.out: input and weight must be 4-d (NCHW, OIHW), got %d-d and %d-d",
-                     static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
-  EMBER_KERNEL_CHECK(ctx, (stride.size() == 1 || stride.size() == 2) && (padding.size() == 1 || padding.size() == 2) &&
-                              (dilation.size() == 1 || dilation.size() == 2),
-                     InvalidArgument, "ember_quantized::conv2d.out: stride, padding and dilation need 1 or 2 values, "
-                     "got %d, %d and %d", static_cast<int>(stride.size()), static_cast<int>(padding.size()),
-                     static_cast<int>(dilation.size()));
-  const int64_t N = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
-  const int64_t OC = weight.size(0), Cg = weight.size(1), KH = weight.size(2), KW = weight.size(3);
-  const int64_t sh = stride[0], sw = stride[stride.size() - 1];
-  const int64_t ph = padding[0], pw = padding[padding.size() - 1];
-  const int64_t dh = dilation[0], dw = dilation[dilation.size() - 1];
-  EMBER_KERNEL_CHECK(ctx, groups > 0 && C % groups == 0 && OC % groups == 0 && Cg == C / groups, InvalidArgument,
-                     "ember_quantized::conv2d.out: %lld input channels, %lld output channels and %lld groups do not "
-                     "fit a weight of %lld channels per group", static_cast<long long>(C),
-                     static_cast<long long>(OC), static_cast<long long>(groups), static_cast<long long>(Cg));
-  // Bounded by int32 as tensor sizes are, so the output size arithmetic below cannot overflow int64.
-  auto fits = [](int64_t v, int64_t lo) { return v >= lo && v <= INT32_MAX; };
-  EMBER_KERNEL_CHECK(ctx, fits(sh, 1) && fits(sw, 1) && fits(dh, 1) && fits(dw, 1) && fits(ph, 0) && fits(pw, 0),
-                     InvalidArgument, "ember_quantized::conv2d.out: stride and dilation must be in [1, 2^31), padding "
-                     "in [0, 2^31)");
-  const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
-  const int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
-  EMBER_KERNEL_CHECK(ctx, KH > 0 && KW > 0 && OH > 0 && OW > 0, InvalidArgument,
-                     "ember_quantized::conv2d.out: a %lldx%lld kernel (dilation %lldx%lld) does not fit the padded "
-                     "%lldx%lld input", static_cast<long long>(KH), static_cast<long long>(KW),
-                     static_cast<long long>(dh), static_cast<long long>(dw), static_cast<long long>(H + 2 * ph),
-                     static_cast<long long>(W + 2 * pw));
-  const int64_t shape[4] = {N, OC, OH, OW};
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 4), InvalidArgument,
-                     "ember_quantized::conv2d.out: out must be [%lld, %lld, %lld, %lld]", static_cast<long long>(N),
-                     static_cast<long long>(OC), static_cast<long long>(OH), static_cast<long long>(OW));
-  EMBER_KERNEL_CHECK(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
-                     "ember_quantized::conv2d.out: only contiguous (NCHW) tensors are supported");
-  EMBER_KERNEL_CHECK(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
-                     InvalidArgument, "ember_quantized::conv2d.out: input and out must be int8, got %s and %s",
-                     scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
-  // The weights, scales, bias, zero points and activation range were checked, and folded into per-channel
-  // constants, by conv2d_prepare.
-  EMBER_KERNEL_CHECK(ctx, prepared_for(ctx.state<RequantHeader>(), OC, Cg * KH * KW), InvalidState,
-                     "ember_quantized::conv2d.out: the weight is not the one its prepare step saw at load (or the "
-                     "kernel was called without it)");
+  Conv2dGeometry geo;
+  if (!conv2d_geometry(ctx, input, weight, stride, padding, dilation, groups, out, &geo)) return;
+  const int64_t N = geo.N, C = geo.C, H = geo.H, W = geo.W, OC = geo.OC, Cg = geo.Cg, KH = geo.KH, KW = geo.KW;
+  const int64_t OH = geo.OH, OW = geo.OW, sh = geo.sh, sw = geo.sw, ph = geo.ph, pw = geo.pw, dh = geo.dh, dw = geo.dw;
   constexpr uint32_t kMask = selected_dtypes::conv2d_out_quantized & dtype_bit(ScalarType::Char);
   EMBER_DISPATCH(ctx, "ember_quantized::conv2d.out", kMask, input.scalar_type(), [&](auto) {
     const int8_t* x = input.const_data_ptr<int8_t>();

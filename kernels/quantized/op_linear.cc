@@ -10,12 +10,11 @@
 #include "kernels/portable/util/kernel_util.h"
 #include "kernels/quantized/kernels.h"
 #include "kernels/quantized/util/channel_params.h"
+#include "kernels/quantized/util/geometry.h"
 #include "kernels/quantized/util/requantize.h"
 
 namespace ember {
 namespace quantized {
-
-using portable::fit_output;
 
 namespace {
 // linear.out(input, input_scale, input_zero_point, weight, weight_scales, bias, output_scale, output_zero_point,
@@ -31,27 +30,9 @@ void linear_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/,
                 const Tensor& weight, const Tensor& /*weight_scales*/, const Tensor* /*bias*/,
                 double /*output_scale*/, int64_t /*output_zero_point*/, int64_t /*activation_min*/,
                 int64_t /*activation_max*/, Tensor& out) {
-  EMBER_KERNEL_CHECK(ctx, input.dim() >= 1 && weight.dim() == 2, InvalidArgument,
-                     "ember_quantized::linear.out: input must be [..., in_features] and weight [out_features, "
-                     "in_features], got %d-d and %d-d", static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
-  const int64_t IC = input.size(input.dim() - 1), OC = weight.size(0);
-  EMBER_KERNEL_CHECK(ctx, weight.size(1) == IC, InvalidArgument,
-                     "ember_quantized::linear.out: input has %lld features but weight expects %lld",
-                     static_cast<long long>(IC), static_cast<long long>(weight.size(1)));
-  int32_t shape[kMaxTensorDim];
-  for (int32_t d = 0; d + 1 < input.dim(); ++d) shape[d] = input.size(d);
-  shape[input.dim() - 1] = static_cast<int32_t>(OC);
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, static_cast<size_t>(input.dim())), InvalidArgument,
-                     "ember_quantized::linear.out: out must be the input's shape with %lld features",
-                     static_cast<long long>(OC));
-  EMBER_KERNEL_CHECK(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
-                     "ember_quantized::linear.out: only contiguous tensors are supported");
-  EMBER_KERNEL_CHECK(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
-                     InvalidArgument, "ember_quantized::linear.out: input and out must be int8, got %s and %s",
-                     scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, prepared_for(ctx.state<RequantHeader>(), OC, IC), InvalidState,
-                     "ember_quantized::linear.out: the weight is not the one its prepare step saw at load (or the "
-                     "kernel was called without it)");
+  LinearGeometry geo;
+  if (!linear_geometry(ctx, input, weight, out, &geo)) return;
+  const int64_t IC = geo.IC, OC = geo.OC;
   constexpr uint32_t kMask = selected_dtypes::linear_out_quantized & dtype_bit(ScalarType::Char);
   EMBER_DISPATCH(ctx, "ember_quantized::linear.out", kMask, input.scalar_type(), [&](auto) {
     const int8_t* x = input.const_data_ptr<int8_t>();

@@ -23,7 +23,7 @@ KernelMemory requant_memory(const KernelArgs& args, const RequantArgs& at) {
   return {sizeof(RequantHeader) + static_cast<size_t>(w[0]) * sizeof(ChannelParams), 0};
 }
 
-Error requant_prepare(const KernelArgs& args, const RequantArgs& at, void* state) {
+Error check_requant_args(const KernelArgs& args, const RequantArgs& at, RequantHeader* header) {
   const char* op = at.op;
   const ArrayRef<int32_t> wsizes = args.sizes(at.weight);
   EMBER_CHECK_OR_RETURN_ERROR(wsizes.size() == at.weight_dim && wsizes[0] > 0, InvalidArgument,
@@ -67,30 +67,40 @@ Error requant_prepare(const KernelArgs& args, const RequantArgs& at, void* state
                               InvalidArgument, "%s: zero points (%lld, %lld) and activation range [%lld, %lld] must "
                               "be int8 values", op, static_cast<long long>(zp_in), static_cast<long long>(zp_out),
                               static_cast<long long>(act_min), static_cast<long long>(act_max));
-  const Tensor& weight = *args.tensor(at.weight);
-  const Tensor& scales = *args.tensor(at.weight_scales);
-  const int8_t* w = weight.const_data_ptr<int8_t>();
-  const int32_t* bias = has_bias ? args.tensor(at.bias)->const_data_ptr<int32_t>() : nullptr;
-  RequantHeader* header = static_cast<RequantHeader*>(state);
   *header = RequantHeader{static_cast<int32_t>(zp_in),   static_cast<int32_t>(zp_out),
                           static_cast<int32_t>(act_min), static_cast<int32_t>(act_max),
                           static_cast<int32_t>(OC),      static_cast<int32_t>(taps),
                           {0, 0}};
+  return Error::Ok;
+}
+
+Error derive_channel(const KernelArgs& args, const RequantArgs& at, const RequantHeader& header, int64_t oc,
+                     ChannelParams* out) {
+  const Tensor& scales = *args.tensor(at.weight_scales);
+  const int64_t taps = header.taps;
+  const double ws = scale_at(scales, scales.numel() == 1 ? 0 : oc);
+  const double m = args.to_double(at.input_scale) * ws / args.to_double(at.output_scale);
+  QuantizedMultiplier q;
+  EMBER_CHECK_OR_RETURN_ERROR(valid_scale(ws) && multiplier_in_range(m) && quantize_multiplier(m, &q),
+                              InvalidArgument, "%s: weight scale %g of channel %lld gives no usable "
+                              "requantization multiplier", at.op, ws, static_cast<long long>(oc));
+  const int8_t* wk = args.tensor(at.weight)->const_data_ptr<int8_t>() + oc * taps;
+  int64_t sum = 0;
+  for (int64_t t = 0; t < taps; ++t) sum += wk[t];
+  const int32_t b = args.tag(at.bias) == Tag::Tensor ? args.tensor(at.bias)->const_data_ptr<int32_t>()[oc] : 0;
+  *out = ChannelParams{q.multiplier, static_cast<int16_t>(q.shift),
+                       static_cast<int16_t>(accumulator_headroom(wk, taps, b)), b, static_cast<int32_t>(sum)};
+  return Error::Ok;
+}
+
+Error requant_prepare(const KernelArgs& args, const RequantArgs& at, void* state) {
+  RequantHeader* header = static_cast<RequantHeader*>(state);
+  const Error checked = check_requant_args(args, at, header);
+  if (checked != Error::Ok) return checked;
   ChannelParams* channels = reinterpret_cast<ChannelParams*>(header + 1);
-  for (int64_t oc = 0; oc < OC; ++oc) {
-    const double ws = scale_at(scales, scales.numel() == 1 ? 0 : oc);
-    const double m = input_scale * ws / output_scale;
-    QuantizedMultiplier q;
-    EMBER_CHECK_OR_RETURN_ERROR(valid_scale(ws) && multiplier_in_range(m) && quantize_multiplier(m, &q),
-                                InvalidArgument, "%s: weight scale %g of channel %lld gives no usable "
-                                "requantization multiplier", op, ws, static_cast<long long>(oc));
-    const int8_t* wk = w + oc * taps;
-    int64_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) sum += wk[t];
-    const int32_t b = bias != nullptr ? bias[oc] : 0;
-    channels[oc] = ChannelParams{q.multiplier, static_cast<int16_t>(q.shift),
-                                 static_cast<int16_t>(accumulator_headroom(wk, taps, b)), b,
-                                 static_cast<int32_t>(sum)};
+  for (int64_t oc = 0; oc < header->channels; ++oc) {
+    const Error derived = derive_channel(args, at, *header, oc, &channels[oc]);
+    if (derived != Error::Ok) return derived;
   }
   return Error::Ok;
 }

@@ -51,6 +51,13 @@ KernelMemory requant_memory(const KernelArgs& args, const RequantArgs& at);
 // Checks the constants and scalars and fills `state` (requant_memory(args, at).state bytes).
 Error requant_prepare(const KernelArgs& args, const RequantArgs& at, void* state);
 
+// The two halves of requant_prepare, for a kernel library that keeps the same derivation in another layout
+// (kernels/helium stores it per field, four channels to a vector): check_requant_args checks every constant and
+// scalar and fills the header; derive_channel then computes channel `oc` (0 <= oc < header.channels).
+Error check_requant_args(const KernelArgs& args, const RequantArgs& at, RequantHeader* header);
+Error derive_channel(const KernelArgs& args, const RequantArgs& at, const RequantHeader& header, int64_t oc,
+                     ChannelParams* out);
+
 // Whether `state` was prepared for a weight of this many output channels and products per output.
 inline bool prepared_for(const RequantHeader* state, int64_t channels, int64_t taps) {
   return state != nullptr && state->channels == channels && state->taps == taps;

@@ -109,15 +109,34 @@ inline int headroom_bits(int64_t bound) {
 // rounding (-122.67 -> -123 -> -61.5 -> -62 for x = -184, M = 1/3). Lifting x first by up to `headroom` bits, and
 // shifting that much more at the end, keeps those bits: the same two primitives, as TFLite's add lifts its
 // inputs by 2^20 before rescaling them.
-inline int32_t multiply_by_quantized_multiplier_lifted(int32_t x, const QuantizedMultiplier& m, int headroom) {
+//
+// This is the one definition of requantization: the scalar kernels apply it through apply_requant_steps, and
+// every vector implementation (kernels/helium's MVE lanes) performs the same three steps, which
+// requant_steps fixes once per channel: a saturating left shift, the rounding doubling high multiply, and the
+// rounding right shift with ties away from zero.
+struct RequantSteps {
+  int32_t multiplier;  // Q31, as in QuantizedMultiplier
+  int32_t left;        // saturating left shift, in [0, 31]
+  int32_t right;       // rounding right shift, in [0, 31]
+};
+
+inline RequantSteps requant_steps(const QuantizedMultiplier& m, int headroom) {
   const int left_shift = m.shift > 0 ? m.shift : 0;
   const int right_shift = m.shift < 0 ? -m.shift : 0;
   int lift = headroom - left_shift;
   if (lift > 31 - right_shift) lift = 31 - right_shift;
   if (lift < 0) lift = 0;
-  const int64_t wide = static_cast<int64_t>(x) * (int64_t{1} << (lift + left_shift));
+  return RequantSteps{m.multiplier, lift + left_shift, lift + right_shift};
+}
+
+inline int32_t apply_requant_steps(int32_t x, const RequantSteps& s) {
+  const int64_t wide = static_cast<int64_t>(x) * (int64_t{1} << s.left);
   const int32_t shifted = wide > INT32_MAX ? INT32_MAX : wide < INT32_MIN ? INT32_MIN : static_cast<int32_t>(wide);
-  return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, m.multiplier), lift + right_shift);
+  return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, s.multiplier), s.right);
+}
+
+inline int32_t multiply_by_quantized_multiplier_lifted(int32_t x, const QuantizedMultiplier& m, int headroom) {
+  return apply_requant_steps(x, requant_steps(m, headroom));
 }
 
 // An int64 sum (accumulator plus bias) into int32, saturating: the multiplier then maps it far out of int8 range

@@ -1,0 +1,28 @@
+// The Helium kernel library: Ember's own MVE (M-profile Vector Extension) kernels for Armv8.1-M cores. Signatures
+// are those of the kernels they stand in front of (kernels/README.md); registration is generated from kernels.yaml.
+#pragma once
+
+#include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_args.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace ember {
+namespace helium {
+
+// op_linear.cc: ember_quantized::linear.out
+KernelMemory linear_memory(const KernelArgs& args);
+Error linear_prepare(const KernelArgs& args, void* state);
+void linear_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                const Tensor& weight, const Tensor& weight_scales, const Tensor* bias, double output_scale,
+                int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
+
+// op_conv2d.cc: ember_quantized::conv2d.out
+KernelMemory conv2d_memory(const KernelArgs& args);
+Error conv2d_prepare(const KernelArgs& args, void* state);
+void conv2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                const Tensor& weight, const Tensor& weight_scales, const Tensor* bias, ArrayRef<int64_t> stride,
+                ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups, double output_scale,
+                int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
+
+}  // namespace helium
+}  // namespace ember

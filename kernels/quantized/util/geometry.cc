@@ -1,0 +1,91 @@
+#include "kernels/quantized/util/geometry.h"
+
+#include "kernels/portable/util/kernel_util.h"
+#include "kernels/quantized/util/channel_params.h"
+
+namespace ember {
+namespace quantized {
+
+using portable::fit_output;
+
+bool conv2d_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, ArrayRef<int64_t> stride,
+                     ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups, Tensor& out,
+                     Conv2dGeometry* g) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.dim() == 4 && weight.dim() == 4, InvalidArgument,
+                              "ember_quantized::conv2d.out: input and weight must be 4-d (NCHW, OIHW), got %d-d and %d-d",
+                              static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, (stride.size() == 1 || stride.size() == 2) && (padding.size() == 1 || padding.size() == 2) &&
+                                       (dilation.size() == 1 || dilation.size() == 2),
+                              InvalidArgument, "ember_quantized::conv2d.out: stride, padding and dilation need 1 or 2 values, "
+                              "got %d, %d and %d", static_cast<int>(stride.size()), static_cast<int>(padding.size()),
+                              static_cast<int>(dilation.size()));
+  const int64_t N = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
+  const int64_t OC = weight.size(0), Cg = weight.size(1), KH = weight.size(2), KW = weight.size(3);
+  const int64_t sh = stride[0], sw = stride[stride.size() - 1];
+  const int64_t ph = padding[0], pw = padding[padding.size() - 1];
+  const int64_t dh = dilation[0], dw = dilation[dilation.size() - 1];
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, groups > 0 && C % groups == 0 && OC % groups == 0 && Cg == C / groups, InvalidArgument,
+                              "ember_quantized::conv2d.out: %lld input channels, %lld output channels and %lld groups do not "
+                              "fit a weight of %lld channels per group", static_cast<long long>(C),
+                              static_cast<long long>(OC), static_cast<long long>(groups), static_cast<long long>(Cg));
+  // Bounded by int32 as tensor sizes are, so the output size arithmetic below cannot overflow int64.
+  auto fits = [](int64_t v, int64_t lo) { return v >= lo && v <= INT32_MAX; };
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fits(sh, 1) && fits(sw, 1) && fits(dh, 1) && fits(dw, 1) && fits(ph, 0) && fits(pw, 0),
+                              InvalidArgument, "ember_quantized::conv2d.out: stride and dilation must be in [1, 2^31), padding "
+                              "in [0, 2^31)");
+  const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
+  const int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, KH > 0 && KW > 0 && OH > 0 && OW > 0, InvalidArgument,
+                              "ember_quantized::conv2d.out: a %lldx%lld kernel (dilation %lldx%lld) does not fit the padded "
+                              "%lldx%lld input", static_cast<long long>(KH), static_cast<long long>(KW),
+                              static_cast<long long>(dh), static_cast<long long>(dw), static_cast<long long>(H + 2 * ph),
+                              static_cast<long long>(W + 2 * pw));
+  const int64_t shape[4] = {N, OC, OH, OW};
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, shape, 4), InvalidArgument,
+                              "ember_quantized::conv2d.out: out must be [%lld, %lld, %lld, %lld]", static_cast<long long>(N),
+                              static_cast<long long>(OC), static_cast<long long>(OH), static_cast<long long>(OW));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "ember_quantized::conv2d.out: only contiguous (NCHW) tensors are supported");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
+                              InvalidArgument, "ember_quantized::conv2d.out: input and out must be int8, got %s and %s",
+                              scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
+  // The weights, scales, bias, zero points and activation range were checked, and folded into per-channel
+  // constants, by conv2d_prepare.
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, prepared_for(ctx.state<RequantHeader>(), OC, Cg * KH * KW), InvalidState,
+                              "ember_quantized::conv2d.out: the weight is not the one its prepare step saw at load (or the "
+                              "kernel was called without it)");
+  *g = Conv2dGeometry{N, C, H, W, OC, Cg, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, groups};
+  return true;
+}
+
+bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, Tensor& out,
+                     LinearGeometry* g) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.dim() >= 1 && weight.dim() == 2, InvalidArgument,
+                              "ember_quantized::linear.out: input must be [..., in_features] and weight [out_features, "
+                              "in_features], got %d-d and %d-d", static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
+  const int64_t IC = input.size(input.dim() - 1), OC = weight.size(0);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.size(1) == IC, InvalidArgument,
+                              "ember_quantized::linear.out: input has %lld features but weight expects %lld",
+                              static_cast<long long>(IC), static_cast<long long>(weight.size(1)));
+  int32_t shape[kMaxTensorDim];
+  for (int32_t d = 0; d + 1 < input.dim(); ++d) shape[d] = input.size(d);
+  shape[input.dim() - 1] = static_cast<int32_t>(OC);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, shape, static_cast<size_t>(input.dim())), InvalidArgument,
+                              "ember_quantized::linear.out: out must be the input's shape with %lld features",
+                              static_cast<long long>(OC));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "ember_quantized::linear.out: only contiguous tensors are supported");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
+                              InvalidArgument, "ember_quantized::linear.out: input and out must be int8, got %s and %s",
+                              scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, prepared_for(ctx.state<RequantHeader>(), OC, IC), InvalidState,
+                              "ember_quantized::linear.out: the weight is not the one its prepare step saw at load (or the "
+                              "kernel was called without it)");
+  int64_t rows = 1;
+  for (int32_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
+  *g = LinearGeometry{rows, IC, OC};
+  return true;
+}
+
+}  // namespace quantized
+}  // namespace ember
