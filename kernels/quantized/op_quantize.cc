@@ -10,6 +10,7 @@
 #include "ember/selected_dtypes.h"
 #include "kernels/portable/util/kernel_util.h"
 #include "kernels/quantized/kernels.h"
+#include "kernels/quantized/util/geometry.h"
 #include "kernels/quantized/util/requantize.h"
 
 namespace ember {
@@ -78,23 +79,29 @@ inline double round_half_even(double v) { return nearbyint(v); }
 
 }  // namespace
 
+bool check_quantize_per_tensor(KernelContext& ctx, const Tensor& input, double scale, int64_t quant_min,
+                               int64_t quant_max, int64_t dtype, Tensor& out) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, input.sizes()), InvalidArgument,
+                              "quantize_per_tensor.out: out must have the input's shape (%d-d)", static_cast<int>(input.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "quantize_per_tensor.out: only contiguous tensors are supported");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_dtype_arg(dtype) && static_cast<ScalarType>(dtype) == out.scalar_type(),
+                              InvalidArgument, "quantize_per_tensor.out: dtype argument %lld does not match out's dtype %s",
+                              static_cast<long long>(dtype), scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Float, InvalidArgument,
+                              "quantize_per_tensor.out: input must be float32, got %s", scalar_type_name(input.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, is_quantized_type(out.scalar_type()) && bounds_fit(out.scalar_type(), quant_min, quant_max),
+                              InvalidArgument, "quantize_per_tensor.out: [%lld, %lld] is not a valid range of %s",
+                              static_cast<long long>(quant_min), static_cast<long long>(quant_max),
+                              scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(scale), InvalidArgument, "quantize_per_tensor.out: scale %g must be positive",
+                              scale);
+  return true;
+}
+
 void quantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double scale, int64_t zero_point,
                              int64_t quant_min, int64_t quant_max, int64_t dtype, Tensor& out) {
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, input.sizes()), InvalidArgument,
-                     "quantize_per_tensor.out: out must have the input's shape (%d-d)", static_cast<int>(input.dim()));
-  EMBER_KERNEL_CHECK(ctx, input.is_contiguous() && out.is_contiguous(), NotSupported,
-                     "quantize_per_tensor.out: only contiguous tensors are supported");
-  EMBER_KERNEL_CHECK(ctx, valid_dtype_arg(dtype) && static_cast<ScalarType>(dtype) == out.scalar_type(),
-                     InvalidArgument, "quantize_per_tensor.out: dtype argument %lld does not match out's dtype %s",
-                     static_cast<long long>(dtype), scalar_type_name(out.scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, input.scalar_type() == ScalarType::Float, InvalidArgument,
-                     "quantize_per_tensor.out: input must be float32, got %s", scalar_type_name(input.scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, is_quantized_type(out.scalar_type()) && bounds_fit(out.scalar_type(), quant_min, quant_max),
-                     InvalidArgument, "quantize_per_tensor.out: [%lld, %lld] is not a valid range of %s",
-                     static_cast<long long>(quant_min), static_cast<long long>(quant_max),
-                     scalar_type_name(out.scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, valid_scale(scale), InvalidArgument, "quantize_per_tensor.out: scale %g must be positive",
-                     scale);
+  if (!check_quantize_per_tensor(ctx, input, scale, quant_min, quant_max, dtype, out)) return;
   constexpr uint32_t kMask = selected_dtypes::quantize_per_tensor_out_quantized;
   EMBER_DISPATCH(ctx, "quantize_per_tensor.out", kMask & kFloatTypes, input.scalar_type(), [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;

@@ -1,10 +1,12 @@
 // How the Helium int8 convolution runs a call, decided from shapes alone, so that the memory function (which sees
 // only the program) and the kernel (which sees the tensors) agree on the scratch it needs:
-//   depthwise  one input channel per group: each channel is copied once into a plane bordered with the input
-//              zero point, and its output rows are swept four columns per vector with one VMLA per tap;
-//   patches    everything else: the taps of a block of output pixels are gathered into contiguous patches
-//              (the zero point where they fall in the padding), then each patch meets four weight rows at a time
-//              in VMLADAVA dot products.
+//   planar   few input channels per group and few taps (depthwise layers, a network's first layer): the group's
+//            input planes are copied once into planes bordered with the input zero point, and each output row is
+//            summed four columns per vector, one widening load and one VMLA per tap and input channel, into a
+//            row of int32 sums that is then requantized (util/conv_planar.h);
+//   patches  everything else: the taps of a block of output pixels are gathered into contiguous patches
+//            (the zero point where they fall in the padding), then each patch meets four weight rows at a time
+//            in VMLADAVA dot products (util/conv_patches.h).
 // Padding holds the zero point, which stands for real 0: (zp - zp) * w adds nothing, exactly as the scalar kernel's
 // skipped taps, so the correction bias - zp * sum(w) applies to every output alike.
 #pragma once
@@ -15,41 +17,63 @@
 namespace ember {
 namespace helium {
 
+// Every extent, stride and padding fits int32 (the shape checks bound them): 32-bit arithmetic is what the core
+// does in one instruction, where int64 multiplies and divisions are several, or library calls.
 struct ConvShape {
-  int64_t C, H, W;       // input channels and plane
-  int64_t OC, Cg, KH, KW;
-  int64_t OH, OW;
-  int64_t sh, sw, ph, pw, dh, dw;
-  int64_t groups;
+  int32_t C, H, W;       // input channels and plane
+  int32_t OC, Cg, KH, KW;
+  int32_t OH, OW;
+  int32_t sh, sw, ph, pw, dh, dw;
+  int32_t groups;
 };
 
-enum class ConvPath { kDepthwise, kPatches };
+enum class ConvPath { kPlanar, kPatches };
 
 struct ConvPlan {
   ConvPath path;
-  int64_t plane_rows, plane_cols;  // depthwise: the bordered plane
-  int64_t taps;                    // patches: bytes per patch (Cg * KH * KW)
+  int32_t plane_rows, plane_cols;  // planar: one bordered plane
+  int32_t plane_bytes;             // planar: its size with the slack a row's last vector may read past it
+  int32_t row_vectors;             // planar: four-column vectors per output row
+  int32_t taps;                    // patches: bytes per patch (Cg * KH * KW)
   size_t scratch;
 };
 
 // Output pixels gathered per block of patches: the transposing copy of a 1x1 convolution moves eight bytes per
 // instruction pair, and the block bounds the scratch at eight patches.
-constexpr int64_t kPatchPixels = 8;
+constexpr int32_t kPatchPixels = 8;
 
-// A bordered plane larger than this is not worth its scratch; such layers take the patches path.
-constexpr int64_t kMaxBorderedPlane = 64 * 1024;
+// Bordered planes larger than this in all are not worth their scratch; such layers take the patches path.
+constexpr int64_t kMaxBorderedPlanes = 64 * 1024;
 
+// Planar layers: a 3x3 kernel over at most this many input channels per group, or one input channel per group
+// with at most 16 taps. Beyond that the gathered patches' 16-product dot products win.
+constexpr int32_t kPlanarMaxChannels = 4;
+
+inline bool planar_shape(const ConvShape& s) {
+  const bool three_by_three = s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1;
+  return (three_by_three && s.Cg <= kPlanarMaxChannels) || (s.Cg == 1 && s.KH * s.KW <= 16);
+}
+
+// `s` must be a shape the checks accepted, with Cg * KH * KW within kMaxAccumulatedProducts.
 inline ConvPlan plan_conv(const ConvShape& s) {
-  const bool depthwise = s.Cg == 1 && s.groups == s.C;
-  const int64_t rows = s.H + 2 * s.ph, cols = s.W + 2 * s.pw;
-  // The last vector of a row may read up to three strides past the row's end: slack after the plane keeps it
+  const int64_t rows = int64_t{s.H} + 2 * int64_t{s.ph}, cols = int64_t{s.W} + 2 * int64_t{s.pw};
+  // The last vector of a row may read up to three strides past the row's end: slack after each plane keeps it
   // inside the scratch (those lanes are never stored).
-  const int64_t slack = 3 * s.sw + 16;
-  if (depthwise && rows <= kMaxBorderedPlane && cols <= kMaxBorderedPlane && rows * cols + slack <= kMaxBorderedPlane) {
-    return ConvPlan{ConvPath::kDepthwise, rows, cols, 0, static_cast<size_t>(rows * cols + slack)};
+  const int64_t slack = 3 * int64_t{s.sw} + 16;
+  if (planar_shape(s) && rows <= kMaxBorderedPlanes && cols <= kMaxBorderedPlanes &&
+      (rows * cols + slack) * s.Cg <= kMaxBorderedPlanes) {
+    const int64_t plane = (rows * cols + slack + 15) & ~int64_t{15};
+    const int64_t vectors = (int64_t{s.OW} + 3) / 4;
+    return ConvPlan{ConvPath::kPlanar,
+                    static_cast<int32_t>(rows),
+                    static_cast<int32_t>(cols),
+                    static_cast<int32_t>(plane),
+                    static_cast<int32_t>(vectors),
+                    0,
+                    static_cast<size_t>(plane * s.Cg + vectors * 16)};
   }
-  const int64_t taps = s.Cg * s.KH * s.KW;
-  return ConvPlan{ConvPath::kPatches, 0, 0, taps, static_cast<size_t>(kPatchPixels * taps)};
+  const int32_t taps = s.Cg * s.KH * s.KW;
+  return ConvPlan{ConvPath::kPatches, 0, 0, 0, 0, taps, static_cast<size_t>(kPatchPixels) * static_cast<size_t>(taps)};
 }
 
 }  // namespace helium

@@ -8,6 +8,37 @@ namespace quantized {
 
 using portable::fit_output;
 
+namespace {
+
+// "[2, 3, 4]" into buf (truncated to fit), for messages that must show both shapes. No snprintf: the runtime
+// builds without stdio.
+const char* shape_text(ArrayRef<int32_t> sizes, char* buf, size_t cap) {
+  size_t n = 0;
+  auto put = [&](char c) {
+    if (n + 1 < cap) buf[n++] = c;
+  };
+  put('[');
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (d > 0) {
+      put(',');
+      put(' ');
+    }
+    char digits[12];
+    int k = 0;
+    uint32_t v = sizes[d] < 0 ? 0u : static_cast<uint32_t>(sizes[d]);
+    do {
+      digits[k++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (k > 0) put(digits[--k]);
+  }
+  put(']');
+  buf[n] = '\0';
+  return buf;
+}
+
+}  // namespace
+
 bool conv2d_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, ArrayRef<int64_t> stride,
                      ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups, Tensor& out,
                      Conv2dGeometry* g) {
@@ -84,6 +115,56 @@ bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weig
   int64_t rows = 1;
   for (int32_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
   *g = LinearGeometry{rows, IC, OC};
+  return true;
+}
+
+bool plan_add(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point, const Tensor& other,
+              double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
+              int64_t activation_min, int64_t activation_max, Tensor& out, AddPlan* plan) {
+  char self_shape[64], other_shape[64];
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, portable::same_shape(self, other), InvalidArgument,
+                              "ember_quantized::add.out: self %s and other %s must have the same shape (no broadcasting)",
+                              shape_text(self.sizes(), self_shape, sizeof(self_shape)),
+                              shape_text(other.sizes(), other_shape, sizeof(other_shape)));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, self.sizes()), InvalidArgument,
+                              "ember_quantized::add.out: out must have the inputs' shape (%d-d)", static_cast<int>(self.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.is_contiguous() && other.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "ember_quantized::add.out: only contiguous tensors are supported");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.scalar_type() == ScalarType::Char && other.scalar_type() == ScalarType::Char &&
+                                       out.scalar_type() == ScalarType::Char,
+                              InvalidArgument, "ember_quantized::add.out: self, other and out must be int8, got %s, %s and %s",
+                              scalar_type_name(self.scalar_type()), scalar_type_name(other.scalar_type()),
+                              scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(self_scale) && valid_scale(other_scale) && valid_scale(output_scale),
+                              InvalidArgument, "ember_quantized::add.out: scales must be positive, got %g, %g and %g",
+                              self_scale, other_scale, output_scale);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(self_zero_point) && in_int8_range(other_zero_point) &&
+                                       in_int8_range(output_zero_point) && in_int8_range(activation_min) &&
+                                       in_int8_range(activation_max) && activation_min <= activation_max,
+                              InvalidArgument, "ember_quantized::add.out: zero points (%lld, %lld, %lld) and activation range "
+                              "[%lld, %lld] must be int8 values", static_cast<long long>(self_zero_point),
+                              static_cast<long long>(other_zero_point), static_cast<long long>(output_zero_point),
+                              static_cast<long long>(activation_min), static_cast<long long>(activation_max));
+  const double common = 2.0 * (self_scale > other_scale ? self_scale : other_scale);
+  const double out_multiplier = common / (double{1 << kAddLiftBits} * output_scale);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, multiplier_in_range(out_multiplier), InvalidArgument,
+                              "ember_quantized::add.out: scales %g, %g -> %g give no usable requantization multiplier",
+                              self_scale, other_scale, output_scale);
+  // The input multipliers are at most 0.5 by construction, and out_multiplier was checked.
+  QuantizedMultiplier m_self, m_other, m_out;
+  quantize_multiplier(self_scale / common, &m_self);
+  quantize_multiplier(other_scale / common, &m_other);
+  quantize_multiplier(out_multiplier, &m_out);
+  // Both input multipliers are <= 0.5, so the rescaled sum is at most 255 << kAddLiftBits.
+  const int headroom = headroom_bits(int64_t{255} << kAddLiftBits);
+  *plan = AddPlan{unlifted_steps(m_self),
+                  unlifted_steps(m_other),
+                  requant_steps(m_out, headroom),
+                  static_cast<int32_t>(self_zero_point),
+                  static_cast<int32_t>(other_zero_point),
+                  static_cast<int32_t>(output_zero_point),
+                  static_cast<int32_t>(activation_min),
+                  static_cast<int32_t>(activation_max)};
   return true;
 }
 

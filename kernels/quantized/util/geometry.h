@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "kernels/quantized/util/requantize.h"
 #include "runtime/core/evalue.h"
 #include "runtime/kernel/kernel_context.h"
 
@@ -33,6 +34,32 @@ struct LinearGeometry {
 // ember_quantized::linear.out's arguments, as conv2d_geometry.
 bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, Tensor& out,
                      LinearGeometry* g);
+
+// quantize_per_tensor.out's checks (defined in op_quantize.cc, beside the dtype rules they use).
+bool check_quantize_per_tensor(KernelContext& ctx, const Tensor& input, double scale, int64_t quant_min,
+                               int64_t quant_max, int64_t dtype, Tensor& out);
+
+// ember_quantized::add.out: each input is lifted by 2^kAddLiftBits and brought to a common scale (the larger input
+// scale times 2, so both input multipliers are <= 0.5), the sum then requantized to the output scale. The plan is
+// what every library computes with.
+constexpr int kAddLiftBits = 20;
+
+struct AddPlan {
+  RequantSteps self, other, out;
+  int32_t zp_self, zp_other, zp_out, activation_min, activation_max;
+};
+
+// ember_quantized::add.out's checks (same shapes, contiguous int8 tensors, scales and zero points), then its plan.
+bool plan_add(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point, const Tensor& other,
+              double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
+              int64_t activation_min, int64_t activation_max, Tensor& out, AddPlan* plan);
+
+// One element of the add, as the plan says (the scalar definition the vector kernels match).
+inline int8_t add_one(int32_t a, int32_t b, const AddPlan& p) {
+  const int32_t va = apply_requant_steps((a - p.zp_self) * (1 << kAddLiftBits), p.self);
+  const int32_t vb = apply_requant_steps((b - p.zp_other) * (1 << kAddLiftBits), p.other);
+  return clamp_to_int8(int64_t{apply_requant_steps(va + vb, p.out)} + p.zp_out, p.activation_min, p.activation_max);
+}
 
 }  // namespace quantized
 }  // namespace ember

@@ -135,6 +135,11 @@ inline int32_t apply_requant_steps(int32_t x, const RequantSteps& s) {
   return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, s.multiplier), s.right);
 }
 
+// multiply_by_quantized_multiplier as the same three steps (no lift).
+inline RequantSteps unlifted_steps(const QuantizedMultiplier& m) {
+  return RequantSteps{m.multiplier, m.shift > 0 ? m.shift : 0, m.shift < 0 ? -m.shift : 0};
+}
+
 inline int32_t multiply_by_quantized_multiplier_lifted(int32_t x, const QuantizedMultiplier& m, int headroom) {
   return apply_requant_steps(x, requant_steps(m, headroom));
 }

@@ -1,0 +1,160 @@
+// The planar path of the Helium int8 convolution (util/conv_plan.h): depthwise layers and layers with few input
+// channels. Per group, its input planes are copied once into planes bordered with the input zero point; then per
+// output channel and row, two passes over a row of int32 sums:
+//   sum       four output columns per vector: one widening load (a gather at stride > 1) and one VMLA per tap and
+//             input channel; a 3x3 kernel keeps its nine weights in registers and its three input rows in pointers;
+//   finish    the channel's correction and requantization (util/requant_lanes.h) on four sums per vector.
+// Keeping the passes apart keeps each loop's values in registers: the M55 has eight vector registers and thirteen
+// general ones, and one loop holding nine weights, three row pointers and the requantization parameters spills.
+#include <arm_mve.h>
+
+#include "kernels/helium/util/bytes.h"
+#include "kernels/helium/util/channel_block.h"
+#include "kernels/helium/util/conv_call.h"
+#include "kernels/helium/util/requant_lanes.h"
+#include "kernels/helium/util/sum_rows_3x3.h"
+
+namespace ember {
+namespace helium {
+namespace {
+
+// Input channel `c` into a bordered plane: zero-point rows above and below, zero-point columns either side.
+void border_plane(const ConvCall& k, const ConvPlan& plan, int32_t c, int8_t* plane) {
+  const ConvShape& s = k.s;
+  const int8_t zp = static_cast<int8_t>(k.q->header.input_zero_point);
+  const int32_t cols = plan.plane_cols;
+  fill_bytes(plane, zp, s.ph * cols + s.pw);
+  const int8_t* src = k.x + c * s.H * s.W;
+  for (int32_t r = 0; r < s.H; ++r) {
+    int8_t* row = plane + (s.ph + r) * cols;
+    copy_bytes(row + s.pw, src + r * s.W, s.W);
+    // The right border of this row and the left one of the next are adjacent.
+    fill_bytes(row + s.pw + s.W, zp, r + 1 < s.H ? 2 * s.pw : s.pw);
+  }
+  fill_bytes(plane + (s.ph + s.H) * cols, zp, s.ph * cols);
+}
+
+// Four output columns' widened inputs for one tap: contiguous at unit stride, else a gather.
+template <bool kUnitStride>
+inline int32x4_t load_columns(const int8_t* p, uint32x4_t offsets) {
+  if (kUnitStride) return vldrbq_s32(p);
+  return vldrbq_gather_offset_s32(p, offsets);
+}
+
+struct RowSweep {
+  int32_t vectors;   // four-column vectors in the row
+  int32_t step;      // input bytes between them (4 * stride)
+  uint32x4_t offsets;  // a gather's column offsets (0, stride, 2 stride, 3 stride)
+};
+
+// sums[] (+)= one 3x3 input channel's taps over the row whose top-left input is r0 (rows `cols` apart).
+// Not inlined: on its own, the loop keeps its weights and row pointers in registers.
+template <bool kUnitStride, bool kFirst>
+__attribute__((noinline)) void sum_row_3x3(int32_t* sums, const int8_t* r0, int32_t cols, const int8_t* wk, const RowSweep& row) {
+  const int32_t w0 = wk[0], w1 = wk[1], w2 = wk[2], w3 = wk[3], w4 = wk[4], w5 = wk[5], w6 = wk[6], w7 = wk[7],
+                w8 = wk[8];
+  const int8_t* r1 = r0 + cols;
+  const int8_t* r2 = r1 + cols;
+  const uint32x4_t offsets = row.offsets;
+  for (int32_t v = 0; v < row.vectors; ++v, sums += 4, r0 += row.step, r1 += row.step, r2 += row.step) {
+    int32x4_t acc = kFirst ? vmulq_n_s32(load_columns<kUnitStride>(r0, offsets), w0)
+                           : vmlaq_n_s32(vldrwq_s32(sums), load_columns<kUnitStride>(r0, offsets), w0);
+    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r0 + 1, offsets), w1);
+    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r0 + 2, offsets), w2);
+    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r1, offsets), w3);
+    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r1 + 1, offsets), w4);
+    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r1 + 2, offsets), w5);
+    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r2, offsets), w6);
+    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r2 + 1, offsets), w7);
+    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r2 + 2, offsets), w8);
+    vstrwq_s32(sums, acc);
+  }
+}
+
+// The same for any kernel size and dilation (one input channel per group, at most 16 taps: plan_conv).
+template <bool kUnitStride>
+void sum_row_any(int32_t* sums, const int8_t* top, int32_t cols, const int8_t* wk, const ConvShape& s,
+                 const RowSweep& row, bool first) {
+  for (int32_t v = 0; v < row.vectors; ++v, sums += 4, top += row.step) {
+    int32x4_t acc = first ? vdupq_n_s32(0) : vldrwq_s32(sums);
+    for (int32_t kh = 0; kh < s.KH; ++kh) {
+      const int8_t* r = top + kh * s.dh * cols;
+      for (int32_t kw = 0; kw < s.KW; ++kw) {
+        acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r + kw * s.dw, row.offsets), wk[kh * s.KW + kw]);
+      }
+    }
+    vstrwq_s32(sums, acc);
+  }
+}
+
+// One output channel's row of sums into int8 outputs.
+__attribute__((noinline)) void finish_row(const int32_t* sums, int32_t n, const ConvCall& k, int32_t oc, int64_t wide, int8_t* out) {
+  const RequantState& q = *k.q;
+  if (!q.corrections_fit()) {
+    for (int32_t i = 0; i < n; ++i) out[i] = finish_wide(sums[i], wide, q, oc);
+    return;
+  }
+  const int32x4_t correction = vdupq_n_s32(q.corrections()[oc]);
+  const int32_t multiplier = q.multipliers()[oc], left = q.left_shifts()[oc];
+  const int32_t negated_right = q.negated_right_shifts()[oc], zp_out = q.header.output_zero_point;
+  const int32x4_t lo = vdupq_n_s32(q.header.activation_min), hi = vdupq_n_s32(q.header.activation_max);
+  for (; n > 0; n -= 4, sums += 4, out += 4) {
+    const int32x4_t v = requant_steps_lanes(vqaddq_s32(vldrwq_s32(sums), correction), multiplier, left, negated_right);
+    vstrbq_p_s32(out, to_output_range(v, zp_out, lo, hi), vctp32q(static_cast<uint32_t>(n)));
+  }
+}
+
+template <bool kUnitStride>
+void planar_channel(const ConvCall& k, const ConvPlan& plan, int32_t oc, const int8_t* planes, int32_t* sums) {
+  const ConvShape& s = k.s;
+  const int32_t taps = s.KH * s.KW, cols = plan.plane_cols;
+  const int8_t* wk = k.w + oc * s.Cg * taps;
+  const RowSweep row{plan.row_vectors, 4 * s.sw, vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(s.sw))};
+  const bool three_by_three = s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1;
+  const int64_t wide =
+      k.q->corrections_fit() ? 0 : wide_correction(wk, s.Cg * taps, k.bias, oc, k.q->header.input_zero_point);
+  int8_t* out = k.o + oc * s.OH * s.OW;
+  for (int32_t oh = 0; oh < s.OH; ++oh, out += s.OW) {
+    const int32_t top = oh * s.sh * cols;
+    for (int32_t ci = 0; ci < s.Cg; ++ci) {
+      const int8_t* plane = planes + ci * plan.plane_bytes + top;
+      const int8_t* w = wk + ci * taps;
+      if (!three_by_three) {
+        sum_row_any<kUnitStride>(sums, plane, cols, w, s, row, ci == 0);
+      } else if (kUnitStride) {
+        if (ci == 0) {
+          sum_row_3x3_unit<RowStart::kWrite>(sums, plane, cols, w, row.vectors);
+        } else {
+          sum_row_3x3_unit<RowStart::kAccumulate>(sums, plane, cols, w, row.vectors);
+        }
+      } else if (ci == 0) {
+        sum_row_3x3<kUnitStride, true>(sums, plane, cols, w, row);
+      } else {
+        sum_row_3x3<kUnitStride, false>(sums, plane, cols, w, row);
+      }
+    }
+    finish_row(sums, s.OW, k, oc, wide, out);
+  }
+}
+
+}  // namespace
+
+void run_planar(const ConvCall& k, const ConvPlan& plan) {
+  const ConvShape& s = k.s;
+  int8_t* planes = reinterpret_cast<int8_t*>(k.scratch);
+  int32_t* sums = reinterpret_cast<int32_t*>(k.scratch + static_cast<size_t>(plan.plane_bytes) * s.Cg);
+  const int32_t per_group = s.OC / s.groups;
+  for (int32_t g = 0; g < s.groups; ++g) {
+    for (int32_t ci = 0; ci < s.Cg; ++ci) border_plane(k, plan, g * s.Cg + ci, planes + ci * plan.plane_bytes);
+    for (int32_t oc = g * per_group; oc < (g + 1) * per_group; ++oc) {
+      if (s.sw == 1) {
+        planar_channel<true>(k, plan, oc, planes, sums);
+      } else {
+        planar_channel<false>(k, plan, oc, planes, sums);
+      }
+    }
+  }
+}
+
+}  // namespace helium
+}  // namespace ember
