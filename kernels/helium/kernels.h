@@ -33,5 +33,10 @@ void add_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t 
 void quantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double scale, int64_t zero_point,
                              int64_t quant_min, int64_t quant_max, int64_t dtype, Tensor& out);
 
+// op_pool.cc: ember_quantized::adaptive_avg_pool2d.out (global pooling; other sizes fall through)
+void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                             ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
+                             Tensor& out);
+
 }  // namespace helium
 }  // namespace ember

@@ -35,12 +35,15 @@ struct ConvPlan {
   int32_t plane_bytes;             // planar: its size with the slack a row's last vector may read past it
   int32_t row_vectors;             // planar: four-column vectors per output row
   int32_t taps;                    // patches: bytes per patch (Cg * KH * KW)
+  int32_t patch_pixels;            // patches: output pixels gathered per block
   size_t scratch;
 };
 
-// Output pixels gathered per block of patches: the transposing copy of a 1x1 convolution moves eight bytes per
-// instruction pair, and the block bounds the scratch at eight patches.
-constexpr int32_t kPatchPixels = 8;
+// Output pixels gathered per block of patches: a multiple of eight (the transposing copy of a 1x1 convolution
+// moves eight bytes per instruction pair), as many as kPatchBlockBytes of patches allow up to kMaxPatchPixels
+// (each block's per-channel setup is then shared by more outputs), and never fewer than eight.
+constexpr int32_t kMaxPatchPixels = 32;
+constexpr int32_t kPatchBlockBytes = 4096;
 
 // Bordered planes larger than this in all are not worth their scratch; such layers take the patches path.
 constexpr int64_t kMaxBorderedPlanes = 64 * 1024;
@@ -70,10 +73,13 @@ inline ConvPlan plan_conv(const ConvShape& s) {
                     static_cast<int32_t>(plane),
                     static_cast<int32_t>(vectors),
                     0,
+                    0,
                     static_cast<size_t>(plane * s.Cg + vectors * 16)};
   }
   const int32_t taps = s.Cg * s.KH * s.KW;
-  return ConvPlan{ConvPath::kPatches, 0, 0, 0, 0, taps, static_cast<size_t>(kPatchPixels) * static_cast<size_t>(taps)};
+  int32_t pixels = (kPatchBlockBytes / taps) & ~7;
+  pixels = pixels < 8 ? 8 : pixels > kMaxPatchPixels ? kMaxPatchPixels : pixels;
+  return ConvPlan{ConvPath::kPatches, 0, 0, 0, 0, taps, pixels, static_cast<size_t>(pixels) * static_cast<size_t>(taps)};
 }
 
 }  // namespace helium

@@ -10,6 +10,7 @@
 
 #include "kernels/helium/util/bytes.h"
 #include "kernels/helium/util/channel_block.h"
+#include "kernels/helium/util/finish_row.h"
 #include "kernels/helium/util/conv_call.h"
 #include "kernels/helium/util/requant_lanes.h"
 #include "kernels/helium/util/sum_rows_3x3.h"
@@ -87,23 +88,6 @@ void sum_row_any(int32_t* sums, const int8_t* top, int32_t cols, const int8_t* w
   }
 }
 
-// One output channel's row of sums into int8 outputs.
-__attribute__((noinline)) void finish_row(const int32_t* sums, int32_t n, const ConvCall& k, int32_t oc, int64_t wide, int8_t* out) {
-  const RequantState& q = *k.q;
-  if (!q.corrections_fit()) {
-    for (int32_t i = 0; i < n; ++i) out[i] = finish_wide(sums[i], wide, q, oc);
-    return;
-  }
-  const int32x4_t correction = vdupq_n_s32(q.corrections()[oc]);
-  const int32_t multiplier = q.multipliers()[oc], left = q.left_shifts()[oc];
-  const int32_t negated_right = q.negated_right_shifts()[oc], zp_out = q.header.output_zero_point;
-  const int32x4_t lo = vdupq_n_s32(q.header.activation_min), hi = vdupq_n_s32(q.header.activation_max);
-  for (; n > 0; n -= 4, sums += 4, out += 4) {
-    const int32x4_t v = requant_steps_lanes(vqaddq_s32(vldrwq_s32(sums), correction), multiplier, left, negated_right);
-    vstrbq_p_s32(out, to_output_range(v, zp_out, lo, hi), vctp32q(static_cast<uint32_t>(n)));
-  }
-}
-
 template <bool kUnitStride>
 void planar_channel(const ConvCall& k, const ConvPlan& plan, int32_t oc, const int8_t* planes, int32_t* sums) {
   const ConvShape& s = k.s;
@@ -127,13 +111,19 @@ void planar_channel(const ConvCall& k, const ConvPlan& plan, int32_t oc, const i
         } else {
           sum_row_3x3_unit<RowStart::kAccumulate>(sums, plane, cols, w, row.vectors);
         }
+      } else if (s.sw == 2) {
+        if (ci == 0) {
+          sum_row_3x3_stride2<RowStart::kWrite>(sums, plane, cols, w, row.vectors);
+        } else {
+          sum_row_3x3_stride2<RowStart::kAccumulate>(sums, plane, cols, w, row.vectors);
+        }
       } else if (ci == 0) {
         sum_row_3x3<kUnitStride, true>(sums, plane, cols, w, row);
       } else {
         sum_row_3x3<kUnitStride, false>(sums, plane, cols, w, row);
       }
     }
-    finish_row(sums, s.OW, k, oc, wide, out);
+    finish_row(sums, s.OW, *k.q, oc, wide, out);
   }
 }
 

@@ -37,6 +37,19 @@ const char* shape_text(ArrayRef<int32_t> sizes, char* buf, size_t cap) {
   return buf;
 }
 
+// The shortest window along one dim, and whether all windows are it or one longer (always true of the rule;
+// checked so a future change to it cannot index outside the multiplier table).
+bool window_lengths(int64_t in, int64_t out, int64_t* shortest) {
+  int64_t lo = in, hi = 0;
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t len = window_end(i, in, out) - window_start(i, in, out);
+    lo = len < lo ? len : lo;
+    hi = len > hi ? len : hi;
+  }
+  *shortest = lo;
+  return lo >= 1 && hi - lo <= 1;
+}
+
 }  // namespace
 
 bool conv2d_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, ArrayRef<int64_t> stride,
@@ -165,6 +178,68 @@ bool plan_add(KernelContext& ctx, const Tensor& self, double self_scale, int64_t
                   static_cast<int32_t>(output_zero_point),
                   static_cast<int32_t>(activation_min),
                   static_cast<int32_t>(activation_max)};
+  return true;
+}
+
+bool plan_adaptive_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                            ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
+                            Tensor& out, PoolPlan* plan) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.dim() == 3 || input.dim() == 4, InvalidArgument,
+                              "ember_quantized::adaptive_avg_pool2d.out: input must be 3-d or 4-d, got %d-d",
+                              static_cast<int>(input.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, output_size.size() == 2 && output_size[0] > 0 && output_size[1] > 0, InvalidArgument,
+                              "ember_quantized::adaptive_avg_pool2d.out: output_size must be two positive sizes");
+  const int32_t rank = input.dim();
+  const int64_t H = input.size(rank - 2), W = input.size(rank - 1);
+  const int64_t OH = output_size[0], OW = output_size[1];
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, H > 0 && W > 0, InvalidArgument,
+                              "ember_quantized::adaptive_avg_pool2d.out: cannot pool an empty %lldx%lld plane",
+                              static_cast<long long>(H), static_cast<long long>(W));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, H * W <= INT32_MAX / 255, NotSupported,
+                              "ember_quantized::adaptive_avg_pool2d.out: a %lldx%lld plane could overflow the int32 sum",
+                              static_cast<long long>(H), static_cast<long long>(W));
+  int32_t shape[4];
+  for (int32_t d = 0; d < rank - 2; ++d) shape[d] = input.size(d);
+  shape[rank - 2] = static_cast<int32_t>(OH);
+  shape[rank - 1] = static_cast<int32_t>(OW);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, shape, static_cast<size_t>(rank)), InvalidArgument,
+                              "ember_quantized::adaptive_avg_pool2d.out: out must be the input's shape with a %lldx%lld plane",
+                              static_cast<long long>(OH), static_cast<long long>(OW));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "ember_quantized::adaptive_avg_pool2d.out: only contiguous (NCHW) tensors are supported");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
+                              InvalidArgument, "ember_quantized::adaptive_avg_pool2d.out: input and out must be int8, got %s "
+                              "and %s", scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(input_scale) && valid_scale(output_scale), InvalidArgument,
+                              "ember_quantized::adaptive_avg_pool2d.out: scales must be positive, got %g and %g", input_scale,
+                              output_scale);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(input_zero_point) && in_int8_range(output_zero_point), InvalidArgument,
+                              "ember_quantized::adaptive_avg_pool2d.out: zero points %lld and %lld must be int8 values",
+                              static_cast<long long>(input_zero_point), static_cast<long long>(output_zero_point));
+  int64_t h_short = 0, w_short = 0;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, window_lengths(H, OH, &h_short) && window_lengths(W, OW, &w_short), InvalidArgument,
+                              "ember_quantized::adaptive_avg_pool2d.out: windows of %lldx%lld -> %lldx%lld vary by more than 1",
+                              static_cast<long long>(H), static_cast<long long>(W), static_cast<long long>(OH),
+                              static_cast<long long>(OW));
+  // The smallest window has the largest multiplier: if it is usable, all four are.
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, multiplier_in_range(input_scale / (output_scale * static_cast<double>(h_short * w_short))),
+                              InvalidArgument, "ember_quantized::adaptive_avg_pool2d.out: scales %g -> %g give no usable "
+                              "requantization multiplier", input_scale, output_scale);
+  // A window's centered sum is small next to int32 (at most 255 per element): the spare bits let the multiply
+  // keep fraction bits through both roundings (see multiply_by_quantized_multiplier_lifted).
+  const int headroom = headroom_bits(255 * (h_short + 1) * (w_short + 1));
+  // multipliers[a][b]: windows of (h_short + a) x (w_short + b) elements (all checked above).
+  PoolPlan p{H, W, OH, OW, h_short, w_short, {}, static_cast<int32_t>(input_zero_point),
+             static_cast<int32_t>(output_zero_point)};
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 2; ++b) {
+      const double count = static_cast<double>((h_short + a) * (w_short + b));
+      QuantizedMultiplier m;
+      quantize_multiplier(input_scale / (output_scale * count), &m);
+      p.steps[a][b] = requant_steps(m, headroom);
+    }
+  }
+  *plan = p;
   return true;
 }
 

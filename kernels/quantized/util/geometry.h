@@ -61,5 +61,23 @@ inline int8_t add_one(int32_t a, int32_t b, const AddPlan& p) {
   return clamp_to_int8(int64_t{apply_requant_steps(va + vb, p.out)} + p.zp_out, p.activation_min, p.activation_max);
 }
 
+// ember_quantized::adaptive_avg_pool2d.out. Output cell (i, j) averages rows [window_start(i, H, OH),
+// window_end(i, H, OH)) and columns likewise (PyTorch's rule); along a dim windows are h_short or h_short + 1 long,
+// so four multipliers cover them all: steps[a][b] for windows of (h_short + a) x (w_short + b) elements.
+inline int64_t window_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
+inline int64_t window_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
+
+struct PoolPlan {
+  int64_t H, W, OH, OW;
+  int64_t h_short, w_short;
+  RequantSteps steps[2][2];
+  int32_t zp_in, zp_out;
+};
+
+// The pool's checks (rank, sizes, contiguous int8, scales and zero points), then its plan.
+bool plan_adaptive_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                            ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
+                            Tensor& out, PoolPlan* plan);
+
 }  // namespace quantized
 }  // namespace ember

@@ -1,0 +1,135 @@
+"""The int8 layers the Cortex-M layer benchmark measures: the anchor table's shapes (issue 33: the layers CMSIS-NN
+was measured on, in the same emulator) and the zoo's own int8 layers, each written as Ember's quantized operators
+on int8 tensors, with seeded random data and per-channel requantization.
+
+A case is a list of layers run one after another (a network: the DS-CNN-like one, the MLP); `cmsis_nn` is Arm's
+figure for it where the anchor table has one (CMSIS-NN v7.0.0-43 with MVE, `-O2`, QEMU 7.2 mps3-an547 -icount
+shift=0, instructions per call, warm).
+"""
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Conv:
+    cin: int
+    cout: int
+    h: int
+    w: int
+    kernel: Tuple[int, int]
+    stride: Tuple[int, int] = (1, 1)
+    padding: Tuple[int, int] = (0, 0)
+    groups: int = 1
+    dilation: Tuple[int, int] = (1, 1)
+
+    def out_hw(self) -> Tuple[int, int]:
+        kh, kw = self.kernel
+        oh = (self.h + 2 * self.padding[0] - self.dilation[0] * (kh - 1) - 1) // self.stride[0] + 1
+        ow = (self.w + 2 * self.padding[1] - self.dilation[1] * (kw - 1) - 1) // self.stride[1] + 1
+        return oh, ow
+
+    def macs(self) -> int:
+        oh, ow = self.out_hw()
+        return oh * ow * self.cout * (self.cin // self.groups) * self.kernel[0] * self.kernel[1]
+
+
+@dataclass(frozen=True)
+class Linear:
+    cin: int
+    cout: int
+
+    def macs(self) -> int:
+        return self.cin * self.cout
+
+
+@dataclass(frozen=True)
+class GlobalPool:
+    channels: int
+    h: int
+    w: int
+
+    def macs(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class Add:
+    shape: Tuple[int, ...]
+
+    def macs(self) -> int:
+        return 0
+
+
+@dataclass
+class Case:
+    name: str
+    layers: list
+    cmsis_nn: Optional[int] = None       # CMSIS-NN with MVE, instructions per call
+    cmsis_nn_scalar: Optional[int] = None  # CMSIS-NN built +nomve
+    group: str = "anchor"
+
+    def macs(self) -> int:
+        return sum(layer.macs() for layer in self.layers)
+
+
+DSCNN_CONV = Conv(1, 48, 49, 10, (9, 5), stride=(2, 2), padding=(4, 2))
+DSCNN_DW = Conv(48, 48, 25, 5, (3, 3), padding=(1, 1), groups=48)
+DSCNN_PW = Conv(48, 48, 25, 5, (1, 1))
+DSCNN_POOL = GlobalPool(48, 25, 5)
+DSCNN_FC = Linear(48, 12)
+
+ANCHOR: List[Case] = [
+    Case("conv 9x5, stride 2, pad (4,2), 49x10x1 -> 25x5x48", [DSCNN_CONV], 271_023, 941_015),
+    Case("depthwise 3x3, 25x5x48", [DSCNN_DW], 134_179, 402_109),
+    Case("pointwise 1x1, 25x5x48 -> 48", [DSCNN_PW], 135_960, 656_929),
+    Case("average pool 25x5 -> 1, 48 channels", [DSCNN_POOL], 9_875, 33_093),
+    Case("fully connected 48 -> 12", [DSCNN_FC], 593, 1_820),
+    Case("DS-CNN-like network: conv + 3 x (depthwise + pointwise) + pool + FC",
+         [DSCNN_CONV] + [DSCNN_DW, DSCNN_PW] * 3 + [DSCNN_POOL, DSCNN_FC], 1_092_007, 4_153_148),
+    Case("fully connected 784 -> 256", [Linear(784, 256)], 97_445, 389_101),
+    Case("the int8 MLP 784-256-256-10", [Linear(784, 256), Linear(256, 256), Linear(256, 10)], 133_328, 530_218),
+]
+
+# The zoo's int8 layers (MobileNetV2 0.05 at 96x96, the small CNN): the shapes that carry most of their time.
+ZOO: List[Case] = [
+    Case("MobileNetV2 0.05: first conv 3x3 s2, 96x96x3 -> 48x48x8",
+         [Conv(3, 8, 96, 96, (3, 3), stride=(2, 2), padding=(1, 1))], group="zoo"),
+    Case("MobileNetV2 0.05: expand 1x1, 48x48x8 -> 48", [Conv(8, 48, 48, 48, (1, 1))], group="zoo"),
+    Case("MobileNetV2 0.05: depthwise 3x3 s2, 48x48x48",
+         [Conv(48, 48, 48, 48, (3, 3), stride=(2, 2), padding=(1, 1), groups=48)], group="zoo"),
+    Case("MobileNetV2 0.05: depthwise 3x3, 24x24x48",
+         [Conv(48, 48, 24, 24, (3, 3), padding=(1, 1), groups=48)], group="zoo"),
+    Case("MobileNetV2 0.05: project 1x1, 24x24x48 -> 8", [Conv(48, 8, 24, 24, (1, 1))], group="zoo"),
+    Case("MobileNetV2 0.05: residual add, 48x48x8", [Add((1, 8, 48, 48))], group="zoo"),
+    Case("MobileNetV2 0.05: head 1x1, 3x3x16 -> 1280", [Conv(16, 1280, 3, 3, (1, 1))], group="zoo"),
+    Case("small CNN: conv 3x3, 32x32x3 -> 16", [Conv(3, 16, 32, 32, (3, 3), padding=(1, 1))], group="zoo"),
+    Case("small CNN: conv 3x3, 16x16x16 -> 32", [Conv(16, 32, 16, 16, (3, 3), padding=(1, 1))], group="zoo"),
+]
+
+# Shapes that exercise every path and edge of the kernels (parity only, not timed): dilation, groups, odd widths
+# and channel counts, stride 3, padding wider than the kernel's reach, taps past 16, a 1x1 with stride, biases whose
+# zero-point correction needs 64 bits.
+EDGES: List[Case] = [
+    Case("dilated 3x3, 13x11x5 -> 7", [Conv(5, 7, 13, 11, (3, 3), padding=(2, 2), dilation=(2, 2))], group="edge"),
+    Case("grouped 3x3, 4 groups, 9x9x8 -> 12", [Conv(8, 12, 9, 9, (3, 3), padding=(1, 1), groups=4)], group="edge"),
+    Case("depthwise x2 multiplier 5x5 s3, 17x19x6", [Conv(6, 12, 17, 19, (5, 5), stride=(3, 3), padding=(2, 2),
+                                                         groups=6)], group="edge"),
+    Case("depthwise 3x3 s2 odd, 15x13x5", [Conv(5, 5, 15, 13, (3, 3), stride=(2, 2), padding=(1, 1), groups=5)],
+         group="edge"),
+    Case("depthwise 7x7 wide pad, 6x5x3", [Conv(3, 3, 6, 5, (7, 7), padding=(4, 4), groups=3)], group="edge"),
+    Case("conv 3x3 s3, 20x17x4 -> 9", [Conv(4, 9, 20, 17, (3, 3), stride=(3, 3), padding=(1, 1))], group="edge"),
+    Case("1x1 stride 2, 9x7x19 -> 5", [Conv(19, 5, 9, 7, (1, 1), stride=(2, 2))], group="edge"),
+    Case("1x1, 5x3x37 -> 6", [Conv(37, 6, 5, 3, (1, 1))], group="edge"),
+    Case("conv 2x4, 6x9x33 -> 3", [Conv(33, 3, 6, 9, (2, 4), padding=(1, 0))], group="edge"),
+    Case("fully connected 17 -> 5, 3 rows", [Linear(17, 5)], group="edge"),
+    Case("add, 3x5x7", [Add((3, 5, 7))], group="edge"),
+    Case("global pool 7x3, 9 channels", [GlobalPool(9, 7, 3)], group="edge"),
+]
+
+# A layer whose biases push bias - zp * sum(w) past int32: the kernels' 64-bit finishing path.
+WIDE_BIAS = "wide bias"
+EDGES.append(Case("conv 3x3 with extreme biases, 6x6x2 -> 5", [Conv(2, 5, 6, 6, (3, 3), padding=(1, 1))],
+                  group=WIDE_BIAS))
+EDGES.append(Case("depthwise 3x3 with extreme biases, 6x6x4", [Conv(4, 4, 6, 6, (3, 3), padding=(1, 1), groups=4)],
+                  group=WIDE_BIAS))
+EDGES.append(Case("fully connected 9 -> 6 with extreme biases", [Linear(9, 6)], group=WIDE_BIAS))
