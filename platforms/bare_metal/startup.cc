@@ -36,6 +36,7 @@ constexpr uint32_t kCpacr = 0xE000ED88;
 constexpr uint32_t kSystCsr = 0xE000E010, kSystRvr = 0xE000E014, kSystCvr = 0xE000E018;
 constexpr uint32_t kCfsr = 0xE000ED28, kHfsr = 0xE000ED2C, kMmfar = 0xE000ED34, kBfar = 0xE000ED38;
 constexpr uint32_t kSfsr = 0xE000EDE4;
+constexpr uint32_t kCfsrMmarValid = 1u << 7;
 constexpr uint32_t kMpuType = 0xE000ED90, kMpuCtrl = 0xE000ED94, kMpuRnr = 0xE000ED98, kMpuRbar = 0xE000ED9C,
                    kMpuRasr = 0xE000EDA0;
 constexpr uint32_t kSysTickReload = 0xFFFFFF;
@@ -131,6 +132,14 @@ void ember_fault_report(const uint32_t* frame, uint32_t exc_return) {
   report("fault: SFSR 0x%08lx; stopping with exit status %lu%.0lu%.0lu\n", *reg(kSfsr), ember::board::kExitFault, 0,
          0);
 #else
+  // A data access in the MPU's stack guard (MMFAR valid): the stack overflowed. The stacked frame above is then
+  // missing too, since pushing it is what faulted.
+  const uint32_t mmfar = *reg(kMmfar);
+  if ((*reg(kCfsr) & kCfsrMmarValid) != 0 && mmfar >= reinterpret_cast<uintptr_t>(&__stack_guard) &&
+      mmfar < reinterpret_cast<uintptr_t>(&__stack_limit)) {
+    report("fault: the stack overflowed its %lu bytes (an access at 0x%08lx, below its limit)%.0lu%.0lu\n",
+           ember::board::stack_region_bytes(), mmfar, 0, 0);
+  }
   report("fault: stopping with exit status %lu%.0lu%.0lu%.0lu\n", ember::board::kExitFault, 0, 0, 0);
 #endif
   ember::semihosting::exit(ember::board::kExitFault);
