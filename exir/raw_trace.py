@@ -1,5 +1,5 @@
 """Reads the raw traces a device writes (*.emtr): the Cortex-M55 runner's `--profile FILE`
-(platforms/mps3_an547/runner.cc). A microcontroller has no heap for a flatbuffer builder, so it sends its
+(platforms/bare_metal/runner.cc). A microcontroller has no heap for a flatbuffer builder, so it sends its
 BufferEventTracer records as they lie in memory; the operator names come from the program, on the host.
 
 Layout, little-endian: a 64-byte header (b"EMTR", u32 version 1, u32 record size 32, u32 record count, u64 events

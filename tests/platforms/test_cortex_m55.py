@@ -15,37 +15,17 @@ from examples.models import export_methods
 from examples.runner_io import read_outputs, run
 from exir.targets import load_board
 from tests.conftest import ROOT, bazel_build
+from tests.platforms.qemu_boards import assert_stack_in_region, linker_regions, needs_qemu_and_arm_gcc, run_firmware
 
-QEMU = shutil.which("qemu-system-arm")
-pytestmark = pytest.mark.skipif(QEMU is None or shutil.which("arm-none-eabi-gcc") is None,
-                                reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
+pytestmark = needs_qemu_and_arm_gcc
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96"]
 INT8_MODELS = ["mlp_int8", "small_cnn_int8", "mobilenet_v2_005_96_int8"]
 CONTROL_FLOW_MODELS = ["cond_gate", "while_refine", "dynamic_mlp"]
-HOST_TIMEOUT_S = 120
 
 
 def run_m55(elf, args, cwd, icount=True):
-    """Runs firmware under qemu-system-arm; returns the CompletedProcess (stdout holds the semihosting output)."""
-    # QEMU's option syntax escapes a comma inside a value by doubling it (a shape: input_0.bin@[2,16]).
-    semi = ",".join(["enable=on", "target=native", "arg=runner"] + [f"arg={a.replace(',', ',,')}" for a in args])
-    cmd = [QEMU, "-M", "mps3-an547", "-nographic", "-semihosting-config", semi, "-kernel", elf]
-    if icount:
-        cmd[1:1] = ["-icount", "shift=0"]
-    try:
-        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=HOST_TIMEOUT_S)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{os.path.basename(elf)} did not finish within {HOST_TIMEOUT_S} s under QEMU: {e.stdout!r}")
-
-
-def assert_stack_in_region(stdout):
-    """startup.cc paints the stack at reset and prints its high-water mark when main returns: the run must have
-    stayed inside the stack region (mps3_an547.ld), with a margin for what a run with other inputs could add."""
-    m = re.search(r"stack: (\d+) bytes used of (\d+) \(high-water mark", stdout)
-    assert m, f"no stack report in:\n{stdout[-2000:]}"
-    used, region = int(m.group(1)), int(m.group(2))
-    assert 0 < used <= region * 3 // 4, f"stack high-water {used} bytes of a {region}-byte region"
-    return used
+    """Runs firmware on QEMU's mps3-an547; returns the CompletedProcess (stdout holds the semihosting output)."""
+    return run_firmware("mps3-an547", elf, args, cwd, icount)
 
 
 @pytest.fixture(scope="module")
@@ -168,12 +148,7 @@ def test_m55_watchdog_stops_a_long_run(firmware, tmp_path):
 
 def test_linker_script_matches_board_description():
     board = load_board("mps3_an547")
-    with open(os.path.join(ROOT, "platforms", "mps3_an547", "mps3_an547.ld")) as f:
-        script = f.read()
-    regions = {m.group(1): (int(m.group(2), 16), m.group(3)) for m in
-               re.finditer(r"^\s*(\w+)\s*\(\w+\)\s*:\s*ORIGIN = (0x[0-9A-Fa-f]+), LENGTH = (\w+)", script, re.M)}
-    units = {"K": 1024, "M": 1024 * 1024}
+    regions = linker_regions("mps3_an547", "mps3_an547.ld")
     assert set(regions) == set(board.memories)
-    for name, (base, length) in regions.items():
-        size = int(length[:-1]) * units[length[-1]] if length[-1] in units else int(length, 0)
+    for name, (base, size) in regions.items():
         assert (base, size) == (board.memories[name].base, board.memories[name].size), name

@@ -1,9 +1,9 @@
-// The runtime's PAL on the MPS3 AN547 board: log lines go to the host console through semihosting, time comes
+// The runtime's PAL on the bare-metal boards: log lines go to the host console through semihosting, time comes
 // from SysTick, and abort ends the emulation with a status rather than spinning.
 #include <stdio.h>
 
-#include "platforms/mps3_an547/board.h"
-#include "platforms/mps3_an547/semihosting.h"
+#include "platforms/bare_metal/semihosting.h"
+#include "platforms/bare_metal/startup.h"
 #include "runtime/platform/platform.h"
 
 extern "C" {

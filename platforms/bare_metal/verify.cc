@@ -1,13 +1,13 @@
 // The board runner's --verify (firmware built with ember_firmware(verify = True), which embeds a .bpte): runs
 // every test case the bundle holds for the embedded method, on the board, and prints a line per case as the host's
 // runner_verify does. Exit 0 when all pass, 1 when a case fails, 3/4/5 as the runner's.
-#include "platforms/mps3_an547/verify.h"
+#include "platforms/bare_metal/verify.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "platforms/mps3_an547/embedded_program.h"
+#include "platforms/bare_metal/embedded_program.h"
 #include "runtime/bundled/bundled_program.h"
 
 namespace ember {

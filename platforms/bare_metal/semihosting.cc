@@ -1,4 +1,4 @@
-#include "platforms/mps3_an547/semihosting.h"
+#include "platforms/bare_metal/semihosting.h"
 
 #include <string.h>
 

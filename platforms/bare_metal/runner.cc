@@ -1,7 +1,8 @@
-// The bare-metal runner for the MPS3 AN547 board: runs the program embedded at build time (no file system on a
-// microcontroller), with every memory pool sized from the program's plan and placed by the linker.
+// The bare-metal runner, on every board (platforms/mps3_an547, platforms/mps2_an386): runs the program embedded at
+// build time (no file system on a microcontroller), with every memory pool sized from the program's plan and
+// placed by the linker.
 //
-//   qemu-system-arm -M mps3-an547 -nographic -icount shift=0 -kernel runner.elf
+//   qemu-system-arm -M mps3-an547 -nographic -icount shift=0 -kernel runner.elf      (or -M mps2-an386)
 //     -semihosting-config enable=on,target=native,arg=runner,arg=--runs,arg=1
 //
 //   runner [--input SPEC]... [--runs N] [--output-dir DIR] [--print N] [--timeout-ms N]
@@ -11,25 +12,26 @@
 // 7 the watchdog stopped a run, 8 a fault. --timeout-ms bounds each run in virtual time (default 60 s).
 //
 // Built with the event tracer (`--config=cortex_m55 --config=profiling`), it also takes --profile FILE
-// [--profile-events N]: every run traced per instruction into a buffer in DDR, written to the host as a raw trace
-// (exir/raw_trace.py: a 64-byte header, then the 32-byte TraceRecords as recorded), which
-// `python -m exir.profile model.pte FILE` reads like an ETDump. No ETDump builder on the device: it needs a heap.
+// [--profile-events N]: every run traced per instruction into a buffer in the board's big memory (the AN547's DDR,
+// the AN386's PSRAM), written to the host as a raw trace (exir/raw_trace.py: a 64-byte header, then the 32-byte
+// TraceRecords as recorded), which `python -m exir.profile model.pte FILE` reads like an ETDump. No ETDump builder
+// on the device: it needs a heap.
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "platforms/mps3_an547/board.h"
-#include "platforms/mps3_an547/embedded_program.h"
-#include "platforms/mps3_an547/semihosting.h"
+#include "platforms/bare_metal/embedded_program.h"
+#include "platforms/bare_metal/semihosting.h"
+#include "platforms/bare_metal/startup.h"
 #include "runtime/core/buffer_data_loader.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
 #include "runtime/runner/fill.h"
 #if EMBER_RUNNER_VERIFY
-#include "platforms/mps3_an547/verify.h"
+#include "platforms/bare_metal/verify.h"
 #endif
 #if EMBER_EVENT_TRACER
 #include "runtime/devtools/buffer_event_tracer.h"
@@ -167,9 +169,10 @@ int usage() {
 }
 
 #if EMBER_EVENT_TRACER
-// 16,384 records (512 KB) of the board's 256 MB DDR: MobileNetV2 0.35 is 99 instructions a run.
+// 16,384 records (512 KB) of the board's big memory (the linker script places .ember.trace): MobileNetV2 0.35 is 99
+// instructions a run.
 constexpr size_t kTraceCapacity = 16384;
-__attribute__((section(".ember.ddr.trace"))) TraceRecord g_trace[kTraceCapacity];
+__attribute__((section(".ember.trace"))) TraceRecord g_trace[kTraceCapacity];
 
 // The raw trace's header (exir/raw_trace.py reads it): little-endian, 64 bytes.
 struct RawTraceHeader {
@@ -298,17 +301,18 @@ int main(int argc, char** argv) {
   }
   HierarchicalAllocator planned(Span<Span<uint8_t>>(pools, num_pools));
 
-  // The method allocator and then the kernels' scratch take what DTCM has left after stack and data, each exactly
-  // what MethodMeta says (the scratch: what this image's kernels need for these shapes; no size is guessed).
+  // The method allocator and then the kernels' scratch take what the arena's memory (the board's DTCM, SSRAM23, ...)
+  // has left after stack and data, each exactly what MethodMeta says (the scratch: what this image's kernels need
+  // for these shapes; no size is guessed).
   const size_t arena = static_cast<size_t>(__method_arena_end - __method_arena_start);
   const size_t predicted = meta->method_allocator_bytes();
   const size_t scratch = meta->scratch_bytes();
   const size_t predicted_16 = (predicted + 15) & ~size_t{15};
   if (predicted_16 > arena || scratch > arena - predicted_16) {
     const size_t need = predicted_16 + scratch;
-    out("runner: method '%s' needs %u bytes of bookkeeping and %u of kernel scratch; DTCM has %u left: %u bytes "
-        "short\n", kEmbeddedMethod, static_cast<unsigned>(predicted), static_cast<unsigned>(scratch),
-        static_cast<unsigned>(arena), static_cast<unsigned>(need - arena));
+    out("runner: method '%s' needs %u bytes of bookkeeping and %u of kernel scratch; " EMBER_BOARD_ARENA_MEMORY
+        " has %u left: %u bytes short\n", kEmbeddedMethod, static_cast<unsigned>(predicted),
+        static_cast<unsigned>(scratch), static_cast<unsigned>(arena), static_cast<unsigned>(need - arena));
     return 3;
   }
   MemoryAllocator method_alloc(__method_arena_start, predicted);
@@ -375,10 +379,11 @@ int main(int argc, char** argv) {
         static_cast<unsigned>(pools[p].size()), kEmbeddedPools[p].memory,
         static_cast<unsigned long>(reinterpret_cast<uintptr_t>(pools[p].data())));
   }
-  out("memory: method allocator: %u bytes used, %u predicted by MethodMeta, in DTCM (%u free)\n",
+  out("memory: method allocator: %u bytes used, %u predicted by MethodMeta, in " EMBER_BOARD_ARENA_MEMORY
+      " (%u free)\n",
       static_cast<unsigned>(method_alloc.used_bytes()), static_cast<unsigned>(predicted),
       static_cast<unsigned>(arena - predicted_16 - scratch));
-  out("memory: kernel scratch: %u bytes used, %u predicted by MethodMeta, in DTCM\n",
+  out("memory: kernel scratch: %u bytes used, %u predicted by MethodMeta, in " EMBER_BOARD_ARENA_MEMORY "\n",
       static_cast<unsigned>(temp_alloc.used_bytes()), static_cast<unsigned>(scratch));
   // Virtual time: under -icount shift=0 one nanosecond is one instruction.
   char a[24], b[24], c[24];

@@ -1,19 +1,26 @@
-// Reset and exception handling for the MPS3 AN547 board: the vector table, C/C++ runtime setup (FPU and MVE on,
-// .data copied, .bss zeroed, constructors run), SysTick as clock and watchdog, and fault handlers that report
-// and exit instead of spinning: on an emulator or a board in CI, a silent infinite loop is a hang. The stack is
-// painted at reset and its high-water mark printed when main returns.
+// Reset and exception handling for the bare-metal boards, Armv8.1-M (the AN547's Cortex-M55) and Armv7E-M (the
+// AN386's Cortex-M4): the vector table, C/C++ runtime setup (FPU, and MVE where the core has it, on; .data copied,
+// .bss zeroed, constructors run), SysTick as clock and watchdog, and fault handlers that report and exit instead
+// of spinning: on an emulator or a board in CI, a silent infinite loop is a hang. The stack is painted at reset and
+// its high-water mark printed when main returns. The board's clock comes from its board.h, its memory map from its
+// linker script.
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "platforms/mps3_an547/board.h"
-#include "platforms/mps3_an547/semihosting.h"
+#include "platforms/bare_metal/semihosting.h"
+#include "platforms/bare_metal/startup.h"
 
 extern "C" {
 // From the linker script.
 extern uint32_t __stack_top, __stack_limit;
+#if __ARM_ARCH < 8
+// Armv7-M has no stack limit register: its linker scripts put a guard region right below __stack_limit, and the
+// room for the fault report below that (limit_stack).
+extern uint32_t __stack_guard;
+#endif
 extern uint32_t __data_load, __data_start, __data_end, __bss_start, __bss_end;
 extern void (*__init_array_start[])(void);
 extern void (*__init_array_end[])(void);
@@ -29,6 +36,9 @@ constexpr uint32_t kCpacr = 0xE000ED88;
 constexpr uint32_t kSystCsr = 0xE000E010, kSystRvr = 0xE000E014, kSystCvr = 0xE000E018;
 constexpr uint32_t kCfsr = 0xE000ED28, kHfsr = 0xE000ED2C, kMmfar = 0xE000ED34, kBfar = 0xE000ED38;
 constexpr uint32_t kSfsr = 0xE000EDE4;
+constexpr uint32_t kCfsrMmarValid = 1u << 7;
+constexpr uint32_t kMpuType = 0xE000ED90, kMpuCtrl = 0xE000ED94, kMpuRnr = 0xE000ED98, kMpuRbar = 0xE000ED9C,
+                   kMpuRasr = 0xE000EDA0;
 constexpr uint32_t kSysTickReload = 0xFFFFFF;
 
 volatile uint32_t g_systick_wraps = 0;
@@ -42,6 +52,27 @@ uint64_t ticks() {
     count = *reg(kSystCvr);
   } while (wraps != g_systick_wraps);
   return (static_cast<uint64_t>(wraps) << 24) + (kSysTickReload - count);
+}
+
+// A stack overflow becomes a fault (reported) instead of silently eating whatever lies below the stack.
+void limit_stack() {
+#if __ARM_ARCH >= 8
+  // Armv8-M's stack limit: a push below __stack_limit is a UsageFault.
+  __asm__ volatile("msr msplim, %0" ::"r"(&__stack_limit));
+#else
+  // Armv7-M: MPU region 0 makes the 32 bytes below __stack_limit (__stack_guard) inaccessible, and the default
+  // memory map stays for everything else (PRIVDEFENA). The MPU is off in HardFault (HFNMIENA clear), so the fault
+  // report can run on the room the linker script leaves below the guard. A core without an MPU goes unguarded.
+  if (((*reg(kMpuType) >> 8) & 0xFF) == 0) return;
+  *reg(kMpuRnr) = 0;
+  *reg(kMpuRbar) = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&__stack_guard));
+  constexpr uint32_t kExecuteNever = 1u << 28, kNoAccess = 0u << 24, kNormalMemory = 1u << 19;
+  constexpr uint32_t kSize32Bytes = 4u << 1, kRegionEnable = 1u;
+  *reg(kMpuRasr) = kExecuteNever | kNoAccess | kNormalMemory | kSize32Bytes | kRegionEnable;
+  constexpr uint32_t kPrivilegedDefaultMap = 1u << 2, kMpuEnable = 1u;
+  *reg(kMpuCtrl) = kPrivilegedDefaultMap | kMpuEnable;
+  __asm__ volatile("dsb\nisb" ::: "memory");
+#endif
 }
 
 // For fault reports, before anything else may be broken: no heap, a fixed buffer.
@@ -96,8 +127,21 @@ void ember_fault_report(const uint32_t* frame, uint32_t exc_return) {
   report(" (exception %lu) at pc 0x%08lx, lr 0x%08lx, EXC_RETURN 0x%08lx\n", n, frame[6], frame[5], exc_return);
   report("fault: CFSR 0x%08lx HFSR 0x%08lx MMFAR 0x%08lx BFAR 0x%08lx\n", *reg(kCfsr), *reg(kHfsr), *reg(kMmfar),
          *reg(kBfar));
+#if __ARM_ARCH >= 8
+  // The Security Extension's fault status (Armv8-M).
   report("fault: SFSR 0x%08lx; stopping with exit status %lu%.0lu%.0lu\n", *reg(kSfsr), ember::board::kExitFault, 0,
          0);
+#else
+  // A data access in the MPU's stack guard (MMFAR valid): the stack overflowed. The stacked frame above is then
+  // missing too, since pushing it is what faulted.
+  const uint32_t mmfar = *reg(kMmfar);
+  if ((*reg(kCfsr) & kCfsrMmarValid) != 0 && mmfar >= reinterpret_cast<uintptr_t>(&__stack_guard) &&
+      mmfar < reinterpret_cast<uintptr_t>(&__stack_limit)) {
+    report("fault: the stack overflowed its %lu bytes (an access at 0x%08lx, below its limit)%.0lu%.0lu\n",
+           ember::board::stack_region_bytes(), mmfar, 0, 0);
+  }
+  report("fault: stopping with exit status %lu%.0lu%.0lu%.0lu\n", ember::board::kExitFault, 0, 0, 0);
+#endif
   ember::semihosting::exit(ember::board::kExitFault);
 }
 
@@ -124,14 +168,13 @@ void systick_handler(void) {
 }
 
 void reset_handler(void) {
-  // Armv8-M's stack limit: an overflow becomes a UsageFault (reported) instead of silently eating .data.
-  __asm__ volatile("msr msplim, %0" ::"r"(&__stack_limit));
+  limit_stack();
   // Paint the stack below this frame, so the deepest word ever written shows after the run (stack_high_water).
   // Volatile stores: a memset call would push its own frame into the words being painted.
   uint32_t* sp;
   __asm__ volatile("mov %0, sp" : "=r"(sp));
   for (volatile uint32_t* p = &__stack_limit; p < sp - 16; ++p) *p = ember::board::kStackPaint;
-  // FPU and MVE share coprocessors 10 and 11: full access, before any floating-point instruction runs.
+  // The FPU (and MVE, on the M55) is coprocessors 10 and 11: full access, before any floating-point instruction.
   *reg(kCpacr) |= 0xFu << 20;
   __asm__ volatile("dsb\nisb" ::: "memory");
 
@@ -165,7 +208,7 @@ void reset_handler(void) {
   ember::semihosting::exit(status);
 }
 
-// Vectors 0-15 are the core's; the SSE-300's peripheral interrupts are not used, so the table stops there and
+// Vectors 0-15 are the core's; the boards' peripheral interrupts are not used, so the table stops there and
 // VTOR never points into code for them (an unexpected one still lands in fault_handler via HardFault).
 __attribute__((section(".vectors"), used)) void (*const g_vectors[16])(void) = {
     reinterpret_cast<void (*)(void)>(&__stack_top),
@@ -175,7 +218,7 @@ __attribute__((section(".vectors"), used)) void (*const g_vectors[16])(void) = {
     fault_handler,  // MemManage
     fault_handler,  // BusFault
     fault_handler,  // UsageFault
-    fault_handler,  // SecureFault
+    fault_handler,  // SecureFault (Armv8-M; reserved on Armv7-M)
     nullptr,
     nullptr,
     nullptr,
