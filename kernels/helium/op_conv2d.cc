@@ -27,7 +27,7 @@ ConvShape shape_of(const quantized::Conv2dGeometry& g) {
 
 // The plan for a call as the program states it, or scratch 0 when its shapes are ones the kernel refuses.
 ConvPlan plan_from_args(const KernelArgs& args) {
-  const ConvPlan none{ConvPath::kPatches, 0, 0, 0, 0, 0, 0, 0};
+  const ConvPlan none{ConvPath::kPatches, 0, 0, 0, false, 0, 0, 0, 0};
   const ArrayRef<int32_t> in = args.sizes(0), w = args.sizes(3);
   if (in.size() != 4 || w.size() != 4) return none;
   const size_t ns = args.list_size(6), np = args.list_size(7), nd = args.list_size(8);

@@ -88,7 +88,16 @@ void report(const char* format, uint32_t a, uint32_t b, uint32_t c, uint32_t d) 
 namespace ember {
 namespace board {
 
-uint64_t now_ns() { return ticks() * 1000000000ull / kCpuHz; }
+namespace {
+// Nanoseconds per tick as the reduced fraction kNsNumerator / kNsDenominator: 1e9 / 32 MHz is 125 / 4, 1e9 / 25 MHz
+// is 40 / 1, so the conversion is a multiply and a shift, not the 64-bit division (a library call of about a
+// hundred instructions) that would otherwise land inside every traced instruction's measured time.
+constexpr uint64_t gcd(uint64_t a, uint64_t b) { return b == 0 ? a : gcd(b, a % b); }
+constexpr uint64_t kNsNumerator = 1000000000ull / gcd(1000000000ull, kCpuHz);
+constexpr uint64_t kNsDenominator = kCpuHz / gcd(1000000000ull, kCpuHz);
+}  // namespace
+
+uint64_t now_ns() { return ticks() * kNsNumerator / kNsDenominator; }
 
 void watchdog_arm(uint64_t limit_ns, const char* what) {
   g_watchdog_what = what;

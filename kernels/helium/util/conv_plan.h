@@ -33,7 +33,8 @@ struct ConvPlan {
   ConvPath path;
   int32_t plane_rows, plane_cols;  // planar: one bordered plane
   int32_t plane_bytes;             // planar: its size with the slack a row's last vector may read past it
-  int32_t row_vectors;             // planar: four-column vectors per output row
+  bool flat;                       // planar: unit stride, the output plane summed as one run (conv_planar.cc)
+  int32_t sum_vectors;             // planar: four-output vectors summed per loop (the plane's run, or a row)
   int32_t taps;                    // patches: bytes per patch (Cg * KH * KW)
   int32_t patch_pixels;            // patches: output pixels gathered per block
   size_t scratch;
@@ -66,20 +67,26 @@ inline ConvPlan plan_conv(const ConvShape& s) {
   if (planar_shape(s) && rows <= kMaxBorderedPlanes && cols <= kMaxBorderedPlanes &&
       (rows * cols + slack) * s.Cg <= kMaxBorderedPlanes) {
     const int64_t plane = (rows * cols + slack + 15) & ~int64_t{15};
-    const int64_t vectors = (int64_t{s.OW} + 3) / 4;
+    // At unit stride: a run of OH * cols sums, and an int8 staging run the output rows are copied from.
+    const bool flat = s.sh == 1 && s.sw == 1;
+    const int64_t vectors = flat ? (int64_t{s.OH} * cols + 3) / 4 : (int64_t{s.OW} + 3) / 4;
+    const int64_t staging = flat ? vectors * 4 : 0;
     return ConvPlan{ConvPath::kPlanar,
                     static_cast<int32_t>(rows),
                     static_cast<int32_t>(cols),
                     static_cast<int32_t>(plane),
+                    flat,
                     static_cast<int32_t>(vectors),
                     0,
                     0,
-                    static_cast<size_t>(plane * s.Cg + vectors * 16)};
+                    static_cast<size_t>(plane * s.Cg + vectors * 16 + staging)};
   }
   const int32_t taps = s.Cg * s.KH * s.KW;
   int32_t pixels = (kPatchBlockBytes / taps) & ~7;
   pixels = pixels < 8 ? 8 : pixels > kMaxPatchPixels ? kMaxPatchPixels : pixels;
-  return ConvPlan{ConvPath::kPatches, 0, 0, 0, 0, taps, pixels, static_cast<size_t>(pixels) * static_cast<size_t>(taps)};
+  return ConvPlan{ConvPath::kPatches, 0,    0,      0,
+                  false,              0,    taps,   pixels,
+                  static_cast<size_t>(pixels) * static_cast<size_t>(taps)};
 }
 
 }  // namespace helium

@@ -19,20 +19,15 @@ namespace ember {
 namespace helium {
 namespace {
 
-// Input channel `c` into a bordered plane: zero-point rows above and below, zero-point columns either side.
+// Input channel `c` into a bordered plane: the whole plane set to the zero point (16 bytes a store), then the
+// input's rows copied inside the border. Two short vector loops per row cost more than the one fill.
 void border_plane(const ConvCall& k, const ConvPlan& plan, int32_t c, int8_t* plane) {
   const ConvShape& s = k.s;
-  const int8_t zp = static_cast<int8_t>(k.q->header.input_zero_point);
   const int32_t cols = plan.plane_cols;
-  fill_bytes(plane, zp, s.ph * cols + s.pw);
+  fill_bytes(plane, static_cast<int8_t>(k.q->header.input_zero_point), plan.plane_rows * cols);
   const int8_t* src = k.x + c * s.H * s.W;
-  for (int32_t r = 0; r < s.H; ++r) {
-    int8_t* row = plane + (s.ph + r) * cols;
-    copy_bytes(row + s.pw, src + r * s.W, s.W);
-    // The right border of this row and the left one of the next are adjacent.
-    fill_bytes(row + s.pw + s.W, zp, r + 1 < s.H ? 2 * s.pw : s.pw);
-  }
-  fill_bytes(plane + (s.ph + s.H) * cols, zp, s.ph * cols);
+  int8_t* row = plane + s.ph * cols + s.pw;
+  for (int32_t r = 0; r < s.H; ++r, row += cols, src += s.W) copy_bytes(row, src, s.W);
 }
 
 // Four output columns' widened inputs for one tap: contiguous at unit stride, else a gather.
@@ -88,40 +83,65 @@ void sum_row_any(int32_t* sums, const int8_t* top, int32_t cols, const int8_t* w
   }
 }
 
+// sums (+)= one input channel's taps for `row.vectors` vectors of outputs whose first input is at `top`.
 template <bool kUnitStride>
-void planar_channel(const ConvCall& k, const ConvPlan& plan, int32_t oc, const int8_t* planes, int32_t* sums) {
+void sum_outputs(int32_t* sums, const int8_t* top, int32_t cols, const int8_t* w, const ConvShape& s,
+                 const RowSweep& row, bool first) {
+  const bool three_by_three = s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1;
+  if (!three_by_three) {
+    sum_row_any<kUnitStride>(sums, top, cols, w, s, row, first);
+  } else if (kUnitStride) {
+    if (first) {
+      sum_row_3x3_unit<RowStart::kWrite>(sums, top, cols, w, row.vectors);
+    } else {
+      sum_row_3x3_unit<RowStart::kAccumulate>(sums, top, cols, w, row.vectors);
+    }
+  } else if (s.sw == 2) {
+    if (first) {
+      sum_row_3x3_stride2<RowStart::kWrite>(sums, top, cols, w, row.vectors);
+    } else {
+      sum_row_3x3_stride2<RowStart::kAccumulate>(sums, top, cols, w, row.vectors);
+    }
+  } else if (first) {
+    sum_row_3x3<kUnitStride, true>(sums, top, cols, w, row);
+  } else {
+    sum_row_3x3<kUnitStride, false>(sums, top, cols, w, row);
+  }
+}
+
+// At unit stride, output (oh, ow) reads the bordered planes from oh * cols + ow on, so the whole output plane is
+// one run of oh * cols + ow positions: one sum loop per input channel and one finishing pass for the channel,
+// whatever the plane's shape (a 25x5 plane would otherwise pay both loops' setup 25 times for 5 outputs each).
+// The positions with ow >= OW are computed and dropped when the rows are copied out.
+void planar_channel_flat(const ConvCall& k, const ConvPlan& plan, int32_t oc, const int8_t* planes, int32_t* sums,
+                         int8_t* staging) {
   const ConvShape& s = k.s;
   const int32_t taps = s.KH * s.KW, cols = plan.plane_cols;
   const int8_t* wk = k.w + oc * s.Cg * taps;
-  const RowSweep row{plan.row_vectors, 4 * s.sw, vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(s.sw))};
-  const bool three_by_three = s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1;
+  const RowSweep run{plan.sum_vectors, 4, vidupq_n_u32(0, 1)};
+  for (int32_t ci = 0; ci < s.Cg; ++ci) {
+    sum_outputs<true>(sums, planes + ci * plan.plane_bytes, cols, wk + ci * taps, s, run, ci == 0);
+  }
+  const int64_t wide =
+      k.q->corrections_fit() ? 0 : wide_correction(wk, s.Cg * taps, k.bias, oc, k.q->header.input_zero_point);
+  finish_row(sums, s.OH * cols, *k.q, oc, wide, staging);
+  int8_t* out = k.o + oc * s.OH * s.OW;
+  for (int32_t oh = 0; oh < s.OH; ++oh) copy_bytes(out + oh * s.OW, staging + oh * cols, s.OW);
+}
+
+// Other strides: row by row.
+void planar_channel_rows(const ConvCall& k, const ConvPlan& plan, int32_t oc, const int8_t* planes, int32_t* sums) {
+  const ConvShape& s = k.s;
+  const int32_t taps = s.KH * s.KW, cols = plan.plane_cols;
+  const int8_t* wk = k.w + oc * s.Cg * taps;
+  const RowSweep row{plan.sum_vectors, 4 * s.sw, vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(s.sw))};
   const int64_t wide =
       k.q->corrections_fit() ? 0 : wide_correction(wk, s.Cg * taps, k.bias, oc, k.q->header.input_zero_point);
   int8_t* out = k.o + oc * s.OH * s.OW;
   for (int32_t oh = 0; oh < s.OH; ++oh, out += s.OW) {
     const int32_t top = oh * s.sh * cols;
     for (int32_t ci = 0; ci < s.Cg; ++ci) {
-      const int8_t* plane = planes + ci * plan.plane_bytes + top;
-      const int8_t* w = wk + ci * taps;
-      if (!three_by_three) {
-        sum_row_any<kUnitStride>(sums, plane, cols, w, s, row, ci == 0);
-      } else if (kUnitStride) {
-        if (ci == 0) {
-          sum_row_3x3_unit<RowStart::kWrite>(sums, plane, cols, w, row.vectors);
-        } else {
-          sum_row_3x3_unit<RowStart::kAccumulate>(sums, plane, cols, w, row.vectors);
-        }
-      } else if (s.sw == 2) {
-        if (ci == 0) {
-          sum_row_3x3_stride2<RowStart::kWrite>(sums, plane, cols, w, row.vectors);
-        } else {
-          sum_row_3x3_stride2<RowStart::kAccumulate>(sums, plane, cols, w, row.vectors);
-        }
-      } else if (ci == 0) {
-        sum_row_3x3<kUnitStride, true>(sums, plane, cols, w, row);
-      } else {
-        sum_row_3x3<kUnitStride, false>(sums, plane, cols, w, row);
-      }
+      sum_outputs<false>(sums, planes + ci * plan.plane_bytes + top, cols, wk + ci * taps, s, row, ci == 0);
     }
     finish_row(sums, s.OW, *k.q, oc, wide, out);
   }
@@ -133,14 +153,15 @@ void run_planar(const ConvCall& k, const ConvPlan& plan) {
   const ConvShape& s = k.s;
   int8_t* planes = reinterpret_cast<int8_t*>(k.scratch);
   int32_t* sums = reinterpret_cast<int32_t*>(k.scratch + static_cast<size_t>(plan.plane_bytes) * s.Cg);
+  int8_t* staging = reinterpret_cast<int8_t*>(sums + 4 * plan.sum_vectors);
   const int32_t per_group = s.OC / s.groups;
   for (int32_t g = 0; g < s.groups; ++g) {
     for (int32_t ci = 0; ci < s.Cg; ++ci) border_plane(k, plan, g * s.Cg + ci, planes + ci * plan.plane_bytes);
     for (int32_t oc = g * per_group; oc < (g + 1) * per_group; ++oc) {
-      if (s.sw == 1) {
-        planar_channel<true>(k, plan, oc, planes, sums);
+      if (plan.flat) {
+        planar_channel_flat(k, plan, oc, planes, sums, staging);
       } else {
-        planar_channel<false>(k, plan, oc, planes, sums);
+        planar_channel_rows(k, plan, oc, planes, sums);
       }
     }
   }
