@@ -1,9 +1,9 @@
-"""One program holding every case of bench/cortex_m/cases.py, one after another in its forward method, each on its
-own seeded int8 input and weights: the M55 layer benchmark's firmware runs it (traced, to time each case's calls),
-and the parity test runs it on the M55 and on the host and compares the outputs byte for byte.
+"""One program holding every case of bench/cortex_m/cases.py (the anchor table's layers, the zoo's, and the
+kernels' edge shapes), one after another in its forward method, each on its own seeded int8 input and weights:
+the M55 layer benchmark's firmware runs it traced, to time each case's calls (report.py), and the parity test
+runs it on the M55 and on the host and compares the outputs byte for byte.
 
-    python -m bench.cortex_m.program --set bench --out DIR    # DIR/layers_bench.pte, .json (cases, calls, inputs)
-    python -m bench.cortex_m.program --set edges --out DIR    # the kernels' edge shapes, for parity
+    python -m bench.cortex_m.program --out DIR    # DIR/layers.pte, DIR/layers.json (cases and their calls)
 """
 import argparse
 import json
@@ -18,7 +18,7 @@ import exir
 import kernels.quantized.ops  # noqa: F401  (registers the ember_quantized operators with torch)
 from bench.cortex_m.cases import ANCHOR, EDGES, WIDE_BIAS, ZOO, Add, Case, Conv, GlobalPool, Linear
 
-SETS = {"bench": ANCHOR + ZOO, "edges": EDGES}
+CASES = ANCHOR + ZOO + EDGES
 Q = torch.ops.ember_quantized
 
 
@@ -126,9 +126,8 @@ def _export(module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...]):
     return exir.to_edge(torch.export.export(module, inputs)).to_executorch()
 
 
-def build(set_name: str):
-    """(program, inputs, manifest): manifest lists each case with its first and last instruction."""
-    cases = SETS[set_name]
+def build(cases: List[Case] = CASES):
+    """(program, inputs, manifest): manifest lists each case with its first instruction and its number of calls."""
     modules = [CaseModule(c, seed=1000 + i).eval() for i, c in enumerate(cases)]
     inputs = tuple(m.example_input(seed=2000 + i) for i, m in enumerate(modules))
     manifest, first = [], 0
@@ -144,13 +143,12 @@ def build(set_name: str):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--set", choices=sorted(SETS), required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--inputs", action="store_true", help="also write input_<i>.bin files")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    program, inputs, manifest = build(args.set)
-    stem = os.path.join(args.out, f"layers_{args.set}")
+    program, inputs, manifest = build()
+    stem = os.path.join(args.out, "layers")
     program.save(stem + ".pte")
     with open(stem + ".json", "w") as f:
         json.dump({"cases": manifest, "inputs": [list(x.shape) for x in inputs]}, f, indent=1)

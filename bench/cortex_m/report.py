@@ -26,7 +26,7 @@ sys.path.insert(0, ROOT)
 from exir import raw_trace  # noqa: E402
 from exir.serialize import deserialize_pte  # noqa: E402
 
-TARGET = "//bench/cortex_m:layers_bench"
+TARGET = "//bench/cortex_m:layers"
 VARIANTS = {"helium": [], "scalar": ["--//kernels:helium=false"]}
 QEMU_TIMEOUT_S = 600
 
@@ -39,7 +39,7 @@ def build(variant: str, out_dir: str) -> Dict[str, str]:
     bin_dir = subprocess.run(["bazel", "info"] + flags + ["bazel-bin"], cwd=ROOT, check=True, capture_output=True,
                              text=True).stdout.strip()
     files = {}
-    for key, name in (("elf", "layers_bench"), ("pte", "layers_bench.pte"), ("json", "layers_bench.json")):
+    for key, name in (("elf", "layers"), ("pte", "layers.pte"), ("json", "layers.json")):
         files[key] = os.path.join(out_dir, f"{variant}-{name}")
         shutil.copy(os.path.join(bin_dir, "bench", "cortex_m", name), files[key])
     return files
