@@ -39,7 +39,8 @@ _DYNAMIC = re.compile(r"^\.(interp|note|gnu\.hash|hash|dynsym|dynstr|gnu\.versio
 
 def _kernel_ops() -> Dict[str, str]:
     ops = {}
-    for lib, ns in (("portable", "ember::portable"), ("prim_ops", "ember::prim"), ("quantized", "ember::quantized")):
+    for lib, ns in (("portable", "ember::portable"), ("prim_ops", "ember::prim"), ("quantized", "ember::quantized"),
+                    ("helium", "ember::helium")):
         if not os.path.exists(os.path.join(ROOT, "kernels", lib, "kernels.yaml")):
             continue  # a library this build does not hand to the report
         decls = load_manifest(os.path.join(ROOT, "kernels", lib, "kernels.yaml"), namespace=ns,
@@ -77,10 +78,10 @@ def _sections(binary: str) -> Dict[str, int]:
 def _classify(name: str, kernels: Dict[str, str]) -> Tuple[str, str]:
     if name.startswith("k_aten_") or "kKernels" in name or "registered_kernels" in name:
         return "registration table", ""
-    m = re.match(r"(ember::(?:portable|prim|quantized)::\w+)\b", name)
+    m = re.match(r"(ember::(?:portable|prim|quantized|helium)::\w+)\b", name)
     if m and m.group(1) in kernels:
         return "kernels", kernels[m.group(1)]
-    if "ember::portable::" in name or "ember::quantized::" in name:
+    if any(f"ember::{lib}::" in name for lib in ("portable", "quantized", "helium")):
         return "kernel helpers", ""
     if name.startswith(("ember_pal_", "ember::semihosting::", "ember::board::", "reset_handler", "fault_handler",
                         "systick_handler", "ember_fault_report", "g_vectors")):
