@@ -72,6 +72,24 @@ def ember_kernel_registry(name, manifests, selection = None, backends = []):
         include_prefix = "ember",
     )
 
+def ember_features(name, selection = None, visibility = None):
+    """A header library "ember/selected_features.h": the runtime features `selection` keeps (None: all of them)."""
+    native.genrule(
+        name = name + "_gen",
+        srcs = [selection] if selection else [],
+        outs = [name + "/selected_features.h"],
+        tools = ["@local_python//:python3", "//codegen:generator"],
+        cmd = ("PYTHONPATH=. $(location @local_python//:python3) -m codegen.features" +
+               (" --selection $(location %s)" % selection if selection else "") + " -o $@"),
+    )
+    native.cc_library(
+        name = name,
+        hdrs = [name + "/selected_features.h"],
+        strip_include_prefix = name,
+        include_prefix = "ember",
+        visibility = visibility,
+    )
+
 # A selection that drops every dtype of a kernel leaves that kernel's helpers unreferenced; clang flags them
 # (gcc does not), but it is the design: the linker drops them.
 KERNEL_COPTS = [
@@ -88,6 +106,9 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
     backends: ids of BACKEND_LIBRARIES the build offers; the table holds those the selection names (all of them
     without a selection). Default none: delegate calls are then refused at load and no delegate code is linked.
 
+    `<name>_features` is "ember/selected_features.h" for the selection (codegen/features.py), for code compiled
+    per selection, such as the runners.
+
     Two variants are generated, `<name>_portable` and `<name>_optimized` (optimized kernels first, each handing
     the dtypes it lacks to portable); `<name>` is the one --//kernels:optimized picks.
 
@@ -96,6 +117,7 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
     (its Bazel package), "srcs" (label of its kernel sources) and "headers" (label of a cc_library with its
     kernels.h).
     """
+    ember_features(name + "_features", selection, visibility)
     _kernels_variant(name + "_portable", selection, extra_libraries, False, visibility, backends)
     _kernels_variant(name + "_optimized", selection, extra_libraries, True, visibility, backends)
     native.alias(
