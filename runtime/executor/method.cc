@@ -120,10 +120,11 @@ struct MethodStorage {
 // The only place load() takes memory from the method allocator: one array per element type, by falling
 // alignment (8, 4, 1 on 64-bit hosts), so padding goes only between the groups. It writes nothing through the
 // pointers it gets, so bookkeeping_bytes runs it over a counting allocator. A loop over a table, because
-// fourteen typed allocations unrolled cost twice the code (about 1 KB).
+// fourteen typed allocations unrolled cost twice the code (about 1 KB). The names are held in the table, not
+// pointed at: pointers would cost a relocation each in a position-independent runner.
 struct ArrayType {
   uint16_t size, align;
-  const char* what;
+  char what[28];
 };
 constexpr ArrayType kArrays[] = {
     {1, 16, "bytes of kernel state"},
