@@ -1,6 +1,7 @@
 """ember_firmware: a .pte made into MPS3 AN547 firmware, with only the kernels it uses."""
 
 load("//codegen:defs.bzl", "ember_kernels")
+load("//tools/bazel:ember.bzl", "EMBER_COPTS")
 
 M55 = [
     "@platforms//os:none",
@@ -66,6 +67,29 @@ def ember_firmware(name, program, method = "forward", selection = None, visibili
         ],
         target_compatible_with = M55,
     )
+    # The board runner for this selection's runtime features ("ember/selected_features.h"); with `verify`, the
+    # bundled program's test cases too (verify.cc).
+    native.cc_library(
+        name = name + "_board_runner",
+        srcs = ["//platforms/mps3_an547:runner.cc"] + (["//platforms/mps3_an547:verify.cc"] if verify else []),
+        copts = EMBER_COPTS,
+        local_defines = ["EMBER_RUNNER_VERIFY=1"] if verify else [],
+        # main is reached only from the reset handler (board_support), which links after it.
+        alwayslink = True,
+        target_compatible_with = M55,
+        deps = [
+            ":" + name + "_kernels_features",
+            "//platforms/mps3_an547:board_support",
+            "//runtime/core",
+            "//runtime/executor",
+            "//runtime/platform",
+            "//runtime/runner:fill",
+        ] + (["//runtime/bundled:bundled_program"] if verify else []) + select({
+            # --config=profiling: the runner's --profile (a raw trace through semihosting).
+            "//runtime/devtools:event_tracer_enabled": ["//runtime/devtools:buffer_event_tracer"],
+            "//conditions:default": [],
+        }),
+    )
     native.cc_binary(
         name = name,
         srcs = [name + "_program.cc"],
@@ -78,8 +102,8 @@ def ember_firmware(name, program, method = "forward", selection = None, visibili
         ],
         target_compatible_with = M55,
         deps = [
+            ":" + name + "_board_runner",
             ":" + name + "_kernels",
-            "//platforms/mps3_an547:board_verify" if verify else "//platforms/mps3_an547:board",
         ],
         visibility = visibility,
     )
