@@ -8,7 +8,7 @@
 //   SPEC: zeros | ones | random[:SEED] | PATH (a host file, read through semihosting)
 //
 // Compiled per firmware (ember_firmware in defs.bzl): what its program's selection leaves out ("ember/
-// selected_features.h": dynamic shapes, scalar outputs) the runner leaves out too.
+// selected_features.h": scalar outputs) the runner leaves out too.
 //
 // Exit codes are the Linux runner's (0 ok, 2 usage, 3 load, 4 input, 5 execution, 6 output) plus the board's:
 // 7 the watchdog stopped a run, 8 a fault. --timeout-ms bounds each run in virtual time (default 60 s).
@@ -122,22 +122,18 @@ const char* u64(uint64_t v, char (&buf)[24]) {
 }
 
 int fill_input(Method& method, size_t index, const char* full_spec) {
-  // "SPEC@[d0,d1,...]": a bounded dynamic input's shape for this run (runtime/runner/fill.h); only firmware whose
-  // program has dynamic shapes reads one ("ember/selected_features.h").
-  const char* spec = full_spec;
-  [[maybe_unused]] char base[256];
-  if constexpr (selected_features::kDynamicShapes) {
-    int32_t shape[kMaxTensorDim];
-    int rank = -1;
-    if (!parse_input_spec(full_spec, base, sizeof(base), shape, kMaxTensorDim, &rank)) {
-      out("runner: input %u: cannot read the shape in %s\n", static_cast<unsigned>(index), full_spec);
-      return 4;
-    }
-    spec = base;
-    if (rank >= 0 && method.resize_input(index, ArrayRef<int32_t>(shape, static_cast<size_t>(rank))) != Error::Ok) {
-      out("runner: input %u refused the shape in %s\n", static_cast<unsigned>(index), full_spec);
-      return 4;
-    }
+  // "SPEC@[d0,d1,...]": a bounded dynamic input's shape for this run (runtime/runner/fill.h); a static input's
+  // must be its own.
+  char spec[256];
+  int32_t shape[kMaxTensorDim];
+  int rank = -1;
+  if (!parse_input_spec(full_spec, spec, sizeof(spec), shape, kMaxTensorDim, &rank)) {
+    out("runner: input %u: cannot read the shape in %s\n", static_cast<unsigned>(index), full_spec);
+    return 4;
+  }
+  if (rank >= 0 && method.resize_input(index, ArrayRef<int32_t>(shape, static_cast<size_t>(rank))) != Error::Ok) {
+    out("runner: input %u refused the shape in %s\n", static_cast<unsigned>(index), full_spec);
+    return 4;
   }
   Result<Tensor> t = method.input(index);
   if (!t.ok()) return 4;

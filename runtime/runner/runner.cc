@@ -17,9 +17,9 @@
 // N] is debug mode: each kernel's output tensors are kept too, in an N-byte buffer (default 64 MiB) written to
 // FILE, which the ETDump's debug events point into (ExecuTorch's Inspector takes it as debug_buffer_path).
 //
-// Compiled per selection (runtime/runner/defs.bzl): a runner whose selection leaves out control flow, dynamic
-// shapes or scalar outputs ("ember/selected_features.h") has no --instruction-limit, no @[shape] inputs and no
-// printing of scalar outputs either, as its runtime refuses programs that need them.
+// Compiled per selection (runtime/runner/defs.bzl): a runner whose selection leaves out control flow or scalar
+// outputs ("ember/selected_features.h") has no --instruction-limit or printing of scalar outputs either, as its
+// runtime refuses programs that need them. (Every runner reads @[SHAPE]: a static input may be given its own.)
 //
 // Exit codes: 0 ok, 2 bad usage, 3 the program or method did not load, 4 an input was refused, 5 execution
 // failed, 6 an output could not be written. Every buffer is sized from MethodMeta before loading: the method
@@ -83,13 +83,13 @@ struct Options {
 };
 
 int usage(const char* argv0) {
-  fprintf(stderr, "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE%s]... [--runs N]\n"
-          "       [--warmup N] [--output-dir DIR] [--print N]%s"
+  fprintf(stderr, "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... "
+          "[--runs N]\n       [--warmup N] [--output-dir DIR] [--print N]%s"
 #if EMBER_RUNNER_THREADS
           " [--threads N]"
 #endif
           "\n",
-          argv0, kDynamicShapes ? "[@[SHAPE]]" : "", kControlFlow ? " [--instruction-limit N]" : "");
+          argv0, kControlFlow ? " [--instruction-limit N]" : "");
   return 2;
 }
 
@@ -120,24 +120,20 @@ struct Owned {
 
 Error fill_input(Method& method, size_t index, const char* full_spec) {
   // "SPEC@[d0,d1,...]" gives a bounded dynamic input its shape for this run; without it the input keeps the
-  // shape it has (the bound, before the first run). Without dynamic shapes there is no such input.
-  const char* spec = full_spec;
-  [[maybe_unused]] char base[1024];
-  if constexpr (kDynamicShapes) {
-    int32_t shape[kMaxTensorDim];
-    int rank = -1;
-    if (!parse_input_spec(full_spec, base, sizeof(base), shape, kMaxTensorDim, &rank)) {
-      fprintf(stderr, "runner: input %zu: cannot read the shape in '%s' (write e.g. random@[1,37])\n", index,
-              full_spec);
-      return Error::InvalidArgument;
-    }
-    spec = base;
-    // The shape first: checked against the plan (naming the dimension and bound it breaks) before any buffer is
-    // allocated for it.
-    if (rank >= 0) {
-      const Error e = method.resize_input(index, ArrayRef<int32_t>(shape, static_cast<size_t>(rank)));
-      if (e != Error::Ok) return e;
-    }
+  // shape it has (the bound, before the first run). A static input's shape must be its own.
+  char spec[1024];
+  int32_t shape[kMaxTensorDim];
+  int rank = -1;
+  if (!parse_input_spec(full_spec, spec, sizeof(spec), shape, kMaxTensorDim, &rank)) {
+    fprintf(stderr, "runner: input %zu: cannot read the shape in '%s' (write e.g. random@[1,37])\n", index,
+            full_spec);
+    return Error::InvalidArgument;
+  }
+  // The shape first: checked against the plan (naming the dimension and bound it breaks) before any buffer is
+  // allocated for it.
+  if (rank >= 0) {
+    const Error e = method.resize_input(index, ArrayRef<int32_t>(shape, static_cast<size_t>(rank)));
+    if (e != Error::Ok) return e;
   }
   Result<Tensor> t = method.input(index);
   if (!t.ok()) return t.error();
