@@ -93,3 +93,17 @@ def test_unknown_feature_is_named(tmp_path):
     bad.write_text("operators: {}\nfeatures: [control_flow, threads]\n")
     with pytest.raises(SelectionError, match="unknown runtime feature 'threads'"):
         load_features(str(bad))
+
+
+def test_check_names_a_feature_the_selection_lacks(tmp_path, capsys):
+    from examples import control_flow
+    programs, _, _ = control_flow.export_methods("cond_gate")
+    pte = tmp_path / "cond_gate.pte"
+    exir.to_edge(programs).to_executorch().save(str(pte))
+    program = exir.to_edge(programs).to_executorch().program
+    sel = tmp_path / "sel.yaml"
+    sel.write_text(dump(operators_of(program), features=[]))
+    assert check.main([str(pte), "--selection", str(sel)]) == 1
+    assert "control_flow: a runtime feature the programs use, not in the selection's features" in capsys.readouterr().err
+    sel.write_text(dump(operators_of(program), features=["control_flow"]))
+    assert check.main([str(pte), "--selection", str(sel)]) == 0
