@@ -73,6 +73,24 @@ def ember_kernel_registry(name, manifests, selection = None, backends = []):
         include_prefix = "ember",
     )
 
+def ember_features(name, selection = None, visibility = None):
+    """A header library "ember/selected_features.h": the runtime features `selection` keeps (None: all of them)."""
+    native.genrule(
+        name = name + "_gen",
+        srcs = [selection] if selection else [],
+        outs = [name + "/selected_features.h"],
+        tools = ["@local_python//:python3", "//codegen:generator"],
+        cmd = ("PYTHONPATH=. $(location @local_python//:python3) -m codegen.features" +
+               (" --selection $(location %s)" % selection if selection else "") + " -o $@"),
+    )
+    native.cc_library(
+        name = name,
+        hdrs = [name + "/selected_features.h"],
+        strip_include_prefix = name,
+        include_prefix = "ember",
+        visibility = visibility,
+    )
+
 # A selection that drops every dtype of a kernel leaves that kernel's helpers unreferenced; clang flags them
 # (gcc does not), but it is the design: the linker drops them.
 KERNEL_COPTS = [
@@ -94,15 +112,19 @@ def ember_kernels(name, selection = None, extra_libraries = [], visibility = Non
     backends: ids of BACKEND_LIBRARIES the build offers; the table holds those the selection names (all of them
     without a selection). Default none: delegate calls are then refused at load and no delegate code is linked.
 
+    `<name>_features` is "ember/selected_features.h" for the selection (codegen/features.py), for code compiled
+    per selection, such as the runners.
+
     Three variants are generated, `<name>_portable`, `<name>_optimized` (optimized kernels first, each handing
     the dtypes it lacks to portable) and `<name>_helium` (MVE kernels first, for Helium cores only); `<name>` is
-    the one --//kernels:helium, then --//kernels:optimized, picks.
+    the one //kernels:use_helium, then --//kernels:optimized, picks.
 
     extra_libraries: your own kernel libraries (custom operators, or overrides of built-in kernels: they come
     first), each a dict with "manifest" (label of its kernels.yaml), "namespace" (its C++ namespace), "package"
     (its Bazel package), "srcs" (label of its kernel sources) and "headers" (label of a cc_library with its
     kernels.h).
     """
+    ember_features(name + "_features", selection, visibility)
     _kernels_variant(name + "_portable", selection, extra_libraries, None, visibility, backends)
     _kernels_variant(name + "_optimized", selection, extra_libraries, "optimized", visibility, backends)
     _kernels_variant(name + "_helium", selection, extra_libraries, "helium", visibility, backends)

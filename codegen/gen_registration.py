@@ -5,6 +5,9 @@ Outputs (written to --out-dir):
                        selection (no slack slots; ExecuTorch's fixed 2000-slot registry costs ~48 KB of BSS)
   selected_dtypes.h    one constexpr uint32_t mask per kernel: bit n set = ScalarType n compiled in
 
+The table also says which runtime features the selection's programs use (codegen/features.py): the executor links
+the code of those only.
+
     python -m codegen.gen_registration --manifest kernels/portable/kernels.yaml@ember::portable@kernels/portable \
         [--selection selected_operators.yaml] --out-dir DIR
 """
@@ -18,6 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from torchgen.model import FunctionSchema
 
+from codegen.features import parse_selected_features, render_support
 from codegen.manifest import KernelDecl, ManifestError, load_manifest, merge_chains
 from codegen.yaml_input import parse_selected_backends, parse_selection, read_yaml
 from schema import argument_codes, scalar_types
@@ -203,9 +207,11 @@ def _render_backends(backends: Sequence[BackendDecl]) -> List[str]:
 
 
 def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, int]]]],
-           all_decls: Sequence[KernelDecl] = (), backends: Sequence[BackendDecl] = ()) -> Tuple[str, str]:
+           all_decls: Sequence[KernelDecl] = (), backends: Sequence[BackendDecl] = (),
+           features: Optional[Sequence[str]] = None) -> Tuple[str, str]:
     """The registry source and the dtype header. Every kernel of `all_decls` gets a mask (0 when not selected),
-    so unselected kernel sources still compile, to nothing: a 0 mask instantiates no dtype case."""
+    so unselected kernel sources still compile, to nothing: a 0 mask instantiates no dtype case. `features`: the
+    runtime features the table points the executor at (None: all of them)."""
     headers = sorted({f'#include "{d.library}/kernels.h"' for d, _, _ in selected})
     # The executor's prepare-step code is linked only when a registered kernel has a prepare step.
     prepares = any(d.memory or d.prepare for d, _, _ in selected)
@@ -234,6 +240,7 @@ def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, 
         *headers,
         '#include "runtime/backend/backend.h"',
         '#include "runtime/executor/delegate_support.h"',
+        '#include "runtime/executor/feature_support.h"',
         *sorted({f'#include "{b.header}"' for b in backends}),
         "",
         "namespace {",
@@ -252,6 +259,7 @@ def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, 
         ("const PrepareSupport* prepare_support() { return &kPrepareSupport; }" if prepares else
          "const PrepareSupport* prepare_support() { return nullptr; }  // no kernel here has a prepare step"),
         *_render_backends(backends),
+        *render_support(features),
         "}  // namespace ember",
         "",
     ])
@@ -294,14 +302,16 @@ def main(argv=None) -> int:
         selection = None
         available = [parse_backend(b) for b in args.backend]
         wanted_backends = None
+        features = None
         if args.selection:
             data, lines = read_yaml(args.selection, ManifestError)
             ops = parse_selection(data, args.selection, ManifestError, lines)
             selection = ({"include_all_operators": True} if ops is None else
                          {"operators": {op: {"dtypes": dtypes} for op, dtypes in ops.items()}})
             wanted_backends = parse_selected_backends(data, args.selection, ManifestError, lines)
+            features = parse_selected_features(data, args.selection, ManifestError, lines)
         registry, dtypes = render(_apply_selection(chains, selection), decls,
-                                  select_backends(available, wanted_backends))
+                                  select_backends(available, wanted_backends), features)
     except (ManifestError, OSError) as e:
         print(f"codegen: {e}", file=sys.stderr)
         return 1

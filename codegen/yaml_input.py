@@ -77,11 +77,11 @@ def parse_selection(data, path: str, error: Type[Exception],
     if not isinstance(data, dict):
         raise error(f"{path}: a selection is a mapping with 'operators' (and optionally 'include_all_operators'), "
                     f"got {type_name(data)}; for example:\n{example}")
-    unknown = sorted(set(map(str, data)) - {"operators", "include_all_operators", "backends"}
+    unknown = sorted(set(map(str, data)) - {"operators", "include_all_operators", "backends", "features"}
                      - EXECUTORCH_SELECTION_KEYS)
     if unknown:
         raise error(f"{path}:{lines.get(unknown[0], '?')}: unknown key {unknown[0]!r}; a selection has 'operators', "
-                    f"'include_all_operators' and 'backends'")
+                    f"'include_all_operators', 'backends' and 'features'")
     include_all = data.get("include_all_operators", False)
     if not isinstance(include_all, bool):
         raise error(f"{path}:{lines.get('include_all_operators', '?')}: include_all_operators must be true or "

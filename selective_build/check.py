@@ -3,8 +3,9 @@
     python -m selective_build.check model.pte [...] [--selection selected_operators.yaml]
 
 Against the kernel manifests (codegen.defs' libraries), and against a selection if given: every operator must
-have a kernel, and every call's dtypes must be ones that kernel computes (and that the selection keeps). Exit 0
-when all is provided; 1 with one line per missing operator or dtype otherwise.
+have a kernel, and every call's dtypes must be ones that kernel computes (and that the selection keeps), and the
+selection must keep every runtime feature the programs use (codegen/features.py). Exit 0 when all is provided; 1
+with one line per missing operator, dtype or feature otherwise.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from exir.kernel_check import DEFAULT_LIBRARIES
 from exir.serialize import PteFormatError, deserialize_pte
 from schema import program as S
 from schema import scalar_types
-from selective_build.selection import SelectionError, load, merge, operators_of
+from selective_build.selection import SelectionError, features_of, load, load_features, merge, operators_of
 
 # The default build's libraries: the same list to_executorch() checks against (exir.kernel_check).
 MANIFESTS = list(DEFAULT_LIBRARIES)
@@ -92,6 +93,11 @@ def main(argv=None) -> int:
                 raise SelectionError(f"--manifest '{spec}': expected PATH@C++NAMESPACE@BAZEL_PACKAGE")
             extra.append(tuple(parts))
         found = problems(needed, selection, extra)
+        kept = load_features(args.selection) if args.selection else None
+        if kept is not None:
+            used = set().union(*(features_of(p) for p in programs))
+            found += [f"{f}: a runtime feature the programs use, not in the selection's features"
+                      for f in sorted(used - kept)]
     except (OSError, PteFormatError, SelectionError, ManifestError) as e:
         print(f"check: {e}", file=sys.stderr)
         return 1

@@ -15,14 +15,20 @@ Long); codegen compiles the ones each kernel can compute.
 A program with delegates also names their backends, which the generated table then holds (and no others):
 
     backends: [EmberPortable]
+
+and the runtime features the programs use (codegen/features.py); the build compiles the others out, and refuses
+at load a program that needs one. A selection without `features` keeps them all:
+
+    features: [control_flow, dynamic_shapes, scalar_outputs]
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, Iterable, Set
+from typing import Dict, Iterable, Optional, Set
 
 import yaml
 
+from codegen.features import FEATURES, parse_selected_features
 from codegen.yaml_input import parse_selected_backends, parse_selection, read_yaml
 from schema import program as S
 from schema import scalar_types
@@ -65,12 +71,31 @@ def operators_of(program: S.Program) -> Dict[str, Set[str]]:
     return ops
 
 
+def features_of(program: S.Program) -> Set[str]:
+    """The runtime features (codegen/features.py) the program's methods need: jumps, bounded dynamic tensors,
+    outputs that are not tensors."""
+    found: Set[str] = set()
+    for plan in program.execution_plan:
+        for chain in plan.chains:
+            if any(isinstance(ins.instr_args, S.JumpFalseCall) for ins in chain.instructions):
+                found.add("control_flow")
+        for v in plan.values:
+            if isinstance(v.val, S.Tensor) and int(v.val.shape_dynamism) != int(S.TensorShapeDynamism.STATIC):
+                found.add("dynamic_shapes")
+        for i in plan.outputs:
+            if 0 <= i < len(plan.values) and not isinstance(plan.values[i].val, S.Tensor):
+                found.add("scalar_outputs")
+    return found
+
+
 def delegates_of(pte) -> tuple:
     """(backend ids the program's delegates name, the operators those delegates run with this runtime's own
-    kernels). An EmberPortable blob is a program itself: its operators (and its own delegates) count too."""
+    kernels, the runtime features they need). An EmberPortable blob is a program itself: its operators, features
+    (and its own delegates) count too."""
     from exir.serialize import PteFormatError, deserialize_pte
     backends: Set[str] = set()
     ops: Dict[str, Set[str]] = defaultdict(set)
+    features: Set[str] = set()
     program = pte.program
     for plan in program.execution_plan:
         for d in plan.delegates:
@@ -94,11 +119,13 @@ def delegates_of(pte) -> tuple:
                 raise SelectionError(f"method '{plan.name}' delegate '{d.id}': its blob is not a program: {e}") from None
             for op, dtypes in operators_of(inner.program).items():
                 ops[op] |= dtypes
-            inner_backends, inner_ops = delegates_of(inner)
+            features |= features_of(inner.program)
+            inner_backends, inner_ops, inner_features = delegates_of(inner)
             backends |= inner_backends
+            features |= inner_features
             for op, dtypes in inner_ops.items():
                 ops[op] |= dtypes
-    return backends, dict(ops)
+    return backends, dict(ops), features
 
 
 def merge(selections: Iterable[Dict[str, Set[str]]]) -> Dict[str, Set[str]]:
@@ -109,12 +136,16 @@ def merge(selections: Iterable[Dict[str, Set[str]]]) -> Dict[str, Set[str]]:
     return dict(merged)
 
 
-def dump(ops: Dict[str, Set[str]], sources: Iterable[str] = (), backends: Iterable[str] = ()) -> str:
+def dump(ops: Dict[str, Set[str]], sources: Iterable[str] = (), backends: Iterable[str] = (),
+         features: Optional[Iterable[str]] = None) -> str:
+    """The selection file's text. `features`: the runtime features to keep (None: write no key, keeping all)."""
     order = {t.name: t.number for t in scalar_types.SCALAR_TYPES}
     body = {"include_all_operators": False,
             "operators": {op: {"dtypes": sorted(ops[op], key=lambda d: order.get(d, 99))} for op in sorted(ops)}}
     if backends:
         body["backends"] = sorted(set(backends))
+    if features is not None:
+        body["features"] = [f for f in FEATURES if f in set(features)]
     header = "# Operators and dtypes these programs use (selective_build).\n"
     if sources:
         header += "# From: " + ", ".join(sources) + "\n"
@@ -128,6 +159,13 @@ def load(path: str) -> Dict[str, Set[str]]:
     if ops is None:
         raise SelectionError(f"{path} selects every operator; there is nothing to merge or check per op")
     return {op: set(dtypes) for op, dtypes in ops.items()}
+
+
+def load_features(path: str) -> Optional[Set[str]]:
+    """The runtime features a selection file keeps, or None for all of them (no `features` key)."""
+    data, lines = read_yaml(path, SelectionError)
+    features = parse_selected_features(data, path, SelectionError, lines)
+    return None if features is None else set(features)
 
 
 def load_backends(path: str) -> Set[str]:

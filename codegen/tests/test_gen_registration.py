@@ -120,3 +120,24 @@ def test_contract_operator_errors_say_what_to_write(tmp_path, entry, message):
     p.write_text(entry + "  kernel: k\n  file: f.cc\n  dtypes: [Float]\n")
     with pytest.raises(ManifestError, match=message):
         load_manifest(str(p), namespace="ember::portable", library="kernels/portable")
+
+
+def test_table_points_the_executor_at_the_selected_features_only(decls, tmp_path):
+    from codegen.features import render_header
+    from codegen.gen_registration import main
+    sel = tmp_path / "sel.yaml"
+    sel.write_text("operators:\n  aten::add.out: {dtypes: [Float]}\nfeatures: [control_flow]\n")
+    manifest = tmp_path / "kernels.yaml"
+    manifest.write_text(MANIFEST)
+    out = tmp_path / "out"
+    assert main(["--manifest", f"{manifest}@ember::portable@kernels/portable", "--selection", str(sel),
+                 "--out-dir", str(out)]) == 0
+    table = (out / "kernel_registry.cc").read_text()
+    assert "&kControlFlowSupport,  // control_flow" in table
+    assert "nullptr,  // dynamic_shapes" in table and "false,  // scalar_outputs" in table
+    # Without a selection (or without `features:`), every feature.
+    registry, _ = render(_apply_selection(merge_chains([decls]), None), decls)
+    assert "&kDynamicShapeSupport,  // dynamic_shapes" in registry and "true,  // scalar_outputs" in registry
+    header = render_header(["dynamic_shapes"])
+    assert "constexpr bool kDynamicShapes = true;" in header and "constexpr bool kControlFlow = false;" in header
+    assert "constexpr bool kScalarOutputs = true;" in render_header(None)

@@ -12,7 +12,6 @@ _SHARED = "//platforms/bare_metal:"
 
 _SOURCES = [_SHARED + f for f in [
     "pal.cc",
-    "runner.cc",
     "semihosting.cc",
     "startup.cc",
 ]]
@@ -21,21 +20,21 @@ _HEADERS = [_SHARED + f for f in [
     "embedded_program.h",
     "semihosting.h",
     "startup.h",
+    "verify.h",
 ]]
 
 _RUNTIME = [
     "//runtime/core",
     "//runtime/executor",
     "//runtime/platform",
-    "//runtime/runner:fill",
 ]
 
 def bare_metal_board(compatible):
     """In platforms/<board>/BUILD.bazel, beside its board.h: the libraries firmware for that board links.
 
     `board_h`: the board's board.h, which the shared code includes as "board.h" (its clock and the name of the
-    memory its arena is in). `board`: everything but the program (the generated source of ember_firmware()
-    completes it). `board_verify`: the same with the runner's --verify, for firmware that embeds a bundled program.
+    memory its arena is in). `board_support`: reset and fault handling, semihosting and the PAL: everything but the
+    program and the runner, which ember_firmware() compiles per firmware for its selection's runtime features.
     compatible: the platform constraints the board's core has.
     """
     native.cc_library(
@@ -46,41 +45,21 @@ def bare_metal_board(compatible):
         target_compatible_with = compatible,
     )
     native.cc_library(
-        name = "board",
+        name = "board_support",
         srcs = _SOURCES,
         hdrs = _HEADERS,
         copts = EMBER_COPTS,
         # The vector table and reset handler are reached by nothing but the hardware.
         alwayslink = True,
         target_compatible_with = compatible,
-        deps = [":board_h"] + _RUNTIME + select({
-            # --config=profiling: the runner's --profile (a raw trace through semihosting).
-            "//runtime/devtools:event_tracer_enabled": ["//runtime/devtools:buffer_event_tracer"],
-            "//conditions:default": [],
-        }),
-    )
-
-    # The board runner compiled with EMBER_RUNNER_VERIFY, plus verify.cc and the .bpte reader. Other firmware links
-    # none of it.
-    native.cc_library(
-        name = "board_verify",
-        srcs = _SOURCES + [_SHARED + "verify.cc"],
-        hdrs = _HEADERS + [_SHARED + "verify.h"],
-        copts = EMBER_COPTS,
-        local_defines = ["EMBER_RUNNER_VERIFY=1"],
-        alwayslink = True,
-        target_compatible_with = compatible,
-        deps = [
-            ":board_h",
-            "//runtime/bundled:bundled_program",
-        ] + _RUNTIME,
+        deps = [":board_h"] + _RUNTIME,
     )
 
 def ember_firmware(name, program, board, method = "forward", selection = None, visibility = None, verify = False):
     """`name`: an ELF for `board` (its qemu-system-arm -M machine, or the board), running `program` (a .pte label).
 
-    board: a struct from a board's defs.bzl: package (its Bazel package, with board.yaml, :board and
-    :board_verify), linker_script (label) and compatible (its core's platform constraints).
+    board: a struct from a board's defs.bzl: package (its Bazel package, with board.yaml, :board_h and
+    :board_support), linker_script (label) and compatible (its core's platform constraints).
     selection: a selected_operators.yaml; by default, exactly what `program` uses (selective_build.select).
     The method allocator and the kernels' scratch come from what the arena's memory has left, each sized by
     MethodMeta at boot. The build fails, naming the memory and the bytes over, when the program's pools do not fit
@@ -141,6 +120,27 @@ def ember_firmware(name, program, board, method = "forward", selection = None, v
         ],
         target_compatible_with = compatible,
     )
+    # The board runner for this selection's runtime features ("ember/selected_features.h"); with `verify`, the
+    # bundled program's test cases too (verify.cc).
+    native.cc_library(
+        name = name + "_board_runner",
+        srcs = [_SHARED + "runner.cc"] + ([_SHARED + "verify.cc"] if verify else []),
+        copts = EMBER_COPTS,
+        local_defines = ["EMBER_RUNNER_VERIFY=1"] if verify else [],
+        # main is reached only from the reset handler (board_support), which links after it.
+        alwayslink = True,
+        target_compatible_with = compatible,
+        deps = [
+            ":" + name + "_kernels_features",
+            board.package + ":board_h",
+            board.package + ":board_support",
+            "//runtime/runner:fill",
+        ] + _RUNTIME + (["//runtime/bundled:bundled_program"] if verify else []) + select({
+            # --config=profiling: the runner's --profile (a raw trace through semihosting).
+            "//runtime/devtools:event_tracer_enabled": ["//runtime/devtools:buffer_event_tracer"],
+            "//conditions:default": [],
+        }),
+    )
     native.cc_binary(
         name = name,
         srcs = [name + "_program.cc"],
@@ -153,8 +153,8 @@ def ember_firmware(name, program, board, method = "forward", selection = None, v
         ],
         target_compatible_with = compatible,
         deps = [
+            ":" + name + "_board_runner",
             ":" + name + "_kernels",
-            board.package + (":board_verify" if verify else ":board"),
         ],
         visibility = visibility,
     )

@@ -8,6 +8,9 @@
 //   runner [--input SPEC]... [--runs N] [--output-dir DIR] [--print N] [--timeout-ms N]
 //   SPEC: zeros | ones | random[:SEED] | PATH (a host file, read through semihosting)
 //
+// Compiled per firmware (ember_firmware in defs.bzl): what its program's selection leaves out ("ember/
+// selected_features.h": scalar outputs) the runner leaves out too.
+//
 // Exit codes are the Linux runner's (0 ok, 2 usage, 3 load, 4 input, 5 execution, 6 output) plus the board's:
 // 7 the watchdog stopped a run, 8 a fault. --timeout-ms bounds each run in virtual time (default 60 s).
 //
@@ -16,12 +19,12 @@
 // the AN386's PSRAM), written to the host as a raw trace (exir/raw_trace.py: a 64-byte header, then the 32-byte
 // TraceRecords as recorded), which `python -m exir.profile model.pte FILE` reads like an ETDump. No ETDump builder
 // on the device: it needs a heap.
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/selected_features.h"
 #include "platforms/bare_metal/embedded_program.h"
 #include "platforms/bare_metal/semihosting.h"
 #include "platforms/bare_metal/startup.h"
@@ -53,15 +56,22 @@ void out(const char* format, ...) {
   if (n > 0) semihosting::write_stdout(line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line) - 1);
 }
 
-// %.6g without newlib's float printf, which would need a heap (its dtoa allocates).
+// %.6g without newlib's float printf, which would need a heap (its dtoa allocates), and without libm: log10 and
+// pow brought about 10 KB of newlib's tables into every firmware. Scaling by tens in doubles gives the six digits
+// printf gives, but for values within an ulp or so of a rounding tie.
 void format_double(char* buf, size_t size, double v) {
-  if (isnan(v)) { snprintf(buf, size, "nan"); return; }
-  if (isinf(v)) { snprintf(buf, size, v < 0 ? "-inf" : "inf"); return; }
+  if (v != v) { snprintf(buf, size, "nan"); return; }
   const char* sign = v < 0 ? "-" : "";
-  v = fabs(v);
+  v = v < 0 ? -v : v;
+  if (v > 1.7976931348623157e308) { snprintf(buf, size, "%sinf", sign); return; }
   if (v == 0) { snprintf(buf, size, "%s0", sign); return; }
-  int e = static_cast<int>(floor(log10(v)));
-  long m = lround(v / pow(10.0, e - 5));  // six significant digits
+  // v = m x 10^(e - 5), with m in [1e5, 1e6): e is the exponent of the leading digit.
+  int e = 5;
+  while (v >= 1e21) { v *= 1e-16; e += 16; }
+  while (v >= 1e6) { v /= 10; ++e; }
+  while (v < 1e-11) { v *= 1e16; e -= 16; }
+  while (v < 1e5) { v *= 10; --e; }
+  long m = static_cast<long>(v + 0.5);  // six significant digits, a tie rounded away from zero as lround does
   if (m >= 1000000) { m /= 10; ++e; }
   char digits[12];
   snprintf(digits, sizeof(digits), "%06ld", m);
@@ -114,7 +124,8 @@ const char* u64(uint64_t v, char (&buf)[24]) {
 }
 
 int fill_input(Method& method, size_t index, const char* full_spec) {
-  // "SPEC@[d0,d1,...]": a bounded dynamic input's shape for this run (runtime/runner/fill.h).
+  // "SPEC@[d0,d1,...]": a bounded dynamic input's shape for this run (runtime/runner/fill.h); a static input's
+  // must be its own.
   char spec[256];
   int32_t shape[kMaxTensorDim];
   int rank = -1;
@@ -395,7 +406,7 @@ int main(int argc, char** argv) {
       out("runner: output %u is not readable: %s\n", static_cast<unsigned>(i), error_name(result.error()));
       return 5;
     }
-    if (!result->is_tensor()) {  // a scalar (a computed size, a constant method's value): printed only
+    if (selected_features::kScalarOutputs && !result->is_tensor()) {  // a scalar (a computed size, a constant method's value): printed only
       const EValue& v = result.get();
       if (v.is_int()) out("output %u: Int %ld\n", static_cast<unsigned>(i), static_cast<long>(v.as_int()));
       if (v.is_double()) out("output %u: Double %g\n", static_cast<unsigned>(i), v.as_double());

@@ -1,7 +1,5 @@
-// The event tracer's hooks in Method::execute (runtime/devtools/event_tracer.h), as macros that are empty unless
-// the runtime is built with EMBER_EVENT_TRACER. They sit on lines method.cc already had, so the default build is
-// byte-for-byte the old one: EMBER_LOG records __LINE__, and a hook on a line of its own would move every later
-// log call's line number (tests/size and a `cmp` of the runner check this).
+// The event tracer's hooks in Method's instruction loop (instruction_loop.h; runtime/devtools/event_tracer.h), as
+// macros that are empty unless the runtime is built with EMBER_EVENT_TRACER.
 #pragma once
 
 #if EMBER_EVENT_TRACER

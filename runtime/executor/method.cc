@@ -7,12 +7,12 @@
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/delegate_support.h"
+#include "runtime/executor/feature_support.h"
+#include "runtime/executor/instruction_loop.h"
 #include "runtime/executor/prepare_support.h"
 #include "schema/argument_codes.h"
 
 namespace ember {
-
-namespace {
 
 namespace fb = ember_pte;
 using fb::InstructionArguments;
@@ -20,7 +20,7 @@ using fb::KernelTypes;
 using pte::at;
 using pte::count;
 
-const char* op_name(const fb::ExecutionPlan* plan, uint32_t op_index, const char** overload) {
+const char* instruction_op_name(const fb::ExecutionPlan* plan, uint32_t op_index, const char** overload) {
 #ifdef EMBER_DELEGATES
   // A delegate call runs as a kernel instruction with no operator (delegate_support.cc logs its backend).
   if (op_index == UINT32_MAX) return *overload = "", "delegate";
@@ -28,6 +28,15 @@ const char* op_name(const fb::ExecutionPlan* plan, uint32_t op_index, const char
   const auto* op = at(plan->operators(), op_index);
   *overload = pte::str(op->overload());
   return op->name()->c_str();
+}
+
+namespace {
+
+// One message for every feature a program needs and this build compiled out (feature_support.h).
+Error feature_missing(const char* method, const char* what, size_t index, const char* feature) {
+  EMBER_LOG(ERROR, "method '%s' %s %zu needs the runtime feature '%s', which this build compiled out (its selection's "
+            "features: python -m selective_build.select on this program)", method, what, index, feature);
+  return Error::NotSupported;
 }
 
 size_t add_saturating(size_t a, size_t b) { return a <= SIZE_MAX - b ? a + b : SIZE_MAX; }
@@ -111,10 +120,11 @@ struct MethodStorage {
 // The only place load() takes memory from the method allocator: one array per element type, by falling
 // alignment (8, 4, 1 on 64-bit hosts), so padding goes only between the groups. It writes nothing through the
 // pointers it gets, so bookkeeping_bytes runs it over a counting allocator. A loop over a table, because
-// fourteen typed allocations unrolled cost twice the code (about 1 KB).
+// fourteen typed allocations unrolled cost twice the code (about 1 KB). The names are held in the table, not
+// pointed at: pointers would cost a relocation each in a position-independent runner.
 struct ArrayType {
   uint16_t size, align;
-  const char* what;
+  char what[28];
 };
 constexpr ArrayType kArrays[] = {
     {1, 16, "bytes of kernel state"},
@@ -195,6 +205,7 @@ class MethodLoader {
     for (size_t i = 0; i < layout.values; ++i) new (&s_.values[i]) EValue();
     EMBER_TRY(load_tensors());
     EMBER_TRY(load_values());
+    EMBER_TRY(check_outputs());
     resolve_kernels(layout.operators);
 #ifdef EMBER_DELEGATES
     const Error chained = load_chain(layout.instructions);
@@ -215,6 +226,7 @@ class MethodLoader {
     m.instructions_ = s_.instructions;
     m.num_instructions_ = layout.instructions;
     m.loops_ = loops_;
+    m.flow_ = flow_;
     m.scratch_ = scratch_;
 #ifdef EMBER_DELEGATES
     m.delegates_ = d_.state;
@@ -282,6 +294,9 @@ class MethodLoader {
         order[d] = at(t->dim_order(), d);
       }
       const ShapeDynamism dyn = static_cast<ShapeDynamism>(static_cast<uint8_t>(t->shape_dynamism()));
+      if (dyn != ShapeDynamism::Static && feature_support()->dynamic_shapes == nullptr) {
+        return feature_missing(d_.method, "value", i, "dynamic_shapes");
+      }
       Result<TensorImpl> made = TensorImpl::make(static_cast<ScalarType>(t->scalar_type()), static_cast<int32_t>(dim),
                                                  sizes, order, strides, nullptr, dyn);
       if (!made.ok()) {
@@ -383,6 +398,17 @@ class MethodLoader {
     return Error::Ok;
   }
 
+  // A method returning an Int, Double or Bool needs a build that has scalar outputs (the verifier already checked
+  // each output's kind).
+  Error check_outputs() {
+    if (feature_support()->scalar_outputs) return Error::Ok;
+    for (size_t k = 0; k < count(d_.plan->outputs()); ++k) {
+      if (!s_.values[at(d_.plan->outputs(), k)].is_tensor()) return feature_missing(d_.method, "output", k,
+                                                                                     "scalar_outputs");
+    }
+    return Error::Ok;
+  }
+
   // Each operator looked up once; a missing one is reported by every instruction that calls it (load_chain).
   void resolve_kernels(size_t num_ops) {
     for (size_t k = 0; k < num_ops; ++k) {
@@ -411,7 +437,7 @@ class MethodLoader {
           const KernelEntry* entry = s_.kernels[op];
           if (entry == nullptr) {
             const char* overload;
-            const char* name = op_name(d_.plan, op, &overload);
+            const char* name = instruction_op_name(d_.plan, op, &overload);
             EMBER_LOG(ERROR, "method '%s' instruction %zu: operator %s%s%s is not in this build (%zu kernels "
                       "registered)", d_.method, pc, name, overload[0] ? "." : "", overload, registered_kernels().size());
             ++missing;
@@ -439,22 +465,11 @@ class MethodLoader {
                                                static_cast<uint32_t>(mv->move_to())};
           break;
         }
-        case InstructionArguments::JumpFalseCall: {
-          const auto* jf = ins->instr_args_as_JumpFalseCall();
-          const int32_t dest = jf->destination_instruction();
-          // A backward jump is a loop (map, scan, while_loop): the method may then not end by itself, so execute
-          // counts instructions against the caller's limit (Method::set_instruction_limit).
-          if (dest <= static_cast<int32_t>(pc)) loops_ = true;
-          const EValue& cond = s_.values[jf->cond_value_index()];
-          EMBER_CHECK_OR_RETURN_ERROR(!cond.is_tensor() || cond.as_tensor().scalar_type() == ScalarType::Bool,
-                                      InvalidProgram, "method '%s' instruction %zu: the jump's predicate (value %d) is "
-                                      "a %s tensor; it must be Bool", d_.method, pc,
-                                      static_cast<int>(jf->cond_value_index()),
-                                      scalar_type_name(cond.as_tensor().scalar_type()));
-          out.jump = Method::Instruction::Jump{static_cast<uint32_t>(jf->cond_value_index()),
-                                               static_cast<uint32_t>(dest)};
+        case InstructionArguments::JumpFalseCall:
+          flow_ = feature_support()->control_flow;
+          if (flow_ == nullptr) return feature_missing(d_.method, "instruction", pc, "control_flow");
+          EMBER_TRY(flow_->load_jump(d_.method, pc, ins->instr_args_as_JumpFalseCall(), s_.values, &out, &loops_));
           break;
-        }
         case InstructionArguments::FreeCall:
           out.free = Method::Instruction::Free{static_cast<uint32_t>(ins->instr_args_as_FreeCall()->value_index())};
           break;
@@ -516,6 +531,7 @@ class MethodLoader {
   } d_;
 #endif
   bool loops_ = false;  // a backward jump seen: the method may loop
+  const ControlFlowSupport* flow_ = nullptr;  // a jump seen: the method runs the loop that takes them
   MethodStorage s_{};
   Span<uint8_t> scratch_;
 };
@@ -575,20 +591,16 @@ Result<Tensor> Method::output(size_t index) const {
   return value.as_tensor();
 }
 
-namespace {
-
 // "[d0, d1, ...]" into buf, for messages; cut short rather than overflow.
-const char* shape_str(char* buf, size_t cap, const int32_t* sizes, size_t n) {
+const char* shape_text(char* buf, size_t cap, ArrayRef<int32_t> sizes) {
   size_t w = 0;
   buf[w++] = '[';
-  for (size_t d = 0; d < n && w + 16 < cap; ++d)
+  for (size_t d = 0; d < sizes.size() && w + 16 < cap; ++d)
     w += static_cast<size_t>(snprintf(buf + w, cap - w, d ? ", %d" : "%d", static_cast<int>(sizes[d])));
   buf[w++] = ']';
   buf[w] = '\0';
   return buf;
 }
-
-}  // namespace
 
 Error Method::resize_input(size_t index, ArrayRef<int32_t> sizes) {
   EMBER_TRY_ASSIGN(t, input(index));
@@ -597,24 +609,19 @@ Error Method::resize_input(size_t index, ArrayRef<int32_t> sizes) {
   // (A 0-d tensor may have no sizes vector at all: tensor_sizes reads that as empty; bundled_program_fuzz found it.)
   const ArrayRef<int32_t> planned = pte::tensor_sizes(
       pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor());
-  const bool bounded = t.impl()->shape_dynamism() != ShapeDynamism::Static;
-  size_t bad = sizes.size() == planned.size() ? sizes.size() : 0;
-  for (size_t d = 0; bad == sizes.size() && d < sizes.size(); ++d) {
-    const int32_t b = planned[d];
-    if (bounded ? (sizes[d] < 0 || sizes[d] > b) : sizes[d] != b) bad = d;
+  // A bounded input loaded only in a build with dynamic shapes (load refuses it otherwise).
+  if (t.impl()->shape_dynamism() != ShapeDynamism::Static) {
+    return feature_support()->dynamic_shapes->resize_input(*this, index, t, planned, sizes);
   }
-  if (bad != sizes.size() || sizes.size() != planned.size()) {
+  bool same = sizes.size() == planned.size();
+  for (size_t d = 0; same && d < sizes.size(); ++d) same = sizes[d] == planned[d];
+  if (!same) {
     char want[96], got[96];
-    EMBER_LOG(ERROR, "method '%s' input %zu %s %s; got %s", name(), index, bounded ? "takes sizes up to" : "has shape",
-              shape_str(want, sizeof(want), planned.data(), planned.size()),
-              shape_str(got, sizeof(got), sizes.data(), sizes.size()));
-    if (bounded && sizes.size() == planned.size()) {
-      EMBER_LOG(ERROR, "method '%s' input %zu: dimension %zu is %d, beyond its bound %d", name(), index, bad,
-                static_cast<int>(sizes[bad]), static_cast<int>(planned[bad]));
-    }
+    EMBER_LOG(ERROR, "method '%s' input %zu has shape %s; got %s", name(), index,
+              shape_text(want, sizeof(want), planned), shape_text(got, sizeof(got), sizes));
     return Error::InvalidArgument;
   }
-  return bounded ? t.impl()->resize(sizes) : Error::Ok;
+  return Error::Ok;
 }
 
 Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, const void* data, size_t nbytes) {
@@ -633,62 +640,8 @@ Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, 
 }
 
 Error Method::EMBER_EXECUTE_LOOP() {
-  size_t pc = 0;
-  uint64_t steps = 0;
-  while (pc < num_instructions_) {  EMBER_TRACE_INSTRUCTION_BEGIN(pc)
-    // Only a method with a backward jump can run for ever; a straight one ends after num_instructions_ steps.
-    if (loops_ && instruction_limit_ != 0 && ++steps > instruction_limit_) {
-      EMBER_LOG(ERROR, "method '%s': stopped at instruction %zu after %llu instructions (set_instruction_limit; a "
-                "loop that does not end?)", name(), pc,
-                static_cast<unsigned long long>(instruction_limit_));
-      return Error::OutOfResources;
-    }
-    const Instruction& ins = instructions_[pc];
-    switch (static_cast<InstructionArguments>(ins.kind)) {
-      case InstructionArguments::KernelCall: {
-        KernelContext ctx(ins.kernel.state, scratch_, threads_);
-        ins.kernel.fn(ctx, ins.kernel.args);
-        if (ctx.failure() != Error::Ok) {
-          const char* overload;
-          const char* op = op_name(plan_, ins.kernel.op_index, &overload);
-          EMBER_LOG(ERROR, "method '%s' instruction %zu (%s%s%s) failed: %s", name(), pc, op, overload[0] ? "." : "",
-                    overload, error_name(ctx.failure()));
-          return ctx.failure();
-        }
-        ++pc;
-        break;
-      }
-      case InstructionArguments::MoveCall:
-        values_[ins.move.to] = values_[ins.move.from];
-        ++pc;
-        break;
-      case InstructionArguments::JumpFalseCall: {
-        const EValue& cond = values_[ins.jump.cond];
-        bool taken = false;
-        if (cond.is_tensor()) {
-          // torch.cond's predicate: one Bool element (its dtype was checked at load).
-          const Tensor& t = cond.as_tensor();
-          EMBER_CHECK_OR_RETURN_ERROR(t.numel() == 1, InvalidArgument,
-                                      "method '%s' instruction %zu: the predicate (value %u) has %lld elements; a "
-                                      "branch needs exactly one", name(), pc, static_cast<unsigned>(ins.jump.cond),
-                                      static_cast<long long>(t.numel()));
-          taken = !t.const_data_ptr<Bool8>()[0];
-        } else {
-          taken = !cond.as_bool();
-        }
-        pc = taken ? ins.jump.destination : pc + 1;
-        break;
-      }
-      case InstructionArguments::FreeCall:
-        // Every tensor's bytes are planned, and the plan already reuses them after a tensor's last use; there is
-        // nothing to free. (Dropping the pointer, as this once did, let a later kernel read a null one.)
-        ++pc;
-        break;
-      default:
-        return Error::InvalidProgram;  // unreachable: load() accepted only the kinds above
-    }  EMBER_TRACE_INSTRUCTION_END()
-  }
-  return Error::Ok;
+  // A method with jumps runs the loop that takes them (control_flow.cc), which only builds with control flow link.
+  return flow_ != nullptr ? flow_->run(*this) : run<false>();
 }
 
 #if EMBER_EVENT_TRACER
@@ -741,7 +694,7 @@ void Method::trace_instruction(size_t pc, uint64_t start) {
 const char* Method::operator_name(uint32_t op_index, const char** overload) const {
   *overload = "";
   if (op_index >= count(plan_->operators())) return nullptr;
-  return op_name(plan_, op_index, overload);
+  return instruction_op_name(plan_, op_index, overload);
 }
 
 size_t Method::num_operators() const { return count(plan_->operators()); }

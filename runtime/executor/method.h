@@ -23,6 +23,7 @@ struct ExecutionPlan;
 namespace ember {
 
 class Program;
+struct ControlFlowSupport;
 struct DelegateState;
 
 class Method {
@@ -121,7 +122,12 @@ class Method {
 
  private:
   friend class MethodLoader;
+  friend struct ControlFlowSupport;  // runs run<true> (control_flow.cc)
   Method() = default;
+  // The instruction loop (instruction_loop.h): run<false> for straight methods, run<true>, with the jump case and
+  // the instruction limit, for methods with jumps; only a build with control flow links the second.
+  template <bool kJumps>
+  Error run();
 #if EMBER_EVENT_TRACER
   Error execute_steps();
   void trace_instruction(size_t pc, uint64_t start);
@@ -136,6 +142,7 @@ class Method {
   Instruction* instructions_ = nullptr;
   size_t num_instructions_ = 0;
   bool loops_ = false;
+  const ControlFlowSupport* flow_ = nullptr;  // set when the method jumps
   uint64_t instruction_limit_ = 0;
   ThreadPool* threads_ = nullptr;
   Span<uint8_t> scratch_;  // every kernel's scratch (one call at a time)

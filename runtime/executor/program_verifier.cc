@@ -1,5 +1,7 @@
 #include "runtime/executor/program_verifier.h"
 
+#include <string.h>
+
 #include "runtime/core/log.h"
 #include "runtime/core/result.h"
 #include "runtime/core/tensor.h"
@@ -31,6 +33,18 @@ bool elements_aligned(const V* vector) {
 Error misaligned(const char* where, const char* what, size_t index) {
   EMBER_LOG(ERROR, "%s: %s %zu: 8-byte values not 8-byte aligned in the file", where, what, index);
   return Error::InvalidProgram;
+}
+
+// The name of a kind (program.fbs's KernelTypes, at most MAX), for messages. One string walked to the name, not
+// flatbuffers' EnumNamesKernelTypes: its table of pointers costs a relocation per kind in a position-independent
+// runner, more bytes than the names themselves.
+const char* kind_name(KernelTypes type) {
+  static constexpr char kNames[] =
+      "NONE\0Null\0Int\0Bool\0Double\0Tensor\0String\0IntList\0DoubleList\0BoolList\0TensorList\0OptionalTensorList";
+  static_assert(KernelTypes::MAX == KernelTypes::OptionalTensorList, "a kind was added: name it above");
+  const char* p = kNames;
+  for (int k = static_cast<int>(type); k > 0; --k) p += strlen(p) + 1;
+  return p;
 }
 
 // What a program holds that the plans point into.
@@ -99,7 +113,7 @@ class PlanVerifier {
                                 method_, i, static_cast<int>(type));
     EMBER_CHECK_OR_RETURN_ERROR(v->val() != nullptr, InvalidProgram,
                                 "method '%s': value %zu is tagged %s but holds no %s table", method_, i,
-                                fb::EnumNameKernelTypes(type), fb::EnumNameKernelTypes(type));
+                                kind_name(type), kind_name(type));
     switch (type) {
       case KernelTypes::Tensor: return check_tensor(i, v->val_as_Tensor());
       // Both hold one vector of 8-byte values (int64 value indices, or doubles copied out at load) in the same

@@ -42,6 +42,11 @@ const PrepareSupport* prepare_support();
 struct DelegateSupport;
 const DelegateSupport* delegate_support();
 
+// The executor's optional features (runtime/executor/feature_support.h), never null: the generated table points
+// at those its selection's programs use, so binaries link the code of no other.
+struct FeatureSupport;
+const FeatureSupport* feature_support();
+
 // The entry for `op` ("aten::add") with `overload` ("out", or "" for the default), or nullptr.
 const KernelEntry* find_kernel(const char* op, const char* overload);
 

@@ -17,6 +17,10 @@
 // N] is debug mode: each kernel's output tensors are kept too, in an N-byte buffer (default 64 MiB) written to
 // FILE, which the ETDump's debug events point into (ExecuTorch's Inspector takes it as debug_buffer_path).
 //
+// Compiled per selection (runtime/runner/defs.bzl): a runner whose selection leaves out control flow or scalar
+// outputs ("ember/selected_features.h") has no --instruction-limit or printing of scalar outputs either, as its
+// runtime refuses programs that need them. (Every runner reads @[SHAPE]: a static input may be given its own.)
+//
 // Exit codes: 0 ok, 2 bad usage, 3 the program or method did not load, 4 an input was refused, 5 execution
 // failed, 6 an output could not be written. Every buffer is sized from MethodMeta before loading: the method
 // allocator gets exactly method_allocator_bytes(), and the runner reports what was used against it. A program
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/selected_features.h"
 #include "runtime/core/loader/mmap_data_loader.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
@@ -48,6 +53,7 @@
 #endif
 
 using namespace ember;
+using namespace ember::selected_features;
 
 namespace {
 
@@ -77,14 +83,13 @@ struct Options {
 };
 
 int usage(const char* argv0) {
-  fprintf(stderr,
-          "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... [--runs N]\n"
-          "       [--warmup N] [--output-dir DIR] [--print N] [--instruction-limit N]"
+  fprintf(stderr, "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... "
+          "[--runs N]\n       [--warmup N] [--output-dir DIR] [--print N]%s"
 #if EMBER_RUNNER_THREADS
           " [--threads N]"
 #endif
           "\n",
-          argv0);
+          argv0, kControlFlow ? " [--instruction-limit N]" : "");
   return 2;
 }
 
@@ -115,7 +120,7 @@ struct Owned {
 
 Error fill_input(Method& method, size_t index, const char* full_spec) {
   // "SPEC@[d0,d1,...]" gives a bounded dynamic input its shape for this run; without it the input keeps the
-  // shape it has (the bound, before the first run).
+  // shape it has (the bound, before the first run). A static input's shape must be its own.
   char spec[1024];
   int32_t shape[kMaxTensorDim];
   int rank = -1;
@@ -230,7 +235,7 @@ int main(int argc, char** argv) {
       ok = parse_int(argv[++i], 0, 1000000000, &o.warmup);
     } else if (strcmp(a, "--print") == 0 && has_value) {
       ok = parse_int(argv[++i], 0, 1 << 30, &o.print);
-    } else if (strcmp(a, "--instruction-limit") == 0 && has_value) {
+    } else if (kControlFlow && strcmp(a, "--instruction-limit") == 0 && has_value) {
       char* end = nullptr;
       o.instruction_limit = strtoll(argv[++i], &end, 10);
       ok = end != argv[i] && *end == '\0' && o.instruction_limit >= 0;
@@ -345,7 +350,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "runner: method '%s' did not load: %s\n", o.method, error_name(method.error()));
     return 3;
   }
-  method->set_instruction_limit(static_cast<uint64_t>(o.instruction_limit));
+  if (kControlFlow) method->set_instruction_limit(static_cast<uint64_t>(o.instruction_limit));
 #if EMBER_RUNNER_THREADS
   // The pool lives until main returns (its workers are joined then); one thread needs none.
   struct PoolOwner {
@@ -500,7 +505,7 @@ int main(int argc, char** argv) {
     }
     // A scalar output (a constant method's value, a computed size) is printed only.
     const EValue& v = out.get();
-    if (!v.is_tensor()) {
+    if (kScalarOutputs && !v.is_tensor()) {
       if (v.is_double()) {
         printf("output %zu: Double %.17g\n", i, v.as_double());
       } else {

@@ -6,7 +6,7 @@ import pytest
 import exir
 from examples.models import export_methods
 from selective_build import check
-from selective_build.selection import dump, load, merge, operators_of
+from selective_build.selection import dump, features_of, load, load_features, merge, operators_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -48,5 +48,62 @@ def test_check_names_missing_ops_and_dtypes():
                                   "transformer_block"])
 def test_checked_in_selections_are_current(name):
     # The per-model selections under examples/selections must be what the current exporter needs.
-    kept = load(os.path.join(ROOT, "examples", "selections", f"{name}.yaml"))
-    assert kept == operators_of(_program(name)), f"regenerate examples/selections/{name}.yaml"
+    path = os.path.join(ROOT, "examples", "selections", f"{name}.yaml")
+    program = _program(name)
+    assert load(path) == operators_of(program), f"regenerate examples/selections/{name}.yaml"
+    assert load_features(path) == features_of(program), f"regenerate examples/selections/{name}.yaml"
+
+
+
+def _exported(module, name):
+    programs, _, _ = module.export_methods(name)
+    return exir.to_edge(programs).to_executorch().program
+
+
+def test_records_the_runtime_features_a_program_uses():
+    from examples import control_flow, dynamic
+    assert features_of(_program("mlp")) == set()
+    assert features_of(_exported(control_flow, "cond_gate")) == {"control_flow"}
+    assert "control_flow" in features_of(_exported(control_flow, "while_refine"))
+    assert features_of(_exported(dynamic, "dynamic_mlp")) == {"dynamic_shapes"}
+
+
+def test_select_writes_features_and_merges_them(tmp_path):
+    from examples import control_flow
+    from selective_build.select import main as select_main
+    gate = tmp_path / "cond_gate.pte"
+    programs, _, _ = control_flow.export_methods("cond_gate")
+    exir.to_edge(programs).to_executorch().save(str(gate))
+    out = tmp_path / "sel.yaml"
+    assert select_main([str(gate), "-o", str(out)]) == 0
+    assert load_features(str(out)) == {"control_flow"}
+    # A selection without `features` keeps every feature, and so does anything merged with it.
+    every = tmp_path / "every.yaml"
+    every.write_text(dump(operators_of(_program("mlp"))))
+    assert load_features(str(every)) is None
+    merged = tmp_path / "merged.yaml"
+    assert select_main([str(gate), "--merge", str(every), "-o", str(merged)]) == 0
+    assert load_features(str(merged)) is None
+    assert "\nfeatures:" not in merged.read_text()
+
+
+def test_unknown_feature_is_named(tmp_path):
+    from selective_build.selection import SelectionError
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("operators: {}\nfeatures: [control_flow, threads]\n")
+    with pytest.raises(SelectionError, match="unknown runtime feature 'threads'"):
+        load_features(str(bad))
+
+
+def test_check_names_a_feature_the_selection_lacks(tmp_path, capsys):
+    from examples import control_flow
+    programs, _, _ = control_flow.export_methods("cond_gate")
+    pte = tmp_path / "cond_gate.pte"
+    exir.to_edge(programs).to_executorch().save(str(pte))
+    program = exir.to_edge(programs).to_executorch().program
+    sel = tmp_path / "sel.yaml"
+    sel.write_text(dump(operators_of(program), features=[]))
+    assert check.main([str(pte), "--selection", str(sel)]) == 1
+    assert "control_flow: a runtime feature the programs use, not in the selection's features" in capsys.readouterr().err
+    sel.write_text(dump(operators_of(program), features=["control_flow"]))
+    assert check.main([str(pte), "--selection", str(sel)]) == 0

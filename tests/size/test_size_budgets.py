@@ -15,10 +15,11 @@ def test_runners_within_budget():
     assert set(budgets) == set(report), "every reported runner needs a budget, and every budget a runner"
     over = {n: (report[n]["code_data_bytes"], b) for n, b in budgets.items() if report[n]["code_data_bytes"] > b}
     assert not over, f"runners over budget (bytes, budget): {over}"
-    # ExecuTorch's own gate for its core is 52,168 B stripped. Ember's core-only runner (runtime, runner, PAL) was
-    # under it until dynamic shapes and control flow joined the core (budgets.json's notes); it stays within 6% of
-    # it. Its stripped file moves in page steps (4 KB of PIE segment alignment), so this checks the bytes that load.
-    assert report["core_only"]["code_data_bytes"] < 52168 * 1.06
+    # ExecuTorch's own gate for its core is 52,168 B stripped. Ember's core-only runner (runtime, runner, PAL) went
+    # 6% past it with the second stage's features, and is within 1% of it now that the features a program does not
+    # use are compiled out (budgets.json's notes). Its stripped file moves in page steps (4 KB of PIE segment
+    # alignment), so this checks the bytes that load.
+    assert report["core_only"]["code_data_bytes"] < 52168 * 1.01
     for model in ("mlp", "small_cnn", "mobilenet_v2_035_96"):
         assert report[model]["buckets"]["kernels"] < report["all_ops"]["buckets"]["kernels"] / 4
 
@@ -41,6 +42,9 @@ def test_cortex_m55_firmware_within_budget():
     assert set(budgets) == set(report)
     over = {n: (report[n]["code_data_bytes"], b) for n, b in budgets.items() if report[n]["code_data_bytes"] > b}
     assert not over, f"firmware over budget (bytes, budget): {over}"
+    # The first stage's core-only firmware was 45,641 B; the second stage's features (verifier aside) must not cost
+    # a program that does not use them.
+    assert report["core_only"]["code_data_bytes"] <= 45641
     core = report["core_only"]["buckets"]
     assert core["runtime core"] + core["registration table"] < 25 * 1024, core
     assert report["core_only"]["buckets"]["kernels"] == 0
