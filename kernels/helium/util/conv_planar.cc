@@ -43,31 +43,8 @@ struct RowSweep {
   uint32x4_t offsets;  // a gather's column offsets (0, stride, 2 stride, 3 stride)
 };
 
-// sums[] (+)= one 3x3 input channel's taps over the row whose top-left input is r0 (rows `cols` apart).
-// Not inlined: on its own, the loop keeps its weights and row pointers in registers.
-template <bool kUnitStride, bool kFirst>
-__attribute__((noinline)) void sum_row_3x3(int32_t* sums, const int8_t* r0, int32_t cols, const int8_t* wk, const RowSweep& row) {
-  const int32_t w0 = wk[0], w1 = wk[1], w2 = wk[2], w3 = wk[3], w4 = wk[4], w5 = wk[5], w6 = wk[6], w7 = wk[7],
-                w8 = wk[8];
-  const int8_t* r1 = r0 + cols;
-  const int8_t* r2 = r1 + cols;
-  const uint32x4_t offsets = row.offsets;
-  for (int32_t v = 0; v < row.vectors; ++v, sums += 4, r0 += row.step, r1 += row.step, r2 += row.step) {
-    int32x4_t acc = kFirst ? vmulq_n_s32(load_columns<kUnitStride>(r0, offsets), w0)
-                           : vmlaq_n_s32(vldrwq_s32(sums), load_columns<kUnitStride>(r0, offsets), w0);
-    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r0 + 1, offsets), w1);
-    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r0 + 2, offsets), w2);
-    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r1, offsets), w3);
-    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r1 + 1, offsets), w4);
-    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r1 + 2, offsets), w5);
-    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r2, offsets), w6);
-    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r2 + 1, offsets), w7);
-    acc = vmlaq_n_s32(acc, load_columns<kUnitStride>(r2 + 2, offsets), w8);
-    vstrwq_s32(sums, acc);
-  }
-}
-
-// The same for any kernel size and dilation (one input channel per group, at most 16 taps: plan_conv).
+// Any kernel size, dilation and stride (the 3x3 kernels at strides 1 and 2 have their own loops in
+// util/sum_rows_3x3.h).
 template <bool kUnitStride>
 void sum_row_any(int32_t* sums, const int8_t* top, int32_t cols, const int8_t* wk, const ConvShape& s,
                  const RowSweep& row, bool first) {
@@ -102,10 +79,8 @@ void sum_outputs(int32_t* sums, const int8_t* top, int32_t cols, const int8_t* w
     } else {
       sum_row_3x3_stride2<RowStart::kAccumulate>(sums, top, cols, w, row.vectors);
     }
-  } else if (first) {
-    sum_row_3x3<kUnitStride, true>(sums, top, cols, w, row);
   } else {
-    sum_row_3x3<kUnitStride, false>(sums, top, cols, w, row);
+    sum_row_any<kUnitStride>(sums, top, cols, w, s, row, first);
   }
 }
 
