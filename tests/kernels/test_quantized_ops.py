@@ -72,7 +72,8 @@ def run_on_runtime(runtime, module, inputs, check_kernels=True):
 # Cases built so that many real results sit exactly on a rounding tie (equal or 2x scales; averages of an even
 # count at the input's own scale). There the kernels' fixed point rounds away from zero and the reference's
 # float32 rounds to even (or lands a hair to either side), so up to half of the ties may differ by one.
-TIE_CASES = {"exact_ties_same_scales", "exact_ties_global_same_scale", "exact_ties_same_scale_windows"}
+TIE_CASES = {"exact_ties_same_scales", "exact_ties_global_same_scale", "exact_ties_same_scale_windows",
+             "exact_ties_2x2_same_scale"}
 
 
 def check_close(family: str, got: torch.Tensor, want: torch.Tensor, ties: bool = False) -> Tuple[int, int]:
@@ -267,6 +268,38 @@ def test_adaptive_avg_pool2d(runtime, name):
     want = module(x)
     got = run_on_runtime(runtime, module, [x])
     check_close("adaptive_avg_pool2d", got, want, ties=name in TIE_CASES)
+
+
+# --- avg_pool2d ----------------------------------------------------------------------------------------------------
+
+AVG_POOL_CASES = {
+    # name: (input shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, in, out qparams)
+    "2x2_s2": ((1, 16, 8, 8), [2, 2], [2, 2], [0, 0], False, True, None, (0.0431, -3), (0.0277, 5)),
+    "3x3_s1_p1_counting_pad": ((2, 5, 7, 9), [3, 3], [1, 1], [1, 1], False, True, None, (0.0513, 2), (0.0391, -1)),
+    "3x3_s2_p1_not_counting_pad": ((1, 6, 9, 8), [3, 3], [2, 2], [1, 1], False, False, None, (0.0389, -7),
+                                   (0.0233, 0)),
+    "ceil_mode_partial_windows": ((1, 4, 7, 7), [3, 2], [2, 2], [1, 0], True, True, None, (0.0299, 0), (0.0347, 4)),
+    "ceil_mode_not_counting_pad": ((1, 3, 6, 5), [3, 3], [2, 2], [1, 1], True, False, None, (0.0602, 1),
+                                   (0.0418, -2)),
+    "divisor_override": ((1, 8, 6, 6), [2, 3], [2, 3], [0, 1], False, True, 5, (0.0217, -4), (0.0301, 3)),
+    "global_25x5": ((1, 64, 25, 5), [25, 5], [25, 5], [0, 0], False, True, None, (0.0512, -11), (0.0089, 6)),
+    "global_8x8_shared_scale": ((1, 64, 8, 8), [8, 8], [8, 8], [0, 0], False, True, None, (0.0417, -128),
+                                (0.0417, -128)),
+    "three_d_input": ((7, 10, 10), [4, 4], [3, 3], [2, 2], False, False, None, (0.0481, 0), (0.0263, 2)),
+    "exact_ties_2x2_same_scale": ((1, 8, 6, 6), [2, 2], [2, 2], [0, 0], False, True, None, (0.05, 0), (0.05, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AVG_POOL_CASES))
+def test_avg_pool2d(runtime, name):
+    shape, k, s, p, ceil, include_pad, divisor, (si, zi), (so, zo) = AVG_POOL_CASES[name]
+    g = torch.Generator().manual_seed(450 + sorted(AVG_POOL_CASES).index(name))
+    x = int8(g, *shape)
+    module = Fn(lambda x: eq.avg_pool2d(x, si, zi, k, s, p, ceil, include_pad, divisor, so, zo)).eval()
+    want = module(x)
+    assert want.shape == F.avg_pool2d(x.float(), k, s, p, ceil, include_pad, divisor).shape
+    got = run_on_runtime(runtime, module, [x])
+    check_close("avg_pool2d", got, want, ties=name in TIE_CASES)
 
 
 # --- quantize / dequantize: bit-exact --------------------------------------------------------------------------
