@@ -13,12 +13,14 @@ half to even, so they may differ by one int8 unit and must never differ by more.
     conv2d                0 of 75,116 outputs differ (0.00%)
     linear                0 of  4,425 outputs differ (0.00%)
     adaptive_avg_pool2d   0 of  1,538 outputs differ (0.00%)
+    avg_pool2d            0 of  1,394 outputs differ (0.00%)
     add                  18 of 26,467 outputs differ (0.07%): all exact ties of the real arithmetic (scales with four
                          decimals make (731a + 659b) / 1102 land on .5 about once in 1,100), rounded away from
                          zero by the kernel and to even by the reference
   tie stress cases (TIE_CASES: round scales chosen so that many results are exact ties):
     add                  42 of    200 outputs differ (21.0%)
     adaptive_avg_pool2d   9 of    136 outputs differ (6.6%)
+    avg_pool2d            5 of     72 outputs differ (6.9%)
 Before the kernels lifted accumulators into their spare bits (multiply_by_quantized_multiplier_lifted), the plain
 two-rounding scheme differed in 16 of 12,396 conv outputs (0.13%), the kernel each time the one further from the
 exact value, and in 25 of 258 pooling outputs of an earlier set of cases (7 after the lift, all exact ties).
@@ -514,6 +516,14 @@ def test_error_activation_range_outside_int8(runtime, capfd, monkeypatch):
     module = Fn(lambda a, b: eq.add(a, 0.1, 0, b, 0.1, 0, 0.2, 0, 0, 300)).eval()
     _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 4), int8(g, 4)], "ember_quantized::add.out",
                          "activation range [0, 300] must be int8 values")
+
+
+def test_error_avg_pool2d_divisor_not_positive(runtime, capfd, monkeypatch):
+    # PyTorch refuses only a zero divisor; a negative one has no use in a quantized model and is refused too.
+    g = torch.Generator().manual_seed(1010)
+    module = Fn(lambda x: eq.avg_pool2d(x, 0.1, 0, [2, 2], [2, 2], [0, 0], False, True, -2, 0.1, 0)).eval()
+    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 1, 2, 4, 4)], "ember_quantized::avg_pool2d.out",
+                         "divisor_override must be positive, got -2")
 
 
 def test_error_float_input_refused_at_load(runtime):

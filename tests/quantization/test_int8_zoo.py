@@ -10,7 +10,7 @@ import torch
 
 import exir
 from examples.models import ZOO
-from examples.quantized import calibration_set, quantize_zoo
+from examples.quantized import calibration_set
 from examples.runner_io import read_outputs, run
 from exir.quantization import QuantizationError, quantize
 
@@ -39,11 +39,11 @@ def output_step(q):
 
 
 @pytest.fixture(scope="module")
-def quantized(tmp_path_factory):
+def quantized(tmp_path_factory, int8_zoo):
     d = tmp_path_factory.mktemp("int8")
     out = {}
     for name in MODELS:
-        q, args, module = quantize_zoo(name)
+        q, args, module = int8_zoo(name)
         int8 = d / f"{name}_int8.pte"
         exir.to_edge(q.exported_program).to_executorch().save(str(int8))
         fp32 = d / f"{name}.pte"
