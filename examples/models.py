@@ -11,6 +11,8 @@ from typing import Callable, Dict, Tuple
 import torch
 from torch import nn
 
+from examples.mlperf_tiny import DsCnnKws, FcAutoencoder, MobileNetV1, ResNet8
+
 
 @dataclasses.dataclass(frozen=True)
 class ZooEntry:
@@ -194,7 +196,7 @@ def _entry(name, ctor, shapes, seed, description=""):
         m = ctor().eval()
         # Batch-norm statistics and affine terms away from identity, so folding bugs cannot hide.
         for mod in m.modules():
-            if isinstance(mod, nn.BatchNorm2d):
+            if isinstance(mod, (nn.BatchNorm1d, nn.BatchNorm2d)):
                 mod.running_mean.uniform_(-0.5, 0.5, generator=g)
                 mod.running_var.uniform_(0.5, 1.5, generator=g)
                 mod.weight.data.uniform_(0.5, 1.5, generator=g)
@@ -215,6 +217,13 @@ ZOO: Dict[str, ZooEntry] = {e.name: e for e in [
            "MobileNetV2 width 0.35 at 96x96"),
     _entry("mobilenet_v2_005_96", lambda: MobileNetV2(width=0.05), [(1, 3, 96, 96)], 11,
            "MobileNetV2 width 0.05 at 96x96 (the seed's Corstone-300 model)"),
+    # MLPerf Tiny's four reference architectures (examples/mlperf_tiny.py).
+    _entry("ds_cnn_kws", DsCnnKws, [(1, 1, 49, 10)], 12, "MLPerf Tiny keyword spotting: DS-CNN on 49x10 MFCCs"),
+    _entry("resnet8_cifar10", ResNet8, [(1, 3, 32, 32)], 13, "MLPerf Tiny image classification: ResNet-8, 32x32"),
+    _entry("mobilenet_v1_025_vww", MobileNetV1, [(1, 3, 96, 96)], 14,
+           "MLPerf Tiny visual wake words: MobileNetV1 width 0.25 at 96x96"),
+    _entry("autoencoder_ad", FcAutoencoder, [(1, 640)], 15,
+           "MLPerf Tiny anomaly detection: 640-128x4-8-128x4-640 autoencoder"),
     _entry("transformer_block", TransformerBlock, [(1, 16, 64)], 8, "pre-norm encoder block, dim 64, 4 heads"),
     _entry("running_mean", RunningMean, [(3, 4)], 9, "mutable buffers updated in place"),
     _entry("two_methods", TwoMethods, [(1, 8)], 10, "forward and encode in one program"),

@@ -32,3 +32,18 @@ def runtime():
     bazel_build("//runtime/python:_ember_runtime.so", "//runtime/python:_ember_runtime_portable.so")
     from ember import runtime as rt
     return rt
+
+
+@pytest.fixture(scope="session")
+def int8_zoo():
+    """examples.quantized.quantize_zoo, once per model in a session: calibration is most of what an int8 test
+    costs, and the host (tests/quantization) and Cortex-M55 (tests/platforms) tests share the same models. Seeded,
+    so a cached result is the one a fresh call would give; callers must not modify what it returns."""
+    from examples.quantized import quantize_zoo
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = quantize_zoo(name)
+        return cache[name]
+    return get

@@ -6,8 +6,9 @@
 
 Weights are int8 symmetric per output channel, activations int8 asymmetric per tensor, calibrated on the data
 you pass (exir.quantization.quantizer says exactly what is annotated). Patterns with an int8 kernel become
-Ember's fused ops (ember_quantized::conv2d, linear, add, adaptive_avg_pool2d, with ReLU/ReLU6 folded into their
-clamp); everything else runs as float between quantized_decomposed quantize/dequantize, as in ExecuTorch.
+Ember's fused ops (ember_quantized::conv2d, linear, add, adaptive_avg_pool2d, avg_pool2d, with ReLU/ReLU6 folded
+into their clamp), max pooling, padding and views run on the int8 values; everything else runs as float between
+quantized_decomposed quantize/dequantize, as in ExecuTorch. Dropout in eval mode is removed first.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def quantize(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
     except Exception as e:
         raise QuantizationError(f"torch.export could not capture the model: {_summary(e)}. Fix the model (or the "
                                 f"example inputs) until torch.export.export(model, example_inputs) succeeds") from e
+    _drop_eval_dropout(captured)
     prepared = prepare_pt2e(captured, quantizer or EmberQuantizer())
     seen = 0
     with torch.no_grad():
@@ -63,6 +65,20 @@ def quantize(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
     fused, count = fuse_quantized(convert_pt2e_copy(reference))
     ep = torch.export.export(fused, example_inputs)
     return QuantizedModel(exported_program=ep, reference=reference, fused_ops=count)
+
+
+def _drop_eval_dropout(gm: torch.fx.GraphModule) -> None:
+    """Removes dropout in eval mode (train=False), the identity: left in, it would sit in float between a
+    dequantize and a quantize and cut the int8 chain in two."""
+    aten = torch.ops.aten
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in (aten.dropout.default, aten.dropout_.default):
+            continue
+        train = node.args[2] if len(node.args) > 2 else node.kwargs.get("train", True)
+        if train is False:
+            node.replace_all_uses_with(node.args[0])
+            gm.graph.erase_node(node)
+    gm.recompile()
 
 
 def _summary(e: BaseException) -> str:

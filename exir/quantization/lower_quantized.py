@@ -7,7 +7,11 @@ kernels/quantized has a kernel, the whole pattern becomes one call that reads an
     dq(x) -> linear(...)                      [-> activation]                  -> q   =>  ember_quantized::linear
     dq(a), dq(b) -> add                       [-> activation]                  -> q   =>  ember_quantized::add
     dq(x) -> adaptive_avg_pool2d / mean(H, W, keepdim)                         -> q   =>  ember_quantized::adaptive_avg_pool2d
-    dq(x) -> view-like op -> q  (same scale and zero point)                          =>  the view op on int8
+    dq(x) -> avg_pool2d                                                        -> q   =>  ember_quantized::avg_pool2d
+    dq(x) -> view-like op, max_pool2d or pad -> q  (same scale and zero point)       =>  the same op on int8
+
+Max pooling and padding only pick and copy values, and quantization is monotonic, so on shared parameters the
+int8 op gives exactly the reference's result; a constant pad's value is quantized once, as the reference would.
 
 The activation becomes the kernel's clamp [activation_min, activation_max] in the output's int8 domain. The
 rest stays as it is: float kernels between quantized_decomposed quantize/dequantize, which the runtime also
@@ -31,6 +35,8 @@ DQ_TENSOR = {qd.dequantize_per_tensor.default}
 DQ_CHANNEL = {qd.dequantize_per_channel.default}
 VIEW_OPS = {aten.flatten.using_ints, aten.view.default, aten.reshape.default, aten.squeeze.dim, aten.squeeze.dims,
             aten.unsqueeze.default, aten.permute.default, aten.contiguous.default}
+# Ops that pick or copy values without arithmetic (see the top of this file).
+SELECT_OPS = {aten.max_pool2d.default, aten.pad.default, aten.constant_pad_nd.default}
 
 
 def _call(node, targets) -> bool:
@@ -105,6 +111,46 @@ def _pair(v):
     return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
 
 
+def _two(v, default):
+    """A pooling size argument as two ints: an int or one value for both dims, an empty list for `default`."""
+    v = _pair(v)
+    return list(default) if not v else v * 2 if len(v) == 1 else v
+
+
+def _avg_pool2d_args(core: torch.fx.Node):
+    """avg_pool2d's arguments with their defaults made explicit: kernel, stride (the kernel if empty), padding,
+    ceil_mode, count_include_pad, divisor_override."""
+    kernel = _two(core.args[1], None)
+    return (kernel, _two(_arg(core, 2, "stride", []), kernel), _two(_arg(core, 3, "padding", 0), [0, 0]),
+            bool(_arg(core, 4, "ceil_mode", False)), bool(_arg(core, 5, "count_include_pad", True)),
+            _arg(core, 6, "divisor_override", None))
+
+
+def _int8_select_args(core: torch.fx.Node, src: torch.fx.Node, scale: float, zp: int):
+    """(args, kwargs) of a view or select op moved onto the int8 value `src`; a constant pad's value becomes its
+    int8 code, quantized as the reference quantizes the padded float tensor."""
+    args, kwargs = (src,) + tuple(core.args[1:]), dict(core.kwargs)
+    if core.target == aten.pad.default:
+        if _arg(core, 2, "mode", "constant") != "constant":
+            return args, kwargs  # reflect, replicate, circular: copies of the values themselves
+        value = _arg(core, 3, "value", None)
+        code = _quantized_value(0.0 if value is None else float(value), scale, zp)
+        kwargs.pop("mode", None)
+        kwargs.pop("value", None)
+        args = (src, core.args[1], "constant", code)
+    elif core.target == aten.constant_pad_nd.default:
+        value = _arg(core, 2, "value", 0.0)
+        kwargs.pop("value", None)
+        args = (src, core.args[1], _quantized_value(float(value), scale, zp))
+    return args, kwargs
+
+
+def _quantized_value(v: float, scale: float, zp: int) -> int:
+    # PyTorch's own quantize, so a value between two codes rounds exactly as the reference rounds it.
+    q = torch.ops.quantized_decomposed.quantize_per_tensor(torch.tensor([v]), scale, zp, -128, 127, torch.int8)
+    return int(q.item())
+
+
 def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
     y, out_scale, out_zp, qmin, qmax, dtype = q.args[:6]
     if dtype != torch.int8 or (qmin, qmax) != (-128, 127) or not isinstance(y, torch.fx.Node):
@@ -121,7 +167,7 @@ def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
         return False
     lo, hi = clamp
     graph = gm.graph
-    new_args = None
+    new_args, kwargs = None, {}
     if core.target in (aten.conv2d.default, aten.linear.default):
         x = _int8_tensor_qparams(core.args[0])
         w = _channel_weights(core.args[1], torch.int8)
@@ -162,16 +208,22 @@ def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
             size = _pair(core.args[1])
         target = eq.adaptive_avg_pool2d.default
         new_args = (x[0], x[1], x[2], size, out_scale, out_zp)
-    elif act is None and core.target in VIEW_OPS:
+    elif act is None and core.target == aten.avg_pool2d.default:
+        x = _int8_tensor_qparams(core.args[0])
+        if x is None:
+            return False
+        target = eq.avg_pool2d.default
+        new_args = (x[0], x[1], x[2]) + _avg_pool2d_args(core) + (out_scale, out_zp)
+    elif act is None and (core.target in VIEW_OPS or core.target in SELECT_OPS):
         x = _int8_tensor_qparams(core.args[0])
         if x is None or (x[1], x[2]) != (out_scale, out_zp):
             return False
         target = core.target
-        new_args = (x[0],) + tuple(core.args[1:])
+        new_args, kwargs = _int8_select_args(core, x[0], out_scale, out_zp)
     else:
         return False
     with graph.inserting_before(q):
-        fused = graph.call_function(target, new_args, dict(core.kwargs) if target == core.target else {})
+        fused = graph.call_function(target, new_args, kwargs)
     fused.meta = dict(q.meta)
     if "val" not in fused.meta and "val" in y.meta:
         fused.meta["val"] = y.meta["val"]  # for shape checks of later patterns; re-export recomputes it

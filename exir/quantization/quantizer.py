@@ -6,7 +6,8 @@ annotates the exported graph with Ember's int8 scheme, the one kernels/quantized
   - weights of conv2d and linear: int8, symmetric, per output channel (zero point 0), range [-127, 127]
   - bias: int32 with scale input_scale * weight_scale[c], zero point 0 (derived, not observed)
   - a ReLU/ReLU6/hardtanh right after conv, linear or add is fused: only its output is observed
-  - add: both inputs and the output; adaptive average pooling and mean: output shares the input's parameters
+  - add: both inputs and the output; average pooling (adaptive or not) and spatial mean, max pooling and padding:
+    the output shares the input's parameters
 Everything else stays float; exir.quantization.lower_quantized keeps quantize/dequantize around it.
 """
 from __future__ import annotations
@@ -45,7 +46,10 @@ LINEAR_OPS = {aten.linear.default}
 ADD_OPS = {aten.add.Tensor, aten.add_.Tensor}
 ACTIVATION_OPS = {aten.relu.default, aten.relu_.default, aten.relu6.default, aten.hardtanh.default,
                   aten.hardtanh_.default}
-POOL_OPS = {aten.adaptive_avg_pool2d.default, aten.mean.dim}
+POOL_OPS = {aten.adaptive_avg_pool2d.default, aten.mean.dim, aten.avg_pool2d.default}
+# Ops that pick or copy values without arithmetic: max pooling and padding. With the input's parameters on the
+# output they run on the int8 values themselves and give exactly what dequantize -> op -> quantize gives.
+SELECT_OPS = {aten.max_pool2d.default, aten.pad.default, aten.constant_pad_nd.default}
 # Ops that only move bytes: quantized with their input's parameters, so the int8 value passes through.
 VIEW_OPS = {aten.flatten.using_ints, aten.view.default, aten.reshape.default, aten.squeeze.dim,
             aten.unsqueeze.default, aten.permute.default}
@@ -88,7 +92,7 @@ def _annotated(node: torch.fx.Node) -> bool:
 
 
 class EmberQuantizer(Quantizer):
-    """Annotates conv2d, linear, add (with a following ReLU/ReLU6/hardtanh fused) and average pooling."""
+    """Annotates conv2d, linear, add (with a following ReLU/ReLU6/hardtanh fused), pooling and padding."""
 
     def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
         for node in model.graph.nodes:
@@ -98,7 +102,7 @@ class EmberQuantizer(Quantizer):
                 self._annotate_weighted(node)
             elif node.target in ADD_OPS and all(isinstance(a, torch.fx.Node) for a in node.args[:2]):
                 self._annotate_with_activation(node, {node.args[0]: ACT, node.args[1]: ACT})
-            elif node.target in POOL_OPS and isinstance(node.args[0], torch.fx.Node):
+            elif (node.target in POOL_OPS or node.target in SELECT_OPS) and isinstance(node.args[0], torch.fx.Node):
                 if node.target == aten.mean.dim and not self._is_spatial_mean(node):
                     continue
                 _annotate(node, {node.args[0]: ACT}, SharedQuantizationSpec((node.args[0], node)))

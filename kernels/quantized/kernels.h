@@ -54,6 +54,10 @@ void add_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t 
 void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
                              ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
                              Tensor& out);
+void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                    bool ceil_mode, bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
+                    int64_t output_zero_point, Tensor& out);
 
 }  // namespace quantized
 }  // namespace ember

@@ -1,9 +1,9 @@
 """The quantized kernel library's operators for export, with PyTorch reference implementations.
 
 Importing this module registers with torch.library:
-  * ember_quantized::{conv2d, linear, add, adaptive_avg_pool2d}: functional and out= overloads. The schemas are
-    the contract between exir's quantization lowering (which emits these ops) and kernels/quantized (which runs
-    them): they live in schema/operators.yaml, which kernels.yaml names them from.
+  * ember_quantized::{conv2d, linear, add, adaptive_avg_pool2d, avg_pool2d}: functional and out= overloads. The
+    schemas are the contract between exir's quantization lowering (which emits these ops) and kernels/quantized
+    (which runs them): they live in schema/operators.yaml, which kernels.yaml names them from.
   * quantized_decomposed::{quantize,dequantize}_per_{tensor,channel}.out: PyTorch defines only the functional
     ops; exir lowers every call to its out= overload, so these must exist for export (same arguments as
     PyTorch's, plus out=, as ExecuTorch declares them).
@@ -90,7 +90,15 @@ def adaptive_avg_pool2d(input, input_scale, input_zero_point, output_size, outpu
     return _requant(y, output_scale, output_zero_point, _I8_MIN, _I8_MAX)
 
 
-REFERENCES = {"conv2d": conv2d, "linear": linear, "add": add, "adaptive_avg_pool2d": adaptive_avg_pool2d}
+def avg_pool2d(input, input_scale, input_zero_point, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override, output_scale, output_zero_point):
+    y = F.avg_pool2d(_dequant(input, input_scale, input_zero_point), list(kernel_size), list(stride), list(padding),
+                     ceil_mode, count_include_pad, divisor_override)
+    return _requant(y, output_scale, output_zero_point, _I8_MIN, _I8_MAX)
+
+
+REFERENCES = {"conv2d": conv2d, "linear": linear, "add": add, "adaptive_avg_pool2d": adaptive_avg_pool2d,
+              "avg_pool2d": avg_pool2d}
 
 
 # --- shapes for export (fake tensors) ---------------------------------------------------------------------------
@@ -121,7 +129,15 @@ def _pool_fake(input, input_scale, input_zero_point, output_size, output_scale, 
     return input.new_empty((*input.shape[:-2], output_size[0], output_size[1]))
 
 
-_FAKES = {"conv2d": _conv2d_fake, "linear": _linear_fake, "add": _add_fake, "adaptive_avg_pool2d": _pool_fake}
+def _avg_pool2d_fake(input, input_scale, input_zero_point, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override, output_scale, output_zero_point):
+    # The float op on a float stand-in gives PyTorch's output size (ceil_mode's rule included).
+    return F.avg_pool2d(input.new_empty(input.shape, dtype=torch.float32), list(kernel_size), list(stride),
+                        list(padding), ceil_mode, count_include_pad, divisor_override).to(input.dtype)
+
+
+_FAKES = {"conv2d": _conv2d_fake, "linear": _linear_fake, "add": _add_fake, "adaptive_avg_pool2d": _pool_fake,
+          "avg_pool2d": _avg_pool2d_fake}
 
 
 # --- registration -----------------------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIRMWARE_MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "mlp_int8",
-                   "small_cnn_int8", "mobilenet_v2_005_96_int8"]
+                   "small_cnn_int8", "mobilenet_v2_005_96_int8", "ds_cnn_kws_int8", "resnet8_cifar10_int8",
+                   "mobilenet_v1_025_vww_int8", "autoencoder_ad_int8"]
 # GCC writes the .su/.ci files beside each object, which Bazel does not declare: --sandbox_debug keeps each
 # action's sandbox so they can be collected, and no disk cache hit may skip an action that would write them.
 STACK_FLAGS = ["--config=cortex_m55", "--copt=-fstack-usage", "--copt=-fcallgraph-info=su",

@@ -13,12 +13,14 @@ half to even, so they may differ by one int8 unit and must never differ by more.
     conv2d                0 of 75,116 outputs differ (0.00%)
     linear                0 of  4,425 outputs differ (0.00%)
     adaptive_avg_pool2d   0 of  1,538 outputs differ (0.00%)
+    avg_pool2d            0 of  1,394 outputs differ (0.00%)
     add                  18 of 26,467 outputs differ (0.07%): all exact ties of the real arithmetic (scales with four
                          decimals make (731a + 659b) / 1102 land on .5 about once in 1,100), rounded away from
                          zero by the kernel and to even by the reference
   tie stress cases (TIE_CASES: round scales chosen so that many results are exact ties):
     add                  42 of    200 outputs differ (21.0%)
     adaptive_avg_pool2d   9 of    136 outputs differ (6.6%)
+    avg_pool2d            5 of     72 outputs differ (6.9%)
 Before the kernels lifted accumulators into their spare bits (multiply_by_quantized_multiplier_lifted), the plain
 two-rounding scheme differed in 16 of 12,396 conv outputs (0.13%), the kernel each time the one further from the
 exact value, and in 25 of 258 pooling outputs of an earlier set of cases (7 after the lift, all exact ties).
@@ -72,7 +74,8 @@ def run_on_runtime(runtime, module, inputs, check_kernels=True):
 # Cases built so that many real results sit exactly on a rounding tie (equal or 2x scales; averages of an even
 # count at the input's own scale). There the kernels' fixed point rounds away from zero and the reference's
 # float32 rounds to even (or lands a hair to either side), so up to half of the ties may differ by one.
-TIE_CASES = {"exact_ties_same_scales", "exact_ties_global_same_scale", "exact_ties_same_scale_windows"}
+TIE_CASES = {"exact_ties_same_scales", "exact_ties_global_same_scale", "exact_ties_same_scale_windows",
+             "exact_ties_2x2_same_scale"}
 
 
 def check_close(family: str, got: torch.Tensor, want: torch.Tensor, ties: bool = False) -> Tuple[int, int]:
@@ -267,6 +270,38 @@ def test_adaptive_avg_pool2d(runtime, name):
     want = module(x)
     got = run_on_runtime(runtime, module, [x])
     check_close("adaptive_avg_pool2d", got, want, ties=name in TIE_CASES)
+
+
+# --- avg_pool2d ----------------------------------------------------------------------------------------------------
+
+AVG_POOL_CASES = {
+    # name: (input shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, in, out qparams)
+    "2x2_s2": ((1, 16, 8, 8), [2, 2], [2, 2], [0, 0], False, True, None, (0.0431, -3), (0.0277, 5)),
+    "3x3_s1_p1_counting_pad": ((2, 5, 7, 9), [3, 3], [1, 1], [1, 1], False, True, None, (0.0513, 2), (0.0391, -1)),
+    "3x3_s2_p1_not_counting_pad": ((1, 6, 9, 8), [3, 3], [2, 2], [1, 1], False, False, None, (0.0389, -7),
+                                   (0.0233, 0)),
+    "ceil_mode_partial_windows": ((1, 4, 7, 7), [3, 2], [2, 2], [1, 0], True, True, None, (0.0299, 0), (0.0347, 4)),
+    "ceil_mode_not_counting_pad": ((1, 3, 6, 5), [3, 3], [2, 2], [1, 1], True, False, None, (0.0602, 1),
+                                   (0.0418, -2)),
+    "divisor_override": ((1, 8, 6, 6), [2, 3], [2, 3], [0, 1], False, True, 5, (0.0217, -4), (0.0301, 3)),
+    "global_25x5": ((1, 64, 25, 5), [25, 5], [25, 5], [0, 0], False, True, None, (0.0512, -11), (0.0089, 6)),
+    "global_8x8_shared_scale": ((1, 64, 8, 8), [8, 8], [8, 8], [0, 0], False, True, None, (0.0417, -128),
+                                (0.0417, -128)),
+    "three_d_input": ((7, 10, 10), [4, 4], [3, 3], [2, 2], False, False, None, (0.0481, 0), (0.0263, 2)),
+    "exact_ties_2x2_same_scale": ((1, 8, 6, 6), [2, 2], [2, 2], [0, 0], False, True, None, (0.05, 0), (0.05, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AVG_POOL_CASES))
+def test_avg_pool2d(runtime, name):
+    shape, k, s, p, ceil, include_pad, divisor, (si, zi), (so, zo) = AVG_POOL_CASES[name]
+    g = torch.Generator().manual_seed(450 + sorted(AVG_POOL_CASES).index(name))
+    x = int8(g, *shape)
+    module = Fn(lambda x: eq.avg_pool2d(x, si, zi, k, s, p, ceil, include_pad, divisor, so, zo)).eval()
+    want = module(x)
+    assert want.shape == F.avg_pool2d(x.float(), k, s, p, ceil, include_pad, divisor).shape
+    got = run_on_runtime(runtime, module, [x])
+    check_close("avg_pool2d", got, want, ties=name in TIE_CASES)
 
 
 # --- quantize / dequantize: bit-exact --------------------------------------------------------------------------
@@ -481,6 +516,14 @@ def test_error_activation_range_outside_int8(runtime, capfd, monkeypatch):
     module = Fn(lambda a, b: eq.add(a, 0.1, 0, b, 0.1, 0, 0.2, 0, 0, 300)).eval()
     _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 4), int8(g, 4)], "ember_quantized::add.out",
                          "activation range [0, 300] must be int8 values")
+
+
+def test_error_avg_pool2d_divisor_not_positive(runtime, capfd, monkeypatch):
+    # PyTorch refuses only a zero divisor; a negative one has no use in a quantized model and is refused too.
+    g = torch.Generator().manual_seed(1010)
+    module = Fn(lambda x: eq.avg_pool2d(x, 0.1, 0, [2, 2], [2, 2], [0, 0], False, True, -2, 0.1, 0)).eval()
+    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 1, 2, 4, 4)], "ember_quantized::avg_pool2d.out",
+                         "divisor_override must be positive, got -2")
 
 
 def test_error_float_input_refused_at_load(runtime):

@@ -19,7 +19,10 @@ from tests.platforms.qemu_boards import assert_stack_in_region, linker_regions, 
 
 pytestmark = needs_qemu_and_arm_gcc
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96"]
-INT8_MODELS = ["mlp_int8", "small_cnn_int8", "mobilenet_v2_005_96_int8"]
+# Int8: the seed's models, then MLPerf Tiny's four reference architectures (examples/mlperf_tiny.py).
+INT8_ZOO = ["mlp", "small_cnn", "mobilenet_v2_005_96", "ds_cnn_kws", "resnet8_cifar10", "mobilenet_v1_025_vww",
+            "autoencoder_ad"]
+INT8_MODELS = [f"{m}_int8" for m in INT8_ZOO]
 CONTROL_FLOW_MODELS = ["cond_gate", "while_refine", "dynamic_mlp"]
 
 
@@ -90,13 +93,12 @@ def test_m55_control_flow_and_dynamic_shapes_match_eager(firmware, tmp_path, nam
             torch.testing.assert_close(g, w, atol=1e-5 * max(1.0, w.abs().max().item()), rtol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["mlp", "small_cnn", "mobilenet_v2_005_96"])
-def test_m55_int8_matches_host_and_reference(firmware, runner, tmp_path, name):
-    """Int8 zoo models, among them the seed scenario's MobileNetV2 width 0.05 at 96x96x3: ExecuTorch's
+@pytest.mark.parametrize("name", INT8_ZOO)
+def test_m55_int8_matches_host_and_reference(firmware, runner, int8_zoo, tmp_path, name):
+    """Int8 zoo models, among them the seed scenario's MobileNetV2 width 0.05 at 96x96x3 (ExecuTorch's
     Corstone-300 runner asked for 1,785,600 bytes for it and died in a 1 KB pool; Ember plans its arena from the
-    program and places it in SRAM."""
-    from examples.quantized import quantize_zoo
-    q, args, _ = quantize_zoo(name)
+    program and places it in SRAM) and MLPerf Tiny's KWS, IC, VWW and AD architectures."""
+    q, args, _ = int8_zoo(name)
     ref = q.reference(*args)
     (tmp_path / "input_0.bin").write_bytes(args[0].contiguous().numpy().tobytes())
     (tmp_path / "m55").mkdir()

@@ -10,15 +10,24 @@ import torch
 
 import exir
 from examples.models import ZOO
-from examples.quantized import calibration_set, quantize_zoo
+from examples.quantized import calibration_set
 from examples.runner_io import read_outputs, run
 from exir.quantization import QuantizationError, quantize
 
-MODELS = ["mlp", "small_cnn", "mobilenet_v2_005_96"]
-FUSED = {"mlp": {"ember_quantized.linear.default"},
-         "small_cnn": {"ember_quantized.conv2d.default", "ember_quantized.linear.default"},
-         "mobilenet_v2_005_96": {"ember_quantized.conv2d.default", "ember_quantized.linear.default",
-                                 "ember_quantized.add.default", "ember_quantized.adaptive_avg_pool2d.default"}}
+# The seed's models, then MLPerf Tiny's four reference architectures (examples/mlperf_tiny.py).
+MODELS = ["mlp", "small_cnn", "mobilenet_v2_005_96", "ds_cnn_kws", "resnet8_cifar10", "mobilenet_v1_025_vww",
+          "autoencoder_ad"]
+CONV, LINEAR, ADD = "ember_quantized.conv2d.default", "ember_quantized.linear.default", "ember_quantized.add.default"
+AVG_POOL = "ember_quantized.avg_pool2d.default"
+FUSED = {"mlp": {LINEAR},
+         "small_cnn": {CONV, LINEAR, AVG_POOL, "aten.max_pool2d.default"},
+         "mobilenet_v2_005_96": {CONV, LINEAR, ADD, "ember_quantized.adaptive_avg_pool2d.default"},
+         "ds_cnn_kws": {CONV, LINEAR, AVG_POOL, "aten.pad.default"},
+         "resnet8_cifar10": {CONV, LINEAR, ADD, AVG_POOL},
+         "mobilenet_v1_025_vww": {CONV, LINEAR, AVG_POOL},
+         "autoencoder_ad": {LINEAR}}
+QUANTIZE = "quantized_decomposed.quantize_per_tensor.default"
+DEQUANTIZE = "quantized_decomposed.dequantize_per_tensor.default"
 REPORT = {}
 
 
@@ -30,11 +39,11 @@ def output_step(q):
 
 
 @pytest.fixture(scope="module")
-def quantized(tmp_path_factory):
+def quantized(tmp_path_factory, int8_zoo):
     d = tmp_path_factory.mktemp("int8")
     out = {}
     for name in MODELS:
-        q, args, module = quantize_zoo(name)
+        q, args, module = int8_zoo(name)
         int8 = d / f"{name}_int8.pte"
         exir.to_edge(q.exported_program).to_executorch().save(str(int8))
         fp32 = d / f"{name}.pte"
@@ -46,10 +55,12 @@ def quantized(tmp_path_factory):
 @pytest.mark.parametrize("name", MODELS)
 def test_patterns_become_int8_kernels(quantized, name):
     q = quantized[name][0]
-    ops = {str(n.target) for n in q.exported_program.graph.nodes if n.op == "call_function"}
-    assert FUSED[name] <= ops, ops
-    # Float compute left between quantize/dequantize only where no int8 kernel exists.
-    assert not ops & {"aten.conv2d.default", "aten.linear.default"}, ops
+    calls = [str(n.target) for n in q.exported_program.graph.nodes if n.op == "call_function"]
+    assert FUSED[name] <= set(calls), calls
+    # Whole models in int8: the input is quantized once and the output dequantized once, nothing runs in float
+    # between (batch norm folded, eval-mode dropout removed, pooling, padding and flatten on int8 values).
+    assert calls.count(QUANTIZE) == 1 and calls.count(DEQUANTIZE) == 1, calls
+    assert calls[0] == QUANTIZE and calls[-1] == DEQUANTIZE, calls
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -87,6 +98,39 @@ def test_accuracy_and_size_against_fp32(quantized, runner, tmp_path, name):
     # (MobileNetV2 0.05); weights shrink about 4x, less where the program's structure is a larger share.
     assert rel < 0.08, f"{name}: int8 is {rel:.1%} of the output range away from fp32"
     assert ratio < 0.45
+
+
+class _SelectOps(torch.nn.Module):
+    """A convolution between pads (constant with a value off the int8 grid, reflect) and a max pooling with
+    ceil_mode and padding: ops that only pick or copy values run on int8."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        x = torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.37)
+        x = torch.relu(self.conv(x))
+        x = torch.nn.functional.pad(x, (1, 1, 1, 1), mode="reflect")
+        return torch.nn.functional.max_pool2d(x, 3, 2, 1, ceil_mode=True)
+
+
+def test_pads_and_max_pool_run_on_int8_as_the_reference(runner, tmp_path):
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(5)
+    module, args = _SelectOps().eval(), (torch.randn(1, 3, 11, 10, generator=g),)
+    q = quantize(module, args, [(torch.randn(1, 3, 11, 10, generator=g),) for _ in range(8)])
+    calls = [str(n.target) for n in q.exported_program.graph.nodes if n.op == "call_function"]
+    assert calls.count(QUANTIZE) == 1 and calls.count(DEQUANTIZE) == 1, calls
+    path = tmp_path / "select_ops_int8.pte"
+    exir.to_edge(q.exported_program).to_executorch().save(str(path))
+    for i, inputs in enumerate([args] + [(torch.randn(1, 3, 11, 10, generator=g),) for _ in range(3)]):
+        ref = q.reference(*inputs)
+        proc = run(runner, path, inputs, str(tmp_path / str(i)))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got = read_outputs(str(tmp_path / str(i)), [ref])[0]
+        # The conv requantizes in fixed point (within one step); what follows it only moves int8 values.
+        assert (got - ref).abs().max().item() <= output_step(q) * 1.001
 
 
 def test_empty_calibration_is_refused():
