@@ -24,5 +24,31 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int
                 ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups, double output_scale,
                 int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
 
+// Float kernels, each registered ahead of portable's and handing it the calls it does not compute (kernels.yaml).
+// op_linear_f32.cc
+void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);
+void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);
+void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+               const Scalar& alpha, Tensor& out);
+
+// op_conv_f32.cc: aten::convolution.out and ember::convolution_clamp.out; scratch: a patch block or a bordered plane.
+KernelMemory convolution_memory(const KernelArgs& args);
+KernelMemory convolution_clamp_memory(const KernelArgs& args);
+void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                           ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                           bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
+                           Tensor& out);
+
+// op_elementwise_f32.cc
+void relu_out(KernelContext& ctx, const Tensor& self, Tensor& out);
+void hardtanh_out(KernelContext& ctx, const Tensor& self, const Scalar& min_val, const Scalar& max_val, Tensor& out);
+void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Optional<Scalar> max, Tensor& out);
+void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
+void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
+void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
+
 }  // namespace helium
 }  // namespace ember
