@@ -3,8 +3,10 @@
 // the memory function (which sees only the program) and the kernel agree on the scratch:
 //   pointwise  1x1, unit stride, no padding: the channel GEMM (util/channel_gemm_f32.h) on the input planes in
 //              place, no scratch;
-//   depthwise  one input channel per group: each channel copied into a zero-bordered plane, its output rows
-//              swept four columns per vector (util/depthwise_f32.h);
+//   lanes      depthwise 3x3 at stride 1 or 2: four channels' zero-bordered planes interleaved, so each vector
+//              holds four channels (util/depthwise_f32.h);
+//   depthwise  other depthwise layers: each channel copied into a zero-bordered plane, its output rows swept four
+//              columns per vector;
 //   patches    everything else: the taps of a block of output pixels gathered into a K x pixels matrix (zeros
 //              where they fall in the padding), then the channel GEMM on it.
 // convolution_clamp clamps each output where it is written, with the scalar kernels' comparisons (NaN stays NaN).
@@ -15,6 +17,7 @@
 #include "kernels/helium/kernels.h"
 #include "kernels/helium/util/channel_gemm_f32.h"
 #include "kernels/helium/util/depthwise_f32.h"
+#include "kernels/helium/util/elementwise_f32.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/conv_util.h"
 #include "kernels/portable/util/kernel_util.h"
@@ -25,12 +28,12 @@ namespace {
 
 using portable::ConvGeometry;
 
-enum class ConvPath { kPointwise, kDepthwise, kPatches };
+enum class ConvPath { kPointwise, kLanes, kDepthwise, kPatches };
 
 struct ConvPlan {
   ConvPath path;
   int32_t block;        // patches: output pixels gathered per block (the patch matrix's row length)
-  int32_t plane_rows;   // depthwise: the bordered plane
+  int32_t plane_rows;   // lanes, depthwise: the bordered plane
   int32_t plane_cols;
   size_t scratch;       // bytes
 };
@@ -39,7 +42,8 @@ struct ConvPlan {
 // block's six pixels); up to this many pixels per block, so runs along output rows are long.
 constexpr int64_t kPatchFloats = 8192;
 constexpr int64_t kMaxPatchPixels = 96;
-// A bordered plane larger than this is not worth its scratch: such layers take the patches path.
+// Bordered planes (four interleaved ones for the lanes path) larger than this are not worth their scratch: such
+// layers take the next path (lanes, then depthwise, then patches).
 constexpr int64_t kMaxPlaneFloats = 16384;
 
 bool is_depthwise(const ConvGeometry& g) { return g.Cg == 1 && g.groups == g.Cin && g.groups > 1; }
@@ -51,6 +55,11 @@ ConvPlan plan_convolution(const ConvGeometry& g) {
   if (is_pointwise(g)) return ConvPlan{ConvPath::kPointwise, 0, 0, 0, 0};
   if (is_depthwise(g)) {
     const int64_t rows = g.H + 2 * g.ph, cols = g.W + 2 * g.pw;
+    const bool lanes = g.KH == 3 && g.KW == 3 && g.dh == 1 && g.dw == 1 && (g.sw == 1 || g.sw == 2);
+    if (lanes && rows <= kMaxPlaneFloats && cols <= kMaxPlaneFloats && lane_planes_floats(rows, cols) <= kMaxPlaneFloats) {
+      return ConvPlan{ConvPath::kLanes, 0, static_cast<int32_t>(rows), static_cast<int32_t>(cols),
+                      static_cast<size_t>(lane_planes_floats(rows, cols)) * sizeof(float)};
+    }
     const int64_t floats = rows * cols + depthwise_slack_floats(static_cast<int32_t>(g.sw < 64 ? g.sw : 64));
     if (g.sw < 64 && rows <= kMaxPlaneFloats && cols <= kMaxPlaneFloats && floats <= kMaxPlaneFloats) {
       return ConvPlan{ConvPath::kDepthwise, 0, static_cast<int32_t>(rows), static_cast<int32_t>(cols),
@@ -127,56 +136,95 @@ void run_depthwise(const Conv& c, const ConvPlan& plan) {
   }
 }
 
+// ---- lanes ----------------------------------------------------------------------------------------------------
+
+template <bool Clamp>
+void run_lanes(const Conv& c, const ConvPlan& plan) {
+  const ConvGeometry& g = c.g;
+  const LanePlanes planes{reinterpret_cast<float*>(c.scratch), plan.plane_rows, plan.plane_cols,
+                          static_cast<int32_t>(g.ph), static_cast<int32_t>(g.pw)};
+  zero_lanes(planes);
+  const DepthwiseRows rows{static_cast<int32_t>(g.OH), static_cast<int32_t>(g.OW), 3, 3, static_cast<int32_t>(g.sh),
+                           static_cast<int32_t>(g.sw), 1, 1, c.lo, c.hi};
+  const int64_t per_channel = g.Cout / g.Cin, in_plane = g.H * g.W, out_plane = g.OH * g.OW;
+  alignas(16) float w4[9 * 4];
+  for (int64_t n = 0; n < g.N; ++n) {
+    for (int64_t c0 = 0; c0 < g.Cin; c0 += 4) {
+      const int32_t lanes = static_cast<int32_t>(g.Cin - c0 < 4 ? g.Cin - c0 : 4);
+      // Lanes past the last channel repeat it: computed, never stored.
+      alignas(16) int32_t ch32[4];
+      const float* src[4];
+      for (int32_t i = 0; i < 4; ++i) {
+        ch32[i] = static_cast<int32_t>(c0) + (i < lanes ? i : lanes - 1);
+        src[i] = c.x + (n * g.Cin + ch32[i]) * in_plane;
+      }
+      fill_lanes(planes, src, static_cast<int32_t>(g.H), static_cast<int32_t>(g.W));
+      // Lane i's weights and bias for output channel ch[i] * per_channel + m, gathered four lanes at a time.
+      const uint32x4_t first = vldrwq_u32(reinterpret_cast<const uint32_t*>(ch32));
+      const uint32x4_t w_offsets = vmulq_n_u32(first, static_cast<uint32_t>(per_channel * 9));
+      const uint32x4_t b_offsets = vmulq_n_u32(first, static_cast<uint32_t>(per_channel));
+      for (int64_t m = 0; m < per_channel; ++m) {
+        LaneState st;
+        for (int32_t t = 0; t < 9; ++t) vstrwq_f32(w4 + 4 * t, vldrwq_gather_shifted_offset_f32(c.w + m * 9 + t, w_offsets));
+        st.bias = c.b != nullptr ? vldrwq_gather_shifted_offset_f32(c.b + m, b_offsets) : vdupq_n_f32(0.0f);
+        st.out_offsets = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(per_channel * out_plane * 4));
+        st.lo = c.lo, st.hi = c.hi;
+        st.keep = vctp32q(static_cast<uint32_t>(lanes));
+        float* out = c.o + (n * g.Cout + c0 * per_channel + m) * out_plane;
+        if (lanes == 4) {
+          depthwise3x3_lanes_any<Clamp, false>(planes, rows, st, w4, out);
+        } else {
+          depthwise3x3_lanes_any<Clamp, true>(planes, rows, st, w4, out);
+        }
+      }
+    }
+  }
+}
+
 // ---- patches --------------------------------------------------------------------------------------------------
 
-inline void zero_floats(float* d, int32_t n) {
-  for (; n > 0; n -= 4, d += 4) vstrwq_p_f32(d, vdupq_n_f32(0.0f), vctp32q(static_cast<uint32_t>(n)));
+// The geometry the patch gather needs, in 32 bits (fits_32bit holds for every call that gets here).
+struct Taps {
+  int32_t H, W, OW, sh, sw, ph, pw, dh, dw;
+  uint32x4_t offsets;  // {0, 1, 2, 3} * sw
+};
+
+Taps taps_of(const ConvGeometry& g) {
+  return Taps{static_cast<int32_t>(g.H),  static_cast<int32_t>(g.W),  static_cast<int32_t>(g.OW),
+              static_cast<int32_t>(g.sh), static_cast<int32_t>(g.sw), static_cast<int32_t>(g.ph),
+              static_cast<int32_t>(g.pw), static_cast<int32_t>(g.dh), static_cast<int32_t>(g.dw),
+              vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(g.sw))};
 }
 
-// n inputs from `s`, `stride` floats apart, to d.
-inline void copy_strided(float* d, const float* s, int32_t n, int32_t stride) {
-  if (stride == 1) {
-    for (; n > 0; n -= 4, d += 4, s += 4) {
-      const mve_pred16_t m = vctp32q(static_cast<uint32_t>(n));
-      vstrwq_p_f32(d, vldrwq_z_f32(s, m), m);
-    }
-    return;
-  }
-  const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(stride));
-  for (; n > 0; n -= 4, d += 4, s += 4 * stride) {
-    const mve_pred16_t m = vctp32q(static_cast<uint32_t>(n));
-    vstrwq_p_f32(d, vldrwq_gather_shifted_offset_z_f32(s, offsets, m), m);
-  }
-}
-
-// One tap's row of the patch matrix for output pixels [p0, p0 + count) of group `grp`'s input: along each output
-// row the run of pixels whose tap lands inside the input is a strided copy, the rest zeros.
-void gather_tap(const Conv& c, const float* xg, int64_t ci, int64_t kh, int64_t kw, int64_t p0, int32_t count,
-                float* dst) {
-  const ConvGeometry& g = c.g;
-  int64_t oh = p0 / g.OW, ow = p0 % g.OW;
-  for (int32_t done = 0; done < count;) {
-    const int32_t run = static_cast<int32_t>(g.OW - ow < count - done ? g.OW - ow : count - done);
+// One tap's row of the patch matrix for output pixels [p0, p0 + count) from input plane xc: along each output
+// row the run of pixels whose tap lands inside the input is a (strided) copy, the rest zeros.
+void gather_tap(const Taps& t, const float* xc, int32_t kh, int32_t kw, int32_t p0, int32_t count, float* dst) {
+  int32_t oh = p0 / t.OW, ow = p0 - oh * t.OW;
+  for (int32_t done = 0; done < count; ow = 0, ++oh) {
+    const int32_t run = t.OW - ow < count - done ? t.OW - ow : count - done;
     float* d = dst + done;
-    const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
-    if (ih < 0 || ih >= g.H) {
-      zero_floats(d, run);
-    } else {
-      // Output columns [ow, ow + run) read input columns iw0 + j * sw: those before column 0 and from column W on
-      // are padding.
-      const int64_t iw0 = ow * g.sw - g.pw + kw * g.dw;
-      int64_t left = iw0 < 0 ? (-iw0 + g.sw - 1) / g.sw : 0;
-      if (left > run) left = run;
-      int64_t inside = iw0 + left * g.sw < g.W ? (g.W - (iw0 + left * g.sw) + g.sw - 1) / g.sw : 0;
-      if (inside > run - left) inside = run - left;
-      zero_floats(d, static_cast<int32_t>(left));
-      copy_strided(d + left, xg + (ci * g.H + ih) * g.W + iw0 + left * g.sw, static_cast<int32_t>(inside),
-                   static_cast<int32_t>(g.sw));
-      zero_floats(d + left + inside, static_cast<int32_t>(run - left - inside));
-    }
     done += run;
-    ow = 0;
-    ++oh;
+    const int32_t ih = oh * t.sh - t.ph + kh * t.dh;
+    if (ih < 0 || ih >= t.H) {
+      fill_floats(d, run, 0.0f);
+      continue;
+    }
+    // Output columns [ow, ow + run) read input columns iw0 + j * sw: those before column 0 and from column W on
+    // are padding.
+    const int32_t iw0 = ow * t.sw - t.pw + kw * t.dw;
+    int32_t left = iw0 < 0 ? (t.sw - 1 - iw0) / t.sw : 0;
+    if (left > run) left = run;
+    const int32_t first = iw0 + left * t.sw;
+    int32_t inside = first < t.W ? (t.W - first + t.sw - 1) / t.sw : 0;
+    if (inside > run - left) inside = run - left;
+    fill_floats(d, left, 0.0f);
+    const float* s = xc + ih * t.W + first;
+    if (t.sw == 1) {
+      copy_floats(d + left, s, inside);
+    } else {
+      copy_floats_strided(d + left, s, inside, t.sw, t.offsets);
+    }
+    fill_floats(d + left + inside, run - left - inside, 0.0f);
   }
 }
 
@@ -184,6 +232,7 @@ template <bool Clamp>
 void run_patches(const Conv& c, const ConvPlan& plan) {
   const ConvGeometry& g = c.g;
   float* patches = reinterpret_cast<float*>(c.scratch);
+  const Taps geometry = taps_of(g);
   const int64_t cout_g = g.Cout / g.groups, taps = g.Cg * g.KH * g.KW, out_plane = g.OH * g.OW;
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
@@ -192,8 +241,11 @@ void run_patches(const Conv& c, const ConvPlan& plan) {
         const int32_t count = static_cast<int32_t>(out_plane - p0 < plan.block ? out_plane - p0 : plan.block);
         float* row = patches;
         for (int64_t ci = 0; ci < g.Cg; ++ci) {
-          for (int64_t kh = 0; kh < g.KH; ++kh) {
-            for (int64_t kw = 0; kw < g.KW; ++kw, row += plan.block) gather_tap(c, xg, ci, kh, kw, p0, count, row);
+          const float* xc = xg + ci * g.H * g.W;
+          for (int32_t kh = 0; kh < g.KH; ++kh) {
+            for (int32_t kw = 0; kw < g.KW; ++kw, row += plan.block) {
+              gather_tap(geometry, xc, kh, kw, static_cast<int32_t>(p0), count, row);
+            }
           }
         }
         ChannelGemm m;
@@ -215,6 +267,7 @@ template <bool Clamp>
 void run(const Conv& c, const ConvPlan& plan) {
   switch (plan.path) {
     case ConvPath::kPointwise: return run_pointwise<Clamp>(c);
+    case ConvPath::kLanes: return run_lanes<Clamp>(c, plan);
     case ConvPath::kDepthwise: return run_depthwise<Clamp>(c, plan);
     case ConvPath::kPatches: return run_patches<Clamp>(c, plan);
   }

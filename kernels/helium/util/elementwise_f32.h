@@ -12,18 +12,20 @@ namespace ember {
 namespace helium {
 
 // o[i] = x[i] clamped below at lo (when Lo) and above at hi (when Hi), i < n, with the scalar kernels'
-// comparisons: x < lo takes lo, then x > hi takes hi, so a NaN element stays NaN. In place (o == x) is fine.
+// comparisons: x < lo takes lo, then x > hi takes hi, so a NaN element stays NaN. MVE's LT also holds for unordered
+// operands, so "below lo" is tested as lo > x (q1 holds lo); GT holds for ordered ones only. In place is fine.
 template <bool Lo, bool Hi>
 inline void clamp_floats(const float* x, float* o, int32_t n, float lo, float hi) {
   if (n <= 0) return;
   uint32_t saved;
   __asm__ volatile(
       "   vmrs %[saved], p0\n"
+      "   vdup.32 q1, %[lo]\n"
       "   dlstp.32 lr, %[n]\n"
       "1: vldrw.u32 q0, [%[x]], #16\n"
       ".if %c[has_lo]\n"
-      "   vpt.f32 lt, q0, %[lo]\n"
-      "   vdupt.32 q0, %[lo]\n"
+      "   vpt.f32 gt, q1, q0\n"
+      "   vmovt q0, q1\n"
       ".endif\n"
       ".if %c[has_hi]\n"
       "   vpt.f32 gt, q0, %[hi]\n"
@@ -34,7 +36,7 @@ inline void clamp_floats(const float* x, float* o, int32_t n, float lo, float hi
       "   vmsr p0, %[saved]\n"
       : [x] "+r"(x), [o] "+r"(o), [saved] "=&r"(saved)
       : [n] "r"(n), [lo] "r"(lo), [hi] "r"(hi), [has_lo] "i"(Lo ? 1 : 0), [has_hi] "i"(Hi ? 1 : 0)
-      : "q0", "lr", "memory");
+      : "q0", "q1", "lr", "memory");
 }
 
 // o[i] = value, i < n.
@@ -47,6 +49,34 @@ inline void fill_floats(float* o, int32_t n, float value) {
       "   letp lr, 1b\n"
       : [o] "+r"(o)
       : [n] "r"(n), [v] "r"(value)
+      : "q0", "lr", "memory");
+}
+
+// d[i] = s[i], i < n.
+inline void copy_floats(float* d, const float* s, int32_t n) {
+  if (n <= 0) return;
+  __asm__ volatile(
+      "   dlstp.32 lr, %[n]\n"
+      "1: vldrw.u32 q0, [%[s]], #16\n"
+      "   vstrw.32 q0, [%[d]], #16\n"
+      "   letp lr, 1b\n"
+      : [d] "+r"(d), [s] "+r"(s)
+      : [n] "r"(n)
+      : "q0", "lr", "memory");
+}
+
+// d[i] = s[i * stride], i < n: a gather of four elements per vector. `offsets` holds {0, 1, 2, 3} * stride.
+inline void copy_floats_strided(float* d, const float* s, int32_t n, int32_t stride, uint32x4_t offsets) {
+  if (n <= 0) return;
+  const int32_t step = stride * 16;
+  __asm__ volatile(
+      "   dlstp.32 lr, %[n]\n"
+      "1: vldrw.u32 q0, [%[s], %q[off], uxtw #2]\n"
+      "   add %[s], %[s], %[step]\n"
+      "   vstrw.32 q0, [%[d]], #16\n"
+      "   letp lr, 1b\n"
+      : [d] "+r"(d), [s] "+r"(s)
+      : [n] "r"(n), [off] "w"(offsets), [step] "r"(step)
       : "q0", "lr", "memory");
 }
 

@@ -21,60 +21,113 @@
 namespace ember {
 namespace helium {
 
-// Six pixels' sums for four output channels: vector j holds pixel j, lane i channel i.
-struct PixelSums {
-  float32x4_t p0, p1, p2, p3, p4, p5;
+// What a run of channel-block tiles reads besides its operands, kept in memory because the loop needs every
+// vector register: the layout is the assembly's (offsets in the comments).
+struct alignas(16) ChannelBlockState {
+  uint32x4_t rows;         //  0: the four weight rows' addresses minus one float (the gather writes back first)
+  float32x4_t bias;        // 16: the four channels' biases, which seed the sums
+  uint32x4_t out_offsets;  // 32: byte offsets of the four channels' output rows
+  int32_t pairs;           // 48: k / 2, the loop's iterations of two steps
+  int32_t odd;             // 52: k % 2, a last single step
+  int32_t rewind;          // 56: bytes from the input after the last step to the next tile's first input
+  float lo, hi;            // 60, 64: the clamp (Clamp only)
+  uint32_t keep;           // 68: the predicate of the real channels (Partial only)
+  uint32_t saved;          // 72: the caller's predicate register (Partial only)
 };
 
-// One step of the channel block for P pixels (an assembler macro body: P is a template constant): the gathered
-// weights into qw, the P inputs into r4-r6, r8-r10 (r7 may be the frame pointer), the input row pointer on by
-// one row, then the P multiply-adds.
-#define EMBER_HELIUM_CHANNEL_STEP                                 \
-  "   vldrw.u32 %q[wv], [%q[rows], #4]!\n"                         \
-  ".if %c[P] == 1\n"                                              \
-  "   ldr r4, [%[x]]\n"                                           \
-  ".elseif %c[P] == 2\n"                                          \
-  "   ldrd r4, r5, [%[x]]\n"                                      \
-  ".elseif %c[P] == 3\n"                                          \
-  "   ldm %[x], {r4, r5, r6}\n"                                   \
-  ".elseif %c[P] == 4\n"                                          \
-  "   ldm %[x], {r4, r5, r6, r8}\n"                               \
-  ".elseif %c[P] == 5\n"                                          \
-  "   ldm %[x], {r4, r5, r6, r8, r9}\n"                           \
-  ".else\n"                                                       \
-  "   ldm %[x], {r4, r5, r6, r8, r9, r10}\n"                      \
-  ".endif\n"                                                      \
-  "   add %[x], %[x], %[ldx]\n"                                   \
-  "   vfma.f32 %q[s0], %q[wv], r4\n"                              \
-  ".if %c[P] >= 2\n   vfma.f32 %q[s1], %q[wv], r5\n.endif\n"      \
-  ".if %c[P] >= 3\n   vfma.f32 %q[s2], %q[wv], r6\n.endif\n"      \
-  ".if %c[P] >= 4\n   vfma.f32 %q[s3], %q[wv], r8\n.endif\n"      \
-  ".if %c[P] >= 5\n   vfma.f32 %q[s4], %q[wv], r9\n.endif\n"      \
-  ".if %c[P] >= 6\n   vfma.f32 %q[s5], %q[wv], r10\n.endif\n"
+// One step of a tile of P pixels (P a template constant): the four channels' weights for this input row gathered
+// into q6 (q7 holds their addresses and steps on), the P inputs into r4-r6, r8-r10 (r7 may be the frame pointer),
+// the input pointer on by one row, then one VFMA per pixel into q0..q(P-1).
+#define EMBER_HELIUM_CHANNEL_STEP                            \
+  "   vldrw.u32 q6, [q7, #4]!\n"                              \
+  ".if %c[P] == 1\n"                                         \
+  "   ldr r4, [%[x]]\n"                                      \
+  ".elseif %c[P] == 2\n"                                     \
+  "   ldrd r4, r5, [%[x]]\n"                                 \
+  ".elseif %c[P] == 3\n"                                     \
+  "   ldm %[x], {r4, r5, r6}\n"                              \
+  ".elseif %c[P] == 4\n"                                     \
+  "   ldm %[x], {r4, r5, r6, r8}\n"                          \
+  ".elseif %c[P] == 5\n"                                     \
+  "   ldm %[x], {r4, r5, r6, r8, r9}\n"                      \
+  ".else\n"                                                  \
+  "   ldm %[x], {r4, r5, r6, r8, r9, r10}\n"                 \
+  ".endif\n"                                                 \
+  "   add %[x], %[x], %[ldx]\n"                              \
+  "   vfma.f32 q0, q6, r4\n"                                 \
+  ".if %c[P] >= 2\n   vfma.f32 q1, q6, r5\n.endif\n"         \
+  ".if %c[P] >= 3\n   vfma.f32 q2, q6, r6\n.endif\n"         \
+  ".if %c[P] >= 4\n   vfma.f32 q3, q6, r8\n.endif\n"         \
+  ".if %c[P] >= 5\n   vfma.f32 q4, q6, r9\n.endif\n"         \
+  ".if %c[P] >= 6\n   vfma.f32 q5, q6, r10\n.endif\n"
 
-// Adds sum over `k` steps of gathered weights times x[step][0..P) to `s`. `rows` holds the four weight rows'
-// addresses minus one float (the gather writes back before it loads) and is left past the last step; x_row_bytes
-// is the distance between x's rows. Steps go two per loop iteration, then an odd one.
-template <int P>
-inline void channel_block_steps(uint32x4_t& rows, const float* x, int32_t x_row_bytes, int32_t k, PixelSums& s) {
-  static_assert(P >= 1 && P <= 6, "a channel block covers one to six pixels");
-  float32x4_t wv;
-  int32_t pairs;
+// The clamp over the P sums, with the scalar kernels' comparisons so that NaN stays NaN: MVE's LT also holds for
+// unordered operands, so "below lo" is lo > sum (q7 holds lo), "above hi" is sum > hi (lr holds hi); GT holds for
+// ordered operands only. Shared with depthwise_f32.h's tiles, which hold their sums in the same registers.
+#define EMBER_HELIUM_CLAMP_LANE(j) \
+  ".if %c[P] > " #j "\n   vpt.f32 gt, q7, q" #j "\n   vmovt q" #j ", q7\n.endif\n"
+#define EMBER_HELIUM_CLAMP_HIGH(j) \
+  ".if %c[P] > " #j "\n   vpt.f32 gt, q" #j ", lr\n   vdupt.32 q" #j ", lr\n.endif\n"
+#define EMBER_HELIUM_CLAMP(lo_offset, hi_offset)                                                                 \
+  "   ldr lr, [%[st], #" #lo_offset "]\n"                                                                     \
+  "   vdup.32 q7, lr\n" EMBER_HELIUM_CLAMP_LANE(0) EMBER_HELIUM_CLAMP_LANE(1) EMBER_HELIUM_CLAMP_LANE(2)       \
+  EMBER_HELIUM_CLAMP_LANE(3) EMBER_HELIUM_CLAMP_LANE(4) EMBER_HELIUM_CLAMP_LANE(5)                            \
+  "   ldr lr, [%[st], #" #hi_offset "]\n" EMBER_HELIUM_CLAMP_HIGH(0) EMBER_HELIUM_CLAMP_HIGH(1)                 \
+  EMBER_HELIUM_CLAMP_HIGH(2) EMBER_HELIUM_CLAMP_HIGH(3) EMBER_HELIUM_CLAMP_HIGH(4) EMBER_HELIUM_CLAMP_HIGH(5)
+
+// Pixel j's four channels stored into their output rows with one scatter (q6: the rows' addresses for pixel 0),
+// only the real channels' lanes when Partial.
+#define EMBER_HELIUM_STORE_PIXEL(j)                                      \
+  ".if %c[P] > " #j "\n"                                                \
+  ".if %c[partial]\n   vpst\n   vstrwt.32 q" #j ", [q6, #4*" #j "]\n"  \
+  ".else\n   vstrw.32 q" #j ", [q6, #4*" #j "]\n.endif\n"              \
+  ".endif\n"
+
+// `tiles` tiles of P pixels each, for four output channels: tile t's sums are bias + sum over k input rows of the
+// gathered weights times x[row][t * P + j], clamped when Clamp, stored at out + t * P + j (+ the channels' row
+// offsets). x points at the first tile's first input, rows x_row_bytes apart. Per step: one gather, one LDM, one
+// add and P VFMAs, two steps per loop iteration.
+template <int P, bool Clamp, bool Partial>
+__attribute__((always_inline)) inline void channel_block_tiles(const ChannelBlockState& st, const float* x, int32_t x_row_bytes, float* out,
+                                int32_t tiles) {
+  static_assert(P >= 1 && P <= 6, "a tile covers one to six pixels");
+  if (tiles <= 0) return;
   __asm__ volatile(
-      "   lsrs %[pairs], %[k], #1\n"
-      "   wls lr, %[pairs], 2f\n"
+      ".if %c[partial]\n   vmrs lr, p0\n   str lr, [%[st], #72]\n.endif\n"
+      "0: vldrw.u32 q7, [%[st]]\n"
+      "   vldrw.u32 q0, [%[st], #16]\n"
+      ".if %c[P] >= 2\n   vmov q1, q0\n.endif\n"
+      ".if %c[P] >= 3\n   vmov q2, q0\n.endif\n"
+      ".if %c[P] >= 4\n   vmov q3, q0\n.endif\n"
+      ".if %c[P] >= 5\n   vmov q4, q0\n.endif\n"
+      ".if %c[P] >= 6\n   vmov q5, q0\n.endif\n"
+      "   ldr lr, [%[st], #48]\n"
+      "   wls lr, lr, 2f\n"
       "1:\n" EMBER_HELIUM_CHANNEL_STEP EMBER_HELIUM_CHANNEL_STEP
       "   le lr, 1b\n"
-      "2: lsls %[pairs], %[k], #31\n"
+      "2: ldr lr, [%[st], #52]\n"
+      "   cmp lr, #0\n"
       "   beq 3f\n" EMBER_HELIUM_CHANNEL_STEP
-      "3:\n"
-      : [s0] "+w"(s.p0), [s1] "+w"(s.p1), [s2] "+w"(s.p2), [s3] "+w"(s.p3), [s4] "+w"(s.p4), [s5] "+w"(s.p5),
-        [rows] "+w"(rows), [wv] "=&w"(wv), [x] "+r"(x), [pairs] "=&r"(pairs)
-      : [ldx] "r"(x_row_bytes), [k] "r"(k), [P] "i"(P)
-      : "r4", "r5", "r6", "r8", "r9", "r10", "lr", "cc", "memory");
+      "3: ldr lr, [%[st], #56]\n"
+      "   sub %[x], %[x], lr\n"
+      ".if %c[clamp]\n" EMBER_HELIUM_CLAMP(60, 64) ".endif\n"
+      "   vldrw.u32 q6, [%[st], #32]\n"
+      "   vadd.i32 q6, q6, %[out]\n"
+      ".if %c[partial]\n   ldr lr, [%[st], #68]\n   vmsr p0, lr\n.endif\n"
+      EMBER_HELIUM_STORE_PIXEL(0) EMBER_HELIUM_STORE_PIXEL(1) EMBER_HELIUM_STORE_PIXEL(2)
+      EMBER_HELIUM_STORE_PIXEL(3) EMBER_HELIUM_STORE_PIXEL(4) EMBER_HELIUM_STORE_PIXEL(5)
+      "   add %[out], %[out], #4*%c[P]\n"
+      "   subs %[tiles], %[tiles], #1\n"
+      "   bne 0b\n"
+      ".if %c[partial]\n   ldr lr, [%[st], #72]\n   vmsr p0, lr\n.endif\n"
+      : [x] "+r"(x), [out] "+r"(out), [tiles] "+r"(tiles)
+      : [st] "r"(&st), [ldx] "r"(x_row_bytes), [P] "i"(P), [clamp] "i"(Clamp ? 1 : 0),
+        [partial] "i"(Partial ? 1 : 0)
+      : "r4", "r5", "r6", "r8", "r9", "r10", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "cc", "memory");
 }
 
 #undef EMBER_HELIUM_CHANNEL_STEP
+#undef EMBER_HELIUM_STORE_PIXEL
 
 // Up to seven vectors of a row block's sums (vector j: columns 4j..4j+3).
 struct ColumnSums {
