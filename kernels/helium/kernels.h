@@ -50,5 +50,15 @@ void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const 
 void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out);
 void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out);
 
+// op_pool_f32.cc
+void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
+                                 ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                                 bool ceil_mode, Tensor& out, Tensor& indices);
+void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
+                    ArrayRef<int64_t> padding, bool ceil_mode, bool count_include_pad,
+                    Optional<int64_t> divisor_override, Tensor& out);
+void mean_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim,
+              Optional<int64_t> dtype, Tensor& out);
+
 }  // namespace helium
 }  // namespace ember

@@ -124,7 +124,8 @@ class ElementwiseCases(nn.Module):
                 torch.clamp(x, -0.5, 0.5),
                 x + y, x + row, block + x, x + one, one + x, x + chan, chan + x, torch.sub(x, y, alpha=2.0),
                 torch.add(x, row, alpha=0.5), x - one, x * y, x * row, one * x, chan * x, x * odd,
-                F.max_pool2d(img, 2), F.max_pool2d(img, 3, stride=2, padding=1), F.avg_pool2d(img, 2),
+                *F.max_pool2d(img, 2, return_indices=True),
+                *F.max_pool2d(img, 3, stride=2, padding=1, return_indices=True), F.avg_pool2d(img, 2),
                 F.avg_pool2d(img, 3, stride=2, padding=1, count_include_pad=False), img.mean((-1, -2), keepdim=True),
                 img.mean(-1))
 
