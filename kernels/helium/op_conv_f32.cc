@@ -151,7 +151,7 @@ void run_lanes(const Conv& c, const ConvPlan& plan) {
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t c0 = 0; c0 < g.Cin; c0 += 4) {
       const int32_t lanes = static_cast<int32_t>(g.Cin - c0 < 4 ? g.Cin - c0 : 4);
-      // Lanes past the last channel repeat it: computed, never stored.
+      // Lanes past the last channel repeat it, down to its output plane: they store its values again.
       alignas(16) int32_t ch32[4];
       const float* src[4];
       for (int32_t i = 0; i < 4; ++i) {
@@ -167,15 +167,10 @@ void run_lanes(const Conv& c, const ConvPlan& plan) {
         LaneState st;
         for (int32_t t = 0; t < 9; ++t) vstrwq_f32(w4 + 4 * t, vldrwq_gather_shifted_offset_f32(c.w + m * 9 + t, w_offsets));
         st.bias = c.b != nullptr ? vldrwq_gather_shifted_offset_f32(c.b + m, b_offsets) : vdupq_n_f32(0.0f);
-        st.out_offsets = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(per_channel * out_plane * 4));
+        st.out_offsets = vmulq_n_u32(vsubq_n_u32(first, static_cast<uint32_t>(c0)),
+                                     static_cast<uint32_t>(per_channel * out_plane * 4));
         st.lo = c.lo, st.hi = c.hi;
-        st.keep = vctp32q(static_cast<uint32_t>(lanes));
-        float* out = c.o + (n * g.Cout + c0 * per_channel + m) * out_plane;
-        if (lanes == 4) {
-          depthwise3x3_lanes_any<Clamp, false>(planes, rows, st, w4, out);
-        } else {
-          depthwise3x3_lanes_any<Clamp, true>(planes, rows, st, w4, out);
-        }
+        depthwise3x3_lanes_any<Clamp>(planes, rows, st, w4, c.o + (n * g.Cout + c0 * per_channel + m) * out_plane);
       }
     }
   }

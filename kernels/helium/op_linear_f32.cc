@@ -14,43 +14,46 @@ namespace {
 
 constexpr int kMaxVectors = 7;
 
-// Columns [n0, n0 + 4V) of one output row (cols of them real, the rest of the last vector not stored).
+// The predicate of vector j's real columns (none past the last).
+inline mve_pred16_t columns(int32_t cols, int j) {
+  const int32_t left = cols - 4 * j;
+  return vctp32q(static_cast<uint32_t>(left < 0 ? 0 : left));
+}
+
+// Columns [n0, n0 + 4V) of one output row, `cols` of them real: the rest compute and are not stored.
 template <int V>
 void column_block(const float* a, const float* b, int32_t K, int32_t N, const float* bias, float* o, int32_t n0,
                   int32_t cols) {
   ColumnSums s;
   for (int j = 0; j < kMaxVectors; ++j) {
-    const int32_t left = cols - 4 * j;
-    s.v[j] = bias != nullptr && left > 0 ? vldrwq_z_f32(bias + n0 + 4 * j, vctp32q(static_cast<uint32_t>(left)))
-                                         : vdupq_n_f32(0.0f);
+    s.v[j] = bias != nullptr ? vldrwq_z_f32(bias + n0 + 4 * j, columns(cols, j)) : vdupq_n_f32(0.0f);
   }
-  if (K == 0) {
-    for (int j = 0; j < V; ++j) vstrwq_p_f32(o + n0 + 4 * j, s.v[j], vctp32q(static_cast<uint32_t>(cols - 4 * j)));
-    return;
+  // Rows in whole vectors: a vector past the row's end reads the next row's start, so the last row (and, for a
+  // matrix narrower than the columns read past its rows, every row) takes predicated loads instead, and nothing
+  // past the matrix is read.
+  const int32_t whole = K > 0 && 4 * V - cols <= N ? K - 1 : 0;
+  row_block_steps<V>(a, b + n0, N * 4, whole, s);
+  for (int32_t k = whole; k < K; ++k) {
+    const float* row = b + static_cast<intptr_t>(k) * N + n0;
+    for (int j = 0; j < V; ++j) s.v[j] = vfmaq_n_f32(s.v[j], vldrwq_z_f32(row + 4 * j, columns(cols, j)), a[k]);
   }
-  // All rows but the last in whole vectors (a partial last vector reads the start of the next row, never stored);
-  // the last row's partial vector is a predicated load, so nothing past the matrix is read.
-  row_block_steps<V>(a, b + n0, N * 4, K - 1, s);
-  const float* last = b + static_cast<intptr_t>(K - 1) * N + n0;
-  const float ak = a[K - 1];
-  for (int j = 0; j < V; ++j) {
-    const mve_pred16_t m = vctp32q(static_cast<uint32_t>(cols - 4 * j));
-    vstrwq_p_f32(o + n0 + 4 * j, vfmaq_n_f32(s.v[j], vldrwq_z_f32(last + 4 * j, m), ak), m);
-  }
+  for (int j = 0; j < V; ++j) vstrwq_p_f32(o + n0 + 4 * j, s.v[j], columns(cols, j));
 }
 
-// o[0, N) = bias + a[0, K) times b [K, N].
+// o[0, N) = bias + a[0, K) times b [K, N]. A last block narrower than seven vectors runs as four, two or one:
+// the widths in between would cost flash for one block per row, and its vectors past N compute and are not
+// stored (rows but the last read into the next row, never past the matrix).
 void row_times_matrix(const float* a, const float* b, int32_t K, int32_t N, const float* bias, float* o) {
   for (int32_t n0 = 0; n0 < N; n0 += 4 * kMaxVectors) {
     const int32_t cols = N - n0 < 4 * kMaxVectors ? N - n0 : 4 * kMaxVectors;
-    switch ((cols + 3) / 4) {
-      case 7: column_block<7>(a, b, K, N, bias, o, n0, cols); break;
-      case 6: column_block<6>(a, b, K, N, bias, o, n0, cols); break;
-      case 5: column_block<5>(a, b, K, N, bias, o, n0, cols); break;
-      case 4: column_block<4>(a, b, K, N, bias, o, n0, cols); break;
-      case 3: column_block<3>(a, b, K, N, bias, o, n0, cols); break;
-      case 2: column_block<2>(a, b, K, N, bias, o, n0, cols); break;
-      default: column_block<1>(a, b, K, N, bias, o, n0, cols); break;
+    if (cols > 16) {
+      column_block<7>(a, b, K, N, bias, o, n0, cols);
+    } else if (cols > 8) {
+      column_block<4>(a, b, K, N, bias, o, n0, cols);
+    } else if (cols > 4) {
+      column_block<2>(a, b, K, N, bias, o, n0, cols);
+    } else {
+      column_block<1>(a, b, K, N, bias, o, n0, cols);
     }
   }
 }

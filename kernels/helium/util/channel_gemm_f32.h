@@ -35,48 +35,41 @@ inline float32x4_t clamp_lanes(float32x4_t v, float lo, float hi) {
 namespace channel_gemm_detail {
 
 // Pixels [p, p + count * P) of the channel block in `st`, count tiles of P.
-template <int P, bool Clamp, bool Partial>
+template <int P, bool Clamp>
 inline void tiles_of(ChannelBlockState& st, const ChannelGemm& g, int32_t p, int32_t count, float* out) {
   st.rewind = g.k * g.x_row * 4 - P * 4;
-  channel_block_tiles<P, Clamp, Partial>(st, g.x + p, g.x_row * 4, out + p, count);
+  channel_block_tiles<P, Clamp>(st, g.x + p, g.x_row * 4, out + p, count);
 }
 
 // Every pixel of channels oc0.. (n of them, 1 to 4).
-template <bool Clamp, bool Partial>
+template <bool Clamp>
 void channel_rows(const ChannelGemm& g, int32_t oc0, int32_t n) {
   ChannelBlockState st;
-  // Lanes past the last channel repeat its address (and bias): they compute and are never stored.
+  // Lanes past the last channel repeat it (weights, bias and output row): they store its values again.
   const uint32x4_t lane = vminq_u32(vidupq_n_u32(0, 1), vdupq_n_u32(static_cast<uint32_t>(n - 1)));
   const float* w0 = g.w + static_cast<intptr_t>(oc0) * g.w_row;
   st.rows = vaddq_n_u32(vmulq_n_u32(lane, static_cast<uint32_t>(g.w_row) * 4u),
                         static_cast<uint32_t>(reinterpret_cast<uintptr_t>(w0)) - 4u);
-  const mve_pred16_t keep = vctp32q(static_cast<uint32_t>(n));
-  st.bias = g.bias != nullptr ? vldrwq_z_f32(g.bias + oc0, keep) : vdupq_n_f32(0.0f);
-  st.out_offsets = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(g.o_row) * 4u);
+  st.bias = g.bias != nullptr ? vldrwq_gather_shifted_offset_f32(g.bias + oc0, lane) : vdupq_n_f32(0.0f);
+  st.out_offsets = vmulq_n_u32(lane, static_cast<uint32_t>(g.o_row) * 4u);
   st.pairs = g.k / 2;
   st.odd = g.k % 2;
   st.lo = g.lo, st.hi = g.hi;
-  st.keep = keep;
   float* out = g.o + static_cast<intptr_t>(oc0) * g.o_row;
-  const int32_t whole = g.pixels / 6, p = whole * 6;
-  tiles_of<6, Clamp, Partial>(st, g, 0, whole, out);
-  switch (g.pixels - p) {
-    case 5: return tiles_of<5, Clamp, Partial>(st, g, p, 1, out);
-    case 4: return tiles_of<4, Clamp, Partial>(st, g, p, 1, out);
-    case 3: return tiles_of<3, Clamp, Partial>(st, g, p, 1, out);
-    case 2: return tiles_of<2, Clamp, Partial>(st, g, p, 1, out);
-    case 1: return tiles_of<1, Clamp, Partial>(st, g, p, 1, out);
-    default: return;
-  }
+  // Tiles of six pixels, the rest in tiles of three and one: fewer tile shapes, less flash.
+  const int32_t sixes = g.pixels / 6, threes = (g.pixels - sixes * 6) / 3, p3 = sixes * 6, p1 = p3 + threes * 3;
+  if (sixes > 0) tiles_of<6, Clamp>(st, g, 0, sixes, out);
+  if (threes > 0) tiles_of<3, Clamp>(st, g, p3, threes, out);
+  if (g.pixels > p1) tiles_of<1, Clamp>(st, g, p1, g.pixels - p1, out);
 }
 
 }  // namespace channel_gemm_detail
 
 template <bool Clamp>
 void run_channel_gemm(const ChannelGemm& g) {
-  int32_t oc = 0;
-  for (; oc + 4 <= g.channels; oc += 4) channel_gemm_detail::channel_rows<Clamp, false>(g, oc, 4);
-  if (oc < g.channels) channel_gemm_detail::channel_rows<Clamp, true>(g, oc, g.channels - oc);
+  for (int32_t oc = 0; oc < g.channels; oc += 4) {
+    channel_gemm_detail::channel_rows<Clamp>(g, oc, g.channels - oc < 4 ? g.channels - oc : 4);
+  }
 }
 
 }  // namespace helium

@@ -5,7 +5,7 @@
 //                  takes per tap one load of the four channels' weights and, per output, one load and one VFMA.
 //                  Small planes (a 3x3 output is one short row per channel) cost what large ones do per output.
 //   rows           any other kernel, stride or dilation: one channel's plane, each output row swept four columns
-//                  per vector, one load (a gather at stride > 1) and one VFMA by the tap's weight per tap.
+//                  per vector, one gather and one VFMA by the tap's weight per tap.
 #pragma once
 
 #include <arm_mve.h>
@@ -54,10 +54,8 @@ struct DepthwiseRows {
   float lo, hi;
 };
 
-// Four columns from `p` at column stride S (0: the runtime stride in `offsets`).
-template <int S>
+// Four columns from `p`, `offsets` ({0, 1, 2, 3} times the column stride) apart.
 inline float32x4_t load_columns(const float* p, uint32x4_t offsets) {
-  if (S == 1) return vldrwq_f32(p);
   return vldrwq_gather_shifted_offset_f32(p, offsets);
 }
 
@@ -71,32 +69,7 @@ inline void store_columns(float* out, float32x4_t v, int32_t n, float lo, float 
   }
 }
 
-// 3x3 taps, unit dilation, column stride S (1 or 2).
-template <int S, bool Clamp>
-void depthwise3x3(const BorderedPlane& p, const DepthwiseRows& d, const float* w, float bias, float* out) {
-  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
-  const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), S);
-  const float32x4_t b = vdupq_n_f32(bias);
-  for (int32_t oh = 0; oh < d.OH; ++oh, out += d.OW) {
-    const float* r0 = p.data + oh * d.sh * p.cols;
-    const float* r1 = r0 + p.cols;
-    const float* r2 = r1 + p.cols;
-    for (int32_t ow = 0; ow < d.OW; ow += 4, r0 += 4 * S, r1 += 4 * S, r2 += 4 * S) {
-      float32x4_t acc = vfmaq_n_f32(b, load_columns<S>(r0, offsets), w0);
-      acc = vfmaq_n_f32(acc, load_columns<S>(r0 + 1, offsets), w1);
-      acc = vfmaq_n_f32(acc, load_columns<S>(r0 + 2, offsets), w2);
-      acc = vfmaq_n_f32(acc, load_columns<S>(r1, offsets), w3);
-      acc = vfmaq_n_f32(acc, load_columns<S>(r1 + 1, offsets), w4);
-      acc = vfmaq_n_f32(acc, load_columns<S>(r1 + 2, offsets), w5);
-      acc = vfmaq_n_f32(acc, load_columns<S>(r2, offsets), w6);
-      acc = vfmaq_n_f32(acc, load_columns<S>(r2 + 1, offsets), w7);
-      acc = vfmaq_n_f32(acc, load_columns<S>(r2 + 2, offsets), w8);
-      store_columns<Clamp>(out + ow, acc, d.OW - ow, d.lo, d.hi);
-    }
-  }
-}
-
-// Any kernel size, stride and dilation.
+// Any kernel size, stride and dilation: the taps in loops.
 template <bool Clamp>
 void depthwise_any(const BorderedPlane& p, const DepthwiseRows& d, const float* w, float bias, float* out) {
   const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(d.sw));
@@ -107,7 +80,7 @@ void depthwise_any(const BorderedPlane& p, const DepthwiseRows& d, const float* 
       const float* tap_row = top + ow * d.sw;
       for (int32_t kh = 0; kh < d.KH; ++kh, tap_row += d.dh * p.cols) {
         for (int32_t kw = 0; kw < d.KW; ++kw) {
-          acc = vfmaq_n_f32(acc, load_columns<0>(tap_row + kw * d.dw, offsets), w[kh * d.KW + kw]);
+          acc = vfmaq_n_f32(acc, load_columns(tap_row + kw * d.dw, offsets), w[kh * d.KW + kw]);
         }
       }
       store_columns<Clamp>(out + ow, acc, d.OW - ow, d.lo, d.hi);
@@ -117,10 +90,6 @@ void depthwise_any(const BorderedPlane& p, const DepthwiseRows& d, const float* 
 
 template <bool Clamp>
 void depthwise_channel(const BorderedPlane& p, const DepthwiseRows& d, const float* w, float bias, float* out) {
-  if (d.KH == 3 && d.KW == 3 && d.dh == 1 && d.dw == 1) {
-    if (d.sw == 1) return depthwise3x3<1, Clamp>(p, d, w, bias, out);
-    if (d.sw == 2) return depthwise3x3<2, Clamp>(p, d, w, bias, out);
-  }
   depthwise_any<Clamp>(p, d, w, bias, out);
 }
 
@@ -183,8 +152,6 @@ struct alignas(16) LaneState {
   float32x4_t bias;        //  0: the four lanes' biases, which seed the sums
   uint32x4_t out_offsets;  // 16: byte offsets of the four lanes' output planes
   float lo, hi;            // 32, 36: the clamp (Clamp only)
-  uint32_t keep;           // 40: the predicate of the real lanes (Partial only)
-  uint32_t saved;          // 44: the caller's predicate register (Partial only)
 };
 
 // Tap (kh, kw) for the tile's P outputs: the four lanes' weights into q6, then per output j its input (row
@@ -200,22 +167,19 @@ struct alignas(16) LaneState {
   EMBER_HELIUM_LANE_MAC(rr, kw, 3) EMBER_HELIUM_LANE_MAC(rr, kw, 4) EMBER_HELIUM_LANE_MAC(rr, kw, 5)
 #define EMBER_HELIUM_LANE_ROW(rr, kh) \
   EMBER_HELIUM_LANE_TAP(rr, kh, 0) EMBER_HELIUM_LANE_TAP(rr, kh, 1) EMBER_HELIUM_LANE_TAP(rr, kh, 2)
-#define EMBER_HELIUM_LANE_STORE(j)                                       \
-  ".if %c[P] > " #j "\n"                                                \
-  ".if %c[partial]\n   vpst\n   vstrwt.32 q" #j ", [q6, #4*" #j "]\n"  \
-  ".else\n   vstrw.32 q" #j ", [q6, #4*" #j "]\n.endif\n"              \
-  ".endif\n"
+// Output j's four lanes with one scatter. A group of fewer than four channels repeats its last channel in the
+// spare lanes (plane, weights, bias and output plane), which store that channel's values again where they are.
+#define EMBER_HELIUM_LANE_STORE(j) ".if %c[P] > " #j "\n   vstrw.32 q" #j ", [q6, #4*" #j "]\n.endif\n"
 
 // `tiles` tiles of P outputs of one output row, 3x3 taps at column stride S: x is the first tile's top-left
 // input position in the interleaved planes (rows row_bytes apart), w the taps' four-lane weights (9 x 4 floats),
 // out the first output of lane 0 (the lanes' planes at st.out_offsets from it).
-template <int S, int P, bool Clamp, bool Partial>
+template <int S, int P, bool Clamp>
 __attribute__((always_inline)) inline void lane_tiles(const LaneState& st, const float* w, const float* x, int32_t row_bytes, float* out,
                        int32_t tiles) {
   static_assert(P >= 1 && P <= 6 && (S == 1 || S == 2), "tiles of one to six outputs at stride 1 or 2");
   if (tiles <= 0) return;
   __asm__ volatile(
-      ".if %c[partial]\n   vmrs lr, p0\n   str lr, [%[st], #44]\n.endif\n"
       "0: vldrw.u32 q0, [%[st]]\n"
       ".if %c[P] >= 2\n   vmov q1, q0\n.endif\n"
       ".if %c[P] >= 3\n   vmov q2, q0\n.endif\n"
@@ -228,17 +192,14 @@ __attribute__((always_inline)) inline void lane_tiles(const LaneState& st, const
       ".if %c[clamp]\n" EMBER_HELIUM_CLAMP(32, 36) ".endif\n"
       "   vldrw.u32 q6, [%[st], #16]\n"
       "   vadd.i32 q6, q6, %[out]\n"
-      ".if %c[partial]\n   ldr lr, [%[st], #40]\n   vmsr p0, lr\n.endif\n"
       EMBER_HELIUM_LANE_STORE(0) EMBER_HELIUM_LANE_STORE(1) EMBER_HELIUM_LANE_STORE(2)
       EMBER_HELIUM_LANE_STORE(3) EMBER_HELIUM_LANE_STORE(4) EMBER_HELIUM_LANE_STORE(5)
       "   add %[out], %[out], #4*%c[P]\n"
       "   add %[x], %[x], #16*%c[S]*%c[P]\n"
       "   subs %[tiles], %[tiles], #1\n"
       "   bne 0b\n"
-      ".if %c[partial]\n   ldr lr, [%[st], #44]\n   vmsr p0, lr\n.endif\n"
       : [x] "+r"(x), [out] "+r"(out), [tiles] "+r"(tiles)
-      : [st] "r"(&st), [w] "r"(w), [rs] "r"(row_bytes), [S] "i"(S), [P] "i"(P), [clamp] "i"(Clamp ? 1 : 0),
-        [partial] "i"(Partial ? 1 : 0)
+      : [st] "r"(&st), [w] "r"(w), [rs] "r"(row_bytes), [S] "i"(S), [P] "i"(P), [clamp] "i"(Clamp ? 1 : 0)
       : "r4", "r5", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "cc", "memory");
 }
 
@@ -248,31 +209,27 @@ __attribute__((always_inline)) inline void lane_tiles(const LaneState& st, const
 #undef EMBER_HELIUM_LANE_STORE
 
 // Every output of four lanes (out: lane 0's output plane), 3x3 taps, column stride S, row stride d.sh.
-template <int S, bool Clamp, bool Partial>
+template <int S, bool Clamp>
 void depthwise3x3_lanes(const LanePlanes& p, const DepthwiseRows& d, const LaneState& st, const float* w,
                         float* out) {
   const int32_t row_bytes = p.cols * 16, whole = d.OW / 6, tail = d.OW - whole * 6;
   for (int32_t oh = 0; oh < d.OH; ++oh, out += d.OW) {
     const float* x = p.data + oh * d.sh * p.cols * 4;
-    lane_tiles<S, 6, Clamp, Partial>(st, w, x, row_bytes, out, whole);
+    lane_tiles<S, 6, Clamp>(st, w, x, row_bytes, out, whole);
+    // The rest of the row in tiles of three and one: fewer tile shapes, less flash.
     x += whole * 6 * S * 4;
     float* o = out + whole * 6;
-    switch (tail) {
-      case 5: lane_tiles<S, 5, Clamp, Partial>(st, w, x, row_bytes, o, 1); break;
-      case 4: lane_tiles<S, 4, Clamp, Partial>(st, w, x, row_bytes, o, 1); break;
-      case 3: lane_tiles<S, 3, Clamp, Partial>(st, w, x, row_bytes, o, 1); break;
-      case 2: lane_tiles<S, 2, Clamp, Partial>(st, w, x, row_bytes, o, 1); break;
-      case 1: lane_tiles<S, 1, Clamp, Partial>(st, w, x, row_bytes, o, 1); break;
-      default: break;
-    }
+    const int32_t threes = tail / 3;
+    lane_tiles<S, 3, Clamp>(st, w, x, row_bytes, o, threes);
+    lane_tiles<S, 1, Clamp>(st, w, x + threes * 3 * S * 4, row_bytes, o + threes * 3, tail - threes * 3);
   }
 }
 
-template <bool Clamp, bool Partial>
+template <bool Clamp>
 void depthwise3x3_lanes_any(const LanePlanes& p, const DepthwiseRows& d, const LaneState& st, const float* w,
                             float* out) {
-  if (d.sw == 1) return depthwise3x3_lanes<1, Clamp, Partial>(p, d, st, w, out);
-  depthwise3x3_lanes<2, Clamp, Partial>(p, d, st, w, out);
+  if (d.sw == 1) return depthwise3x3_lanes<1, Clamp>(p, d, st, w, out);
+  depthwise3x3_lanes<2, Clamp>(p, d, st, w, out);
 }
 
 // Whether the channel-lanes form computes this depthwise shape.

@@ -31,8 +31,6 @@ struct alignas(16) ChannelBlockState {
   int32_t odd;             // 52: k % 2, a last single step
   int32_t rewind;          // 56: bytes from the input after the last step to the next tile's first input
   float lo, hi;            // 60, 64: the clamp (Clamp only)
-  uint32_t keep;           // 68: the predicate of the real channels (Partial only)
-  uint32_t saved;          // 72: the caller's predicate register (Partial only)
 };
 
 // One step of a tile of P pixels (P a template constant): the four channels' weights for this input row gathered
@@ -75,25 +73,21 @@ struct alignas(16) ChannelBlockState {
   "   ldr lr, [%[st], #" #hi_offset "]\n" EMBER_HELIUM_CLAMP_HIGH(0) EMBER_HELIUM_CLAMP_HIGH(1)                 \
   EMBER_HELIUM_CLAMP_HIGH(2) EMBER_HELIUM_CLAMP_HIGH(3) EMBER_HELIUM_CLAMP_HIGH(4) EMBER_HELIUM_CLAMP_HIGH(5)
 
-// Pixel j's four channels stored into their output rows with one scatter (q6: the rows' addresses for pixel 0),
-// only the real channels' lanes when Partial.
-#define EMBER_HELIUM_STORE_PIXEL(j)                                      \
-  ".if %c[P] > " #j "\n"                                                \
-  ".if %c[partial]\n   vpst\n   vstrwt.32 q" #j ", [q6, #4*" #j "]\n"  \
-  ".else\n   vstrw.32 q" #j ", [q6, #4*" #j "]\n.endif\n"              \
-  ".endif\n"
+// Pixel j's four channels stored into their output rows with one scatter (q6: the rows' addresses for pixel 0).
+// A block of fewer than four channels repeats its last channel in the spare lanes, weights, bias, output row and
+// all, so the spare lanes store that channel's values again where they already are: no predicate needed.
+#define EMBER_HELIUM_STORE_PIXEL(j) ".if %c[P] > " #j "\n   vstrw.32 q" #j ", [q6, #4*" #j "]\n.endif\n"
 
 // `tiles` tiles of P pixels each, for four output channels: tile t's sums are bias + sum over k input rows of the
 // gathered weights times x[row][t * P + j], clamped when Clamp, stored at out + t * P + j (+ the channels' row
 // offsets). x points at the first tile's first input, rows x_row_bytes apart. Per step: one gather, one LDM, one
 // add and P VFMAs, two steps per loop iteration.
-template <int P, bool Clamp, bool Partial>
+template <int P, bool Clamp>
 __attribute__((always_inline)) inline void channel_block_tiles(const ChannelBlockState& st, const float* x, int32_t x_row_bytes, float* out,
                                 int32_t tiles) {
   static_assert(P >= 1 && P <= 6, "a tile covers one to six pixels");
   if (tiles <= 0) return;
   __asm__ volatile(
-      ".if %c[partial]\n   vmrs lr, p0\n   str lr, [%[st], #72]\n.endif\n"
       "0: vldrw.u32 q7, [%[st]]\n"
       "   vldrw.u32 q0, [%[st], #16]\n"
       ".if %c[P] >= 2\n   vmov q1, q0\n.endif\n"
@@ -113,16 +107,13 @@ __attribute__((always_inline)) inline void channel_block_tiles(const ChannelBloc
       ".if %c[clamp]\n" EMBER_HELIUM_CLAMP(60, 64) ".endif\n"
       "   vldrw.u32 q6, [%[st], #32]\n"
       "   vadd.i32 q6, q6, %[out]\n"
-      ".if %c[partial]\n   ldr lr, [%[st], #68]\n   vmsr p0, lr\n.endif\n"
       EMBER_HELIUM_STORE_PIXEL(0) EMBER_HELIUM_STORE_PIXEL(1) EMBER_HELIUM_STORE_PIXEL(2)
       EMBER_HELIUM_STORE_PIXEL(3) EMBER_HELIUM_STORE_PIXEL(4) EMBER_HELIUM_STORE_PIXEL(5)
       "   add %[out], %[out], #4*%c[P]\n"
       "   subs %[tiles], %[tiles], #1\n"
       "   bne 0b\n"
-      ".if %c[partial]\n   ldr lr, [%[st], #72]\n   vmsr p0, lr\n.endif\n"
       : [x] "+r"(x), [out] "+r"(out), [tiles] "+r"(tiles)
-      : [st] "r"(&st), [ldx] "r"(x_row_bytes), [P] "i"(P), [clamp] "i"(Clamp ? 1 : 0),
-        [partial] "i"(Partial ? 1 : 0)
+      : [st] "r"(&st), [ldx] "r"(x_row_bytes), [P] "i"(P), [clamp] "i"(Clamp ? 1 : 0)
       : "r4", "r5", "r6", "r8", "r9", "r10", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "cc", "memory");
 }
 
