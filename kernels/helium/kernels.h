@@ -60,5 +60,8 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
 void mean_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim,
               Optional<int64_t> dtype, Tensor& out);
 
+// op_softmax_f32.cc
+void softmax_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool half_to_float, Tensor& out);
+
 }  // namespace helium
 }  // namespace ember

@@ -115,11 +115,11 @@ def _linear_inputs():
 
 
 class ElementwiseCases(nn.Module):
-    """Clamps and add/sub/mul in every broadcast pattern, NaN/inf included; pools and mean. x, y: [2, 3, 4, 5];
-    row: [5]; block: [4, 5]; one: [1]; chan: [1, 3, 1, 1]; odd: [2, 1, 4, 1] (a broadcast portable takes);
-    img: [1, 3, 10, 9]."""
+    """Clamps and add/sub/mul in every broadcast pattern, NaN/inf included; pools, mean and softmax. x, y:
+    [2, 3, 4, 5]; row: [5]; block: [4, 5]; one: [1]; chan: [1, 3, 1, 1]; odd: [2, 1, 4, 1] (a broadcast portable
+    takes); img: [1, 3, 10, 9]; scores: [6, 11] (rows with NaN, +inf, all -inf, and large spreads)."""
 
-    def forward(self, x, y, row, block, one, chan, odd, img):
+    def forward(self, x, y, row, block, one, chan, odd, img, scores):
         return (torch.relu(x), F.hardtanh(x, -1.0, 1.0), torch.clamp(x, min=-0.5), torch.clamp(x, max=0.5),
                 torch.clamp(x, -0.5, 0.5),
                 x + y, x + row, block + x, x + one, one + x, x + chan, chan + x, torch.sub(x, y, alpha=2.0),
@@ -127,13 +127,23 @@ class ElementwiseCases(nn.Module):
                 *F.max_pool2d(img, 2, return_indices=True),
                 *F.max_pool2d(img, 3, stride=2, padding=1, return_indices=True), F.avg_pool2d(img, 2),
                 F.avg_pool2d(img, 3, stride=2, padding=1, count_include_pad=False), img.mean((-1, -2), keepdim=True),
-                img.mean(-1))
+                img.mean(-1), torch.softmax(scores, -1), torch.softmax(scores, 0), torch.softmax(x, -1))
 
 
 def _elementwise_inputs():
     return (_with_specials(_randn(2, 3, 4, 5, seed=11)), _randn(2, 3, 4, 5, seed=12), _randn(5, seed=13),
             _randn(4, 5, seed=14), _randn(1, seed=15), _randn(1, 3, 1, 1, seed=16), _randn(2, 1, 4, 1, seed=17),
-            _with_specials(_randn(1, 3, 10, 9, seed=18)))
+            _with_specials(_randn(1, 3, 10, 9, seed=18)), _scores())
+
+
+def _scores():
+    s = _randn(6, 11, seed=19) * 4.0
+    s[1, 3] = float("nan")
+    s[2, 7] = float("inf")
+    s[3, :] = float("-inf")
+    s[4, 2] = float("-inf")
+    s[5, :] = s[5, :] * 30.0  # e^(x - max) down to underflow
+    return s
 
 
 CASES: Dict[str, Case] = {
