@@ -80,8 +80,8 @@ inline void copy_floats_strided(float* d, const float* s, int32_t n, int32_t str
       : "q0", "lr", "memory");
 }
 
-// The binary operations: a + b * alpha (sub is alpha negated; Add1 is alpha 1, no multiply) and a * b.
-enum class BinaryOp { Add1, AddScaled, Mul };
+// The binary operations: a + b * alpha (sub is alpha negated) and a * b.
+enum class BinaryOp { AddScaled, Mul };
 
 // o[i] = a[i] op b[i], i < n.
 template <BinaryOp Op>
@@ -92,8 +92,6 @@ inline void binary_floats(const float* a, const float* b, float* o, int32_t n, f
       "1: vldrw.u32 q0, [%[a]], #16\n"
       "   vldrw.u32 q1, [%[b]], #16\n"
       ".if %c[op] == 0\n"
-      "   vadd.f32 q0, q0, q1\n"
-      ".elseif %c[op] == 1\n"
       "   vmul.f32 q1, q1, %[alpha]\n"
       "   vadd.f32 q0, q0, q1\n"
       ".else\n"
@@ -114,7 +112,7 @@ inline void binary_floats_scalar_b(const float* a, float s, float* o, int32_t n)
   __asm__ volatile(
       "   dlstp.32 lr, %[n]\n"
       "1: vldrw.u32 q0, [%[a]], #16\n"
-      ".if %c[op] == 2\n"
+      ".if %c[op] == 1\n"
       "   vmul.f32 q0, q0, %[s]\n"
       ".else\n"
       "   vadd.f32 q0, q0, %[s]\n"
@@ -134,10 +132,10 @@ inline void binary_floats_scalar_a(float s, const float* b, float* o, int32_t n,
   __asm__ volatile(
       "   dlstp.32 lr, %[n]\n"
       "1: vldrw.u32 q0, [%[b]], #16\n"
-      ".if %c[op] == 1\n"
+      ".if %c[op] == 0\n"
       "   vmul.f32 q0, q0, %[alpha]\n"
       ".endif\n"
-      ".if %c[op] == 2\n"
+      ".if %c[op] == 1\n"
       "   vmul.f32 q0, q0, %[s]\n"
       ".else\n"
       "   vadd.f32 q0, q0, %[s]\n"
