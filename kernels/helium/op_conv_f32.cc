@@ -67,7 +67,9 @@ ConvPlan plan_convolution(const ConvGeometry& g) {
     }
   }
   const int64_t taps = g.Cg * g.KH * g.KW;
-  int64_t block = taps > 0 ? kPatchFloats / taps / 6 * 6 : kMaxPatchPixels;
+  // In 32 bits (the callers checked fits_32bit): a 64-bit division is a library call on the M55, and MethodMeta
+  // runs this for every convolution of a program.
+  int64_t block = taps > 0 ? static_cast<int32_t>(kPatchFloats) / static_cast<int32_t>(taps) / 6 * 6 : kMaxPatchPixels;
   block = block < 6 ? 6 : block > kMaxPatchPixels ? kMaxPatchPixels : block;
   return ConvPlan{ConvPath::kPatches, static_cast<int32_t>(block), 0, 0,
                   static_cast<size_t>(taps * block) * sizeof(float)};

@@ -29,7 +29,9 @@ constexpr uint32_t kCpacr = 0xE000ED88;
 constexpr uint32_t kSystCsr = 0xE000E010, kSystRvr = 0xE000E014, kSystCvr = 0xE000E018;
 constexpr uint32_t kCfsr = 0xE000ED28, kHfsr = 0xE000ED2C, kMmfar = 0xE000ED34, kBfar = 0xE000ED38;
 constexpr uint32_t kSfsr = 0xE000EDE4;
-constexpr uint32_t kSysTickReload = 0xFFFFFF;
+// A SysTick interrupt every millisecond: the watchdog checks its deadline there, so this is its grain (a run of a
+// few milliseconds must be stoppable), and each interrupt costs a few dozen instructions per million.
+constexpr uint32_t kSysTickReload = ember::board::kCpuHz / 1000 - 1;
 
 volatile uint32_t g_systick_wraps = 0;
 volatile uint64_t g_deadline_ticks = 0;
@@ -41,7 +43,7 @@ uint64_t ticks() {
     wraps = g_systick_wraps;
     count = *reg(kSystCvr);
   } while (wraps != g_systick_wraps);
-  return (static_cast<uint64_t>(wraps) << 24) + (kSysTickReload - count);
+  return static_cast<uint64_t>(wraps) * (kSysTickReload + 1) + (kSysTickReload - count);
 }
 
 // For fault reports, before anything else may be broken: no heap, a fixed buffer.
