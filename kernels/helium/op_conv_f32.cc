@@ -1,5 +1,5 @@
 // aten::convolution.out and ember::convolution_clamp.out for Float on MVE, contiguous NCHW (other dim orders and
-// dtypes go to portable, which reads strides). Three paths, chosen by plan_convolution from shapes alone so that
+// dtypes go to portable, which reads strides). Four paths, chosen by plan_convolution from shapes alone so that
 // the memory function (which sees only the program) and the kernel agree on the scratch:
 //   pointwise  1x1, unit stride, no padding: the channel GEMM (util/channel_gemm_f32.h) on the input planes in
 //              place, no scratch;
@@ -56,12 +56,13 @@ ConvPlan plan_convolution(const ConvGeometry& g) {
   if (is_depthwise(g)) {
     const int64_t rows = g.H + 2 * g.ph, cols = g.W + 2 * g.pw;
     const bool lanes = g.KH == 3 && g.KW == 3 && g.dh == 1 && g.dw == 1 && (g.sw == 1 || g.sw == 2);
-    if (lanes && rows <= kMaxPlaneFloats && cols <= kMaxPlaneFloats && lane_planes_floats(rows, cols) <= kMaxPlaneFloats) {
+    const bool fits = rows <= kMaxPlaneFloats && cols <= kMaxPlaneFloats;
+    if (lanes && fits && lane_planes_floats(rows, cols) <= kMaxPlaneFloats) {
       return ConvPlan{ConvPath::kLanes, 0, static_cast<int32_t>(rows), static_cast<int32_t>(cols),
                       static_cast<size_t>(lane_planes_floats(rows, cols)) * sizeof(float)};
     }
     const int64_t floats = rows * cols + depthwise_slack_floats(static_cast<int32_t>(g.sw < 64 ? g.sw : 64));
-    if (g.sw < 64 && rows <= kMaxPlaneFloats && cols <= kMaxPlaneFloats && floats <= kMaxPlaneFloats) {
+    if (g.sw < 64 && fits && floats <= kMaxPlaneFloats) {
       return ConvPlan{ConvPath::kDepthwise, 0, static_cast<int32_t>(rows), static_cast<int32_t>(cols),
                       static_cast<size_t>(floats) * sizeof(float)};
     }
@@ -131,8 +132,8 @@ void run_depthwise(const Conv& c, const ConvPlan& plan) {
       fill_plane(plane, c.x + (n * g.Cin + ch) * in_plane, static_cast<int32_t>(g.H), static_cast<int32_t>(g.W));
       for (int64_t m = 0; m < per_channel; ++m) {
         const int64_t oc = ch * per_channel + m;
-        depthwise_channel<Clamp>(plane, rows, c.w + oc * taps, c.b != nullptr ? c.b[oc] : 0.0f,
-                                 c.o + (n * g.Cout + oc) * out_plane);
+        depthwise_rows<Clamp>(plane, rows, c.w + oc * taps, c.b != nullptr ? c.b[oc] : 0.0f,
+                              c.o + (n * g.Cout + oc) * out_plane);
       }
     }
   }
@@ -167,7 +168,9 @@ void run_lanes(const Conv& c, const ConvPlan& plan) {
       const uint32x4_t b_offsets = vmulq_n_u32(first, static_cast<uint32_t>(per_channel));
       for (int64_t m = 0; m < per_channel; ++m) {
         LaneState st;
-        for (int32_t t = 0; t < 9; ++t) vstrwq_f32(w4 + 4 * t, vldrwq_gather_shifted_offset_f32(c.w + m * 9 + t, w_offsets));
+        for (int32_t t = 0; t < 9; ++t) {
+          vstrwq_f32(w4 + 4 * t, vldrwq_gather_shifted_offset_f32(c.w + m * 9 + t, w_offsets));
+        }
         st.bias = c.b != nullptr ? vldrwq_gather_shifted_offset_f32(c.b + m, b_offsets) : vdupq_n_f32(0.0f);
         st.out_offsets = vmulq_n_u32(vsubq_n_u32(first, static_cast<uint32_t>(c0)),
                                      static_cast<uint32_t>(per_channel * out_plane * 4));

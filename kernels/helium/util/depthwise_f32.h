@@ -17,6 +17,8 @@
 namespace ember {
 namespace helium {
 
+// ---- rows -----------------------------------------------------------------------------------------------------
+
 // A bordered plane: `rows` x `cols` floats, the input at (top, left), zeros around it.
 struct BorderedPlane {
   float* data;
@@ -28,24 +30,12 @@ struct BorderedPlane {
 inline int32_t depthwise_slack_floats(int32_t column_stride) { return 3 * column_stride + 4; }
 
 // Zeros the whole plane and its slack (the border stays zero while each channel's interior is copied in).
-inline void zero_plane(const BorderedPlane& p, int32_t slack) {
-  float* d = p.data;
-  for (int32_t n = p.rows * p.cols + slack; n > 0; n -= 4, d += 4) {
-    vstrwq_p_f32(d, vdupq_n_f32(0.0f), vctp32q(static_cast<uint32_t>(n)));
-  }
-}
+inline void zero_plane(const BorderedPlane& p, int32_t slack) { fill_floats(p.data, p.rows * p.cols + slack, 0.0f); }
 
 // An H x W plane into the plane's interior.
 inline void fill_plane(const BorderedPlane& p, const float* x, int32_t H, int32_t W) {
   float* row = p.data + p.top * p.cols + p.left;
-  for (int32_t r = 0; r < H; ++r, row += p.cols, x += W) {
-    const float* s = x;
-    float* d = row;
-    for (int32_t n = W; n > 0; n -= 4, s += 4, d += 4) {
-      const mve_pred16_t m = vctp32q(static_cast<uint32_t>(n));
-      vstrwq_p_f32(d, vldrwq_z_f32(s, m), m);
-    }
-  }
+  for (int32_t r = 0; r < H; ++r, row += p.cols, x += W) copy_floats(row, x, W);
 }
 
 struct DepthwiseRows {
@@ -54,24 +44,10 @@ struct DepthwiseRows {
   float lo, hi;
 };
 
-// Four columns from `p`, `offsets` ({0, 1, 2, 3} times the column stride) apart.
-inline float32x4_t load_columns(const float* p, uint32x4_t offsets) {
-  return vldrwq_gather_shifted_offset_f32(p, offsets);
-}
-
+// One channel's output rows from its bordered plane: four columns per vector (a gather at the column stride), the
+// taps in loops, so any kernel size, stride and dilation.
 template <bool Clamp>
-inline void store_columns(float* out, float32x4_t v, int32_t n, float lo, float hi) {
-  if (Clamp) v = clamp_lanes(v, lo, hi);
-  if (n >= 4) {
-    vstrwq_f32(out, v);
-  } else {
-    vstrwq_p_f32(out, v, vctp32q(static_cast<uint32_t>(n)));
-  }
-}
-
-// Any kernel size, stride and dilation: the taps in loops.
-template <bool Clamp>
-void depthwise_any(const BorderedPlane& p, const DepthwiseRows& d, const float* w, float bias, float* out) {
+void depthwise_rows(const BorderedPlane& p, const DepthwiseRows& d, const float* w, float bias, float* out) {
   const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(d.sw));
   for (int32_t oh = 0; oh < d.OH; ++oh, out += d.OW) {
     const float* top = p.data + oh * d.sh * p.cols;
@@ -80,17 +56,13 @@ void depthwise_any(const BorderedPlane& p, const DepthwiseRows& d, const float* 
       const float* tap_row = top + ow * d.sw;
       for (int32_t kh = 0; kh < d.KH; ++kh, tap_row += d.dh * p.cols) {
         for (int32_t kw = 0; kw < d.KW; ++kw) {
-          acc = vfmaq_n_f32(acc, load_columns(tap_row + kw * d.dw, offsets), w[kh * d.KW + kw]);
+          acc = vfmaq_n_f32(acc, vldrwq_gather_shifted_offset_f32(tap_row + kw * d.dw, offsets), w[kh * d.KW + kw]);
         }
       }
-      store_columns<Clamp>(out + ow, acc, d.OW - ow, d.lo, d.hi);
+      if (Clamp) acc = clamp_lanes(acc, d.lo, d.hi);
+      vstrwq_p_f32(out + ow, acc, vctp32q(static_cast<uint32_t>(d.OW - ow < 4 ? d.OW - ow : 4)));
     }
   }
-}
-
-template <bool Clamp>
-void depthwise_channel(const BorderedPlane& p, const DepthwiseRows& d, const float* w, float bias, float* out) {
-  depthwise_any<Clamp>(p, d, w, bias, out);
 }
 
 // ---- channel lanes --------------------------------------------------------------------------------------------
@@ -152,6 +124,7 @@ struct alignas(16) LaneState {
   float32x4_t bias;        //  0: the four lanes' biases, which seed the sums
   uint32x4_t out_offsets;  // 16: byte offsets of the four lanes' output planes
   float lo, hi;            // 32, 36: the clamp (Clamp only)
+  uint32_t saved;          // 40: the caller's predicate register while the tiles clamp (Clamp only)
 };
 
 // Tap (kh, kw) for the tile's P outputs: the four lanes' weights into q6, then per output j its input (row
@@ -175,11 +148,12 @@ struct alignas(16) LaneState {
 // input position in the interleaved planes (rows row_bytes apart), w the taps' four-lane weights (9 x 4 floats),
 // out the first output of lane 0 (the lanes' planes at st.out_offsets from it).
 template <int S, int P, bool Clamp>
-__attribute__((always_inline)) inline void lane_tiles(const LaneState& st, const float* w, const float* x, int32_t row_bytes, float* out,
-                       int32_t tiles) {
+__attribute__((always_inline)) inline void lane_tiles(LaneState& st, const float* w, const float* x,
+                                                      int32_t row_bytes, float* out, int32_t tiles) {
   static_assert(P >= 1 && P <= 6 && (S == 1 || S == 2), "tiles of one to six outputs at stride 1 or 2");
   if (tiles <= 0) return;
   __asm__ volatile(
+      ".if %c[clamp]\n   vmrs lr, p0\n   str lr, [%[st], #40]\n.endif\n"
       "0: vldrw.u32 q0, [%[st]]\n"
       ".if %c[P] >= 2\n   vmov q1, q0\n.endif\n"
       ".if %c[P] >= 3\n   vmov q2, q0\n.endif\n"
@@ -198,6 +172,7 @@ __attribute__((always_inline)) inline void lane_tiles(const LaneState& st, const
       "   add %[x], %[x], #16*%c[S]*%c[P]\n"
       "   subs %[tiles], %[tiles], #1\n"
       "   bne 0b\n"
+      ".if %c[clamp]\n   ldr lr, [%[st], #40]\n   vmsr p0, lr\n.endif\n"
       : [x] "+r"(x), [out] "+r"(out), [tiles] "+r"(tiles)
       : [st] "r"(&st), [w] "r"(w), [rs] "r"(row_bytes), [S] "i"(S), [P] "i"(P), [clamp] "i"(Clamp ? 1 : 0)
       : "r4", "r5", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "cc", "memory");
@@ -210,7 +185,7 @@ __attribute__((always_inline)) inline void lane_tiles(const LaneState& st, const
 
 // Every output of four lanes (out: lane 0's output plane), 3x3 taps, column stride S, row stride d.sh.
 template <int S, bool Clamp>
-void depthwise3x3_lanes(const LanePlanes& p, const DepthwiseRows& d, const LaneState& st, const float* w,
+void depthwise3x3_lanes(const LanePlanes& p, const DepthwiseRows& d, LaneState& st, const float* w,
                         float* out) {
   const int32_t row_bytes = p.cols * 16, whole = d.OW / 6, tail = d.OW - whole * 6;
   for (int32_t oh = 0; oh < d.OH; ++oh, out += d.OW) {
@@ -226,15 +201,10 @@ void depthwise3x3_lanes(const LanePlanes& p, const DepthwiseRows& d, const LaneS
 }
 
 template <bool Clamp>
-void depthwise3x3_lanes_any(const LanePlanes& p, const DepthwiseRows& d, const LaneState& st, const float* w,
+void depthwise3x3_lanes_any(const LanePlanes& p, const DepthwiseRows& d, LaneState& st, const float* w,
                             float* out) {
   if (d.sw == 1) return depthwise3x3_lanes<1, Clamp>(p, d, st, w, out);
   depthwise3x3_lanes<2, Clamp>(p, d, st, w, out);
-}
-
-// Whether the channel-lanes form computes this depthwise shape.
-inline bool lanes_compute(const DepthwiseRows& d) {
-  return d.KH == 3 && d.KW == 3 && d.dh == 1 && d.dw == 1 && (d.sw == 1 || d.sw == 2);
 }
 
 }  // namespace helium

@@ -12,7 +12,8 @@
 //
 // The inner loops are assembly: gcc 12 neither emits writeback loads from intrinsics nor accepts the writeback
 // gather's intrinsic (it rejects its constant offset after inlining), and without them each step of the loop
-// pays for pointer arithmetic. They are low-overhead loops (WLS/LE) that touch no predicate.
+// pays for pointer arithmetic. They are low-overhead loops (WLS/LE); those that clamp save and restore the
+// predicate register around themselves, since the compiler does not know an asm statement changes it.
 #pragma once
 
 #include <arm_mve.h>
@@ -31,6 +32,7 @@ struct alignas(16) ChannelBlockState {
   int32_t odd;             // 52: k % 2, a last single step
   int32_t rewind;          // 56: bytes from the input after the last step to the next tile's first input
   float lo, hi;            // 60, 64: the clamp (Clamp only)
+  uint32_t saved;          // 68: the caller's predicate register while the tiles clamp (Clamp only)
 };
 
 // One step of a tile of P pixels (P a template constant): the four channels' weights for this input row gathered
@@ -83,11 +85,12 @@ struct alignas(16) ChannelBlockState {
 // offsets). x points at the first tile's first input, rows x_row_bytes apart. Per step: one gather, one LDM, one
 // add and P VFMAs, two steps per loop iteration.
 template <int P, bool Clamp>
-__attribute__((always_inline)) inline void channel_block_tiles(const ChannelBlockState& st, const float* x, int32_t x_row_bytes, float* out,
-                                int32_t tiles) {
+__attribute__((always_inline)) inline void channel_block_tiles(ChannelBlockState& st, const float* x,
+                                                               int32_t x_row_bytes, float* out, int32_t tiles) {
   static_assert(P >= 1 && P <= 6, "a tile covers one to six pixels");
   if (tiles <= 0) return;
   __asm__ volatile(
+      ".if %c[clamp]\n   vmrs lr, p0\n   str lr, [%[st], #68]\n.endif\n"
       "0: vldrw.u32 q7, [%[st]]\n"
       "   vldrw.u32 q0, [%[st], #16]\n"
       ".if %c[P] >= 2\n   vmov q1, q0\n.endif\n"
@@ -112,6 +115,7 @@ __attribute__((always_inline)) inline void channel_block_tiles(const ChannelBloc
       "   add %[out], %[out], #4*%c[P]\n"
       "   subs %[tiles], %[tiles], #1\n"
       "   bne 0b\n"
+      ".if %c[clamp]\n   ldr lr, [%[st], #68]\n   vmsr p0, lr\n.endif\n"
       : [x] "+r"(x), [out] "+r"(out), [tiles] "+r"(tiles)
       : [st] "r"(&st), [ldx] "r"(x_row_bytes), [P] "i"(P), [clamp] "i"(Clamp ? 1 : 0)
       : "r4", "r5", "r6", "r8", "r9", "r10", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "cc", "memory");
