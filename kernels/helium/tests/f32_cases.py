@@ -127,7 +127,12 @@ class ElementwiseCases(nn.Module):
                 *F.max_pool2d(img, 2, return_indices=True),
                 *F.max_pool2d(img, 3, stride=2, padding=1, return_indices=True), F.avg_pool2d(img, 2),
                 F.avg_pool2d(img, 3, stride=2, padding=1, count_include_pad=False), img.mean((-1, -2), keepdim=True),
-                img.mean(-1), torch.softmax(scores, -1), torch.softmax(scores, 0), torch.softmax(x, -1))
+                img.mean(-1), torch.softmax(scores, -1), torch.softmax(scores, 0), torch.softmax(x, -1),
+                # Element counts that are not a multiple of four (the loops' predicated last pass), NaN/inf in it.
+                torch.relu(img), F.hardtanh(img, -0.5, 0.5), img + img, img * chan, img - one,
+                *F.max_pool2d(img, 3, stride=2, ceil_mode=True, return_indices=True),
+                *F.max_pool2d(img, 2, dilation=2, return_indices=True), F.avg_pool2d(img, 2, divisor_override=3),
+                F.avg_pool2d(img, 3, stride=2, ceil_mode=True))
 
 
 def _elementwise_inputs():
