@@ -48,15 +48,15 @@ void add_elements(const int8_t* a, const int8_t* b, int8_t* o, int32_t n, const 
 
 }  // namespace
 
-void add_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point, const Tensor& other,
-             double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
-             int64_t activation_min, int64_t activation_max, Tensor& out) {
+void quantized_add_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point,
+                       const Tensor& other, double other_scale, int64_t other_zero_point, double output_scale,
+                       int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out) {
   quantized::AddPlan plan;
   if (!quantized::plan_add(ctx, self, self_scale, self_zero_point, other, other_scale, other_zero_point,
                            output_scale, output_zero_point, activation_min, activation_max, out, &plan)) {
     return;
   }
-  constexpr uint32_t kMask = selected_dtypes::add_out_helium & dtype_bit(ScalarType::Char);
+  constexpr uint32_t kMask = selected_dtypes::quantized_add_out_helium & dtype_bit(ScalarType::Char);
   EMBER_DISPATCH(ctx, "ember_quantized::add.out", kMask, self.scalar_type(), [&](auto) {
     add_elements(self.const_data_ptr<int8_t>(), other.const_data_ptr<int8_t>(), out.mutable_data_ptr<int8_t>(),
                  static_cast<int32_t>(out.numel()), add_lanes(plan));

@@ -39,7 +39,9 @@ constexpr uint32_t kSfsr = 0xE000EDE4;
 constexpr uint32_t kCfsrMmarValid = 1u << 7;
 constexpr uint32_t kMpuType = 0xE000ED90, kMpuCtrl = 0xE000ED94, kMpuRnr = 0xE000ED98, kMpuRbar = 0xE000ED9C,
                    kMpuRasr = 0xE000EDA0;
-constexpr uint32_t kSysTickReload = 0xFFFFFF;
+// A SysTick interrupt every millisecond: the watchdog checks its deadline there, so this is its grain (a run of a
+// few milliseconds must be stoppable), and each interrupt costs a few dozen instructions per million.
+constexpr uint32_t kSysTickReload = ember::board::kCpuHz / 1000 - 1;
 
 volatile uint32_t g_systick_wraps = 0;
 volatile uint64_t g_deadline_ticks = 0;
@@ -51,7 +53,7 @@ uint64_t ticks() {
     wraps = g_systick_wraps;
     count = *reg(kSystCvr);
   } while (wraps != g_systick_wraps);
-  return (static_cast<uint64_t>(wraps) << 24) + (kSysTickReload - count);
+  return static_cast<uint64_t>(wraps) * (kSysTickReload + 1) + (kSysTickReload - count);
 }
 
 // A stack overflow becomes a fault (reported) instead of silently eating whatever lies below the stack.

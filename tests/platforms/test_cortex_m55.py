@@ -126,8 +126,8 @@ def test_m55_reports_memory_and_instructions(firmware, tmp_path):
     used, predicted = map(int, re.search(r"method allocator: (\d+) bytes used, (\d+) predicted", out).groups())
     assert used == predicted > 0
     mean = int(re.search(r"mean (\d+) ns", out).group(1))
-    # ~269k multiply-adds: at least one instruction each, and not absurdly more.
-    assert 269_000 < mean < 20_000_000, out
+    # ~269k multiply-adds: at least one instruction per four (one MVE VFMA each), and not absurdly more.
+    assert 269_000 // 4 < mean < 20_000_000, out
 
 
 def test_m55_refuses_bad_input_cleanly(firmware, tmp_path):
@@ -142,8 +142,8 @@ def test_m55_refuses_bad_input_cleanly(firmware, tmp_path):
 
 
 def test_m55_watchdog_stops_a_long_run(firmware, tmp_path):
-    # MobileNetV2 takes about a virtual second; a 5 ms limit must stop it with a message, not hang.
-    proc = run_m55(str(firmware / "mobilenet_v2_035_96.elf"), ["--timeout-ms", "5"], tmp_path)
+    # MobileNetV2 takes several virtual milliseconds; a 2 ms limit must stop it with a message, not hang.
+    proc = run_m55(str(firmware / "mobilenet_v2_035_96.elf"), ["--timeout-ms", "2"], tmp_path)
     assert proc.returncode == 7, proc.stdout
     assert "watchdog:" in proc.stdout and "took longer than its limit" in proc.stdout
 
