@@ -6,7 +6,7 @@
 // Rounding (the gemmlowp/TFLite scheme): multiply_by_quantized_multiplier(x, q, shift) =
 //   rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x << max(shift, 0), q), max(-shift, 0))
 // Both steps round to nearest. Exact ties: the high multiply (gemmlowp's nudge-and-truncate) sends them toward
-// +infinity (-2.5 -> -2), the final shift away from zero (-2.5 -> -3). Two roundings, not one: the high
+// +infinity (-2.5 -> -2), the final shift away from zero (-2.5 -> -3), or to even where a kernel asks for it. Two roundings, not one: the high
 // multiply keeps only -shift fraction bits, so its error (up to 2^(shift-1) output units) can push a value
 // across the final rounding's midpoint. The kernels know a bound on their accumulators, so they lift x by the
 // spare bits first and shift that much more at the end (multiply_by_quantized_multiplier_lifted), which shrinks
@@ -103,12 +103,28 @@ inline int headroom_bits(int64_t bound) {
   return bits;
 }
 
+// round(x / 2^exponent), exact ties to the even neighbour, as PyTorch's quantize rounds (std::nearbyint);
+// exponent in [0, 31].
+inline int32_t rounding_divide_by_pot_half_even(int32_t x, int exponent) {
+  if (exponent == 0) return x;
+  const int64_t remainder = static_cast<int64_t>(x) & ((int64_t{1} << exponent) - 1);
+  const int64_t half = int64_t{1} << (exponent - 1);
+  const int32_t floor = x >> exponent;  // arithmetic: floors negative values too
+  return floor + ((remainder > half || (remainder == half && (floor & 1) != 0)) ? 1 : 0);
+}
+
 // x * M like multiply_by_quantized_multiplier, for an x known to have `headroom` spare bits (|x| << headroom
 // fits int32). The high multiply keeps only as many fraction bits as the right shift that follows it, so with
 // a multiplier near 1 and a small x it keeps almost none and its rounding can manufacture a tie for the final
 // rounding (-122.67 -> -123 -> -61.5 -> -62 for x = -184, M = 1/3). Lifting x first by up to `headroom` bits, and
 // shifting that much more at the end, keeps those bits: the same two primitives, as TFLite's add lifts its
 // inputs by 2^20 before rescaling them.
+//
+// With those bits kept, a tie at the final shift is an exact tie of x * M (M = 2^-k, say: an average of 2^k
+// values on one scale). kTiesToEven rounds those to even, as the reference does; the pooling kernels ask for it,
+// since their averages over 4 or 64 elements tie often (a quarter of 2x2 windows). A template argument, so the
+// convolutions' inner requantization stays exactly what it was (no run-time choice for -Os to keep out of line).
+template <bool kTiesToEven = false>
 inline int32_t multiply_by_quantized_multiplier_lifted(int32_t x, const QuantizedMultiplier& m, int headroom) {
   const int left_shift = m.shift > 0 ? m.shift : 0;
   const int right_shift = m.shift < 0 ? -m.shift : 0;
@@ -117,7 +133,9 @@ inline int32_t multiply_by_quantized_multiplier_lifted(int32_t x, const Quantize
   if (lift < 0) lift = 0;
   const int64_t wide = static_cast<int64_t>(x) * (int64_t{1} << (lift + left_shift));
   const int32_t shifted = wide > INT32_MAX ? INT32_MAX : wide < INT32_MIN ? INT32_MIN : static_cast<int32_t>(wide);
-  return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, m.multiplier), lift + right_shift);
+  const int32_t high = saturating_rounding_doubling_high_mul(shifted, m.multiplier);
+  if constexpr (kTiesToEven) return rounding_divide_by_pot_half_even(high, lift + right_shift);
+  return rounding_divide_by_pot(high, lift + right_shift);
 }
 
 // An int64 sum (accumulator plus bias) into int32, saturating: the multiplier then maps it far out of int8 range
