@@ -109,8 +109,8 @@ inline int32_t rounding_divide_by_pot_half_even(int32_t x, int exponent) {
   if (exponent == 0) return x;
   const int64_t remainder = static_cast<int64_t>(x) & ((int64_t{1} << exponent) - 1);
   const int64_t half = int64_t{1} << (exponent - 1);
-  const int32_t floor = x >> exponent;  // arithmetic: floors negative values too
-  return floor + ((remainder > half || (remainder == half && (floor & 1) != 0)) ? 1 : 0);
+  const int32_t below = x >> exponent;  // arithmetic: floors negative values too
+  return below + ((remainder > half || (remainder == half && (below & 1) != 0)) ? 1 : 0);
 }
 
 // x * M like multiply_by_quantized_multiplier, for an x known to have `headroom` spare bits (|x| << headroom
