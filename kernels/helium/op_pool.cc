@@ -1,7 +1,8 @@
 // ember_quantized::adaptive_avg_pool2d.out on MVE for global pooling (a 1x1 output: the classifier heads of
 // MobileNet, DS-CNN, ResNet): each plane summed 16 bytes per VADDVA, then four planes' centered sums requantized
-// as one vector with the plan's multiplier (kernels/quantized/util/geometry.h's PoolPlan: the same checks and
-// steps as the scalar kernel). Other output sizes go to kernels/quantized.
+// as one vector with the plan's multiplier and the scalar pools' ties-to-even final rounding
+// (kernels/quantized/util/geometry.h's PoolPlan: the same checks and steps as the scalar kernel). Other output
+// sizes go to kernels/quantized.
 #include <arm_mve.h>
 
 #include "ember/selected_dtypes.h"
@@ -25,7 +26,6 @@ inline int32_t plane_sum(const int8_t* x, int32_t n) {
 void global_pool(const int8_t* x, int8_t* o, int32_t planes, int32_t plane, const quantized::PoolPlan& p) {
   const quantized::RequantSteps& s = p.steps[0][0];
   const int32x4_t multiplier = vdupq_n_s32(s.multiplier), left = vdupq_n_s32(s.left);
-  const int32x4_t negated_right = vdupq_n_s32(-s.right);
   const int32x4_t lo = vdupq_n_s32(-128), hi = vdupq_n_s32(127);
   // The zero point once per window; |centered| <= 255 * plane, which the checks keep within int32.
   const int32_t zero_sum = p.zp_in * plane;
@@ -34,7 +34,8 @@ void global_pool(const int8_t* x, int8_t* o, int32_t planes, int32_t plane, cons
     int32_t lanes[4] = {0, 0, 0, 0};
     for (int32_t i = 0; i < n; ++i) lanes[i] = plane_sum(x + (c + i) * plane, plane) - zero_sum;
     const int32x4_t sums = vldrwq_s32(lanes);
-    const int32x4_t v = requant_steps_lanes(sums, multiplier, left, negated_right);
+    // Averages round their exact ties to even, as the scalar pools do (kernels/quantized/op_pool.cc).
+    const int32x4_t v = requant_steps_lanes_ties_to_even(sums, multiplier, left, s.right);
     vstrbq_p_s32(o, to_output_range(v, p.zp_out, lo, hi), vctp32q(static_cast<uint32_t>(n)));
   }
 }

@@ -23,6 +23,10 @@ namespace {
 using portable::fit_output;
 using portable::PoolGeometry;
 
+// An average over an even number of elements on one scale lands exactly halfway between two codes often (a
+// quarter of 2x2 windows): rounded to even, as the reference's quantize rounds it, not away from zero.
+constexpr bool kTiesToEven = true;
+
 }  // namespace
 
 // The checks and the plan (window lengths, the four multipliers) are util/geometry.h's plan_adaptive_avg_pool,
@@ -56,7 +60,7 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double inp
           // The zero point once per window rather than once per element; |result| <= 255 * window <= INT32_MAX.
           const int64_t centered = sum - static_cast<int64_t>(zp_in) * (h1 - h0) * (w1 - w0);
           const RequantSteps& m = plan.steps[(h1 - h0) - plan.h_short][(w1 - w0) - plan.w_short];
-          const int32_t scaled = apply_requant_steps(static_cast<int32_t>(centered), m);
+          const int32_t scaled = apply_requant_steps<kTiesToEven>(static_cast<int32_t>(centered), m);
           op[i * OW + j] = clamp_to_int8(static_cast<int64_t>(scaled) + zp_out, -128, 127);
         }
       }
@@ -161,7 +165,8 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale,
             // A window with no input element (divisor 0) sums to 0: any multiplier gives the zero point.
             quantize_multiplier(input_scale / (output_scale * static_cast<double>(divisor > 0 ? divisor : 1)), &m);
           }
-          const int32_t scaled = multiply_by_quantized_multiplier_lifted(window_sum(xp, g.W, a, zp_in), m, headroom);
+          const int32_t scaled =
+              multiply_by_quantized_multiplier_lifted<kTiesToEven>(window_sum(xp, g.W, a, zp_in), m, headroom);
           op[oh * g.OW + ow] = clamp_to_int8(static_cast<int64_t>(scaled) + zp_out, -128, 127);
         }
       }

@@ -1,8 +1,10 @@
 """Int8 quantization end to end: PT2E calibration with EmberQuantizer, Ember's fusion into int8 kernels, export,
 and the C++ runtime against PyTorch's reference quantized computation (convert_pt2e's q/dq graph) on the same
 inputs. Tolerance: one int8 step of the output's scale (the int8 kernels requantize in fixed point; the
-reference rounds in float); in practice the outputs are equal. Accuracy against fp32 is reported on a held-out
-random set, with model size."""
+reference rounds in float). Most models' outputs are equal; where an int8 pool averages an even count (the
+small CNN's 2x2, ResNet-8's 8x8), an exact tie that the reference's float32 arithmetic puts a hair to one side
+changes an intermediate by one step, and about a quarter of the small CNN's outputs (5 in 90 of ResNet-8's)
+then differ by one step. Accuracy against fp32 is reported on a held-out random set, with model size."""
 import os
 
 import pytest

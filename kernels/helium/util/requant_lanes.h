@@ -32,6 +32,21 @@ inline int32x4_t requant_steps_lanes(int32x4_t x, int32_t multiplier, int32_t le
   return vrshlq_n_s32(v, negated_right);
 }
 
+// The same steps with the final shift's exact ties going to the even neighbour (apply_requant_steps<true>: the
+// pooling kernels' rounding, as PyTorch's quantize rounds an average that lands halfway). `right` is the state's
+// shift itself, in [0, 31]: floor by an arithmetic shift, then one more where the remainder passes half, or equals
+// it below an odd result.
+inline int32x4_t requant_steps_lanes_ties_to_even(int32x4_t x, int32x4_t multiplier, int32x4_t left, int32_t right) {
+  int32x4_t v = vqrdmulhq_s32(vqshlq_s32(x, left), multiplier);
+  if (right == 0) return v;
+  const int32x4_t below = vshlq_s32(v, vdupq_n_s32(-right));
+  const int32x4_t remainder = vandq_s32(v, vdupq_n_s32(static_cast<int32_t>((uint32_t{1} << right) - 1u)));
+  const int32_t half = static_cast<int32_t>(uint32_t{1} << (right - 1));
+  const mve_pred16_t odd = vcmpneq_n_s32(vandq_s32(below, vdupq_n_s32(1)), 0);
+  const mve_pred16_t up = vcmpgtq_n_s32(remainder, half) | (vcmpeqq_n_s32(remainder, half) & odd);
+  return vaddq_m_n_s32(below, below, 1, up);
+}
+
 // The output zero point, then the activation range (inside int8, so the narrowing store that follows is exact).
 inline int32x4_t to_output_range(int32x4_t v, int32_t zero_point, int32x4_t lo, int32x4_t hi) {
   return vminq_s32(vmaxq_s32(vaddq_n_s32(v, zero_point), lo), hi);

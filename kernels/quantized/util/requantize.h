@@ -6,7 +6,7 @@
 // Rounding (the gemmlowp/TFLite scheme): multiply_by_quantized_multiplier(x, q, shift) =
 //   rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x << max(shift, 0), q), max(-shift, 0))
 // Both steps round to nearest. Exact ties: the high multiply (gemmlowp's nudge-and-truncate) sends them toward
-// +infinity (-2.5 -> -2), the final shift away from zero (-2.5 -> -3). Two roundings, not one: the high
+// +infinity (-2.5 -> -2), the final shift away from zero (-2.5 -> -3), or to even where a kernel asks for it. Two roundings, not one: the high
 // multiply keeps only -shift fraction bits, so its error (up to 2^(shift-1) output units) can push a value
 // across the final rounding's midpoint. The kernels know a bound on their accumulators, so they lift x by the
 // spare bits first and shift that much more at the end (multiply_by_quantized_multiplier_lifted), which shrinks
@@ -103,6 +103,16 @@ inline int headroom_bits(int64_t bound) {
   return bits;
 }
 
+// round(x / 2^exponent), exact ties to the even neighbour, as PyTorch's quantize rounds (std::nearbyint);
+// exponent in [0, 31].
+inline int32_t rounding_divide_by_pot_half_even(int32_t x, int exponent) {
+  if (exponent == 0) return x;
+  const int64_t remainder = static_cast<int64_t>(x) & ((int64_t{1} << exponent) - 1);
+  const int64_t half = int64_t{1} << (exponent - 1);
+  const int32_t below = x >> exponent;  // arithmetic: floors negative values too
+  return below + ((remainder > half || (remainder == half && (below & 1) != 0)) ? 1 : 0);
+}
+
 // x * M like multiply_by_quantized_multiplier, for an x known to have `headroom` spare bits (|x| << headroom
 // fits int32). The high multiply keeps only as many fraction bits as the right shift that follows it, so with
 // a multiplier near 1 and a small x it keeps almost none and its rounding can manufacture a tie for the final
@@ -110,10 +120,15 @@ inline int headroom_bits(int64_t bound) {
 // shifting that much more at the end, keeps those bits: the same two primitives, as TFLite's add lifts its
 // inputs by 2^20 before rescaling them.
 //
+// With those bits kept, a tie at the final shift is an exact tie of x * M (M = 2^-k, say: an average of 2^k
+// values on one scale). kTiesToEven rounds those to even, as the reference does; the pooling kernels ask for it,
+// since their averages over 4 or 64 elements tie often (a quarter of 2x2 windows). A template argument, so the
+// convolutions' inner requantization stays exactly what it was (no run-time choice for -Os to keep out of line).
+//
 // This is the one definition of requantization: the scalar kernels apply it through apply_requant_steps, and
 // every vector implementation (kernels/helium's MVE lanes) performs the same three steps, which
 // requant_steps fixes once per channel: a saturating left shift, the rounding doubling high multiply, and the
-// rounding right shift with ties away from zero.
+// rounding right shift (ties away from zero, or to even where the kernel asks).
 struct RequantSteps {
   int32_t multiplier;  // Q31, as in QuantizedMultiplier
   int32_t left;        // saturating left shift, in [0, 31]
@@ -129,10 +144,13 @@ inline RequantSteps requant_steps(const QuantizedMultiplier& m, int headroom) {
   return RequantSteps{m.multiplier, lift + left_shift, lift + right_shift};
 }
 
+template <bool kTiesToEven = false>
 inline int32_t apply_requant_steps(int32_t x, const RequantSteps& s) {
   const int64_t wide = static_cast<int64_t>(x) * (int64_t{1} << s.left);
   const int32_t shifted = wide > INT32_MAX ? INT32_MAX : wide < INT32_MIN ? INT32_MIN : static_cast<int32_t>(wide);
-  return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, s.multiplier), s.right);
+  const int32_t high = saturating_rounding_doubling_high_mul(shifted, s.multiplier);
+  if constexpr (kTiesToEven) return rounding_divide_by_pot_half_even(high, s.right);
+  return rounding_divide_by_pot(high, s.right);
 }
 
 // multiply_by_quantized_multiplier as the same three steps (no lift).
@@ -140,8 +158,9 @@ inline RequantSteps unlifted_steps(const QuantizedMultiplier& m) {
   return RequantSteps{m.multiplier, m.shift > 0 ? m.shift : 0, m.shift < 0 ? -m.shift : 0};
 }
 
+template <bool kTiesToEven = false>
 inline int32_t multiply_by_quantized_multiplier_lifted(int32_t x, const QuantizedMultiplier& m, int headroom) {
-  return apply_requant_steps(x, requant_steps(m, headroom));
+  return apply_requant_steps<kTiesToEven>(x, requant_steps(m, headroom));
 }
 
 // An int64 sum (accumulator plus bias) into int32, saturating: the multiplier then maps it far out of int8 range

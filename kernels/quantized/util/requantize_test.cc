@@ -68,6 +68,19 @@ TEST(RoundingPrimitives, TieRules) {
   EXPECT_EQ(rounding_divide_by_pot(INT32_MIN, 31), -1);
   EXPECT_EQ(rounding_divide_by_pot(INT32_MAX, 31), 1);
   EXPECT_EQ(rounding_divide_by_pot(12345, 0), 12345);
+  // The pools' final shift: exact ties to even, everything else to nearest.
+  EXPECT_EQ(rounding_divide_by_pot_half_even(5, 1), 2);    // 2.5
+  EXPECT_EQ(rounding_divide_by_pot_half_even(7, 1), 4);    // 3.5
+  EXPECT_EQ(rounding_divide_by_pot_half_even(-5, 1), -2);  // -2.5
+  EXPECT_EQ(rounding_divide_by_pot_half_even(-7, 1), -4);  // -3.5
+  EXPECT_EQ(rounding_divide_by_pot_half_even(-1, 1), 0);   // -0.5
+  EXPECT_EQ(rounding_divide_by_pot_half_even(-6, 2), -2);  // -1.5
+  EXPECT_EQ(rounding_divide_by_pot_half_even(-7, 2), -2);  // -1.75
+  EXPECT_EQ(rounding_divide_by_pot_half_even(-5, 2), -1);  // -1.25
+  EXPECT_EQ(rounding_divide_by_pot_half_even(10, 2), 2);   // 2.5
+  EXPECT_EQ(rounding_divide_by_pot_half_even(INT32_MIN, 31), -1);
+  EXPECT_EQ(rounding_divide_by_pot_half_even(INT32_MAX, 31), 1);
+  EXPECT_EQ(rounding_divide_by_pot_half_even(12345, 0), 12345);
   // The high multiply (q = 2^30 is 0.5, so this is x / 2): ties toward +infinity, as gemmlowp's.
   EXPECT_EQ(saturating_rounding_doubling_high_mul(5, int32_t{1} << 30), 3);
   EXPECT_EQ(saturating_rounding_doubling_high_mul(-5, int32_t{1} << 30), -2);
@@ -93,6 +106,9 @@ TEST(RoundingPrimitives, MatchExactArithmetic) {
     const int64_t half = e == 0 ? 0 : int64_t{1} << (e - 1);
     const int64_t rmag = ((x < 0 ? -x : x) + half) >> e;
     ASSERT_EQ(rounding_divide_by_pot(a, e), static_cast<int32_t>(x < 0 ? -rmag : rmag)) << a << " " << e;
+    // Half to even: nearbyint of the exact quotient (long double holds every int32 / 2^e exactly).
+    const long double q = ldexpl(static_cast<long double>(a), -e);
+    ASSERT_EQ(rounding_divide_by_pot_half_even(a, e), static_cast<int32_t>(nearbyintl(q))) << a << " " << e;
   }
 }
 
