@@ -42,9 +42,11 @@ inline int32x4_t requant_steps_lanes_ties_to_even(int32x4_t x, int32x4_t multipl
   const int32x4_t below = vshlq_s32(v, vdupq_n_s32(-right));
   const int32x4_t remainder = vandq_s32(v, vdupq_n_s32(static_cast<int32_t>((uint32_t{1} << right) - 1u)));
   const int32_t half = static_cast<int32_t>(uint32_t{1} << (right - 1));
-  const mve_pred16_t odd = vcmpneq_n_s32(vandq_s32(below, vdupq_n_s32(1)), 0);
-  const mve_pred16_t up = vcmpgtq_n_s32(remainder, half) | (vcmpeqq_n_s32(remainder, half) & odd);
-  return vaddq_m_n_s32(below, below, 1, up);
+  // 0/1 lanes rather than combined predicates (gcc 12 fails on arithmetic between MVE predicates).
+  const int32x4_t zero = vdupq_n_s32(0), one = vdupq_n_s32(1);
+  const int32x4_t past_half = vpselq_s32(one, zero, vcmpgtq_n_s32(remainder, half));
+  const int32x4_t tie_below_odd = vpselq_s32(vandq_s32(below, one), zero, vcmpeqq_n_s32(remainder, half));
+  return vaddq_s32(below, vorrq_s32(past_half, tie_below_odd));
 }
 
 // The output zero point, then the activation range (inside int8, so the narrowing store that follows is exact).
