@@ -14,10 +14,10 @@ import torch
 from examples.runner_io import read_outputs, run
 from kernels.helium.tests.f32_cases import CASES
 from tests.conftest import ROOT, bazel_build
-from tests.platforms.test_cortex_m55 import QEMU, assert_stack_in_region, run_m55
+from tests.platforms.qemu_boards import assert_stack_in_region, needs_qemu_and_arm_gcc
+from tests.platforms.test_cortex_m55 import run_m55
 
-pytestmark = pytest.mark.skipif(QEMU is None or shutil.which("arm-none-eabi-gcc") is None,
-                                reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
+pytestmark = needs_qemu_and_arm_gcc
 
 
 @pytest.fixture(scope="module")
