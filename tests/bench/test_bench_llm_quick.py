@@ -48,7 +48,10 @@ def test_every_runner_measured(llm_run):
         assert "error" not in r, (fw, v, t, r.get("error"))
         assert r["prompt_tokens"] == s["prompt_tokens"], (fw, v, t, r["prompt_tokens"])
         assert r["generated_min"] == s["new_tokens"], (fw, v, t, "a run stopped early")
-        assert r["decode_tps"] > 0 and r["prefill_tps"] > 0 and r["ttft_ms"] > 0, (fw, v, t, r)
+        # ExecuTorch's Stats count prefill in whole milliseconds: the quick run's tiny model can prefill within one,
+        # and then no rate exists to report (None); anything measured must be positive.
+        prefill_unmeasured = fw != "ember" and r.get("prefill_ms") == 0 and r["prefill_tps"] is None
+        assert r["decode_tps"] > 0 and (prefill_unmeasured or r["prefill_tps"] > 0) and r["ttft_ms"] > 0, (fw, v, t, r)
         assert r["maxrss_kb"] > s["rss_floor_kb"], (fw, v, t, r["maxrss_kb"])
         if fw != "ember":
             assert 0 < r["rss_above_baseline_kb"] < r["maxrss_kb"], (fw, v, t, r)
