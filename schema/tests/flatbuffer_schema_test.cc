@@ -84,8 +84,8 @@ TEST(FlatbufferSchemaTest, AgreesWithFlatcOnProgramsAndDamagedCopies) {
     compare(fb, {}, path, &tally);
     // Every byte, set to values that make offsets point nowhere or at themselves, lengths huge, and alignment odd.
     for (size_t i = 0; i < fb.size(); ++i) {
-      for (uint8_t value : {uint8_t{0x00}, uint8_t{0xff}, uint8_t{0x80}, static_cast<uint8_t>(fb[i] ^ 0x01),
-                            static_cast<uint8_t>(fb[i] ^ 0x04), static_cast<uint8_t>(fb[i] + 0x10)}) {
+      for (uint8_t value : {uint8_t{0x00}, uint8_t{0xff}, static_cast<uint8_t>(fb[i] ^ 0x01),
+                            static_cast<uint8_t>(fb[i] + 0x10)}) {
         if (value == fb[i]) continue;
         std::vector<uint8_t> damaged = fb;
         damaged[i] = value;
@@ -97,7 +97,7 @@ TEST(FlatbufferSchemaTest, AgreesWithFlatcOnProgramsAndDamagedCopies) {
               path + " cut to " + std::to_string(n), &tally);
     }
     // A few random 4-byte words at once, as a corrupted transfer would write them.
-    for (int trial = 0; trial < 3000 && fb.size() >= 4; ++trial) {
+    for (int trial = 0; trial < 1500 && fb.size() >= 4; ++trial) {
       std::vector<uint8_t> damaged = fb;
       const int words = 1 + static_cast<int>(rng() % 4);
       for (int w = 0; w < words; ++w) {
