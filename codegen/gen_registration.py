@@ -55,7 +55,8 @@ def _unbox(decl: KernelDecl, i: int, arg) -> Tuple[str, str]:
     return code.code, f"a[{i}]->{code.unbox}()" if code.unbox else ""
 
 
-def _symbol(op: str) -> str:
+def kernel_symbol(op: str) -> str:
+    """The generated function that unboxes `op`'s arguments and calls its kernel (size reports look it up)."""
     return "k_" + op.replace("::", "_").replace(".", "_")
 
 
@@ -219,7 +220,7 @@ def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, 
     named = set()
     for d, mask, per in sorted(selected, key=lambda x: x[0].op):
         sig, exprs = arg_signature(d)
-        sym = _symbol(d.op)
+        sym = kernel_symbol(d.op)
         call = f"{d.namespace}::{d.kernel}(ctx{''.join(', ' + e for e in exprs)});"
         wrappers.append(f"void {sym}(::ember::KernelContext& ctx, ::ember::EValue** a) {{\n  (void)a;\n  {call}\n}}")
         memory = f"&{d.namespace}::{d.memory}" if d.memory else "nullptr"

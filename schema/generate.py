@@ -3,8 +3,9 @@
     python -m schema.generate --out-dir DIR
 
 Writes DIR/scalar_type.fbs (flatc's input with program.fbs), DIR/scalar_type_table.h (enum ScalarType, names and
-element sizes, the computable C++ types), DIR/argument_codes.h (which EValue tags each arg_types letter accepts)
-and DIR/extended_header_layout.h (offsets of the "eh00" header's fields).
+element sizes, the computable C++ types), DIR/argument_codes.h (which EValue tags each arg_types letter accepts),
+DIR/extended_header_layout.h (offsets of the "eh00" header's fields) and DIR/program_schema.h (program.fbs's tables
+as the runtime's flatbuffer verifier walks them, schema/flatbuffer_schema.h).
 """
 from __future__ import annotations
 
@@ -139,6 +140,87 @@ def extended_header_layout_h() -> str:
     ])
 
 
+def _nesting(schema, table: str, seen=()) -> int:
+    """How many tables deep a buffer can nest from `table` (1: no table below it)."""
+    if table in seen:
+        raise ContractError(f"program.fbs: table {table} contains itself ({' > '.join(seen + (table,))}); the "
+                            f"runtime's verifier walks a fixed depth of tables")
+    below = [s.ref for s in schema.tables[table] if s.kind in ("table", "tables")]
+    below += [m for s in schema.tables[table] if s.kind == "union" for m in schema.unions[s.ref]]
+    return 1 + max((_nesting(schema, t, seen + (table,)) for t in below), default=0)
+
+
+def _slot_code(slot, table_ids, union_ids) -> str:
+    if slot.kind == "deprecated":
+        return "kDeprecated"
+    if slot.kind in ("scalar", "vector"):
+        return f"k{'Scalar' if slot.kind == 'scalar' else 'Vector'}1 + {slot.size.bit_length() - 1}"
+    if slot.kind == "string":
+        return "kString"
+    if slot.kind == "union":
+        return f"kUnion | {union_ids[slot.ref]}"
+    return f"{'kTable' if slot.kind == 'table' else 'kTables'} | {table_ids[slot.ref]}"
+
+
+def program_schema_h() -> str:
+    """program.fbs as schema/flatbuffer_schema.h's verifier walks it: a byte per vtable slot."""
+    from schema.fbs import program_schema
+    schema = program_schema()
+    table_ids = {t: i for i, t in enumerate(schema.tables)}
+    union_ids = {u: i for i, u in enumerate(schema.unions)}
+    if len(table_ids) > 64 or len(union_ids) > 64:
+        raise ContractError("program.fbs: more than 64 tables or unions; a slot byte holds a 6-bit id")
+    slots, starts = [], [0]
+    for t, table_slots in schema.tables.items():
+        slots.append(f"    // {t}")
+        slots += [f"    {_slot_code(s, table_ids, union_ids)},  // {s.field}: {s.type}" for s in table_slots]
+        starts.append(starts[-1] + len(table_slots))
+    members, union_start = [], [0]
+    for u, names in schema.unions.items():
+        members.append(f"    // {u}: types 1..{len(names)}")
+        members += [f"    {table_ids[m]},  // {m}" for m in names]
+        union_start.append(union_start[-1] + len(names))
+    return "\n".join([
+        *_banner("program.fbs"),
+        '#include "schema/flatbuffer_schema.h"',
+        "",
+        "namespace ember_pte {",
+        "namespace schema_table {",
+        "",
+        "using namespace ::ember::slot;",
+        "",
+        "// Each table's vtable slots in order (table ids are declaration order in program.fbs).",
+        "inline constexpr uint8_t kSlots[] = {",
+        *slots,
+        "};",
+        "",
+        f"inline constexpr uint16_t kTableSlots[] = {{{', '.join(map(str, starts))}}};",
+        "",
+        "// Each union's member tables, by type.",
+        "inline constexpr uint8_t kUnionMembers[] = {",
+        *members,
+        "};",
+        "",
+        f"inline constexpr uint8_t kUnionStart[] = {{{', '.join(map(str, union_start))}}};",
+        "",
+        f"// Tables nest at most this deep, {schema.root} included.",
+        f"constexpr int kNesting = {_nesting(schema, schema.root)};",
+        "static_assert(kNesting <= ::ember::kMaxTableNesting, \"program.fbs nests tables deeper than the verifier walks\");",
+        "",
+        "}  // namespace schema_table",
+        "",
+        "// The .pte schema, for ::ember::verify_flatbuffer (built where it is used: a constant holding these pointers",
+        "// would cost a relocation each in a position-independent executable).",
+        "inline ::ember::FlatbufferSchema program_schema() {",
+        "  return {schema_table::kSlots, schema_table::kTableSlots, schema_table::kUnionMembers,",
+        f"          schema_table::kUnionStart, {table_ids[schema.root]}}};",
+        "}",
+        "",
+        "}  // namespace ember_pte",
+        "",
+    ])
+
+
 def scalar_type_fbs() -> str:
     from schema.fbs import scalar_type_fbs as text
     return text()
@@ -149,6 +231,7 @@ OUTPUTS: Dict[str, object] = {
     "scalar_type_table.h": scalar_type_table_h,
     "argument_codes.h": argument_codes_h,
     "extended_header_layout.h": extended_header_layout_h,
+    "program_schema.h": program_schema_h,
 }
 
 

@@ -24,6 +24,7 @@ import tempfile
 from collections import defaultdict
 from typing import Dict, List, Tuple
 
+from codegen.gen_registration import kernel_symbol
 from codegen.manifest import load_manifest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +47,9 @@ def _kernel_ops() -> Dict[str, str]:
         decls = load_manifest(os.path.join(ROOT, "kernels", lib, "kernels.yaml"), namespace=ns,
                               library=f"kernels/{lib}")
         ops.update({f"{ns}::{d.kernel}": d.op for d in decls})
+        # The registration table calls each kernel through a generated function that unboxes its arguments; with
+        # link-time optimization (x86-64 --config=size) the kernel is inlined into it, so its bytes are the kernel's.
+        ops.update({kernel_symbol(d.op): d.op for d in decls})
     return ops
 
 
@@ -76,6 +80,9 @@ def _sections(binary: str) -> Dict[str, int]:
 
 
 def _classify(name: str, kernels: Dict[str, str]) -> Tuple[str, str]:
+    m = re.match(r"(?:\(anonymous namespace\)::)?(k_\w+)\(", name)
+    if m and m.group(1) in kernels:
+        return "kernels", kernels[m.group(1)]
     if name.startswith("k_aten_") or "kKernels" in name or "registered_kernels" in name:
         return "registration table", ""
     m = re.match(r"(ember::(?:portable|prim|quantized|helium)::\w+)\b", name)

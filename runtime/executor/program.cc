@@ -9,6 +9,7 @@
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program_verifier.h"
 #include "schema/extended_header.h"
+#include "schema/program_schema.h"
 
 namespace ember {
 
@@ -42,9 +43,12 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
     flatbuffers::Verifier::Options options;
     options.max_depth = 64;
     options.max_tables = 10000000;
-    flatbuffers::Verifier verifier(static_cast<const uint8_t*>(data.data()), static_cast<size_t>(program_size),
-                                   options);
-    EMBER_CHECK_OR_RETURN_ERROR(ember_pte::VerifyProgramBuffer(verifier), InvalidProgram,
+    const uint8_t* bytes = static_cast<const uint8_t*>(data.data());
+    flatbuffers::Verifier verifier(bytes, static_cast<size_t>(program_size), options);
+    // What ember_pte::VerifyProgramBuffer checks, walked from program.fbs as data rather than flatc's per-table code.
+    EMBER_CHECK_OR_RETURN_ERROR(verify_flatbuffer(ember_pte::program_schema(), verifier, bytes,
+                                                  static_cast<size_t>(program_size), ember_pte::ProgramIdentifier()),
+                                InvalidProgram,
                                 "the program's flatbuffer failed verification (%llu bytes): corrupt or truncated",
                                 static_cast<unsigned long long>(program_size));
   }
@@ -68,7 +72,8 @@ Result<const ember_pte::ExecutionPlan*> Program::find_plan(const char* method_na
   const auto* plans = program_->execution_plan();
   for (flatbuffers::uoffset_t i = 0; i < plans->size(); ++i) {
     const auto* plan = plans->Get(i);
-    if (strcmp(plan->name()->c_str(), method_name) == 0) return plan;
+    // Through pte::str: gcc 12 for Arm takes c_str() of a flatbuffers String as a read past a 4-byte object.
+    if (strcmp(pte::str(plan->name()), method_name) == 0) return plan;
   }
   EMBER_LOG(ERROR, "the program has no method '%s' (it has %u)", method_name, static_cast<unsigned>(plans->size()));
   return Error::NotFound;

@@ -49,6 +49,46 @@ def test_unknown_names_say_which_exist():
     assert scalar_types.mask(["Float", "Long"]) == 1 << 6 | 1 << 4
 
 
+def _flatc_vtable_slots(header: str) -> dict:
+    """{table: [field names by vtable slot]} from flatc's generated C++ (its VT_ enums)."""
+    import re
+    tables = {}
+    for name, body in re.findall(r"struct (\w+) FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table \{(.*?)\n\};",
+                                 header, re.S):
+        offsets = {int(v): f.lower() for f, v in re.findall(r"VT_(\w+) = (\d+)", body)}
+        tables[name] = [offsets.get(o, "?") for o in range(4, max(offsets, default=2) + 2, 2)]
+    return tables
+
+
+def test_verifier_table_has_flatcs_slots(tmp_path):
+    """The runtime's flatbuffer verifier walks program.fbs as generate.py reads it (program_schema.h): the same
+    tables, with every field in the vtable slot flatc gives it (a union's type byte in the slot before it)."""
+    path = fbs.write_fbs(str(tmp_path))
+    subprocess.run(["flatc", "--cpp", "--scoped-enums", "-o", str(tmp_path), path,
+                    os.path.join(str(tmp_path), "scalar_type.fbs")], check=True, capture_output=True)
+    flatc = _flatc_vtable_slots((tmp_path / "program_generated.h").read_text())
+    schema = fbs.program_schema()
+    assert {t: [s.field for s in slots] for t, slots in schema.tables.items()} == flatc
+    assert schema.root == "Program" and schema.unions["InstructionArguments"][0] == "KernelCall"
+    from schema import generate
+    header = generate.program_schema_h()
+    assert "kUnion | 0,  // val: KernelTypes" in header and "kNesting = 5;" in header
+
+
+def test_verifier_table_refuses_what_it_cannot_describe():
+    base = "table T { a: int; }\nroot_type T;\n"
+    with pytest.raises(ContractError, match=r"T.b has type \[string\], which the runtime's verifier table"):
+        fbs.parse_schema(base.replace("a: int;", "a: int; b: [string];"))
+    with pytest.raises(ContractError, match="T.a has attribute required"):
+        fbs.parse_schema(base.replace("a: int;", "a: int (required);"))
+    with pytest.raises(ContractError, match="struct S"):
+        fbs.parse_schema("struct S { x: int; }\n" + base)
+    from schema import generate
+    loop = fbs.parse_schema("table T { a: U; }\ntable U { t: T; }\nroot_type T;\n")
+    with pytest.raises(ContractError, match="table T contains itself"):
+        generate._nesting(loop, "T")
+
+
 def test_flatc_compiles_the_schema(tmp_path):
     path = fbs.write_fbs(str(tmp_path))
     r = subprocess.run(["flatc", "--cpp", "--scoped-enums", "-o", str(tmp_path), path,
