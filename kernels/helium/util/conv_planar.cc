@@ -1,6 +1,7 @@
 // The planar path of the Helium int8 convolution (util/conv_plan.h): depthwise layers and layers with few input
 // channels. Per group, its input planes are copied once into planes bordered with the input zero point; then per
-// output channel and row, two passes over a row of int32 sums:
+// output channel two passes over a run of int32 sums (the whole output plane at unit stride, one output row at
+// other strides):
 //   sum       four output columns per vector: one widening load (a gather at stride > 1) and one VMLA per tap and
 //             input channel; a 3x3 kernel keeps its nine weights in registers and its three input rows in pointers;
 //   finish    the channel's correction and requantization (util/requant_lanes.h) on four sums per vector.
@@ -10,8 +11,8 @@
 
 #include "kernels/helium/util/bytes.h"
 #include "kernels/helium/util/channel_block.h"
-#include "kernels/helium/util/finish_row.h"
 #include "kernels/helium/util/conv_call.h"
+#include "kernels/helium/util/finish_row.h"
 #include "kernels/helium/util/requant_lanes.h"
 #include "kernels/helium/util/sum_rows_3x3.h"
 
