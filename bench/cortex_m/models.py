@@ -10,10 +10,8 @@ not cycles.
 """
 import argparse
 import datetime
-import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from typing import Dict
@@ -21,33 +19,24 @@ from typing import Dict
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
+from bench.cortex_m.firmware import VARIANTS, build as build_firmware, commit, run_qemu, write_results  # noqa: E402
 from selective_build import size_report  # noqa: E402
 
 FLOAT_MODELS = ["mlp", "small_cnn", "mobilenet_v2_035_96"]
 INT8_MODELS = ["mlp_int8", "small_cnn_int8", "mobilenet_v2_005_96_int8", "ds_cnn_kws_int8", "resnet8_cifar10_int8",
                "mobilenet_v1_025_vww_int8", "autoencoder_ad_int8"]
-VARIANTS = {"helium": [], "scalar": ["--//kernels:helium=false"]}
 # CMSIS-NN with MVE on the same network, where issue 33's anchor table has it (instructions per call).
 CMSIS_NN = {"mlp_int8": 133_328}
 QEMU_TIMEOUT_S = 900
 
 
 def build(variant: str):
-    flags = ["--config=cortex_m55", "--config=size"] + VARIANTS[variant]
-    targets = [f"//examples/firmware:{m}" for m in FLOAT_MODELS + INT8_MODELS]
-    subprocess.run(["bazel", "build"] + flags + targets, cwd=ROOT, check=True, capture_output=True, text=True)
-    return subprocess.run(["bazel", "info"] + flags + ["bazel-bin"], cwd=ROOT, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return build_firmware(["--config=cortex_m55", "--config=size"] + VARIANTS[variant],
+                          [f"//examples/firmware:{m}" for m in FLOAT_MODELS + INT8_MODELS])
 
 
 def measure(elf: str, work: str) -> Dict[str, int]:
-    semi = "enable=on,target=native,arg=runner,arg=--runs,arg=2"
-    proc = subprocess.run(["qemu-system-arm", "-M", "mps3-an547", "-nographic", "-icount", "shift=0",
-                           "-semihosting-config", semi, "-kernel", elf], cwd=work, capture_output=True, text=True,
-                          timeout=QEMU_TIMEOUT_S)
-    out = proc.stdout
-    if proc.returncode != 0:
-        raise RuntimeError(f"{elf} exited {proc.returncode}:\n{out[-3000:]}")
+    out = run_qemu(elf, ["--runs", "2"], work, QEMU_TIMEOUT_S)
 
     def number(pattern: str) -> int:
         m = re.search(pattern, out)
@@ -87,17 +76,11 @@ def main(argv=None) -> int:
             bin_dir = build(variant)
             for m in rows:
                 rows[m][variant] = measure(os.path.join(bin_dir, "examples", "firmware", m), work)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    at = commit()
     header = (f"Cortex-M55 firmware (QEMU 7.2 mps3-an547, -icount shift=0; `--config=cortex_m55 --config=size`): "
-              f"instructions per inference (mean of 2 runs), bytes; Ember at {commit}, "
+              f"instructions per inference (mean of 2 runs), bytes; Ember at {at}, "
               f"`python -m bench.cortex_m.models`.")
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, args.name + ".md"), "w") as f:
-        f.write(markdown(rows, header))
-    with open(os.path.join(args.out, args.name + ".json"), "w") as f:
-        json.dump({"commit": commit, "rows": rows}, f, indent=1)
-    sys.stdout.write(markdown(rows, header))
+    write_results(args.out, args.name, markdown(rows, header), {"commit": at, "rows": rows})
     return 0
 
 

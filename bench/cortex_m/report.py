@@ -15,7 +15,6 @@ import datetime
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from typing import Dict, List
@@ -23,21 +22,18 @@ from typing import Dict, List
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
+from bench.cortex_m.firmware import VARIANTS, build as build_firmware, commit, run_qemu, write_results  # noqa: E402
 from exir import raw_trace  # noqa: E402
 from exir.serialize import deserialize_pte  # noqa: E402
 
 TARGET = "//bench/cortex_m:layers"
-VARIANTS = {"helium": [], "scalar": ["--//kernels:helium=false"]}
 QEMU_TIMEOUT_S = 600
 
 
 def build(variant: str, out_dir: str) -> Dict[str, str]:
     """Builds the traced firmware for `variant`; copies of its ELF, program and case list (a later build moves
     bazel-bin)."""
-    flags = ["--config=cortex_m55", "--config=profiling"] + VARIANTS[variant]
-    subprocess.run(["bazel", "build"] + flags + [TARGET], cwd=ROOT, check=True, capture_output=True, text=True)
-    bin_dir = subprocess.run(["bazel", "info"] + flags + ["bazel-bin"], cwd=ROOT, check=True, capture_output=True,
-                             text=True).stdout.strip()
+    bin_dir = build_firmware(["--config=cortex_m55", "--config=profiling"] + VARIANTS[variant], [TARGET])
     files = {}
     for key, name in (("elf", "layers"), ("pte", "layers.pte"), ("json", "layers.json")):
         files[key] = os.path.join(out_dir, f"{variant}-{name}")
@@ -48,13 +44,7 @@ def build(variant: str, out_dir: str) -> Dict[str, str]:
 def run(files: Dict[str, str], runs: int, work: str) -> List[float]:
     """Mean instructions per instruction index of the program, over the runs after the first."""
     trace = os.path.join(work, "trace.emtr")
-    semi = ",".join(["enable=on", "target=native", "arg=runner", "arg=--input", "arg=random:7", "arg=--runs",
-                     f"arg={runs}", "arg=--profile", f"arg={trace}"])
-    proc = subprocess.run(["qemu-system-arm", "-M", "mps3-an547", "-nographic", "-icount", "shift=0",
-                           "-semihosting-config", semi, "-kernel", files["elf"]], cwd=work, capture_output=True,
-                          text=True, timeout=QEMU_TIMEOUT_S)
-    if proc.returncode != 0:
-        raise RuntimeError(f"firmware exited {proc.returncode}:\n{proc.stdout[-3000:]}")
+    run_qemu(files["elf"], ["--input", "random:7", "--runs", str(runs), "--profile", trace], work, QEMU_TIMEOUT_S)
     with open(files["pte"], "rb") as f:
         program = deserialize_pte(f.read()).program
     with open(trace, "rb") as f:
@@ -112,17 +102,11 @@ def main(argv=None) -> int:
                 cases = json.load(f)["cases"]
             per_instruction[variant] = run(files, args.runs, work)
     rows = tabulate(cases, per_instruction)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    at = commit()
     header = (f"Cortex-M55 (QEMU 7.2 mps3-an547, -icount shift=0): instructions per call, warm, mean of "
-              f"{args.runs - 1} runs; Ember at {commit}, `python -m bench.cortex_m.report`. CMSIS-NN v7.0.0-43 "
+              f"{args.runs - 1} runs; Ember at {at}, `python -m bench.cortex_m.report`. CMSIS-NN v7.0.0-43 "
               f"(-O2, MVE / +nomve) from the anchor table of issue 33, measured in the same emulator.")
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, args.name + ".md"), "w") as f:
-        f.write(markdown(rows, header))
-    with open(os.path.join(args.out, args.name + ".json"), "w") as f:
-        json.dump({"commit": commit, "runs": args.runs, "rows": rows}, f, indent=1)
-    sys.stdout.write(markdown(rows, header))
+    write_results(args.out, args.name, markdown(rows, header), {"commit": at, "runs": args.runs, "rows": rows})
     return 0
 
 
