@@ -23,7 +23,11 @@ constexpr RequantArgs kArgs = {"ember_quantized::linear.out", 2, 1, 2, 3, 4, 5, 
 }  // namespace
 
 KernelMemory linear_memory(const KernelArgs& args) { return requant_memory(args, kArgs); }
-Error linear_prepare(const KernelArgs& args, void* state) { return requant_prepare(args, kArgs, state); }
+Error linear_prepare(const KernelArgs& args, void* state) {
+  const Error prepared = requant_prepare(args, kArgs, state);
+  if (prepared != Error::Ok) return prepared;
+  return check_linear_at_load(args, static_cast<RequantHeader*>(state));
+}
 
 // The quantization arguments are read from the state linear_prepare filled, not from here.
 void linear_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/, int64_t /*input_zero_point*/,
@@ -31,7 +35,7 @@ void linear_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/,
                 double /*output_scale*/, int64_t /*output_zero_point*/, int64_t /*activation_min*/,
                 int64_t /*activation_max*/, Tensor& out) {
   LinearGeometry geo;
-  if (!linear_geometry(ctx, input, weight, out, &geo)) return;
+  if (!linear_call_geometry(ctx, input, weight, out, &geo)) return;
   const int64_t IC = geo.IC, OC = geo.OC;
   constexpr uint32_t kMask = selected_dtypes::linear_out_quantized & dtype_bit(ScalarType::Char);
   EMBER_DISPATCH(ctx, "ember_quantized::linear.out", kMask, input.scalar_type(), [&](auto) {
@@ -40,8 +44,7 @@ void linear_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/,
     int8_t* o = out.mutable_data_ptr<int8_t>();
     const RequantHeader& q = *ctx.state<RequantHeader>();
     const ChannelParams* channels = channel_params(&q);
-    int64_t rows = 1;
-    for (int32_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
+    const int64_t rows = geo.rows;
     const int32_t zp_out = q.output_zero_point;
     const int32_t lo = q.activation_min, hi = q.activation_max;
     for (int64_t oc = 0; oc < OC; ++oc) {

@@ -18,6 +18,8 @@
 #include "kernels/portable/kernels.h"
 #include "kernels/prim_ops/kernels.h"
 #include "kernels/quantized/kernels.h"
+#include "kernels/quantized/util/channel_params.h"
+#include "runtime/kernel/kernel_args.h"
 #include "runtime/core/numeric.h"
 #include "kernels/test/owned_tensor.h"
 #include "runtime/core/test/recording_pal.h"
@@ -414,6 +416,69 @@ TEST(Quantized, ScalesMustBeFinitePositive) {
                                                           o.t); }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("no usable requantization multiplier"), std::string::npos) << log();
+}
+
+// A linear's prepare step checks its shapes once when they cannot change (KernelArgs::shapes_fixed) and execute
+// trusts it; when they can (a direct caller, a bounded-dynamic tensor), execute checks them as before. Both give
+// the same bytes, and a call that does not fit is refused with the same message, at load or at execute.
+struct LinearCall {
+  I8 x, w, out;
+  F32 scales;
+  I32 bias;
+  EValue values[11];
+  EValue* args[11];
+  alignas(16) uint8_t state[256];
+
+  LinearCall(std::vector<int32_t> out_sizes, size_t x_capacity = 0)
+      : x(ScalarType::Char, {2, 8}, {1, -5, 9, 12, -128, 127, 3, 0, 7, 7, -7, 100, -100, 2, 4, 8}, {}, x_capacity),
+        w(ScalarType::Char, {3, 8}, {1, 2, 3, 4, 5, 6, 7, 8, -8, -7, -6, -5, -4, -3, -2, -1, 127, -128, 0, 1, 64, 32, 16, 8}),
+        out(ScalarType::Char, std::move(out_sizes)),
+        scales(ScalarType::Float, {3}, {0.01f, 0.02f, 0.005f}),
+        bias(ScalarType::Int, {3}, {100, -2000, 7}) {
+    const EValue v[11] = {EValue(x.t),         EValue(0.05),          EValue(int64_t{1}),    EValue(w.t),
+                          EValue(scales.t),    EValue(bias.t),        EValue(0.1),           EValue(int64_t{-2}),
+                          EValue(int64_t{-128}), EValue(int64_t{127}), EValue(out.t)};
+    for (size_t i = 0; i < 11; ++i) values[i] = v[i], args[i] = &values[i];
+  }
+  Error prepare(bool values_fixed) {
+    // Constants: the weight (3), its scales (4) and the bias (5).
+    const LoadedKernelArgs loaded(args, 11, uint64_t{0x38}, values_fixed);
+    EXPECT_LE(quantized::linear_memory(loaded).state, sizeof(state));
+    testing::clear_log();
+    return quantized::linear_prepare(loaded, state);
+  }
+  int32_t checked_rows() const { return reinterpret_cast<const quantized::RequantHeader*>(state)->checked_rows; }
+  Error execute() {
+    testing::clear_log();
+    KernelContext ctx(state, Span<uint8_t>());
+    quantized::linear_out(ctx, x.t, 0.05, 1, w.t, scales.t, &bias.t, 0.1, -2, -128, 127, out.t);
+    return ctx.failure();
+  }
+};
+
+TEST(Quantized, LinearShapesAreCheckedOnceWhenTheyCannotChange) {
+  LinearCall fixed({2, 3}), unsure({2, 3});
+  ASSERT_EQ(fixed.prepare(true), Error::Ok);
+  EXPECT_EQ(fixed.checked_rows(), 2);
+  ASSERT_EQ(unsure.prepare(false), Error::Ok);
+  EXPECT_EQ(unsure.checked_rows(), 0);
+  ASSERT_EQ(fixed.execute(), Error::Ok);
+  ASSERT_EQ(unsure.execute(), Error::Ok);
+  EXPECT_EQ(fixed.out.data, unsure.out.data);
+  // A bounded-dynamic input may change shape between runs: nothing is recorded, execute checks.
+  LinearCall dynamic({2, 3}, 32);
+  ASSERT_EQ(dynamic.prepare(true), Error::Ok);
+  EXPECT_EQ(dynamic.checked_rows(), 0);
+}
+
+TEST(Quantized, LinearOutputOfTheWrongShapeIsRefusedAtLoadOrAtExecute) {
+  LinearCall at_load({2, 4});
+  EXPECT_EQ(at_load.prepare(true), Error::InvalidArgument);
+  EXPECT_NE(log().find("out must be the input's shape with 3 features"), std::string::npos) << log();
+  LinearCall at_execute({2, 4});
+  ASSERT_EQ(at_execute.prepare(false), Error::Ok);
+  EXPECT_EQ(at_execute.execute(), Error::InvalidArgument);
+  EXPECT_NE(log().find("out must be the input's shape with 3 features"), std::string::npos) << log();
 }
 
 TEST(Quantized, PerChannelZeroPointsBeyondInt32AreRefused) {

@@ -422,6 +422,7 @@ class MethodLoader {
   Error load_chain(size_t n) {
     const auto* instrs = pte::instructions(d_.plan);
     size_t args_used = 0, missing = 0, state_used = 0;
+    const bool values_fixed = !has_moves(instrs, n);
     for (size_t pc = 0; pc < n; ++pc) {
       const fb::Instruction* ins = at(instrs, pc);
       Method::Instruction& out = s_.instructions[pc];
@@ -450,7 +451,7 @@ class MethodLoader {
           void* state = m.state > 0 ? s_.kernel_state + state_used : nullptr;
           state_used += m.state;
           if (entry->prepare != nullptr) {
-            const Error e = prepare_support()->prepare(d_.plan, call, entry, args, nargs, state);
+            const Error e = prepare_support()->prepare(d_.plan, call, entry, args, nargs, values_fixed, state);
             if (e != Error::Ok) {
               EMBER_LOG(ERROR, "method '%s' instruction %zu (%s): prepare failed", d_.method, pc, entry->name);
               return e;
@@ -492,6 +493,16 @@ class MethodLoader {
                                 "method '%s': %zu instruction(s) use operators this build does not have (see above)",
                                 d_.method, missing);
     return Error::Ok;
+  }
+
+  // Whether any instruction replaces a value (a MoveCall, which control flow emits): then a tensor argument may not
+  // be the one a kernel's prepare step saw.
+  template <typename Instructions>
+  static bool has_moves(const Instructions* instrs, size_t n) {
+    for (size_t pc = 0; pc < n; ++pc) {
+      if (at(instrs, pc)->instr_args_type() == InstructionArguments::MoveCall) return true;
+    }
+    return false;
   }
 
   Error check_kernel_args(size_t pc, const KernelEntry* entry, EValue** args, size_t nargs) {

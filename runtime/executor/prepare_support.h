@@ -34,8 +34,9 @@ struct PrepareSupport {
   // without kernel memory, and the single-threaded path, carry none of it.
   size_t (*threaded_scratch)(const ember_pte::ExecutionPlan* plan, int threads);
   // Runs `entry`'s prepare step over the loaded arguments of `call` (the program says which are constants).
+  // `values_fixed`: the method has no instruction that replaces a value (KernelArgs::shapes_fixed).
   Error (*prepare)(const ember_pte::ExecutionPlan* plan, const ember_pte::KernelCall* call, const KernelEntry* entry,
-                   EValue** args, size_t num_args, void* state);
+                   EValue** args, size_t num_args, bool values_fixed, void* state);
 };
 
 extern const PrepareSupport kPrepareSupport;

@@ -116,12 +116,12 @@ size_t threaded_scratch(const fb::ExecutionPlan* plan, int threads) {
 }
 
 Error loaded_prepare(const fb::ExecutionPlan* plan, const fb::KernelCall* call, const KernelEntry* entry,
-                     EValue** args, size_t num_args, void* state) {
+                     EValue** args, size_t num_args, bool values_fixed, void* state) {
   if (entry->prepare == nullptr) return Error::Ok;
   const ProgramKernelArgs in_program(plan, call);
   uint64_t constants = 0;
   for (size_t k = 0; k < num_args && k < 64; ++k) constants |= uint64_t{in_program.is_constant(k)} << k;
-  const LoadedKernelArgs loaded(args, num_args, constants);
+  const LoadedKernelArgs loaded(args, num_args, constants, values_fixed);
   return entry->prepare(loaded, state);
 }
 

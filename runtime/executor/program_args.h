@@ -24,6 +24,8 @@ class ProgramKernelArgs final : public KernelArgs {
   int64_t list_item(size_t i, size_t k) const override;
   const Tensor* tensor(size_t) const override { return nullptr; }
   bool is_constant(size_t i) const override;
+  // Memory functions size from shapes alone and never ask; a prepare step sees LoadedKernelArgs.
+  bool shapes_fixed() const override { return false; }
 
  private:
   const ember_pte::EValue* value(size_t i) const;

@@ -43,6 +43,12 @@ class KernelArgs {
   // (weights, scales, biases). Anything else is planned or caller memory whose contents only exist at execute, so
   // a prepare step that derives constants from a tensor's data must refuse a tensor that is not constant.
   virtual bool is_constant(size_t i) const = 0;
+  // Whether every tensor argument keeps its shape, and stays the same tensor, for every execute of this method: each
+  // is static (no bounded-dynamic shape a kernel could resize) and the method has no instruction that replaces a
+  // value (MoveCall). A prepare step may then check the arguments' shapes once, at load, and let execute trust
+  // what it recorded, as TFLite Micro's Eval trusts what Prepare checked. False when unsure (the default for a
+  // direct caller, which may hand execute other tensors than prepare saw).
+  virtual bool shapes_fixed() const = 0;
 
  protected:
   // Never deleted through this type (nothing here is on the heap); a non-virtual destructor keeps operator
@@ -74,8 +80,8 @@ using KernelPrepareFn = Error (*)(const KernelArgs& args, void* state);
 // first 64 arguments can be); a direct caller whose tensors all hold their final data keeps the default.
 class LoadedKernelArgs final : public KernelArgs {
  public:
-  LoadedKernelArgs(EValue** args, size_t n, uint64_t constants = ~uint64_t{0})
-      : args_(args), n_(n), constants_(constants) {}
+  LoadedKernelArgs(EValue** args, size_t n, uint64_t constants = ~uint64_t{0}, bool values_fixed = false)
+      : args_(args), n_(n), constants_(constants), values_fixed_(values_fixed) {}
   size_t size() const override { return n_; }
   Tag tag(size_t i) const override { return args_[i]->tag(); }
   ScalarType dtype(size_t i) const override { return args_[i]->as_tensor().scalar_type(); }
@@ -89,11 +95,25 @@ class LoadedKernelArgs final : public KernelArgs {
   int64_t list_item(size_t i, size_t k) const override { return args_[i]->as_int_list()[k]; }
   const Tensor* tensor(size_t i) const override { return args_[i]->is_tensor() ? &args_[i]->as_tensor() : nullptr; }
   bool is_constant(size_t i) const override { return i < 64 && args_[i]->is_tensor() && (constants_ >> i & 1) != 0; }
+  bool shapes_fixed() const override {
+    if (!values_fixed_) return false;
+    for (size_t i = 0; i < n_; ++i) {
+      if (args_[i]->is_tensor() && !is_static(args_[i]->as_tensor())) return false;
+      if (!args_[i]->is_tensor_list()) continue;
+      for (const Tensor& t : args_[i]->as_tensor_list()) {
+        if (!is_static(t)) return false;
+      }
+    }
+    return true;
+  }
 
  private:
+  static bool is_static(const Tensor& t) { return t.impl()->shape_dynamism() == ShapeDynamism::Static; }
+
   EValue** args_;
   size_t n_;
   uint64_t constants_;
+  bool values_fixed_;  // the method has no instruction that replaces a value
 };
 
 }  // namespace ember

@@ -27,7 +27,7 @@ struct RequantState {
   const int32_t* left_shifts() const { return multipliers() + padded_channels(); }
   const int32_t* negated_right_shifts() const { return left_shifts() + padded_channels(); }
 };
-static_assert(sizeof(RequantState) == 32, "state is planned in 16-byte units");
+static_assert(sizeof(RequantState) == 48, "state is planned in 16-byte units");
 
 KernelMemory requant_state_memory(const KernelArgs& args, const quantized::RequantArgs& at);
 Error prepare_requant_state(const KernelArgs& args, const quantized::RequantArgs& at, void* state);

@@ -70,7 +70,8 @@ Error check_requant_args(const KernelArgs& args, const RequantArgs& at, RequantH
   *header = RequantHeader{static_cast<int32_t>(zp_in),   static_cast<int32_t>(zp_out),
                           static_cast<int32_t>(act_min), static_cast<int32_t>(act_max),
                           static_cast<int32_t>(OC),      static_cast<int32_t>(taps),
-                          {0, 0}};
+                          {0, 0},                        0,
+                          {0, 0, 0}};
   return Error::Ok;
 }
 

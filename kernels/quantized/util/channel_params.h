@@ -18,7 +18,8 @@ namespace quantized {
 
 // The scalars, as validated at load: execute reads them from here, never again from its arguments. `channels` and
 // `taps` are the weight's shape at load: execute checks the weight it is given against them (a MoveCall could
-// replace the value), so it never reads past the channels prepared.
+// replace the value), so it never reads past the channels prepared. `checked_rows` is set when the call's shapes
+// cannot change and were checked at load (util/geometry.h, check_linear_at_load): execute then trusts them.
 struct RequantHeader {
   int32_t input_zero_point;
   int32_t output_zero_point;
@@ -26,7 +27,9 @@ struct RequantHeader {
   int32_t activation_max;
   int32_t channels;
   int32_t taps;
-  int32_t reserved[2];
+  int32_t reserved[2];    // the kernel library's own (kernels/helium: its vector layout)
+  int32_t checked_rows;   // > 0: a linear's input rows, checked at load; 0: execute checks its arguments
+  int32_t unused[3];
 };
 
 struct ChannelParams {
@@ -36,7 +39,7 @@ struct ChannelParams {
   int32_t bias;
   int32_t weight_sum;  // |sum| <= 128 * kMaxAccumulatedProducts: fits int32
 };
-static_assert(sizeof(RequantHeader) == 32 && sizeof(ChannelParams) == 16, "state is planned in 16-byte units");
+static_assert(sizeof(RequantHeader) == 48 && sizeof(ChannelParams) == 16, "state is planned in 16-byte units");
 
 // Where the shared arguments stand in a kernel's schema (schema/operators.yaml).
 struct RequantArgs {

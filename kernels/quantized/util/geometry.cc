@@ -131,6 +131,18 @@ bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weig
   return true;
 }
 
+Error check_linear_at_load(const KernelArgs& args, RequantHeader* header) {
+  if (!args.shapes_fixed()) return Error::Ok;
+  // linear.out(input, ..., weight (3), ..., out): the loaded tensors; the handles share their TensorImpls.
+  Tensor out = *args.tensor(args.size() - 1);
+  KernelContext ctx(header, Span<uint8_t>());
+  LinearGeometry g;
+  if (!linear_geometry(ctx, *args.tensor(0), *args.tensor(3), out, &g)) return ctx.failure();
+  // Sizes are int32, so a row count past it means a tensor of more than 2^31 elements: left to execute's checks.
+  if (g.rows > 0 && g.rows <= INT32_MAX) header->checked_rows = static_cast<int32_t>(g.rows);
+  return Error::Ok;
+}
+
 bool plan_add(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point, const Tensor& other,
               double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
               int64_t activation_min, int64_t activation_max, Tensor& out, AddPlan* plan) {

@@ -5,8 +5,10 @@
 
 #include <stdint.h>
 
+#include "kernels/quantized/util/channel_params.h"
 #include "kernels/quantized/util/requantize.h"
 #include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_args.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace ember {
@@ -34,6 +36,22 @@ struct LinearGeometry {
 // ember_quantized::linear.out's arguments, as conv2d_geometry.
 bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, Tensor& out,
                      LinearGeometry* g);
+
+// In linear's prepare step, after the header is filled: when the call's shapes cannot change
+// (KernelArgs::shapes_fixed), linear_geometry's checks run here, once, and the header records the rows, so a
+// small layer's execute is its arithmetic alone. A call that fails them fails Method::load with their message.
+Error check_linear_at_load(const KernelArgs& args, RequantHeader* header);
+
+// execute's geometry: what check_linear_at_load recorded, else linear_geometry's checks on the arguments.
+inline bool linear_call_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, Tensor& out,
+                                 LinearGeometry* g) {
+  const RequantHeader* checked = ctx.state<RequantHeader>();
+  if (checked != nullptr && checked->checked_rows > 0) {
+    *g = LinearGeometry{checked->checked_rows, checked->taps, checked->channels};
+    return true;
+  }
+  return linear_geometry(ctx, input, weight, out, g);
+}
 
 // quantize_per_tensor.out's checks (defined in op_quantize.cc, beside the dtype rules they use).
 bool check_quantize_per_tensor(KernelContext& ctx, const Tensor& input, double scale, int64_t quant_min,
