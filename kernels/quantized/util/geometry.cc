@@ -181,6 +181,53 @@ bool plan_add(KernelContext& ctx, const Tensor& self, double self_scale, int64_t
   return true;
 }
 
+bool plan_mul(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point, const Tensor& other,
+              double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
+              int64_t activation_min, int64_t activation_max, Tensor& out, MulPlan* plan) {
+  int32_t shape[kMaxTensorDim];
+  const int rank = portable::broadcast_shape(self.sizes(), other.sizes(), shape);
+  char self_shape[64], other_shape[64];
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, rank >= 0, InvalidArgument,
+                              "ember_quantized::mul.out: self %s and other %s do not broadcast",
+                              shape_text(self.sizes(), self_shape, sizeof(self_shape)),
+                              shape_text(other.sizes(), other_shape, sizeof(other_shape)));
+  const ArrayRef<int32_t> out_sizes(shape, static_cast<size_t>(rank));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, out_sizes), InvalidArgument,
+                              "ember_quantized::mul.out: out must have the inputs' broadcast shape %s",
+                              shape_text(out_sizes, self_shape, sizeof(self_shape)));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.is_contiguous() && other.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "ember_quantized::mul.out: only contiguous tensors are supported");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.scalar_type() == ScalarType::Char && other.scalar_type() == ScalarType::Char &&
+                                       out.scalar_type() == ScalarType::Char,
+                              InvalidArgument, "ember_quantized::mul.out: self, other and out must be int8, got %s, %s and %s",
+                              scalar_type_name(self.scalar_type()), scalar_type_name(other.scalar_type()),
+                              scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(self_scale) && valid_scale(other_scale) && valid_scale(output_scale),
+                              InvalidArgument, "ember_quantized::mul.out: scales must be positive, got %g, %g and %g",
+                              self_scale, other_scale, output_scale);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(self_zero_point) && in_int8_range(other_zero_point) &&
+                                       in_int8_range(output_zero_point) && in_int8_range(activation_min) &&
+                                       in_int8_range(activation_max) && activation_min <= activation_max,
+                              InvalidArgument, "ember_quantized::mul.out: zero points (%lld, %lld, %lld) and activation range "
+                              "[%lld, %lld] must be int8 values", static_cast<long long>(self_zero_point),
+                              static_cast<long long>(other_zero_point), static_cast<long long>(output_zero_point),
+                              static_cast<long long>(activation_min), static_cast<long long>(activation_max));
+  const double multiplier = self_scale * other_scale / output_scale;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, multiplier_in_range(multiplier), InvalidArgument,
+                              "ember_quantized::mul.out: scales %g * %g -> %g give no usable requantization multiplier",
+                              self_scale, other_scale, output_scale);
+  QuantizedMultiplier m;
+  quantize_multiplier(multiplier, &m);
+  *plan = MulPlan{requant_steps(m, headroom_bits(255 * 255)),
+                  static_cast<int32_t>(self_zero_point),
+                  static_cast<int32_t>(other_zero_point),
+                  static_cast<int32_t>(output_zero_point),
+                  static_cast<int32_t>(activation_min),
+                  static_cast<int32_t>(activation_max),
+                  broadcast_runs(self.sizes(), other.sizes(), out_sizes)};
+  return true;
+}
+
 bool plan_adaptive_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
                             ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
                             Tensor& out, PoolPlan* plan) {
