@@ -66,7 +66,9 @@ class Mul:
     shape: Tuple[int, ...]
     other_shape: Optional[Tuple[int, ...]] = None
     zero_points: Tuple[int, int, int] = (-3, 4, -2)  # x, other, output
-    saturate: bool = False  # an output step of 64 products' units: the larger products clamp
+    # The output's step in units of the product's (x scale * other scale): random int8 values sit about 74 from a
+    # central zero point, so this default spreads the products over about 40 steps; 64 clamps the larger ones.
+    output_step: float = 74 * 74 / 40
     relu: bool = False      # clamped at the output zero point, as a fused ReLU arrives
 
     def macs(self) -> int:
@@ -152,9 +154,12 @@ EDGES += [
     Case("mul by scalar, 5x13 * 1", [Mul((5, 13), (1,), zero_points=(2, 0, -1))], group="edge"),
     Case("mul broadcast self, 1x5x1 * 3x5x11", [Mul((1, 5, 1), (3, 5, 11))], group="edge"),
     Case("mul saturating low, zero points at extremes, 6x21", [Mul((6, 21), zero_points=(127, -128, 0),
-                                                                   saturate=True)], group="edge"),
+                                                                   output_step=64)], group="edge"),
     Case("mul saturating high, zero points at extremes, 6x21 * 21", [Mul((6, 21), (21,), zero_points=(-128, -128, -128),
-                                                                         saturate=True)], group="edge"),
+                                                                         output_step=64)], group="edge"),
+    # An output step below 2^-14 products: the requantization has no final shift (the Helium kernel's scalar path).
+    Case("mul without final shift, 2x19", [Mul((2, 19), zero_points=(5, -7, 3), output_step=2.0 ** -15)],
+         group="edge"),
     Case("mul with relu, 4x1x9 * 1x3x1", [Mul((4, 1, 9), (1, 3, 1), zero_points=(-3, 4, -5), relu=True)],
          group="edge"),
 ]

@@ -84,9 +84,7 @@ class CaseModule(torch.nn.Module):
                 zp_x, zp_other, zp_out = layer.zero_points
                 q = QTensor(q.scale, zp_x)
                 q_other = QTensor(0.03, zp_other)
-                # Random int8 values sit about 74 from a central zero point: keep the products' spread near 40
-                # levels, or let the larger products clamp.
-                q_out = QTensor(q.scale * q_other.scale * (64 if layer.saturate else 74 * 74 / 40), zp_out)
+                q_out = QTensor(q.scale * q_other.scale * layer.output_step, zp_out)
                 other = torch.randint(-128, 128, layer.other_shape or layer.shape, dtype=torch.int8, generator=g)
                 self.register_buffer(f"other{i}", other)
                 self.steps.append((layer, i, (q, q_other), q_out, zp_out if layer.relu else -128))

@@ -4,8 +4,8 @@
 // the same checks, plan and broadcast runs as the scalar kernel, so the same bits). Saturating narrows put them
 // back into the even and odd 16-bit lanes, where the zero point and the activation clamp apply (saturation keeps
 // every value beyond int8 beyond the clamp, so it gives what the 32-bit clamp gives), and a narrowing store writes
-// the bytes. Each run is one tail-predicated loop: against the other input's run, or against its one repeated
-// element where it is broadcast.
+// the bytes. Each run is a loop of whole vectors and one predicated tail: against the other input's run, or
+// against its one repeated element where it is broadcast.
 #include "ember/selected_dtypes.h"
 #include "kernels/helium/kernels.h"
 #include "kernels/helium/util/requant_lanes.h"
@@ -18,43 +18,74 @@ namespace {
 
 struct MulLanes {
   int32_t multiplier, left, negated_right;
-  int16x8_t lo, hi;
-  int16_t zp_self, zp_other, zp_out;
+  int16_t zp_self, zp_other, zp_out, lo, hi;
 };
 
 MulLanes mul_lanes(const quantized::MulPlan& p) {
   return MulLanes{p.steps.multiplier,
                   p.steps.left,
                   -p.steps.right,
-                  vdupq_n_s16(static_cast<int16_t>(p.activation_min)),
-                  vdupq_n_s16(static_cast<int16_t>(p.activation_max)),
                   static_cast<int16_t>(p.zp_self),
                   static_cast<int16_t>(p.zp_other),
-                  static_cast<int16_t>(p.zp_out)};
+                  static_cast<int16_t>(p.zp_out),
+                  static_cast<int16_t>(p.activation_min),
+                  static_cast<int16_t>(p.activation_max)};
 }
 
-// Eight outputs from eight centered inputs of each side.
-inline int16x8_t mul8(int16x8_t a, int16x8_t b, const MulLanes& l) {
-  const int32x4_t even = requant_steps_lanes(vmullbq_int_s16(a, b), l.multiplier, l.left, l.negated_right);
-  const int32x4_t odd = requant_steps_lanes(vmulltq_int_s16(a, b), l.multiplier, l.left, l.negated_right);
-  const int16x8_t narrow = vqmovntq_s32(vqmovnbq_s32(vdupq_n_s16(0), even), odd);
-  return vminq_s16(vmaxq_s16(vqaddq_n_s16(narrow, l.zp_out), l.lo), l.hi);
-}
+// The loop-invariant values in locals (registers), and eight outputs from eight centered inputs of each side.
+struct Mul8 {
+  int32_t multiplier, left, negated_right;
+  int16_t zp_out;
+  int16x8_t lo, hi;
 
-// One run of n outputs: `a` steps through it, `b` too when kOtherSteps, else its element b[0] repeats.
+  int16x8_t operator()(int16x8_t a, int16x8_t b) const {
+    const int32x4_t even = requant_steps_lanes(vmullbq_int_s16(a, b), multiplier, left, negated_right);
+    const int32x4_t odd = requant_steps_lanes(vmulltq_int_s16(a, b), multiplier, left, negated_right);
+    // The narrows fill every lane (even, then odd), so they start from an uninitialized vector.
+    const int16x8_t narrow = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), even), odd);
+    return vminq_s16(vmaxq_s16(vqaddq_n_s16(narrow, zp_out), lo), hi);
+  }
+};
+
+// One run of n outputs: `a` steps through it, `b` too when kOtherSteps, else its element b[0] repeats (held in a
+// register). Whole vectors first, then one predicated for the tail.
 template <bool kOtherSteps>
-void mul_run(const int8_t* a, const int8_t* b, int8_t* o, int32_t n, const MulLanes& l) {
-  const int16x8_t b_repeated = vdupq_n_s16(static_cast<int16_t>(b[0] - l.zp_other));
-  for (; n > 0; n -= 8, a += 8, o += 8) {
-    const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n));
-    const int16x8_t va = vsubq_n_s16(vldrbq_z_s16(a, p), l.zp_self);
+inline void mul_run(const int8_t* a, const int8_t* b, int8_t* o, int32_t n, const Mul8& mul8, int16_t zp_a,
+                    int16_t zp_b) {
+  const int16x8_t b_repeated = vdupq_n_s16(static_cast<int16_t>(b[0] - zp_b));
+  for (; n >= 8; n -= 8, a += 8, o += 8) {
     int16x8_t vb = b_repeated;
     if (kOtherSteps) {
-      vb = vsubq_n_s16(vldrbq_z_s16(b, p), l.zp_other);
+      vb = vsubq_n_s16(vldrbq_s16(b), zp_b);
       b += 8;
     }
-    vstrbq_p_s16(o, mul8(va, vb, l), p);
+    vstrbq_s16(o, mul8(vsubq_n_s16(vldrbq_s16(a), zp_a), vb));
   }
+  if (n > 0) {
+    const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n));
+    const int16x8_t vb = kOtherSteps ? vsubq_n_s16(vldrbq_z_s16(b, p), zp_b) : b_repeated;
+    vstrbq_p_s16(o, mul8(vsubq_n_s16(vldrbq_z_s16(a, p), zp_a), vb), p);
+  }
+}
+
+// Every run, for a requantization that ends with a right shift (negated_right != 0: the caller checked), which
+// the compiler is told so the test for it inside the shared lanes requantization leaves the loops.
+void mul_runs(const int8_t* a, const int8_t* b, int8_t* o, const quantized::BroadcastRuns& runs, bool swap,
+              const MulLanes& l) {
+  const int32_t negated_right = l.negated_right;
+  if (negated_right == 0) __builtin_unreachable();
+  const Mul8 mul8{l.multiplier, l.left, negated_right, l.zp_out, vdupq_n_s16(l.lo), vdupq_n_s16(l.hi)};
+  const bool both_step = runs.self_steps && runs.other_steps;
+  const int32_t n = static_cast<int32_t>(runs.inner);
+  quantized::for_each_run(runs, [&](int64_t self_at, int64_t other_at, int64_t o_at) {
+    const int8_t* run_a = a + (swap ? other_at : self_at);
+    const int8_t* run_b = b + (swap ? self_at : other_at);
+    if (both_step) {
+      mul_run<true>(run_a, run_b, o + o_at, n, mul8, l.zp_self, l.zp_other);
+    } else {
+      mul_run<false>(run_a, run_b, o + o_at, n, mul8, l.zp_self, l.zp_other);
+    }
+  });
 }
 
 }  // namespace
@@ -69,27 +100,29 @@ void quantized_mul_out(KernelContext& ctx, const Tensor& self, double self_scale
   }
   constexpr uint32_t kMask = selected_dtypes::quantized_mul_out_helium & dtype_bit(ScalarType::Char);
   EMBER_DISPATCH(ctx, "ember_quantized::mul.out", kMask, self.scalar_type(), [&](auto) {
-    const MulLanes l = mul_lanes(plan);
     // The product is symmetric in its two centered inputs: with self the one repeated along the runs, swap the
-    // sides so the stepping one is loaded (the zero points swap with them).
+    // sides so the stepping one is `a` (the zero points swap with them).
     const bool swap = !plan.runs.self_steps && plan.runs.other_steps;
-    MulLanes lanes = l;
+    MulLanes l = mul_lanes(plan);
     if (swap) {
-      lanes.zp_self = l.zp_other;
-      lanes.zp_other = l.zp_self;
+      l.zp_self = static_cast<int16_t>(plan.zp_other);
+      l.zp_other = static_cast<int16_t>(plan.zp_self);
     }
     const int8_t* a = (swap ? other : self).const_data_ptr<int8_t>();
     const int8_t* b = (swap ? self : other).const_data_ptr<int8_t>();
-    const bool both_step = plan.runs.self_steps && plan.runs.other_steps;
     int8_t* o = out.mutable_data_ptr<int8_t>();
-    const int32_t n = static_cast<int32_t>(plan.runs.inner);
-    quantized::for_each_run(plan.runs, [&](int64_t self_at, int64_t other_at, int64_t o_at) {
-      const int64_t a_at = swap ? other_at : self_at, b_at = swap ? self_at : other_at;
-      if (both_step) {
-        mul_run<true>(a + a_at, b + b_at, o + o_at, n, lanes);
-      } else {
-        mul_run<false>(a + a_at, b + b_at, o + o_at, n, lanes);
-      }
+    if (l.negated_right != 0) {
+      mul_runs(a, b, o, plan.runs, swap, l);
+      return;
+    }
+    // No final shift: only a multiplier of about 2^14 or more gets none (an output scale that finer than the
+    // products', so every nonzero product saturates). The scalar definition computes that rare case, rather
+    // than a second copy of the vector loops.
+    const int8_t* x = self.const_data_ptr<int8_t>();
+    const int8_t* y = other.const_data_ptr<int8_t>();
+    const int64_t dx = plan.runs.self_steps ? 1 : 0, dy = plan.runs.other_steps ? 1 : 0;
+    quantized::for_each_run(plan.runs, [&](int64_t x_at, int64_t y_at, int64_t o_at) {
+      for (int64_t i = 0; i < plan.runs.inner; ++i) o[o_at + i] = quantized::mul_one(x[x_at + i * dx], y[y_at + i * dy], plan);
     });
   });
 }

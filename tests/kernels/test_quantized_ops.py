@@ -266,6 +266,8 @@ MUL_CASES = {
     "zero_points_at_other_extremes": ((6, 21), (1, 21), (0.0173, 127), (0.0241, -128), (0.0911, -128), (-128, 127)),
     "relu_clamped": ((1, 16, 5, 5), (1, 16, 5, 5), (0.0412, -20), (0.0107, 30), (0.0093, -128), (-128, 127)),
     "relu6_clamped_mid_zero_point": ((64,), (64,), (0.0391, 2), (0.0287, -2), (0.0071, -40), (-40, 45)),
+    # A multiplier of 2^15: the requantization has no final shift, every nonzero product saturates.
+    "no_final_shift": ((3, 11), (3, 11), (0.5, 3), (0.25, -2), (0.125 / 32768, 1), (-128, 127)),
     # Round scales put many real results exactly on .5 (here a * b / 4): a tie stress test, see TIE_CASES.
     "exact_ties_quarter": ((4, 50), (4, 50), (0.5, 0), (0.5, 0), (1.0, 0), (-128, 127)),
 }
