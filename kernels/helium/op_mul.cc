@@ -115,14 +115,16 @@ void quantized_mul_out(KernelContext& ctx, const Tensor& self, double self_scale
       mul_runs(a, b, o, plan.runs, swap, l);
       return;
     }
-    // No final shift: only a multiplier of about 2^14 or more gets none (an output scale that finer than the
+    // No final shift: only a multiplier of about 2^14 or more gets none (an output scale that much finer than the
     // products', so every nonzero product saturates). The scalar definition computes that rare case, rather
     // than a second copy of the vector loops.
     const int8_t* x = self.const_data_ptr<int8_t>();
     const int8_t* y = other.const_data_ptr<int8_t>();
     const int64_t dx = plan.runs.self_steps ? 1 : 0, dy = plan.runs.other_steps ? 1 : 0;
     quantized::for_each_run(plan.runs, [&](int64_t x_at, int64_t y_at, int64_t o_at) {
-      for (int64_t i = 0; i < plan.runs.inner; ++i) o[o_at + i] = quantized::mul_one(x[x_at + i * dx], y[y_at + i * dy], plan);
+      for (int64_t i = 0; i < plan.runs.inner; ++i) {
+        o[o_at + i] = quantized::mul_one(x[x_at + i * dx], y[y_at + i * dy], plan);
+      }
     });
   });
 }
