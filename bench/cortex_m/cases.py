@@ -60,6 +60,21 @@ class Add:
         return 0
 
 
+@dataclass(frozen=True)
+class Mul:
+    """x * other: x of `shape`, a constant `other` of `other_shape` (broadcast as aten::mul; `shape` if None)."""
+    shape: Tuple[int, ...]
+    other_shape: Optional[Tuple[int, ...]] = None
+    zero_points: Tuple[int, int, int] = (-3, 4, -2)  # x, other, output
+    # The output's step in units of the product's (x scale * other scale): random int8 values sit about 74 from a
+    # central zero point, so this default spreads the products over about 40 steps; 64 clamps the larger ones.
+    output_step: float = 74 * 74 / 40
+    relu: bool = False      # clamped at the output zero point, as a fused ReLU arrives
+
+    def macs(self) -> int:
+        return 0
+
+
 @dataclass
 class Case:
     name: str
@@ -106,6 +121,11 @@ ZOO: List[Case] = [
     Case("small CNN: conv 3x3, 16x16x16 -> 32", [Conv(16, 32, 16, 16, (3, 3), padding=(1, 1))], group="zoo"),
 ]
 
+# Elementwise int8 layers at the DS-CNN's activation shape.
+ELEMENTWISE: List[Case] = [
+    Case("mul, 25x5x48 elementwise", [Mul((1, 48, 25, 5))], group="elementwise"),
+]
+
 # Shapes that exercise every path and edge of the kernels (parity only, not timed): dilation, groups, odd widths
 # and channel counts, stride 3, padding wider than the kernel's reach, taps past 16, a 1x1 with stride, biases whose
 # zero-point correction needs 64 bits.
@@ -124,6 +144,24 @@ EDGES: List[Case] = [
     Case("fully connected 17 -> 5, 3 rows", [Linear(17, 5)], group="edge"),
     Case("add, 3x5x7", [Add((3, 5, 7))], group="edge"),
     Case("global pool 7x3, 9 channels", [GlobalPool(9, 7, 3)], group="edge"),
+]
+
+# The mul's paths: both inputs stepping (an odd length, for the predicated tail), one broadcast along the runs
+# (per channel, a scalar, self the broadcast one), saturation with zero points at the extremes, a ReLU clamp.
+EDGES += [
+    Case("mul, 3x5x7", [Mul((3, 5, 7))], group="edge"),
+    Case("mul by channel, 2x6x5x7 * 1x6x1x1", [Mul((2, 6, 5, 7), (1, 6, 1, 1))], group="edge"),
+    Case("mul by scalar, 5x13 * 1", [Mul((5, 13), (1,), zero_points=(2, 0, -1))], group="edge"),
+    Case("mul broadcast self, 1x5x1 * 3x5x11", [Mul((1, 5, 1), (3, 5, 11))], group="edge"),
+    Case("mul saturating low, zero points at extremes, 6x21", [Mul((6, 21), zero_points=(127, -128, 0),
+                                                                   output_step=64)], group="edge"),
+    Case("mul saturating high, zero points at extremes, 6x21 * 21", [Mul((6, 21), (21,), zero_points=(-128, -128, -128),
+                                                                         output_step=64)], group="edge"),
+    # An output step below 2^-14 products: the requantization has no final shift (the Helium kernel's scalar path).
+    Case("mul without final shift, 2x19", [Mul((2, 19), zero_points=(5, -7, 3), output_step=2.0 ** -15)],
+         group="edge"),
+    Case("mul with relu, 4x1x9 * 1x3x1", [Mul((4, 1, 9), (1, 3, 1), zero_points=(-3, 4, -5), relu=True)],
+         group="edge"),
 ]
 
 # A layer whose biases push bias - zp * sum(w) past int32: the kernels' 64-bit finishing path.

@@ -16,9 +16,10 @@ import torch
 
 import exir
 import kernels.quantized.ops  # noqa: F401  (registers the ember_quantized operators with torch)
-from bench.cortex_m.cases import ANCHOR, EDGES, WIDE_BIAS, ZOO, Add, Case, Conv, GlobalPool, Linear
+from bench.cortex_m.cases import (ANCHOR, EDGES, ELEMENTWISE, WIDE_BIAS, ZOO, Add, Case, Conv, GlobalPool, Linear,
+                                  Mul)
 
-CASES = ANCHOR + ZOO + EDGES
+CASES = ANCHOR + ZOO + ELEMENTWISE + EDGES
 Q = torch.ops.ember_quantized
 
 
@@ -79,6 +80,15 @@ class CaseModule(torch.nn.Module):
                 self.register_buffer(f"other{i}", torch.randint(-128, 128, layer.shape, dtype=torch.int8, generator=g))
                 self.steps.append((layer, i, (q, q_other), q_out, -128))
                 q = q_out
+            elif isinstance(layer, Mul):
+                zp_x, zp_other, zp_out = layer.zero_points
+                q = QTensor(q.scale, zp_x)
+                q_other = QTensor(0.03, zp_other)
+                q_out = QTensor(q.scale * q_other.scale * layer.output_step, zp_out)
+                other = torch.randint(-128, 128, layer.other_shape or layer.shape, dtype=torch.int8, generator=g)
+                self.register_buffer(f"other{i}", other)
+                self.steps.append((layer, i, (q, q_other), q_out, zp_out if layer.relu else -128))
+                q = q_out
 
     def example_input(self, seed: int) -> torch.Tensor:
         g = torch.Generator().manual_seed(seed)
@@ -106,6 +116,10 @@ class CaseModule(torch.nn.Module):
                              getattr(self, f"b{i}"), q_out.scale, q_out.zero_point, lo, 127)
             elif isinstance(layer, GlobalPool):
                 x = Q.adaptive_avg_pool2d(x, q.scale, q.zero_point, [1, 1], q_out.scale, q_out.zero_point)
+            elif isinstance(layer, Mul):
+                qa, qb = q
+                x = Q.mul(x, qa.scale, qa.zero_point, getattr(self, f"other{i}"), qb.scale, qb.zero_point,
+                          q_out.scale, q_out.zero_point, lo, 127)
             else:
                 qa, qb = q
                 x = Q.add(x, qa.scale, qa.zero_point, getattr(self, f"other{i}"), qb.scale, qb.zero_point,

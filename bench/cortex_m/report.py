@@ -77,7 +77,8 @@ def markdown(rows: List[dict], header: str) -> str:
              "| layer (int8, NCHW in Ember) | MACs | Ember Helium | per MAC | CMSIS-NN MVE | Ember / CMSIS-NN | "
              "Ember scalar | CMSIS-NN scalar | Helium speed-up |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for group, title in (("anchor", "The anchor table's layers"), ("zoo", "The zoo's int8 layers")):
+    for group, title in (("anchor", "The anchor table's layers"), ("zoo", "The zoo's int8 layers"),
+                         ("elementwise", "Elementwise int8 layers")):
         lines.append(f"| **{title}** | | | | | | | | |")
         for r in (r for r in rows if r["group"] == group):
             per_mac = f"{r['helium'] / r['macs']:.2f}" if r["macs"] else "-"

@@ -6,7 +6,7 @@
 
 Weights are int8 symmetric per output channel, activations int8 asymmetric per tensor, calibrated on the data
 you pass (exir.quantization.quantizer says exactly what is annotated). Patterns with an int8 kernel become
-Ember's fused ops (ember_quantized::conv2d, linear, add, adaptive_avg_pool2d, avg_pool2d, with ReLU/ReLU6 folded
+Ember's fused ops (ember_quantized::conv2d, linear, add, mul, adaptive_avg_pool2d, avg_pool2d, with ReLU/ReLU6 folded
 into their clamp), max pooling, padding and views run on the int8 values; everything else runs as float between
 quantized_decomposed quantize/dequantize, as in ExecuTorch. Dropout in eval mode is removed first.
 """

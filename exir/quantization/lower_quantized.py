@@ -6,6 +6,8 @@ kernels/quantized has a kernel, the whole pattern becomes one call that reads an
     dq(x) -> conv2d(., dq(w_int8), dq(b_int32)) [-> relu | relu6 | hardtanh] -> q   =>  ember_quantized::conv2d
     dq(x) -> linear(...)                      [-> activation]                  -> q   =>  ember_quantized::linear
     dq(a), dq(b) -> add                       [-> activation]                  -> q   =>  ember_quantized::add
+    dq(a), dq(b) -> mul (broadcasting)        [-> activation]                  -> q   =>  ember_quantized::mul
+    dq(a) -> mul by a Python number c         [-> activation]                  -> q   =>  ember_quantized::mul
     dq(x) -> adaptive_avg_pool2d / mean(H, W, keepdim)                         -> q   =>  ember_quantized::adaptive_avg_pool2d
     dq(x) -> avg_pool2d                                                        -> q   =>  ember_quantized::avg_pool2d
     dq(x) -> view-like op, max_pool2d or pad -> q  (same scale and zero point)       =>  the same op on int8
@@ -13,12 +15,16 @@ kernels/quantized has a kernel, the whole pattern becomes one call that reads an
 Max pooling and padding only pick and copy values, and quantization is monotonic, so on shared parameters the
 int8 op gives exactly the reference's result; a constant pad's value is quantized once, as the reference would.
 
+The number c of a mul becomes an exact int8 constant: a tensor [1] holding sign(c) at scale |c| (so the kernel's one
+requantization multiplies by a_scale * |c| / out_scale with no rounding of c to 8 bits).
+
 The activation becomes the kernel's clamp [activation_min, activation_max] in the output's int8 domain. The
 rest stays as it is: float kernels between quantized_decomposed quantize/dequantize, which the runtime also
 runs. Must run before to_edge: its decompositions split linear into transposes and addmm.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Optional, Tuple
 
@@ -151,6 +157,28 @@ def _quantized_value(v: float, scale: float, zp: int) -> int:
     return int(q.item())
 
 
+def _mul_inputs(gm: torch.fx.GraphModule, q: torch.fx.Node, core: torch.fx.Node):
+    """(a, a_scale, a_zp, b, b_scale, b_zp) of ember_quantized::mul for a mul of two dequantized int8 tensors (their
+    shapes broadcast: the float mul took them), or of one and a number, which becomes the constant b (see the top of
+    this file); None if the mul is neither."""
+    a, other = _int8_tensor_qparams(core.args[0]), core.args[1]
+    if a is None:
+        return None
+    if isinstance(other, torch.fx.Node):
+        b = _int8_tensor_qparams(other)
+        return None if b is None else a + b
+    if isinstance(other, bool) or not isinstance(other, (int, float)) or not math.isfinite(float(other)):
+        return None
+    c = float(other)
+    name = f"_ember_mul_factor_{sum(1 for n in gm.graph.nodes if n.op == 'get_attr')}"
+    while hasattr(gm, name):
+        name += "_"
+    gm.register_buffer(name, torch.tensor([(c > 0) - (c < 0)], dtype=torch.int8))
+    with gm.graph.inserting_before(q):
+        factor = gm.graph.get_attr(name)
+    return a + (factor, abs(c) if c != 0 else 1.0, 0)
+
+
 def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
     y, out_scale, out_zp, qmin, qmax, dtype = q.args[:6]
     if dtype != torch.int8 or (qmin, qmax) != (-128, 127) or not isinstance(y, torch.fx.Node):
@@ -195,6 +223,12 @@ def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
             return False  # the int8 add does not broadcast
         target = eq.add.default
         new_args = (a[0], a[1], a[2], b[0], b[1], b[2], out_scale, out_zp, lo, hi)
+    elif core.target in (aten.mul.Tensor, aten.mul_.Tensor):
+        inputs = _mul_inputs(gm, q, core)
+        if inputs is None:
+            return False
+        target = eq.mul.default
+        new_args = inputs + (out_scale, out_zp, lo, hi)
     elif act is None and core.target in (aten.adaptive_avg_pool2d.default, aten.mean.dim):
         x = _int8_tensor_qparams(core.args[0])
         if x is None:

@@ -5,8 +5,9 @@ annotates the exported graph with Ember's int8 scheme, the one kernels/quantized
   - activations: int8, asymmetric, per tensor (a histogram observer: outliers do not stretch the range)
   - weights of conv2d and linear: int8, symmetric, per output channel (zero point 0), range [-127, 127]
   - bias: int32 with scale input_scale * weight_scale[c], zero point 0 (derived, not observed)
-  - a ReLU/ReLU6/hardtanh right after conv, linear or add is fused: only its output is observed
-  - add: both inputs and the output; average pooling (adaptive or not) and spatial mean, max pooling and padding:
+  - a ReLU/ReLU6/hardtanh right after conv, linear, add or mul is fused: only its output is observed
+  - add: both inputs and the output; mul likewise, or its tensor input and output when the other is a number;
+    average pooling (adaptive or not) and spatial mean, max pooling and padding:
     the output shares the input's parameters
 Everything else stays float; exir.quantization.lower_quantized keeps quantize/dequantize around it.
 """
@@ -44,6 +45,8 @@ WEIGHT = QuantizationSpec(dtype=torch.int8, quant_min=-127, quant_max=127, qsche
 CONV_OPS = {aten.conv2d.default}
 LINEAR_OPS = {aten.linear.default}
 ADD_OPS = {aten.add.Tensor, aten.add_.Tensor}
+# mul: two quantized tensors (broadcasting), or one and a Python number (its factor stays exact: lower_quantized).
+MUL_OPS = {aten.mul.Tensor, aten.mul_.Tensor}
 ACTIVATION_OPS = {aten.relu.default, aten.relu_.default, aten.relu6.default, aten.hardtanh.default,
                   aten.hardtanh_.default}
 POOL_OPS = {aten.adaptive_avg_pool2d.default, aten.mean.dim, aten.avg_pool2d.default}
@@ -86,13 +89,18 @@ def _annotate(node: torch.fx.Node, inputs: Dict[torch.fx.Node, object], output=A
                                                                   _annotated=True)
 
 
+def _is_float32(node: torch.fx.Node) -> bool:
+    val = node.meta.get("val")
+    return isinstance(val, torch.Tensor) and val.dtype == torch.float32
+
+
 def _annotated(node: torch.fx.Node) -> bool:
     a = node.meta.get("quantization_annotation")
     return a is not None and a._annotated
 
 
 class EmberQuantizer(Quantizer):
-    """Annotates conv2d, linear, add (with a following ReLU/ReLU6/hardtanh fused), pooling and padding."""
+    """Annotates conv2d, linear, add, mul (with a following ReLU/ReLU6/hardtanh fused), pooling and padding."""
 
     def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
         for node in model.graph.nodes:
@@ -102,6 +110,8 @@ class EmberQuantizer(Quantizer):
                 self._annotate_weighted(node)
             elif node.target in ADD_OPS and all(isinstance(a, torch.fx.Node) for a in node.args[:2]):
                 self._annotate_with_activation(node, {node.args[0]: ACT, node.args[1]: ACT})
+            elif node.target in MUL_OPS and isinstance(node.args[0], torch.fx.Node):
+                self._annotate_mul(node)
             elif (node.target in POOL_OPS or node.target in SELECT_OPS) and isinstance(node.args[0], torch.fx.Node):
                 if node.target == aten.mean.dim and not self._is_spatial_mean(node):
                     continue
@@ -130,6 +140,16 @@ class EmberQuantizer(Quantizer):
         else:
             _annotate(node, inputs, output=None)
             _annotate(out, {}, ACT)
+
+    def _annotate_mul(self, node: torch.fx.Node) -> None:
+        x, other = node.args[0], node.args[1]
+        # Only float32 products: an integer mul (shapes, indices) stays as it is.
+        if not all(_is_float32(n) for n in (node, x) + ((other,) if isinstance(other, torch.fx.Node) else ())):
+            return
+        if isinstance(other, torch.fx.Node):
+            self._annotate_with_activation(node, {x: ACT, other: ACT})
+        elif isinstance(other, (int, float)) and not isinstance(other, bool):
+            self._annotate_with_activation(node, {x: ACT})
 
     @staticmethod
     def _is_spatial_mean(node: torch.fx.Node) -> bool:

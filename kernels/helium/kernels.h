@@ -29,6 +29,11 @@ void quantized_add_out(KernelContext& ctx, const Tensor& self, double self_scale
                        const Tensor& other, double other_scale, int64_t other_zero_point, double output_scale,
                        int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
 
+// op_mul.cc: ember_quantized::mul.out (named apart from aten::mul's Float mul_out below)
+void quantized_mul_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point,
+                       const Tensor& other, double other_scale, int64_t other_zero_point, double output_scale,
+                       int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
+
 // op_quantize.cc: quantized_decomposed::quantize_per_tensor.out (float32 to int8; other dtypes fall through)
 void quantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double scale, int64_t zero_point,
                              int64_t quant_min, int64_t quant_max, int64_t dtype, Tensor& out);

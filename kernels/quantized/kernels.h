@@ -50,6 +50,11 @@ void add_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t 
              double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
              int64_t activation_min, int64_t activation_max, Tensor& out);
 
+// op_mul.cc
+void mul_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point, const Tensor& other,
+             double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
+             int64_t activation_min, int64_t activation_max, Tensor& out);
+
 // op_pool.cc
 void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
                              ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,

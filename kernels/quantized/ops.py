@@ -1,7 +1,7 @@
 """The quantized kernel library's operators for export, with PyTorch reference implementations.
 
 Importing this module registers with torch.library:
-  * ember_quantized::{conv2d, linear, add, adaptive_avg_pool2d, avg_pool2d}: functional and out= overloads. The
+  * ember_quantized::{conv2d, linear, add, mul, adaptive_avg_pool2d, avg_pool2d}: functional and out= overloads. The
     schemas are the contract between exir's quantization lowering (which emits these ops) and kernels/quantized
     (which runs them): they live in schema/operators.yaml, which kernels.yaml names them from.
   * quantized_decomposed::{quantize,dequantize}_per_{tensor,channel}.out: PyTorch defines only the functional
@@ -85,6 +85,12 @@ def add(self, self_scale, self_zero_point, other, other_scale, other_zero_point,
     return _requant(y, output_scale, output_zero_point, activation_min, activation_max)
 
 
+def mul(self, self_scale, self_zero_point, other, other_scale, other_zero_point, output_scale, output_zero_point,
+        activation_min, activation_max):
+    y = _dequant(self, self_scale, self_zero_point) * _dequant(other, other_scale, other_zero_point)
+    return _requant(y, output_scale, output_zero_point, activation_min, activation_max)
+
+
 def adaptive_avg_pool2d(input, input_scale, input_zero_point, output_size, output_scale, output_zero_point):
     y = F.adaptive_avg_pool2d(_dequant(input, input_scale, input_zero_point), list(output_size))
     return _requant(y, output_scale, output_zero_point, _I8_MIN, _I8_MAX)
@@ -99,6 +105,7 @@ def avg_pool2d(input, input_scale, input_zero_point, kernel_size, stride, paddin
 
 REFERENCES = {"conv2d": conv2d, "linear": linear, "add": add, "adaptive_avg_pool2d": adaptive_avg_pool2d,
               "avg_pool2d": avg_pool2d}
+REFERENCES["mul"] = mul
 
 
 # --- shapes for export (fake tensors) ---------------------------------------------------------------------------
@@ -125,6 +132,11 @@ def _add_fake(self, self_scale, self_zero_point, other, other_scale, other_zero_
     return self.new_empty(self.shape)
 
 
+def _mul_fake(self, self_scale, self_zero_point, other, other_scale, other_zero_point, output_scale,
+              output_zero_point, activation_min, activation_max):
+    return self.new_empty(torch.broadcast_shapes(self.shape, other.shape))
+
+
 def _pool_fake(input, input_scale, input_zero_point, output_size, output_scale, output_zero_point):
     return input.new_empty((*input.shape[:-2], output_size[0], output_size[1]))
 
@@ -138,6 +150,7 @@ def _avg_pool2d_fake(input, input_scale, input_zero_point, kernel_size, stride, 
 
 _FAKES = {"conv2d": _conv2d_fake, "linear": _linear_fake, "add": _add_fake, "adaptive_avg_pool2d": _pool_fake,
           "avg_pool2d": _avg_pool2d_fake}
+_FAKES["mul"] = _mul_fake
 
 
 # --- registration -----------------------------------------------------------------------------------------------

@@ -479,6 +479,28 @@ TEST(Quantized, LinearOutputOfTheWrongShapeIsRefusedAtLoadOrAtExecute) {
   ASSERT_EQ(at_execute.prepare(false), Error::Ok);
   EXPECT_EQ(at_execute.execute(), Error::InvalidArgument);
   EXPECT_NE(log().find("out must be the input's shape with 3 features"), std::string::npos) << log();
+// The int8 mul broadcasts as aten::mul does; shapes that do not, an out of another shape and an unusable
+// multiplier are refused with the shapes or scales named.
+TEST(Quantized, MulRefusesWhatDoesNotBroadcast) {
+  I8 a(ScalarType::Char, {2, 3}, {1, 2, 3, 4, 5, 6}), b(ScalarType::Char, {3, 2}), row(ScalarType::Char, {3});
+  I8 o(ScalarType::Char, {2, 3}), wrong(ScalarType::Char, {3, 3});
+  EXPECT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 0.1, 0, b.t, 0.1, 0, 0.2, 0, -128, 127, o.t); }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("self [2, 3] and other [3, 2] do not broadcast"), std::string::npos) << log();
+  EXPECT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 0.1, 0, row.t, 0.1, 0, 0.2, 0, -128, 127,
+                                                          wrong.t); }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("out must have the inputs' broadcast shape [2, 3]"), std::string::npos) << log();
+  EXPECT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 1e300, 0, row.t, 1e300, 0, 1e-300, 0, -128, 127,
+                                                          o.t); }),
+            Error::InvalidArgument);
+  EXPECT_NE(log().find("no usable requantization multiplier"), std::string::npos) << log();
+  // The row broadcasts along the first dim: (a - 0) * (1 - 0) * 0.1 * 0.1 / 0.01 = a.
+  I8 ones(ScalarType::Char, {3}, {1, 1, 1});
+  ASSERT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 0.1, 0, ones.t, 0.1, 0, 0.01, 0, -128, 127,
+                                                          o.t); }),
+            Error::Ok);
+  EXPECT_EQ(o.data, (std::vector<int8_t>{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(Quantized, PerChannelZeroPointsBeyondInt32AreRefused) {

@@ -17,8 +17,10 @@ reference rounds a float32 result half to even, so they may differ by one int8 u
     add                  18 of 26,467 outputs differ (0.07%): all exact ties of the real arithmetic (scales with four
                          decimals make (731a + 659b) / 1102 land on .5 about once in 1,100), rounded away from
                          zero by the kernel and to even by the reference
+    mul                   0 of  2,244 outputs differ (0.00%)
   tie stress cases (TIE_CASES: round scales chosen so that many results are exact ties):
     add                  42 of    200 outputs differ (21.0%)
+    mul                   4 of    200 outputs differ (2.0%): a * b / 4 ties, most of the outputs saturate
     adaptive_avg_pool2d   3 of    136 outputs differ (2.2%)
     avg_pool2d            4 of     72 outputs differ (5.6%)
 Before the kernels lifted accumulators into their spare bits (multiply_by_quantized_multiplier_lifted), the plain
@@ -245,6 +247,53 @@ def test_add(runtime, name):
     check_close("add", got, want, ties=name in TIE_CASES)
     if name == "saturating":
         assert int((got == 127).sum()) > 0 and int((got == -128).sum()) > 0
+
+
+# --- mul ---------------------------------------------------------------------------------------------------------
+
+MUL_CASES = {
+    # name: (self shape, other shape, self scale/zp, other scale/zp, output scale/zp, activation range)
+    "same_shape": ((2, 3, 8, 8), (2, 3, 8, 8), (0.0213, -3), (0.0517, 10), (0.0411, -2), (-128, 127)),
+    "per_channel_nchw": ((2, 6, 5, 7), (1, 6, 1, 1), (0.0731, 3), (0.0079, -128), (0.0583, 5), (-128, 127)),
+    "last_dim_row": ((3, 4, 9), (9,), (0.0412, -20), (0.0321, 17), (0.0904, 0), (-128, 127)),
+    "both_broadcast": ((4, 1, 5), (1, 3, 1), (0.0612, 1), (0.0544, -1), (0.1003, 2), (-128, 127)),
+    "broadcast_self": ((1, 5, 1), (3, 5, 11), (0.0312, 8), (0.0688, -4), (0.0497, -9), (-128, 127)),
+    "scalar_other": ((5, 13), (1,), (0.0391, 2), (0.7301, 0), (0.0287, -1), (-128, 127)),
+    "rank0_other": ((4, 6), (), (0.0391, -7), (0.2113, 3), (0.0437, 2), (-128, 127)),
+    "rank0_both": ((), (), (0.0391, -7), (0.2113, 3), (0.0437, 2), (-128, 127)),
+    "odd_length_tail": ((37,), (37,), (0.0287, -2), (0.0391, 2), (0.0130, 7), (-128, 127)),
+    # Output scale far below the products' range: most outputs clamp at -128 or 127.
+    "saturating": ((3, 7, 11), (3, 7, 11), (0.1021, 4), (0.0788, -9), (0.0197, 1), (-128, 127)),
+    "zero_points_at_extremes": ((6, 21), (6, 21), (0.0173, -128), (0.0241, 127), (0.0911, 127), (-128, 127)),
+    "zero_points_at_other_extremes": ((6, 21), (1, 21), (0.0173, 127), (0.0241, -128), (0.0911, -128), (-128, 127)),
+    "relu_clamped": ((1, 16, 5, 5), (1, 16, 5, 5), (0.0412, -20), (0.0107, 30), (0.0093, -128), (-128, 127)),
+    "relu6_clamped_mid_zero_point": ((64,), (64,), (0.0391, 2), (0.0287, -2), (0.0071, -40), (-40, 45)),
+    # A multiplier of 2^15: the requantization has no final shift, every nonzero product saturates.
+    "no_final_shift": ((3, 11), (3, 11), (0.5, 3), (0.25, -2), (0.125 / 32768, 1), (-128, 127)),
+    # Round scales put many real results exactly on .5 (here a * b / 4): a tie stress test, see TIE_CASES.
+    "exact_ties_quarter": ((4, 50), (4, 50), (0.5, 0), (0.5, 0), (1.0, 0), (-128, 127)),
+}
+TIE_CASES.add("exact_ties_quarter")
+
+
+@pytest.mark.parametrize("name", sorted(MUL_CASES))
+def test_mul(runtime, name):
+    """The fused kernel within one int8 unit of dequantize -> float mul -> quantize: the kernel's product of the
+    centered inputs is exact and its multiplier carries 31 bits, so its one fixed-point rounding can only differ
+    from the reference's where the real result lies within a rounding error of a .5 boundary (exact ties it
+    rounds away from zero where the reference rounds to even, and the reference's own float32 rounding)."""
+    self_shape, other_shape, (sa, za), (sb, zb), (so, zo), (lo, hi) = MUL_CASES[name]
+    g = torch.Generator().manual_seed(700 + sorted(MUL_CASES).index(name))
+    a, b = int8(g, *self_shape), int8(g, *other_shape)
+    module = Fn(lambda a, b: eq.mul(a, sa, za, b, sb, zb, so, zo, lo, hi)).eval()
+    want = module(a, b)
+    assert want.shape == torch.broadcast_shapes(a.shape, b.shape)
+    got = run_on_runtime(runtime, module, [a, b])
+    check_close("mul", got, want, ties=name in TIE_CASES)
+    if name == "saturating":
+        assert int((got == 127).sum()) > 0 and int((got == -128).sum()) > 0
+    if lo > -128 or hi < 127:
+        assert int((got == lo).sum()) > 0 and int(got.min()) >= lo and int(got.max()) <= hi
 
 
 # --- adaptive_avg_pool2d -----------------------------------------------------------------------------------------

@@ -135,6 +135,50 @@ def test_pads_and_max_pool_run_on_int8_as_the_reference(runner, tmp_path):
         assert (got - ref).abs().max().item() <= output_step(q) * 1.001
 
 
+class _Products(torch.nn.Module):
+    """Every form of mul the quantizer and lower_quantized fuse: two activations of one shape with a ReLU after,
+    a per-channel gate broadcast over the plane, a Python number (negative: the sign goes into the int8 constant),
+    a row broadcast over the leading dims with ReLU6 after, and a square."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 6, 3, padding=1)
+
+    def forward(self, x, gate, row):
+        y = self.conv(x)
+        y = torch.relu(y * x.mean(dim=1, keepdim=True).expand(-1, 6, -1, -1).contiguous())
+        y = y * gate
+        y = y * -0.37
+        y = torch.nn.functional.relu6(y * row)
+        return y * y
+
+
+def test_mul_runs_as_one_int8_call_within_one_step_of_the_reference(runner, tmp_path):
+    """The fused int8 mul (ember_quantized::mul) against PyTorch's dq -> mul -> q reference: within one output step,
+    since its product of centered int8 values is exact and its one fixed-point requantization can differ from the
+    reference's float rounding only where the real result lies on (or within float32 error of) a .5 boundary."""
+    g = torch.Generator().manual_seed(33)
+
+    def sample():
+        return (torch.randn(1, 3, 9, 7, generator=g), torch.rand(1, 6, 1, 1, generator=g) * 2,
+                torch.randn(7, generator=g))
+
+    args = sample()
+    q = quantize(_Products().eval(), args, [sample() for _ in range(8)])
+    calls = [str(n.target) for n in q.exported_program.graph.nodes if n.op == "call_function"]
+    assert calls.count("ember_quantized.mul.default") == 5, calls
+    assert "aten.mul.Tensor" not in calls and "aten.relu.default" not in calls, calls
+    path = tmp_path / "products_int8.pte"
+    exir.to_edge(q.exported_program).to_executorch().save(str(path))
+    step = output_step(q)
+    for i, inputs in enumerate([args] + [sample() for _ in range(3)]):
+        ref = q.reference(*inputs)
+        proc = run(runner, path, inputs, str(tmp_path / str(i)))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got = read_outputs(str(tmp_path / str(i)), [ref])[0]
+        assert (got - ref).abs().max().item() <= step * 1.001
+
+
 def test_empty_calibration_is_refused():
     module, args = ZOO["linear"].build()
     with pytest.raises(QuantizationError, match="calibration is empty"):

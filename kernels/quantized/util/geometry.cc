@@ -50,6 +50,32 @@ bool window_lengths(int64_t in, int64_t out, int64_t* shortest) {
   return lo >= 1 && hi - lo <= 1;
 }
 
+// The checks ember_quantized::add.out and mul.out share, after their shape checks: contiguous int8 tensors, scales
+// and zero points, an activation range inside int8. `op` names the operator in the messages.
+bool binary_qparams_ok(KernelContext& ctx, const char* op, const Tensor& self, double self_scale,
+                       int64_t self_zero_point, const Tensor& other, double other_scale, int64_t other_zero_point,
+                       double output_scale, int64_t output_zero_point, int64_t activation_min, int64_t activation_max,
+                       const Tensor& out) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.is_contiguous() && other.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "%s: only contiguous tensors are supported", op);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.scalar_type() == ScalarType::Char && other.scalar_type() == ScalarType::Char &&
+                                       out.scalar_type() == ScalarType::Char,
+                              InvalidArgument, "%s: self, other and out must be int8, got %s, %s and %s", op,
+                              scalar_type_name(self.scalar_type()), scalar_type_name(other.scalar_type()),
+                              scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(self_scale) && valid_scale(other_scale) && valid_scale(output_scale),
+                              InvalidArgument, "%s: scales must be positive, got %g, %g and %g", op, self_scale,
+                              other_scale, output_scale);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(self_zero_point) && in_int8_range(other_zero_point) &&
+                                       in_int8_range(output_zero_point) && in_int8_range(activation_min) &&
+                                       in_int8_range(activation_max) && activation_min <= activation_max,
+                              InvalidArgument, "%s: zero points (%lld, %lld, %lld) and activation range [%lld, %lld] "
+                              "must be int8 values", op, static_cast<long long>(self_zero_point),
+                              static_cast<long long>(other_zero_point), static_cast<long long>(output_zero_point),
+                              static_cast<long long>(activation_min), static_cast<long long>(activation_max));
+  return true;
+}
+
 }  // namespace
 
 bool conv2d_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, ArrayRef<int64_t> stride,
@@ -153,23 +179,10 @@ bool plan_add(KernelContext& ctx, const Tensor& self, double self_scale, int64_t
                               shape_text(other.sizes(), other_shape, sizeof(other_shape)));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, self.sizes()), InvalidArgument,
                               "ember_quantized::add.out: out must have the inputs' shape (%d-d)", static_cast<int>(self.dim()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.is_contiguous() && other.is_contiguous() && out.is_contiguous(), NotSupported,
-                              "ember_quantized::add.out: only contiguous tensors are supported");
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.scalar_type() == ScalarType::Char && other.scalar_type() == ScalarType::Char &&
-                                       out.scalar_type() == ScalarType::Char,
-                              InvalidArgument, "ember_quantized::add.out: self, other and out must be int8, got %s, %s and %s",
-                              scalar_type_name(self.scalar_type()), scalar_type_name(other.scalar_type()),
-                              scalar_type_name(out.scalar_type()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(self_scale) && valid_scale(other_scale) && valid_scale(output_scale),
-                              InvalidArgument, "ember_quantized::add.out: scales must be positive, got %g, %g and %g",
-                              self_scale, other_scale, output_scale);
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(self_zero_point) && in_int8_range(other_zero_point) &&
-                                       in_int8_range(output_zero_point) && in_int8_range(activation_min) &&
-                                       in_int8_range(activation_max) && activation_min <= activation_max,
-                              InvalidArgument, "ember_quantized::add.out: zero points (%lld, %lld, %lld) and activation range "
-                              "[%lld, %lld] must be int8 values", static_cast<long long>(self_zero_point),
-                              static_cast<long long>(other_zero_point), static_cast<long long>(output_zero_point),
-                              static_cast<long long>(activation_min), static_cast<long long>(activation_max));
+  if (!binary_qparams_ok(ctx, "ember_quantized::add.out", self, self_scale, self_zero_point, other, other_scale,
+                         other_zero_point, output_scale, output_zero_point, activation_min, activation_max, out)) {
+    return false;
+  }
   const double common = 2.0 * (self_scale > other_scale ? self_scale : other_scale);
   const double out_multiplier = common / (double{1 << kAddLiftBits} * output_scale);
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, multiplier_in_range(out_multiplier), InvalidArgument,
@@ -190,6 +203,40 @@ bool plan_add(KernelContext& ctx, const Tensor& self, double self_scale, int64_t
                   static_cast<int32_t>(output_zero_point),
                   static_cast<int32_t>(activation_min),
                   static_cast<int32_t>(activation_max)};
+  return true;
+}
+
+bool plan_mul(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point, const Tensor& other,
+              double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
+              int64_t activation_min, int64_t activation_max, Tensor& out, MulPlan* plan) {
+  int32_t shape[kMaxTensorDim];
+  const int rank = portable::broadcast_shape(self.sizes(), other.sizes(), shape);
+  char self_shape[64], other_shape[64];
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, rank >= 0, InvalidArgument,
+                              "ember_quantized::mul.out: self %s and other %s do not broadcast",
+                              shape_text(self.sizes(), self_shape, sizeof(self_shape)),
+                              shape_text(other.sizes(), other_shape, sizeof(other_shape)));
+  const ArrayRef<int32_t> out_sizes(shape, static_cast<size_t>(rank));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, out_sizes), InvalidArgument,
+                              "ember_quantized::mul.out: out must have the inputs' broadcast shape %s",
+                              shape_text(out_sizes, self_shape, sizeof(self_shape)));
+  if (!binary_qparams_ok(ctx, "ember_quantized::mul.out", self, self_scale, self_zero_point, other, other_scale,
+                         other_zero_point, output_scale, output_zero_point, activation_min, activation_max, out)) {
+    return false;
+  }
+  const double multiplier = self_scale * other_scale / output_scale;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, multiplier_in_range(multiplier), InvalidArgument,
+                              "ember_quantized::mul.out: scales %g * %g -> %g give no usable requantization multiplier",
+                              self_scale, other_scale, output_scale);
+  QuantizedMultiplier m;
+  quantize_multiplier(multiplier, &m);
+  *plan = MulPlan{requant_steps(m, headroom_bits(255 * 255)),
+                  static_cast<int32_t>(self_zero_point),
+                  static_cast<int32_t>(other_zero_point),
+                  static_cast<int32_t>(output_zero_point),
+                  static_cast<int32_t>(activation_min),
+                  static_cast<int32_t>(activation_max),
+                  broadcast_runs(self.sizes(), other.sizes(), out_sizes)};
   return true;
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "kernels/quantized/util/broadcast_runs.h"
 #include "kernels/quantized/util/channel_params.h"
 #include "kernels/quantized/util/requantize.h"
 #include "runtime/core/evalue.h"
@@ -77,6 +78,28 @@ inline int8_t add_one(int32_t a, int32_t b, const AddPlan& p) {
   const int32_t va = apply_requant_steps((a - p.zp_self) * (1 << kAddLiftBits), p.self);
   const int32_t vb = apply_requant_steps((b - p.zp_other) * (1 << kAddLiftBits), p.other);
   return clamp_to_int8(int64_t{apply_requant_steps(va + vb, p.out)} + p.zp_out, p.activation_min, p.activation_max);
+}
+
+// ember_quantized::mul.out: the product of the centered inputs, (a - zp_self) * (b - zp_other), is exact in int32
+// (|.| <= 255 * 255) and carries scale self_scale * other_scale, so one requantization by
+// self_scale * other_scale / output_scale brings it to the output, lifted into the product's spare bits. The inputs
+// broadcast as PyTorch's mul does (`runs`). The plan is what every library computes with.
+struct MulPlan {
+  RequantSteps steps;
+  int32_t zp_self, zp_other, zp_out, activation_min, activation_max;
+  BroadcastRuns runs;
+};
+
+// ember_quantized::mul.out's checks (shapes that broadcast, out of their broadcast shape, contiguous int8 tensors,
+// scales and zero points), then its plan.
+bool plan_mul(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point, const Tensor& other,
+              double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
+              int64_t activation_min, int64_t activation_max, Tensor& out, MulPlan* plan);
+
+// One element of the mul, as the plan says (the scalar definition the vector kernels match).
+inline int8_t mul_one(int32_t a, int32_t b, const MulPlan& p) {
+  const int32_t product = (a - p.zp_self) * (b - p.zp_other);
+  return clamp_to_int8(int64_t{apply_requant_steps(product, p.steps)} + p.zp_out, p.activation_min, p.activation_max);
 }
 
 // ember_quantized::adaptive_avg_pool2d.out. Output cell (i, j) averages rows [window_start(i, H, OH),
