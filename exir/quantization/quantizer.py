@@ -8,6 +8,8 @@ annotates the exported graph with Ember's int8 scheme, the one kernels/quantized
   - a ReLU/ReLU6/hardtanh right after conv, linear or add is fused: only its output is observed
   - add: both inputs and the output; average pooling (adaptive or not) and spatial mean, max pooling and padding:
     the output shares the input's parameters
+  - softmax: the input observed, the output fixed at scale 1/256 and zero point -128 (its range is [0, 1]: all
+    256 codes cover it, as PyTorch's fixed-qparams softmax does)
 Everything else stays float; exir.quantization.lower_quantized keeps quantize/dequantize around it.
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ from torchao.quantization.pt2e.observer import (HistogramObserver,  # noqa: E402
 from torchao.quantization.pt2e.quantizer import (DerivedQuantizationSpec,  # noqa: E402
                                                  QuantizationAnnotation, QuantizationSpec, Quantizer,
                                                  SharedQuantizationSpec)
+from torchao.quantization.pt2e.quantizer import FixedQParamsQuantizationSpec  # noqa: E402
 
 _pytree_log.setLevel(_pytree_level)
 
@@ -41,6 +44,9 @@ WEIGHT = QuantizationSpec(dtype=torch.int8, quant_min=-127, quant_max=127, qsche
                           ch_axis=0, is_dynamic=False,
                           observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=2 ** -12))
 
+SOFTMAX_OUT = FixedQParamsQuantizationSpec(dtype=torch.int8, scale=1.0 / 256.0, zero_point=-128, quant_min=-128,
+                                           quant_max=127, qscheme=torch.per_tensor_affine)
+SOFTMAX_OPS = {aten.softmax.int, aten._softmax.default, aten._safe_softmax.default}
 CONV_OPS = {aten.conv2d.default}
 LINEAR_OPS = {aten.linear.default}
 ADD_OPS = {aten.add.Tensor, aten.add_.Tensor}
@@ -106,6 +112,8 @@ class EmberQuantizer(Quantizer):
                 if node.target == aten.mean.dim and not self._is_spatial_mean(node):
                     continue
                 _annotate(node, {node.args[0]: ACT}, SharedQuantizationSpec((node.args[0], node)))
+            elif node.target in SOFTMAX_OPS and isinstance(node.args[0], torch.fx.Node):
+                _annotate(node, {node.args[0]: ACT}, SOFTMAX_OUT)
         # Second pass: views of values that are quantized anyway stay int8.
         for node in model.graph.nodes:
             if node.op == "call_function" and node.target in VIEW_OPS and not _annotated(node):

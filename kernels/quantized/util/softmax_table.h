@@ -1,0 +1,73 @@
+// ember_quantized::softmax's arithmetic, shared by every library that implements it (kernels/quantized's scalar
+// loop, kernels/helium's MVE one), so that all of them, on every target, give the same bits.
+//
+// softmax(x)_i = e^(x_i - max) / sum_j e^(x_j - max). On int8 input with one scale s, x_i - max = -s * d_i with
+// d_i = max_q - q_i an integer in [0, 255], so the exponentials a row can need are 256 numbers fixed by s alone:
+// the prepare step tabulates them once, at load, as T[d] = round(e^(-s d) * 2^30) (T[0] = 2^30 exactly). A row is
+// then integer work only: its maximum, the int64 sum S of T[d_i], one reciprocal (a fixed-point multiplier for
+// 1 / (output_scale * S), from an integer division), and per element T[d_i] times that multiplier, rounded, plus the
+// output zero point, saturated to int8. The final rounding sends exact ties to even, as PyTorch's quantize does
+// (a row of 512 equal values is exactly 0.5 of an output step of 1/256 per element).
+//
+// The table is built from additions, multiplications and divisions of doubles only, in a file compiled with
+// -ffp-contract=off: IEEE 754 rounds each of those correctly on every target (x86-64's SSE2, AArch64, the M55's
+// FPU or libgcc's soft float), so without fused multiply-adds the table is the same everywhere. No libm (whose exp
+// differs between glibc and newlib).
+//
+// Accuracy against the reference (float32 dequantize -> softmax -> quantize): the table entries are within half a
+// unit of 2^-30 of e^(-s d), and the multiplier within 2^-30 relative, so an output is off the exact real value by
+// far less than an int8 step; it differs from the reference's only where the exact value lies within the
+// reference's own float32 error of a rounding boundary (tests/kernels/test_quantized_ops.py counts how often).
+#pragma once
+
+#include <stdint.h>
+
+#include "kernels/quantized/util/requantize.h"
+#include "runtime/core/evalue.h"
+#include "runtime/kernel/kernel_args.h"
+#include "runtime/kernel/kernel_context.h"
+
+namespace ember {
+namespace quantized {
+
+// T[0]'s weight: every entry is below 2^31 and a row's sum of n entries needs 30 + log2(n) bits (int64).
+constexpr int kSoftmaxTableBits = 30;
+constexpr int kSoftmaxTableSize = 256;
+
+struct SoftmaxState {
+  int32_t prepared;             // kSoftmaxPrepared once softmax_prepare filled this state
+  int32_t output_multiplier;    // 1 / output_scale as a QuantizedMultiplier
+  int32_t output_shift;
+  int32_t output_zero_point;
+  int32_t reserved[4];
+  int32_t table[kSoftmaxTableSize];  // round(e^(-input_scale * d) * 2^kSoftmaxTableBits)
+};
+static_assert(sizeof(SoftmaxState) % 16 == 0, "state is planned in 16-byte units");
+constexpr int32_t kSoftmaxPrepared = 0x534d5831;
+
+// The state's size (the same for every call: the table does not depend on shapes).
+KernelMemory softmax_table_memory(const KernelArgs& args);
+// Checks softmax.out's arguments (input, input_scale, input_zero_point, dim, output_scale, output_zero_point, out)
+// and fills the state: the table and the output's multiplier.
+Error softmax_table_prepare(const KernelArgs& args, void* state);
+
+// A call's rows: `outer` blocks of `length` elements `inner` apart (inner = 1: the last dim, rows contiguous).
+struct SoftmaxRows {
+  int64_t outer, length, inner;
+};
+
+// ember_quantized::softmax.out's checks at execute (shapes, dtypes, contiguity, the state prepared), then its rows.
+bool plan_softmax(KernelContext& ctx, const Tensor& input, int64_t dim, Tensor& out, SoftmaxRows* rows);
+
+// The multiplier that maps a row's table entries to output steps, T * (1 / (output_scale * sum)), as requantization
+// steps (util/requantize.h; the entries have no spare bits, so no lift). `sum` is the row's sum of entries, at
+// least T[0] = 2^30 since the maximum is in the row. Integer arithmetic only.
+RequantSteps softmax_row_steps(const SoftmaxState& state, int64_t sum);
+
+// One output element: the table entry times the row's multiplier, ties to even, plus the zero point, saturated.
+inline int8_t softmax_one(int32_t entry, const RequantSteps& steps, int32_t output_zero_point) {
+  return clamp_to_int8(int64_t{apply_requant_steps<true>(entry, steps)} + output_zero_point, -128, 127);
+}
+
+}  // namespace quantized
+}  // namespace ember
