@@ -41,15 +41,9 @@ void fill_table(double input_scale, int32_t* table) {
   }
 }
 
-// The bit length of a positive value (the position of its highest set bit, plus one).
-int bit_length(uint64_t v) {
-  int bits = 0;
-  while (v != 0) {
-    v >>= 1;
-    ++bits;
-  }
-  return bits;
-}
+// The bit length of a value (the position of its highest set bit, plus one; 0 for 0): a count of leading zeros,
+// one instruction or two on every target here, where a shifting loop took a hundred per row on the M55.
+int bit_length(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 
 }  // namespace
 
@@ -116,6 +110,8 @@ bool plan_softmax(KernelContext& ctx, const Tensor& input, int64_t dim, Tensor& 
 }
 
 RequantSteps softmax_row_steps(const SoftmaxState& state, int64_t sum) {
+  // An empty row has nothing to scale (a row with its maximum in it sums to at least 2^30).
+  if (sum <= 0) return RequantSteps{0, 0, 1};
   // The sum to 31 bits, rounded: s in [2^30, 2^31), sum ~= s * 2^dropped (a relative error below 2^-30).
   uint64_t s = static_cast<uint64_t>(sum);
   int dropped = bit_length(s) - 31;
@@ -139,7 +135,7 @@ RequantSteps softmax_row_steps(const SoftmaxState& state, int64_t sum) {
   }
   const int shift = state.output_shift + drop_q - 32 - dropped;
   // Below 2^-31 per unit every entry (< 2^31) rounds to nothing: the row is all zero points.
-  if (m == 0 || shift < -31) return RequantSteps{0, 0, 0};
+  if (m == 0 || shift < -31) return RequantSteps{0, 0, 1};
   return requant_steps(QuantizedMultiplier{static_cast<int32_t>(m), shift}, 0);
 }
 

@@ -61,7 +61,9 @@ bool plan_softmax(KernelContext& ctx, const Tensor& input, int64_t dim, Tensor& 
 
 // The multiplier that maps a row's table entries to output steps, T * (1 / (output_scale * sum)), as requantization
 // steps (util/requantize.h; the entries have no spare bits, so no lift). `sum` is the row's sum of entries, at
-// least T[0] = 2^30 since the maximum is in the row. Integer arithmetic only.
+// least T[0] = 2^30 since the maximum is in the row. Integer arithmetic only. Always left = 0 and right in [1, 31]
+// (1 / output_scale < 2^29, checked at load, over a sum of at least 2^30 is below 1/2), which the vector kernels
+// rely on.
 RequantSteps softmax_row_steps(const SoftmaxState& state, int64_t sum);
 
 // One output element: the table entry times the row's multiplier, ties to even, plus the zero point, saturated.
