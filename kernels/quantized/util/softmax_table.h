@@ -4,9 +4,10 @@
 // softmax(x)_i = e^(x_i - max) / sum_j e^(x_j - max). On int8 input with one scale s, x_i - max = -s * d_i with
 // d_i = max_q - q_i an integer in [0, 255], so the exponentials a row can need are 256 numbers fixed by s alone:
 // the prepare step tabulates them once, at load, as T[d] = round(e^(-s d) * 2^30) (T[0] = 2^30 exactly). A row is
-// then integer work only: its maximum, the int64 sum S of T[d_i], one reciprocal (a fixed-point multiplier for
-// 1 / (output_scale * S), from an integer division), and per element T[d_i] times that multiplier, rounded, plus the
-// output zero point, saturated to int8. The final rounding sends exact ties to even, as PyTorch's quantize does
+// then integer work but for one division: its maximum, the int64 sum S of T[d_i], one reciprocal (a fixed-point
+// multiplier for 1 / (output_scale * S), from one float division of two 31-bit integers, which IEEE 754 rounds the
+// same way everywhere), and per element T[d_i] times that multiplier, rounded, plus the output zero point, saturated
+// to int8. The final rounding sends exact ties to even, as PyTorch's quantize does
 // (a row of 512 equal values is exactly 0.5 of an output step of 1/256 per element).
 //
 // The table is built from additions, multiplications and divisions of doubles only, in a file compiled with
@@ -15,9 +16,10 @@
 // differs between glibc and newlib).
 //
 // Accuracy against the reference (float32 dequantize -> softmax -> quantize): the table entries are within half a
-// unit of 2^-30 of e^(-s d), and the multiplier within 2^-30 relative, so an output is off the exact real value by
-// far less than an int8 step; it differs from the reference's only where the exact value lies within the
-// reference's own float32 error of a rounding boundary (tests/kernels/test_quantized_ops.py counts how often).
+// unit of 2^-30 of e^(-s d), and the multiplier within about 2^-23 relative, so an output is off the exact real
+// value by far less than an int8 step (at most about 2^-15 of one for a scale of 1/256); it differs from the
+// reference's only where the exact value lies within the reference's own float32 error of a rounding boundary
+// (tests/kernels/test_quantized_ops.py counts how often).
 #pragma once
 
 #include <stdint.h>
@@ -61,9 +63,9 @@ bool plan_softmax(KernelContext& ctx, const Tensor& input, int64_t dim, Tensor& 
 
 // The multiplier that maps a row's table entries to output steps, T * (1 / (output_scale * sum)), as requantization
 // steps (util/requantize.h; the entries have no spare bits, so no lift). `sum` is the row's sum of entries, at
-// least T[0] = 2^30 since the maximum is in the row. Integer arithmetic only. Always left = 0 and right in [1, 31]
-// (1 / output_scale < 2^29, checked at load, over a sum of at least 2^30 is below 1/2), which the vector kernels
-// rely on.
+// least T[0] = 2^30 since the maximum is in the row. Integers and one float division. Always left = 0 and right in
+// [1, 31] (1 / output_scale < 2^29, checked at load, over a sum of at least 2^30 is below 1/2), which the vector
+// kernels rely on.
 RequantSteps softmax_row_steps(const SoftmaxState& state, int64_t sum);
 
 // One output element: the table entry times the row's multiplier, ties to even, plus the zero point, saturated.
