@@ -30,9 +30,15 @@ double exp_negative(double s) {
   return e;
 }
 
-// T[d] = round(e^(-s d) * 2^30): successive products of e^-s, each correctly rounded, so T[255]'s relative error is
-// at most 255 double roundings (about 2^-45), far below the half unit the final rounding adds.
-void fill_table(double input_scale, int32_t* table) {
+// The bit length of a value (the position of its highest set bit, plus one; 0 for 0): a count of leading zeros,
+// one instruction or two on every target here, where a shifting loop took a hundred per row on the M55.
+int bit_length(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
+
+}  // namespace
+
+// Successive products of e^-s, each correctly rounded, so T[255]'s relative error is at most 255 double roundings
+// (about 2^-45), far below the half unit the final rounding adds.
+void softmax_fill_table(double input_scale, int32_t* table) {
   const double base = exp_negative(input_scale);
   double power = static_cast<double>(int64_t{1} << kSoftmaxTableBits);
   for (int d = 0; d < kSoftmaxTableSize; ++d) {
@@ -40,12 +46,6 @@ void fill_table(double input_scale, int32_t* table) {
     power = power * base;
   }
 }
-
-// The bit length of a value (the position of its highest set bit, plus one; 0 for 0): a count of leading zeros,
-// one instruction or two on every target here, where a shifting loop took a hundred per row on the M55.
-int bit_length(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
-
-}  // namespace
 
 KernelMemory softmax_table_memory(const KernelArgs& /*args*/) { return {sizeof(SoftmaxState), 0}; }
 
@@ -77,7 +77,7 @@ Error softmax_table_prepare(const KernelArgs& args, void* state) {
   s->output_shift = per_unit.shift;
   s->output_zero_point = static_cast<int32_t>(zp_out);
   for (int32_t& r : s->reserved) r = 0;
-  fill_table(input_scale, s->table);
+  softmax_fill_table(input_scale, s->table);
   s->prepared = kSoftmaxPrepared;
   return Error::Ok;
 }

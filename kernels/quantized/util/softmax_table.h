@@ -47,6 +47,10 @@ struct SoftmaxState {
 static_assert(sizeof(SoftmaxState) % 16 == 0, "state is planned in 16-byte units");
 constexpr int32_t kSoftmaxPrepared = 0x534d5831;
 
+// T[d] = round(e^(-input_scale * d) * 2^kSoftmaxTableBits) for d in [0, kSoftmaxTableSize), input_scale > 0: what
+// the prepare step stores (correctly rounded double operations only: see the top of this file).
+void softmax_fill_table(double input_scale, int32_t* table);
+
 // The state's size (the same for every call: the table does not depend on shapes).
 KernelMemory softmax_table_memory(const KernelArgs& args);
 // Checks softmax.out's arguments (input, input_scale, input_zero_point, dim, output_scale, output_zero_point, out)
