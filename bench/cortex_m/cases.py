@@ -66,6 +66,7 @@ class Softmax:
     dim: int = -1
     input_scale: float = 0.0625
     output: Tuple[float, int] = (1 / 256, -128)  # PT2E's fixed parameters for softmax
+    equal_rows: bool = False  # the input clamped to one value first: every output an exact 1 / n of a row
 
     def macs(self) -> int:
         return 0
@@ -155,5 +156,10 @@ EDGES.append(Case("softmax, odd rows 3x37", [Softmax((3, 37), input_scale=0.0731
 EDGES.append(Case("softmax, rows of one, 5x1", [Softmax((5, 1))], group="edge"))
 EDGES.append(Case("softmax, long rows 2x1000", [Softmax((2, 1000), input_scale=0.05)], group="edge"))
 EDGES.append(Case("softmax along dim 1 of 2x9x5", [Softmax((2, 9, 5), dim=1, input_scale=0.0817)], group="edge"))
+# Rows of 512 equal values: each output is 256 / 512 = 0.5 steps (768 / 512 = 1.5 at scale 1/768), exact ties that
+# the kernels round to even.
+EDGES.append(Case("softmax, equal rows 2x512, ties at 0.5 steps", [Softmax((2, 512), equal_rows=True)], group="edge"))
+EDGES.append(Case("softmax, equal rows 1x512, ties at 1.5 steps", [Softmax((1, 512), output=(1 / 768, -128),
+                                                                          equal_rows=True)], group="edge"))
 EDGES.append(Case("softmax, output 0.0021 zero point -50, 4x33", [Softmax((4, 33), input_scale=0.0519,
                                                                           output=(0.0021, -50))], group="edge"))

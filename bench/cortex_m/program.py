@@ -113,6 +113,8 @@ class CaseModule(torch.nn.Module):
                 x = Q.linear(x, q.scale, q.zero_point, getattr(self, f"w{i}"), getattr(self, f"s{i}"),
                              getattr(self, f"b{i}"), q_out.scale, q_out.zero_point, lo, 127)
             elif isinstance(layer, Softmax):
+                if layer.equal_rows:  # an int8 add clamped to [5, 5]: the same value everywhere
+                    x = Q.add(x, q.scale, q.zero_point, x, q.scale, q.zero_point, q.scale, q.zero_point, 5, 5)
                 x = Q.softmax(x, q.scale, q.zero_point, layer.dim, q_out.scale, q_out.zero_point)
             elif isinstance(layer, GlobalPool):
                 x = Q.adaptive_avg_pool2d(x, q.scale, q.zero_point, [1, 1], q_out.scale, q_out.zero_point)
