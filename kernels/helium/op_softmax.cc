@@ -59,17 +59,20 @@ int64_t row_sum(const int8_t* x, int32_t n, int32_t max, const int32_t* table) {
 // The row's requantization on four entries: apply_requant_steps<true> with the state's invariants (no left shift,
 // a right shift in [1, 31]: softmax_row_steps). An entry times a multiplier below 1/2 stays non-negative, where
 // ties to even is (v - 1 + bit r of v), rounded half up by r bits: VRSHL's own rounding.
-inline int32x4_t to_output(int32x4_t t, int32_t multiplier, int32_t negated_right, int32_t zero_point) {
+// The floor's shift takes its amount from a vector (VSHL by a scalar register overwrites its operand, which v is
+// still needed after: a copy per vector otherwise).
+inline int32x4_t to_output(int32x4_t t, int32_t multiplier, int32x4_t negated_right, int32_t zero_point) {
   const int32x4_t v = vqrdmulhq_n_s32(t, multiplier);
-  const int32x4_t even = vbicq_s32(vdupq_n_s32(1), vshlq_r_s32(v, negated_right));  // 1 where floor is even
-  const int32x4_t rounded = vrshlq_n_s32(vsubq_s32(v, even), negated_right);
+  const int32x4_t even = vbicq_s32(vdupq_n_s32(1), vshlq_s32(v, negated_right));  // 1 where the floor is even
+  const int32x4_t rounded = vrshlq_s32(vsubq_s32(v, even), negated_right);
   return vminq_s32(vaddq_n_s32(rounded, zero_point), vdupq_n_s32(127));
 }
 
 void row_out(const int8_t* x, int8_t* o, int32_t n, int32_t max, const int32_t* table, const RequantSteps& s,
              int32_t zero_point) {
   const int32x4_t vmax = vdupq_n_s32(max);
-  const int32_t multiplier = s.multiplier, negated_right = -s.right;
+  const int32_t multiplier = s.multiplier;
+  const int32x4_t negated_right = vdupq_n_s32(-s.right);
   for (; n >= 4; n -= 4, x += 4, o += 4) {
     vstrbq_s32(o, to_output(entries(x, vmax, table), multiplier, negated_right, zero_point));
   }
