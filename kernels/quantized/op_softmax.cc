@@ -12,16 +12,18 @@ namespace ember {
 namespace quantized {
 namespace {
 
+// Pointers stepped by `inner`, not an int64 index multiplied by it: on a 32-bit core the index arithmetic had cost
+// more than the work.
 void softmax_row(const int8_t* x, int8_t* o, int64_t length, int64_t inner, const SoftmaxState& state) {
+  const int8_t* const end = x + length * inner;
   int32_t max = -128;
-  for (int64_t i = 0; i < length; ++i) max = x[i * inner] > max ? x[i * inner] : max;
+  for (const int8_t* p = x; p != end; p += inner) max = *p > max ? *p : max;
   const int32_t* table = state.table;
   int64_t sum = 0;
-  for (int64_t i = 0; i < length; ++i) sum += table[max - x[i * inner]];
+  for (const int8_t* p = x; p != end; p += inner) sum += table[max - *p];
   const RequantSteps steps = softmax_row_steps(state, sum);
-  for (int64_t i = 0; i < length; ++i) {
-    o[i * inner] = softmax_one(table[max - x[i * inner]], steps, state.output_zero_point);
-  }
+  const int32_t zero_point = state.output_zero_point;
+  for (const int8_t* p = x; p != end; p += inner, o += inner) *o = softmax_one(table[max - *p], steps, zero_point);
 }
 
 }  // namespace

@@ -72,9 +72,21 @@ bool plan_softmax(KernelContext& ctx, const Tensor& input, int64_t dim, Tensor& 
 // kernels rely on.
 RequantSteps softmax_row_steps(const SoftmaxState& state, int64_t sum);
 
-// One output element: the table entry times the row's multiplier, ties to even, plus the zero point, saturated.
+// One output element: the table entry times the row's multiplier, ties to even, plus the zero point, saturated:
+// apply_requant_steps<true>(entry, steps) + output_zero_point, clamped, written for what softmax_row_steps
+// guarantees (no left shift, a right shift in [1, 31]) and for entries and multipliers that are never negative, so a
+// core without a vector unit does it in 32-bit steps and one 32x32 -> 64 multiply: the high multiply's nudge is
+// always +2^30 and never saturates (both factors are below 2^31), and its result v is below 2^31, so
+// floor(v / 2^r) rounded half to even is (v + 2^(r-1) - [floor even]) >> r in unsigned 32 bits.
 inline int8_t softmax_one(int32_t entry, const RequantSteps& steps, int32_t output_zero_point) {
-  return clamp_to_int8(int64_t{apply_requant_steps<true>(entry, steps)} + output_zero_point, -128, 127);
+  const uint32_t v = static_cast<uint32_t>(
+      (static_cast<uint64_t>(static_cast<uint32_t>(entry)) * static_cast<uint32_t>(steps.multiplier) + (1u << 30)) >>
+      31);
+  const uint32_t r = static_cast<uint32_t>(steps.right);
+  const uint32_t even = ((v >> r) & 1u) ^ 1u;
+  const int32_t scaled = static_cast<int32_t>((v + (1u << (r - 1)) - even) >> r);
+  const int32_t out = scaled + output_zero_point;  // >= -128: scaled is never negative
+  return static_cast<int8_t>(out > 127 ? 127 : out);
 }
 
 }  // namespace quantized

@@ -77,6 +77,26 @@ TEST(SoftmaxRowSteps, PowerOfTwoSumsAreExact) {
   }
 }
 
+TEST(SoftmaxOne, IsTheSharedRequantizationWithTheRowsInvariants) {
+  // softmax_one's 32-bit form against the general three steps (util/requantize.h) it stands for.
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> log_scale(logl(1e-5), logl(0.5));
+  std::uniform_int_distribution<int64_t> sum_at(int64_t{1} << kSoftmaxTableBits, int64_t{1} << 42);
+  std::uniform_int_distribution<int32_t> entry_at(0, int32_t{1} << kSoftmaxTableBits);
+  std::uniform_int_distribution<int32_t> zero_point_at(-128, 127);
+  for (int i = 0; i < 20000; ++i) {
+    const SoftmaxState state = state_for(i % 2 == 0 ? 1.0 / 256.0 : exp(log_scale(rng)), zero_point_at(rng));
+    const RequantSteps steps = softmax_row_steps(state, sum_at(rng));
+    for (int k = 0; k < 16; ++k) {
+      // Entries near a tie too: a multiple of a large power of two lands on exact halves more often.
+      const int32_t entry = k % 4 == 0 ? entry_at(rng) & ~((int32_t{1} << 20) - 1) : entry_at(rng);
+      const int8_t general = clamp_to_int8(
+          int64_t{apply_requant_steps<true>(entry, steps)} + state.output_zero_point, -128, 127);
+      ASSERT_EQ(softmax_one(entry, steps, state.output_zero_point), general) << entry;
+    }
+  }
+}
+
 TEST(SoftmaxOne, ExactTiesGoToEven) {
   const SoftmaxState state = state_for(1.0 / 256.0, -128);
   const int32_t one = int32_t{1} << kSoftmaxTableBits;
