@@ -8,8 +8,8 @@ annotates the exported graph with Ember's int8 scheme, the one kernels/quantized
   - a ReLU/ReLU6/hardtanh right after conv, linear or add is fused: only its output is observed
   - add: both inputs and the output; average pooling (adaptive or not) and spatial mean, max pooling and padding:
     the output shares the input's parameters
-  - softmax: the input observed, the output fixed at scale 1/256 and zero point -128 (its range is [0, 1]: all
-    256 codes cover it, as PyTorch's fixed-qparams softmax does)
+  - softmax of a value that is quantized anyway: the output fixed at scale 1/256 and zero point -128 (its range is
+    [0, 1]: all 256 codes cover it, as PyTorch's fixed-qparams softmax does)
 Everything else stays float; exir.quantization.lower_quantized keeps quantize/dequantize around it.
 """
 from __future__ import annotations
@@ -112,16 +112,26 @@ class EmberQuantizer(Quantizer):
                 if node.target == aten.mean.dim and not self._is_spatial_mean(node):
                     continue
                 _annotate(node, {node.args[0]: ACT}, SharedQuantizationSpec((node.args[0], node)))
-            elif node.target in SOFTMAX_OPS and isinstance(node.args[0], torch.fx.Node):
-                _annotate(node, {node.args[0]: ACT}, SOFTMAX_OUT)
-        # Second pass: views of values that are quantized anyway stay int8.
+        # Second pass: views of values that are quantized anyway stay int8, and so does a softmax of one (a
+        # classifier's head); in graph order, so views before and after a softmax count.
         for node in model.graph.nodes:
             if node.op == "call_function" and node.target in VIEW_OPS and not _annotated(node):
                 src = node.args[0]
                 ann = src.meta.get("quantization_annotation") if isinstance(src, torch.fx.Node) else None
                 if ann is not None and ann.output_qspec is not None:
                     _annotate(node, {src: SharedQuantizationSpec(src)}, SharedQuantizationSpec(src))
+            elif node.op == "call_function" and node.target in SOFTMAX_OPS and not _annotated(node):
+                self._annotate_softmax(node)
         return model
+
+    @staticmethod
+    def _annotate_softmax(node: torch.fx.Node) -> None:
+        """Only where its input is quantized anyway: attention's softmax between float matmuls stays float (an int8
+        island would add a quantize and a dequantize, and 1/256 steps on the attention weights)."""
+        src = node.args[0]
+        ann = src.meta.get("quantization_annotation") if isinstance(src, torch.fx.Node) else None
+        if ann is not None and ann.output_qspec is not None:
+            _annotate(node, {src: ACT}, SOFTMAX_OUT)
 
     def _annotate_weighted(self, node: torch.fx.Node) -> None:
         x, w = node.args[0], node.args[1]

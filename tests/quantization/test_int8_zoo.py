@@ -172,6 +172,21 @@ def test_softmax_runs_on_int8_within_one_step(runner, tmp_path, safe, dim):
         assert (got - ref).abs().max().item() <= output_step(q) * 1.001
 
 
+class _Attention(torch.nn.Module):
+    def forward(self, q, k):
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+
+
+def test_softmax_between_float_ops_stays_float():
+    """Softmax is quantized only where its input is int8 anyway: between float matmuls an int8 softmax would add a
+    quantize and a dequantize and put attention weights on 1/256 steps."""
+    g = torch.Generator().manual_seed(7)
+    args = (torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g))
+    q = quantize(_Attention().eval(), args, [args])
+    calls = [str(n.target) for n in q.exported_program.graph.nodes if n.op == "call_function"]
+    assert "aten.softmax.int" in calls and QUANTIZE not in calls and DEQUANTIZE not in calls, calls
+
+
 def test_empty_calibration_is_refused():
     module, args = ZOO["linear"].build()
     with pytest.raises(QuantizationError, match="calibration is empty"):
