@@ -334,6 +334,7 @@ SOFTMAX_CASES = {
     "general_output_params": ((4, 33), -1, (0.0519, 2), (0.0021, -50), "random"),
     "coarse_output_scale": ((4, 20), -1, (0.1003, 0), (0.0107, 3), "random"),
     "four_d": ((2, 3, 4, 5), -1, (0.0678, -7), (1 / 256, -128), "random"),
+    "zero_d": ((), 0, (0.1, 0), (1 / 256, -128), "random"),
 }
 SOFTMAX_TIES = {"equal_values_2x512", "equal_values_1x512_output_scale_1_768"}
 
@@ -352,6 +353,15 @@ def test_softmax(runtime, name):
     check_close("softmax", got, want, ties=name in SOFTMAX_TIES)
     if values != "random":
         assert torch.equal(got, want)  # equal values: 1 / n of each row, exact ties rounded to even
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0)])
+def test_softmax_of_empty_rows(runtime, shape):
+    """No rows, or rows of nothing: an empty output, as eager gives (a row's reciprocal is never taken)."""
+    module = Fn(lambda x: eq.softmax(x, 0.1, 0, -1, 1 / 256, -128)).eval()
+    x = torch.zeros(shape, dtype=torch.int8)
+    got = run_on_runtime(runtime, module, [x])
+    assert got.shape == module(x).shape == x.shape and got.dtype == torch.int8
 
 
 def test_error_softmax_dim_out_of_range(runtime, capfd, monkeypatch):
