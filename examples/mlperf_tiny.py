@@ -10,7 +10,8 @@ layer shapes end to end, float and int8, on the host and on the Cortex-M55.
 Where the Keras definitions and PyTorch differ by convention, these follow the benchmark's own PyTorch port of
 ResNet-8: 3x3 convolutions pad 1 on every side (Keras' padding='same' with stride 2 pads only below and right,
 which shifts a stride-2 window by one pixel without changing any shape or cost), and the classifiers end with
-their logits (Keras ends with a softmax, which does not change the top class; Ember has no int8 softmax yet).
+their logits (Keras ends with a softmax, which does not change the top class; Ember's int8 softmax is measured
+apart, in bench/cortex_m).
 The one place where symmetric padding cannot give Keras' shape is DS-CNN's first 10x4 convolution: there an
 explicit zero pad reproduces 'same' exactly. Dropout layers are kept where the definitions have them (identity in
 eval).

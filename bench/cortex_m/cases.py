@@ -75,6 +75,18 @@ class Mul:
         return 0
 
 
+@dataclass(frozen=True)
+class Softmax:
+    shape: Tuple[int, ...]
+    dim: int = -1
+    input_scale: float = 0.0625
+    output: Tuple[float, int] = (1 / 256, -128)  # PT2E's fixed parameters for softmax
+    equal_rows: bool = False  # the input clamped to one value first: every output an exact 1 / n of a row
+
+    def macs(self) -> int:
+        return 0
+
+
 @dataclass
 class Case:
     name: str
@@ -171,3 +183,21 @@ EDGES.append(Case("conv 3x3 with extreme biases, 6x6x2 -> 5", [Conv(2, 5, 6, 6, 
 EDGES.append(Case("depthwise 3x3 with extreme biases, 6x6x4", [Conv(4, 4, 6, 6, (3, 3), padding=(1, 1), groups=4)],
                   group=WIDE_BIAS))
 EDGES.append(Case("fully connected 9 -> 6 with extreme biases", [Linear(9, 6)], group=WIDE_BIAS))
+
+# Softmax: a keyword spotter's output over its 12 classes, and attention-sized rows (timed, with the elementwise ones);
+# odd lengths for the tail predication, rows of one element, long rows, another dim (which the Helium kernel hands to
+# the scalar one) and general output parameters (parity only).
+ELEMENTWISE.append(Case("keyword spotting output: softmax over 12 classes, 1x12",
+                        [Softmax((1, 12), input_scale=0.125)], group="elementwise"))
+ELEMENTWISE.append(Case("softmax over rows of 256, 8x256", [Softmax((8, 256))], group="elementwise"))
+EDGES.append(Case("softmax, odd rows 3x37", [Softmax((3, 37), input_scale=0.0731)], group="edge"))
+EDGES.append(Case("softmax, rows of one, 5x1", [Softmax((5, 1))], group="edge"))
+EDGES.append(Case("softmax, long rows 2x1000", [Softmax((2, 1000), input_scale=0.05)], group="edge"))
+EDGES.append(Case("softmax along dim 1 of 2x9x5", [Softmax((2, 9, 5), dim=1, input_scale=0.0817)], group="edge"))
+# Rows of 512 equal values: each output is 256 / 512 = 0.5 steps (768 / 512 = 1.5 at scale 1/768), exact ties that
+# the kernels round to even.
+EDGES.append(Case("softmax, equal rows 2x512, ties at 0.5 steps", [Softmax((2, 512), equal_rows=True)], group="edge"))
+EDGES.append(Case("softmax, equal rows 1x512, ties at 1.5 steps", [Softmax((1, 512), output=(1 / 768, -128),
+                                                                          equal_rows=True)], group="edge"))
+EDGES.append(Case("softmax, output 0.0021 zero point -50, 4x33", [Softmax((4, 33), input_scale=0.0519,
+                                                                          output=(0.0021, -50))], group="edge"))

@@ -18,6 +18,7 @@ import exir
 import kernels.quantized.ops  # noqa: F401  (registers the ember_quantized operators with torch)
 from bench.cortex_m.cases import (ANCHOR, EDGES, ELEMENTWISE, WIDE_BIAS, ZOO, Add, Case, Conv, GlobalPool, Linear,
                                   Mul)
+from bench.cortex_m.cases import Softmax
 
 CASES = ANCHOR + ZOO + ELEMENTWISE + EDGES
 Q = torch.ops.ember_quantized
@@ -74,6 +75,11 @@ class CaseModule(torch.nn.Module):
                 q_out = QTensor(q.scale * 1.5, int(torch.randint(-10, 10, (1,), generator=g)))
                 self.steps.append((layer, i, q, q_out, -128))
                 q = q_out
+            elif isinstance(layer, Softmax):
+                q_in = QTensor(layer.input_scale, q.zero_point) if i == 0 else q
+                q_out = QTensor(*layer.output)
+                self.steps.append((layer, i, q_in, q_out, -128))
+                q = q_out
             elif isinstance(layer, Add):
                 q_other = QTensor(q.scale * 0.7, 4)
                 q_out = QTensor(q.scale * 1.3, -2)
@@ -99,6 +105,8 @@ class CaseModule(torch.nn.Module):
             shape = (3 if self.case.group == "edge" else 1, first.cin)
         elif isinstance(first, GlobalPool):
             shape = (1, first.channels, first.h, first.w)
+        elif isinstance(first, Softmax):
+            shape = first.shape
         else:
             shape = first.shape
         return torch.randint(-128, 128, shape, dtype=torch.int8, generator=g)
@@ -114,6 +122,10 @@ class CaseModule(torch.nn.Module):
                     x = x.reshape(x.shape[0], -1)
                 x = Q.linear(x, q.scale, q.zero_point, getattr(self, f"w{i}"), getattr(self, f"s{i}"),
                              getattr(self, f"b{i}"), q_out.scale, q_out.zero_point, lo, 127)
+            elif isinstance(layer, Softmax):
+                if layer.equal_rows:  # an int8 add clamped to [5, 5]: the same value everywhere
+                    x = Q.add(x, q.scale, q.zero_point, x, q.scale, q.zero_point, q.scale, q.zero_point, 5, 5)
+                x = Q.softmax(x, q.scale, q.zero_point, layer.dim, q_out.scale, q_out.zero_point)
             elif isinstance(layer, GlobalPool):
                 x = Q.adaptive_avg_pool2d(x, q.scale, q.zero_point, [1, 1], q_out.scale, q_out.zero_point)
             elif isinstance(layer, Mul):

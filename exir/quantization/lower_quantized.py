@@ -10,6 +10,7 @@ kernels/quantized has a kernel, the whole pattern becomes one call that reads an
     dq(a) -> mul by a Python number c         [-> activation]                  -> q   =>  ember_quantized::mul
     dq(x) -> adaptive_avg_pool2d / mean(H, W, keepdim)                         -> q   =>  ember_quantized::adaptive_avg_pool2d
     dq(x) -> avg_pool2d                                                        -> q   =>  ember_quantized::avg_pool2d
+    dq(x) -> softmax / _softmax / _safe_softmax (dim)                          -> q   =>  ember_quantized::softmax
     dq(x) -> view-like op, max_pool2d or pad -> q  (same scale and zero point)       =>  the same op on int8
 
 Max pooling and padding only pick and copy values, and quantization is monotonic, so on shared parameters the
@@ -43,6 +44,9 @@ VIEW_OPS = {aten.flatten.using_ints, aten.view.default, aten.reshape.default, at
             aten.unsqueeze.default, aten.permute.default, aten.contiguous.default}
 # Ops that pick or copy values without arithmetic (see the top of this file).
 SELECT_OPS = {aten.max_pool2d.default, aten.pad.default, aten.constant_pad_nd.default}
+# Softmax as export leaves it (softmax.int) or decomposed (_softmax; _safe_softmax, whose zeros for a row of -inf
+# cannot arise from int8 values).
+SOFTMAX_OPS = {aten.softmax.int, aten._softmax.default, aten._safe_softmax.default}
 
 
 def _call(node, targets) -> bool:
@@ -179,6 +183,19 @@ def _mul_inputs(gm: torch.fx.GraphModule, q: torch.fx.Node, core: torch.fx.Node)
     return a + (factor, abs(c) if c != 0 else 1.0, 0)
 
 
+def _softmax_args(core: torch.fx.Node, out_scale: float, out_zp: int):
+    """ember_quantized::softmax's arguments for a float32 softmax of a dequantized int8 value, else None."""
+    x = _int8_tensor_qparams(core.args[0])
+    if x is None:
+        return None
+    if core.target == aten._softmax.default:
+        if _arg(core, 2, "half_to_float", False):
+            return None
+    elif _arg(core, 2, "dtype", None) not in (None, torch.float32):
+        return None
+    return (x[0], x[1], x[2], int(core.args[1]), out_scale, out_zp)
+
+
 def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
     y, out_scale, out_zp, qmin, qmax, dtype = q.args[:6]
     if dtype != torch.int8 or (qmin, qmax) != (-128, 127) or not isinstance(y, torch.fx.Node):
@@ -248,6 +265,11 @@ def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
             return False
         target = eq.avg_pool2d.default
         new_args = (x[0], x[1], x[2]) + _avg_pool2d_args(core) + (out_scale, out_zp)
+    elif act is None and core.target in SOFTMAX_OPS:
+        new_args = _softmax_args(core, out_scale, out_zp)
+        if new_args is None:
+            return False
+        target = eq.softmax.default
     elif act is None and (core.target in VIEW_OPS or core.target in SELECT_OPS):
         x = _int8_tensor_qparams(core.args[0])
         if x is None or (x[1], x[2]) != (out_scale, out_zp):

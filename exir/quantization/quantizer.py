@@ -9,6 +9,8 @@ annotates the exported graph with Ember's int8 scheme, the one kernels/quantized
   - add: both inputs and the output; mul likewise, or its tensor input and output when the other is a number;
     average pooling (adaptive or not) and spatial mean, max pooling and padding:
     the output shares the input's parameters
+  - softmax of a value that is quantized anyway: the output fixed at scale 1/256 and zero point -128 (its range is
+    [0, 1]: all 256 codes cover it, as PyTorch's fixed-qparams softmax does)
 Everything else stays float; exir.quantization.lower_quantized keeps quantize/dequantize around it.
 """
 from __future__ import annotations
@@ -31,6 +33,7 @@ from torchao.quantization.pt2e.observer import (HistogramObserver,  # noqa: E402
 from torchao.quantization.pt2e.quantizer import (DerivedQuantizationSpec,  # noqa: E402
                                                  QuantizationAnnotation, QuantizationSpec, Quantizer,
                                                  SharedQuantizationSpec)
+from torchao.quantization.pt2e.quantizer import FixedQParamsQuantizationSpec  # noqa: E402
 
 _pytree_log.setLevel(_pytree_level)
 
@@ -42,6 +45,9 @@ WEIGHT = QuantizationSpec(dtype=torch.int8, quant_min=-127, quant_max=127, qsche
                           ch_axis=0, is_dynamic=False,
                           observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=2 ** -12))
 
+SOFTMAX_OUT = FixedQParamsQuantizationSpec(dtype=torch.int8, scale=1.0 / 256.0, zero_point=-128, quant_min=-128,
+                                           quant_max=127, qscheme=torch.per_tensor_affine)
+SOFTMAX_OPS = {aten.softmax.int, aten._softmax.default, aten._safe_softmax.default}
 CONV_OPS = {aten.conv2d.default}
 LINEAR_OPS = {aten.linear.default}
 ADD_OPS = {aten.add.Tensor, aten.add_.Tensor}
@@ -116,14 +122,26 @@ class EmberQuantizer(Quantizer):
                 if node.target == aten.mean.dim and not self._is_spatial_mean(node):
                     continue
                 _annotate(node, {node.args[0]: ACT}, SharedQuantizationSpec((node.args[0], node)))
-        # Second pass: views of values that are quantized anyway stay int8.
+        # Second pass: views of values that are quantized anyway stay int8, and so does a softmax of one (a
+        # classifier's head); in graph order, so views before and after a softmax count.
         for node in model.graph.nodes:
             if node.op == "call_function" and node.target in VIEW_OPS and not _annotated(node):
                 src = node.args[0]
                 ann = src.meta.get("quantization_annotation") if isinstance(src, torch.fx.Node) else None
                 if ann is not None and ann.output_qspec is not None:
                     _annotate(node, {src: SharedQuantizationSpec(src)}, SharedQuantizationSpec(src))
+            elif node.op == "call_function" and node.target in SOFTMAX_OPS and not _annotated(node):
+                self._annotate_softmax(node)
         return model
+
+    @staticmethod
+    def _annotate_softmax(node: torch.fx.Node) -> None:
+        """Only where its input is quantized anyway: attention's softmax between float matmuls stays float (an int8
+        island would add a quantize and a dequantize, and 1/256 steps on the attention weights)."""
+        src = node.args[0]
+        ann = src.meta.get("quantization_annotation") if isinstance(src, torch.fx.Node) else None
+        if ann is not None and ann.output_qspec is not None:
+            _annotate(node, {src: ACT}, SOFTMAX_OUT)
 
     def _annotate_weighted(self, node: torch.fx.Node) -> None:
         x, w = node.args[0], node.args[1]

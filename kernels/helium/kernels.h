@@ -43,6 +43,13 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double inp
                              ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
                              Tensor& out);
 
+// op_softmax.cc: ember_quantized::softmax.out along the last dim (other dims fall through, with the same state);
+// named apart from _softmax's Float softmax_out below
+KernelMemory quantized_softmax_memory(const KernelArgs& args);
+Error quantized_softmax_prepare(const KernelArgs& args, void* state);
+void quantized_softmax_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                           int64_t dim, double output_scale, int64_t output_zero_point, Tensor& out);
+
 // Float kernels, each registered ahead of portable's and handing it the calls it does not compute (kernels.yaml).
 // op_linear_f32.cc
 void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out);

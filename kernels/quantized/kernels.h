@@ -64,5 +64,11 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale,
                     bool ceil_mode, bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
                     int64_t output_zero_point, Tensor& out);
 
+// op_softmax.cc (prepare step: the exponential table, util/softmax_table.h)
+KernelMemory softmax_memory(const KernelArgs& args);
+Error softmax_prepare(const KernelArgs& args, void* state);
+void softmax_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point, int64_t dim,
+                 double output_scale, int64_t output_zero_point, Tensor& out);
+
 }  // namespace quantized
 }  // namespace ember

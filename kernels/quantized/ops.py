@@ -153,6 +153,20 @@ _FAKES = {"conv2d": _conv2d_fake, "linear": _linear_fake, "add": _add_fake, "ada
 _FAKES["mul"] = _mul_fake
 
 
+# softmax: the reference is PyTorch's own float32 softmax between dequantize and quantize, as convert_pt2e leaves a
+# quantized softmax; the kernel computes it in integers (kernels/quantized/util/softmax_table.h).
+def softmax(input, input_scale, input_zero_point, dim, output_scale, output_zero_point):
+    y = torch.softmax(_dequant(input, input_scale, input_zero_point), dim)
+    return _requant(y, output_scale, output_zero_point, _I8_MIN, _I8_MAX)
+
+
+def _softmax_fake(input, input_scale, input_zero_point, dim, output_scale, output_zero_point):
+    return input.new_empty(input.shape)
+
+
+REFERENCES["softmax"] = softmax
+_FAKES["softmax"] = _softmax_fake
+
 # --- registration -----------------------------------------------------------------------------------------------
 
 def _make_out(fn):

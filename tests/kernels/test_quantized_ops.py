@@ -14,6 +14,8 @@ reference rounds a float32 result half to even, so they may differ by one int8 u
     linear                0 of  4,425 outputs differ (0.00%)
     adaptive_avg_pool2d   0 of  1,538 outputs differ (0.00%)
     avg_pool2d            0 of  1,394 outputs differ (0.00%)
+    softmax               0 of 10,354 outputs differ (0.00%), and 0 of the 1,536 exact ties of its equal-value rows
+                         of 512 (0.5 and 1.5 steps)
     add                  18 of 26,467 outputs differ (0.07%): all exact ties of the real arithmetic (scales with four
                          decimals make (731a + 659b) / 1102 land on .5 about once in 1,100), rounded away from
                          zero by the kernel and to even by the reference
@@ -354,6 +356,74 @@ def test_avg_pool2d(runtime, name):
     assert want.shape == F.avg_pool2d(x.float(), k, s, p, ceil, include_pad, divisor).shape
     got = run_on_runtime(runtime, module, [x])
     check_close("avg_pool2d", got, want, ties=name in TIE_CASES)
+
+
+# --- softmax -------------------------------------------------------------------------------------------------------
+
+SOFTMAX_CASES = {
+    # name: (input shape, dim, input scale/zp, output scale/zp, input values: "random" or a constant)
+    "keyword_spotting_1x12": ((1, 12), -1, (0.1172, 7), (1 / 256, -128), "random"),
+    "rows_8x256": ((8, 256), -1, (0.0625, -3), (1 / 256, -128), "random"),
+    "odd_rows_5x37": ((5, 37), -1, (0.0731, 10), (1 / 256, -128), "random"),
+    "tail_3x17": ((3, 17), 1, (0.0413, -20), (1 / 256, -128), "random"),
+    "large_range": ((4, 50), -1, (0.5, 0), (1 / 256, -128), "random"),
+    "huge_input_scale": ((4, 19), -1, (9.5, 0), (1 / 256, -128), "random"),
+    "small_range": ((3, 64), -1, (0.001, 0), (1 / 256, -128), "random"),
+    "rows_of_length_1": ((6, 1), -1, (0.1, 0), (1 / 256, -128), "random"),
+    "long_rows_2x1000": ((2, 1000), -1, (0.05, 0), (1 / 256, -128), "random"),
+    "long_rows_small_scale_1x4096": ((1, 4096), -1, (0.003, 0), (1 / 256, -128), "random"),
+    "equal_values_3x7": ((3, 7), -1, (0.1, 0), (1 / 256, -128), 42),
+    # 256 / 512 is exactly half a step: the reference's quantize rounds it to even, and so must the kernel.
+    "equal_values_2x512": ((2, 512), -1, (0.1, 0), (1 / 256, -128), -5),
+    "equal_values_4x256": ((4, 256), -1, (0.1, 0), (1 / 256, -128), 127),
+    # 768 / 512: 1.5 steps, to even (2).
+    "equal_values_1x512_output_scale_1_768": ((1, 512), -1, (0.1, 0), (1 / 768, -128), 3),
+    "dim_1_of_3d": ((2, 9, 5), 1, (0.0817, 3), (1 / 256, -128), "random"),
+    "dim_0": ((7, 3), 0, (0.0291, -1), (1 / 256, -128), "random"),
+    "general_output_params": ((4, 33), -1, (0.0519, 2), (0.0021, -50), "random"),
+    "coarse_output_scale": ((4, 20), -1, (0.1003, 0), (0.0107, 3), "random"),
+    "four_d": ((2, 3, 4, 5), -1, (0.0678, -7), (1 / 256, -128), "random"),
+    "zero_d": ((), 0, (0.1, 0), (1 / 256, -128), "random"),
+}
+SOFTMAX_TIES = {"equal_values_2x512", "equal_values_1x512_output_scale_1_768"}
+
+
+@pytest.mark.parametrize("name", sorted(SOFTMAX_CASES))
+def test_softmax(runtime, name):
+    shape, dim, (si, zi), (so, zo), values = SOFTMAX_CASES[name]
+    g = torch.Generator().manual_seed(500 + sorted(SOFTMAX_CASES).index(name))
+    x = int8(g, *shape) if values == "random" else torch.full(shape, values, dtype=torch.int8)
+    module = Fn(lambda x: eq.softmax(x, si, zi, dim, so, zo)).eval()
+    want = module(x)
+    # The reference is PyTorch's float32 softmax between dequantize and quantize.
+    assert torch.equal(want, qd.quantize_per_tensor(torch.softmax(qd.dequantize_per_tensor(
+        x, si, zi, -128, 127, torch.int8), dim), so, zo, -128, 127, torch.int8))
+    got = run_on_runtime(runtime, module, [x])
+    check_close("softmax", got, want, ties=name in SOFTMAX_TIES)
+    if values != "random":
+        assert torch.equal(got, want)  # equal values: 1 / n of each row, exact ties rounded to even
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0)])
+def test_softmax_of_empty_rows(runtime, shape):
+    """No rows, or rows of nothing: an empty output, as eager gives (a row's reciprocal is never taken)."""
+    module = Fn(lambda x: eq.softmax(x, 0.1, 0, -1, 1 / 256, -128)).eval()
+    x = torch.zeros(shape, dtype=torch.int8)
+    got = run_on_runtime(runtime, module, [x])
+    assert got.shape == module(x).shape == x.shape and got.dtype == torch.int8
+
+
+def test_error_softmax_dim_out_of_range(runtime, capfd, monkeypatch):
+    g = torch.Generator().manual_seed(1011)
+    module = Fn(lambda x: eq.softmax(x, 0.1, 0, 2, 1 / 256, -128)).eval()
+    monkeypatch.setenv("EMBER_LOG", "1")
+    capfd.readouterr()
+    with pytest.raises(RuntimeError) as e:
+        run_on_runtime(runtime, module, [int8(g, 3, 4)])
+    err = capfd.readouterr().err
+    # Refused by the prepare step, at load: the table is built there.
+    assert "ember_quantized::softmax.out" in str(e.value), str(e.value)
+    assert "dim 2 is out of range for a 2-d input" in err, err
 
 
 # --- quantize / dequantize: bit-exact --------------------------------------------------------------------------

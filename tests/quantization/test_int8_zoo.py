@@ -179,6 +179,58 @@ def test_mul_runs_as_one_int8_call_within_one_step_of_the_reference(runner, tmp_
         assert (got - ref).abs().max().item() <= step * 1.001
 
 
+class _Classifier(torch.nn.Module):
+    """A linear layer's scores through softmax (a keyword spotter's head), as export leaves it (softmax) or as a
+    decomposition leaves it (_safe_softmax); `dim` picks the axis."""
+
+    def __init__(self, safe: bool, dim: int):
+        super().__init__()
+        self.fc = torch.nn.Linear(24, 12)
+        self.safe, self.dim = safe, dim
+
+    def forward(self, x):
+        y = self.fc(x)
+        if self.safe:
+            return torch.ops.aten._safe_softmax.default(y, self.dim)
+        return torch.softmax(y, dim=self.dim)
+
+
+@pytest.mark.parametrize("safe,dim", [(False, -1), (True, -1), (False, 0)])
+def test_softmax_runs_on_int8_within_one_step(runner, tmp_path, safe, dim):
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(6)
+    module, args = _Classifier(safe, dim).eval(), (torch.randn(3, 24, generator=g) * 2,)
+    q = quantize(module, args, [(torch.randn(3, 24, generator=g) * 2,) for _ in range(8)])
+    calls = [str(n.target) for n in q.exported_program.graph.nodes if n.op == "call_function"]
+    assert "ember_quantized.softmax.default" in calls, calls
+    assert calls.count(QUANTIZE) == 1 and calls.count(DEQUANTIZE) == 1, calls
+    # PT2E's fixed output parameters for softmax: [0, 1] over all 256 codes.
+    assert output_step(q) == 1 / 256
+    path = tmp_path / "softmax_int8.pte"
+    exir.to_edge(q.exported_program).to_executorch().save(str(path))
+    for i, inputs in enumerate([args] + [(torch.randn(3, 24, generator=g) * 2,) for _ in range(3)]):
+        ref = q.reference(*inputs)
+        proc = run(runner, path, inputs, str(tmp_path / str(i)))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got = read_outputs(str(tmp_path / str(i)), [ref])[0]
+        assert (got - ref).abs().max().item() <= output_step(q) * 1.001
+
+
+class _Attention(torch.nn.Module):
+    def forward(self, q, k):
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+
+
+def test_softmax_between_float_ops_stays_float():
+    """Softmax is quantized only where its input is int8 anyway: between float matmuls an int8 softmax would add a
+    quantize and a dequantize and put attention weights on 1/256 steps."""
+    g = torch.Generator().manual_seed(7)
+    args = (torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g))
+    q = quantize(_Attention().eval(), args, [args])
+    calls = [str(n.target) for n in q.exported_program.graph.nodes if n.op == "call_function"]
+    assert "aten.softmax.int" in calls and QUANTIZE not in calls and DEQUANTIZE not in calls, calls
+
+
 def test_empty_calibration_is_refused():
     module, args = ZOO["linear"].build()
     with pytest.raises(QuantizationError, match="calibration is empty"):
