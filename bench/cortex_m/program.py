@@ -16,7 +16,7 @@ import torch
 
 import exir
 import kernels.quantized.ops  # noqa: F401  (registers the ember_quantized operators with torch)
-from bench.cortex_m.cases import ANCHOR, EDGES, WIDE_BIAS, ZOO, Add, Case, Conv, GlobalPool, Linear
+from bench.cortex_m.cases import ANCHOR, EDGES, WIDE_BIAS, ZOO, Add, Case, Conv, GlobalPool, Linear, Pool
 
 CASES = ANCHOR + ZOO + EDGES
 Q = torch.ops.ember_quantized
@@ -73,6 +73,12 @@ class CaseModule(torch.nn.Module):
                 q_out = QTensor(q.scale * 1.5, int(torch.randint(-10, 10, (1,), generator=g)))
                 self.steps.append((layer, i, q, q_out, -128))
                 q = q_out
+            elif isinstance(layer, Pool):
+                # A max pool keeps its input's quantization (the lowering's rule); an average pool rescales.
+                q_out = q if layer.kind == "max" else QTensor(q.scale * 1.25, int(torch.randint(-10, 10, (1,),
+                                                                                                 generator=g)))
+                self.steps.append((layer, i, q, q_out, -128))
+                q = q_out
             elif isinstance(layer, Add):
                 q_other = QTensor(q.scale * 0.7, 4)
                 q_out = QTensor(q.scale * 1.3, -2)
@@ -87,7 +93,7 @@ class CaseModule(torch.nn.Module):
             shape = (1, first.cin, first.h, first.w)
         elif isinstance(first, Linear):
             shape = (3 if self.case.group == "edge" else 1, first.cin)
-        elif isinstance(first, GlobalPool):
+        elif isinstance(first, (GlobalPool, Pool)):
             shape = (1, first.channels, first.h, first.w)
         else:
             shape = first.shape
@@ -106,6 +112,14 @@ class CaseModule(torch.nn.Module):
                              getattr(self, f"b{i}"), q_out.scale, q_out.zero_point, lo, 127)
             elif isinstance(layer, GlobalPool):
                 x = Q.adaptive_avg_pool2d(x, q.scale, q.zero_point, [1, 1], q_out.scale, q_out.zero_point)
+            elif isinstance(layer, Pool) and layer.kind == "max":
+                x = torch.nn.functional.max_pool2d(x, list(layer.kernel), list(layer.stride), list(layer.padding),
+                                                   list(layer.dilation), layer.ceil_mode, layer.indices)
+                x = x[1] if layer.indices else x
+            elif isinstance(layer, Pool):
+                x = Q.avg_pool2d(x, q.scale, q.zero_point, list(layer.kernel), list(layer.stride),
+                                 list(layer.padding), layer.ceil_mode, layer.count_include_pad, layer.divisor_override,
+                                 q_out.scale, q_out.zero_point)
             else:
                 qa, qb = q
                 x = Q.add(x, qa.scale, qa.zero_point, getattr(self, f"other{i}"), qb.scale, qb.zero_point,
