@@ -171,6 +171,8 @@ EDGES += [
          group="edge"),
     Case("max pool indices 3x2 dilation (1,2) s(1,3) ceil, 7x61x2",
          [Pool("max", 2, 7, 61, (3, 2), (1, 3), (1, 1), (1, 2), ceil_mode=True, indices=True)], group="edge"),
+    Case("max pool indices 2x3 dilation (2,1) s(1,2) pad 1, 13x20x2",
+         [Pool("max", 2, 13, 20, (2, 3), (1, 2), (1, 1), (2, 1), indices=True)], group="edge"),
     Case("average pool 3x3 s2 pad 1, 15x17x5", [Pool("avg", 5, 15, 17, (3, 3), (2, 2), (1, 1))], group="edge"),
     Case("average pool 3x3 s2 pad 1 without padding, ceil, 14x40x3",
          [Pool("avg", 3, 14, 40, (3, 3), (2, 2), (1, 1), ceil_mode=True, count_include_pad=False)], group="edge"),
