@@ -280,6 +280,7 @@ void max_rows(const PoolRows& p, TapLoads loads, const int8_t* plane, int32_t oh
       int64_t* at = index + oh * p.OW + ow;
       const int32_t origin = h0 * p.W + c;
       int32_t j = 0;
+#pragma GCC unroll 4
       for (int32x4_t base = vaddq_n_s32(lanes, origin); j + 4 <= n; j += 4, base = vaddq_n_s32(base, 4 * p.SW)) {
         const uint32x4_t t = vldrbq_u32(taps + j);
         const int32x4_t kh = vreinterpretq_s32_u32(vshrq_n_u32(vmulq_n_u32(t, magic), 16));
