@@ -53,6 +53,27 @@ class GlobalPool:
 
 
 @dataclass(frozen=True)
+class Pool:
+    """A windowed int8 pool over [1, channels, h, w]: max (aten's max_pool2d on the int8 tensor, as the quantized
+    programs keep it) or average (ember_quantized::avg_pool2d)."""
+    kind: str  # "max" or "avg"
+    channels: int
+    h: int
+    w: int
+    kernel: Tuple[int, int]
+    stride: Tuple[int, int]
+    padding: Tuple[int, int] = (0, 0)
+    dilation: Tuple[int, int] = (1, 1)  # max only
+    ceil_mode: bool = False
+    count_include_pad: bool = True  # avg only
+    divisor_override: Optional[int] = None  # avg only
+    indices: bool = False  # max only: the layer's output is the indices, int64 (the case's last layer)
+
+    def macs(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
 class Add:
     shape: Tuple[int, ...]
 
@@ -174,6 +195,41 @@ EDGES += [
          group="edge"),
     Case("mul with relu, 4x1x9 * 1x3x1", [Mul((4, 1, 9), (1, 3, 1), zero_points=(-3, 4, -5), relu=True)],
          group="edge"),
+# The pools' shapes: the zoo's (the small CNN's 2x2 max and average pools, the MLPerf models' whole-map average
+# pools), then the edges of the Helium pools' paths (strides 1, 2 and 3, padding, ceil_mode, dilation, odd sizes,
+# blocks past 16 outputs, divisors with and without the padding, a tap count past the 16-bit sums, windows reaching
+# the plane's end).
+ZOO += [
+    Case("small CNN: max pool 2x2 s2, 32x32x8", [Pool("max", 8, 32, 32, (2, 2), (2, 2))], group="zoo"),
+    Case("small CNN: average pool 2x2 s2, 16x16x16", [Pool("avg", 16, 16, 16, (2, 2), (2, 2))], group="zoo"),
+    Case("DS-CNN: average pool 25x5 (whole map), 64 channels", [Pool("avg", 64, 25, 5, (25, 5), (25, 5))],
+         group="zoo"),
+    Case("ResNet-8: average pool 8x8 (whole map), 64 channels", [Pool("avg", 64, 8, 8, (8, 8), (8, 8))], group="zoo"),
+]
+EDGES += [
+    Case("max pool 3x3 s2 pad 1, 15x17x5", [Pool("max", 5, 15, 17, (3, 3), (2, 2), (1, 1))], group="edge"),
+    Case("max pool 2x2 s2 ceil, 9x11x3", [Pool("max", 3, 9, 11, (2, 2), (2, 2), ceil_mode=True)], group="edge"),
+    Case("max pool 3x3 s1 pad 1, 6x37x4", [Pool("max", 4, 6, 37, (3, 3), (1, 1), (1, 1))], group="edge"),
+    Case("max pool 3x2 s3 ceil pad 1, 14x50x2", [Pool("max", 2, 14, 50, (3, 2), (3, 3), (1, 1), ceil_mode=True)],
+         group="edge"),
+    Case("max pool 3x3 dilation 2, 11x40x3", [Pool("max", 3, 11, 40, (3, 3), (2, 2), (1, 1), (2, 2))],
+         group="edge"),
+    Case("max pool 2x3 s(1,2), 5x34x7", [Pool("max", 7, 5, 34, (2, 3), (1, 2))], group="edge"),
+    Case("max pool indices 3x3 s2 pad 1, 15x35x3", [Pool("max", 3, 15, 35, (3, 3), (2, 2), (1, 1), indices=True)],
+         group="edge"),
+    Case("max pool indices 3x2 dilation (1,2) s(1,3) ceil, 7x61x2",
+         [Pool("max", 2, 7, 61, (3, 2), (1, 3), (1, 1), (1, 2), ceil_mode=True, indices=True)], group="edge"),
+    Case("max pool indices 2x3 dilation (2,1) s(1,2) pad 1, 13x20x2",
+         [Pool("max", 2, 13, 20, (2, 3), (1, 2), (1, 1), (2, 1), indices=True)], group="edge"),
+    Case("average pool 3x3 s2 pad 1, 15x17x5", [Pool("avg", 5, 15, 17, (3, 3), (2, 2), (1, 1))], group="edge"),
+    Case("average pool 3x3 s2 pad 1 without padding, ceil, 14x40x3",
+         [Pool("avg", 3, 14, 40, (3, 3), (2, 2), (1, 1), ceil_mode=True, count_include_pad=False)], group="edge"),
+    Case("average pool 2x2 s2 ceil, 9x11x3", [Pool("avg", 3, 9, 11, (2, 2), (2, 2), ceil_mode=True)], group="edge"),
+    Case("average pool 3x3 s1 pad 1, 6x37x4", [Pool("avg", 4, 6, 37, (3, 3), (1, 1), (1, 1))], group="edge"),
+    Case("average pool 5x3 s3 divisor 7, 17x52x2", [Pool("avg", 2, 17, 52, (5, 3), (3, 3), (2, 1),
+                                                          divisor_override=7)], group="edge"),
+    Case("average pool 16x17 s1 (272 taps), 17x20x2", [Pool("avg", 2, 17, 20, (16, 17), (1, 1))], group="edge"),
+    Case("average pool 3x5 (whole map), 3x5x9", [Pool("avg", 9, 3, 5, (3, 5), (3, 5))], group="edge"),
 ]
 
 # A layer whose biases push bias - zp * sum(w) past int32: the kernels' 64-bit finishing path.

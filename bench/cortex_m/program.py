@@ -17,8 +17,7 @@ import torch
 import exir
 import kernels.quantized.ops  # noqa: F401  (registers the ember_quantized operators with torch)
 from bench.cortex_m.cases import (ANCHOR, EDGES, ELEMENTWISE, WIDE_BIAS, ZOO, Add, Case, Conv, GlobalPool, Linear,
-                                  Mul)
-from bench.cortex_m.cases import Softmax
+                                  Mul, Pool, Softmax)
 
 CASES = ANCHOR + ZOO + ELEMENTWISE + EDGES
 Q = torch.ops.ember_quantized
@@ -79,6 +78,11 @@ class CaseModule(torch.nn.Module):
                 q_in = QTensor(layer.input_scale, q.zero_point) if i == 0 else q
                 q_out = QTensor(*layer.output)
                 self.steps.append((layer, i, q_in, q_out, -128))
+            elif isinstance(layer, Pool):
+                # A max pool keeps its input's quantization (the lowering's rule); an average pool rescales.
+                q_out = q if layer.kind == "max" else QTensor(q.scale * 1.25, int(torch.randint(-10, 10, (1,),
+                                                                                                 generator=g)))
+                self.steps.append((layer, i, q, q_out, -128))
                 q = q_out
             elif isinstance(layer, Add):
                 q_other = QTensor(q.scale * 0.7, 4)
@@ -103,7 +107,7 @@ class CaseModule(torch.nn.Module):
             shape = (1, first.cin, first.h, first.w)
         elif isinstance(first, Linear):
             shape = (3 if self.case.group == "edge" else 1, first.cin)
-        elif isinstance(first, GlobalPool):
+        elif isinstance(first, (GlobalPool, Pool)):
             shape = (1, first.channels, first.h, first.w)
         elif isinstance(first, Softmax):
             shape = first.shape
@@ -132,6 +136,14 @@ class CaseModule(torch.nn.Module):
                 qa, qb = q
                 x = Q.mul(x, qa.scale, qa.zero_point, getattr(self, f"other{i}"), qb.scale, qb.zero_point,
                           q_out.scale, q_out.zero_point, lo, 127)
+            elif isinstance(layer, Pool) and layer.kind == "max":
+                x = torch.nn.functional.max_pool2d(x, list(layer.kernel), list(layer.stride), list(layer.padding),
+                                                   list(layer.dilation), layer.ceil_mode, layer.indices)
+                x = x[1] if layer.indices else x
+            elif isinstance(layer, Pool):
+                x = Q.avg_pool2d(x, q.scale, q.zero_point, list(layer.kernel), list(layer.stride),
+                                 list(layer.padding), layer.ceil_mode, layer.count_include_pad, layer.divisor_override,
+                                 q_out.scale, q_out.zero_point)
             else:
                 qa, qb = q
                 x = Q.add(x, qa.scale, qa.zero_point, getattr(self, f"other{i}"), qb.scale, qb.zero_point,

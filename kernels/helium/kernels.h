@@ -2,6 +2,7 @@
 // are those of the kernels they stand in front of (kernels/README.md); registration is generated from kernels.yaml.
 #pragma once
 
+#include "kernels/portable/util/spatial_util.h"
 #include "runtime/core/evalue.h"
 #include "runtime/kernel/kernel_args.h"
 #include "runtime/kernel/kernel_context.h"
@@ -42,6 +43,15 @@ void quantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double sca
 void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
                              ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
                              Tensor& out);
+// op_pool.cc: ember_quantized::avg_pool2d.out (windows over 255 taps or strides over 17 fall through)
+void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                    bool ceil_mode, bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
+                    int64_t output_zero_point, Tensor& out);
+// op_pool.cc: max_pool2d_with_indices.out's int8 calls (op_pool_f32.cc's kernel checks the arguments, then hands
+// them here where max_pool_int8_vectorizes: windows of at most 256 taps, column strides up to 17, 32-bit planes).
+bool max_pool_int8_vectorizes(const portable::PoolGeometry& g);
+void max_pool_int8(const portable::PoolGeometry& g, const int8_t* x, int8_t* out, int64_t* indices);
 
 // op_softmax.cc: ember_quantized::softmax.out along the last dim (other dims fall through, with the same state);
 // named apart from _softmax's Float softmax_out below

@@ -1,4 +1,5 @@
-// Pooling and mean for Float on MVE, contiguous tensors (other dim orders and dtypes go to portable):
+// Pooling and mean for Float on MVE, contiguous tensors (other dim orders and dtypes go to portable; max pooling's
+// int8 calls, once checked here, to op_pool.cc):
 //   max_pool2d_with_indices, avg_pool2d  four output columns per vector for windows wholly inside the input (a
 //     gather per tap at any stride), windows that touch the padding one at a time as portable takes them. Max
 //     keeps ATen's order and test (`v > best or isnan(v)`), so values and indices are eager's; avg adds a window
@@ -186,9 +187,11 @@ void row_means(const float* x, int32_t rows, int32_t n, float* o) {
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
                                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                                  bool ceil_mode, Tensor& out, Tensor& indices) {
-  if (!float_selected(selected_dtypes::max_pool2d_with_indices_out_helium) ||
-      self.scalar_type() != ScalarType::Float || !self.is_contiguous() || !out.is_contiguous() ||
-      !indices.is_contiguous()) {
+  // Float here, int8 (the quantized programs' max pools, on their int8 tensors) in op_pool.cc.
+  constexpr uint32_t kMask = selected_dtypes::max_pool2d_with_indices_out_helium;
+  const bool int8 = self.scalar_type() == ScalarType::Char && (kMask & dtype_bit(ScalarType::Char)) != 0;
+  if (!(int8 || (float_selected(kMask) && self.scalar_type() == ScalarType::Float)) || !self.is_contiguous() ||
+      !out.is_contiguous() || !indices.is_contiguous()) {
     return portable::max_pool2d_with_indices_out(ctx, self, kernel_size, stride, padding, dilation, ceil_mode, out,
                                                  indices);
   }
@@ -202,6 +205,15 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
                      static_cast<long long>(g.OH), static_cast<long long>(g.OW));
   EMBER_KERNEL_CHECK(ctx, indices.scalar_type() == ScalarType::Long && self.scalar_type() == out.scalar_type(),
                      InvalidArgument, "max_pool2d_with_indices.out: indices must be Long and out match self's dtype");
+  if (int8) {
+    if (!max_pool_int8_vectorizes(g)) {
+      return portable::max_pool2d_with_indices_out(ctx, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                                   out, indices);
+    }
+    max_pool_int8(g, self.const_data_ptr<int8_t>(), out.mutable_data_ptr<int8_t>(),
+                  indices.mutable_data_ptr<int64_t>());
+    return;
+  }
   EMBER_KERNEL_CHECK(ctx, fits_32bit(g), NotSupported, "max_pool2d_with_indices.out: a plane of over 2^29 elements");
   const Pool p = pool_of(g);
   const float* x = self.const_data_ptr<float>();

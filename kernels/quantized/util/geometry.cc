@@ -302,5 +302,78 @@ bool plan_adaptive_avg_pool(KernelContext& ctx, const Tensor& input, double inpu
   return true;
 }
 
+bool plan_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                   ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, bool ceil_mode,
+                   bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
+                   int64_t output_zero_point, Tensor& out, AvgPoolPlan* plan) {
+  portable::PoolGeometry g;
+  const int64_t one[2] = {1, 1};
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, portable::pool_geometry(input, kernel_size, stride, padding,
+                                                           ArrayRef<int64_t>(one, 2), ceil_mode, &g),
+                              InvalidArgument, "ember_quantized::avg_pool2d.out: invalid geometry for a %d-d input "
+                              "(kernel and stride in [1, 2^31), padding at most half the kernel, a non-empty output)",
+                              static_cast<int>(input.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, portable::fit_pooled(out, input, g), InvalidArgument,
+                              "ember_quantized::avg_pool2d.out: out must be the input's shape with a %lldx%lld plane",
+                              static_cast<long long>(g.OH), static_cast<long long>(g.OW));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "ember_quantized::avg_pool2d.out: only contiguous (NCHW) tensors are supported");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
+                              InvalidArgument, "ember_quantized::avg_pool2d.out: input and out must be int8, got %s "
+                              "and %s", scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(input_scale) && valid_scale(output_scale), InvalidArgument,
+                              "ember_quantized::avg_pool2d.out: scales must be positive, got %g and %g", input_scale,
+                              output_scale);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(input_zero_point) && in_int8_range(output_zero_point),
+                              InvalidArgument,
+                              "ember_quantized::avg_pool2d.out: zero points %lld and %lld must be int8 values",
+                              static_cast<long long>(input_zero_point), static_cast<long long>(output_zero_point));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, !divisor_override.has_value() || divisor_override.value() > 0, InvalidArgument,
+                              "ember_quantized::avg_pool2d.out: divisor_override must be positive, got %lld",
+                              static_cast<long long>(divisor_override.has_value() ? divisor_override.value() : 0));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, g.KH * g.KW <= INT32_MAX / 255, NotSupported,
+                              "ember_quantized::avg_pool2d.out: a %lldx%lld window could overflow the int32 sum",
+                              static_cast<long long>(g.KH), static_cast<long long>(g.KW));
+  // The smallest divisor has the largest multiplier: a window has at least one element, or the override.
+  const int64_t smallest = divisor_override.has_value() ? divisor_override.value() : 1;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, multiplier_in_range(input_scale / (output_scale * static_cast<double>(smallest))),
+                              InvalidArgument, "ember_quantized::avg_pool2d.out: scales %g -> %g give no usable "
+                              "requantization multiplier", input_scale, output_scale);
+  // As in the adaptive pool: the spare bits above a window's largest centered sum keep fraction bits through the
+  // multiply's two roundings.
+  *plan = AvgPoolPlan{g,
+                      input_scale,
+                      output_scale,
+                      static_cast<int32_t>(input_zero_point),
+                      static_cast<int32_t>(output_zero_point),
+                      headroom_bits(255 * g.KH * g.KW),
+                      count_include_pad,
+                      divisor_override};
+  return true;
+}
+
+const RequantSteps& avg_pool_steps(const AvgPoolPlan& p, int64_t divisor, AvgPoolSteps* cache) {
+  if (divisor != cache->divisor) {
+    cache->divisor = divisor;
+    // A window with no input element (divisor 0) sums to 0: any multiplier gives the zero point.
+    QuantizedMultiplier m;
+    quantize_multiplier(p.input_scale / (p.output_scale * static_cast<double>(divisor > 0 ? divisor : 1)), &m);
+    cache->steps = requant_steps(m, p.headroom);
+  }
+  return cache->steps;
+}
+
+int8_t avg_pool_window(const AvgPoolPlan& p, const int8_t* plane, int64_t oh, int64_t ow, AvgPoolSteps* cache) {
+  const AvgWindow a = avg_window(p, oh, ow);
+  int32_t sum = 0;
+  for (int64_t h = a.h0; h < a.h1; ++h) {
+    for (int64_t w = a.w0; w < a.w1; ++w) sum += static_cast<int32_t>(plane[h * p.g.W + w]);
+  }
+  // The zero point once per window; |centered| <= 255 * window elements, which the plan's checks keep in int32.
+  const int32_t centered = sum - p.zp_in * static_cast<int32_t>((a.h1 - a.h0) * (a.w1 - a.w0));
+  const int32_t scaled = apply_requant_steps<true>(centered, avg_pool_steps(p, a.divisor, cache));
+  return clamp_to_int8(static_cast<int64_t>(scaled) + p.zp_out, -128, 127);
+}
+
 }  // namespace quantized
 }  // namespace ember

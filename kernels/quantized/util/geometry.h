@@ -7,6 +7,7 @@
 
 #include "kernels/quantized/util/broadcast_runs.h"
 #include "kernels/quantized/util/channel_params.h"
+#include "kernels/portable/util/spatial_util.h"
 #include "kernels/quantized/util/requantize.h"
 #include "runtime/core/evalue.h"
 #include "runtime/kernel/kernel_args.h"
@@ -119,6 +120,63 @@ struct PoolPlan {
 bool plan_adaptive_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
                             ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
                             Tensor& out, PoolPlan* plan);
+
+// ember_quantized::avg_pool2d.out: ATen's window geometry and what each window's requantization needs. The
+// divisor (the window's padded or real size, or the override) changes only at borders, so kernels derive a
+// window's steps (avg_pool_steps) once per change of divisor.
+struct AvgPoolPlan {
+  portable::PoolGeometry g;
+  double input_scale, output_scale;
+  int32_t zp_in, zp_out;
+  int headroom;  // spare bits above a window's largest centered sum
+  bool count_include_pad;
+  Optional<int64_t> divisor_override;
+};
+
+// The pool's checks (geometry, shapes, contiguous int8, scales, zero points, the override, the window's sum
+// within int32), then its plan.
+bool plan_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                   ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, bool ceil_mode,
+                   bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
+                   int64_t output_zero_point, Tensor& out, AvgPoolPlan* plan);
+
+// One window of avg_pool2d at output (oh, ow), as ATen bounds it: [h0, h1) x [w0, w1) inside the input, and the
+// divisor PyTorch divides its sum by.
+struct AvgWindow {
+  int64_t h0, h1, w0, w1, divisor;
+};
+
+inline AvgWindow avg_window(const AvgPoolPlan& p, int64_t oh, int64_t ow) {
+  const portable::PoolGeometry& g = p.g;
+  AvgWindow a;
+  a.h0 = oh * g.SH - g.PH;
+  a.w0 = ow * g.SW - g.PW;
+  // The window may reach into the padding but, with ceil_mode, not past it: the padded count stops there.
+  const int64_t h_end = a.h0 + g.KH < g.H + g.PH ? a.h0 + g.KH : g.H + g.PH;
+  const int64_t w_end = a.w0 + g.KW < g.W + g.PW ? a.w0 + g.KW : g.W + g.PW;
+  const int64_t padded = (h_end - a.h0) * (w_end - a.w0);
+  a.h1 = h_end < g.H ? h_end : g.H;
+  a.w1 = w_end < g.W ? w_end : g.W;
+  a.h0 = a.h0 > 0 ? a.h0 : 0;
+  a.w0 = a.w0 > 0 ? a.w0 : 0;
+  a.divisor = p.divisor_override.has_value() ? p.divisor_override.value()
+              : p.count_include_pad          ? padded
+                                             : (a.h1 - a.h0) * (a.w1 - a.w0);
+  return a;
+}
+
+// The steps that divide a window's centered sum by `divisor` and rescale it, kept for the divisor last asked for:
+// they are derived again (quantize_multiplier, libm) only when the divisor changes, which it does at borders.
+struct AvgPoolSteps {
+  int64_t divisor = -1;
+  RequantSteps steps{};
+};
+const RequantSteps& avg_pool_steps(const AvgPoolPlan& p, int64_t divisor, AvgPoolSteps* cache);
+
+// Output (oh, ow) of one plane, one window at a time: kernels/quantized's loop, and kernels/helium's windows that
+// meet the left or right padding. The sum's exact ties round to even, as PyTorch's quantize rounds an average that
+// lands halfway (a quarter of 2x2 windows on one scale).
+int8_t avg_pool_window(const AvgPoolPlan& p, const int8_t* plane, int64_t oh, int64_t ow, AvgPoolSteps* cache);
 
 }  // namespace quantized
 }  // namespace ember
