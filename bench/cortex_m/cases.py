@@ -195,6 +195,8 @@ EDGES += [
          group="edge"),
     Case("mul with relu, 4x1x9 * 1x3x1", [Mul((4, 1, 9), (1, 3, 1), zero_points=(-3, 4, -5), relu=True)],
          group="edge"),
+]
+
 # The pools' shapes: the zoo's (the small CNN's 2x2 max and average pools, the MLPerf models' whole-map average
 # pools), then the edges of the Helium pools' paths (strides 1, 2 and 3, padding, ceil_mode, dilation, odd sizes,
 # blocks past 16 outputs, divisors with and without the padding, a tap count past the 16-bit sums, windows reaching
