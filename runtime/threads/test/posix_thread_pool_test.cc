@@ -71,7 +71,7 @@ TEST(PosixThreadPool, TilesRunOnSeveralThreads) {
 TEST(PosixThreadPool, ConcurrentCallersEachGetTheirOwnTiles) {
   auto pool = PosixThreadPool::create(3);
   ASSERT_TRUE(pool.ok());
-  constexpr int kCallers = 4, kRuns = 2000;
+  constexpr int kCallers = 4, kRuns = 20000;
   std::vector<int64_t> wrong(kCallers, 0);
   std::vector<std::thread> callers;
   for (int c = 0; c < kCallers; ++c) {
