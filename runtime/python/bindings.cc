@@ -258,7 +258,8 @@ class LoadedMethod {
 // waits (GIL released) for one to come back. Copies are kept for the program's life, for the next burst of calls.
 class MethodCopies {
  public:
-  MethodCopies(const std::string& name, size_t limit) : name_(name), limit_(limit) {}
+  // Room for every copy up front: give_back runs in a destructor and must not allocate.
+  MethodCopies(const std::string& name, size_t limit) : name_(name), limit_(limit) { idle_.reserve(limit); }
 
   // A copy for the caller alone until give_back: an idle one, a new one while fewer than `limit` are loaded, else
   // the first one another caller gives back. Called with the GIL held.
