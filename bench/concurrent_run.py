@@ -60,13 +60,15 @@ def measure(name: str, runs: int, thread_counts, repeats: int) -> dict:
     pte = exir.to_edge(torch.export.export(model, (inputs[0],))).to_executorch().buffer
     program = runtime.load(pte)
     serial = [program.run("forward", [x])[0] for x in inputs]  # also loads the first copy
-    best_serial = float("inf")
+    best_serial, serial_cpu = float("inf"), 0.0
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for x in inputs:
             program.run("forward", [x])
-        best_serial = min(best_serial, time.perf_counter() - start)
-    row = {"model": name, "runs": runs, "serial_s": best_serial, "threads": {}}
+        elapsed = time.perf_counter() - start
+        if elapsed < best_serial:
+            best_serial, serial_cpu = elapsed, time.process_time() - cpu
+    row = {"model": name, "runs": runs, "serial_s": best_serial, "serial_cpu_s": serial_cpu, "threads": {}}
     for n in thread_counts:
         out = [None] * runs
 
@@ -74,20 +76,23 @@ def measure(name: str, runs: int, thread_counts, repeats: int) -> dict:
             for i in range(k, runs, n):
                 out[i] = program.run("forward", [inputs[i]])[0]
 
-        best = float("inf")
+        best, best_cpu = float("inf"), 0.0
         mismatches = 0
-        for _ in range(repeats + 1):  # the first round also loads the copies: not timed
+        for round_ in range(repeats + 1):  # the first round also loads the copies: not timed
             threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
             elapsed = time.perf_counter() - start
             mismatches += sum(not torch.equal(a, b) for a, b in zip(serial, out))
-            if _ > 0:
-                best = min(best, elapsed)
-        row["threads"][n] = {"wall_s": best, "speedup": best_serial / best, "mismatches": mismatches,
+            if round_ > 0 and elapsed < best:
+                best, best_cpu = elapsed, time.process_time() - cpu
+        # CPU time over wall time: how many cores the process kept busy (on a machine others share, the speed-up
+        # is capped by the cores they leave free; this says whether the calls ran in parallel at all).
+        row["threads"][n] = {"wall_s": best, "cpu_s": best_cpu, "cores_busy": best_cpu / best,
+                             "speedup": best_serial / best, "mismatches": mismatches,
                              "outputs_checked": runs * (repeats + 1), "copies": list(program.copies("forward"))}
     return row
 
@@ -103,12 +108,17 @@ def main(argv=None) -> int:
     rows = [measure(m, args.runs, [int(t) for t in args.threads.split(",")], args.repeats)
             for m in args.models.split(",")]
     print(f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, Python {platform.python_version()}")
-    print("| model | runs | serial | threads | wall | speed-up | mismatches / outputs checked | copies loaded |")
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    print("| model | runs | serial wall (cores busy) | threads | wall (cores busy) | speed-up | mismatches / outputs "
+          "checked | copies loaded |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         for n, t in r["threads"].items():
-            print(f"| {r['model']} | {r['runs']} | {r['serial_s'] * 1e3:.1f} ms | {n} | {t['wall_s'] * 1e3:.1f} ms | "
-                  f"{t['speedup']:.2f}x | {t['mismatches']} / {t['outputs_checked']} | {t['copies'][0]} |")
+            print(f"| {r['model']} | {r['runs']} | {r['serial_s'] * 1e3:.1f} ms "
+                  f"({r['serial_cpu_s'] / r['serial_s']:.2f}) | {n} | {t['wall_s'] * 1e3:.1f} ms "
+                  f"({t['cores_busy']:.2f}) | {t['speedup']:.2f}x | {t['mismatches']} / {t['outputs_checked']} | "
+                  f"{t['copies'][0]} |")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"cpus": os.cpu_count(), "rows": rows}, f, indent=1)
