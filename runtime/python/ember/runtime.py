@@ -9,6 +9,7 @@
     outputs, trace = program.run("forward", [x], profile=True)   # per-instruction times, as ETDump
     trace.save("model.etdp")                      # python -m exir.profile model.pte model.etdp
     runtime.load_bundled("model.bpte").verify()   # a bundled program's test cases, run and compared
+    # program.run from several threads at once: each call on a copy of the method (docs/threads.md)
 
 The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
 for kernels="portable"); this module builds it on first use when it is missing. EMBER_RUNTIME_LIB points at
@@ -152,7 +153,8 @@ class Program:
     def run(self, method: str, inputs: Sequence[torch.Tensor], instruction_limit: int = 0, profile: bool = False,
             profile_events: int = 0, profile_memory: bool = False, profile_outputs: int = 0):
         """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors, and
-        Python numbers for scalar outputs (a constant method's value).
+        Python numbers for scalar outputs (a constant method's value). Safe from any number of threads at once: each
+        call runs on a copy of the method of its own, with the GIL released (load()'s `copies`; docs/threads.md).
 
         `instruction_limit`: in a method with loops (map, scan, while_loop), at most this many instructions per
         run, after which the run fails (OutOfResources) instead of looping for ever; 0 means no limit.
