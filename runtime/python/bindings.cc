@@ -117,13 +117,8 @@ class LoadedMethod {
   // dim order) per output, the bytes in that dim order. Anything else is refused
   // with the input's index, what was expected and what came (a TypeError or ValueError, never a crash).
   py::list run(const py::sequence& inputs) {
-    // One call at a time on this copy: its inputs, planned memory and outputs are one run's. The GIL is let go
-    // before waiting, since the holder needs it back to copy its outputs out.
-    std::unique_lock<std::mutex> mine(busy_, std::try_to_lock);
-    if (!mine.owns_lock()) {
-      py::gil_scoped_release release;
-      mine.lock();
-    }
+    // One call at a time on this copy: its inputs, planned memory and outputs are one run's.
+    std::unique_lock<std::mutex> mine = hold();
     const std::string method = method_->name();
     if (static_cast<size_t>(py::len(inputs)) != method_->num_inputs()) {
       throw std::runtime_error("method '" + method + "' takes " + std::to_string(method_->num_inputs()) +
@@ -201,7 +196,7 @@ class LoadedMethod {
   // --config=profiling only; ember/runtime.py's run(profile=True)).
   // `output_bytes` > 0 is debug mode: each kernel's output tensors are kept too, in a buffer of that size.
   void profile_start(size_t capacity, size_t output_bytes) {
-    std::lock_guard<std::mutex> mine(busy_);  // not while a run of this copy executes (the GIL is free then)
+    std::unique_lock<std::mutex> mine = hold();  // not while a run of this copy executes (the GIL is free then)
     trace_storage_.assign(capacity, TraceRecord{});
     debug_storage_.assign(output_bytes, 0);
     tracer_.reset(new BufferEventTracer(Span<TraceRecord>(trace_storage_.data(), trace_storage_.size()),
@@ -213,7 +208,7 @@ class LoadedMethod {
   // profile_start, with allocation events when `allocations` (etdump_writer.h says why they are optional);
   // tracing stops.
   py::tuple profile_stop(bool allocations) {
-    std::lock_guard<std::mutex> mine(busy_);
+    std::unique_lock<std::mutex> mine = hold();
     if (!tracer_) throw std::runtime_error("profile_stop without profile_start");
     method_->set_event_tracer(nullptr);
     OperatorNames names{method_.get(), [](const void* m, uint32_t op, const char** overload) {
@@ -249,6 +244,17 @@ class LoadedMethod {
   MemoryManager memory_;
   std::unique_ptr<Method> method_;
   std::vector<std::vector<int>> input_dim_orders_;
+  // This copy for the caller alone, taken with the GIL held. If another call has it, the GIL is let go while
+  // waiting: that call needs the GIL back to copy its outputs out, so holding it here would deadlock.
+  std::unique_lock<std::mutex> hold() {
+    std::unique_lock<std::mutex> mine(busy_, std::try_to_lock);
+    if (!mine.owns_lock()) {
+      py::gil_scoped_release release;
+      mine.lock();
+    }
+    return mine;
+  }
+
   std::mutex busy_;  // held by the call running this copy
 };
 

@@ -147,3 +147,21 @@ def test_a_method_with_state_runs_one_call_at_a_time():
     _on_threads(work, 4)
     assert program.copies("forward") == (1, 1)
     assert sorted(outs) == sorted(tuple(s.tolist()) for s in serial)
+
+
+def test_one_loaded_method_shared_by_threads_runs_one_call_at_a_time(cnn):
+    """The extension's own Method object (what run() lends out, and what profiling uses) takes one call at a time:
+    threads sharing one get the serial outputs, never another call's bytes."""
+    pte, _, inputs = cnn
+    program = runtime.load(pte)
+    method = program._program.load_method("forward")
+    packed = [[(x.reshape(-1).view(torch.uint8).numpy(), 6, list(x.shape))] for x in inputs[:40]]
+    serial = [method.run(p)[0][0] for p in packed]
+    out = [None] * len(packed)
+
+    def work(k):
+        for i in range(k, len(packed), THREADS):
+            out[i] = method.run(packed[i])[0][0]
+
+    _on_threads(work, THREADS)
+    assert out == serial
