@@ -19,7 +19,9 @@ class ThreadPool {
   virtual int threads() const = 0;
 
   // task over [0, n) in tiles of `tile` items (the last may be shorter), in any order, on any thread; returns when
-  // every tile is done. Tiles must not depend on each other. Not reentrant: a task must not call run().
+  // every tile is done. Tiles must not depend on each other. Not reentrant: a task must not call run(). Safe to call
+  // from several threads at once (methods executing concurrently on one pool): an implementation may then run a
+  // caller's tiles on that caller alone, so a tile's result must not depend on which thread or how many run it.
   virtual void run(int64_t n, int64_t tile, Task task, void* context) = 0;
 
  protected:

@@ -31,6 +31,16 @@ Result<size_t> MethodMeta::memory_planned_buffer_size(size_t index) const {
 
 size_t MethodMeta::num_instructions() const { return pte::count(pte::instructions(plan_)); }
 
+size_t MethodMeta::num_mutable_buffers() const {
+  size_t n = 0;
+  for (size_t i = 0; i < pte::count(plan_->values()); ++i) {
+    const ember_pte::Tensor* t = pte::at(plan_->values(), i)->val_as_Tensor();
+    // As Method::load reads it: planned, with initial bytes from the mutable data segments.
+    n += t != nullptr && t->allocation_info() != nullptr && t->data_buffer_idx() > 0;
+  }
+  return n;
+}
+
 TensorInfo MethodMeta::tensor_meta(int32_t value_index) const {
   // An input or output is a valid tensor value: checked by the verifier.
   const ember_pte::Tensor* t = pte::at(plan_->values(), static_cast<size_t>(value_index))->val_as_Tensor();

@@ -48,6 +48,10 @@ class MethodMeta {
   size_t num_memory_planned_buffers() const;
   Result<size_t> memory_planned_buffer_size(size_t index) const;
   size_t num_instructions() const;
+  // Mutable buffers: planned tensors loaded with an initial value (a KV cache, a running statistic), whose bytes
+  // carry from one execute to the next. A method with any has state, so two loaded copies of it are not
+  // interchangeable (the Python bindings then run it one call at a time instead of on several copies).
+  size_t num_mutable_buffers() const;
   // Bytes Method::load takes from the method allocator, when that allocator's buffer is 16-byte aligned.
   // Includes the state the kernels' prepare steps keep (runtime/kernel/kernel_args.h) and, in a build with
   // backends, each delegate's records and backend state (an upper bound: up to 15 bytes of alignment per backend).

@@ -13,6 +13,26 @@
 
 namespace ember {
 
+namespace {
+
+// The constant segment's bytes, or an empty buffer when the program has no constants (an offset table of one
+// entry or none: entry 0 is unused). The verifier proved the segment lies inside the file.
+Result<FreeableBuffer> load_constants(DataLoader* loader, const ember_pte::Program* program, uint64_t segment_base) {
+  const auto* cs = program->constant_segment();
+  if (cs == nullptr || pte::count(cs->offsets()) <= 1) return FreeableBuffer();
+  const auto* seg = pte::at(program->segments(), cs->segment_index());
+  EMBER_TRY_ASSIGN(buffer, loader->load(segment_base + seg->offset(), seg->size(),
+                                        SegmentInfo{SegmentInfo::Type::Constant, cs->segment_index()}));
+  // Constants are read in place: an 8-byte-aligned start keeps every element aligned (the verifier checked each
+  // offset against its element size). A segment at an odd file offset inside a user's buffer would break that.
+  EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(buffer.data()) % alignof(int64_t) == 0, InvalidProgram,
+                              "the constant segment at %p (file offset %llu) is not 8-byte aligned", buffer.data(),
+                              static_cast<unsigned long long>(segment_base + seg->offset()));
+  return static_cast<FreeableBuffer&&>(buffer);
+}
+
+}  // namespace
+
 Result<Program> Program::load(DataLoader* loader, Verification verification) {
   EMBER_CHECK_OR_RETURN_ERROR(loader != nullptr, InvalidArgument, "Program::load needs a DataLoader");
   EMBER_TRY_ASSIGN(file_size, loader->size());
@@ -56,7 +76,9 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   // Structure is checked whatever the verification level: it is cheap next to the flatbuffer verifier, and
   // everything after this point reads the flatbuffer without checking again.
   EMBER_TRY(verify_program_structure(fb, header.segment_data_size));
-  return Program(loader, static_cast<FreeableBuffer&&>(data), fb, header.segment_base_offset);
+  EMBER_TRY_ASSIGN(constants, load_constants(loader, fb, header.segment_base_offset));
+  return Program(loader, static_cast<FreeableBuffer&&>(data), fb, header.segment_base_offset,
+                 static_cast<FreeableBuffer&&>(constants));
 }
 
 size_t Program::num_methods() const { return pte::count(program_->execution_plan()); }
@@ -96,21 +118,8 @@ Result<Method> Program::load_method(const char* method_name, MemoryManager* memo
 
 Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const {
   // The verifier proved index and bytes lie inside the constant segment as the program describes it; what the
-  // loader hands back is checked here.
-  const auto* cs = program_->constant_segment();
-  if (!constants_loaded_) {
-    const auto* seg = pte::at(program_->segments(), cs->segment_index());
-    EMBER_TRY_ASSIGN(buffer, loader_->load(segment_base_ + seg->offset(), seg->size(),
-                                           SegmentInfo{SegmentInfo::Type::Constant, cs->segment_index()}));
-    // Constants are read in place: an 8-byte-aligned start keeps every element aligned (the verifier checked each
-    // offset against its element size). A segment at an odd file offset inside a user's buffer would break that.
-    EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(buffer.data()) % alignof(int64_t) == 0, InvalidProgram,
-                                "the constant segment at %p (file offset %llu) is not 8-byte aligned", buffer.data(),
-                                static_cast<unsigned long long>(segment_base_ + seg->offset()));
-    constants_ = static_cast<FreeableBuffer&&>(buffer);
-    constants_loaded_ = true;
-  }
-  const uint64_t offset = pte::at(cs->offsets(), index);
+  // loader handed back is checked here.
+  const uint64_t offset = pte::at(program_->constant_segment()->offsets(), index);
   EMBER_CHECK_OR_RETURN_ERROR(offset <= constants_.size() && nbytes <= constants_.size() - offset, InvalidProgram,
                               "constant %u needs bytes [%llu, +%zu) of the %zu bytes the loader returned",
                               static_cast<unsigned>(index), static_cast<unsigned long long>(offset), nbytes,

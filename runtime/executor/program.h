@@ -1,5 +1,7 @@
-// A loaded .pte: its flatbuffer (verified), and access to its segments. Immutable once loaded; methods are
-// loaded from it into caller memory.
+// A loaded .pte: its flatbuffer (verified), its constant segment, and access to its other segments. Immutable
+// once loaded, so methods loaded from one Program may run on several threads at once, all reading its constants;
+// load_method itself is as thread-safe as the DataLoader (MmapDataLoader and BufferDataLoader are; FileDataLoader
+// takes from one MemoryAllocator, so load from one thread at a time with it). docs/threads.md.
 #pragma once
 
 #include <stddef.h>
@@ -50,19 +52,20 @@ class Program {
 
  private:
   Program(DataLoader* loader, FreeableBuffer&& program_data, const ember_pte::Program* program,
-          uint64_t segment_base)
+          uint64_t segment_base, FreeableBuffer&& constants)
       : loader_(loader),
         program_data_(static_cast<FreeableBuffer&&>(program_data)),
         program_(program),
-        segment_base_(segment_base) {}
+        segment_base_(segment_base),
+        constants_(static_cast<FreeableBuffer&&>(constants)) {}
 
   DataLoader* loader_;
   FreeableBuffer program_data_;
   const ember_pte::Program* program_;
   uint64_t segment_base_;
-  // The constant segment, loaded when a method first needs it.
-  mutable FreeableBuffer constants_;
-  mutable bool constants_loaded_ = false;
+  // The constant segment (empty when the program has no constants), loaded with the program rather than by the
+  // first method that needs it: a lazy load would be a write that two threads loading methods could race on.
+  FreeableBuffer constants_;
 };
 
 }  // namespace ember

@@ -5,7 +5,10 @@
 
 #include <string.h>
 
+#include <condition_variable>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -114,6 +117,8 @@ class LoadedMethod {
   // dim order) per output, the bytes in that dim order. Anything else is refused
   // with the input's index, what was expected and what came (a TypeError or ValueError, never a crash).
   py::list run(const py::sequence& inputs) {
+    // One call at a time on this copy: its inputs, planned memory and outputs are one run's.
+    std::unique_lock<std::mutex> mine = hold();
     const std::string method = method_->name();
     if (static_cast<size_t>(py::len(inputs)) != method_->num_inputs()) {
       throw std::runtime_error("method '" + method + "' takes " + std::to_string(method_->num_inputs()) +
@@ -173,6 +178,8 @@ class LoadedMethod {
       if (out->is_int()) { outs.append(py::int_(out->as_int())); continue; }
       if (out->is_double()) { outs.append(py::float_(out->as_double())); continue; }
       if (out->is_bool()) { outs.append(py::bool_(out->as_bool())); continue; }
+      // Copied into a new bytes object while this call still holds the copy: the next run overwrites the
+      // planned memory the output lives in.
       const Tensor& t = out->as_tensor();
       std::vector<int32_t> shape(t.sizes().begin(), t.sizes().end());
       std::vector<int> order(t.dim_order().begin(), t.dim_order().end());
@@ -189,6 +196,7 @@ class LoadedMethod {
   // --config=profiling only; ember/runtime.py's run(profile=True)).
   // `output_bytes` > 0 is debug mode: each kernel's output tensors are kept too, in a buffer of that size.
   void profile_start(size_t capacity, size_t output_bytes) {
+    std::unique_lock<std::mutex> mine = hold();  // not while a run of this copy executes (the GIL is free then)
     trace_storage_.assign(capacity, TraceRecord{});
     debug_storage_.assign(output_bytes, 0);
     tracer_.reset(new BufferEventTracer(Span<TraceRecord>(trace_storage_.data(), trace_storage_.size()),
@@ -200,6 +208,7 @@ class LoadedMethod {
   // profile_start, with allocation events when `allocations` (etdump_writer.h says why they are optional);
   // tracing stops.
   py::tuple profile_stop(bool allocations) {
+    std::unique_lock<std::mutex> mine = hold();
     if (!tracer_) throw std::runtime_error("profile_stop without profile_start");
     method_->set_event_tracer(nullptr);
     OperatorNames names{method_.get(), [](const void* m, uint32_t op, const char** overload) {
@@ -235,12 +244,108 @@ class LoadedMethod {
   MemoryManager memory_;
   std::unique_ptr<Method> method_;
   std::vector<std::vector<int>> input_dim_orders_;
+  // This copy for the caller alone, taken with the GIL held. If another call has it, the GIL is let go while
+  // waiting: that call needs the GIL back to copy its outputs out, so holding it here would deadlock.
+  std::unique_lock<std::mutex> hold() {
+    std::unique_lock<std::mutex> mine(busy_, std::try_to_lock);
+    if (!mine.owns_lock()) {
+      py::gil_scoped_release release;
+      mine.lock();
+    }
+    return mine;
+  }
+
+  std::mutex busy_;  // held by the call running this copy
+};
+
+// The loaded copies of one method, each with its own planned memory, scratch, kernel prepare state and delegate
+// handles, lent to one call at a time: Python threads calling Program.run at once each execute on a copy of their
+// own, with the GIL released. A copy is loaded only when every loaded one is busy, up to `limit`; past it a caller
+// waits (GIL released) for one to come back. Copies are kept for the program's life, for the next burst of calls.
+class MethodCopies {
+ public:
+  // Room for every copy up front: give_back runs in a destructor and must not allocate.
+  MethodCopies(const std::string& name, size_t limit) : name_(name), limit_(limit) { idle_.reserve(limit); }
+
+  // A copy for the caller alone until give_back: an idle one, a new one while fewer than `limit` are loaded, else
+  // the first one another caller gives back. Called with the GIL held.
+  std::unique_ptr<LoadedMethod> take(const Program& program, ThreadPool* threads) {
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!idle_.empty()) {
+          std::unique_ptr<LoadedMethod> m = std::move(idle_.back());
+          idle_.pop_back();
+          return m;
+        }
+        if (loaded_ < limit_) {
+          ++loaded_;
+          break;
+        }
+      }
+      // The GIL is let go before the lock is taken again, and the lock before the GIL is taken back: a caller
+      // holding one never waits for the other, so giving back (with or without the GIL) cannot deadlock.
+      py::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(mutex_);
+      returned_.wait(lock, [this] { return !idle_.empty() || loaded_ < limit_; });
+    }
+    try {
+      return std::make_unique<LoadedMethod>(program, name_, threads);
+    } catch (...) {
+      forget_one();
+      throw;
+    }
+  }
+
+  void give_back(std::unique_ptr<LoadedMethod> m) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      idle_.push_back(std::move(m));
+    }
+    returned_.notify_one();
+  }
+
+  size_t loaded() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return loaded_;
+  }
+  size_t limit() const { return limit_; }
+
+ private:
+  void forget_one() {  // a load that failed: its place is free again
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --loaded_;
+    }
+    returned_.notify_one();
+  }
+
+  const std::string name_;
+  const size_t limit_;
+  std::mutex mutex_;
+  std::condition_variable returned_;
+  std::vector<std::unique_ptr<LoadedMethod>> idle_;
+  size_t loaded_ = 0;  // idle and lent
+};
+
+// A copy taken for one call, given back however the call ends (an exception included).
+class Lease {
+ public:
+  Lease(MethodCopies& copies, const Program& program, ThreadPool* threads)
+      : copies_(copies), method_(copies.take(program, threads)) {}
+  ~Lease() { copies_.give_back(std::move(method_)); }
+  LoadedMethod* operator->() { return method_.get(); }
+
+ private:
+  MethodCopies& copies_;
+  std::unique_ptr<LoadedMethod> method_;
 };
 
 class LoadedProgram {
  public:
   // From bytes, copied into an aligned buffer of the program's own.
-  LoadedProgram(const std::string& data, int threads) : storage_(data.size()) {
+  LoadedProgram(const std::string& data, int threads, int copies) : storage_(data.size()), copies_(copies) {
+    check_copies(copies);
     start_threads(threads);
     memcpy(storage_.data(), data.data(), data.size());
     buffer_loader_.reset(new BufferDataLoader(storage_.data(), data.size()));
@@ -249,8 +354,9 @@ class LoadedProgram {
 
   // From a file, mapped (the runner's loader): weights stay file-backed pages, read when first touched and never
   // copied, so a 650 MB decoder costs its pages once, not a Python bytes object plus an aligned copy besides.
-  static std::unique_ptr<LoadedProgram> from_file(const std::string& path, int threads) {
-    std::unique_ptr<LoadedProgram> p(new LoadedProgram());
+  static std::unique_ptr<LoadedProgram> from_file(const std::string& path, int threads, int copies) {
+    check_copies(copies);
+    std::unique_ptr<LoadedProgram> p(new LoadedProgram(copies));
     p->start_threads(threads);
     Result<MmapDataLoader> loader = MmapDataLoader::open(path.c_str());
     if (!loader.ok()) raise(("opening " + path).c_str(), loader.error());
@@ -310,11 +416,50 @@ class LoadedProgram {
   std::unique_ptr<LoadedMethod> load_method(const std::string& name) {
     return std::make_unique<LoadedMethod>(*program_, name, pool_);
   }
+
+  // Runs `name` on a copy of its own (MethodCopies): safe from any number of threads at once.
+  py::list run(const std::string& name, const py::sequence& inputs, uint64_t instruction_limit) {
+    Lease method(copies_of(name), *program_, pool_);
+    method->set_instruction_limit(instruction_limit);
+    return method->run(inputs);
+  }
+
+  // Each input's dim order (empty for a non-tensor input), as LoadedMethod::input_dim_orders gives it.
+  std::vector<std::vector<int>> input_dim_orders(const std::string& name) const {
+    Result<MethodMeta> meta = program_->method_meta(name.c_str());
+    if (!meta.ok()) raise(("method '" + name + "'").c_str(), meta.error());
+    std::vector<std::vector<int>> orders(meta->num_inputs());
+    for (size_t i = 0; i < orders.size(); ++i) {
+      Result<TensorInfo> t = meta->input_tensor_meta(i);
+      if (t.ok()) orders[i].assign(t->dim_order.begin(), t->dim_order.end());
+    }
+    return orders;
+  }
+
+  // (copies loaded, most it may load) of method `name`: 1 most for a method with mutable buffers.
+  std::pair<size_t, size_t> copies(const std::string& name) {
+    MethodCopies& c = copies_of(name);
+    return {c.loaded(), c.limit()};
+  }
   int threads() const { return pool_ != nullptr ? pool_->threads() : 1; }
   ~LoadedProgram() { PosixThreadPool::destroy(pool_); }  // after its methods: load_method keeps the program alive
 
  private:
-  LoadedProgram() : storage_(0) {}
+  explicit LoadedProgram(int copies) : storage_(0), copies_(copies) {}
+  static void check_copies(int copies) {
+    if (copies < 1) throw py::value_error("copies=" + std::to_string(copies) + ": at least 1 copy of a method");
+  }
+  // A method with mutable buffers keeps state from call to call (a KV cache), and each copy would keep its own:
+  // one copy, so calls run one at a time on the one state, in the order they take it.
+  MethodCopies& copies_of(const std::string& name) {
+    std::lock_guard<std::mutex> lock(methods_mutex_);
+    auto it = methods_.find(name);
+    if (it != methods_.end()) return *it->second;
+    Result<MethodMeta> meta = program_->method_meta(name.c_str());
+    if (!meta.ok()) raise(("method '" + name + "'").c_str(), meta.error());
+    const size_t limit = meta->num_mutable_buffers() > 0 ? 1 : static_cast<size_t>(copies_);
+    return *methods_.emplace(name, std::make_unique<MethodCopies>(name, limit)).first->second;
+  }
   void start_threads(int threads) {
     if (threads <= 1) return;
     Result<PosixThreadPool*> pool = PosixThreadPool::create(threads);
@@ -333,6 +478,9 @@ class LoadedProgram {
   std::unique_ptr<BufferDataLoader> buffer_loader_;
   std::unique_ptr<MmapDataLoader> mmap_loader_;
   std::unique_ptr<Program> program_;
+  const int copies_;  // most copies of each method loaded at once (calls running at once)
+  std::mutex methods_mutex_;
+  std::map<std::string, std::unique_ptr<MethodCopies>> methods_;  // declared last: destroyed before the program
 };
 
 }  // namespace
@@ -359,9 +507,13 @@ PYBIND11_MODULE(EMBER_PY_MODULE, m) {
 #endif
       .def_property_readonly("method_allocator_used", &LoadedMethod::method_allocator_used);
   py::class_<LoadedProgram>(m, "Program", py::module_local())
-      .def(py::init<const std::string&, int>(), py::arg("data"), py::arg("threads") = 1)
-      .def_static("from_file", &LoadedProgram::from_file, py::arg("path"), py::arg("threads") = 1)
+      .def(py::init<const std::string&, int, int>(), py::arg("data"), py::arg("threads") = 1, py::arg("copies") = 1)
+      .def_static("from_file", &LoadedProgram::from_file, py::arg("path"), py::arg("threads") = 1,
+                  py::arg("copies") = 1)
       .def("threads", &LoadedProgram::threads)
+      .def("run", &LoadedProgram::run, py::arg("method"), py::arg("inputs"), py::arg("instruction_limit") = 0)
+      .def("copies", &LoadedProgram::copies, py::arg("method"))
+      .def("input_dim_orders", &LoadedProgram::input_dim_orders, py::arg("method"))
       .def("methods", &LoadedProgram::methods)
       .def("method_meta", &LoadedProgram::method_meta)
       .def("load_method", &LoadedProgram::load_method, py::keep_alive<0, 1>());

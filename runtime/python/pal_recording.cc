@@ -10,7 +10,7 @@
 
 namespace ember {
 namespace python {
-char g_last_error[512];
+thread_local char g_last_error[512];
 }  // namespace python
 }  // namespace ember
 

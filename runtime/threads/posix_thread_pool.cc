@@ -102,7 +102,8 @@ void PosixThreadPool::run(int64_t n, int64_t tile, Task task, void* context) {
   if (n <= 0) return;
   if (tile < 1) tile = 1;
   const int64_t tiles = (n + tile - 1) / tile;
-  if (started_ == 0 || tiles == 1) {
+  bool idle = false;
+  if (started_ == 0 || tiles == 1 || !busy_.compare_exchange_strong(idle, true, std::memory_order_acquire)) {
     for (int64_t b = 0; b < n; b += tile) task(context, b, n - b < tile ? n : b + tile);
     return;
   }
@@ -119,7 +120,10 @@ void PosixThreadPool::run(int64_t n, int64_t tile, Task task, void* context) {
   // Every tile is taken; close the run once no joined worker is still inside (finishing its last tile).
   uint64_t s = open;
   for (int i = 0;; ++i) {
-    if ((s & kInside) == 0 && state_.compare_exchange_weak(s, s & ~kOpen, std::memory_order_acq_rel)) return;
+    if ((s & kInside) == 0 && state_.compare_exchange_weak(s, s & ~kOpen, std::memory_order_acq_rel)) {
+      busy_.store(false, std::memory_order_release);
+      return;
+    }
     if (i >= kSpins) sched_yield();
     relax();
     s = state_.load(std::memory_order_acquire);

@@ -3,7 +3,9 @@
 // model's back-to-back kernels (MobileNetV2 makes about 50 parallel regions a run) do not pay a wake-up each, and an
 // idle pool costs no CPU. A run waits only for the workers that joined it, never for one still asleep: a worker
 // joins by one compare-and-swap on the run's state word while the run is open, and run() closes it once no tile is
-// left and every joined worker has left, so a late worker can never touch a finished run.
+// left and every joined worker has left, so a late worker can never touch a finished run. The workers serve one
+// run at a time: a run() called while another thread's is in progress (two methods executing at once on one
+// pool) does its tiles on its own thread, never waiting for the pool and never sharing the run's state.
 #pragma once
 
 #include <pthread.h>
@@ -50,6 +52,8 @@ class PosixThreadPool final : public ThreadPool {
   int64_t n_ = 0, tile_ = 1, tiles_ = 0;
   std::atomic<int64_t> next_{0};  // next tile to take
   std::atomic<bool> stop_{false};
+  // Taken by the run() that has the workers; another caller finding it taken runs its tiles on its own thread.
+  std::atomic<bool> busy_{false};
 };
 
 }  // namespace ember

@@ -9,6 +9,7 @@
     outputs, trace = program.run("forward", [x], profile=True)   # per-instruction times, as ETDump
     trace.save("model.etdp")                      # python -m exir.profile model.pte model.etdp
     runtime.load_bundled("model.bpte").verify()   # a bundled program's test cases, run and compared
+    # program.run from several threads at once: each call on a copy of the method (docs/threads.md)
 
 The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
 for kernels="portable"); this module builds it on first use when it is missing. EMBER_RUNTIME_LIB points at
@@ -24,7 +25,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import subprocess
-from typing import Dict, List, Optional, Sequence, Union
+import threading
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -122,16 +124,24 @@ class Program:
     runner loads it: weights are file-backed pages, never copied)."""
 
     def __init__(self, data: Optional[bytes], kernels: str = "default", threads: int = 1,
-                 path: Optional[str] = None):
+                 path: Optional[str] = None, copies: Optional[int] = None):
         if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
             raise ValueError(f"threads={threads!r}: give a whole number of threads from 1 to 64 (the calling thread "
                              f"included; 1 runs every kernel on it)")
+        if copies is None:
+            copies = os.cpu_count() or 1
+        if not isinstance(copies, int) or isinstance(copies, bool) or not 1 <= copies <= 1024:
+            raise ValueError(f"copies={copies!r}: give a whole number from 1 to 1024 (the most calls of one method "
+                             f"that run at once, each on a loaded copy of its own)")
         ext = _extension(kernels)
-        self._program = ext.Program.from_file(path, threads) if path is not None else ext.Program(data, threads)
-        self._methods: Dict[str, object] = {}
+        self._program = (ext.Program.from_file(path, threads, copies) if path is not None
+                         else ext.Program(data, threads, copies))
+        self._input_orders: Dict[str, list] = {}
         self._data, self._path, self._kernels = data, path, kernels
         self._traced = None  # the same program in the profiling extension, made on the first run(profile=True)
         self._traced_methods: Dict[str, object] = {}
+        # Profiled runs share one traced copy per method, and a trace spans start, run and stop: one at a time.
+        self._profile_lock = threading.Lock()
 
     @property
     def methods(self) -> List[str]:
@@ -143,7 +153,8 @@ class Program:
     def run(self, method: str, inputs: Sequence[torch.Tensor], instruction_limit: int = 0, profile: bool = False,
             profile_events: int = 0, profile_memory: bool = False, profile_outputs: int = 0):
         """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors, and
-        Python numbers for scalar outputs (a constant method's value).
+        Python numbers for scalar outputs (a constant method's value). Safe from any number of threads at once: each
+        call runs on a copy of the method of its own, with the GIL released (load()'s `copies`; docs/threads.md).
 
         `instruction_limit`: in a method with loops (map, scan, while_loop), at most this many instructions per
         run, after which the run fails (OutOfResources) instead of looping for ever; 0 means no limit.
@@ -157,11 +168,18 @@ class Program:
         tensors are also kept, in a buffer of N bytes (Trace.debug_buffer; a tensor that does not fit is counted in
         Trace.dropped_outputs)."""
         if profile:
-            return self._run_profiled(method, inputs, instruction_limit, profile_events, profile_memory,
-                                      profile_outputs)
-        if method not in self._methods:
-            self._methods[method] = self._program.load_method(method)
-        return self._run(self._methods[method], method, inputs, instruction_limit)
+            with self._profile_lock:
+                return self._run_profiled(method, inputs, instruction_limit, profile_events, profile_memory,
+                                          profile_outputs)
+        if method not in self._input_orders:
+            self._input_orders[method] = self._program.input_dim_orders(method)
+        packed = self._pack(method, inputs, self._input_orders[method])
+        return self._unpack(method, self._program.run(method, packed, int(instruction_limit)))
+
+    def copies(self, method: str = "forward") -> Tuple[int, int]:
+        """(copies of `method` loaded so far, the most that may be): calls running at once each take a copy of
+        their own; a method with mutable buffers (state carried between calls) has one, so its calls take turns."""
+        return tuple(self._program.copies(method))
 
     def _run_profiled(self, method: str, inputs, instruction_limit: int, profile_events: int,
                       profile_memory: bool, profile_outputs: int):
@@ -185,19 +203,21 @@ class Program:
             raise ValueError(f"profile_events must be at least 1, got {profile_events}")
         if int(profile_outputs) < 0:
             raise ValueError(f"profile_outputs is a byte count (0: no outputs kept), got {profile_outputs}")
+        packed = self._pack(method, inputs, m.input_dim_orders())
+        m.set_instruction_limit(int(instruction_limit))
         m.profile_start(capacity, int(profile_outputs))
         try:
-            outputs = self._run(m, method, inputs, instruction_limit)
+            outputs = self._unpack(method, m.run(packed))
         finally:
             etdump, events, dropped, debug_buffer, dropped_outputs = m.profile_stop(bool(profile_memory))
         return outputs, Trace(etdump, events, dropped, debug_buffer, dropped_outputs)
 
-    def _run(self, loaded, method: str, inputs, instruction_limit: int):
-        loaded.set_instruction_limit(int(instruction_limit))
+    @staticmethod
+    def _pack(method: str, inputs, orders) -> list:
+        """(bytes, dtype code, shape) per input, the bytes in the input's dim order, as the extension takes them."""
         if not isinstance(inputs, (list, tuple)):
             raise TypeError(f"inputs of '{method}' must be a list or tuple of tensors, got a {type(inputs).__name__}")
         packed = []
-        orders = loaded.input_dim_orders()
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
                 raise TypeError(f"input {i} of '{method}' is a {type(x).__name__}; pass torch tensors")
@@ -214,8 +234,13 @@ class Program:
             x = x.contiguous()
             data = x.reshape(-1).view(torch.uint8).numpy() if x.numel() else bytes()  # reshape: 0-d cannot view
             packed.append((data, _CODES[x.dtype], shape))
+        return packed
+
+    @staticmethod
+    def _unpack(method: str, results) -> list:
+        """Torch tensors (and Python numbers) from the extension's outputs, each over a bytes copy of its own."""
         outputs = []
-        for i, result in enumerate(loaded.run(packed)):
+        for i, result in enumerate(results):
             if isinstance(result, (bool, int, float)):  # a scalar output: a constant method's value, a size
                 outputs.append(result)
                 continue
@@ -235,19 +260,26 @@ class Program:
         return outputs
 
 
-def load(source: Union[str, os.PathLike, bytes], kernels: str = "default", threads: int = 1) -> Program:
+def load(source: Union[str, os.PathLike, bytes], kernels: str = "default", threads: int = 1,
+         copies: Optional[int] = None) -> Program:
     """A program from a path (mapped, as the runner does: weights are never copied) or bytes (copied), on the
     default kernels or (kernels="portable") portable ones only.
 
     `threads`: kernels/optimized splits its work over this many threads, the calling one included, from a pool the
     program owns; results are bit for bit those of one thread. The kernels' scratch is planned for them
-    (method_meta()["threaded_scratch_bytes"]: depthwise convolutions and attention take a slice per thread)."""
+    (method_meta()["threaded_scratch_bytes"]: depthwise convolutions and attention take a slice per thread).
+
+    `copies`: run() is safe from any number of Python threads. Calls running at once each execute on a loaded copy
+    of the method of their own (its planned memory, scratch and kernel state; the program's constants are shared),
+    with the GIL released; a copy is loaded only when every loaded one is busy, and at most `copies` of each method
+    (default: the CPU count), after which a caller waits for one to be free. A method with mutable buffers (a KV
+    cache) keeps one copy, so its calls take turns on its one state. docs/threads.md."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return Program(bytes(source), kernels, threads)
+        return Program(bytes(source), kernels, threads, copies=copies)
     path = os.fspath(source)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no program file at {path!r}")
-    return Program(None, kernels, threads, path=path)
+    return Program(None, kernels, threads, path=path, copies=copies)
 
 
 class BundledProgram:

@@ -1,5 +1,6 @@
 // The POSIX pool: every tile runs exactly once whatever the split, runs follow each other without losing a wake-up,
-// work really lands on more than one thread, and bad sizes are refused by name.
+// work really lands on more than one thread, callers on several threads at once each get all of their own tiles,
+// and bad sizes are refused by name.
 #include "runtime/threads/posix_thread_pool.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 
 #include <atomic>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "runtime/core/test/recording_pal.h"
@@ -61,6 +63,31 @@ TEST(PosixThreadPool, TilesRunOnSeveralThreads) {
     pthread_mutex_unlock(&m);
   });
   EXPECT_EQ(seen.size(), 2u);
+  PosixThreadPool::destroy(pool.get());
+}
+
+// Methods executing at once on one pool (Python threads calling one program): each caller's every tile runs exactly
+// once, with its own task and context, however the callers' runs interleave.
+TEST(PosixThreadPool, ConcurrentCallersEachGetTheirOwnTiles) {
+  auto pool = PosixThreadPool::create(3);
+  ASSERT_TRUE(pool.ok());
+  constexpr int kCallers = 4, kRuns = 20000;
+  std::vector<int64_t> wrong(kCallers, 0);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      const int64_t n = 16 + c;  // a size of its own, so a caller running another's task would be seen
+      for (int r = 0; r < kRuns; ++r) {
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        parallel_for(pool.get(), n, 2, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+        });
+        for (int64_t i = 0; i < n; ++i) wrong[static_cast<size_t>(c)] += hits[static_cast<size_t>(i)].load() != 1;
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) EXPECT_EQ(wrong[static_cast<size_t>(c)], 0) << "caller " << c;
   PosixThreadPool::destroy(pool.get());
 }
 
