@@ -479,6 +479,8 @@ TEST(Quantized, LinearOutputOfTheWrongShapeIsRefusedAtLoadOrAtExecute) {
   ASSERT_EQ(at_execute.prepare(false), Error::Ok);
   EXPECT_EQ(at_execute.execute(), Error::InvalidArgument);
   EXPECT_NE(log().find("out must be the input's shape with 3 features"), std::string::npos) << log();
+}
+
 // The int8 mul broadcasts as aten::mul does; shapes that do not, an out of another shape and an unusable
 // multiplier are refused with the shapes or scales named.
 TEST(Quantized, MulRefusesWhatDoesNotBroadcast) {
