@@ -2,9 +2,9 @@
 
 #include <string.h>
 
-#include "kernels/optimized/util/gemm.h"
-#include "kernels/optimized/util/simd.h"
-#include "kernels/optimized/util/vec_math.h"
+#include "compute/gemm.h"
+#include "compute/simd.h"
+#include "compute/vec_math.h"
 
 namespace ember {
 namespace xnnpack {

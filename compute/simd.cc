@@ -1,4 +1,4 @@
-#include "kernels/optimized/util/simd.h"
+#include "compute/simd.h"
 
 #if EMBER_SIMD_X86_DISPATCH
 #include <cpuid.h>

@@ -1,6 +1,6 @@
 // The tiled GEMM against a double-precision reference: every edge of the tiling (rows not a multiple of MR,
 // columns not a multiple of NR, K across several blocks, K = 0), strides wider than the matrices, the epilogue.
-#include "kernels/optimized/util/gemm.h"
+#include "compute/gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/optimized/util/simd.h"
+#include "compute/simd.h"
 #include "runtime/threads/posix_thread_pool.h"
 
 namespace ember {

@@ -4,7 +4,7 @@
 // baseline and AVX2 copies get their own instruction set's version.
 #pragma once
 
-#include "kernels/optimized/util/simd.h"
+#include "compute/simd.h"
 
 namespace ember {
 namespace optimized {

@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#include "kernels/optimized/util/gemm.h"
-#include "kernels/optimized/util/simd.h"
+#include "compute/gemm.h"
+#include "compute/simd.h"
 
 namespace ember {
 namespace optimized {

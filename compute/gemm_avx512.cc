@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define EMBER_SIMD_HELPERS_AVX512
-#include "kernels/optimized/util/simd.h"
+#include "compute/simd.h"
 
 #if EMBER_SIMD_X86_DISPATCH
 
@@ -20,7 +20,7 @@
 
 #include <immintrin.h>
 
-#include "kernels/optimized/util/gemm_kernel.h"
+#include "compute/gemm_kernel.h"
 
 namespace ember {
 namespace optimized {

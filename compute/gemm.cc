@@ -1,8 +1,8 @@
 // The SGEMM's entry points: the baseline tiles of each architecture, and the run-time choice of AVX-512F or AVX2+FMA
 // on x86-64.
-#include "kernels/optimized/util/gemm.h"
+#include "compute/gemm.h"
 
-#include "kernels/optimized/util/gemm_kernel.h"
+#include "compute/gemm_kernel.h"
 
 namespace ember {
 namespace optimized {
