@@ -32,7 +32,7 @@ APT_PACKAGES=(
   valgrind
   # fuzzing: libFuzzer and clang's sanitizer runtimes (tests/fuzz, --config=fuzz)
   libclang-rt-14-dev
-  # the XNNPACK delegate backend (runtime/backend/xnnpack, --config=xnnpack): Debian's 2022 XNNPACK snapshot
+  # the XNNPACK delegate backend (backends/xnnpack/runtime, --config=xnnpack): Debian's 2022 XNNPACK snapshot
   # with its subgraph API, and the thread pool it is built on (host builds only; cross builds leave it out)
   libxnnpack-dev libpthreadpool-dev
 )

@@ -88,7 +88,7 @@ EMBER_ALWAYS_INLINE V verf(V x) {
 }
 
 // GELU, erf form ("none") or tanh form, as ATen writes them: the optimized gelu kernel and the XNNPACK backend's
-// CPU Gelu node (runtime/backend/xnnpack/cpu_nodes.h) share it.
+// CPU Gelu node (backends/xnnpack/runtime/cpu_nodes.h) share it.
 template <class V>
 EMBER_ALWAYS_INLINE V vgelu(V x, bool tanh_approx) {
   if (tanh_approx) {

@@ -82,7 +82,7 @@ class Call:
     # The partition a Partitioner put the call's node in (node.meta["delegation_tag"]); None: run by kernels.
     tag: Optional[str] = None
     # The name of the graph node the call came from ("" for calls lowering adds), so a Partitioner that decides on
-    # lowered calls can tag their nodes (exir/backend/xnnpack).
+    # lowered calls can tag their nodes (backends/xnnpack).
     node_name: str = ""
 
     @property
