@@ -9,6 +9,7 @@ import sys
 import torch
 
 import exir
+from devtools.bundled_program import bundle
 from examples.models import ZOO, export_methods
 
 
@@ -29,7 +30,7 @@ def main(argv=None) -> int:
         g = torch.Generator().manual_seed(20261124)
         example = inputs["forward"]
         cases = [tuple(torch.randn(a.shape, generator=g, dtype=a.dtype) for a in example) for _ in range(args.cases)]
-        exir.bundle(prog, cases, expected=module, atol=1e-5, rtol=1e-4).save(os.path.join(args.out, f"{name}.bpte"))
+        bundle(prog, cases, expected=module, atol=1e-5, rtol=1e-4).save(os.path.join(args.out, f"{name}.bpte"))
         prog.save(os.path.join(args.out, f"{name}_bundled.pte"))
     return 0
 

@@ -13,7 +13,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
     ap.add_argument("--etrecord", action="store_true",
-                    help="also write NAME.etrecord.json, the source map python -m exir.profile reads")
+                    help="also write NAME.etrecord.json, the source map python -m devtools.profile reads")
     ap.add_argument("names", nargs="*", help=f"zoo models (default: all of {', '.join(ZOO)})")
     args = ap.parse_args(argv)
     registries = {**{n: control_flow.export_methods for n in control_flow.MODELS},

@@ -13,7 +13,7 @@ import torch
 
 import exir
 from examples.models import ZOO, export_methods
-from exir.inspect import summarize
+from devtools.inspect import summarize
 from exir.serialize import deserialize_pte
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

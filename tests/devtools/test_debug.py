@@ -1,4 +1,4 @@
-"""exir.debug.compare: a planted numeric bug is named (operator, node, module, source line), a clean program
+"""devtools.debug.compare: a planted numeric bug is named (operator, node, module, source line), a clean program
 reports no divergence, and the int8 MobileNetV2 of the zoo reports its worst operator (and a planted bug in one of
 its convolutions). Bugs are planted in the lowered graph the debug variant is emitted from (a constant changed
 after to_executorch), which the eager side never sees."""
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import exir
-from exir import debug
+from devtools import debug
 
 
 class MLP(torch.nn.Module):

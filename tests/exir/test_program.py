@@ -7,7 +7,7 @@ import torch
 
 import exir
 from examples.models import ZOO, export_methods
-from exir.inspect import plan_lower_bounds, summarize
+from devtools.inspect import plan_lower_bounds, summarize
 from exir.lowering.interpreter import Interpreter
 from exir.lowering.ir import Role
 from exir.serialize import deserialize_pte

@@ -1,12 +1,12 @@
 """Reads ETDump traces (schema/etdump.fbs, ExecuTorch's "ED00", *.etdp): Ember's runner and Python bindings write
-them, and so does ExecuTorch's runtime. Profile events (what exir.profile tabulates) and allocation events (the
+them, and so does ExecuTorch's runtime. Profile events (what devtools.profile tabulates) and allocation events (the
 bytes a run used per allocator) and debug events (a kernel's output tensors, their bytes in a separate debug buffer:
 the runtime's debug mode, or ExecuTorch's intermediate outputs).
 
-    runs = exir.etdump.read("trace.etdp")   # [Run(name, events=[ProfileEvent(name, chain, instruction, start, end)],
+    runs = devtools.etdump.read("trace.etdp")   # [Run(name, events=[ProfileEvent(name, chain, instruction, start, end)],
                                             #      allocations=[Allocation(allocator, bytes)],
                                             #      outputs=[Output(name, chain, instruction, tensors=[TensorRef])])]
-    exir.etdump.outputs(etdump_bytes, debug_buffer)   # {instruction: [torch.Tensor, ...]}
+    devtools.etdump.outputs(etdump_bytes, debug_buffer)   # {instruction: [torch.Tensor, ...]}
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Inspect a .pte: methods, inputs/outputs, operators, instructions, constants, memory plan and its efficiency.
 
-    python -m exir.inspect model.pte [--json] [--no-instructions]
+    python -m devtools.inspect model.pte [--json] [--no-instructions]
 
 The plan's lower bound is computed from the program alone (it works on ExecuTorch's files too): a planned
 tensor is live from the first instruction that uses it to the last, inputs from the start, outputs to the end,
@@ -173,7 +173,7 @@ def render(summary: dict, values_of, show_instructions: bool = True) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m exir.inspect", description="Inspect a .pte program.")
+    ap = argparse.ArgumentParser(prog="python -m devtools.inspect", description="Inspect a .pte program.")
     ap.add_argument("pte")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--no-instructions", action="store_true", help="omit the instruction list")
@@ -184,10 +184,10 @@ def main(argv=None) -> int:
         pte = deserialize_pte(data)
         summary = summarize(pte)
     except OSError as e:
-        print(f"exir.inspect: cannot read {args.pte}: {e.strerror}", file=sys.stderr)
+        print(f"devtools.inspect: cannot read {args.pte}: {e.strerror}", file=sys.stderr)
         return 2
     except PteFormatError as e:
-        print(f"exir.inspect: {args.pte} is not a valid .pte: {e}", file=sys.stderr)
+        print(f"devtools.inspect: {args.pte} is not a valid .pte: {e}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(summary, indent=1))

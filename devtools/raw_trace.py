@@ -6,11 +6,11 @@ Layout, little-endian: a 64-byte header (b"EMTR", u32 version 1, u32 record size
 dropped, u64 ticks per second of the records' clock, 32-byte NUL-padded method name), then the records
 (runtime/devtools/buffer_event_tracer.h: u64 start, u64 end, u32 instruction, u32 operator index, u32 chain,
 u8 kind, u8 run, 2 bytes of padding; an allocation record keeps its allocator in the operator index and its bytes
-in start). The result is what exir.etdump.parse gives for an ETDump: runs of profile events in nanoseconds, and
-their allocations, so exir.profile tabulates both alike.
+in start). The result is what devtools.etdump.parse gives for an ETDump: runs of profile events in nanoseconds, and
+their allocations, so devtools.profile tabulates both alike.
 
-    runs = exir.raw_trace.read("trace.emtr", "model.pte")
-    python -m exir.raw_trace trace.emtr model.pte -o trace.etdp   # as an ETDump, for ExecuTorch's Inspector
+    runs = devtools.raw_trace.read("trace.emtr", "model.pte")
+    python -m devtools.raw_trace trace.emtr model.pte -o trace.etdp   # as an ETDump, for ExecuTorch's Inspector
                                                                   # (--memory: with allocation events)
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import struct
 import sys
 from typing import List
 
-from exir.etdump import Allocation, EtdumpError, ProfileEvent, Run
+from devtools.etdump import Allocation, EtdumpError, ProfileEvent, Run
 from exir.serialize import deserialize_pte
 from exir.serialize.flatc import FlatcError, encode
 from schema import program as S
@@ -123,7 +123,7 @@ def to_etdump(runs: List[Run], allocations: bool = False) -> bytes:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m exir.raw_trace",
+    ap = argparse.ArgumentParser(prog="python -m devtools.raw_trace",
                                  description="A device's raw trace (.emtr) as an ETDump (.etdp).")
     ap.add_argument("trace")
     ap.add_argument("pte", help="the program the device ran (its operator names)")
@@ -135,7 +135,7 @@ def main(argv=None) -> int:
         runs = read(args.trace, args.pte)
         data = to_etdump(runs, allocations=args.memory)
     except (OSError, ValueError, FlatcError) as e:
-        print(f"exir.raw_trace: {e}", file=sys.stderr)
+        print(f"devtools.raw_trace: {e}", file=sys.stderr)
         return 2
     with open(args.out, "wb") as f:
         f.write(data)

@@ -2,11 +2,11 @@
 two pictures (SVG, drawn here without plotting libraries): a timeline of one run and the memory plan as tensor
 lifetimes over addresses, per pool.
 
-    python -m exir.profile model.pte trace.etdp [--method forward] [--etrecord model.etrecord.json] [--no-svg]
+    python -m devtools.profile model.pte trace.etdp [--method forward] [--etrecord model.etrecord.json] [--no-svg]
                                                 [--top 15] [--cycles-per-us N]
 
 The trace is an ETDump (runner --profile, ember.runtime run(profile=True), or ExecuTorch's runtime), or a raw trace
-from a microcontroller (the Cortex-M55 runner's --profile, exir/raw_trace.py). Statistics are over runs: an
+from a microcontroller (the Cortex-M55 runner's --profile, devtools/raw_trace.py). Statistics are over runs: an
 operator's time in a run is the sum over its instructions. The module table needs the source map exir writes
 beside the .pte (prog.save(path, etrecord=True)); without it only the operator table is printed. A trace with
 allocation events (runner --profile-memory, run(profile=True, profile_memory=True)) adds a line of bytes per
@@ -23,8 +23,8 @@ import sys
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from exir import etdump, etrecord, raw_trace
-from exir.inspect import tensor_nbytes, value_steps
+from devtools import etdump, etrecord, raw_trace
+from devtools.inspect import tensor_nbytes, value_steps
 from exir.serialize import deserialize_pte
 from schema import program as S
 
@@ -145,7 +145,7 @@ def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000,
 
 def lifetimes(plan: S.ExecutionPlan) -> List[Tuple[int, int, int, int, int, int]]:
     """(pool, offset, nbytes, first step, last step, value index) per planned tensor: live from the first
-    instruction that uses it to the last (inputs from the start, outputs to the end), as exir.inspect counts."""
+    instruction that uses it to the last (inputs from the start, outputs to the end), as devtools.inspect counts."""
     first, last, _ = value_steps(plan)
     out = []
     for idx in first:
@@ -201,7 +201,7 @@ def memory_line(runs: List[etdump.Run]) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m exir.profile", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m devtools.profile", description=__doc__.split("\n\n")[0])
     ap.add_argument("pte")
     ap.add_argument("trace", help="an ETDump (.etdp), or a device's raw trace (.emtr)")
     ap.add_argument("--method", default=None, help="default: the trace's run name, else forward")
@@ -216,7 +216,7 @@ def main(argv=None) -> int:
         with open(args.pte, "rb") as f:
             program = deserialize_pte(f.read()).program  # once: a raw trace's names and the plan both need it
     except (OSError, ValueError) as e:  # PteFormatError is a ValueError
-        print(f"exir.profile: {args.pte}: {e}", file=sys.stderr)
+        print(f"devtools.profile: {args.pte}: {e}", file=sys.stderr)
         return 2
     try:
         with open(args.trace, "rb") as f:
@@ -224,29 +224,29 @@ def main(argv=None) -> int:
         raw = raw_trace.is_raw_trace(data)
         runs = raw_trace.parse(data, program) if raw else etdump.parse(data)
     except (OSError, ValueError) as e:  # EtdumpError is a ValueError
-        print(f"exir.profile: {args.trace}: {e}", file=sys.stderr)
+        print(f"devtools.profile: {args.trace}: {e}", file=sys.stderr)
         return 2
     cycles_per_us = args.cycles_per_us if args.cycles_per_us is not None else (1000.0 if raw else None)
     if cycles_per_us is not None and cycles_per_us <= 0:
-        print("exir.profile: --cycles-per-us must be positive", file=sys.stderr)
+        print("devtools.profile: --cycles-per-us must be positive", file=sys.stderr)
         return 2
     # ns / scale = the unit shown: us, or thousands of cycles.
     unit, scale = ("k cycles", 1e6 / cycles_per_us) if cycles_per_us else ("us", 1000.0)
     runs = [r for r in runs if any(e.instruction >= 0 for e in r.events)]
     if not runs:
-        print(f"exir.profile: {args.trace} has no instruction events (was the runtime built with --config=profiling?)",
+        print(f"devtools.profile: {args.trace} has no instruction events (was the runtime built with --config=profiling?)",
               file=sys.stderr)
         return 2
     method = args.method or runs[0].name.split(" (")[0] or "forward"
     try:
         plan = _plan(program, method)
     except ValueError as e:
-        print(f"exir.profile: {args.pte}: {e}", file=sys.stderr)
+        print(f"devtools.profile: {args.pte}: {e}", file=sys.stderr)
         return 2
     n_instr = len(plan.chains[0].instructions) if plan.chains else 0
     bad = [e.instruction for r in runs for e in r.events if e.instruction >= n_instr]
     if bad:
-        print(f"exir.profile: the trace names instruction {max(bad)}, but method '{method}' of {args.pte} has "
+        print(f"devtools.profile: the trace names instruction {max(bad)}, but method '{method}' of {args.pte} has "
               f"{n_instr}: is this the trace of another program?", file=sys.stderr)
         return 2
     rows = None
@@ -255,10 +255,10 @@ def main(argv=None) -> int:
         try:
             rows = etrecord.read(sidecar)["methods"].get(method)
         except ValueError as e:
-            print(f"exir.profile: {e}", file=sys.stderr)
+            print(f"devtools.profile: {e}", file=sys.stderr)
             return 2
         if rows is not None and len(rows) != n_instr:
-            print(f"exir.profile: {sidecar} maps {len(rows)} instructions, the program has {n_instr}: export the "
+            print(f"devtools.profile: {sidecar} maps {len(rows)} instructions, the program has {n_instr}: export the "
                   f"two together (prog.save(path, etrecord=True))", file=sys.stderr)
             return 2
     ops, modules, mean_run = tables(runs, rows)

@@ -1,8 +1,8 @@
-"""exir.debug.compare: which operator's output first leaves eager's, with its source line and module.
+"""devtools.debug.compare: which operator's output first leaves eager's, with its source line and module.
 
     edge = exir.to_edge(torch.export.export(model, (x,)))
     prog = edge.to_executorch()
-    report = exir.debug.compare(edge, prog, (x,))      # or compare(model, prog, (x,)): exported the same way
+    report = devtools.debug.compare(edge, prog, (x,))      # or compare(model, prog, (x,)): exported the same way
     print(report)                                       # a table, first divergence marked
     report.first_divergence                             # OpResult: name, op, source, module, error, where
 
@@ -245,7 +245,7 @@ def _error(got: torch.Tensor, want: torch.Tensor):
 
 def _runtime_outputs(runtime, program: Any, graph: MethodGraph, method: str, inputs: Sequence[torch.Tensor]):
     """instruction index -> the tensors its kernel returned, captured by the runtime's tracer in debug mode."""
-    from exir import etdump
+    from devtools import etdump
     # Room for every kernel output at its planned (upper-bound) size, with each one's header and padding.
     budget = sum(o.numel * o.dtype.itemsize + 16 * (len(o.shape) + 4)
                  for c in graph.calls if is_instruction(c) for o in c.outs)

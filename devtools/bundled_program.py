@@ -1,7 +1,8 @@
-"""exir.bundle (this module): a program with its test cases inside (a .bpte, ExecuTorch's bundled program format "BP08").
+"""bundle(): a program with its test cases inside (a .bpte, ExecuTorch's bundled program format "BP08").
 
+    from devtools.bundled_program import bundle
     prog = exir.to_edge(torch.export.export(model, (x,))).to_executorch()
-    b = exir.bundle(prog, [(x,), (x2,)], expected=model, atol=1e-5, rtol=1e-4)   # eager computes the outputs
+    b = bundle(prog, [(x,), (x2,)], expected=model, atol=1e-5, rtol=1e-4)   # eager computes the outputs
     b.save("model.bpte")                 # then: runner_verify model.bpte --verify, or ember.runtime.load_bundled
 
 `inputs` is a list of test cases for "forward" (each a tuple of a method's inputs), or {method: [cases]}.

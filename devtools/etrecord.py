@@ -3,7 +3,7 @@ source line and the nn.Module it came from, in a JSON sidecar next to the .pte.
 
     prog = exir.to_executorch(edge)
     prog.save("model.pte", etrecord=True)   # also writes model.etrecord.json
-    python -m exir.profile model.pte trace.etdp  # finds the sidecar beside the .pte
+    python -m devtools.profile model.pte trace.etdp  # finds the sidecar beside the .pte
 
 The debug handle of an instruction is its index in the method's chain: it is what the runtime's event tracer
 writes as each ETDump event's instruction_id (runtime/devtools/event_tracer.h), so a trace maps back without
