@@ -5,7 +5,7 @@
     prog = edge.to_executorch()              # out variants, memory planning, emission
     prog.save("model.pte")                   # or prog.buffer
 """
-from exir.edge import EdgeCompileConfig, EdgeProgramManager, to_edge
+from exir.edge import EdgeCompileConfig, EdgeProgramManager, to_edge, to_edge_transform_and_lower
 
 _LAZY = {"ExecutorchBackendConfig", "ExecutorchProgramManager", "MemoryPlanningConfig", "MemoryBudgetError",
          "to_executorch", "KernelTarget", "KernelMissingError"}
@@ -19,9 +19,6 @@ def __getattr__(name):
     if name == "targets":
         import exir.targets
         return exir.targets
-    if name == "to_edge_transform_and_lower":
-        from exir.backend import to_edge_transform_and_lower
-        return to_edge_transform_and_lower
     raise AttributeError(f"module 'exir' has no attribute '{name}'")
 
 
