@@ -14,8 +14,8 @@ import time
 
 
 import exir
-from examples.models import ZOO, export_methods
-from examples.runner_io import read_outputs, run
+from zoo.models import ZOO, export_methods
+from zoo.runner_io import read_outputs, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import exir
-from examples.models import export_methods
+from zoo.models import export_methods
 from devtools import etdump, raw_trace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

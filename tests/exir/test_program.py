@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import exir
-from examples.models import ZOO, export_methods
+from zoo.models import ZOO, export_methods
 from devtools.inspect import plan_lower_bounds, summarize
 from exir.lowering.interpreter import Interpreter
 from exir.lowering.ir import Role

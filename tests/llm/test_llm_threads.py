@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import torch
 
-from examples.public_zoo import torchvision_cpu
+from zoo.public import torchvision_cpu
 from tests.conftest import ROOT, bazel_build
 
 torchvision_cpu.ensure()

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 import exir
-from examples.models import export_methods
-from examples.runner_io import read_outputs, run
+from zoo.models import export_methods
+from zoo.runner_io import read_outputs, run
 from exir.backend import to_edge_transform_and_lower
 from backends.ember_portable import EmberPortablePartitioner
 from selective_build.select import main as select_main

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import exir
-from examples.runner_io import read_outputs, run
+from zoo.runner_io import read_outputs, run
 
 g = torch.Generator().manual_seed(2611)
 

@@ -1,7 +1,7 @@
 """The models backends/xnnpack/test exports with ExecuTorch's XnnpackPartitioner: made here, seeded, nothing downloaded.
 
 Each entry: name -> (module, example inputs). MobileNetV2 and ResNet18 are torchvision's definitions (through
-examples/public_zoo/torchvision_cpu), with random weights and batch-norm statistics, so the folded convolutions
+zoo/public/torchvision_cpu), with random weights and batch-norm statistics, so the folded convolutions
 are not near-identity.
 """
 import torch
@@ -76,7 +76,7 @@ def make(name: str):
         return HeadSplit().eval(), (torch.randn(2, 8, 64),)
     if name == "tanh_mlp":  # XNNTanh: newer than Debian's XNNPACK, and not one the backend runs on the CPU
         return nn.Sequential(nn.Linear(16, 16), nn.Tanh()).eval(), (torch.randn(2, 16),)
-    from examples.public_zoo import torchvision_cpu
+    from zoo.public import torchvision_cpu
     tv = torchvision_cpu.ensure()
     if name == "mobilenet_v2":
         model = tv.models.mobilenet_v2(weights=None)

@@ -19,7 +19,7 @@ import subprocess
 import pytest
 import torch
 
-from examples.runner_io import read_outputs, run
+from zoo.runner_io import read_outputs, run
 from exir.serialize.pte import deserialize_pte
 from tests.conftest import ROOT
 from backends.xnnpack.test.test_executorch_xnnpack import ET_PYTHON, _check, xnn_bindings, xnn_runner  # noqa: F401

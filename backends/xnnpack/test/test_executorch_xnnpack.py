@@ -24,7 +24,7 @@ import sys
 import pytest
 import torch
 
-from examples.runner_io import read_outputs, run
+from zoo.runner_io import read_outputs, run
 from exir.serialize.flatc import decode, encode
 from exir.serialize.json_codec import _read_nonfinite
 from exir.serialize.pte import deserialize_pte

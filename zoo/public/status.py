@@ -1,10 +1,10 @@
 """Run the public model zoo through Ember and write its status table (markdown).
 
-    python -m examples.public_zoo.status                       # CI sizes; prints the table
-    python -m examples.public_zoo.status --readme              # ... and replaces README.md's status section
-    python -m examples.public_zoo.status --size full --out examples/public_zoo/STATUS_full.md   # the slow tier
-    python -m examples.public_zoo.status resnet18 bert         # some models only
-    python -m examples.public_zoo.status --expected            # ... and print tests/zoo's EXPECTED_FAILURES
+    python -m zoo.public.status                       # CI sizes; prints the table
+    python -m zoo.public.status --readme              # ... and replaces README.md's status section
+    python -m zoo.public.status --size full --out zoo/public/STATUS_full.md   # the slow tier
+    python -m zoo.public.status resnet18 bert         # some models only
+    python -m zoo.public.status --expected            # ... and print tests/zoo's EXPECTED_FAILURES
 
 Each model is exported with exir and run on the C++ runtime through ember.runtime, on the default build
 (optimized + portable kernels) and on the portable-only build, and compared with eager PyTorch. The Bazel-built
@@ -24,11 +24,11 @@ import subprocess
 import sys
 from typing import Tuple
 
-from examples.public_zoo.check import RELATIVE_TOLERANCE, Result, check
-from examples.public_zoo.models import MODELS, SIZES, source_of
+from zoo.public.check import RELATIVE_TOLERANCE, Result, check
+from zoo.public.models import MODELS, SIZES, source_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-README_BEGIN = "<!-- public-zoo-status:begin (python -m examples.public_zoo.status --readme) -->"
+README_BEGIN = "<!-- public-zoo-status:begin (python -m zoo.public.status --readme) -->"
 README_END = "<!-- public-zoo-status:end -->"
 # ExecuTorch 1.5.1's portable kernel library: operator overloads (../shared/reference/executorch-and-peers-facts.md).
 EXECUTORCH_PORTABLE_OVERLOADS = 209
@@ -94,7 +94,7 @@ def replace_readme_section(text: str) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m examples.public_zoo.status", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m zoo.public.status", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="*", help=f"default: all {len(MODELS)}")
     ap.add_argument("--size", choices=SIZES, default="ci")
@@ -145,7 +145,7 @@ def _write(args, results, size) -> int:
     if args.out:
         with open(args.out, "w") as f:
             f.write(f"# Public model zoo, {size} sizes\n\n"
-                    f"Written by `python -m examples.public_zoo.status --size {size} --out {args.out}`.\n\n"
+                    f"Written by `python -m zoo.public.status --size {size} --out {args.out}`.\n\n"
                     + text)
     if args.readme:
         replace_readme_section(text)

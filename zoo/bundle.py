@@ -1,4 +1,4 @@
-"""Bundle zoo models with test cases: `python -m examples.bundle_zoo --out DIR [--cases N] NAME ...` writes
+"""Bundle zoo models with test cases: `python -m zoo.bundle --out DIR [--cases N] NAME ...` writes
 DIR/<name>.bpte (the exported program with N seeded random cases, expected outputs from eager, atol 1e-5 and
 rtol 1e-4) and DIR/<name>_bundled.pte (the same program alone, for selective builds of firmware that verifies it).
 """
@@ -10,7 +10,7 @@ import torch
 
 import exir
 from devtools.bundled_program import bundle
-from examples.models import ZOO, export_methods
+from zoo.models import ZOO, export_methods
 
 
 def main(argv=None) -> int:
@@ -21,7 +21,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     unknown = [n for n in args.names if n not in ZOO]
     if unknown:
-        print(f"bundle_zoo: unknown models {unknown}; choose from {list(ZOO)}", file=sys.stderr)
+        print(f"zoo.bundle: unknown models {unknown}; choose from {list(ZOO)}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
     for name in args.names:

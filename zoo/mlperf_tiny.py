@@ -1,5 +1,5 @@
 """The four MLPerf Tiny (v0.x) reference architectures, written in PyTorch from their published definitions; the
-zoo (examples/models.py) gives them seeded random weights. No trained weights: they exist to run the real
+zoo (zoo/models.py) gives them seeded random weights. No trained weights: they exist to run the real
 layer shapes end to end, float and int8, on the host and on the Cortex-M55.
 
   DsCnnKws       keyword spotting: DS-CNN (small) on a 49x10 MFCC map, 12 classes

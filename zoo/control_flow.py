@@ -131,7 +131,7 @@ MODELS: Dict[str, ControlFlowModel] = {m.name: m for m in [
 
 
 def export_methods(name: str):
-    """Like examples.models.export_methods: ({"forward": ExportedProgram}, {"forward": first inputs}, module)."""
+    """Like zoo.models.export_methods: ({"forward": ExportedProgram}, {"forward": first inputs}, module)."""
     entry = MODELS[name]
     module = entry.make()
     first = entry.inputs()[0]

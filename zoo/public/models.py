@@ -17,7 +17,7 @@ from typing import Callable, Dict, Tuple
 import torch
 from torch import nn
 
-from examples.public_zoo import torchvision_cpu
+from zoo.public import torchvision_cpu
 
 SIZES = ("ci", "full")
 

@@ -11,7 +11,7 @@ from typing import Callable, Dict, Tuple
 import torch
 from torch import nn
 
-from examples.mlperf_tiny import DsCnnKws, FcAutoencoder, MobileNetV1, ResNet8
+from zoo.mlperf_tiny import DsCnnKws, FcAutoencoder, MobileNetV1, ResNet8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,7 +217,7 @@ ZOO: Dict[str, ZooEntry] = {e.name: e for e in [
            "MobileNetV2 width 0.35 at 96x96"),
     _entry("mobilenet_v2_005_96", lambda: MobileNetV2(width=0.05), [(1, 3, 96, 96)], 11,
            "MobileNetV2 width 0.05 at 96x96 (the seed's Corstone-300 model)"),
-    # MLPerf Tiny's four reference architectures (examples/mlperf_tiny.py).
+    # MLPerf Tiny's four reference architectures (zoo/mlperf_tiny.py).
     _entry("ds_cnn_kws", DsCnnKws, [(1, 1, 49, 10)], 12, "MLPerf Tiny keyword spotting: DS-CNN on 49x10 MFCCs"),
     _entry("resnet8_cifar10", ResNet8, [(1, 3, 32, 32)], 13, "MLPerf Tiny image classification: ResNet-8, 32x32"),
     _entry("mobilenet_v1_025_vww", MobileNetV1, [(1, 3, 96, 96)], 14,

@@ -1,12 +1,12 @@
-"""Export zoo models to .pte files: `python -m examples.export_zoo --out DIR [NAME ...]` (default: all). Names
-from examples.control_flow (cond_gate, while_refine, ...) and examples.dynamic (dynamic_mlp) are accepted too."""
+"""Export zoo models to .pte files: `python -m zoo.export --out DIR [NAME ...]` (default: all). Names
+from zoo.control_flow (cond_gate, while_refine, ...) and zoo.dynamic (dynamic_mlp) are accepted too."""
 import argparse
 import os
 import sys
 
 import exir
-from examples import control_flow, dynamic
-from examples.models import ZOO, export_methods
+from zoo import control_flow, dynamic
+from zoo.models import ZOO, export_methods
 
 
 def main(argv=None) -> int:
@@ -20,7 +20,7 @@ def main(argv=None) -> int:
                   **{n: dynamic.export_methods for n in dynamic.MODELS}}
     unknown = [n for n in args.names if n not in ZOO and n not in registries]
     if unknown:
-        print(f"export_zoo: unknown models {unknown}; choose from {list(ZOO) + list(registries)}", file=sys.stderr)
+        print(f"zoo.export: unknown models {unknown}; choose from {list(ZOO) + list(registries)}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
     for name in args.names or list(ZOO):

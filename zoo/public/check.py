@@ -95,7 +95,7 @@ def _flatten(out):
 
 def check(model, size: str = "ci", runtime=None, kernels=KERNELS, source: Optional[str] = None) -> Result:
     """Runs one PublicModel; `runtime` is ember.runtime (imported here when None)."""
-    from examples.public_zoo.models import source_of
+    from zoo.public.models import source_of
     if runtime is None:
         from ember import runtime
     r = Result(model.name, source or source_of(model), size)

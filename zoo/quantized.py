@@ -1,7 +1,7 @@
 """Int8 versions of zoo models: calibrated on seeded random inputs (a set apart from the test inputs), quantized
 with exir.quantization, exported like any other model.
 
-    python -m examples.quantized --out DIR mlp small_cnn    # writes DIR/<name>_int8.pte
+    python -m zoo.quantized --out DIR mlp small_cnn    # writes DIR/<name>_int8.pte
 """
 import argparse
 import os
@@ -11,7 +11,7 @@ import torch
 
 import exir
 from exir.quantization import quantize
-from examples.models import ZOO
+from zoo.models import ZOO
 
 CALIBRATION_SAMPLES = 16
 
