@@ -3,9 +3,10 @@ them, and so does ExecuTorch's runtime. Profile events (what devtools.profile ta
 bytes a run used per allocator) and debug events (a kernel's output tensors, their bytes in a separate debug buffer:
 the runtime's debug mode, or ExecuTorch's intermediate outputs).
 
-    runs = devtools.etdump.read("trace.etdp")   # [Run(name, events=[ProfileEvent(name, chain, instruction, start, end)],
-                                            #      allocations=[Allocation(allocator, bytes)],
-                                            #      outputs=[Output(name, chain, instruction, tensors=[TensorRef])])]
+    runs = devtools.etdump.read("trace.etdp")
+    # [Run(name, events=[ProfileEvent(name, chain, instruction, start, end)],
+    #      allocations=[Allocation(allocator, bytes)],
+    #      outputs=[Output(name, chain, instruction, tensors=[TensorRef])])]
     devtools.etdump.outputs(etdump_bytes, debug_buffer)   # {instruction: [torch.Tensor, ...]}
 """
 from __future__ import annotations

@@ -234,8 +234,8 @@ def main(argv=None) -> int:
     unit, scale = ("k cycles", 1e6 / cycles_per_us) if cycles_per_us else ("us", 1000.0)
     runs = [r for r in runs if any(e.instruction >= 0 for e in r.events)]
     if not runs:
-        print(f"devtools.profile: {args.trace} has no instruction events (was the runtime built with --config=profiling?)",
-              file=sys.stderr)
+        print(f"devtools.profile: {args.trace} has no instruction events (was the runtime built with "
+              f"--config=profiling?)", file=sys.stderr)
         return 2
     method = args.method or runs[0].name.split(" (")[0] or "forward"
     try:

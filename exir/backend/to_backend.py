@@ -1,5 +1,5 @@
-"""to_backend (ExecuTorch's name; to_edge_transform_and_lower is in exir.edge), and the lowering of tagged partitions into
-DelegateCalls of Ember's MethodGraph, which exir.program runs before memory planning."""
+"""to_backend (ExecuTorch's name; to_edge_transform_and_lower is in exir.edge), and the lowering of tagged
+partitions into DelegateCalls of Ember's MethodGraph, which exir.program runs before memory planning."""
 from __future__ import annotations
 
 import dataclasses

@@ -80,8 +80,8 @@ def test_executorch_inspector_reads_a_converted_device_trace(host_trace):
 
 def test_executorch_inspector_reads_the_kernel_outputs_of_a_debug_trace(tmp_path):
     # Debug mode (runner --profile-outputs): each kernel's output tensor is a debug event pointing into the debug
-    # buffer. ExecuTorch's Inspector must inflate the same tensors that devtools.etdump reads (tests/exir/test_profile.py
-    # checks those against eager).
+    # buffer. ExecuTorch's Inspector must inflate the same tensors that devtools.etdump reads
+    # (tests/exir/test_profile.py checks those against eager).
     programs, _, _ = export_methods("small_cnn")
     pte = str(tmp_path / "small_cnn.pte")
     exir.to_edge(programs).to_executorch().save(pte)

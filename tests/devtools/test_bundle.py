@@ -1,4 +1,5 @@
-"""devtools.bundled_program.bundle: .bpte round trip, the embedded program's alignment, and refusals that name what is wrong."""
+"""devtools.bundled_program.bundle: .bpte round trip, the embedded program's alignment, and refusals that name
+what is wrong."""
 import pytest
 import torch
 

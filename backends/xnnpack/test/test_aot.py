@@ -1,5 +1,5 @@
-"""Ember's XnnpackPartitioner and XnnpackBackend.preprocess, ahead of time only (backends/xnnpack/test runs the programs on
-Ember's runner and ExecuTorch 1.5.1's runtime): the blob's framing, the graph it holds (NCHW/NHWC transposes,
+"""Ember's XnnpackPartitioner and XnnpackBackend.preprocess, ahead of time only (the other tests in
+backends/xnnpack/test run the programs on Ember's runner and ExecuTorch 1.5.1's runtime): the blob's framing, the graph it holds (NCHW/NHWC transposes,
 weight layouts, fused clamps, arguments), weights in named data or in the blob, what is left undelegated and why,
 and the memory plan's padding around XNNPACK's tensors."""
 import hashlib

@@ -2,8 +2,8 @@
 Python bindings built with --config=xnnpack (Debian's 2022 XNNPACK) and on ExecuTorch 1.5.1's runtime (its pybind
 module, with its own XNNPACK), against eager PyTorch.
 
-Models (backends/xnnpack/test/models.py, ember_models.py): an MLP, a small CNN with every node kind the partitioner takes,
-MobileNetV2, ResNet18 (whole networks in one delegate), and a CNN with operators XNNPACK cannot take in the middle
+Models (backends/xnnpack/test/models.py, ember_models.py): an MLP, a small CNN with every node kind the
+partitioner takes, MobileNetV2, ResNet18 (whole networks in one delegate), and a CNN with operators XNNPACK cannot take in the middle
 (several delegate calls, the rest on Ember's or ExecuTorch's kernels). Variants: weights in the blob instead of
 the program's named data, and the blob inline in the flatbuffer instead of a segment.
 

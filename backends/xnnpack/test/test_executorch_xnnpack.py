@@ -1,6 +1,6 @@
 """ExecuTorch 1.5.1's XNNPACK-delegated programs on Ember's XnnpackBackend (backends/xnnpack/runtime), on Debian's
-2022 XNNPACK: an MLP, MobileNetV2, ResNet18 and a transformer block, made and seeded here (backends/xnnpack/test/models.py),
-exported with ExecuTorch's own XnnpackPartitioner in its venv (tools/et_xnnpack.py), run by the runner and the
+2022 XNNPACK: an MLP, MobileNetV2, ResNet18 and a transformer block, made and seeded here
+(backends/xnnpack/test/models.py), exported with ExecuTorch's own XnnpackPartitioner in its venv (tools/et_xnnpack.py), run by the runner and the
 Python bindings built with --config=xnnpack, against eager PyTorch.
 
 Tolerance (float32): max |Ember - eager| <= 1e-4 * max(1, max |eager|), with rtol 1e-4: XNNPACK sums in another
