@@ -32,7 +32,7 @@ APT_PACKAGES=(
   valgrind
   # fuzzing: libFuzzer and clang's sanitizer runtimes (tests/fuzz, --config=fuzz)
   libclang-rt-14-dev
-  # the XNNPACK delegate backend (runtime/backend/xnnpack, --config=xnnpack): Debian's 2022 XNNPACK snapshot
+  # the XNNPACK delegate backend (backends/xnnpack/runtime, --config=xnnpack): Debian's 2022 XNNPACK snapshot
   # with its subgraph API, and the thread pool it is built on (host builds only; cross builds leave it out)
   libxnnpack-dev libpthreadpool-dev
 )
@@ -82,9 +82,9 @@ else
   "$VENV/bin/python3" -c "import torch, flatbuffers, yaml, pybind11, pytest" >>"$LOG" 2>&1 \
     || fail "importing the installed Python packages"
   # The zoo's model libraries must not have replaced the CPU torch (a CUDA build is gigabytes), and torchvision
-  # must import through the zoo's shim (examples/public_zoo/torchvision_cpu.py).
+  # must import through the zoo's shim (zoo/public/torchvision_cpu.py).
   PYTHONPATH="$ROOT" "$VENV/bin/python3" -c "import torch; assert torch.version.cuda is None, torch.__version__
-from examples.public_zoo import torchvision_cpu; torchvision_cpu.ensure(); import timm, transformers" >>"$LOG" 2>&1 \
+from zoo.public import torchvision_cpu; torchvision_cpu.ensure(); import timm, transformers" >>"$LOG" 2>&1 \
     || fail "checking the CPU torch and importing torchvision, timm and transformers"
   echo "$want" > "$STAMP"
 fi

@@ -51,8 +51,8 @@ def measure_ember(pte: str, prompt: list, new_tokens: int, threads: int) -> dict
 
 
 def import_transformers():
-    """transformers, after torchvision's import has been made safe on CPU torch (examples/public_zoo)."""
-    from examples.public_zoo import torchvision_cpu
+    """transformers, after torchvision's import has been made safe on CPU torch (zoo/public)."""
+    from zoo.public import torchvision_cpu
     torchvision_cpu.ensure()
     import transformers
     return transformers

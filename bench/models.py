@@ -1,8 +1,8 @@
 """The benchmark's model set, in two groups:
 
-- "zoo" (the default set): the zoo's models (examples/models.py) plus a chain of 200 tiny elementwise ops, which
+- "zoo" (the default set): the zoo's models (zoo/models.py) plus a chain of 200 tiny elementwise ops, which
   measures what a runtime spends per operator when the operators themselves cost almost nothing;
-- "real" (`--models real`): published architectures from the public zoo (examples/public_zoo/models.py:
+- "real" (`--models real`): published architectures from the public zoo (zoo/public/models.py:
   torchvision and Hugging Face transformers definitions, random seeded weights): ResNet18, MobileNetV2,
   MobileNetV3-Small and EfficientNet-B0 at 224x224, a BERT encoder in BERT-mini's shape (4 layers, hidden 256,
   sequence 128) and a ViT encoder in DeiT-Tiny's shape (12 layers, hidden 192, 224x224, patches of 16).
@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Tuple
 import torch
 from torch import nn
 
-from examples.models import ZOO
+from zoo.models import ZOO
 
 CHAIN_OPS = 200
 
@@ -75,7 +75,7 @@ def _public(name: str, label: str, make=None, zoo_name: str = "") -> BenchModel:
     """A public-zoo model (zoo_name, default name) at its published size ("full": 224x224 images), or a public
     definition in another configuration (make: size -> (module, inputs), built through the zoo's seeding)."""
     def build():
-        from examples.public_zoo import models as Z
+        from zoo.public import models as Z
         model = Z.MODELS[zoo_name or name] if make is None else Z.PublicModel(name, "transformers", make)
         return model.build("full")
     return BenchModel(name, label, build, group="real", needs_zoo_libs=True)
@@ -85,7 +85,7 @@ def _bert_mini(size):
     """BERT-mini's shape (google/bert_uncased_L-4_H-256_A-4: 4 layers, hidden 256, 4 heads, FFN 1024, BERT's
     30,522-token vocabulary), 128 tokens, no pooler; transformers' BertModel."""
     import transformers
-    from examples.public_zoo import models as Z
+    from zoo.public import models as Z
     config = transformers.BertConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
                                      intermediate_size=1024)
     return Z.FirstTensor(transformers.BertModel(config, add_pooling_layer=False), 0), Z._tokens(config.vocab_size, 128)
@@ -95,7 +95,7 @@ def _vit_tiny(size):
     """DeiT-Tiny's shape (12 layers, hidden 192, 3 heads, MLP 768, 224x224 in 16x16 patches: 197 tokens), no
     pooler; transformers' ViTModel."""
     import transformers
-    from examples.public_zoo import models as Z
+    from zoo.public import models as Z
     config = transformers.ViTConfig(image_size=224, patch_size=16, hidden_size=192, num_hidden_layers=12,
                                     num_attention_heads=3, intermediate_size=768)
     return Z.FirstTensor(transformers.ViTModel(config, add_pooling_layer=False), 0), Z._hf_vit_inputs(config, size)

@@ -19,16 +19,16 @@ KERNEL_LIBRARIES = {
 # (no --backend line, no library), so the generated table, and the binary, are what they would be without it.
 BACKEND_LIBRARIES = {
     "EmberPortable": {
-        "lib": "//runtime/backend/ember_portable",
+        "lib": "//backends/ember_portable",
         "symbol": "ember::ember_portable::kBackend",
-        "header": "runtime/backend/ember_portable/ember_portable.h",
+        "header": "backends/ember_portable/runtime/ember_portable.h",
     },
-    # Debian's libXNNPACK (host only): --config=xnnpack (runtime/backend/xnnpack/BUILD.bazel).
+    # Debian's libXNNPACK (host only): --config=xnnpack (backends/xnnpack/BUILD.bazel).
     "XnnpackBackend": {
-        "lib": "//runtime/backend/xnnpack",
+        "lib": "//backends/xnnpack",
         "symbol": "ember::xnnpack::kBackend",
-        "header": "runtime/backend/xnnpack/xnnpack_backend.h",
-        "when": "//runtime/backend/xnnpack:offered",
+        "header": "backends/xnnpack/runtime/xnnpack_backend.h",
+        "when": "//backends/xnnpack:offered",
     },
 }
 

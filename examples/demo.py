@@ -14,8 +14,8 @@ import time
 
 
 import exir
-from examples.models import ZOO, export_methods
-from examples.runner_io import read_outputs, run
+from zoo.models import ZOO, export_methods
+from zoo.runner_io import read_outputs, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -75,7 +75,7 @@ def main(argv=None) -> int:
             worst = max(worst, (got - w).abs().max().item())
     ok = worst <= 1e-4
     print(f"C++ runtime vs eager PyTorch: max |difference| = {worst:.2e} ({'OK' if ok else 'MISMATCH'})")
-    print(f"inspect the program: .venv/bin/python3 -m exir.inspect {os.path.relpath(pte, ROOT)}")
+    print(f"inspect the program: .venv/bin/python3 -m devtools.inspect {os.path.relpath(pte, ROOT)}")
     return 0 if ok else 1
 
 

@@ -5,7 +5,7 @@
     prog = edge.to_executorch()              # out variants, memory planning, emission
     prog.save("model.pte")                   # or prog.buffer
 """
-from exir.edge import EdgeCompileConfig, EdgeProgramManager, to_edge
+from exir.edge import EdgeCompileConfig, EdgeProgramManager, to_edge, to_edge_transform_and_lower
 
 _LAZY = {"ExecutorchBackendConfig", "ExecutorchProgramManager", "MemoryPlanningConfig", "MemoryBudgetError",
          "to_executorch", "KernelTarget", "KernelMissingError"}
@@ -19,17 +19,8 @@ def __getattr__(name):
     if name == "targets":
         import exir.targets
         return exir.targets
-    if name == "debug":
-        import exir.debug
-        return exir.debug
-    if name == "bundle":
-        from exir.bundled_program import bundle
-        return bundle
-    if name == "to_edge_transform_and_lower":
-        from exir.backend import to_edge_transform_and_lower
-        return to_edge_transform_and_lower
     raise AttributeError(f"module 'exir' has no attribute '{name}'")
 
 
-__all__ = ["EdgeCompileConfig", "EdgeProgramManager", "bundle", "to_edge", "to_edge_transform_and_lower",
+__all__ = ["EdgeCompileConfig", "EdgeProgramManager", "to_edge", "to_edge_transform_and_lower",
            *sorted(_LAZY)]

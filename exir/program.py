@@ -138,11 +138,11 @@ class ExecutorchProgramManager:
         return self._buffer
 
     def save(self, path: str, etrecord: bool = False) -> None:
-        """Writes the .pte; with etrecord=True also the source map profiles use (exir/etrecord.py), beside it."""
+        """Writes the .pte; with etrecord=True also the source map profiles use (devtools/etrecord.py), beside it."""
         with open(path, "wb") as f:
             f.write(self.buffer)
         if etrecord:
-            from exir import etrecord as _etrecord
+            from devtools import etrecord as _etrecord
             _etrecord.write(self, path)
 
     @property

@@ -36,10 +36,10 @@ def runtime():
 
 @pytest.fixture(scope="session")
 def int8_zoo():
-    """examples.quantized.quantize_zoo, once per model in a session: calibration is most of what an int8 test
+    """zoo.quantized.quantize_zoo, once per model in a session: calibration is most of what an int8 test
     costs, and the host (tests/quantization) and Cortex-M55 (tests/platforms) tests share the same models. Seeded,
     so a cached result is the one a fresh call would give; callers must not modify what it returns."""
-    from examples.quantized import quantize_zoo
+    from zoo.quantized import quantize_zoo
     cache = {}
 
     def get(name):

@@ -34,7 +34,7 @@ def _export(out_dir: str, models, zoo: str = "models"):
     from executorch.exir import to_edge
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    registry = importlib.import_module(f"examples.{zoo}")
+    registry = importlib.import_module(f"zoo.{zoo}")
     export_methods = registry.export_methods
     everything = list(getattr(registry, "ZOO", None) or registry.MODELS)
     os.makedirs(out_dir, exist_ok=True)
@@ -119,7 +119,7 @@ def main():
     e.add_argument("--out", required=True)
     e.add_argument("--models", default="")
     e.add_argument("--zoo", default="models", choices=["models", "control_flow"],
-                   help="examples.models (the zoo) or examples.control_flow (cond, map, scan)")
+                   help="zoo.models (the zoo) or zoo.control_flow (cond, map, scan)")
     r = sub.add_parser("run")
     r.add_argument("pte")
     r.add_argument("inputs")

@@ -1,5 +1,5 @@
 """Runs inside the ExecuTorch venv (tools/setup_executorch_venv.sh): lowers an exported program with ExecuTorch
-1.5.1's own XnnpackPartitioner and writes the .pte, the files tests/xnnpack runs on Ember's XnnpackBackend.
+1.5.1's own XnnpackPartitioner and writes the .pte, the files backends/xnnpack/test runs on Ember's XnnpackBackend.
 
   et_xnnpack.py PROGRAM.pt2 OUT.pte [--partitioner all|2022] [--inline] [--run INPUTS.pt OUTPUTS.pt]
 

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from bench.cortex_m.firmware import VARIANTS, build as build_firmware, commit, run_qemu, write_results  # noqa: E402
-from exir import raw_trace  # noqa: E402
+from devtools import raw_trace  # noqa: E402
 from exir.serialize import deserialize_pte  # noqa: E402
 
 TARGET = "//bench/cortex_m:layers"

@@ -3,7 +3,8 @@ import pytest
 
 from codegen.gen_registration import BackendDecl, ManifestError, _render_backends, parse_backend, select_backends
 
-PORTABLE = BackendDecl("EmberPortable", "ember::ember_portable::kBackend", "runtime/backend/ember_portable/ember_portable.h")
+PORTABLE = BackendDecl("EmberPortable", "ember::ember_portable::kBackend",
+                       "backends/ember_portable/runtime/ember_portable.h")
 OTHER = BackendDecl("Acme", "acme::kBackend", "acme/backend.h")
 
 

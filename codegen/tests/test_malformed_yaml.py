@@ -138,7 +138,7 @@ def test_missing_files_are_named(tmp_path):
 
 
 def test_check_names_bad_selection_and_manifest(tmp_path):
-    from examples.models import export_methods
+    from zoo.models import export_methods
     import exir
     programs, _, _ = export_methods("add")
     pte = tmp_path / "add.pte"
@@ -154,7 +154,7 @@ def test_check_names_bad_selection_and_manifest(tmp_path):
 
 
 def test_corrupt_program_operator_index_is_named(tmp_path):
-    from examples.models import export_methods
+    from zoo.models import export_methods
     import exir
     from tests.runtime.hostile import rewrite
     programs, _, _ = export_methods("add")

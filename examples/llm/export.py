@@ -62,7 +62,7 @@ def export_decoder(model: Decoder, config: exir.ExecutorchBackendConfig = None) 
 
 def load_hf(path: str, seed: int = 0):
     """A transformers causal LM from a checkpoint directory, or built from a config.json with seeded weights."""
-    from examples.public_zoo import torchvision_cpu
+    from zoo.public import torchvision_cpu
     torchvision_cpu.ensure()
     import transformers
     if os.path.isdir(path) and any(f.endswith((".safetensors", ".bin")) for f in os.listdir(path)):

@@ -3,6 +3,7 @@ blob the runtime backend of the same id reads at init."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from typing import Dict, List, Optional, Type
 
 from exir.backend.named_data import NamedDataStoreOutput
@@ -34,6 +35,16 @@ class BackendDetails:
 
 _BACKENDS: Dict[str, Type[BackendDetails]] = {}
 
+# Where the ahead-of-time half of each of Ember's backends lives, by id: imported (by name, with importlib) only
+# when a program asks for an id nobody registered yet, e.g. a DelegationSpec built by hand. exir never imports a
+# backend itself, so no backend module is on an import path out of exir and nothing imports exir back (a backend
+# imports exir, registers itself, and is done). A backend outside this table registers itself when its user
+# imports it, as importing its partitioner does.
+KNOWN_BACKEND_MODULES: Dict[str, str] = {
+    "EmberPortable": "backends.ember_portable",
+    "XnnpackBackend": "backends.xnnpack",
+}
+
 
 def register_backend(details: Type[BackendDetails]) -> Type[BackendDetails]:
     """Makes `details` the ahead-of-time side of its backend_id (usable as a class decorator)."""
@@ -44,12 +55,9 @@ def register_backend(details: Type[BackendDetails]) -> Type[BackendDetails]:
 
 
 def get_backend(backend_id: str) -> Type[BackendDetails]:
+    if backend_id not in _BACKENDS and backend_id in KNOWN_BACKEND_MODULES:
+        importlib.import_module(KNOWN_BACKEND_MODULES[backend_id])  # registers itself on import
     if backend_id not in _BACKENDS:
-        if backend_id == "EmberPortable":
-            import exir.backend.ember_portable  # noqa: F401  (registers itself)
-        elif backend_id == "XnnpackBackend":
-            import exir.backend.xnnpack  # noqa: F401  (registers itself)
-        if backend_id not in _BACKENDS:
-            raise KeyError(f"no ahead-of-time backend '{backend_id}' is registered (have: {sorted(_BACKENDS)}); "
-                           f"import the module defining its BackendDetails, or call register_backend()")
+        raise KeyError(f"no ahead-of-time backend '{backend_id}' is registered (have: {sorted(_BACKENDS)}); "
+                       f"import the module defining its BackendDetails, or call register_backend()")
     return _BACKENDS[backend_id]

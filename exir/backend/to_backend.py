@@ -1,5 +1,5 @@
-"""to_backend and to_edge_transform_and_lower (ExecuTorch's names), and the lowering of tagged partitions into
-DelegateCalls of Ember's MethodGraph, which exir.program runs before memory planning."""
+"""to_backend (ExecuTorch's name; to_edge_transform_and_lower is in exir.edge), and the lowering of tagged
+partitions into DelegateCalls of Ember's MethodGraph, which exir.program runs before memory planning."""
 from __future__ import annotations
 
 import dataclasses
@@ -40,22 +40,6 @@ def to_backend(exported_program: torch.export.ExportedProgram, partitioner: Part
         get_backend(spec.backend_id)  # an unknown backend is named now, not at to_executorch
         specs[tag] = spec
     return ep
-
-
-def to_edge_transform_and_lower(programs, partitioner: Optional[Union[Sequence[Partitioner],
-                                                                      Mapping[str, Sequence[Partitioner]]]] = None,
-                                compile_config=None, constant_methods=None):
-    """to_edge, then each partitioner in turn over each method (a list for every method, or a dict of method name
-    -> list). Returns the EdgeProgramManager; its to_executorch() lowers the tagged partitions."""
-    from exir.edge import to_edge
-    edge = to_edge(programs, compile_config=compile_config, constant_methods=constant_methods)
-    for name in edge.methods:
-        chosen = partitioner.get(name, []) if isinstance(partitioner, Mapping) else (partitioner or [])
-        if isinstance(chosen, Partitioner):
-            chosen = [chosen]
-        for p in chosen:
-            to_backend(edge.exported_program(name), p)
-    return edge
 
 
 def _runs(calls: List[Call]) -> List[List[int]]:

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 import torch
 
 from exir.edge.unsupported import check_layouts, check_supported
 from exir.edge.verifier import verify_op_set
+
+if TYPE_CHECKING:
+    from exir.backend.partitioner import Partitioner
 
 
 @dataclasses.dataclass
@@ -144,3 +147,21 @@ def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export
             raise ValueError(f"'{name}' is both an exported method and a constant method")
         constants[name] = _constant_outputs(name, value)
     return EdgeProgramManager(edge, config, constants)
+
+
+def to_edge_transform_and_lower(programs, partitioner: Optional[Union[Sequence[Partitioner],
+                                                                      Mapping[str, Sequence[Partitioner]]]] = None,
+                                compile_config=None, constant_methods=None):
+    """to_edge, then each partitioner in turn over each method (a list for every method, or a dict of method name
+    -> list). Returns the EdgeProgramManager; its to_executorch() lowers the tagged partitions."""
+    # Imported here, not above: exir.backend's package imports this module for its to_edge_transform_and_lower.
+    from exir.backend.partitioner import Partitioner
+    from exir.backend.to_backend import to_backend
+    edge = to_edge(programs, compile_config=compile_config, constant_methods=constant_methods)
+    for name in edge.methods:
+        chosen = partitioner.get(name, []) if isinstance(partitioner, Mapping) else (partitioner or [])
+        if isinstance(chosen, Partitioner):
+            chosen = [chosen]
+        for p in chosen:
+            to_backend(edge.exported_program(name), p)
+    return edge

@@ -22,6 +22,7 @@ from typing import Any, List
 import torch
 
 from exir.lowering.ir import Call, Jump, Label, Role, TensorValue
+from exir.lowering.node_meta import LoweringError, _tensor_from_meta, source_of
 from exir.lowering.symbolic import COPY_INDEX, PRIM_OPS, SymValue
 
 higher_order = torch.ops.higher_order
@@ -31,7 +32,6 @@ _ids = itertools.count()
 
 
 def lower_control_flow(ctx, node: torch.fx.Node, args: List[Any]) -> List[Any]:
-    from exir.lowering.lower import LoweringError, source_of
     lower = {higher_order.cond: _cond, higher_order.map_impl: _map, higher_order.scan: _scan,
              higher_order.while_loop: _while}[node.target]
     try:
@@ -43,7 +43,6 @@ def lower_control_flow(ctx, node: torch.fx.Node, args: List[Any]) -> List[Any]:
 
 
 def _source(node) -> str:
-    from exir.lowering.lower import source_of
     return source_of(node)
 
 
@@ -53,7 +52,6 @@ def _label(node, what: str) -> Label:
 
 def _bindings(ctx, node, vals) -> List[TensorValue]:
     """Planned tensors for a construct's results (contiguous; bounded-dynamic where the result is)."""
-    from exir.lowering.lower import _tensor_from_meta
     out = []
     for i, v in enumerate(vals):
         if not isinstance(v, torch.Tensor):
@@ -101,11 +99,10 @@ def _move_all(ctx, srcs: List[Any], dsts: List[TensorValue], source: str) -> Non
 
 
 def _cond(ctx, node, args):
-    from exir.lowering.lower import lower_subgraph
     pred, true_gm, false_gm, operands = args
     operands = list(operands)
     if isinstance(pred, bool):  # export specialized the predicate: one branch
-        return lower_subgraph(ctx, true_gm if pred else false_gm, operands)
+        return ctx.lower_subgraph(true_gm if pred else false_gm, operands)
     if isinstance(pred, TensorValue) and (pred.dtype != torch.bool or pred.numel != 1):
         raise ValueError(f"the predicate is a {pred.dtype} tensor of shape {list(pred.shape)}; torch.cond needs "
                          f"one Bool element")
@@ -113,10 +110,10 @@ def _cond(ctx, node, args):
     src = _source(node)
     other, end = _label(node, "else"), _label(node, "end")
     ctx.calls.append(Jump(pred, other, src))
-    _move_all(ctx, lower_subgraph(ctx, true_gm, operands), outs, src)
+    _move_all(ctx, ctx.lower_subgraph(true_gm, operands), outs, src)
     ctx.calls.append(Jump(False, end, src))
     ctx.calls.append(other)
-    _move_all(ctx, lower_subgraph(ctx, false_gm, operands), outs, src)
+    _move_all(ctx, ctx.lower_subgraph(false_gm, operands), outs, src)
     ctx.calls.append(end)
     return outs
 
@@ -142,7 +139,6 @@ def _slice(ctx, node, x: TensorValue, i: SymValue, src: str) -> TensorValue:
 
 def _loop(ctx, node, xs: List[TensorValue], carries: List[TensorValue], stacked: List[TensorValue], body, extra):
     """The map/scan loop: body(carries + rows of xs + extra) -> new carries + rows of the stacked results."""
-    from exir.lowering.lower import lower_subgraph
     src = _source(node)
     if not xs:
         raise ValueError("a loop over no tensors")
@@ -151,7 +147,7 @@ def _loop(ctx, node, xs: List[TensorValue], carries: List[TensorValue], stacked:
     start, end = _label(node, "loop"), _label(node, "done")
     ctx.calls.append(start)
     rows = [_slice(ctx, node, x, i, src) for x in xs]
-    results = lower_subgraph(ctx, body, list(carries) + rows + list(extra))
+    results = ctx.lower_subgraph(body, list(carries) + rows + list(extra))
     new_carries, ys = results[:len(carries)], results[len(carries):]
     if len(ys) != len(stacked):
         raise ValueError(f"the body returns {len(ys)} per-iteration results for {len(stacked)} outputs")
@@ -203,19 +199,18 @@ def _scan(ctx, node, args):
 
 
 def _while(ctx, node, args):
-    from exir.lowering.lower import lower_subgraph
     cond_gm, body_gm, carried, extra = args
     src = _source(node)
     carries = _bindings(ctx, node, node.meta["val"])
     _move_all(ctx, list(carried), carries, src)
     start, end = _label(node, "loop"), _label(node, "done")
     ctx.calls.append(start)
-    (pred,) = lower_subgraph(ctx, cond_gm, carries + list(extra))
+    (pred,) = ctx.lower_subgraph(cond_gm, carries + list(extra))
     if isinstance(pred, TensorValue) and (pred.dtype != torch.bool or pred.numel != 1):
         raise ValueError(f"the loop's condition is a {pred.dtype} tensor of shape {list(pred.shape)}; it must be "
                          f"one Bool element")
     ctx.calls.append(Jump(pred, end, src))
-    _move_all(ctx, lower_subgraph(ctx, body_gm, carries + list(extra)), carries, src)
+    _move_all(ctx, ctx.lower_subgraph(body_gm, carries + list(extra)), carries, src)
     ctx.calls.append(Jump(False, start, src))
     ctx.calls.append(end)
     ctx.loops.append((start, end))

@@ -72,7 +72,7 @@ class Call:
     # Where in the user's code this call came from ("model.py:12 in forward"), for error messages.
     source: str = ""
     # The nn.Module the call came from, as "path (Type)" ("layers.0.conv (Conv2d)"; "" for the top module), for
-    # profiles (exir/etrecord.py).
+    # profiles (devtools/etrecord.py).
     module: str = ""
     # A prim op's integer result (exir.lowering.symbolic.SymValue): the call's return value.
     result: Any = None
@@ -82,7 +82,7 @@ class Call:
     # The partition a Partitioner put the call's node in (node.meta["delegation_tag"]); None: run by kernels.
     tag: Optional[str] = None
     # The name of the graph node the call came from ("" for calls lowering adds), so a Partitioner that decides on
-    # lowered calls can tag their nodes (exir/backend/xnnpack).
+    # lowered calls can tag their nodes (backends/xnnpack).
     node_name: str = ""
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import torch
 from torch.export.graph_signature import InputKind, OutputKind
@@ -17,67 +17,8 @@ from exir.lowering import fold
 from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
 from exir.lowering.out_variants import OutVariantError, out_arguments, out_variant
 from exir.lowering.control_flow import CONTROL_FLOW, lower_control_flow
+from exir.lowering.node_meta import LoweringError, _tensor_from_meta, module_of, source_of
 from exir.lowering.symbolic import NEG, PRIM_OPS, Bounds, DynamicShapeError, SymValue, is_symbolic
-
-
-class LoweringError(RuntimeError):
-    """The program uses something Ember cannot run; the message names the node and its source line."""
-
-
-def source_of(node: torch.fx.Node) -> str:
-    """The innermost user frame of a node's stack trace, as 'file.py:12 (code)'."""
-    trace = node.meta.get("stack_trace") or ""
-    lines = [l.strip() for l in trace.strip().splitlines() if l.strip()]
-    for i in range(len(lines) - 1, -1, -1):
-        if lines[i].startswith("File "):
-            parts = lines[i].split('"')
-            fname = parts[1] if len(parts) > 1 else "?"
-            lineno = lines[i].split("line ")[-1].split(",")[0]
-            code = lines[i + 1] if i + 1 < len(lines) and not lines[i + 1].startswith("File ") else ""
-            return f"{fname}:{lineno}" + (f" ({code})" if code else "")
-    return ""
-
-
-def module_of(node: torch.fx.Node) -> str:
-    """The innermost nn.Module of a node (torch.export's nn_module_stack), as 'path (Type)'; '' at the top."""
-    stack = node.meta.get("nn_module_stack") or {}
-    if not stack:
-        return ""
-    path, cls = list(stack.values())[-1]
-    # torch.export writes paths like "L['self'].layers.0" or "layers.0"; keep the module path.
-    path = str(path).replace("L['self'].", "").replace("L['self']", "")
-    type_name = cls.__name__ if isinstance(cls, type) else str(cls).rsplit(".", 1)[-1].rstrip("'>")
-    return f"{path} ({type_name})" if path else f"({type_name})"
-
-
-def _bounded_shape(node: torch.fx.Node, val, bounds: Bounds) -> Tuple[Tuple[int, ...], bool]:
-    """The tensor's shape at the upper bound of every dynamic dimension, and whether any dimension is dynamic."""
-    shape, dynamic = [], False
-    for d, s in enumerate(val.shape):
-        if is_symbolic(s):
-            dynamic = True
-            try:
-                shape.append(bounds.upper(s, f"dimension {d} of node '{node.name}'"))
-            except DynamicShapeError as e:
-                raise LoweringError(f"{e} {source_of(node)}") from None
-        else:
-            shape.append(int(s))
-    return tuple(shape), dynamic
-
-
-def _dim_order(val) -> Tuple[int, ...]:
-    try:
-        return tuple(int(d) for d in val.dim_order())
-    except Exception:  # ambiguous strides (size-1 dims): the contiguous order is a valid one
-        return tuple(range(val.dim()))
-
-
-def _tensor_from_meta(node: torch.fx.Node, val, name: str, role: Role, bounds: Bounds) -> TensorValue:
-    shape, dynamic = _bounded_shape(node, val, bounds)
-    t = TensorValue(name=name, dtype=val.dtype, shape=shape, dim_order=_dim_order(val), role=role, dynamic=dynamic)
-    if dynamic:
-        t.lower_shape = tuple(bounds.lower(s) for s in val.shape)
-    return t
 
 
 def _constant(name: str, data: torch.Tensor, fqn: Optional[str] = None) -> TensorValue:
@@ -280,6 +221,11 @@ class LowerContext:
     fold_free_bytes: int = fold.DEFAULT_FOLD_FREE_BYTES
     fold_growth: float = fold.DEFAULT_FOLD_GROWTH
     loops: List[Any] = dataclasses.field(default_factory=list)
+
+    def lower_subgraph(self, gm: torch.fx.GraphModule, operands: List[Any]) -> List[Any]:
+        """lower_subgraph below, for exir.lowering.control_flow: a construct's bodies are lowered by the lowering
+        that met the construct, reached through the context so that control_flow need not import this module."""
+        return lower_subgraph(self, gm, operands)
 
 
 def lower_nodes(ctx: LowerContext, gm: torch.fx.GraphModule, env: Dict[str, Any]) -> None:

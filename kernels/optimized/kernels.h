@@ -1,5 +1,5 @@
 // The optimized kernel library: Float kernels for the ops that dominate inference time (matrix products,
-// convolution, and the clamping activations that follow them), on the register-tiled GEMM in util/gemm.h. Other
+// convolution, and the clamping activations that follow them), on the register-tiled GEMM in compute/gemm.h. Other
 // dtypes go to the portable kernel of the same op.
 // Signatures follow kernels/README.md; registration is generated from kernels.yaml.
 #pragma once

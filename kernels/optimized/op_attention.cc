@@ -6,8 +6,8 @@
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/parallel.h"
-#include "kernels/optimized/util/vec_math.h"
+#include "compute/parallel.h"
+#include "compute/vec_math.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 

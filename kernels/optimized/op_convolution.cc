@@ -20,9 +20,9 @@
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/gemm.h"
-#include "kernels/optimized/util/simd.h"
-#include "kernels/optimized/util/vec_math.h"
+#include "compute/gemm.h"
+#include "compute/simd.h"
+#include "compute/vec_math.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/conv_util.h"
 

@@ -2,7 +2,7 @@
 // broadcast of self is added after), bmm. Float only; other dtypes go to portable.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/gemm.h"
+#include "compute/gemm.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 

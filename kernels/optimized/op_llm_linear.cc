@@ -1,5 +1,5 @@
 // ember_llm::linear_int8.out and ember_llm::linear_8da4w.out for Float on x86-64 with AVX2+FMA (wider instruction
-// sets chosen at run time, util/simd.h) and on aarch64's NEON (always there; Linux and Android); other CPUs and
+// sets chosen at run time, compute/simd.h) and on aarch64's NEON (always there; Linux and Android); other CPUs and
 // dtypes run the portable kernels, whose checks, scratch and activation quantization (bit-exact to the reference)
 // these share. Decode is a matrix-vector product bound by reading the weights, so each weight row is read once per
 // tile of up to 4 tokens and unpacked in registers:
@@ -19,8 +19,8 @@
 // weights).
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/parallel.h"
-#include "kernels/optimized/util/simd.h"
+#include "compute/parallel.h"
+#include "compute/simd.h"
 #include "kernels/portable/kernels.h"
 
 #if EMBER_SIMD_X86_DISPATCH

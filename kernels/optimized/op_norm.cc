@@ -5,8 +5,8 @@
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/parallel.h"
-#include "kernels/optimized/util/simd.h"
+#include "compute/parallel.h"
+#include "compute/simd.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 

@@ -6,9 +6,9 @@
 // passes 2^31 elements: portable.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/parallel.h"
-#include "kernels/optimized/util/simd.h"
-#include "kernels/optimized/util/vec_math.h"
+#include "compute/parallel.h"
+#include "compute/simd.h"
+#include "compute/vec_math.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 #include "kernels/portable/util/spatial_util.h"

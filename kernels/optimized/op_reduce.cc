@@ -6,7 +6,7 @@
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/simd.h"
+#include "compute/simd.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 #include "kernels/portable/util/reduce_util.h"

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/simd.h"
+#include "compute/simd.h"
 #include "kernels/test/owned_tensor.h"
 
 namespace ember {

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/optimized/kernels.h"
-#include "kernels/optimized/util/simd.h"
+#include "compute/simd.h"
 #include "kernels/portable/kernels.h"
 #include "kernels/test/owned_tensor.h"
 

@@ -89,7 +89,7 @@ TEST(Threads, DepthwiseConvolutionGivesTheSingleThreadedBits) {
   }
 }
 
-// Element-wise and row-wise passes large enough to split (kernels/optimized/util/parallel.h), with a length that
+// Element-wise and row-wise passes large enough to split (compute/parallel.h), with a length that
 // is no multiple of a vector, so the last tile has the tail.
 TEST(Threads, ElementwiseAndRowPassesGiveTheSingleThreadedBits) {
   const int32_t rows = 4099, len = 77;

@@ -16,8 +16,8 @@
 //
 // Built with the event tracer (`--config=cortex_m55 --config=profiling`), it also takes --profile FILE
 // [--profile-events N]: every run traced per instruction into a buffer in the board's big memory (the AN547's DDR,
-// the AN386's PSRAM), written to the host as a raw trace (exir/raw_trace.py: a 64-byte header, then the 32-byte
-// TraceRecords as recorded), which `python -m exir.profile model.pte FILE` reads like an ETDump. No ETDump builder
+// the AN386's PSRAM), written to the host as a raw trace (devtools/raw_trace.py: a 64-byte header, then the 32-byte
+// TraceRecords as recorded), which `python -m devtools.profile model.pte FILE` reads like an ETDump. No ETDump builder
 // on the device: it needs a heap.
 #include <stdarg.h>
 #include <stdio.h>
@@ -185,7 +185,7 @@ int usage() {
 constexpr size_t kTraceCapacity = 16384;
 __attribute__((section(".ember.trace"))) TraceRecord g_trace[kTraceCapacity];
 
-// The raw trace's header (exir/raw_trace.py reads it): little-endian, 64 bytes.
+// The raw trace's header (devtools/raw_trace.py reads it): little-endian, 64 bytes.
 struct RawTraceHeader {
   char magic[4];            // "EMTR"
   uint32_t version;         // 1
@@ -215,7 +215,7 @@ int write_trace(const char* path, const BufferEventTracer& tracer) {
     out("runner: cannot write the profile %s on the host\n", path);
     return 6;
   }
-  out("profile: %s: %u events%s, %u bytes (raw trace: python -m exir.profile MODEL.pte %s)\n", path,
+  out("profile: %s: %u events%s, %u bytes (raw trace: python -m devtools.profile MODEL.pte %s)\n", path,
       static_cast<unsigned>(h.records),
       h.dropped ? " (buffer full: later events dropped)" : "", static_cast<unsigned>(sizeof(h) + bytes), path);
   return 0;

@@ -2,7 +2,7 @@
 // one RunData per execute(), one ProfileEvent per instruction named after its operator, its instruction index as
 // the debug handle. Host code: it builds with the flatbuffers library on the heap, after the runs. A device keeps
 // only the raw records (heapless) and sends them to a host (the Cortex-M55 runner, through semihosting), where
-// exir/raw_trace.py reads them.
+// devtools/raw_trace.py reads them.
 #pragma once
 
 #include <stddef.h>
@@ -37,7 +37,7 @@ std::vector<uint8_t> write_etdump(ArrayRef<TraceRecord> records, size_t dropped,
                                   const OperatorNames& names, EtdumpEvents which = EtdumpEvents::kProfile,
                                   ArrayRef<uint8_t> debug = ArrayRef<uint8_t>());
 
-// The name of allocator `id` (event_tracer.h's kMethodAllocator...), as the writer and exir/raw_trace.py give it.
+// The name of allocator `id` (event_tracer.h's kMethodAllocator...), as the writer and devtools/raw_trace.py give it.
 std::string allocator_name(uint32_t id);
 
 }  // namespace ember

@@ -28,7 +28,7 @@ constexpr uint32_t kNoOperator = 0xFFFFFFFFu;
 constexpr uint32_t kNoInstruction = 0xFFFFFFFFu;
 
 // The allocators an allocation event names: fixed numbers, so a device needs no name table (the ETDump writer
-// and exir/raw_trace.py name them). Planned pool p (1-based, as in the .pte) is kPlannedPool0 + p.
+// and devtools/raw_trace.py name them). Planned pool p (1-based, as in the .pte) is kPlannedPool0 + p.
 constexpr uint32_t kMethodAllocator = 0;  // the runtime's bookkeeping (MemoryManager::method_allocator)
 constexpr uint32_t kTempAllocator = 1;    // the kernels' scratch, one block (MemoryManager::temp_allocator)
 constexpr uint32_t kPlannedPool0 = 1;

@@ -13,7 +13,7 @@
 // [--profile-events N] [--profile-memory]: every timed run traced per instruction into N records (default: enough
 // for every instruction and allocation of every run), written as ETDump (runtime/devtools/etdump_writer.h); exit 6
 // if it cannot be written. --profile-memory adds each run's allocation events (the bytes it ran in, per allocator),
-// which ExecuTorch 1.5.1's Inspector cannot read; exir.profile can. --profile-outputs FILE [--profile-output-bytes
+// which ExecuTorch 1.5.1's Inspector cannot read; devtools.profile can. --profile-outputs FILE [--profile-output-bytes
 // N] is debug mode: each kernel's output tensors are kept too, in an N-byte buffer (default 64 MiB) written to
 // FILE, which the ETDump's debug events point into (ExecuTorch's Inspector takes it as debug_buffer_path).
 //

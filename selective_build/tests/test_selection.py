@@ -4,7 +4,7 @@ import os
 import pytest
 
 import exir
-from examples.models import export_methods
+from zoo.models import export_methods
 from selective_build import check
 from selective_build.selection import dump, features_of, load, load_features, merge, operators_of
 
@@ -61,7 +61,7 @@ def _exported(module, name):
 
 
 def test_records_the_runtime_features_a_program_uses():
-    from examples import control_flow, dynamic
+    from zoo import control_flow, dynamic
     assert features_of(_program("mlp")) == set()
     assert features_of(_exported(control_flow, "cond_gate")) == {"control_flow"}
     assert "control_flow" in features_of(_exported(control_flow, "while_refine"))
@@ -69,7 +69,7 @@ def test_records_the_runtime_features_a_program_uses():
 
 
 def test_select_writes_features_and_merges_them(tmp_path):
-    from examples import control_flow
+    from zoo import control_flow
     from selective_build.select import main as select_main
     gate = tmp_path / "cond_gate.pte"
     programs, _, _ = control_flow.export_methods("cond_gate")
@@ -96,7 +96,7 @@ def test_unknown_feature_is_named(tmp_path):
 
 
 def test_check_names_a_feature_the_selection_lacks(tmp_path, capsys):
-    from examples import control_flow
+    from zoo import control_flow
     programs, _, _ = control_flow.export_methods("cond_gate")
     pte = tmp_path / "cond_gate.pte"
     exir.to_edge(programs).to_executorch().save(str(pte))

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import exir
-from exir.bundled_program import load as load_bundle
+from devtools.bundled_program import bundle, load as load_bundle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ET_PYTHON = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
@@ -36,7 +36,7 @@ def ember_bpte(tmp_path_factory):
     prog = exir.to_edge(torch.export.export(model, (torch.randn(1, 16),))).to_executorch()
     cases = [(torch.randn(1, 16),) for _ in range(3)]
     path = tmp_path_factory.mktemp("bpte") / "mlp.bpte"
-    exir.bundle(prog, cases, expected=model, atol=1e-5, rtol=1e-4).save(str(path))
+    bundle(prog, cases, expected=model, atol=1e-5, rtol=1e-4).save(str(path))
     return path, prog
 
 

@@ -12,8 +12,8 @@ import torch
 
 
 import exir
-from examples.models import ZOO, export_methods
-from exir.inspect import summarize
+from zoo.models import ZOO, export_methods
+from devtools.inspect import summarize
 from exir.serialize import deserialize_pte
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -103,7 +103,7 @@ def executorch_outputs(executorch_zoo):
 
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_executorch_programs_run_on_ember(executorch_outputs, runner, tmp_path, name):
-    from examples.runner_io import read_outputs, run
+    from zoo.runner_io import read_outputs, run
     out, status = executorch_outputs
     assert status[name] == "ok", status[name]
     inputs = torch.load(out / f"{name}.inputs.pt")

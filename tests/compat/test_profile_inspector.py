@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import exir
-from examples.models import export_methods
-from exir import etdump, raw_trace
+from zoo.models import export_methods
+from devtools import etdump, raw_trace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ET_PYTHON = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
@@ -67,7 +67,7 @@ def test_executorch_inspector_reads_an_ember_trace(host_trace):
 
 
 def test_executorch_inspector_reads_a_converted_device_trace(host_trace):
-    # A microcontroller's raw trace becomes an ETDump on the host (exir.raw_trace.to_etdump, through flatc): the
+    # A microcontroller's raw trace becomes an ETDump on the host (devtools.raw_trace.to_etdump, through flatc): the
     # same runs written that way must read the same in ExecuTorch's Inspector.
     d, trace = host_trace
     ours = etdump.read(trace)
@@ -80,8 +80,8 @@ def test_executorch_inspector_reads_a_converted_device_trace(host_trace):
 
 def test_executorch_inspector_reads_the_kernel_outputs_of_a_debug_trace(tmp_path):
     # Debug mode (runner --profile-outputs): each kernel's output tensor is a debug event pointing into the debug
-    # buffer. ExecuTorch's Inspector must inflate the same tensors that exir.etdump reads (tests/exir/test_profile.py
-    # checks those against eager).
+    # buffer. ExecuTorch's Inspector must inflate the same tensors that devtools.etdump reads
+    # (tests/exir/test_profile.py checks those against eager).
     programs, _, _ = export_methods("small_cnn")
     pte = str(tmp_path / "small_cnn.pte")
     exir.to_edge(programs).to_executorch().save(pte)

@@ -1,9 +1,10 @@
-"""exir.bundle: .bpte round trip, the embedded program's alignment, and refusals that name what is wrong."""
+"""devtools.bundled_program.bundle: .bpte round trip, the embedded program's alignment, and refusals that name
+what is wrong."""
 import pytest
 import torch
 
 import exir
-from exir.bundled_program import BundleError, load
+from devtools.bundled_program import BundleError, bundle, load
 from exir.serialize.bpte import BpteFormatError, deserialize_bpte, program_offset
 
 
@@ -18,7 +19,7 @@ def mlp():
 def test_round_trip_keeps_program_cases_and_tolerances(mlp):
     model, prog = mlp
     cases = [(torch.randn(1, 16),), (torch.randn(1, 16),)]
-    data = exir.bundle(prog, cases, expected=model, atol=1e-3, rtol=2e-3).buffer
+    data = bundle(prog, cases, expected=model, atol=1e-3, rtol=2e-3).buffer
     assert data[4:8] == b"BP08"
     off = program_offset(data)
     assert off % 32 == 0 and data[off:off + len(prog.buffer)] == prog.buffer
@@ -34,7 +35,7 @@ def test_round_trip_keeps_program_cases_and_tolerances(mlp):
 def test_expected_outputs_given_by_the_caller(mlp):
     _, prog = mlp
     x = torch.randn(1, 16)
-    b = load(exir.bundle(prog, [(x,)], expected=[torch.ones(1, 4)]).buffer)
+    b = load(bundle(prog, [(x,)], expected=[torch.ones(1, 4)]).buffer)
     assert torch.equal(b.suite("forward").test_cases[0].expected_outputs[0], torch.ones(1, 4))
 
 
@@ -49,7 +50,7 @@ def test_expected_outputs_given_by_the_caller(mlp):
 def test_refusals(mlp, cases, expected, message):
     model, prog = mlp
     with pytest.raises(BundleError, match=message):
-        exir.bundle(prog, cases, expected=model if expected == "model" else expected)
+        bundle(prog, cases, expected=model if expected == "model" else expected)
 
 
 def test_not_a_bundle():

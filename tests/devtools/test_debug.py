@@ -1,4 +1,4 @@
-"""exir.debug.compare: a planted numeric bug is named (operator, node, module, source line), a clean program
+"""devtools.debug.compare: a planted numeric bug is named (operator, node, module, source line), a clean program
 reports no divergence, and the int8 MobileNetV2 of the zoo reports its worst operator (and a planted bug in one of
 its convolutions). Bugs are planted in the lowered graph the debug variant is emitted from (a constant changed
 after to_executorch), which the eager side never sees."""
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import exir
-from exir import debug
+from devtools import debug
 
 
 class MLP(torch.nn.Module):
@@ -110,7 +110,7 @@ def test_refuses_what_it_cannot_compare(mlp, runtime):
 
 @pytest.fixture(scope="module")
 def int8_mobilenet():
-    from examples.quantized import quantize_zoo
+    from zoo.quantized import quantize_zoo
     q, args, _ = quantize_zoo("mobilenet_v2_005_96")
     edge = exir.to_edge(q.exported_program)
     return edge, args
@@ -141,5 +141,5 @@ def test_int8_mobilenet_planted_scale_bug(int8_mobilenet, runtime):
     report = debug.compare(edge, prog, args)
     first = report.first_divergence
     assert first is not None and first.name == target.outs[0].name
-    assert first.op == "ember_quantized::conv2d.out" and "examples/models.py" in first.source
+    assert first.op == "ember_quantized::conv2d.out" and "zoo/models.py" in first.source
     assert first.max_abs_error > 1

@@ -6,7 +6,9 @@ import subprocess
 import pytest
 import torch
 
+import devtools.bundled_program
 import exir
+from devtools.bundled_program import bundle
 from tests.conftest import ROOT, bazel_build
 
 
@@ -26,14 +28,14 @@ def bundles(tmp_path_factory):
     cases = [(torch.randn(1, 3, 16, 16),) for _ in range(3)]
     out = tmp_path_factory.mktemp("bundles")
     good = out / "cnn.bpte"
-    exir.bundle(prog, cases, expected=model, atol=1e-5, rtol=1e-4).save(str(good))
+    bundle(prog, cases, expected=model, atol=1e-5, rtol=1e-4).save(str(good))
     # Case 1's expected element 3 moved by 0.25: the one case that must fail, and where.
     with torch.no_grad():
         expected = [model(*c) for c in cases]
     expected[1] = expected[1].clone()
     expected[1][0, 3] += 0.25
     bad = out / "cnn_bad.bpte"
-    exir.bundle(prog, cases, expected=expected, atol=1e-5, rtol=1e-4).save(str(bad))
+    bundle(prog, cases, expected=expected, atol=1e-5, rtol=1e-4).save(str(bad))
     return good, bad
 
 
@@ -88,7 +90,7 @@ def test_python_verify(runtime, bundles):
     assert results[1]["expected"] - results[1]["actual"] == pytest.approx(0.25, abs=1e-6)
     assert all(c["passed"] for c in bad.verify(atol=0.3))
     # The embedded program runs as any other.
-    b = exir.bundled_program.load(str(bundles[0]))
+    b = devtools.bundled_program.load(str(bundles[0]))
     case = b.suite("forward").test_cases[0]
     got = bad.program.run("forward", case.inputs)[0]
     torch.testing.assert_close(got, case.expected_outputs[0], atol=1e-5, rtol=1e-4)

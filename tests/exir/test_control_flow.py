@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import exir
-from examples.control_flow import MODELS, export_methods
+from zoo.control_flow import MODELS, export_methods
 from exir.lowering.ir import Jump, Label
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

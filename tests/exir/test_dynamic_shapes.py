@@ -38,7 +38,7 @@ def _cnn():
 
 
 def _bert():
-    from examples.public_zoo import torchvision_cpu
+    from zoo.public import torchvision_cpu
     torchvision_cpu.ensure()
     import transformers
     torch.manual_seed(5)

@@ -137,7 +137,7 @@ def test_activation_of_another_op_is_left_alone():
 
 
 def test_mobilenet_v2_fuses_every_relu6():
-    from examples.models import export_methods
+    from zoo.models import export_methods
     programs, inputs, module = export_methods("mobilenet_v2_035_96")
     edge = exir.to_edge(programs)
     plain, fused = edge.to_executorch(), edge.to_executorch(FUSED)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from examples.models import ZOO, export_methods
+from zoo.models import ZOO, export_methods
 from exir.edge import to_edge
 from exir.lowering import Role, lower_method
 from exir.lowering.alias import alias_views

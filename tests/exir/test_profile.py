@@ -1,5 +1,5 @@
 """Profiling end to end: a model exported with its source map, run with profile=True on the traced build of the
-bindings, the ETDump read back, and python -m exir.profile's tables and pictures. Float32, so the traced run's
+bindings, the ETDump read back, and python -m devtools.profile's tables and pictures. Float32, so the traced run's
 outputs must equal the untraced run's exactly and eager's within 1e-5."""
 import os
 import re
@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import exir
-from exir import etdump, etrecord
-from exir import profile as prof
+from devtools import etdump, etrecord
+from devtools import profile as prof
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import exir
-from examples.models import ZOO, export_methods
-from exir.inspect import plan_lower_bounds, summarize
+from zoo.models import ZOO, export_methods
+from devtools.inspect import plan_lower_bounds, summarize
 from exir.lowering.interpreter import Interpreter
 from exir.lowering.ir import Role
 from exir.serialize import deserialize_pte

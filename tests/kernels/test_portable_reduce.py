@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import exir
-from exir.inspect import summarize
+from devtools.inspect import summarize
 from exir.serialize import deserialize_pte
 
 g = torch.Generator().manual_seed(4321)

@@ -5,7 +5,7 @@ planned once; the metadata is in constant methods; a position past the cache is 
 import pytest
 import torch
 
-from examples.public_zoo import torchvision_cpu
+from zoo.public import torchvision_cpu
 
 torchvision_cpu.ensure()
 

@@ -18,7 +18,7 @@ by what the weights do (fp32 546,816 B, of which 81,920 B is the embedding, whic
 import pytest
 import torch
 
-from examples.public_zoo import torchvision_cpu
+from zoo.public import torchvision_cpu
 
 torchvision_cpu.ensure()
 

@@ -43,7 +43,7 @@ def tokenizer_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def model(tmp_path_factory, tokenizer_file):
     """(transformers model, .pte path): a seeded random 2-layer Llama whose vocabulary is the tokenizer's."""
-    from examples.public_zoo import torchvision_cpu
+    from zoo.public import torchvision_cpu
     torchvision_cpu.ensure()
     import transformers
     from examples.llm.export import export_decoder

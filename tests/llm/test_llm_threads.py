@@ -2,7 +2,7 @@
 features (fp32 GEMM, int8, 8da4w) and attention's (token, head) rows over the method's pool, each attention part
 on a score row of its own, so a program loaded with threads=2 (Python) or run with `llm_runner --threads 2`
 gives the single-threaded logits bit for bit. The model is large enough for every one of those calls to split
-(kernels/optimized/util/parallel.h: a part must read 64 KiB of weights, or attend 64K multiply-adds): 2 layers,
+(compute/parallel.h: a part must read 64 KiB of weights, or attend 64K multiply-adds): 2 layers,
 dim 256, MLP 1024, 8 query and 4 KV heads of 32, vocab 2048, a 48-token prompt."""
 import os
 import subprocess
@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import torch
 
-from examples.public_zoo import torchvision_cpu
+from zoo.public import torchvision_cpu
 from tests.conftest import ROOT, bazel_build
 
 torchvision_cpu.ensure()

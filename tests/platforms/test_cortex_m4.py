@@ -13,8 +13,8 @@ import subprocess
 import pytest
 import torch
 
-from examples.models import export_methods
-from examples.runner_io import read_outputs, run
+from zoo.models import export_methods
+from zoo.runner_io import read_outputs, run
 from exir.targets import load_board
 from tests.conftest import ROOT, bazel_build
 from tests.platforms.qemu_boards import (assert_stack_in_region, bazel_bin, linker_regions, needs_qemu_and_arm_gcc,
@@ -34,7 +34,7 @@ def firmware(tmp_path_factory):
     out = bazel_bin("--config=cortex_m4")
     # Copies: a later build for another platform moves bazel-bin.
     d = tmp_path_factory.mktemp("m4")
-    for src, dst in [(("platforms", "mps2_an386", "runner"), "mlp.elf"), (("examples", "mlp.pte"), "mlp.pte"),
+    for src, dst in [(("platforms", "mps2_an386", "runner"), "mlp.elf"), (("zoo", "mlp.pte"), "mlp.pte"),
                      ((PACKAGE, "mlp_int8"), "mlp_int8.elf"), ((PACKAGE, "mlp_int8.pte"), "mlp_int8.pte"),
                      ((PACKAGE, "size_report.json"), "size_report.json")]:
         shutil.copy(os.path.join(out, *src), d / dst)
@@ -67,7 +67,7 @@ def test_m4_matches_eager_and_host(firmware, runner, tmp_path):
 
 
 def test_m4_int8_matches_host_bit_for_bit(firmware, runner, tmp_path):
-    from examples.quantized import quantize_zoo
+    from zoo.quantized import quantize_zoo
     name = "mlp"
     q, args, _ = quantize_zoo(name)
     ref = q.reference(*args)

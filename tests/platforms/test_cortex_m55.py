@@ -11,15 +11,15 @@ import pytest
 import torch
 import yaml
 
-from examples.models import export_methods
-from examples.runner_io import read_outputs, run
+from zoo.models import export_methods
+from zoo.runner_io import read_outputs, run
 from exir.targets import load_board
 from tests.conftest import ROOT, bazel_build
 from tests.platforms.qemu_boards import assert_stack_in_region, linker_regions, needs_qemu_and_arm_gcc, run_firmware
 
 pytestmark = needs_qemu_and_arm_gcc
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96"]
-# Int8: the seed's models, then MLPerf Tiny's four reference architectures (examples/mlperf_tiny.py).
+# Int8: the seed's models, then MLPerf Tiny's four reference architectures (zoo/mlperf_tiny.py).
 INT8_ZOO = ["mlp", "small_cnn", "mobilenet_v2_005_96", "ds_cnn_kws", "resnet8_cifar10", "mobilenet_v1_025_vww",
             "autoencoder_ad"]
 INT8_MODELS = [f"{m}_int8" for m in INT8_ZOO]
@@ -72,8 +72,8 @@ def test_m55_matches_eager_and_host(firmware, runner, tmp_path, name):
 def test_m55_control_flow_and_dynamic_shapes_match_eager(firmware, tmp_path, name):
     """torch.cond on a data-dependent predicate (both branches), a while_loop (several trip counts) and an MLP
     with a bounded dynamic batch (1 to 8 rows, given as FILE@[rows,16]) on the device, against eager."""
-    from examples.control_flow import MODELS as CF
-    from examples.dynamic import MODELS as DYN
+    from zoo.control_flow import MODELS as CF
+    from zoo.dynamic import MODELS as DYN
     entry = CF.get(name) or DYN[name]
     module = entry.make()
     for k, inputs in enumerate(entry.inputs()):

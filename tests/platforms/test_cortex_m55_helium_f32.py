@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import torch
 
-from examples.runner_io import read_outputs, run
+from zoo.runner_io import read_outputs, run
 from kernels.helium.tests.f32_cases import CASES
 from tests.conftest import ROOT, bazel_build
 from tests.platforms.qemu_boards import assert_stack_in_region, needs_qemu_and_arm_gcc

@@ -1,6 +1,6 @@
 """Profiling on the Cortex-M55: firmware built with `--config=cortex_m55 --config=profiling` traces every instruction
 of every run into a buffer in DDR and writes it to the host through semihosting (`--profile FILE`, a raw trace:
-no flatbuffer builder on a device without a heap); `python -m exir.profile model.pte FILE` tabulates it in cycles
+no flatbuffer builder on a device without a heap); `python -m devtools.profile model.pte FILE` tabulates it in cycles
 (QEMU's -icount shift=0: one per instruction) with the same tables and pictures as a host trace."""
 import os
 import re
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from exir import etdump, profile, raw_trace
+from devtools import etdump, profile, raw_trace
 from exir.serialize import deserialize_pte
 from tests.conftest import ROOT, bazel_build
 from tests.platforms.test_cortex_m55 import assert_stack_in_region, run_m55

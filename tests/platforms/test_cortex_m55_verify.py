@@ -1,5 +1,5 @@
 """A bundled program on the Cortex-M55: firmware built with ember_firmware(verify = True) embeds the zoo MLP's
-.bpte (two seeded cases, expected outputs from eager; examples/bundle_zoo.py) and runs its test cases on the board
+.bpte (two seeded cases, expected outputs from eager; zoo/bundle.py) and runs its test cases on the board
 under qemu-system-arm with --verify, through the same C++ verifier as the host (runtime/bundled)."""
 import os
 import re

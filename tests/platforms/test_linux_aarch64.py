@@ -8,9 +8,9 @@ import pytest
 import torch
 
 import exir
-from examples.models import export_methods
+from zoo.models import export_methods
 from tests.conftest import ROOT, bazel_build
-from examples.runner_io import read_outputs, run
+from zoo.runner_io import read_outputs, run
 
 QEMU = shutil.which("qemu-aarch64")
 pytestmark = pytest.mark.skipif(QEMU is None or not os.path.exists("/usr/bin/aarch64-linux-gnu-gcc"),
@@ -61,7 +61,7 @@ def _dynamic_encoder():
 
 
 def _control_flow(name):
-    from examples.control_flow import MODELS, export_methods
+    from zoo.control_flow import MODELS, export_methods
     programs, _, module = export_methods(name)
     return module, programs["forward"], MODELS[name].inputs()
 

@@ -11,12 +11,12 @@ import pytest
 import torch
 
 import exir
-from examples.models import ZOO
-from examples.quantized import calibration_set
-from examples.runner_io import read_outputs, run
+from zoo.models import ZOO
+from zoo.quantized import calibration_set
+from zoo.runner_io import read_outputs, run
 from exir.quantization import QuantizationError, quantize
 
-# The seed's models, then MLPerf Tiny's four reference architectures (examples/mlperf_tiny.py).
+# The seed's models, then MLPerf Tiny's four reference architectures (zoo/mlperf_tiny.py).
 MODELS = ["mlp", "small_cnn", "mobilenet_v2_005_96", "ds_cnn_kws", "resnet8_cifar10", "mobilenet_v1_025_vww",
           "autoencoder_ad"]
 CONV, LINEAR, ADD = "ember_quantized.conv2d.default", "ember_quantized.linear.default", "ember_quantized.add.default"

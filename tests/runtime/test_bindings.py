@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import exir
-from examples.models import ZOO, export_methods
+from zoo.models import ZOO, export_methods
 
 
 

@@ -9,7 +9,7 @@ from examples.custom_ops.scaled_tanh import ScaledTanhModel
 from selective_build import check
 from selective_build.selection import operators_of
 from tests.conftest import ROOT, bazel_build
-from examples.runner_io import read_outputs, run
+from zoo.runner_io import read_outputs, run
 
 MANIFEST = (os.path.join(ROOT, "examples", "custom_ops", "kernels.yaml"), "ember::custom_example",
             "examples/custom_ops")

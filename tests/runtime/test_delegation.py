@@ -12,10 +12,10 @@ import pytest
 import torch
 
 import exir
-from examples.models import export_methods
-from examples.runner_io import read_outputs, run
+from zoo.models import export_methods
+from zoo.runner_io import read_outputs, run
 from exir.backend import to_edge_transform_and_lower
-from exir.backend.ember_portable import EmberPortablePartitioner
+from backends.ember_portable import EmberPortablePartitioner
 from selective_build.select import main as select_main
 from tests.conftest import ROOT, bazel_build
 
@@ -138,8 +138,8 @@ open(sys.argv[1], "wb").write(to_edge_transform_and_lower(ep, partitioner=[Xnnpa
 
 @pytest.mark.skipif(not os.path.exists(ET_PYTHON), reason=f"ExecuTorch venv not found at {ET_PYTHON}")
 def test_executorch_xnnpack_program_is_refused_naming_the_backend(tmp_path):
-    # A runner built without --config=xnnpack (tests/xnnpack runs these programs with it): ExecuTorch's delegated
-    # MLP parses, its selection names the backend (so a build without it fails before anything reaches a device),
+    # A runner built without --config=xnnpack (backends/xnnpack/test runs these programs with it): ExecuTorch's
+    # delegated MLP parses, its selection names the backend (so a build without it fails before anything reaches a device),
     # and a delegating runner refuses it by backend and delegate.
     pte = tmp_path / "xnnpack_mlp.pte"
     proc = subprocess.run([ET_PYTHON, "-c", _ET_XNNPACK_MLP, str(pte)], capture_output=True, text=True, timeout=900)

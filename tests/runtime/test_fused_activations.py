@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import exir
-from examples.models import export_methods
-from examples.runner_io import read_outputs, run
+from zoo.models import export_methods
+from zoo.runner_io import read_outputs, run
 from tests.conftest import ROOT, bazel_build
 
 FUSED = exir.ExecutorchBackendConfig(fuse_activations=True)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import exir
-from examples.models import export_methods
+from zoo.models import export_methods
 from tests.runtime.hostile import input_tensor, rewrite, set_pool_size
 
 # Far beyond any machine this runs on: 64 TiB.

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import exir
-from examples.models import ZOO, export_methods
-from examples.runner_io import read_outputs, run
+from zoo.models import ZOO, export_methods
+from zoo.runner_io import read_outputs, run
 
 # float32: the portable kernels sum in a different order than ATen's (and BN is folded into conv weights), so
 # results agree to rounding: 1e-5 of the output's scale absolute, 1e-4 relative.

@@ -5,9 +5,9 @@ import pytest
 import torch
 
 import exir
-from examples.models import export_methods
+from zoo.models import export_methods
 from tests.conftest import ROOT, bazel_build
-from examples.runner_io import read_outputs, run
+from zoo.runner_io import read_outputs, run
 
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "transformer_block"]
 
@@ -46,7 +46,7 @@ def test_selective_runner_refuses_other_programs(runners, tmp_path):
 def test_runner_without_a_feature_refuses_programs_that_need_it(runners, tmp_path, name, feature):
     # The core-only runner's selection keeps no runtime feature (features: []): a program that jumps, or has a
     # bounded dynamic input, is refused at load by the feature's name, never run without it.
-    from examples import control_flow, dynamic
+    from zoo import control_flow, dynamic
     module = control_flow if name in control_flow.MODELS else dynamic
     programs, inputs, _ = module.export_methods(name)
     pte = tmp_path / f"{name}.pte"

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import exir
-from examples.runner_io import read_outputs, run
+from zoo.runner_io import read_outputs, run
 
 g = torch.Generator().manual_seed(2611)
 
@@ -40,7 +40,7 @@ def program():
 
 
 class SplitNet(torch.nn.Module):
-    """The other passes that split, each large enough to at 2 and 3 threads (kernels/optimized/util/parallel.h): depthwise convolutions on every path (3x3 at unit stride,
+    """The other passes that split, each large enough to at 2 and 3 threads (compute/parallel.h): depthwise convolutions on every path (3x3 at unit stride,
     3x3 stride 2, 5x5, 3x3 dilated) with ReLU6 fused or not, a residual add, a per-channel scale (broadcast), a
     bias row, max pooling, SiLU, sigmoid, GELU, softmax and layer norm over rows."""
 

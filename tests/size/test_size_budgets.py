@@ -59,8 +59,8 @@ def test_size_runners_compute_what_eager_computes(size_runners, tmp_path, name):
     (tests/runtime checks the default build the same way)."""
     import torch
     import exir
-    from examples.models import export_methods
-    from examples.runner_io import read_outputs, run
+    from zoo.models import export_methods
+    from zoo.runner_io import read_outputs, run
     programs, inputs, module = export_methods(name)
     pte = tmp_path / f"{name}.pte"
     exir.to_edge(programs).to_executorch().save(str(pte))

@@ -1,4 +1,4 @@
-"""The public model zoo (examples/public_zoo): torchvision, timm and Hugging Face models, at CI sizes, exported with
+"""The public model zoo (zoo/public): torchvision, timm and Hugging Face models, at CI sizes, exported with
 exir and run on the default and the portable-only runtime, each matching eager PyTorch.
 
 A model that does not pass yet is an expected failure (strict): EXPECTED_FAILURES records why it fails today.
@@ -6,12 +6,12 @@ A model that does not pass yet is an expected failure (strict): EXPECTED_FAILURE
 - While it fails for the recorded reason, or a part of it (some of its missing operators gained kernels), it
   xfails.
 - When it fails for any other reason, the test fails, naming the new cause.
-`python -m examples.public_zoo.status` prints the same causes for every model.
+`python -m zoo.public.status` prints the same causes for every model.
 """
 import pytest
 
-from examples.public_zoo.check import check
-from examples.public_zoo.models import MODELS
+from zoo.public.check import check
+from zoo.public.models import MODELS
 
 # model -> the causes it fails with today (Result.causes(): "no kernel: <op>", "not core ATen: <op>", or the error).
 # Empty since exir gives every out a dim order its inputs really have (a permute is materialized contiguous,

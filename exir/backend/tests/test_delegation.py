@@ -6,7 +6,7 @@ import torch
 from exir import ExecutorchBackendConfig
 from exir.backend import (BackendDetails, CompileSpec, DelegationError, DelegationSpec, PartitionResult, Partitioner,
                           to_edge_transform_and_lower)
-from exir.backend.ember_portable import EmberPortablePartitioner
+from backends.ember_portable import EmberPortablePartitioner
 from exir.serialize import deserialize_pte
 from schema import program as S
 

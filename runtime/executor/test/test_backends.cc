@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "runtime/backend/ember_portable/ember_portable.h"
+#include "backends/ember_portable/runtime/ember_portable.h"
 #include "runtime/core/log.h"
 #include "runtime/executor/delegate_support.h"
 #include "runtime/kernel/operator_registry.h"

@@ -7,7 +7,7 @@
     runtime.load("model.pte", kernels="portable") # the same on portable kernels only
     program.method_meta("forward")                # inputs, outputs, planned pools, bookkeeping bytes
     outputs, trace = program.run("forward", [x], profile=True)   # per-instruction times, as ETDump
-    trace.save("model.etdp")                      # python -m exir.profile model.pte model.etdp
+    trace.save("model.etdp")                      # python -m devtools.profile model.pte model.etdp
     runtime.load_bundled("model.bpte").verify()   # a bundled program's test cases, run and compared
     # program.run from several threads at once: each call on a copy of the method (docs/threads.md)
 
@@ -75,10 +75,10 @@ def _profiling_extension():
 
 class Trace:
     """One profiled call of run(): `etdump` is the ETDump file's bytes (ExecuTorch's ED00 format: ExecuTorch's
-    Inspector reads it, and so does `python -m exir.profile`); `events` how many were recorded and `dropped` how many
+    Inspector reads it, and so does `python -m devtools.profile`); `events` how many were recorded and `dropped` how many
     did not fit in the trace buffer (raise run()'s profile_events when it is not 0). With run(profile_outputs=...),
     `debug_buffer` holds each kernel's output tensors, which the ETDump's debug events point into
-    (exir.etdump.outputs(trace.etdump, trace.debug_buffer) reads them back), and `dropped_outputs` counts the
+    (devtools.etdump.outputs(trace.etdump, trace.debug_buffer) reads them back), and `dropped_outputs` counts the
     tensors that did not fit."""
 
     def __init__(self, etdump: bytes, events: int, dropped: int, debug_buffer: bytes = b"",
@@ -163,7 +163,7 @@ class Program:
         tracer (a build of the extension that has it; kernels="default" only). `profile_events` bounds the trace
         buffer (default: one record per instruction, plus one per allocator and one for the run; a loop needs more).
         `profile_memory=True` adds the run's allocation events to the ETDump (bytes per allocator: the method
-        allocator, the temp allocator, each planned pool), which `python -m exir.profile` reports; ExecuTorch
+        allocator, the temp allocator, each planned pool), which `python -m devtools.profile` reports; ExecuTorch
         1.5.1's Inspector cannot read a trace that has them. `profile_outputs=N` is debug mode: each kernel's output
         tensors are also kept, in a buffer of N bytes (Trace.debug_buffer; a tensor that does not fit is counted in
         Trace.dropped_outputs)."""
