@@ -11,7 +11,7 @@ from torch import nn
 
 import exir
 from ember import runtime
-from examples.models import ZOO
+from zoo.models import ZOO
 
 THREADS, RUNS = 4, 120
 
