@@ -19,7 +19,6 @@ import os
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from torchgen.model import FunctionSchema
 
 from codegen.features import parse_selected_features, render_support
 from codegen.manifest import KernelDecl, ManifestError, load_manifest, merge_chains

@@ -13,7 +13,7 @@ that does not fit its program fails here, not on the device.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 
 import torch
 

@@ -15,7 +15,8 @@ from exir.backend.named_data import NamedDataStoreOutput, merge_named_data
 from exir.backend.to_backend import SPECS as DELEGATION_SPECS, lower_delegates
 from exir.emit import ConstantPool, emit_method
 from exir.lowering.ir import DelegateCall
-from exir.kernel_check import KernelMissingError, KernelTarget, check as check_kernels
+from exir.kernel_check import KernelTarget, check as check_kernels
+from exir.kernel_check import KernelMissingError  # noqa: F401  (exir's lazy __getattr__ exports it from here)
 from exir.lowering import MethodGraph, TensorValue, lower_method
 from exir.lowering.alias import alias_views
 from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH

@@ -10,7 +10,6 @@ with one line per missing operator, dtype or feature otherwise.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Dict, List, Optional, Set
 

@@ -154,8 +154,8 @@ def svg(reports: Dict[str, dict]) -> str:
     scale = (width - left - 120) / biggest
     height = top + len(reports) * (bar_h + gap) + 60
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
-           f'font-size="12">', f'<text x="10" y="22" font-size="15">Runner code+data bytes by part '
-           f'(--config=size)</text>']
+           f'font-size="12">', '<text x="10" y="22" font-size="15">Runner code+data bytes by part '
+           '(--config=size)</text>']
     for i, (name, r) in enumerate(reports.items()):
         y = top + i * (bar_h + gap)
         out.append(f'<text x="{left - 8}" y="{y + bar_h * 0.68}" text-anchor="end">{name}</text>')

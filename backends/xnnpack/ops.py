@@ -483,7 +483,6 @@ def _window(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
 
 
 def _pool_geometry(call: Call, max_pool: bool):
-    x = call.args[0]
     kh, kw = _pair(call.args[1], "kernel_size")
     stride = call.args[2]
     sh, sw = _pair(stride, "stride") if stride else (kh, kw)

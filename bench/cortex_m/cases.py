@@ -6,7 +6,7 @@ A case is a list of layers run one after another (a network: the DS-CNN-like one
 figure for it where the anchor table has one (CMSIS-NN v7.0.0-43 with MVE, `-O2`, QEMU 7.2 mps3-an547 -icount
 shift=0, instructions per call, warm).
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 

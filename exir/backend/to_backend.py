@@ -3,7 +3,7 @@ partitions into DelegateCalls of Ember's MethodGraph, which exir.program runs be
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping
 
 import torch
 

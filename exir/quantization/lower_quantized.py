@@ -26,7 +26,6 @@ runs. Must run before to_edge: its decompositions split linear into transposes a
 from __future__ import annotations
 
 import math
-import operator
 from typing import Optional, Tuple
 
 import torch

@@ -16,8 +16,7 @@ Everything else stays float; exir.quantization.lower_quantized keeps quantize/de
 from __future__ import annotations
 
 import logging
-import operator
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 import torch
 
@@ -28,11 +27,9 @@ _pytree_log = logging.getLogger("torch.utils._pytree")
 _pytree_level = _pytree_log.level
 _pytree_log.setLevel(logging.ERROR)
 
-from torchao.quantization.pt2e.observer import (HistogramObserver,  # noqa: E402
-                                                PerChannelMinMaxObserver)
-from torchao.quantization.pt2e.quantizer import (DerivedQuantizationSpec,  # noqa: E402
-                                                 QuantizationAnnotation, QuantizationSpec, Quantizer,
-                                                 SharedQuantizationSpec)
+from torchao.quantization.pt2e.observer import HistogramObserver, PerChannelMinMaxObserver  # noqa: E402
+from torchao.quantization.pt2e.quantizer import DerivedQuantizationSpec, QuantizationAnnotation  # noqa: E402
+from torchao.quantization.pt2e.quantizer import QuantizationSpec, Quantizer, SharedQuantizationSpec  # noqa: E402
 from torchao.quantization.pt2e.quantizer import FixedQParamsQuantizationSpec  # noqa: E402
 
 _pytree_log.setLevel(_pytree_level)

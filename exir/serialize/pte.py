@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import struct
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
 from exir.serialize import extended_header as eh
 from exir.serialize.flatc import FlatcError, binary_to_json, json_to_binary

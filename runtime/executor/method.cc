@@ -182,10 +182,13 @@ Error allocate(const MethodLayout& l, MemoryAllocator* alloc, const char* method
 // on the caller's memory: pool sizes, tensor layouts, kernels and their argument kinds and dtypes.
 class MethodLoader {
  public:
-  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
+  // One whole constructor per branch (d_'s type differs): clang-format lays out each branch on its own and
+  // misreads a member-initializer list split between them.
 #ifdef EMBER_DELEGATES
+  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
       : d_{program, plan, memory, plan->name()->c_str(), nullptr, nullptr} {}
 #else
+  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
       : d_{program, plan, memory, plan->name()->c_str()} {}
 #endif
 

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 import exir
-from zoo.models import ZOO, TransformerBlock, export_methods
+from zoo.models import TransformerBlock, export_methods
 
 SMALL_ZOO = ["add", "softmax", "linear", "running_mean", "two_methods"]
 

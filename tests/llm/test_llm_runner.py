@@ -24,7 +24,7 @@ def llm_runner():
 @pytest.fixture(scope="module")
 def tokenizer_file(tmp_path_factory):
     """A byte-level BPE tokenizer.json trained on a small generated corpus (nothing downloaded)."""
-    tokenizers = pytest.importorskip("tokenizers")
+    pytest.importorskip("tokenizers")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     words = ["hello", "world", "edge", "runtime", "token", "model", "memory", "planned", "kernel", "tensor"]
     lines = [" ".join(words[(i * 7 + j * 3) % len(words)] for j in range(8)) + f" {i}." for i in range(400)]

@@ -92,8 +92,8 @@ def _train_hf(kind, lines, path):
         if kind == "qwen2":
             tok.normalizer = normalizers.NFC()
     tok.decoder = decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(vocab_size=1500, special_tokens=HF_SPECIALS, show_progress=False,
-                                             initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=HF_SPECIALS, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(lines, trainer)
     tok.add_tokens([AddedToken("<custom>", normalized=True)])
     tok.add_special_tokens([AddedToken("<strip>", lstrip=True, rstrip=True),

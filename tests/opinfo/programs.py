@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 import torch
 

@@ -39,7 +39,7 @@ def worker(max_samples: int, batch: int) -> None:
     warnings.simplefilter("ignore")
     sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
     from ember import runtime
-    from tests.opinfo.check import Outcome, run
+    from tests.opinfo.check import run
     from tests.opinfo.samples import DTYPE_NAMES, by_name, cpu_dtypes, samples
     db = by_name()
 
@@ -375,8 +375,8 @@ def main(argv=None) -> int:
     if a.ci_list:
         keys = ci_cover(outcomes)
         with open(a.ci_list, "w") as f:
-            f.write(f"# The CI tier's OpInfo samples (tests/opinfo/test_opinfo_ci.py): one or more per (kernel, dtype "
-                    f"class)\n# the sweep reached; written by `python -m tests.opinfo.sweep ... --ci-list`.\n")
+            f.write("# The CI tier's OpInfo samples (tests/opinfo/test_opinfo_ci.py): one or more per (kernel, dtype "
+                    "class)\n# the sweep reached; written by `python -m tests.opinfo.sweep ... --ci-list`.\n")
             f.write("".join(k + "\n" for k in keys))
     new, _, xpass = classify(outcomes)
     for o in new:

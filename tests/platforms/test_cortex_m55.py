@@ -9,7 +9,6 @@ import subprocess
 
 import pytest
 import torch
-import yaml
 
 from zoo.models import export_methods
 from zoo.runner_io import read_outputs, run

@@ -2,7 +2,6 @@
 through the Python bindings and a per-model runner whose selection names the backend, both built with
 --config=delegates, against eager (float32: atol 1e-5 scaled by the output's magnitude, rtol 1e-4, as the zoo
 parity tests). Runners built without it refuse the program by name."""
-import json
 import os
 import shutil
 import subprocess

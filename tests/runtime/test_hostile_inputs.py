@@ -42,7 +42,7 @@ def test_runner_input_file_of_wrong_length(runner, linear_pte, tmp_path):
     for n in (0, 15, 17, 4096):
         proc = run_runner(runner, linear_pte, "--input", write(tmp_path, f"in{n}.bin", b"\1" * n))
         assert proc.returncode == 4, proc.stderr
-        assert f"input 0 needs exactly 16 bytes (Float [4 elements]); " in proc.stderr
+        assert "input 0 needs exactly 16 bytes (Float [4 elements]); " in proc.stderr
         assert f"in{n}.bin has {n}\n" in proc.stderr
 
 

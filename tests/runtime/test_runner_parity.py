@@ -1,5 +1,4 @@
 """The C++ runtime (through //:runner) against eager PyTorch on every zoo model and method, and its errors."""
-import os
 
 import subprocess
 

@@ -24,7 +24,7 @@ def chain_with_residuals(blocks=17, seed=0):
     allocs, step, c, hw = [], 0, 32, 112 * 112
     x = Allocation(0, 4 * 3 * 224 * 224, 0, 1)
     allocs.append(x)
-    prev_id, prev_last = 0, 1
+    prev_id = 0
     for b in range(blocks):
         t = 6 if b else 1
         hidden = c * t
