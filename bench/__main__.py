@@ -16,6 +16,7 @@ machine in one run. Entry point: bench/run (installs what it needs, then runs th
 
 bench/README.md explains every number.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,17 +32,29 @@ from bench.models import GROUPS, MODELS, QUICK_MODELS
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(prog="bench/run", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="bench/run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="small models, ~0.1 s of timed runs each (CI)")
-    ap.add_argument("--models", default="", help="comma-separated models or groups (zoo: the default set; real: "
-                    f"the public zoo's ResNet18, MobileNets, EfficientNet-B0, BERT and ViT; all), from: "
-                    f"{', '.join(MODELS)}")
-    ap.add_argument("--frameworks", default="", help=f"comma-separated, from: {', '.join(H.FRAMEWORKS)} (both "
-                    "Ember builds are always measured)")
+    ap.add_argument(
+        "--models",
+        default="",
+        help="comma-separated models or groups (zoo: the default set; real: "
+        f"the public zoo's ResNet18, MobileNets, EfficientNet-B0, BERT and ViT; all), from: "
+        f"{', '.join(MODELS)}",
+    )
+    ap.add_argument(
+        "--frameworks",
+        default="",
+        help=f"comma-separated, from: {', '.join(H.FRAMEWORKS)} (both Ember builds are always measured)",
+    )
     ap.add_argument("--callgrind", action="store_true", help="instruction counts instead of times")
-    ap.add_argument("--target-s", type=float, default=None,
-                    help="seconds of timed runs per model and framework (default 1.0, --quick 0.1)")
+    ap.add_argument(
+        "--target-s",
+        type=float,
+        default=None,
+        help="seconds of timed runs per model and framework (default 1.0, --quick 0.1)",
+    )
     ap.add_argument("--out", default=os.path.join(H.ROOT, "bench", "results"))
     ap.add_argument("--name", default=None, help="file stem of the results (default: the date, -quick in quick mode)")
     ap.add_argument("--work", default=os.path.join(H.ROOT, "bench", ".work"), help="exports and scratch files")
@@ -49,17 +62,31 @@ def parse_args(argv=None):
     ap.add_argument("--no-plot", action="store_true")
     g = ap.add_argument_group("LLM benchmark (--llm; bench/README.md, \"LLM benchmark\")")
     g.add_argument("--llm", action="store_true", help="the LLM benchmark instead of the model set")
-    g.add_argument("--llm-config", default=None, help="smollm-135m (default), tiny (default with --quick), or a "
-                   "transformers Llama config.json")
+    g.add_argument(
+        "--llm-config",
+        default=None,
+        help="smollm-135m (default), tiny (default with --quick), or a transformers Llama config.json",
+    )
     g.add_argument("--llm-threads", default=None, help="comma-separated thread counts (default 1,2)")
     g.add_argument("--llm-prompt-tokens", type=int, default=None, help="prompt length (default 64, --quick 16)")
     g.add_argument("--llm-new-tokens", type=int, default=None, help="tokens generated (default 64, --quick 16)")
-    g.add_argument("--llm-group-size", type=int, default=32, help="8da4w group size, both frameworks (default 32: "
-                   "it divides SmolLM's width 576, which 128 does not)")
-    g.add_argument("--llm-rounds", type=int, default=None, help="interleaved rounds, one process per measurement "
-                   "each; medians reported (default 3, --quick 1)")
-    g.add_argument("--llm-et-extended-ops", action="store_true", help="ExecuTorch export with "
-                   "--xnnpack-extended-ops (XNNPACK takes fp32 linears too, not only quantized ones)")
+    g.add_argument(
+        "--llm-group-size",
+        type=int,
+        default=32,
+        help="8da4w group size, both frameworks (default 32: it divides SmolLM's width 576, which 128 does not)",
+    )
+    g.add_argument(
+        "--llm-rounds",
+        type=int,
+        default=None,
+        help="interleaved rounds, one process per measurement each; medians reported (default 3, --quick 1)",
+    )
+    g.add_argument(
+        "--llm-et-extended-ops",
+        action="store_true",
+        help="ExecuTorch export with --xnnpack-extended-ops (XNNPACK takes fp32 linears too, not only quantized ones)",
+    )
     return ap.parse_args(argv)
 
 
@@ -80,13 +107,15 @@ def main(argv=None) -> int:
     a = parse_args(argv)
     if a.llm:
         from bench import llm
+
         return llm.main(a)
     names = resolve_models(a.models, a.quick)
     unknown = [m for m in names if m not in MODELS]
     # The default set: every framework but the optional Ember columns (2 threads, the XNNPACK delegate), which
     # --frameworks names when wanted.
     frameworks = [f for f in a.frameworks.split(",") if f] or (
-        [*H.EMBER_RUNNERS, *H.CPP_PEERS] if a.callgrind else [f for f in H.FRAMEWORKS if f not in H.OPTIONAL])
+        [*H.EMBER_RUNNERS, *H.CPP_PEERS] if a.callgrind else [f for f in H.FRAMEWORKS if f not in H.OPTIONAL]
+    )
     unknown += [f for f in frameworks if f not in H.FRAMEWORKS]
     if unknown:
         print(f"bench: unknown models or frameworks {unknown}", file=sys.stderr)
@@ -120,41 +149,63 @@ def main(argv=None) -> int:
 
     if a.callgrind:
         from bench import callgrind
+
         result = callgrind.run_all(env, names, frameworks, ember_export, peer)
     else:
         result = measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, max_runs, optimized_ops)
-    result.update(date=today, machine=H.machine_info(env), quick=a.quick, mode="callgrind" if a.callgrind else "time",
-                  settings={"target_s": target_s, "min_runs": min_runs, "max_runs": max_runs, "threads": 1,
-                            "cpp_rounds": H.ROUNDS,
-                            "rss_floor_kb": rss_floor},
-                  frameworks={f: {"description": H.FRAMEWORKS[f], "skipped": env.skipped.get(f)}
-                              for f in frameworks},
-                  ember_optimized_ops=optimized_ops,
-                  # Every model's label, also those outside this run: the goals name the ones they lack.
-                  model_labels={n: m.label for n, m in MODELS.items()},
-                  versions=versions(env, peer), wall_s=None)
+    result.update(
+        date=today,
+        machine=H.machine_info(env),
+        quick=a.quick,
+        mode="callgrind" if a.callgrind else "time",
+        settings={
+            "target_s": target_s,
+            "min_runs": min_runs,
+            "max_runs": max_runs,
+            "threads": 1,
+            "cpp_rounds": H.ROUNDS,
+            "rss_floor_kb": rss_floor,
+        },
+        frameworks={f: {"description": H.FRAMEWORKS[f], "skipped": env.skipped.get(f)} for f in frameworks},
+        ember_optimized_ops=optimized_ops,
+        # Every model's label, also those outside this run: the goals name the ones they lack.
+        model_labels={n: m.label for n, m in MODELS.items()},
+        versions=versions(env, peer),
+        wall_s=None,
+    )
     result["wall_s"] = round(time.monotonic() - started, 1)
 
     from bench import report
+
     os.makedirs(a.out, exist_ok=True)
     json_path = os.path.join(a.out, f"{stem}.json")
     md_path = os.path.join(a.out, f"{stem}.md")
     png_path = os.path.join(a.out, f"{stem}.png")
     if not a.callgrind and not a.no_plot and os.path.exists(env.bench_python):
-        r = subprocess.run([env.bench_python, "-m", "bench.plot", "-", png_path], input=json.dumps(result),
-                           cwd=H.ROOT, capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [env.bench_python, "-m", "bench.plot", "-", png_path],
+            input=json.dumps(result),
+            cwd=H.ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if r.returncode == 0:
             result["plot"] = os.path.basename(png_path)
         else:
             H.log(f"plot failed: {r.stderr[-1000:]}")
     H.write_results(json_path, md_path, result, report.markdown(result))
-    H.log(f"wrote {json_path}, {md_path}" + (f", {png_path}" if result.get("plot") else "") +
-          f" in {result['wall_s']:.0f} s")
+    H.log(
+        f"wrote {json_path}, {md_path}"
+        + (f", {png_path}" if result.get("plot") else "")
+        + f" in {result['wall_s']:.0f} s"
+    )
     return 0
 
 
 def versions(env, peer) -> dict:
     import torch
+
     v = {"torch (Ember's .venv, eager)": torch.__version__}
     if "et" in peer:
         v.update({f"{k} (.venv-executorch)": x for k, x in peer["et"].get("_versions", {}).items()})
@@ -184,8 +235,9 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
             elif program in H.CPP_PEERS and program not in env.skipped:
                 jobs[fw] = et.get(program, {}).get("path")
         H.log(f"{name}: {', '.join(jobs)} ({H.ROUNDS} rounds)")
-        measured = H.measure_cpp({fw: p for fw, p in jobs.items() if p}, env, d, ee["inputs"], target_s, min_runs,
-                                 max_runs)
+        measured = H.measure_cpp(
+            {fw: p for fw, p in jobs.items() if p}, env, d, ee["inputs"], target_s, min_runs, max_runs
+        )
         measured.update({fw: {"error": "no ExecuTorch export"} for fw, p in jobs.items() if not p})
         for fw in ("ort", "eager"):
             if fw not in frameworks or fw in env.skipped:
@@ -194,11 +246,14 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
             try:
                 if fw == "ort":
                     r = H.measure_py(fw, env, name, d, onnx["path"], target_s, min_runs, max_runs)
-                    r.update(file_bytes=onnx["onnx_bytes"], export_s=onnx["export_s"], arena_bytes=None,
-                             onnx_nodes=onnx["nodes"])
+                    r.update(
+                        file_bytes=onnx["onnx_bytes"],
+                        export_s=onnx["export_s"],
+                        arena_bytes=None,
+                        onnx_nodes=onnx["nodes"],
+                    )
                 else:
-                    r = H.measure_py(fw, env, name, d, os.path.join(d, "state_dict.pt"), target_s, min_runs,
-                                     max_runs)
+                    r = H.measure_py(fw, env, name, d, os.path.join(d, "state_dict.pt"), target_s, min_runs, max_runs)
                     r.update(file_bytes=H.file_size(os.path.join(d, "state_dict.pt")), arena_bytes=None)
                 measured[fw] = r
             except Exception as e:  # one framework failing on one model is recorded, not fatal
@@ -213,20 +268,30 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
             if H.runner_of(fw) == "xnnpack":
                 r.update(file_bytes=et[program]["pte_bytes"], delegates=et[program]["delegates"])
             elif program == "ember":
-                r.update(file_bytes=ee["pte_bytes"], export_s=ee["export_s"],
-                         arena_lower_bound_bytes=sum(ee["lower_bound"]), operators=ee["operators"])
+                r.update(
+                    file_bytes=ee["pte_bytes"],
+                    export_s=ee["export_s"],
+                    arena_lower_bound_bytes=sum(ee["lower_bound"]),
+                    operators=ee["operators"],
+                )
                 if fw == "ember":
                     r["optimized_kernels_used"] = [o for o in ee["operators"] if o in optimized_ops]
             elif program in H.CPP_PEERS:
                 facts = et[program]
                 # The driver's planned pools are the program's non_const_buffer_sizes; both are recorded.
-                r.update(file_bytes=facts["pte_bytes"], export_s=facts["export_s"],
-                         non_const_buffer_sizes=facts["planned"], operators=facts["operators"],
-                         delegates=facts["delegates"], instructions=facts["instructions"])
+                r.update(
+                    file_bytes=facts["pte_bytes"],
+                    export_s=facts["export_s"],
+                    non_const_buffer_sizes=facts["planned"],
+                    operators=facts["operators"],
+                    delegates=facts["delegates"],
+                    instructions=facts["instructions"],
+                )
                 if fw == "et_portable":
                     opt = set(peer["et"].get("_optimized_ops", []))
-                    r["optimized_kernels_used"] = sorted(o for o in facts["operators"]
-                                                         if o.split("::")[-1].split(".")[0] in opt)
+                    r["optimized_kernels_used"] = sorted(
+                        o for o in facts["operators"] if o.split("::")[-1].split(".")[0] in opt
+                    )
             r.update(H.compare_outputs(d, r.pop("outputs_path")))
             if bm.ops:
                 r["ns_per_op"] = r["median_us"] * 1e3 / bm.ops

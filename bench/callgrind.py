@@ -10,6 +10,7 @@ the counted calls and no baseline has to be subtracted. Counts depend on the cod
 selects (XNNPACK picks its kernels from CPUID, kernels/optimized its AVX2 paths), not on timing; they are stable
 from run to run.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,10 +21,16 @@ from typing import Dict
 from bench import harness as H
 
 SYMBOLS = {
-    "ember": {"execute": "ember::Method::execute()", "load": "ember::Program::load(",
-              "load_method": "ember::Program::load_method("},
-    "et": {"execute": "executorch::runtime::Method::execute()", "load": "executorch::runtime::Program::load(",
-           "load_method": "executorch::runtime::Program::load_method("},
+    "ember": {
+        "execute": "ember::Method::execute()",
+        "load": "ember::Program::load(",
+        "load_method": "ember::Program::load_method(",
+    },
+    "et": {
+        "execute": "executorch::runtime::Method::execute()",
+        "load": "executorch::runtime::Program::load(",
+        "load_method": "executorch::runtime::Program::load_method(",
+    },
 }
 SMALL_IR = 200_000_000  # below this per 2 calls, steady-state counts come from a second run
 
@@ -72,15 +79,22 @@ def _callgrind(env: H.Env, fw: str, model_dir: str, pte: str, n_inputs: int, run
     os.makedirs(cg_dir, exist_ok=True)
     out_file = os.path.join(cg_dir, f"callgrind.out.{runs}")
     args = H._runner_args(fw, env, model_dir, pte, n_inputs, cg_dir) + ["--runs", str(runs), "--warmup", "1"]
-    r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *args], cwd=H.ROOT,
-                       capture_output=True, text=True, timeout=7200)
+    r = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *args],
+        cwd=H.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=7200,
+    )
     if r.returncode != 0:
         raise RuntimeError(f"valgrind exited {r.returncode}: {r.stderr.strip()[-1500:]}")
     costs = inclusive_costs(out_file, SYMBOLS["ember" if fw in H.EMBER_RUNNERS else "et"])
     ex, ld, lm = costs["execute"], costs["load"], costs["load_method"]
     if ex["calls"] != runs + 1 or ld["calls"] != 1 or lm["calls"] != 1:
-        raise RuntimeError(f"unexpected call counts in {out_file}: execute {ex['calls']} (want {runs + 1}), "
-                           f"load {ld['calls']}, load_method {lm['calls']}")
+        raise RuntimeError(
+            f"unexpected call counts in {out_file}: execute {ex['calls']} (want {runs + 1}), "
+            f"load {ld['calls']}, load_method {lm['calls']}"
+        )
     costs["dir"] = cg_dir
     return costs
 
@@ -91,13 +105,20 @@ def count(env: H.Env, fw: str, model_dir: str, pte: str, n_inputs: int) -> dict:
     with whatever the first call does once (lazy initialization) left out; for larger programs that once-only
     work is a negligible part of a call, and the mean of the 2 calls is reported."""
     a = _callgrind(env, fw, model_dir, pte, n_inputs, runs=1)
-    result = {"program_load_ir": a["load"]["ir"], "load_method_ir": a["load_method"]["ir"],
-              "load_ir": a["load"]["ir"] + a["load_method"]["ir"], "process_ir": a["_total"]}
+    result = {
+        "program_load_ir": a["load"]["ir"],
+        "load_method_ir": a["load_method"]["ir"],
+        "load_ir": a["load"]["ir"] + a["load_method"]["ir"],
+        "process_ir": a["_total"],
+    }
     if a["execute"]["ir"] < SMALL_IR:
         b = _callgrind(env, fw, model_dir, pte, n_inputs, runs=2)
         steady = b["execute"]["ir"] - a["execute"]["ir"]
-        result.update(execute_ir=steady, first_execute_ir=a["execute"]["ir"] - steady,
-                      execute_ir_method="difference of 3 and 2 calls (steady state)")
+        result.update(
+            execute_ir=steady,
+            first_execute_ir=a["execute"]["ir"] - steady,
+            execute_ir_method="difference of 3 and 2 calls (steady state)",
+        )
     else:
         result.update(execute_ir=a["execute"]["ir"] // 2, execute_ir_method="mean of 2 calls")
     result.update(H.compare_outputs(model_dir, a["dir"]))
@@ -108,6 +129,7 @@ def run_all(env: H.Env, names, frameworks, ember_export, peer) -> dict:
     version = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     models = {}
     from bench.models import MODELS
+
     for name in names:
         d = os.path.join(env.work, name)
         entry = {"label": MODELS[name].label, "ops": MODELS[name].ops or None, "frameworks": {}}

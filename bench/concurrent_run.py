@@ -9,6 +9,7 @@ Models (seeded): "small_cnn", the reproduction of issue #37 (two convolutions an
 under a millisecond a run, so Python's own work per call weighs), and "conv_net", the convolution stack of
 tests/runtime/test_threads.py (16x30x30 in, tens of milliseconds a run), where execute dominates.
 """
+
 import argparse
 import json
 import os
@@ -91,9 +92,15 @@ def measure(name: str, runs: int, thread_counts, repeats: int) -> dict:
                 best, best_cpu = elapsed, time.process_time() - cpu
         # CPU time over wall time: how many cores the process kept busy (on a machine others share, the speed-up
         # is capped by the cores they leave free; this says whether the calls ran in parallel at all).
-        row["threads"][n] = {"wall_s": best, "cpu_s": best_cpu, "cores_busy": best_cpu / best,
-                             "speedup": best_serial / best, "mismatches": mismatches,
-                             "outputs_checked": runs * (repeats + 1), "copies": list(program.copies("forward"))}
+        row["threads"][n] = {
+            "wall_s": best,
+            "cpu_s": best_cpu,
+            "cores_busy": best_cpu / best,
+            "speedup": best_serial / best,
+            "mismatches": mismatches,
+            "outputs_checked": runs * (repeats + 1),
+            "copies": list(program.copies("forward")),
+        }
     return row
 
 
@@ -105,19 +112,24 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed rounds; the best is kept")
     ap.add_argument("--out", help="also write the numbers as JSON here")
     args = ap.parse_args(argv)
-    rows = [measure(m, args.runs, [int(t) for t in args.threads.split(",")], args.repeats)
-            for m in args.models.split(",")]
+    rows = [
+        measure(m, args.runs, [int(t) for t in args.threads.split(",")], args.repeats) for m in args.models.split(",")
+    ]
     print(f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, Python {platform.python_version()}")
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    print("| model | runs | serial wall (cores busy) | threads | wall (cores busy) | speed-up | mismatches / outputs "
-          "checked | copies loaded |")
+    print(
+        "| model | runs | serial wall (cores busy) | threads | wall (cores busy) | speed-up | mismatches / outputs "
+        "checked | copies loaded |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         for n, t in r["threads"].items():
-            print(f"| {r['model']} | {r['runs']} | {r['serial_s'] * 1e3:.1f} ms "
-                  f"({r['serial_cpu_s'] / r['serial_s']:.2f}) | {n} | {t['wall_s'] * 1e3:.1f} ms "
-                  f"({t['cores_busy']:.2f}) | {t['speedup']:.2f}x | {t['mismatches']} / {t['outputs_checked']} | "
-                  f"{t['copies'][0]} |")
+            print(
+                f"| {r['model']} | {r['runs']} | {r['serial_s'] * 1e3:.1f} ms "
+                f"({r['serial_cpu_s'] / r['serial_s']:.2f}) | {n} | {t['wall_s'] * 1e3:.1f} ms "
+                f"({t['cores_busy']:.2f}) | {t['speedup']:.2f}x | {t['mismatches']} / {t['outputs_checked']} | "
+                f"{t['copies'][0]} |"
+            )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.out:
         with open(args.out, "w") as f:

@@ -58,8 +58,7 @@ uint64_t now_ns() {
 void* aligned(size_t bytes) { return aligned_alloc(16, (bytes + 15) / 16 * 16 + 16); }
 
 int usage(const char* argv0) {
-  fprintf(stderr,
-          "usage: %s MODEL.pte [--input FILE]... [--runs N] [--warmup N] [--threads N] [--output-dir DIR]\n",
+  fprintf(stderr, "usage: %s MODEL.pte [--input FILE]... [--runs N] [--warmup N] [--threads N] [--output-dir DIR]\n",
           argv0);
   return 2;
 }
@@ -199,8 +198,7 @@ int main(int argc, char** argv) {
   }
 
   printf("program: %s, method 'forward': %zu instructions, %zu inputs, %zu outputs, %zu threads\n", model,
-         static_cast<size_t>(meta->num_instructions()), num_inputs, method->outputs_size(),
-         pool->get_thread_count());
+         static_cast<size_t>(meta->num_instructions()), num_inputs, method->outputs_size(), pool->get_thread_count());
   for (size_t p = 0; p < num_pools; ++p) printf("memory: pool %zu: %zu bytes planned\n", p + 1, pools[p].size());
   printf("memory: method allocator: %zu bytes used\n", method_alloc.used_size());
   printf("time: %d runs, mean %.1f us, min %.1f us\n", runs, static_cast<double>(total) / runs / 1000.0,

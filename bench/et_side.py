@@ -16,6 +16,7 @@
 
 The programs are measured by bench/et_runner (C++, against the same wheel's runtime); `pybind` only checks it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ sys.path.insert(0, ROOT)
 
 def _program_facts(buffer: bytes):
     from executorch.exir._serialize._program import deserialize_pte_binary
+
     p = deserialize_pte_binary(buffer)
     p = getattr(p, "program", p)
     plan = next(pl for pl in p.execution_plan if pl.name == "forward")
@@ -50,13 +52,15 @@ def optimized_ops():
     import glob
     import re
     import executorch.exir
+
     package = os.path.dirname(os.path.dirname(os.path.abspath(executorch.exir.__file__)))
     libs = glob.glob(os.path.join(package, "lib", "libexecutorch_kernels_optimized*.so"))
     if not libs:
         return []
     try:
-        out = subprocess.run(["nm", "-DC", "--defined-only", libs[0]], capture_output=True, text=True,
-                             timeout=60).stdout
+        out = subprocess.run(
+            ["nm", "-DC", "--defined-only", libs[0]], capture_output=True, text=True, timeout=60
+        ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return []
     return sorted(set(re.findall(r"torch::executor::native::opt_([a-z0-9_]+?)_out\b", out)))
@@ -69,6 +73,7 @@ def export(out_dir: str, models, work: str):
     from executorch.version import __version__ as et_version
 
     from bench.models import exported
+
     os.makedirs(out_dir, exist_ok=True)
     report = {}
     for name in models:
@@ -102,6 +107,7 @@ def pybind(pairs, target_s: float):
     from executorch.extension.pybindings import portable_lib as et
 
     from bench.pymeasure import plan_runs, stats
+
     et._unsafe_reset_threadpool(1)
     report = {}
     for pair in pairs:
@@ -116,13 +122,17 @@ def pybind(pairs, target_s: float):
             t0 = clock()
             method.execute()
             return clock() - t0
+
         estimate = min(once() for _ in range(3))
         runs, warmup = plan_runs(estimate / 1e3, target_s, 3, 20000)
         for _ in range(warmup):
             once()
         times = [once() for _ in range(runs)]
-        report[pte] = {"median_us": stats(times)["median_us"], "runs": runs,
-                       "threads": et._threadpool_get_thread_count()}
+        report[pte] = {
+            "median_us": stats(times)["median_us"],
+            "runs": runs,
+            "threads": et._threadpool_get_thread_count(),
+        }
     print(json.dumps(report))
 
 

@@ -2,6 +2,7 @@
 for every framework, and measure each (model, framework) pair in a process of its own. Runs in the project's .venv
 (torch + exir); the peers' exports and the Python-hosted measurements run in their own venvs as subprocesses.
 """
+
 from __future__ import annotations
 
 import copy
@@ -23,24 +24,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FRAMEWORKS = {
     "ember": "Ember, default build: runtime/runner (bazel build //:runner) with kernels/optimized (tiled GEMM, "
-             "convolution, clamps; Float) registered ahead of the portable kernels, C++ timing loop",
+    "convolution, clamps; Float) registered ahead of the portable kernels, C++ timing loop",
     "ember_portable": "Ember, portable kernels only: the same runner (bazel build //runtime/runner:runner_portable), "
-                      "same .pte, same C++ timing loop",
+    "same .pte, same C++ timing loop",
     "et_portable": "ExecuTorch 1.5.1, no delegate: the wheel's C++ runtime and CPU kernel library (its optimized "
-                   "kernels where it has one, else its portable ones) driven by bench/et_runner.cc",
+    "kernels where it has one, else its portable ones) driven by bench/et_runner.cc",
     "et_xnnpack": "ExecuTorch 1.5.1 with the XNNPACK delegate (XnnpackPartitioner), same driver, threadpool of 1",
     "ort": "ONNX Runtime (PyPI), CPUExecutionProvider, 1 intra-op and 1 inter-op thread, all graph optimizations, "
-           "timed around session.run from Python",
+    "timed around session.run from Python",
     "eager": "eager PyTorch, torch.set_num_threads(1), inference_mode, timed around module(*inputs) from Python",
     "ember_2t": "Ember, default build, 2 threads: the same runner and .pte as Ember with --threads 2, pinned to two "
-                "CPUs (runtime/threads; kernels/optimized splits its GEMMs, convolutions and large passes)",
+    "CPUs (runtime/threads; kernels/optimized splits its GEMMs, convolutions and large passes)",
     "ember_xnnpack": "Ember + XNNPACK delegate: runtime/runner:runner_all_backends built with --config=xnnpack "
-                     "(Debian's 2022 XNNPACK, a pthreadpool of 1) running ExecuTorch's XNNPACK .pte (the ET XNNPACK "
-                     "column's file)",
+    "(Debian's 2022 XNNPACK, a pthreadpool of 1) running ExecuTorch's XNNPACK .pte (the ET XNNPACK "
+    "column's file)",
     "ember_xnnpack_2t": "Ember + XNNPACK delegate, 2 threads: the Ember+XNNPACK runner and .pte with --threads 2 (the "
-                        "backend's pthreadpool of 2), pinned to two CPUs",
+    "backend's pthreadpool of 2), pinned to two CPUs",
     "et_xnnpack_2t": "ExecuTorch 1.5.1 with the XNNPACK delegate, 2 threads: the ET XNNPACK driver and .pte with a "
-                     "threadpool of 2, pinned to two CPUs",
+    "threadpool of 2, pinned to two CPUs",
 }
 
 # Ember's two builds of runtime/runner, both always measured: framework -> (Bazel target, binary under bazel-bin).
@@ -116,6 +117,7 @@ def run(args, timeout=1800, **kw):
 
 # --- machine ---------------------------------------------------------------------------------------------------
 
+
 def machine_info(env: Env) -> dict:
     cpu = None
     try:
@@ -130,12 +132,20 @@ def machine_info(env: Env) -> dict:
             cpu = m.group(1).strip() if m else None
     commit = run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, timeout=30).stdout.strip() or None
     dirty = bool(run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, timeout=30).stdout.strip())
-    return {"cpu": cpu, "cores": os.cpu_count(), "machine": platform.machine(), "kernel": platform.release(),
-            "python": platform.python_version(), "pinned_cpu": env.pin_cpu, "git_commit": commit,
-            "git_dirty": dirty}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "machine": platform.machine(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "pinned_cpu": env.pin_cpu,
+        "git_commit": commit,
+        "git_dirty": dirty,
+    }
 
 
 # --- builds ----------------------------------------------------------------------------------------------------
+
 
 def build_peak_rss(env: Env):
     """bench/peak_rss.c, static when the C library allows it (a smaller floor under every RSS it reports)."""
@@ -189,7 +199,7 @@ def env_for(env: Env, fw: str) -> Env:
     if cpus == 1 or env.pin_cpu is None:
         return env
     others = sorted(c for c in os.sched_getaffinity(0) if c != env.pin_cpu)
-    return env.with_cpus([env.pin_cpu, *others[:cpus - 1]])
+    return env.with_cpus([env.pin_cpu, *others[: cpus - 1]])
 
 
 def optimized_ops() -> List[str]:
@@ -199,16 +209,26 @@ def optimized_ops() -> List[str]:
     # schema/operators.yaml), and only the manifest reader knows both spellings.
     from codegen.manifest import load_manifest
     from schema import scalar_types
-    decls = load_manifest(os.path.join(ROOT, "kernels", "optimized", "kernels.yaml"), namespace="ember::optimized",
-                          library="kernels/optimized")
+
+    decls = load_manifest(
+        os.path.join(ROOT, "kernels", "optimized", "kernels.yaml"),
+        namespace="ember::optimized",
+        library="kernels/optimized",
+    )
     float_number = scalar_types.BY_NAME["Float"].number
     # Names as kernel_calls() gives them: without the namespace ("convolution_clamp.out", not "ember::...").
     return sorted(d.op.split("::")[-1] for d in decls if float_number in d.dtypes)
 
 
 def executorch_package(env: Env) -> Optional[str]:
-    r = run([env.et_python, "-c", "import os, executorch.exir as e; "
-             "print(os.path.dirname(os.path.dirname(os.path.abspath(e.__file__))))"], timeout=600)
+    r = run(
+        [
+            env.et_python,
+            "-c",
+            "import os, executorch.exir as e; print(os.path.dirname(os.path.dirname(os.path.abspath(e.__file__))))",
+        ],
+        timeout=600,
+    )
     return r.stdout.strip() if r.returncode == 0 else None
 
 
@@ -225,13 +245,32 @@ def build_et_runner(env: Env):
         return
     out = os.path.join(env.work, "et_runner")
     lib = os.path.join(pkg, "lib")
-    cmd = ["g++", "-std=c++17", "-O2", "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED",
-           "-DET_USE_THREADPOOL", "-I", os.path.join(pkg, "include"),
-           "-I", os.path.join(pkg, "include", "executorch", "runtime", "core", "portable_type", "c10"),
-           "-Wno-deprecated-declarations", os.path.join(ROOT, "bench", "et_runner.cc"), "-o", out, "-L", lib,
-           # Kernels and the XNNPACK backend register from their libraries' initializers: link them even unused.
-           "-Wl,--no-as-needed", "-lexecutorch", "-lexecutorch_kernels_optimized", "-lexecutorch_backend_xnnpack",
-           "-lexecutorch_threadpool", "-Wl,--as-needed", f"-Wl,-rpath,{lib}"]
+    cmd = [
+        "g++",
+        "-std=c++17",
+        "-O2",
+        "-DC10_USING_CUSTOM_GENERATED_MACROS",
+        "-DET_EVENT_TRACER_ENABLED",
+        "-DET_USE_THREADPOOL",
+        "-I",
+        os.path.join(pkg, "include"),
+        "-I",
+        os.path.join(pkg, "include", "executorch", "runtime", "core", "portable_type", "c10"),
+        "-Wno-deprecated-declarations",
+        os.path.join(ROOT, "bench", "et_runner.cc"),
+        "-o",
+        out,
+        "-L",
+        lib,
+        # Kernels and the XNNPACK backend register from their libraries' initializers: link them even unused.
+        "-Wl,--no-as-needed",
+        "-lexecutorch",
+        "-lexecutorch_kernels_optimized",
+        "-lexecutorch_backend_xnnpack",
+        "-lexecutorch_threadpool",
+        "-Wl,--as-needed",
+        f"-Wl,-rpath,{lib}",
+    ]
     log("g++ bench/et_runner.cc (ExecuTorch wheel's runtime)")
     r = run(cmd, timeout=600)
     if r.returncode != 0:
@@ -243,6 +282,7 @@ def build_et_runner(env: Env):
 
 # --- exports ---------------------------------------------------------------------------------------------------
 
+
 def prepare_models(env: Env, names: List[str]) -> dict:
     """Builds each model once, here: the inputs, eager outputs and weights every framework shares, and for a model
     whose definition needs the public zoo's libraries (torchvision, transformers: this venv only) its torch.export
@@ -250,6 +290,7 @@ def prepare_models(env: Env, names: List[str]) -> dict:
     import torch
 
     from bench.models import MODELS, program_path
+
     prepared = {}
     for name in names:
         module, args = MODELS[name].build()
@@ -278,6 +319,7 @@ def export_ember(env: Env, names: List[str], prepared: dict) -> dict:
     import torch
 
     import exir
+
     report = {}
     for name in names:
         module, args, ep, out_shapes = prepared[name]
@@ -291,16 +333,22 @@ def export_ember(env: Env, names: List[str], prepared: dict) -> dict:
         prog.save(pte)
         elapsed = time.perf_counter() - t0
         pools = prog.reports["forward"].pools
-        report[name] = {"export_s": elapsed, "pte_bytes": os.path.getsize(pte),
-                        "planned": [p.planned_bytes for p in pools],
-                        "lower_bound": [p.lower_bound_bytes for p in pools], "inputs": len(args),
-                        "outputs": out_shapes, "operators": kernel_calls(prog.program, "forward")}
+        report[name] = {
+            "export_s": elapsed,
+            "pte_bytes": os.path.getsize(pte),
+            "planned": [p.planned_bytes for p in pools],
+            "lower_bound": [p.lower_bound_bytes for p in pools],
+            "inputs": len(args),
+            "outputs": out_shapes,
+            "operators": kernel_calls(prog.program, "forward"),
+        }
     return report
 
 
 def kernel_calls(program, method: str) -> Dict[str, int]:
     """How many kernel calls the method makes per operator ("relu.out": 50), as the runtime looks them up."""
     from schema import program as S
+
     plan = next(p for p in program.execution_plan if p.name == method)
     ops = [f"{o.name.split('::')[-1]}.{o.overload}" if o.overload else o.name.split("::")[-1] for o in plan.operators]
     counts: Dict[str, int] = {}
@@ -317,16 +365,24 @@ def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
     models = ",".join(names)
     if env.et_runner and any(program_of(fw) in CPP_PEERS for fw in frameworks):
         d = os.path.join(env.work, "_et")
-        procs["et"] = subprocess.Popen([env.et_python, "-m", "bench.et_side", "export", "--out", d, "--models", models,
-                                        "--work", env.work],
-                                       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs["et"] = subprocess.Popen(
+            [env.et_python, "-m", "bench.et_side", "export", "--out", d, "--models", models, "--work", env.work],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     if "ort" not in frameworks:
         pass
     elif os.path.exists(env.bench_python):
         d = os.path.join(env.work, "_onnx")
-        procs["onnx"] = subprocess.Popen([env.bench_python, "-m", "bench.onnx_export", "--out", d, "--models", models,
-                                          "--work", env.work],
-                                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs["onnx"] = subprocess.Popen(
+            [env.bench_python, "-m", "bench.onnx_export", "--out", d, "--models", models, "--work", env.work],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     else:
         env.skipped["ort"] = f"no benchmark venv at {env.bench_python} (tools/setup_bench_venv.sh)"
     return procs
@@ -338,7 +394,7 @@ def finish_peer_exports(env: Env, procs) -> dict:
         out, err = p.communicate(timeout=3600)
         if p.returncode != 0:
             reason = f"{key} export failed: {err.strip()[-1500:]}"
-            for fw in (CPP_PEERS if key == "et" else ("ort",)):
+            for fw in CPP_PEERS if key == "et" else ("ort",):
                 env.skipped[fw] = reason
             log(reason)
             continue
@@ -347,6 +403,7 @@ def finish_peer_exports(env: Env, procs) -> dict:
 
 
 # --- results ---------------------------------------------------------------------------------------------------
+
 
 def write_results(json_path: str, md_path: str, result: dict, md: str):
     """Every number to json_path, the report to md_path and to stdout."""
@@ -360,6 +417,7 @@ def write_results(json_path: str, md_path: str, result: dict, md: str):
 
 # --- measurement -----------------------------------------------------------------------------------------------
 
+
 def _spawn(env: Env, args, timeout):
     """Runs args in a process of its own, started by bench/peak_rss (pinned to one CPU when asked); returns
     (exit code, stdout, stderr, the process's ru_maxrss in KiB). The process's CPU time (user + system, every
@@ -372,8 +430,14 @@ def _spawn(env: Env, args, timeout):
     wall0 = time.perf_counter()
     with open(out_path, "w") as out, open(err_path, "w") as err:
         try:
-            rc = subprocess.run([env.peak_rss, rss_path, *args], cwd=ROOT, stdout=out, stderr=err,
-                                preexec_fn=env.preexec(), timeout=timeout).returncode
+            rc = subprocess.run(
+                [env.peak_rss, rss_path, *args],
+                cwd=ROOT,
+                stdout=out,
+                stderr=err,
+                preexec_fn=env.preexec(),
+                timeout=timeout,
+            ).returncode
         except subprocess.TimeoutExpired:
             rc = -9
     env.last_spawn = {"wall_s": time.perf_counter() - wall0, "cpu_s": None}
@@ -393,8 +457,7 @@ def _spawn(env: Env, args, timeout):
 
 _TIME_RE = {
     "mean_min": re.compile(r"^time: (\d+) runs, mean ([\d.]+) us, min ([\d.]+) us$", re.M),
-    "median": re.compile(r"^time: (\d+) warm-up runs, min ([\d.]+) us, median ([\d.]+) us, p90 ([\d.]+) us$",
-                         re.M),
+    "median": re.compile(r"^time: (\d+) warm-up runs, min ([\d.]+) us, median ([\d.]+) us, p90 ([\d.]+) us$", re.M),
     "load": re.compile(r"^time: load ([\d.]+) us", re.M),
     "pool": re.compile(r"^memory: pool \d+: (\d+) bytes planned$", re.M),
     "method_alloc": re.compile(r"^memory: method allocator: (\d+) bytes used", re.M),
@@ -406,11 +469,17 @@ def parse_runner(stdout: str) -> dict:
     if not (mm and med and load):
         raise ValueError(f"runner output without timing lines:\n{stdout[-1500:]}")
     alloc = _TIME_RE["method_alloc"].search(stdout)
-    return {"runs": int(mm.group(1)), "mean_us": float(mm.group(2)), "min_us": float(med.group(2)),
-            "warmup": int(med.group(1)), "median_us": float(med.group(3)), "p90_us": float(med.group(4)),
-            "load_us": float(load.group(1)),
-            "pools": [int(b) for b in _TIME_RE["pool"].findall(stdout)],
-            "method_allocator_bytes": int(alloc.group(1)) if alloc else None}
+    return {
+        "runs": int(mm.group(1)),
+        "mean_us": float(mm.group(2)),
+        "min_us": float(med.group(2)),
+        "warmup": int(med.group(1)),
+        "median_us": float(med.group(3)),
+        "p90_us": float(med.group(4)),
+        "load_us": float(load.group(1)),
+        "pools": [int(b) for b in _TIME_RE["pool"].findall(stdout)],
+        "method_allocator_bytes": int(alloc.group(1)) if alloc else None,
+    }
 
 
 def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out_dir: str):
@@ -419,8 +488,11 @@ def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out
     args = [env.et_runner if runner == "et" else env.ember_runners[runner], pte, "--output-dir", out_dir]
     for i in range(n_inputs):
         args += ["--input", os.path.join(model_dir, f"input_{i}.bin")]
-    return args + (["--threads", str(threads)] if runner == "et" else
-                   ["--print", "0"] + (["--threads", str(threads)] if threads > 1 else []))
+    return args + (
+        ["--threads", str(threads)]
+        if runner == "et"
+        else ["--print", "0"] + (["--threads", str(threads)] if threads > 1 else [])
+    )
 
 
 LOAD_SAMPLES = 7
@@ -432,8 +504,9 @@ def _median(xs):
     return xs[(len(xs) - 1) // 2]
 
 
-def measure_cpp(jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, target_s: float,
-                min_runs: int, max_runs: int) -> Dict[str, dict]:
+def measure_cpp(
+    jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, target_s: float, min_runs: int, max_runs: int
+) -> Dict[str, dict]:
     """Measures one model on the C++ runners (jobs: framework -> .pte), in ROUNDS interleaved rounds (Ember,
     Ember portable, ExecuTorch portable, ExecuTorch XNNPACK, then again), so that a burst of load from elsewhere on
     a shared machine falls on all of them alike. Each round is a process of its own doing a third of the planned
@@ -482,12 +555,18 @@ def measure_cpp(jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, t
         rs = rounds[fw]
         runs = sum(r["runs"] for r in rs)
         results[fw] = {
-            "median_us": _median([r["median_us"] for r in rs]), "p90_us": _median([r["p90_us"] for r in rs]),
-            "min_us": min(r["min_us"] for r in rs), "mean_us": sum(r["mean_us"] * r["runs"] for r in rs) / runs,
-            "runs": runs, "warmup": sum(r["warmup"] for r in rs), "rounds": len(rs),
+            "median_us": _median([r["median_us"] for r in rs]),
+            "p90_us": _median([r["p90_us"] for r in rs]),
+            "min_us": min(r["min_us"] for r in rs),
+            "mean_us": sum(r["mean_us"] * r["runs"] for r in rs) / runs,
+            "runs": runs,
+            "warmup": sum(r["warmup"] for r in rs),
+            "rounds": len(rs),
             "round_medians_us": [r["median_us"] for r in rs],
-            "load_us": _median(loads[fw]), "load_samples_us": loads[fw],
-            "pools": rs[0]["pools"], "arena_bytes": sum(rs[0]["pools"]),
+            "load_us": _median(loads[fw]),
+            "load_samples_us": loads[fw],
+            "pools": rs[0]["pools"],
+            "arena_bytes": sum(rs[0]["pools"]),
             "method_allocator_bytes": rs[0]["method_allocator_bytes"],
             "maxrss_kb": max(r["maxrss_kb"] for r in rs if r["maxrss_kb"] is not None),
             "outputs_path": os.path.join(model_dir, f"out_{fw}"),
@@ -495,8 +574,9 @@ def measure_cpp(jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, t
     return results
 
 
-def measure_py(fw: str, env: Env, name: str, model_dir: str, model_file: str, target_s: float, min_runs: int,
-               max_runs: int) -> dict:
+def measure_py(
+    fw: str, env: Env, name: str, model_dir: str, model_file: str, target_s: float, min_runs: int, max_runs: int
+) -> dict:
     out_npz = os.path.join(model_dir, f"out_{fw}.npz")
     common = ["--target-s", str(target_s), "--min-runs", str(min_runs), "--max-runs", str(max_runs), "--out", out_npz]
     inputs = os.path.join(model_dir, "inputs.npz")

@@ -14,6 +14,7 @@ and runs at 1 and at 2 threads, pinned to that many CPUs. What runs (bench/READM
 Each generation is a process of its own started by bench/peak_rss, so its peak RSS is its own; the Python-hosted
 ones also report their peak before the model was loaded, and the report gives the rise above it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -43,12 +44,14 @@ FRAMEWORKS = {
     "ember": "Ember, examples/llm/llm_runner (C++: mmapped .pte, prefill + decode loop), --threads K",
     "ember_py": "Ember from Python: ember.runtime.load(pte, threads=K) and ember.llm.generate (loop in Python)",
     "et": "ExecuTorch 1.5.1: export_llama (XNNPACK) and TextLLMRunner through its Python bindings (loop in C++), "
-          "threadpool reset to K threads",
+    "threadpool reset to K threads",
     "eager": "eager PyTorch: transformers' LlamaForCausalLM with its KV cache, torch.set_num_threads(K), "
-             "inference_mode",
+    "inference_mode",
 }
-RUNNER_TARGETS = {"//examples/llm:llm_runner": "examples/llm/llm_runner",
-                  "//runtime/python:_ember_runtime.so": "runtime/python/_ember_runtime.so"}
+RUNNER_TARGETS = {
+    "//examples/llm:llm_runner": "examples/llm/llm_runner",
+    "//runtime/python:_ember_runtime.so": "runtime/python/_ember_runtime.so",
+}
 
 
 def defaults(a) -> dict:
@@ -64,11 +67,19 @@ def defaults(a) -> dict:
     prompt = a.llm_prompt_tokens or (16 if quick else 64)
     new = a.llm_new_tokens or (16 if quick else 64)
     threads = [int(t) for t in (a.llm_threads or "1,2").split(",") if t]
-    return {"config_name": name, "config": config, "prompt_tokens": prompt, "new_tokens": new,
-            "max_seq_len": prompt + new, "group_size": a.llm_group_size, "threads": threads,
-            "rounds": a.llm_rounds or (1 if quick else 3), "et_extended_ops": a.llm_et_extended_ops,
-            # --quick leaves ExecuTorch's extra int8 export out: it would add a third of its export time.
-            "et_extra_variants": [] if quick else list(ET_EXTRA)}
+    return {
+        "config_name": name,
+        "config": config,
+        "prompt_tokens": prompt,
+        "new_tokens": new,
+        "max_seq_len": prompt + new,
+        "group_size": a.llm_group_size,
+        "threads": threads,
+        "rounds": a.llm_rounds or (1 if quick else 3),
+        "et_extended_ops": a.llm_et_extended_ops,
+        # --quick leaves ExecuTorch's extra int8 export out: it would add a third of its export time.
+        "et_extra_variants": [] if quick else list(ET_EXTRA),
+    }
 
 
 def cpus_for(threads: int, pin: bool) -> Optional[List[int]]:
@@ -81,21 +92,32 @@ def cpus_for(threads: int, pin: bool) -> Optional[List[int]]:
 
 # --- preparation (in this process, the project's .venv) ---------------------------------------------------------
 
+
 def et_fingerprint(env: H.Env, s: dict, eos: int) -> str:
     """Everything ExecuTorch's exports depend on: the model and export settings, the EOS id, the code that makes its
     checkpoint and runs its export, and both venvs' versions (the weights come from .venv's torch and transformers)."""
     import torch
     import transformers
-    et_version = H.run([env.et_python, "-c", "import executorch.version as v, torch; print(v.__version__, "
-                        "torch.__version__)"], timeout=600).stdout.strip()
+
+    et_version = H.run(
+        [env.et_python, "-c", "import executorch.version as v, torch; print(v.__version__, torch.__version__)"],
+        timeout=600,
+    ).stdout.strip()
     code = ""
     for name in ("llm_et_side.py", "llm_model.py"):
         with open(os.path.join(H.ROOT, "bench", name)) as f:
             code += f.read()
-    key = {"config": s["config"], "max_seq_len": s["max_seq_len"], "group_size": s["group_size"], "eos": eos,
-           "extended_ops": s["et_extended_ops"], "variants": sorted(set(VARIANTS) | set(s["et_extra_variants"])),
-           "code": hashlib.sha256(code.encode()).hexdigest(), "et": et_version,
-           "venv": [torch.__version__, transformers.__version__]}
+    key = {
+        "config": s["config"],
+        "max_seq_len": s["max_seq_len"],
+        "group_size": s["group_size"],
+        "eos": eos,
+        "extended_ops": s["et_extended_ops"],
+        "variants": sorted(set(VARIANTS) | set(s["et_extra_variants"])),
+        "code": hashlib.sha256(code.encode()).hexdigest(),
+        "et": et_version,
+        "venv": [torch.__version__, transformers.__version__],
+    }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -107,6 +129,7 @@ def prepare(env: H.Env, s: dict, cache: Optional[str]) -> dict:
     import torch
 
     from bench.llm_measure import build_hf, greedy_hf
+
     d = os.path.join(env.work, s["config_name"])
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
@@ -115,10 +138,17 @@ def prepare(env: H.Env, s: dict, cache: Optional[str]) -> dict:
     text = llm_tokenizer.prompt(s["prompt_tokens"])
     ids = llm_tokenizer.encode_with_tokenizers(tok, text)
     if len(ids) != s["prompt_tokens"]:
-        raise SystemExit(f"bench: the prompt encodes to {len(ids)} tokens, not {s['prompt_tokens']}: the synthetic "
-                         "tokenizer makes every three-letter word one token only from a vocabulary of 36,787 up")
-    paths = {"dir": d, "config": os.path.join(d, "config.json"), "tokenizer": tok,
-             "prompt_text": os.path.join(d, "prompt.txt"), "prompt_ids": os.path.join(d, "prompt_ids.json")}
+        raise SystemExit(
+            f"bench: the prompt encodes to {len(ids)} tokens, not {s['prompt_tokens']}: the synthetic "
+            "tokenizer makes every three-letter word one token only from a vocabulary of 36,787 up"
+        )
+    paths = {
+        "dir": d,
+        "config": os.path.join(d, "config.json"),
+        "tokenizer": tok,
+        "prompt_text": os.path.join(d, "prompt.txt"),
+        "prompt_ids": os.path.join(d, "prompt_ids.json"),
+    }
     with open(paths["prompt_text"], "w") as f:
         f.write(text)
     with open(paths["prompt_ids"], "w") as f:
@@ -132,19 +162,29 @@ def prepare(env: H.Env, s: dict, cache: Optional[str]) -> dict:
     # prompt, which greedy decoding does not produce (runs that still stop early are reported as such).
     order = torch.argsort(logits).tolist()
     eos = next(t for t in order if t not in ref and t != 0)
-    et_dir = paths["et_dir"] = (os.path.join(cache, f"{s['config_name']}-{et_fingerprint(env, s, eos)}")
-                                if cache else None)
+    et_dir = paths["et_dir"] = (
+        os.path.join(cache, f"{s['config_name']}-{et_fingerprint(env, s, eos)}") if cache else None
+    )
     if et_dir and not os.path.exists(os.path.join(et_dir, "export.json")):
         shutil.rmtree(et_dir, ignore_errors=True)
         os.makedirs(et_dir)
         paths.update(et_checkpoint(hf, s["config"], et_dir))
     del hf
-    H.log(f"prepared {s['config_name']} ({count_parameters(s['config']) / 1e6:.1f}M parameters): tokenizer, "
-          f"{len(ids)}-token prompt, eager reference, ExecuTorch's checkpoint in {time.perf_counter() - t0:.0f} s")
+    H.log(
+        f"prepared {s['config_name']} ({count_parameters(s['config']) / 1e6:.1f}M parameters): tokenizer, "
+        f"{len(ids)}-token prompt, eager reference, ExecuTorch's checkpoint in {time.perf_counter() - t0:.0f} s"
+    )
     from tokenizers import Tokenizer
+
     t = Tokenizer.from_file(tok)
-    return {**paths, "ids": ids, "reference_ids": ref, "reference_pieces": [t.decode([i]) for i in ref],
-            "et_eos": eos, "text": text}
+    return {
+        **paths,
+        "ids": ids,
+        "reference_ids": ref,
+        "reference_pieces": [t.decode([i]) for i in ref],
+        "et_eos": eos,
+        "text": text,
+    }
 
 
 def build_runners(env: H.Env) -> Dict[str, str]:
@@ -167,6 +207,7 @@ def build_runners(env: H.Env) -> Dict[str, str]:
 
 # --- exports ----------------------------------------------------------------------------------------------------
 
+
 def start_et_export(env: H.Env, s: dict, prep: dict) -> list:
     """ExecuTorch's exports, started in the background; none when an earlier run left the same ones in the cache."""
     if os.path.exists(os.path.join(prep["et_dir"], "export.json")):
@@ -178,10 +219,28 @@ def start_et_export(env: H.Env, s: dict, prep: dict) -> list:
     for i, group in enumerate(ET_EXPORT_GROUPS):
         group = [v for v in group if v in wanted]
         d = prep["et_dir"]
-        args = [env.et_python, "-m", "bench.llm_et_side", "export", "--checkpoint", prep["checkpoint"],
-                "--params", prep["params"], "--max-seq-len", str(s["max_seq_len"]),
-                "--group-size", str(s["group_size"]), "--metadata", metadata, "--out-dir", d,
-                "--report", os.path.join(d, f"export_{i}.json"), "--variants", ",".join(group)]
+        args = [
+            env.et_python,
+            "-m",
+            "bench.llm_et_side",
+            "export",
+            "--checkpoint",
+            prep["checkpoint"],
+            "--params",
+            prep["params"],
+            "--max-seq-len",
+            str(s["max_seq_len"]),
+            "--group-size",
+            str(s["group_size"]),
+            "--metadata",
+            metadata,
+            "--out-dir",
+            d,
+            "--report",
+            os.path.join(d, f"export_{i}.json"),
+            "--variants",
+            ",".join(group),
+        ]
         if s["et_extended_ops"]:
             args.append("--extended-ops")
         log = open(os.path.join(d, f"export_{i}.log"), "w")
@@ -215,6 +274,7 @@ def export_ember(s: dict, prep: dict) -> dict:
     """examples/llm/export.py's command line, called in this process (torch and transformers imported once):
     `python -m examples.llm.export --model config.json --max-seq-len N [--quantize ... --group-size G] -o ...`."""
     from examples.llm import export as ember_export
+
     out = {}
     for variant in VARIANTS:
         path = os.path.join(prep["dir"], f"ember_{variant}.pte")
@@ -227,8 +287,13 @@ def export_ember(s: dict, prep: dict) -> dict:
         text = io.StringIO()
         with contextlib.redirect_stdout(text):
             ember_export.main(argv)
-        out[variant] = {"path": path, "pte_bytes": os.path.getsize(path), "export_s": time.perf_counter() - t0,
-                        "argv": argv, "report": text.getvalue()}
+        out[variant] = {
+            "path": path,
+            "pte_bytes": os.path.getsize(path),
+            "export_s": time.perf_counter() - t0,
+            "argv": argv,
+            "report": text.getvalue(),
+        }
         H.log(f"Ember export {variant}: {os.path.getsize(path):,} bytes in {out[variant]['export_s']:.0f} s")
     return out
 
@@ -283,8 +348,9 @@ def busy_s(cpus) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def measure_one(env: H.Env, fw: str, variant: str, threads: int, s: dict, prep: dict, bins: dict, exports: dict,
-                pin: bool) -> dict:
+def measure_one(
+    env: H.Env, fw: str, variant: str, threads: int, s: dict, prep: dict, bins: dict, exports: dict, pin: bool
+) -> dict:
     cpus = cpus_for(threads, pin)
     e = env.with_cpus(cpus)
     out_json = os.path.join(env.work, "_result.json")
@@ -292,22 +358,80 @@ def measure_one(env: H.Env, fw: str, variant: str, threads: int, s: dict, prep: 
         os.remove(out_json)
     n = str(s["new_tokens"])
     if fw == "ember":
-        args = [bins["llm_runner"], "--model", exports["ember"][variant]["path"], "--tokenizer", prep["tokenizer"],
-                "--prompt", prep["text"], "--max-new-tokens", n, "--ignore-eos", "--no-bos", "--ids",
-                "--threads", str(threads)]
+        args = [
+            bins["llm_runner"],
+            "--model",
+            exports["ember"][variant]["path"],
+            "--tokenizer",
+            prep["tokenizer"],
+            "--prompt",
+            prep["text"],
+            "--max-new-tokens",
+            n,
+            "--ignore-eos",
+            "--no-bos",
+            "--ids",
+            "--threads",
+            str(threads),
+        ]
     elif fw == "ember_py":
-        args = [env.python, "-m", "bench.llm_measure", "ember", "--pte", exports["ember"][variant]["path"],
-                "--prompt-ids", prep["prompt_ids"], "--new-tokens", n, "--threads", str(threads), "--out", out_json]
+        args = [
+            env.python,
+            "-m",
+            "bench.llm_measure",
+            "ember",
+            "--pte",
+            exports["ember"][variant]["path"],
+            "--prompt-ids",
+            prep["prompt_ids"],
+            "--new-tokens",
+            n,
+            "--threads",
+            str(threads),
+            "--out",
+            out_json,
+        ]
     elif fw == "et":
         facts = os.path.join(env.work, "_et_facts.json")
         with open(facts, "w") as f:
             json.dump(exports["et"][variant], f)
-        args = [env.et_python, "-m", "bench.llm_et_side", "run", "--pte", exports["et"][variant]["path"],
-                "--facts", facts, "--tokenizer", prep["tokenizer"], "--prompt-file", prep["prompt_text"],
-                "--new-tokens", n, "--threads", str(threads), "--out", out_json]
+        args = [
+            env.et_python,
+            "-m",
+            "bench.llm_et_side",
+            "run",
+            "--pte",
+            exports["et"][variant]["path"],
+            "--facts",
+            facts,
+            "--tokenizer",
+            prep["tokenizer"],
+            "--prompt-file",
+            prep["prompt_text"],
+            "--new-tokens",
+            n,
+            "--threads",
+            str(threads),
+            "--out",
+            out_json,
+        ]
     else:
-        args = [env.python, "-m", "bench.llm_measure", "eager", "--model-dir", prep["dir"], "--prompt-ids",
-                prep["prompt_ids"], "--new-tokens", n, "--threads", str(threads), "--out", out_json]
+        args = [
+            env.python,
+            "-m",
+            "bench.llm_measure",
+            "eager",
+            "--model-dir",
+            prep["dir"],
+            "--prompt-ids",
+            prep["prompt_ids"],
+            "--new-tokens",
+            n,
+            "--threads",
+            str(threads),
+            "--out",
+            out_json,
+        ]
     busy0 = busy_s(cpus)
     rc, out, err, maxrss = H._spawn(e, args, timeout=3600)
     # What else ran on this run's CPUs meanwhile, in CPUs' worth (0.5: half a CPU taken by other processes). On a
@@ -346,8 +470,17 @@ def agreement_text(text: str, pieces: List[str]) -> int:
 
 
 RETRIES = 2
-METRICS = ("prefill_tps", "decode_tps", "ttft_ms", "maxrss_kb", "rss_above_baseline_kb", "rss_before_load_kb",
-           "cpu_over_wall", "load_ms", "others_load")
+METRICS = (
+    "prefill_tps",
+    "decode_tps",
+    "ttft_ms",
+    "maxrss_kb",
+    "rss_above_baseline_kb",
+    "rss_before_load_kb",
+    "cpu_over_wall",
+    "load_ms",
+    "others_load",
+)
 
 
 def _median(xs):
@@ -372,8 +505,12 @@ def summarize(rounds: List[dict]) -> dict:
     out = {k: v for k, v in used[0].items() if k not in METRICS}
     for k in METRICS:
         out[k] = _median([r.get(k) for r in used])
-    out.update(rounds=rounds, rounds_used=len(used), rounds_busy=len(ok) - sum(map(_quiet, ok)),
-               generated_min=min(r["generated_tokens"] for r in used))
+    out.update(
+        rounds=rounds,
+        rounds_used=len(used),
+        rounds_busy=len(ok) - sum(map(_quiet, ok)),
+        generated_min=min(r["generated_tokens"] for r in used),
+    )
     return out
 
 
@@ -467,25 +604,44 @@ def main(a) -> int:
     H.log(f"exports done in {time.monotonic() - started:.0f} s")
     runs = measure_all(env, s, prep, bins, exports, frameworks, not a.no_pin)
     import torch
+
     machine = H.machine_info(env)
     machine["load_average"] = {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]}
-    machine["pinning"] = ("each measured process pinned to the last K CPUs for K threads" if not a.no_pin
-                          else "not pinned")
+    machine["pinning"] = (
+        "each measured process pinned to the last K CPUs for K threads" if not a.no_pin else "not pinned"
+    )
     result = {
-        "mode": "llm", "date": datetime.date.today().isoformat(), "quick": a.quick, "machine": machine,
-        "settings": {**s, "parameters": count_parameters(s["config"]), "et_eos_id": prep["et_eos"],
-                     "rss_floor_kb": rss_floor, "variants": list(VARIANTS), "et_exports_reused": et_reused},
+        "mode": "llm",
+        "date": datetime.date.today().isoformat(),
+        "quick": a.quick,
+        "machine": machine,
+        "settings": {
+            **s,
+            "parameters": count_parameters(s["config"]),
+            "et_eos_id": prep["et_eos"],
+            "rss_floor_kb": rss_floor,
+            "variants": list(VARIANTS),
+            "et_exports_reused": et_reused,
+        },
         "frameworks": {fw: {"description": FRAMEWORKS[fw], "skipped": skipped.get(fw)} for fw in FRAMEWORKS},
-        "exports": {fw: {v: {k: x for k, x in e.items() if k != "report"} for v, e in ex.items()
-                         if not v.startswith("_")} for fw, ex in exports.items()},
-        "reference": {"eager_fp32_greedy_ids": prep["reference_ids"], "prompt": prep["text"],
-                      "prompt_ids": prep["ids"]},
+        "exports": {
+            fw: {v: {k: x for k, x in e.items() if k != "report"} for v, e in ex.items() if not v.startswith("_")}
+            for fw, ex in exports.items()
+        },
+        "reference": {
+            "eager_fp32_greedy_ids": prep["reference_ids"],
+            "prompt": prep["text"],
+            "prompt_ids": prep["ids"],
+        },
         "runs": runs,
-        "versions": {"torch (.venv)": torch.__version__, **{f"{k} (.venv-executorch)": v for k, v in
-                                                           exports.get("et", {}).get("_versions", {}).items()}},
+        "versions": {
+            "torch (.venv)": torch.__version__,
+            **{f"{k} (.venv-executorch)": v for k, v in exports.get("et", {}).get("_versions", {}).items()},
+        },
     }
     result["wall_s"] = round(time.monotonic() - started, 1)
     from bench import llm_report
+
     stem = a.name or (result["date"] + ("-llm-quick" if a.quick else "-llm"))
     os.makedirs(a.out, exist_ok=True)
     json_path, md_path = os.path.join(a.out, f"{stem}.json"), os.path.join(a.out, f"{stem}.md")

@@ -25,6 +25,7 @@ the machine's cores by default; the bindings' _unsafe_reset_threadpool(K) (porta
 that pool. The run records the pool's size as the bindings report it and CPU time over wall time during decode,
 which shows whether K threads really worked.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,38 +46,66 @@ from bench.pymeasure import vm_hwm_kb  # noqa: E402
 # The three weight formats both frameworks export, and "int8_dynact": ExecuTorch's XNNPACK int8 path
 # (--pt2e_quantize xnnpack_dynamic: int8 weights per channel, activations quantized to int8 at run time), measured
 # beside its "-qmode int8", whose int8 weights export folds back to fp32 (see the report).
-VARIANT_FLAGS = {"fp32": [], "int8": ["-qmode", "int8"], "8da4w": ["-qmode", "8da4w"],
-                 "int8_dynact": ["--pt2e_quantize", "xnnpack_dynamic"]}
+VARIANT_FLAGS = {
+    "fp32": [],
+    "int8": ["-qmode", "int8"],
+    "8da4w": ["-qmode", "8da4w"],
+    "int8_dynact": ["--pt2e_quantize", "xnnpack_dynamic"],
+}
 
 
 def package_dir() -> str:
     import executorch.version  # not executorch.exir: seconds of imports the runner does not need
+
     return os.path.dirname(os.path.abspath(executorch.version.__file__))
 
 
 def program_facts(path: str) -> dict:
     from executorch.exir._serialize._program import deserialize_pte_binary
+
     with open(path, "rb") as f:
         p = deserialize_pte_binary(f.read())
     p = getattr(p, "program", p)
     plan = next(pl for pl in p.execution_plan if pl.name == "forward")
-    return {"operators": sorted({f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators}),
-            "delegates": [d.id for d in plan.delegates],
-            "planned": [int(b) for b in plan.non_const_buffer_sizes[1:]]}
+    return {
+        "operators": sorted({f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators}),
+        "delegates": [d.id for d in plan.delegates],
+        "planned": [int(b) for b in plan.non_const_buffer_sizes[1:]],
+    }
 
 
 def export(a) -> dict:
     import torch
     from executorch.examples.models.llama.export_llama_lib import build_args_parser, export_llama
+
     os.makedirs(a.out_dir, exist_ok=True)
     report = {}
     for variant in a.variants.split(","):
         # A name ending in .pte is taken as the whole path (else: output dir / name + ".pte").
         path = os.path.join(os.path.abspath(a.out_dir), f"et_{variant}.pte")
-        argv = ["--model", "llama3", "--checkpoint", a.checkpoint, "--params", a.params, "-kv",
-                "--use_sdpa_with_kv_cache", "-X", "-d", "fp32", "--max_seq_length", str(a.max_seq_len),
-                "--max_context_length", str(a.max_seq_len), "--metadata", a.metadata,
-                "--output-dir", a.out_dir, "--output_name", path]
+        argv = [
+            "--model",
+            "llama3",
+            "--checkpoint",
+            a.checkpoint,
+            "--params",
+            a.params,
+            "-kv",
+            "--use_sdpa_with_kv_cache",
+            "-X",
+            "-d",
+            "fp32",
+            "--max_seq_length",
+            str(a.max_seq_len),
+            "--max_context_length",
+            str(a.max_seq_len),
+            "--metadata",
+            a.metadata,
+            "--output-dir",
+            a.out_dir,
+            "--output_name",
+            path,
+        ]
         if a.extended_ops:
             argv.insert(argv.index("-X") + 1, "--xnnpack-extended-ops")
         argv += VARIANT_FLAGS[variant]
@@ -87,10 +116,16 @@ def export(a) -> dict:
         export_llama(build_args_parser().parse_args(argv))
         elapsed = time.perf_counter() - t0
         command = "python -m executorch.examples.models.llama.export_llama " + " ".join(shlex.quote(x) for x in argv)
-        report[variant] = {"path": path, "command": command, "pte_bytes": os.path.getsize(path),
-                           "export_s": elapsed, **program_facts(path)}
+        report[variant] = {
+            "path": path,
+            "command": command,
+            "pte_bytes": os.path.getsize(path),
+            "export_s": elapsed,
+            **program_facts(path),
+        }
         print(f"llm_et_side: exported {path}", file=sys.stderr, flush=True)
     from executorch.version import __version__
+
     report["_versions"] = {"executorch": __version__, "torch": torch.__version__}
     with open(a.report, "w") as f:
         json.dump(report, f, indent=1)
@@ -109,6 +144,7 @@ def load_missing_kernels(operators):
     kernel)."""
     import torch
     from executorch.extension.pybindings import _C
+
     loaded = []
     missing = set(operators) - set(_C._get_operator_names())
     if any(o.startswith("llama::") for o in missing):
@@ -127,9 +163,11 @@ def load_missing_kernels(operators):
 def run(a) -> dict:
     import torch
     from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+
     # The bindings' core module, which portable_lib re-exports (importing portable_lib pulls in exir and torchao:
     # seconds, and memory before the baseline, for nothing the runner uses).
     from executorch.extension.pybindings import _C
+
     torch.set_num_threads(a.threads)
     _C._unsafe_reset_threadpool(a.threads)
     pool = _C._threadpool_get_thread_count()
@@ -149,9 +187,17 @@ def run(a) -> dict:
         pieces.append(piece)
 
     def on_stats(s):
-        for k in ("model_load_start_ms", "model_load_end_ms", "inference_start_ms", "prompt_eval_end_ms",
-                  "first_token_ms", "inference_end_ms", "aggregate_sampling_time_ms", "num_prompt_tokens",
-                  "num_generated_tokens"):
+        for k in (
+            "model_load_start_ms",
+            "model_load_end_ms",
+            "inference_start_ms",
+            "prompt_eval_end_ms",
+            "first_token_ms",
+            "inference_end_ms",
+            "aggregate_sampling_time_ms",
+            "num_prompt_tokens",
+            "num_generated_tokens",
+        ):
             stats[k] = int(getattr(s, k))
 
     config = GenerationConfig(echo=False, max_new_tokens=a.new_tokens, temperature=0.0)
@@ -160,7 +206,9 @@ def run(a) -> dict:
     decode_wall = marks[-1][0] - marks[0][0] if n > 1 else 0.0
     prefill_ms = stats["prompt_eval_end_ms"] - stats["inference_start_ms"]
     return {
-        "text": "".join(pieces), "prompt_tokens": stats["num_prompt_tokens"], "generated_tokens": n,
+        "text": "".join(pieces),
+        "prompt_tokens": stats["num_prompt_tokens"],
+        "generated_tokens": n,
         # ExecuTorch's own Stats, in whole milliseconds: the first token is counted from inference start
         # (after the lazy load of the forward method), prefill tokens/s over prompt evaluation (encode + prefill).
         "ttft_ms": stats["first_token_ms"] - stats["inference_start_ms"],
@@ -171,8 +219,13 @@ def run(a) -> dict:
         "decode_tps": (n - 1) / decode_wall if decode_wall > 0 else 0.0,
         "cpu_over_wall": (marks[-1][1] - marks[0][1]) / decode_wall if decode_wall > 0 else None,
         "load_ms": construct_ms + stats["model_load_end_ms"] - stats["model_load_start_ms"],
-        "rss_before_load_kb": rss0, "vm_hwm_kb": vm_hwm_kb(), "threads": a.threads, "threadpool_threads": pool,
-        "extra_kernel_libs": extra_libs, "unregistered_operators": unregistered, "et_stats": stats,
+        "rss_before_load_kb": rss0,
+        "vm_hwm_kb": vm_hwm_kb(),
+        "threads": a.threads,
+        "threadpool_threads": pool,
+        "extra_kernel_libs": extra_libs,
+        "unregistered_operators": unregistered,
+        "et_stats": stats,
     }
 
 
@@ -188,8 +241,12 @@ def main(argv=None):
     e.add_argument("--out-dir", required=True)
     e.add_argument("--report", required=True, help="where the JSON report goes")
     e.add_argument("--variants", default="fp32,int8,8da4w")
-    e.add_argument("--extended-ops", action="store_true", help="--xnnpack-extended-ops: XNNPACK takes every op "
-                   "it can (fp32 linears too), not only the dynamically quantized linears")
+    e.add_argument(
+        "--extended-ops",
+        action="store_true",
+        help="--xnnpack-extended-ops: XNNPACK takes every op "
+        "it can (fp32 linears too), not only the dynamically quantized linears",
+    )
     r = sub.add_parser("run")
     r.add_argument("--pte", required=True)
     r.add_argument("--facts", required=True, help="the export's JSON entry for this program (its operators)")

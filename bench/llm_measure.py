@@ -12,6 +12,7 @@ process's peak resident set before the model was loaded (`rss_before_load_kb`: i
 imports) and at the end (`vm_hwm_kb`), from /proc/self/status, plus CPU time over wall time during generation
 (about K when K threads really work).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,6 +37,7 @@ def cpu_s() -> float:
 def measure_ember(pte: str, prompt: list, new_tokens: int, threads: int) -> dict:
     import torch  # noqa: F401  (ember.llm's tensors; imported before the baseline, as ExecuTorch's side does)
     from ember import llm, runtime
+
     rss0 = vm_hwm_kb()
     t0 = time.perf_counter()
     program = runtime.load(pte, threads=threads)
@@ -44,17 +46,28 @@ def measure_ember(pte: str, prompt: list, new_tokens: int, threads: int) -> dict
     # eos_ids=[]: a random-weight model may produce its EOS id; every run generates exactly new_tokens.
     r = llm.generate(program, prompt_ids=prompt, max_new_tokens=new_tokens, eos_ids=[])
     wall = time.perf_counter() - wall0
-    return {"ids": r.ids, "prompt_tokens": r.prompt_tokens, "generated_tokens": len(r.ids),
-            "ttft_ms": r.time_to_first_token_s * 1e3, "prefill_tps": r.prefill_tokens_per_s,
-            "decode_tps": r.decode_tokens_per_s, "load_ms": load_s * 1e3, "cpu_over_wall": (cpu_s() - cpu0) / wall,
-            "rss_before_load_kb": rss0, "vm_hwm_kb": vm_hwm_kb(), "threads": threads}
+    return {
+        "ids": r.ids,
+        "prompt_tokens": r.prompt_tokens,
+        "generated_tokens": len(r.ids),
+        "ttft_ms": r.time_to_first_token_s * 1e3,
+        "prefill_tps": r.prefill_tokens_per_s,
+        "decode_tps": r.decode_tokens_per_s,
+        "load_ms": load_s * 1e3,
+        "cpu_over_wall": (cpu_s() - cpu0) / wall,
+        "rss_before_load_kb": rss0,
+        "vm_hwm_kb": vm_hwm_kb(),
+        "threads": threads,
+    }
 
 
 def import_transformers():
     """transformers, after torchvision's import has been made safe on CPU torch (zoo/public)."""
     from zoo.public import torchvision_cpu
+
     torchvision_cpu.ensure()
     import transformers
+
     return transformers
 
 
@@ -62,6 +75,7 @@ def build_hf(model_dir: str, seed: int = 0):
     """The benchmark's model: transformers' LlamaForCausalLM from model_dir/config.json with weights seeded as
     examples/llm/export.py seeds them (torch.manual_seed, then the model's own initialization)."""
     import torch
+
     transformers = import_transformers()
     with open(os.path.join(model_dir, "config.json")) as f:
         config = transformers.AutoConfig.for_model(**json.load(f))
@@ -73,6 +87,7 @@ def greedy_hf(model, prompt: list, new_tokens: int, clock=time.perf_counter):
     """Greedy generation with the model's KV cache, one forward for the prompt and one per new token (the last new
     token is not fed back, as both runners do). Returns (ids, prefill seconds, first-token seconds, decode seconds)."""
     import torch
+
     with torch.inference_mode():
         t0 = clock()
         out = model(torch.tensor([prompt]), use_cache=True)
@@ -92,6 +107,7 @@ def greedy_hf(model, prompt: list, new_tokens: int, clock=time.perf_counter):
 
 def measure_eager(model_dir: str, prompt: list, new_tokens: int, threads: int) -> dict:
     import torch
+
     torch.set_num_threads(threads)
     torch.set_num_interop_threads(1)
     import_transformers()  # before the baseline: it is the framework, not the model
@@ -102,10 +118,20 @@ def measure_eager(model_dir: str, prompt: list, new_tokens: int, threads: int) -
     cpu0, wall0 = cpu_s(), time.perf_counter()
     ids, prefill_s, first_s, decode_s = greedy_hf(model, prompt, new_tokens)
     wall = time.perf_counter() - wall0
-    return {"ids": ids, "prompt_tokens": len(prompt), "generated_tokens": len(ids), "ttft_ms": first_s * 1e3,
-            "prefill_tps": len(prompt) / prefill_s, "decode_tps": (len(ids) - 1) / decode_s if decode_s > 0 else 0.0,
-            "load_ms": load_s * 1e3, "cpu_over_wall": (cpu_s() - cpu0) / wall, "rss_before_load_kb": rss0,
-            "vm_hwm_kb": vm_hwm_kb(), "threads": torch.get_num_threads(), "version": torch.__version__}
+    return {
+        "ids": ids,
+        "prompt_tokens": len(prompt),
+        "generated_tokens": len(ids),
+        "ttft_ms": first_s * 1e3,
+        "prefill_tps": len(prompt) / prefill_s,
+        "decode_tps": (len(ids) - 1) / decode_s if decode_s > 0 else 0.0,
+        "load_ms": load_s * 1e3,
+        "cpu_over_wall": (cpu_s() - cpu0) / wall,
+        "rss_before_load_kb": rss0,
+        "vm_hwm_kb": vm_hwm_kb(),
+        "threads": torch.get_num_threads(),
+        "version": torch.__version__,
+    }
 
 
 def main(argv=None):

@@ -1,5 +1,6 @@
 """The LLM benchmark's model: published Llama configurations (transformers' LlamaConfig fields, written out so
 nothing is downloaded), their parameter count, and the same weights in ExecuTorch's Llama checkpoint format."""
+
 from __future__ import annotations
 
 import json
@@ -10,16 +11,42 @@ from typing import Dict
 # nothing is downloaded; "tiny" keeps its vocabulary (so the same tokenizer serves) with 2 small layers.
 CONFIGS = {
     "smollm-135m": {
-        "model_type": "llama", "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
-        "num_attention_heads": 9, "num_key_value_heads": 3, "vocab_size": 49152, "rms_norm_eps": 1e-5,
-        "rope_theta": 10000.0, "tie_word_embeddings": True, "max_position_embeddings": 2048, "hidden_act": "silu",
-        "bos_token_id": 0, "eos_token_id": 0, "attention_bias": False, "mlp_bias": False, "initializer_range": 0.02,
+        "model_type": "llama",
+        "hidden_size": 576,
+        "intermediate_size": 1536,
+        "num_hidden_layers": 30,
+        "num_attention_heads": 9,
+        "num_key_value_heads": 3,
+        "vocab_size": 49152,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": True,
+        "max_position_embeddings": 2048,
+        "hidden_act": "silu",
+        "bos_token_id": 0,
+        "eos_token_id": 0,
+        "attention_bias": False,
+        "mlp_bias": False,
+        "initializer_range": 0.02,
     },
     "tiny": {
-        "model_type": "llama", "hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 49152, "rms_norm_eps": 1e-5,
-        "rope_theta": 10000.0, "tie_word_embeddings": True, "max_position_embeddings": 2048, "hidden_act": "silu",
-        "bos_token_id": 0, "eos_token_id": 0, "attention_bias": False, "mlp_bias": False, "initializer_range": 0.02,
+        "model_type": "llama",
+        "hidden_size": 128,
+        "intermediate_size": 256,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 49152,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": True,
+        "max_position_embeddings": 2048,
+        "hidden_act": "silu",
+        "bos_token_id": 0,
+        "eos_token_id": 0,
+        "attention_bias": False,
+        "mlp_bias": False,
+        "initializer_range": 0.02,
     },
 }
 
@@ -37,15 +64,22 @@ def et_checkpoint(hf, config: dict, out_dir: str) -> Dict[str, str]:
     rotary layout (transformers stores them permuted for rotate_half; this is that permutation's inverse, as
     ExecuTorch's own checkpoint converters apply it). params.json is the config in ExecuTorch's ModelArgs names."""
     import torch
+
     heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
 
     def unpermute(w, n):
         rows, cols = w.shape
         return w.view(n, 2, rows // n // 2, cols).transpose(1, 2).reshape(rows, cols).contiguous()
 
-    names = {"self_attn.v_proj": "attention.wv", "self_attn.o_proj": "attention.wo",
-             "mlp.gate_proj": "feed_forward.w1", "mlp.down_proj": "feed_forward.w2", "mlp.up_proj": "feed_forward.w3",
-             "input_layernorm": "attention_norm", "post_attention_layernorm": "ffn_norm"}
+    names = {
+        "self_attn.v_proj": "attention.wv",
+        "self_attn.o_proj": "attention.wo",
+        "mlp.gate_proj": "feed_forward.w1",
+        "mlp.down_proj": "feed_forward.w2",
+        "mlp.up_proj": "feed_forward.w3",
+        "input_layernorm": "attention_norm",
+        "post_attention_layernorm": "ffn_norm",
+    }
     sd = {}
     for k, v in hf.state_dict().items():
         v = v.detach().clone()
@@ -69,10 +103,19 @@ def et_checkpoint(hf, config: dict, out_dir: str) -> Dict[str, str]:
         elif "rotary_emb" not in k:
             raise ValueError(f"{k}: no ExecuTorch name for it")
     sd.setdefault("output.weight", sd["tok_embeddings.weight"])  # tied: the head reads the embedding's rows
-    params = {"dim": config["hidden_size"], "n_layers": config["num_hidden_layers"], "n_heads": heads,
-              "n_kv_heads": kv_heads, "vocab_size": config["vocab_size"], "hidden_dim": config["intermediate_size"],
-              "norm_eps": config["rms_norm_eps"], "rope_theta": config.get("rope_theta", 10000.0),
-              "use_scaled_rope": False, "use_hf_rope": False, "attention_qkv_bias": False}
+    params = {
+        "dim": config["hidden_size"],
+        "n_layers": config["num_hidden_layers"],
+        "n_heads": heads,
+        "n_kv_heads": kv_heads,
+        "vocab_size": config["vocab_size"],
+        "hidden_dim": config["intermediate_size"],
+        "norm_eps": config["rms_norm_eps"],
+        "rope_theta": config.get("rope_theta", 10000.0),
+        "use_scaled_rope": False,
+        "use_hf_rope": False,
+        "attention_qkv_bias": False,
+    }
     # Not "int8"/"8da4w" in the file name: ExecuTorch's loader reads those as pre-quantized checkpoints.
     paths = {"checkpoint": os.path.join(out_dir, "weights.pth"), "params": os.path.join(out_dir, "params.json")}
     torch.save(sd, paths["checkpoint"])

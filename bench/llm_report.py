@@ -1,5 +1,6 @@
 """The LLM benchmark's Markdown report (bench/llm.py's result): the goals as ratios from this run, then per thread
 count a table of every framework and weight format, the exports, and how each number was taken."""
+
 from __future__ import annotations
 
 from typing import List, Optional
@@ -52,24 +53,57 @@ def goal_rows(result) -> List[str]:
         rows.append(f"| {goal} | {threads} | " + " | ".join(cells) + " |")
 
     for t in s["threads"]:
-        row("Ember decode tokens/s ≥ ExecuTorch's (llm_runner / ExecuTorch)", t,
-            [_ratio_cell(_get(result, "ember", v, t, "decode_tps"), _get(result, "et", e, t, "decode_tps"), True,
-                         _busy(result, [("ember", v, t), ("et", e, t)])) for v, e in pairs])
+        row(
+            "Ember decode tokens/s ≥ ExecuTorch's (llm_runner / ExecuTorch)",
+            t,
+            [
+                _ratio_cell(
+                    _get(result, "ember", v, t, "decode_tps"),
+                    _get(result, "et", e, t, "decode_tps"),
+                    True,
+                    _busy(result, [("ember", v, t), ("et", e, t)]),
+                )
+                for v, e in pairs
+            ],
+        )
     for t in s["threads"]:
-        row("Ember peak RSS ≤ ExecuTorch's, like for like (rise above each Python process's baseline: "
-            "Ember Python / ExecuTorch)", t,
-            [_ratio_cell(_get(result, "ember_py", v, t, "rss_above_baseline_kb"),
-                         _get(result, "et", e, t, "rss_above_baseline_kb"), False) for v, e in pairs])
+        row(
+            "Ember peak RSS ≤ ExecuTorch's, like for like (rise above each Python process's baseline: "
+            "Ember Python / ExecuTorch)",
+            t,
+            [
+                _ratio_cell(
+                    _get(result, "ember_py", v, t, "rss_above_baseline_kb"),
+                    _get(result, "et", e, t, "rss_above_baseline_kb"),
+                    False,
+                )
+                for v, e in pairs
+            ],
+        )
     for t in s["threads"]:
-        row("Ember peak RSS ≤ ExecuTorch's, as deployed (llm_runner's whole process / ExecuTorch's rise above its "
-            "baseline)", t,
-            [_ratio_cell(_get(result, "ember", v, t, "maxrss_kb"), _get(result, "et", e, t, "rss_above_baseline_kb"),
-                         False) for v, e in pairs])
-    note = (f" †: a run behind the ratio had other processes taking more than {BUSY} of a CPU beside it in every "
-            "attempt (the tables' others' load), so its speed says as much about the machine as about the runtime."
-            if any(" †" in r for r in rows) else "")
-    rows += ["", f"Met in {tally[0]} of {tally[1]} comparisons. A ratio is Ember / ExecuTorch from this run's medians; "
-             "decode holds at ≥ 1, memory at ≤ 1; the percentage is how far the ratio is from 1." + note, ""]
+        row(
+            "Ember peak RSS ≤ ExecuTorch's, as deployed (llm_runner's whole process / ExecuTorch's rise above its "
+            "baseline)",
+            t,
+            [
+                _ratio_cell(
+                    _get(result, "ember", v, t, "maxrss_kb"), _get(result, "et", e, t, "rss_above_baseline_kb"), False
+                )
+                for v, e in pairs
+            ],
+        )
+    note = (
+        f" †: a run behind the ratio had other processes taking more than {BUSY} of a CPU beside it in every "
+        "attempt (the tables' others' load), so its speed says as much about the machine as about the runtime."
+        if any(" †" in r for r in rows)
+        else ""
+    )
+    rows += [
+        "",
+        f"Met in {tally[0]} of {tally[1]} comparisons. A ratio is Ember / ExecuTorch from this run's medians; "
+        "decode holds at ≥ 1, memory at ≤ 1; the percentage is how far the ratio is from 1." + note,
+        "",
+    ]
     return rows
 
 
@@ -93,10 +127,13 @@ def _others(r) -> str:
 def results_table(result, threads) -> List[str]:
     s = result["settings"]
     n_new = s["new_tokens"]
-    lines = [f"## {threads} thread{'s' if threads != 1 else ''}", "",
-             "| runner | weights | prefill tok/s | decode tok/s | time to first token (ms) | peak RSS (MiB) | "
-             "RSS above baseline (MiB) | .pte (MB) | CPU / wall | others' load | tokens (prompt + new) | = eager |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"## {threads} thread{'s' if threads != 1 else ''}",
+        "",
+        "| runner | weights | prefill tok/s | decode tok/s | time to first token (ms) | peak RSS (MiB) | "
+        "RSS above baseline (MiB) | .pte (MB) | CPU / wall | others' load | tokens (prompt + new) | = eager |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for fw in LABELS:
         for v in s["variants"] + (s.get("et_extra_variants", []) if fw == "et" else []):
             key = f"{fw}/{v}/{threads}"
@@ -114,14 +151,19 @@ def results_table(result, threads) -> List[str]:
                 f"{_f(r['maxrss_kb'], 0, MiB)} | {_f(r.get('rss_above_baseline_kb'), 0, MiB)} | "
                 f"{_f(pte if fw != 'eager' else None, 1, 1e6)} | {_f(r.get('cpu_over_wall'), 2)} | "
                 f"{_others(r)} | {tokens} | "
-                f"{r.get('agree_with_eager', '—')}/{n_new} |")
+                f"{r.get('agree_with_eager', '—')}/{n_new} |"
+            )
     lines.append("")
     return lines
 
 
 def exports_table(result) -> List[str]:
-    lines = ["## Exports", "", "| framework | weights | .pte (bytes) | export (s) | what the program holds |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "## Exports",
+        "",
+        "| framework | weights | .pte (bytes) | export (s) | what the program holds |",
+        "|---|---|---|---|---|",
+    ]
     runs = result["runs"]
     order = result["settings"]["variants"] + result["settings"].get("et_extra_variants", [])
     for fw in [f for f in ("ember", "et") if f in result["exports"]]:
@@ -129,54 +171,82 @@ def exports_table(result) -> List[str]:
         for v in [v for v in order if v in ex]:
             e = ex[v]
             if fw == "et":
-                what = (f"{len(e.get('delegates', []))} XNNPACK delegate calls; operators outside them: "
-                        f"{', '.join(o for o in e.get('operators', []) if 'delegate' not in o) or 'none'}")
+                what = (
+                    f"{len(e.get('delegates', []))} XNNPACK delegate calls; operators outside them: "
+                    f"{', '.join(o for o in e.get('operators', []) if 'delegate' not in o) or 'none'}"
+                )
             else:
-                planned = next((r.get("planned_bytes") for k, r in runs.items()
-                                if k.startswith(f"ember/{v}/") and "error" not in r), None)
+                planned = next(
+                    (
+                        r.get("planned_bytes")
+                        for k, r in runs.items()
+                        if k.startswith(f"ember/{v}/") and "error" not in r
+                    ),
+                    None,
+                )
                 what = f"{planned:,} bytes planned by MethodMeta (KV cache included)" if planned else ""
-            lines.append(f"| {'Ember' if fw == 'ember' else 'ExecuTorch'} | {v} | {e['pte_bytes']:,} | "
-                         f"{e['export_s']:.0f} | {what} |")
+            lines.append(
+                f"| {'Ember' if fw == 'ember' else 'ExecuTorch'} | {v} | {e['pte_bytes']:,} | "
+                f"{e['export_s']:.0f} | {what} |"
+            )
     lines.append("")
     if result["settings"].get("et_exports_reused"):
-        lines += ["ExecuTorch's exports were made by an earlier run with the same inputs (bench/.work/llm-cache: "
-                  "same config, settings, EOS id, export code and versions); their export times are that run's.", ""]
+        lines += [
+            "ExecuTorch's exports were made by an earlier run with the same inputs (bench/.work/llm-cache: "
+            "same config, settings, EOS id, export code and versions); their export times are that run's.",
+            "",
+        ]
     et = result["exports"].get("et", {})
-    if "int8" in et and "fp32" in et and not et["int8"].get("delegates") and \
-            et["int8"]["pte_bytes"] > 0.9 * et["fp32"]["pte_bytes"]:
-        lines += [f"ExecuTorch's `-qmode int8` program is {et['int8']['pte_bytes'] / et['fp32']['pte_bytes']:.2f}x "
-                  "the size of its fp32 one and has no delegate: its export folds the int8 weights' conversion to "
-                  "fp32 into fp32 constants, so it runs fp32 weights through `aten::linear` (and a multiply by the "
-                  "scales) outside XNNPACK. ExecuTorch's int8 path for XNNPACK is the int8_dynact column "
-                  "(`--pt2e_quantize xnnpack_dynamic`: int8 weights, activations quantized at run time).", ""]
+    if (
+        "int8" in et
+        and "fp32" in et
+        and not et["int8"].get("delegates")
+        and et["int8"]["pte_bytes"] > 0.9 * et["fp32"]["pte_bytes"]
+    ):
+        lines += [
+            f"ExecuTorch's `-qmode int8` program is {et['int8']['pte_bytes'] / et['fp32']['pte_bytes']:.2f}x "
+            "the size of its fp32 one and has no delegate: its export folds the int8 weights' conversion to "
+            "fp32 into fp32 constants, so it runs fp32 weights through `aten::linear` (and a multiply by the "
+            "scales) outside XNNPACK. ExecuTorch's int8 path for XNNPACK is the int8_dynact column "
+            "(`--pt2e_quantize xnnpack_dynamic`: int8 weights, activations quantized at run time).",
+            "",
+        ]
     return lines
 
 
 def markdown(result) -> str:
     s, m, c = result["settings"], result["machine"], result["settings"]["config"]
-    lines = [f"# Ember LLM benchmark, {result['date']}{' (quick)' if result.get('quick') else ''}", "",
-             f"Model: **{s['config_name']}**, transformers' LlamaForCausalLM built from its config (hidden "
-             f"{c['hidden_size']}, MLP {c['intermediate_size']}, {c['num_hidden_layers']} layers, "
-             f"{c['num_attention_heads']} heads / {c['num_key_value_heads']} KV heads, vocabulary {c['vocab_size']}, "
-             f"tied embeddings: {c.get('tie_word_embeddings', False)}), {s['parameters'] / 1e6:.1f}M parameters, "
-             "random weights (torch.manual_seed(0)); every framework runs these same weights. "
-             f"Prompt {s['prompt_tokens']} tokens, {s['new_tokens']} new tokens, greedy, KV cache of "
-             f"{s['max_seq_len']} positions; 8da4w in groups of {s['group_size']}; fp32 embedding everywhere. "
-             f"ExecuTorch's EOS id {s['et_eos_id']} (its runner cannot ignore EOS; greedy decoding does not produce "
-             "it). "
-             f"{s['rounds']} interleaved round{'s' if s['rounds'] != 1 else ''}, one process per measurement, "
-             "medians reported.", "",
-             f"CPU: **{m['cpu']}** ({m['cores']} cores, {m['machine']}, Linux {m['kernel']}); {m['pinning']}. "
-             f"Load average (1, 5, 15 min) {m['load_average']['start']} at the start, {m['load_average']['end']} "
-             "at the end. "
-             f"Commit {m['git_commit']}{' (with local changes)' if m.get('git_dirty') else ''}. "
-             f"Whole run: {result['wall_s']:.0f} s.", "",
-             "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v) + ".", "",
-             "| runner | what runs |", "|---|---|"]
+    lines = [
+        f"# Ember LLM benchmark, {result['date']}{' (quick)' if result.get('quick') else ''}",
+        "",
+        f"Model: **{s['config_name']}**, transformers' LlamaForCausalLM built from its config (hidden "
+        f"{c['hidden_size']}, MLP {c['intermediate_size']}, {c['num_hidden_layers']} layers, "
+        f"{c['num_attention_heads']} heads / {c['num_key_value_heads']} KV heads, vocabulary {c['vocab_size']}, "
+        f"tied embeddings: {c.get('tie_word_embeddings', False)}), {s['parameters'] / 1e6:.1f}M parameters, "
+        "random weights (torch.manual_seed(0)); every framework runs these same weights. "
+        f"Prompt {s['prompt_tokens']} tokens, {s['new_tokens']} new tokens, greedy, KV cache of "
+        f"{s['max_seq_len']} positions; 8da4w in groups of {s['group_size']}; fp32 embedding everywhere. "
+        f"ExecuTorch's EOS id {s['et_eos_id']} (its runner cannot ignore EOS; greedy decoding does not produce "
+        "it). "
+        f"{s['rounds']} interleaved round{'s' if s['rounds'] != 1 else ''}, one process per measurement, "
+        "medians reported.",
+        "",
+        f"CPU: **{m['cpu']}** ({m['cores']} cores, {m['machine']}, Linux {m['kernel']}); {m['pinning']}. "
+        f"Load average (1, 5, 15 min) {m['load_average']['start']} at the start, {m['load_average']['end']} "
+        "at the end. "
+        f"Commit {m['git_commit']}{' (with local changes)' if m.get('git_dirty') else ''}. "
+        f"Whole run: {result['wall_s']:.0f} s.",
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v) + ".",
+        "",
+        "| runner | what runs |",
+        "|---|---|",
+    ]
     for fw in [f for f in LABELS if f in result["frameworks"]]:  # the JSON's keys come back sorted
         f = result["frameworks"][fw]
-        lines.append(f"| {LABELS[fw]} | {f['description']}" +
-                     (f" — **skipped**: {f['skipped']}" if f["skipped"] else "") + " |")
+        lines.append(
+            f"| {LABELS[fw]} | {f['description']}" + (f" — **skipped**: {f['skipped']}" if f["skipped"] else "") + " |"
+        )
     lines += ["", "## Goals", ""] + goal_rows(result)
     for t in s["threads"]:
         lines += results_table(result, t)
@@ -195,7 +265,9 @@ def markdown(result) -> str:
         f"run with more than {BUSY} is measured again once the CPUs are quiet (up to twice) and left out of the "
         "medians when quiet runs exist. "
         "'= eager': how many leading tokens equal eager PyTorch's fp32 greedy tokens (quantized weights are "
-        "expected to drift).", ""]
+        "expected to drift).",
+        "",
+    ]
     errors = [(k, r["error"]) for k, r in result["runs"].items() if "error" in r]
     if errors:
         lines += ["## Errors", ""] + [f"- {k}: {e.splitlines()[0][:400]}" for k, e in errors] + [""]

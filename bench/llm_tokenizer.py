@@ -14,6 +14,7 @@ The space-prefixed merges come first so that BPE, lowest rank first, builds a wo
 `ignore_merges` asks the others to do. A prompt of n lower-case three-letter words is then exactly n tokens in all
 three readers, which is what lets the benchmark give both runners the same prompt length.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,7 +49,7 @@ def _merges(budget: int) -> List[Tuple[str, str]]:
     merges += [(space + ab, c) for ab in two for c in LETTERS]
     merges += [(a, b) for a in LETTERS for b in LETTERS]
     merges += [(ab, c) for ab in two for c in LETTERS]
-    merges += [(space + abc, d) for abc in three for d in LETTERS][:max(0, budget - len(merges))]
+    merges += [(space + abc, d) for abc in three for d in LETTERS][: max(0, budget - len(merges))]
     if len(merges) < budget:
         raise ValueError(f"a vocabulary of {budget + 257} is more than this scheme builds ({len(merges) + 257})")
     return merges[:budget]
@@ -70,15 +71,33 @@ def build(vocab_size: int) -> dict:
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "added_tokens": [{"id": 0, "content": SPECIAL, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True}],
+        "added_tokens": [
+            {
+                "id": 0,
+                "content": SPECIAL,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+        ],
         "normalizer": None,
         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
-                  "vocab": vocab, "merges": [[left, right] for left, right in merges]},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": True,
+            "vocab": vocab,
+            "merges": [[left, right] for left, right in merges],
+        },
     }
 
 
@@ -105,4 +124,5 @@ def prompt(n_tokens: int, seed: int = 7) -> str:
 def encode_with_tokenizers(path: str, text: str) -> List[int]:
     """The reference encoding (Hugging Face's `tokenizers`, in the project's .venv)."""
     from tokenizers import Tokenizer
+
     return Tokenizer.from_file(path).encode(text, add_special_tokens=False).ids

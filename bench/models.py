@@ -13,6 +13,7 @@ torchvision/transformers, which only the project's .venv has: the harness export
 (`exported()` below), so every framework sees the same graph. Weights and inputs are seeded: every framework in
 one run, and every run, sees the same numbers.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,11 +59,11 @@ def _chain():
 @dataclasses.dataclass(frozen=True)
 class BenchModel:
     name: str
-    label: str            # for tables and plots
+    label: str  # for tables and plots
     build: Callable[[], Tuple[nn.Module, Tuple[torch.Tensor, ...]]]
-    ops: int = 0          # operator count the per-op overhead divides by (the chain only)
-    small: bool = False   # part of --quick
-    group: str = "zoo"    # "zoo" (the default set) or "real" (--models real)
+    ops: int = 0  # operator count the per-op overhead divides by (the chain only)
+    small: bool = False  # part of --quick
+    group: str = "zoo"  # "zoo" (the default set) or "real" (--models real)
     # The definition imports torchvision/timm/transformers (the project's .venv only): peers load program.pt2.
     needs_zoo_libs: bool = False
 
@@ -74,10 +75,13 @@ def _zoo(name: str, label: str, small: bool = False) -> BenchModel:
 def _public(name: str, label: str, make=None, zoo_name: str = "") -> BenchModel:
     """A public-zoo model (zoo_name, default name) at its published size ("full": 224x224 images), or a public
     definition in another configuration (make: size -> (module, inputs), built through the zoo's seeding)."""
+
     def build():
         from zoo.public import models as Z
+
         model = Z.MODELS[zoo_name or name] if make is None else Z.PublicModel(name, "transformers", make)
         return model.build("full")
+
     return BenchModel(name, label, build, group="real", needs_zoo_libs=True)
 
 
@@ -86,8 +90,10 @@ def _bert_mini(size):
     30,522-token vocabulary), 128 tokens, no pooler; transformers' BertModel."""
     import transformers
     from zoo.public import models as Z
-    config = transformers.BertConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
-                                     intermediate_size=1024)
+
+    config = transformers.BertConfig(
+        hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024
+    )
     return Z.FirstTensor(transformers.BertModel(config, add_pooling_layer=False), 0), Z._tokens(config.vocab_size, 128)
 
 
@@ -96,28 +102,38 @@ def _vit_tiny(size):
     pooler; transformers' ViTModel."""
     import transformers
     from zoo.public import models as Z
-    config = transformers.ViTConfig(image_size=224, patch_size=16, hidden_size=192, num_hidden_layers=12,
-                                    num_attention_heads=3, intermediate_size=768)
+
+    config = transformers.ViTConfig(
+        image_size=224,
+        patch_size=16,
+        hidden_size=192,
+        num_hidden_layers=12,
+        num_attention_heads=3,
+        intermediate_size=768,
+    )
     return Z.FirstTensor(transformers.ViTModel(config, add_pooling_layer=False), 0), Z._hf_vit_inputs(config, size)
 
 
-MODELS: Dict[str, BenchModel] = {m.name: m for m in [
-    _zoo("add", "add [1,4]", small=True),
-    _zoo("softmax", "softmax [1,4]"),
-    _zoo("linear", "linear 4->4", small=True),
-    BenchModel("chain200", f"{CHAIN_OPS} elementwise ops [1,16]", _chain, ops=CHAIN_OPS, small=True),
-    _zoo("mlp", "MLP 784-256-256-10", small=True),
-    _zoo("small_cnn", "small CNN 32x32"),
-    _zoo("mobilenet_v2_035_96", "MobileNetV2 0.35 @96"),
-    _zoo("mobilenet_v2", "MobileNetV2 1.0 @224"),
-    _zoo("transformer_block", "transformer block 16x64"),
-    _public("resnet18", "ResNet18 @224"),
-    _public("tv_mobilenet_v2", "torchvision MobileNetV2 @224", zoo_name="mobilenet_v2"),
-    _public("mobilenet_v3_small", "MobileNetV3-Small @224"),
-    _public("efficientnet_b0", "EfficientNet-B0 @224"),
-    _public("bert_mini", "BERT-mini, 128 tokens", _bert_mini),
-    _public("vit_tiny", "ViT-Tiny @224", _vit_tiny),
-]}
+MODELS: Dict[str, BenchModel] = {
+    m.name: m
+    for m in [
+        _zoo("add", "add [1,4]", small=True),
+        _zoo("softmax", "softmax [1,4]"),
+        _zoo("linear", "linear 4->4", small=True),
+        BenchModel("chain200", f"{CHAIN_OPS} elementwise ops [1,16]", _chain, ops=CHAIN_OPS, small=True),
+        _zoo("mlp", "MLP 784-256-256-10", small=True),
+        _zoo("small_cnn", "small CNN 32x32"),
+        _zoo("mobilenet_v2_035_96", "MobileNetV2 0.35 @96"),
+        _zoo("mobilenet_v2", "MobileNetV2 1.0 @224"),
+        _zoo("transformer_block", "transformer block 16x64"),
+        _public("resnet18", "ResNet18 @224"),
+        _public("tv_mobilenet_v2", "torchvision MobileNetV2 @224", zoo_name="mobilenet_v2"),
+        _public("mobilenet_v3_small", "MobileNetV3-Small @224"),
+        _public("efficientnet_b0", "EfficientNet-B0 @224"),
+        _public("bert_mini", "BERT-mini, 128 tokens", _bert_mini),
+        _public("vit_tiny", "ViT-Tiny @224", _vit_tiny),
+    ]
+}
 
 QUICK_MODELS: List[str] = [m.name for m in MODELS.values() if m.small]
 # --models takes these group names too: "zoo" (the default set), "real", "all".
@@ -140,6 +156,7 @@ def exported(name: str, work: str):
     needs the public zoo's libraries, the program the harness saved (its inputs from inputs.npz); otherwise the
     module built here (the peer exports it as usual)."""
     import numpy as np
+
     if MODELS[name].needs_zoo_libs:
         ep = torch.export.load(program_path(work, name))
         arrays = np.load(os.path.join(work, name, "inputs.npz"))

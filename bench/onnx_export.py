@@ -9,6 +9,7 @@ definition's libraries are not in this venv), the others from their modules (ben
 Writes DIR/<model>.onnx (weights inside the file, so its size is comparable with a .pte) and prints one JSON line:
 {model: {"onnx_bytes": n, "export_s": seconds, "nodes": n, "opset": n}, "_versions": {...}}.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,6 +39,7 @@ def main():
     import torch
 
     from bench.models import exported
+
     # The exporter logs a warning per torchvision operator it cannot register (torchvision is not installed) and
     # prints its progress; neither says anything about the models.
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
@@ -49,15 +51,24 @@ def main():
         path = os.path.join(a.out, f"{name}.onnx")
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
-            torch.onnx.export(ep if ep is not None else module, args, path, dynamo=True, optimize=True,
-                              external_data=False)
+            torch.onnx.export(
+                ep if ep is not None else module, args, path, dynamo=True, optimize=True, external_data=False
+            )
         elapsed = time.perf_counter() - t0
         model = onnx.load(path)
-        report[name] = {"onnx_bytes": os.path.getsize(path), "export_s": elapsed, "nodes": len(model.graph.node),
-                        "opset": max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
-                        "path": path}
-    report["_versions"] = {"torch": torch.__version__, "onnx": onnx.__version__, "onnxscript": onnxscript.__version__,
-                           "onnxruntime": onnxruntime.__version__}
+        report[name] = {
+            "onnx_bytes": os.path.getsize(path),
+            "export_s": elapsed,
+            "nodes": len(model.graph.node),
+            "opset": max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+            "path": path,
+        }
+    report["_versions"] = {
+        "torch": torch.__version__,
+        "onnx": onnx.__version__,
+        "onnxscript": onnxscript.__version__,
+        "onnxruntime": onnxruntime.__version__,
+    }
     print(json.dumps(report))
 
 

@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
     perror("peak_rss: result file");
     return 2;
   }
-  const long cpu_us = (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec +
-                      ru.ru_stime.tv_usec;
+  const long cpu_us =
+      (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
   fprintf(f, "maxrss_kb=%ld exit=%d cpu_us=%ld\n", ru.ru_maxrss, code, cpu_us);
   fclose(f);
   return code;

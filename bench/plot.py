@@ -1,33 +1,52 @@
 """Latency per model and framework as a PNG; runs in .venv-bench (matplotlib lives only there).
 
-    python -m bench.plot RESULTS.json|- OUT.png
+python -m bench.plot RESULTS.json|- OUT.png
 """
+
 from __future__ import annotations
 
 import json
 import sys
 
-LABELS = {"ember": "Ember (optimized kernels)", "ember_portable": "Ember portable",
-          "ember_2t": "Ember, 2 threads", "ember_xnnpack": "Ember + XNNPACK delegate",
-          "ember_xnnpack_2t": "Ember + XNNPACK delegate, 2 threads",
-          "et_portable": "ExecuTorch portable", "et_xnnpack": "ExecuTorch XNNPACK",
-          "et_xnnpack_2t": "ExecuTorch XNNPACK, 2 threads",
-          "ort": "ONNX Runtime (from Python)", "eager": "eager torch (from Python)"}
+LABELS = {
+    "ember": "Ember (optimized kernels)",
+    "ember_portable": "Ember portable",
+    "ember_2t": "Ember, 2 threads",
+    "ember_xnnpack": "Ember + XNNPACK delegate",
+    "ember_xnnpack_2t": "Ember + XNNPACK delegate, 2 threads",
+    "et_portable": "ExecuTorch portable",
+    "et_xnnpack": "ExecuTorch XNNPACK",
+    "et_xnnpack_2t": "ExecuTorch XNNPACK, 2 threads",
+    "ort": "ONNX Runtime (from Python)",
+    "eager": "eager torch (from Python)",
+}
 # Ember's columns in shades of orange, ExecuTorch's in blue.
-COLORS = {"ember": "#d9480f", "ember_portable": "#ffa94d", "ember_2t": "#a61e4d", "ember_xnnpack": "#f08c00",
-          "ember_xnnpack_2t": "#e8590c",
-          "et_portable": "#1c7ed6", "et_xnnpack": "#74c0fc", "et_xnnpack_2t": "#1864ab", "ort": "#2f9e44",
-          "eager": "#868e96"}
+COLORS = {
+    "ember": "#d9480f",
+    "ember_portable": "#ffa94d",
+    "ember_2t": "#a61e4d",
+    "ember_xnnpack": "#f08c00",
+    "ember_xnnpack_2t": "#e8590c",
+    "et_portable": "#1c7ed6",
+    "et_xnnpack": "#74c0fc",
+    "et_xnnpack_2t": "#1864ab",
+    "ort": "#2f9e44",
+    "eager": "#868e96",
+}
 
 
 def plot(result: dict, out: str):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     models = list(result["models"])
-    fws = [fw for fw in LABELS if any(fw in m["frameworks"] and "error" not in m["frameworks"][fw]
-                                      for m in result["models"].values())]
+    fws = [
+        fw
+        for fw in LABELS
+        if any(fw in m["frameworks"] and "error" not in m["frameworks"][fw] for m in result["models"].values())
+    ]
     width = 0.8 / max(1, len(fws))
     fig, ax = plt.subplots(figsize=(max(8, 1.5 * len(models) + 2), 5.5), dpi=110)
     for i, fw in enumerate(fws):
@@ -40,8 +59,16 @@ def plot(result: dict, out: str):
             med.append(r["median_us"])
             lo.append(0)
             hi.append(max(0.0, r["p90_us"] - r["median_us"]))
-        ax.bar(xs, med, width, label=LABELS[fw], color=COLORS[fw], yerr=[lo, hi], capsize=2,
-               error_kw={"elinewidth": 0.8, "ecolor": "#333333"})
+        ax.bar(
+            xs,
+            med,
+            width,
+            label=LABELS[fw],
+            color=COLORS[fw],
+            yerr=[lo, hi],
+            capsize=2,
+            error_kw={"elinewidth": 0.8, "ecolor": "#333333"},
+        )
     ax.set_yscale("log")
     # Headroom above the tallest bar for the legend's two rows (six frameworks), so it covers no bar: a fifth more
     # of the axis's height (on a log scale, a fifth more decades).

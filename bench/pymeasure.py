@@ -13,6 +13,7 @@ own Python entry (session.run / module.__call__), which is how these frameworks 
 Load: ORT from the .onnx file to a ready InferenceSession (graph optimizations included); eager from the saved
 state dict to a module ready to call (constructing the module and loading its weights).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,6 +40,7 @@ def stats(times_ns):
 
     def rank(percent):  # nearest rank, as the C++ runners do
         return s[(n * percent + 99) // 100 - 1]
+
     return {"median_us": rank(50) / 1e3, "p90_us": rank(90) / 1e3, "mean_us": sum(s) / n / 1e3, "min_us": s[0] / 1e3}
 
 
@@ -91,16 +93,25 @@ def measure_ort(model_path, inputs_path, runs, warmup, out_path, **plan):
 
     def call():
         result["out"] = sess.run(None, feeds)
+
     times, warmup = time_calls(call, runs, warmup, **plan)
     np.savez(out_path, **{f"output_{i}": o for i, o in enumerate(result["out"])})
-    return {"load_us": load_ns / 1e3, "runs": len(times), "warmup": warmup, **stats(times), "rss_before_load_kb": rss0,
-            "vm_hwm_kb": vm_hwm_kb(), "threads": 1,
-            "version": ort.__version__}
+    return {
+        "load_us": load_ns / 1e3,
+        "runs": len(times),
+        "warmup": warmup,
+        **stats(times),
+        "rss_before_load_kb": rss0,
+        "vm_hwm_kb": vm_hwm_kb(),
+        "threads": 1,
+        "version": ort.__version__,
+    }
 
 
 def measure_eager(model_name, state_path, inputs_path, runs, warmup, out_path, **plan):
     import numpy as np
     import torch
+
     sys.path.insert(0, ROOT)
     from bench.models import MODELS
 
@@ -120,12 +131,20 @@ def measure_eager(model_name, state_path, inputs_path, runs, warmup, out_path, *
         with torch.inference_mode():
             out = module(*inputs)
         result["out"] = out
+
     times, warmup = time_calls(call, runs, warmup, **plan)
     outs = result["out"] if isinstance(result["out"], (tuple, list)) else [result["out"]]
     np.savez(out_path, **{f"output_{i}": o.numpy() for i, o in enumerate(outs)})
-    return {"load_us": load_ns / 1e3, "runs": len(times), "warmup": warmup, **stats(times), "rss_before_load_kb": rss0,
-            "vm_hwm_kb": vm_hwm_kb(), "threads": torch.get_num_threads(),
-            "version": torch.__version__}
+    return {
+        "load_us": load_ns / 1e3,
+        "runs": len(times),
+        "warmup": warmup,
+        **stats(times),
+        "rss_before_load_kb": rss0,
+        "vm_hwm_kb": vm_hwm_kb(),
+        "threads": torch.get_num_threads(),
+        "version": torch.__version__,
+    }
 
 
 def main():

@@ -1,5 +1,6 @@
 """The benchmark's Markdown report: one table per metric (value per framework, then Ember/peer ratios), the
 200-op chain's per-operator cost, and the goals, each checked against this run's numbers."""
+
 from __future__ import annotations
 
 from typing import List, Optional, Tuple
@@ -11,20 +12,36 @@ EMBERS = ["ember", "ember_portable", "ember_2t", "ember_xnnpack", "ember_xnnpack
 PEERS = ["et_portable", "et_xnnpack", "ort", "eager"]
 # Optional peer columns: compared only with Ember's columns on as many threads, never with the default build.
 PEERS_2T = ["et_xnnpack_2t"]
-LABELS = {"ember": "Ember", "ember_portable": "Ember portable", "ember_2t": "Ember 2 threads",
-          "ember_xnnpack": "Ember+XNNPACK", "ember_xnnpack_2t": "Ember+XNNPACK 2 threads", "et_portable": "ET portable",
-          "et_xnnpack": "ET XNNPACK", "et_xnnpack_2t": "ET XNNPACK 2 threads", "ort": "ONNX Runtime",
-          "eager": "eager torch"}
+LABELS = {
+    "ember": "Ember",
+    "ember_portable": "Ember portable",
+    "ember_2t": "Ember 2 threads",
+    "ember_xnnpack": "Ember+XNNPACK",
+    "ember_xnnpack_2t": "Ember+XNNPACK 2 threads",
+    "et_portable": "ET portable",
+    "et_xnnpack": "ET XNNPACK",
+    "et_xnnpack_2t": "ET XNNPACK 2 threads",
+    "ort": "ONNX Runtime",
+    "eager": "eager torch",
+}
 
 # (key, title, what it is, formatter)
 METRICS = [
     ("median_us", "Latency, median (µs)", "execute() only, after warm-up, single thread", "us"),
     ("p90_us", "Latency, p90 (µs)", "90th percentile of the same runs", "us"),
-    ("load_us", "Load + init (µs)", "from the file on disk to a method ready to execute (C++ runners: median of "
-     "up to 7 processes)", "us"),
+    (
+        "load_us",
+        "Load + init (µs)",
+        "from the file on disk to a method ready to execute (C++ runners: median of up to 7 processes)",
+        "us",
+    ),
     ("arena_bytes", "Planned arena (bytes)", "all memory-planned pools of the method (activations)", "int"),
-    ("maxrss_kb", "Peak RSS (KiB)", "ru_maxrss of the measuring process (whole process: Python + libraries "
-     "for ONNX Runtime and eager)", "int"),
+    (
+        "maxrss_kb",
+        "Peak RSS (KiB)",
+        "ru_maxrss of the measuring process (whole process: Python + libraries for ONNX Runtime and eager)",
+        "int",
+    ),
     ("file_bytes", "Program file (bytes)", ".pte / .onnx (weights inside) / eager's state_dict .pt", "int"),
 ]
 
@@ -85,10 +102,18 @@ def metric_table(result, key, title, what, kind) -> List[str]:
     fws = _frameworks(result)
     pairs = ratio_pairs(fws)
     also = ", and Ember portable / ET portable" if ("ember_portable", "et_portable") in pairs else ""
-    lines = [f"### {title}", "", f"{what}. Ratio columns: Ember / peer{also} (below 1: Ember smaller or faster).", "",
-             "| model | " + " | ".join(LABELS[f] for f in fws) + " | " +
-             " | ".join(f"{LABELS[a]}/{LABELS[b]}" for a, b in pairs) + " |",
-             "|---|" + "---:|" * (len(fws) + len(pairs))]
+    lines = [
+        f"### {title}",
+        "",
+        f"{what}. Ratio columns: Ember / peer{also} (below 1: Ember smaller or faster).",
+        "",
+        "| model | "
+        + " | ".join(LABELS[f] for f in fws)
+        + " | "
+        + " | ".join(f"{LABELS[a]}/{LABELS[b]}" for a, b in pairs)
+        + " |",
+        "|---|" + "---:|" * (len(fws) + len(pairs)),
+    ]
     for name, m in result["models"].items():
         cells = []
         for fw in fws:
@@ -104,11 +129,16 @@ def per_op_table(result) -> List[str]:
     if not chains:
         return []
     fws = _frameworks(result)
-    lines = ["### Framework overhead per operator", "",
-             "Median latency of the chain divided by its operator count (ns per op). Each op is one kernel call on "
-             "16 floats, so this is almost all per-operator cost: dispatch, argument handling, output resize, the "
-             "loop; the kernels' arithmetic (16 adds or multiplies) is a few ns of it. Not subtracted.", "",
-             "| model | " + " | ".join(LABELS[f] for f in fws) + " |", "|---|" + "---:|" * len(fws)]
+    lines = [
+        "### Framework overhead per operator",
+        "",
+        "Median latency of the chain divided by its operator count (ns per op). Each op is one kernel call on "
+        "16 floats, so this is almost all per-operator cost: dispatch, argument handling, output resize, the "
+        "loop; the kernels' arithmetic (16 adds or multiplies) is a few ns of it. Not subtracted.",
+        "",
+        "| model | " + " | ".join(LABELS[f] for f in fws) + " |",
+        "|---|" + "---:|" * len(fws),
+    ]
     for name, m in chains:
         cells = [_fmt(_get(result, name, fw, "ns_per_op"), "us") for fw in fws]
         lines.append(f"| {m['label']} | " + " | ".join(cells) + " |")
@@ -117,10 +147,15 @@ def per_op_table(result) -> List[str]:
 
 def correctness_table(result) -> List[str]:
     fws = _frameworks(result)
-    lines = ["### Outputs against eager", "",
-             "Largest absolute difference from eager PyTorch's outputs on the same inputs (✓: within 1e-3 of the "
-             "outputs' scale).", "", "| model | " + " | ".join(LABELS[f] for f in fws) + " |",
-             "|---|" + "---:|" * len(fws)]
+    lines = [
+        "### Outputs against eager",
+        "",
+        "Largest absolute difference from eager PyTorch's outputs on the same inputs (✓: within 1e-3 of the "
+        "outputs' scale).",
+        "",
+        "| model | " + " | ".join(LABELS[f] for f in fws) + " |",
+        "|---|" + "---:|" * len(fws),
+    ]
     for name, m in result["models"].items():
         cells = []
         for fw in fws:
@@ -146,12 +181,20 @@ def pybind_table(result) -> List[str]:
             rows.append(f"| {m['label']} | " + " | ".join(cells) + " |")
     if not rows:
         return []
-    return ["### Cross-check: ExecuTorch through its Python bindings", "",
+    return (
+        [
+            "### Cross-check: ExecuTorch through its Python bindings",
+            "",
             "The same programs run through ExecuTorch's pybindings (`portable_lib`, threadpool of 1), timed around "
             "`Method.execute()` from Python: the C++ driver's numbers are what ExecuTorch's own runtime does, and "
-            "the difference on the one-op models is the bindings' call overhead. Median µs.", "",
+            "the difference on the one-op models is the bindings' call overhead. Median µs.",
+            "",
             "| model | ET portable, C++ | ET portable, pybind | ET XNNPACK, C++ | ET XNNPACK, pybind |",
-            "|---|---:|---:|---:|---:|"] + rows + [""]
+            "|---|---:|---:|---:|---:|",
+        ]
+        + rows
+        + [""]
+    )
 
 
 VERDICTS = {True: "yes", False: "**no**", "partly": "partly", None: "not measured"}
@@ -196,24 +239,37 @@ def _chain_kernels(result, chain) -> str:
         return ""
     same = [o for o in ops if o not in fast]
     if not fast:
-        return f"; the chain's operators ({', '.join(ops)}) have no kernels/optimized kernel, so both Ember builds " \
-               "run the same portable kernels"
+        return (
+            f"; the chain's operators ({', '.join(ops)}) have no kernels/optimized kernel, so both Ember builds "
+            "run the same portable kernels"
+        )
     calls = sum(ops[o] for o in fast)
-    return (f"; both Ember builds run the same portable kernels for {', '.join(same) or 'none'}; "
-            f"{', '.join(fast)} ({calls} of {sum(ops.values())} calls) runs kernels/optimized's kernel in Ember's "
-            "default build (elementwise on 16 floats, like the portable one)")
+    return (
+        f"; both Ember builds run the same portable kernels for {', '.join(same) or 'none'}; "
+        f"{', '.join(fast)} ({calls} of {sum(ops.values())} calls) runs kernels/optimized's kernel in Ember's "
+        "default build (elementwise on 16 floats, like the portable one)"
+    )
 
 
 def goal_overhead(result) -> dict:
     chain = next((n for n, m in result["models"].items() if m.get("ops")), None)
-    goal = {"goal": "framework overhead per op at most half of ExecuTorch's (200-op chain, ns per op: Ember / ET "
-                    "portable <= 0.5)", "expected": 1}
+    goal = {
+        "goal": "framework overhead per op at most half of ExecuTorch's (200-op chain, ns per op: Ember / ET "
+        "portable <= 0.5)",
+        "expected": 1,
+    }
     both, _ = _compare(result, [chain] if chain else [], "ember", "et_portable", "ns_per_op")
     if not both:
-        lacking = [LABELS[fw] for fw in ("ember", "et_portable") if chain and _get(result, chain, fw, "ns_per_op")
-                   is None]
-        return dict(goal, holds=None, measured=0, evidence="not measured: " + (
-            "the chain is not in this run" if chain is None else "no number from " + " and ".join(lacking)))
+        lacking = [
+            LABELS[fw] for fw in ("ember", "et_portable") if chain and _get(result, chain, fw, "ns_per_op") is None
+        ]
+        return dict(
+            goal,
+            holds=None,
+            measured=0,
+            evidence="not measured: "
+            + ("the chain is not in this run" if chain is None else "no number from " + " and ".join(lacking)),
+        )
     _, e, p = both[0]
     ev = f"Ember {e:.1f} vs ET portable {p:.1f} ns/op ({_x(e / p)})"
     ep = _get(result, chain, "ember_portable", "ns_per_op")
@@ -226,29 +282,55 @@ def _latency_goal(result, goal: str, models: List[str], ember: str, peer: str, h
     """A goal on median latency over named models: holds(ember_us, peer_us) per model; the evidence gives the
     ratio the goal states (Ember / peer, or peer / Ember for "N times faster") and both latencies."""
     both, missing = _compare(result, models, ember, peer, "median_us")
-    parts = [f"{_label(result, n)}: {_x(p / e if peer_over_ember else e / p)} ({_fmt(e, 'us')} vs {_fmt(p, 'us')} "
-             "µs)" for n, e, p in both]
-    return {"goal": goal, "holds": _verdict([holds(e, p) for _, e, p in both]), "measured": len(both),
-            "expected": len(models), "evidence": "; ".join(parts + _not_measured(result, missing))}
+    parts = [
+        f"{_label(result, n)}: {_x(p / e if peer_over_ember else e / p)} ({_fmt(e, 'us')} vs {_fmt(p, 'us')} µs)"
+        for n, e, p in both
+    ]
+    return {
+        "goal": goal,
+        "holds": _verdict([holds(e, p) for _, e, p in both]),
+        "measured": len(both),
+        "expected": len(models),
+        "evidence": "; ".join(parts + _not_measured(result, missing)),
+    }
 
 
 def goal_portable_2x(result) -> dict:
-    return _latency_goal(result, "Ember portable kernels at least 2x faster than ExecuTorch portable on the MLP, "
-                         "CNN and MobileNetV2 (median latency, ET portable / Ember portable >= 2; µs: Ember portable "
-                         "vs ET portable)", TWO_X, "ember_portable", "et_portable", lambda e, p: p >= 2 * e,
-                         peer_over_ember=True)
+    return _latency_goal(
+        result,
+        "Ember portable kernels at least 2x faster than ExecuTorch portable on the MLP, "
+        "CNN and MobileNetV2 (median latency, ET portable / Ember portable >= 2; µs: Ember portable "
+        "vs ET portable)",
+        TWO_X,
+        "ember_portable",
+        "et_portable",
+        lambda e, p: p >= 2 * e,
+        peer_over_ember=True,
+    )
 
 
 def goal_xnnpack(result) -> dict:
-    return _latency_goal(result, "Ember (optimized kernels) within 1.5x of ExecuTorch+XNNPACK on MobileNetV2 "
-                         "(median latency, Ember / ET XNNPACK <= 1.5; µs: Ember vs ET XNNPACK)", MOBILENETS, "ember",
-                         "et_xnnpack", lambda e, p: e <= 1.5 * p)
+    return _latency_goal(
+        result,
+        "Ember (optimized kernels) within 1.5x of ExecuTorch+XNNPACK on MobileNetV2 "
+        "(median latency, Ember / ET XNNPACK <= 1.5; µs: Ember vs ET XNNPACK)",
+        MOBILENETS,
+        "ember",
+        "et_xnnpack",
+        lambda e, p: e <= 1.5 * p,
+    )
 
 
 def goal_ort(result) -> dict:
-    return _latency_goal(result, "Ember (optimized kernels) ahead of ONNX Runtime on the small models (median "
-                         "latency, Ember / ORT < 1; µs: Ember vs ORT; ORT is timed from Python, a few µs per call)",
-                         SMALL, "ember", "ort", lambda e, p: e < p)
+    return _latency_goal(
+        result,
+        "Ember (optimized kernels) ahead of ONNX Runtime on the small models (median "
+        "latency, Ember / ORT < 1; µs: Ember vs ORT; ORT is timed from Python, a few µs per call)",
+        SMALL,
+        "ember",
+        "ort",
+        lambda e, p: e < p,
+    )
 
 
 def goal_load(result) -> dict:
@@ -261,49 +343,84 @@ def goal_load(result) -> dict:
             continue
         slower = [f"{_label(result, n)} {_fmt(e, 'us')} vs {_fmt(p, 'us')} µs" for n, e, p in both if e >= p]
         ratios = sorted(e / p for _, e, p in both)
-        part = f"vs {LABELS[peer]}: faster on {len(both) - len(slower)} of {len(both)} (Ember / ET " \
-               f"{_x(ratios[0])} to {_x(ratios[-1])})"
+        part = (
+            f"vs {LABELS[peer]}: faster on {len(both) - len(slower)} of {len(both)} (Ember / ET "
+            f"{_x(ratios[0])} to {_x(ratios[-1])})"
+        )
         if slower:
             part += ", slower on " + ", ".join(slower)
         if missing:
             part += ", not measured on " + ", ".join(_label(result, n) for n in missing)
         parts.append(part)
-    return {"goal": "load+init faster than ExecuTorch on every model (Ember vs ET portable and vs ET XNNPACK)",
-            "holds": _verdict(checks), "measured": len(checks), "expected": 2 * len(models),
-            "evidence": "; ".join(parts)}
+    return {
+        "goal": "load+init faster than ExecuTorch on every model (Ember vs ET portable and vs ET XNNPACK)",
+        "holds": _verdict(checks),
+        "measured": len(checks),
+        "expected": 2 * len(models),
+        "evidence": "; ".join(parts),
+    }
 
 
 def goal_real_portable(result) -> dict:
-    return _latency_goal(result, "real models: Ember (optimized kernels) faster than ExecuTorch portable on every "
-                         "one (median latency, Ember / ET portable < 1; µs: Ember vs ET portable)", REAL, "ember",
-                         "et_portable", lambda e, p: e < p)
+    return _latency_goal(
+        result,
+        "real models: Ember (optimized kernels) faster than ExecuTorch portable on every "
+        "one (median latency, Ember / ET portable < 1; µs: Ember vs ET portable)",
+        REAL,
+        "ember",
+        "et_portable",
+        lambda e, p: e < p,
+    )
 
 
 def goal_real_xnnpack(result) -> dict:
-    return _latency_goal(result, "real models: Ember (optimized kernels) within 1.5x of ExecuTorch+XNNPACK on the "
-                         "CNNs (median latency, Ember / ET XNNPACK <= 1.5; µs: Ember vs ET XNNPACK)", REAL_CNNS,
-                         "ember", "et_xnnpack", lambda e, p: e <= 1.5 * p)
+    return _latency_goal(
+        result,
+        "real models: Ember (optimized kernels) within 1.5x of ExecuTorch+XNNPACK on the "
+        "CNNs (median latency, Ember / ET XNNPACK <= 1.5; µs: Ember vs ET XNNPACK)",
+        REAL_CNNS,
+        "ember",
+        "et_xnnpack",
+        lambda e, p: e <= 1.5 * p,
+    )
 
 
 def goal_real_eager(result) -> dict:
-    return _latency_goal(result, "real models: Ember (optimized kernels) no slower than single-threaded eager "
-                         "PyTorch on any (median latency, Ember / eager <= 1; µs: Ember vs eager)", REAL, "ember",
-                         "eager", lambda e, p: e <= p)
+    return _latency_goal(
+        result,
+        "real models: Ember (optimized kernels) no slower than single-threaded eager "
+        "PyTorch on any (median latency, Ember / eager <= 1; µs: Ember vs eager)",
+        REAL,
+        "ember",
+        "eager",
+        lambda e, p: e <= p,
+    )
 
 
 def goal_two_threads(result) -> dict:
-    return _latency_goal(result, "Ember's optimized kernels at 2 threads at least 1.7x faster than at 1 on "
-                         "MobileNetV2 1.0 224 (median latency, Ember / Ember 2 threads >= 1.7; µs: 1 vs 2 threads)",
-                         ["mobilenet_v2", "tv_mobilenet_v2"], "ember_2t", "ember", lambda e, p: p >= 1.7 * e,
-                         peer_over_ember=True)
+    return _latency_goal(
+        result,
+        "Ember's optimized kernels at 2 threads at least 1.7x faster than at 1 on "
+        "MobileNetV2 1.0 224 (median latency, Ember / Ember 2 threads >= 1.7; µs: 1 vs 2 threads)",
+        ["mobilenet_v2", "tv_mobilenet_v2"],
+        "ember_2t",
+        "ember",
+        lambda e, p: p >= 1.7 * e,
+        peer_over_ember=True,
+    )
 
 
 def goal_xnnpack_delegate(result) -> dict:
-    return _latency_goal(result, "Ember + XNNPACK delegate within 1.1x of ExecuTorch + XNNPACK on MobileNetV2 and "
-                         "ResNet18, single thread, same .pte (median latency, Ember+XNNPACK / ET XNNPACK <= 1.1; "
-                         "Debian's XNNPACK is a 2022 snapshot, ExecuTorch's a 2025 one)",
-                         ["mobilenet_v2", "tv_mobilenet_v2", "resnet18"], "ember_xnnpack", "et_xnnpack",
-                         lambda e, p: e <= 1.1 * p)
+    return _latency_goal(
+        result,
+        "Ember + XNNPACK delegate within 1.1x of ExecuTorch + XNNPACK on MobileNetV2 and "
+        "ResNet18, single thread, same .pte (median latency, Ember+XNNPACK / ET XNNPACK <= 1.1; "
+        "Debian's XNNPACK is a 2022 snapshot, ExecuTorch's a 2025 one)",
+        ["mobilenet_v2", "tv_mobilenet_v2", "resnet18"],
+        "ember_xnnpack",
+        "et_xnnpack",
+        lambda e, p: e <= 1.1 * p,
+    )
 
 
 def goals(result) -> List[dict]:
@@ -315,10 +432,10 @@ def goals(result) -> List[dict]:
     real = [goal_real_portable(result), goal_real_xnnpack(result), goal_real_eager(result)]
     real_only = bool(names) and all(n in REAL for n in names)
     fws = _frameworks(result)
-    extra = ([goal_two_threads(result)] if "ember_2t" in fws else []) + \
-        ([goal_xnnpack_delegate(result)] if "ember_xnnpack" in fws else [])
-    return ([] if real_only else zoo) + (real if any(n in REAL for n in names) else []) + extra + \
-        [goal_load(result)]
+    extra = ([goal_two_threads(result)] if "ember_2t" in fws else []) + (
+        [goal_xnnpack_delegate(result)] if "ember_xnnpack" in fws else []
+    )
+    return ([] if real_only else zoo) + (real if any(n in REAL for n in names) else []) + extra + [goal_load(result)]
 
 
 def verdict_cell(gl: dict) -> str:
@@ -334,20 +451,26 @@ def markdown(result) -> str:
     if result.get("mode") == "callgrind":
         return callgrind_markdown(result)
     mach = result["machine"]
-    lines = [f"# Ember benchmark, {result['date']}{' (quick)' if result.get('quick') else ''}", "",
-             f"CPU: **{mach['cpu']}** ({mach['cores']} cores, {mach['machine']}, Linux {mach['kernel']}); "
-             f"every measured process pinned to CPU {mach['pinned_cpu']} and single-threaded. "
-             f"Commit {mach['git_commit']}{' (with local changes)' if mach.get('git_dirty') else ''}. "
-             f"Timed runs per measurement: about {result['settings']['target_s']} s "
-             f"({result['settings']['min_runs']} to {result['settings']['max_runs']} runs, warm-up a tenth of that); "
-             f"the C++ runners in {result['settings'].get('cpp_rounds', 1)} interleaved rounds (processes), "
-             "median and p90 being the medians of the rounds' values. "
-             f"Whole run: {result['wall_s']:.0f} s.", "",
-             "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v) + ".", ""]
+    lines = [
+        f"# Ember benchmark, {result['date']}{' (quick)' if result.get('quick') else ''}",
+        "",
+        f"CPU: **{mach['cpu']}** ({mach['cores']} cores, {mach['machine']}, Linux {mach['kernel']}); "
+        f"every measured process pinned to CPU {mach['pinned_cpu']} and single-threaded. "
+        f"Commit {mach['git_commit']}{' (with local changes)' if mach.get('git_dirty') else ''}. "
+        f"Timed runs per measurement: about {result['settings']['target_s']} s "
+        f"({result['settings']['min_runs']} to {result['settings']['max_runs']} runs, warm-up a tenth of that); "
+        f"the C++ runners in {result['settings'].get('cpp_rounds', 1)} interleaved rounds (processes), "
+        "median and p90 being the medians of the rounds' values. "
+        f"Whole run: {result['wall_s']:.0f} s.",
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v) + ".",
+        "",
+    ]
     lines += ["| framework | what runs |", "|---|---|"]
     for fw, f in result["frameworks"].items():
-        lines.append(f"| {LABELS[fw]} | {f['description']}" + (f" — **skipped**: {f['skipped']}" if f["skipped"]
-                                                              else "") + " |")
+        lines.append(
+            f"| {LABELS[fw]} | {f['description']}" + (f" — **skipped**: {f['skipped']}" if f["skipped"] else "") + " |"
+        )
     lines += [""]
     if result.get("plot"):
         lines += [f"![latency per model]({result['plot']})", ""]
@@ -361,15 +484,22 @@ def markdown(result) -> str:
     lines += correctness_table(result)
     lines += pybind_table(result)
     lines += ember_kernels_note(result)
-    et_opt = {n: m["frameworks"]["et_portable"].get("optimized_kernels_used")
-              for n, m in result["models"].items() if "et_portable" in m["frameworks"]}
+    et_opt = {
+        n: m["frameworks"]["et_portable"].get("optimized_kernels_used")
+        for n, m in result["models"].items()
+        if "et_portable" in m["frameworks"]
+    }
     if any(et_opt.values()):
-        lines += ["Which of ExecuTorch's kernels are its optimized ones (the wheel's kernel library has optimized "
-                  "versions of a few operators and the portable ones for the rest): " +
-                  "; ".join(f"{result['models'][n]['label']}: {', '.join(v)}" for n, v in et_opt.items() if v) + ".",
-                  ""]
-    errors = [(n, fw, r["error"]) for n, m in result["models"].items() for fw, r in m["frameworks"].items()
-              if "error" in r]
+        lines += [
+            "Which of ExecuTorch's kernels are its optimized ones (the wheel's kernel library has optimized "
+            "versions of a few operators and the portable ones for the rest): "
+            + "; ".join(f"{result['models'][n]['label']}: {', '.join(v)}" for n, v in et_opt.items() if v)
+            + ".",
+            "",
+        ]
+    errors = [
+        (n, fw, r["error"]) for n, m in result["models"].items() for fw, r in m["frameworks"].items() if "error" in r
+    ]
     if errors:
         lines += ["## Errors", ""] + [f"- {n} / {LABELS[fw]}: {e.splitlines()[0][:300]}" for n, fw, e in errors] + [""]
     return "\n".join(lines)
@@ -378,49 +508,76 @@ def markdown(result) -> str:
 def ember_kernels_note(result) -> List[str]:
     """Per model, the operators for which Ember's default build registers a kernels/optimized kernel (the rest,
     and everything in Ember portable, run portable kernels): what separates the two Ember columns."""
-    used = {n: m["frameworks"]["ember"].get("optimized_kernels_used") for n, m in result["models"].items()
-            if "ember" in m["frameworks"]}
+    used = {
+        n: m["frameworks"]["ember"].get("optimized_kernels_used")
+        for n, m in result["models"].items()
+        if "ember" in m["frameworks"]
+    }
     if not any(v is not None for v in used.values()):
         return []
-    per = [f"{result['models'][n]['label']}: {', '.join(v) if v else 'none'}" for n, v in used.items()
-           if v is not None]
-    return ["Which of Ember's operators have a kernels/optimized kernel in its default build (the Ember column; "
-            "Ember portable runs portable kernels for all): " + "; ".join(per) + ".", ""]
+    per = [f"{result['models'][n]['label']}: {', '.join(v) if v else 'none'}" for n, v in used.items() if v is not None]
+    return [
+        "Which of Ember's operators have a kernels/optimized kernel in its default build (the Ember column; "
+        "Ember portable runs portable kernels for all): " + "; ".join(per) + ".",
+        "",
+    ]
 
 
 def callgrind_markdown(result) -> str:
     mach = result["machine"]
-    lines = [f"# Ember benchmark, instruction counts, {result['date']}", "",
-             f"CPU: {mach['cpu']}; valgrind --tool=callgrind. Counts are instructions executed (Ir) inside the "
-             "runtime's own calls, read from callgrind's inclusive costs: `Method::execute()` per steady-state call "
-             "(the difference between runs making 3 and 2 calls; for programs above "
-             f"{result['settings_callgrind']['small_ir']:,} instructions per 2 calls, their mean), `Program::load` "
-             "and `Program::load_method`. ExecuTorch is counted on its C++ runtime from the 1.5.1 wheel "
-             "(bench/et_runner.cc), so no Python runs inside the counted calls. Ember is the default build "
-             "(`//:runner`, kernels/optimized ahead of portable), Ember portable `//runtime/runner:runner_portable`.",
-             ""]
-    fws = [fw for fw in EMBERS + ["et_portable", "et_xnnpack"]
-           if any(fw in m["frameworks"] for m in result["models"].values())]
+    lines = [
+        f"# Ember benchmark, instruction counts, {result['date']}",
+        "",
+        f"CPU: {mach['cpu']}; valgrind --tool=callgrind. Counts are instructions executed (Ir) inside the "
+        "runtime's own calls, read from callgrind's inclusive costs: `Method::execute()` per steady-state call "
+        "(the difference between runs making 3 and 2 calls; for programs above "
+        f"{result['settings_callgrind']['small_ir']:,} instructions per 2 calls, their mean), `Program::load` "
+        "and `Program::load_method`. ExecuTorch is counted on its C++ runtime from the 1.5.1 wheel "
+        "(bench/et_runner.cc), so no Python runs inside the counted calls. Ember is the default build "
+        "(`//:runner`, kernels/optimized ahead of portable), Ember portable `//runtime/runner:runner_portable`.",
+        "",
+    ]
+    fws = [
+        fw
+        for fw in EMBERS + ["et_portable", "et_xnnpack"]
+        if any(fw in m["frameworks"] for m in result["models"].values())
+    ]
     pairs = ratio_pairs(fws)
-    for key, title in (("execute_ir", "execute(), instructions per call"),
-                       ("load_ir", "Program::load + load_method, instructions")):
-        lines += [f"### {title}", "", "| model | " + " | ".join(LABELS[f] for f in fws) + " | " +
-                  " | ".join(f"{LABELS[a]}/{LABELS[b]}" for a, b in pairs) + " |",
-                  "|---|" + "---:|" * (len(fws) + len(pairs))]
+    for key, title in (
+        ("execute_ir", "execute(), instructions per call"),
+        ("load_ir", "Program::load + load_method, instructions"),
+    ):
+        lines += [
+            f"### {title}",
+            "",
+            "| model | "
+            + " | ".join(LABELS[f] for f in fws)
+            + " | "
+            + " | ".join(f"{LABELS[a]}/{LABELS[b]}" for a, b in pairs)
+            + " |",
+            "|---|" + "---:|" * (len(fws) + len(pairs)),
+        ]
         for name, m in result["models"].items():
             vals = {fw: m["frameworks"].get(fw, {}).get(key) for fw in fws}
-            cells = [_fmt(v, "int") if v is not None else ("error" if "error" in m["frameworks"].get(fw, {})
-                                                           else "—") for fw, v in vals.items()]
+            cells = [
+                _fmt(v, "int") if v is not None else ("error" if "error" in m["frameworks"].get(fw, {}) else "—")
+                for fw, v in vals.items()
+            ]
             ratios = [_ratio(vals[a], vals[b]) for a, b in pairs]
             lines.append(f"| {m['label']} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
         lines += [""]
     chains = [(n, m) for n, m in result["models"].items() if m.get("ops")]
     for n, m in chains:
         per = {fw: m["frameworks"].get(fw, {}).get("execute_ir") for fw in fws}
-        lines += [f"Per operator on the {m['label']} chain: " + ", ".join(
-            f"{LABELS[fw]} {v / m['ops']:,.0f} instructions" for fw, v in per.items() if v) + ".", ""]
-    errors = [(n, fw, r["error"]) for n, m in result["models"].items() for fw, r in m["frameworks"].items()
-              if "error" in r]
+        lines += [
+            f"Per operator on the {m['label']} chain: "
+            + ", ".join(f"{LABELS[fw]} {v / m['ops']:,.0f} instructions" for fw, v in per.items() if v)
+            + ".",
+            "",
+        ]
+    errors = [
+        (n, fw, r["error"]) for n, m in result["models"].items() for fw, r in m["frameworks"].items() if "error" in r
+    ]
     if errors:
         lines += ["## Errors", ""] + [f"- {n} / {LABELS[fw]}: {e.splitlines()[0][:300]}" for n, fw, e in errors] + [""]
     return "\n".join(lines)

@@ -11,6 +11,7 @@ the code of those only.
     python -m codegen.gen_registration --manifest kernels/portable/kernels.yaml@ember::portable@kernels/portable \
         [--selection selected_operators.yaml] --out-dir DIR
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,10 @@ def _unbox(decl: KernelDecl, i: int, arg) -> Tuple[str, str]:
         return written.code, f"a[{i}]->{written.unbox_written}()"
     code = argument_codes.for_schema_type(_type_key(arg.type))
     if code is None:
-        raise ManifestError(f"{decl.op}: argument '{arg.name}' has type {arg.type}, which no argument code carries "
-                            f"(schema/argument_codes.yaml)")
+        raise ManifestError(
+            f"{decl.op}: argument '{arg.name}' has type {arg.type}, which no argument code carries "
+            f"(schema/argument_codes.yaml)"
+        )
     return code.code, f"a[{i}]->{code.unbox}()" if code.unbox else ""
 
 
@@ -91,14 +94,16 @@ def arg_signature(decl: KernelDecl) -> Tuple[str, List[str]]:
     return "".join(codes), exprs
 
 
-def _apply_selection(chains: Sequence[Sequence[KernelDecl]],
-                     selection: Optional[Dict]) -> List[Tuple[KernelDecl, int, List[Tuple[KernelDecl, int]]]]:
+def _apply_selection(
+    chains: Sequence[Sequence[KernelDecl]], selection: Optional[Dict]
+) -> List[Tuple[KernelDecl, int, List[Tuple[KernelDecl, int]]]]:
     """Per selected op: (registered decl, table mask, [(decl, mask) for every library kernel compiled for it]).
 
     The registered kernel is the first library's; the selected dtypes it does not compute go to the next
     library's kernel for the same op, which the first one calls (kernels/optimized hands non-Float to portable).
     Without a selection: every op, every dtype any of its kernels computes.
     """
+
     def split(chain: Sequence[KernelDecl], wanted_mask: int) -> List[Tuple[KernelDecl, int]]:
         masks, left = [], wanted_mask
         for d in chain:
@@ -137,8 +142,10 @@ def _apply_selection(chains: Sequence[Sequence[KernelDecl]],
             # Selections record every tensor dtype a call sees (a Long indices output, say); the kernel is
             # compiled for the ones it computes. None of them computable means the build cannot run the op.
             if not sel & computable:
-                raise ManifestError(f"{op}: the selection needs dtypes {sorted(wanted)}, which kernel "
-                                    f"{chain[0].kernel} does not implement ({chain[0].library})")
+                raise ManifestError(
+                    f"{op}: the selection needs dtypes {sorted(wanted)}, which kernel "
+                    f"{chain[0].kernel} does not implement ({chain[0].library})"
+                )
             mask = sel & computable
         per = split(chain, mask)
         chosen.append((chain[0], _union(per), per))
@@ -160,9 +167,9 @@ def _mask_name(d: KernelDecl) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class BackendDecl:
-    id: str       # BackendDelegate.id, as programs name it
-    symbol: str   # C++ name of the backend's `const ember::Backend`
-    header: str   # the header declaring it
+    id: str  # BackendDelegate.id, as programs name it
+    symbol: str  # C++ name of the backend's `const ember::Backend`
+    header: str  # the header declaring it
 
 
 def parse_backend(spec: str) -> BackendDecl:
@@ -180,8 +187,10 @@ def select_backends(available: Sequence[BackendDecl], wanted: Optional[Sequence[
         return sorted(available, key=lambda b: b.id)
     missing = [w for w in wanted if w not in by_id]
     if missing:
-        raise ManifestError(f"the selection needs delegate backends this build does not offer: {', '.join(missing)} "
-                            f"(available: {', '.join(sorted(by_id)) or 'none'}; add them with --backend)")
+        raise ManifestError(
+            f"the selection needs delegate backends this build does not offer: {', '.join(missing)} "
+            f"(available: {', '.join(sorted(by_id)) or 'none'}; add them with --backend)"
+        )
     return [by_id[w] for w in sorted(wanted)]
 
 
@@ -190,10 +199,12 @@ def _render_backends(backends: Sequence[BackendDecl]) -> List[str]:
     # depending on it) asks for delegate_support(); without it the table references no backend, so a runner
     # links none of them, nor their strings. registered_backends() exists either way for shared-library links.
     if not backends:
-        return ["#ifdef EMBER_DELEGATES",
-                "const DelegateSupport* delegate_support() { return &kNoDelegates; }  // refuses delegate calls",
-                "#endif",
-                "Span<const Backend* const> registered_backends() { return {}; }"]
+        return [
+            "#ifdef EMBER_DELEGATES",
+            "const DelegateSupport* delegate_support() { return &kNoDelegates; }  // refuses delegate calls",
+            "#endif",
+            "Span<const Backend* const> registered_backends() { return {}; }",
+        ]
     rows = ", ".join(f"&{b.symbol}" for b in backends)
     return [
         "#ifdef EMBER_DELEGATES",
@@ -206,9 +217,12 @@ def _render_backends(backends: Sequence[BackendDecl]) -> List[str]:
     ]
 
 
-def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, int]]]],
-           all_decls: Sequence[KernelDecl] = (), backends: Sequence[BackendDecl] = (),
-           features: Optional[Sequence[str]] = None) -> Tuple[str, str]:
+def render(
+    selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, int]]]],
+    all_decls: Sequence[KernelDecl] = (),
+    backends: Sequence[BackendDecl] = (),
+    features: Optional[Sequence[str]] = None,
+) -> Tuple[str, str]:
     """The registry source and the dtype header. Every kernel of `all_decls` gets a mask (0 when not selected),
     so unselected kernel sources still compile, to nothing: a 0 mask instantiates no dtype case. `features`: the
     runtime features the table points the executor at (None: all of them)."""
@@ -233,60 +247,75 @@ def render(selected: Sequence[Tuple[KernelDecl, int, Sequence[Tuple[KernelDecl, 
         if _mask_name(d) not in named:
             masks.append(f"constexpr uint32_t {_mask_name(d)} = 0u;  // {d.op}: not selected")
             named.add(_mask_name(d))
-    registry = "\n".join([
-        "// Generated by codegen/gen_registration.py from kernel manifests and a selection. Do not edit.",
-        '#include "runtime/kernel/operator_registry.h"',
-        *(['#include "runtime/executor/prepare_support.h"'] if prepares else []),
-        *headers,
-        '#include "runtime/backend/backend.h"',
-        '#include "runtime/executor/delegate_support.h"',
-        '#include "runtime/executor/feature_support.h"',
-        *sorted({f'#include "{b.header}"' for b in backends}),
-        "",
-        "namespace {",
-        "",
-        "\n\n".join(wrappers),
-        "",
-        "// Sorted by name: lookup is a binary search.",
-        f"constexpr ::ember::KernelEntry kKernels[{max(1, len(rows))}] = {{",
-        *(rows or ['    {"", nullptr, "", 0u, nullptr, nullptr},']),
-        "};",
-        "",
-        "}  // namespace",
-        "",
-        "namespace ember {",
-        f"Span<const KernelEntry> registered_kernels() {{ return {{kKernels, {len(rows)}}}; }}",
-        ("const PrepareSupport* prepare_support() { return &kPrepareSupport; }" if prepares else
-         "const PrepareSupport* prepare_support() { return nullptr; }  // no kernel here has a prepare step"),
-        *_render_backends(backends),
-        *render_support(features),
-        "}  // namespace ember",
-        "",
-    ])
-    dtypes = "\n".join([
-        "// Generated by codegen/gen_registration.py. Do not edit.",
-        "// Per kernel: the ScalarTypes this build compiles (bit n = ScalarType n). Kernels dispatch over these only.",
-        "#pragma once",
-        "#include <cstdint>",
-        "",
-        "namespace ember {",
-        "namespace selected_dtypes {",
-        *masks,
-        "}  // namespace selected_dtypes",
-        "}  // namespace ember",
-        "",
-    ])
+    registry = "\n".join(
+        [
+            "// Generated by codegen/gen_registration.py from kernel manifests and a selection. Do not edit.",
+            '#include "runtime/kernel/operator_registry.h"',
+            *(['#include "runtime/executor/prepare_support.h"'] if prepares else []),
+            *headers,
+            '#include "runtime/backend/backend.h"',
+            '#include "runtime/executor/delegate_support.h"',
+            '#include "runtime/executor/feature_support.h"',
+            *sorted({f'#include "{b.header}"' for b in backends}),
+            "",
+            "namespace {",
+            "",
+            "\n\n".join(wrappers),
+            "",
+            "// Sorted by name: lookup is a binary search.",
+            f"constexpr ::ember::KernelEntry kKernels[{max(1, len(rows))}] = {{",
+            *(rows or ['    {"", nullptr, "", 0u, nullptr, nullptr},']),
+            "};",
+            "",
+            "}  // namespace",
+            "",
+            "namespace ember {",
+            f"Span<const KernelEntry> registered_kernels() {{ return {{kKernels, {len(rows)}}}; }}",
+            (
+                "const PrepareSupport* prepare_support() { return &kPrepareSupport; }"
+                if prepares
+                else "const PrepareSupport* prepare_support() { return nullptr; }  // no kernel here has a prepare step"
+            ),
+            *_render_backends(backends),
+            *render_support(features),
+            "}  // namespace ember",
+            "",
+        ]
+    )
+    dtypes = "\n".join(
+        [
+            "// Generated by codegen/gen_registration.py. Do not edit.",
+            "// Per kernel: the ScalarTypes this build compiles (bit n = ScalarType n). Kernels dispatch over these only.",
+            "#pragma once",
+            "#include <cstdint>",
+            "",
+            "namespace ember {",
+            "namespace selected_dtypes {",
+            *masks,
+            "}  // namespace selected_dtypes",
+            "}  // namespace ember",
+            "",
+        ]
+    )
     return registry, dtypes
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--manifest", action="append", required=True,
-                    help="PATH@C++NAMESPACE@BAZEL_PACKAGE, repeatable; earlier manifests win for the same op")
+    ap.add_argument(
+        "--manifest",
+        action="append",
+        required=True,
+        help="PATH@C++NAMESPACE@BAZEL_PACKAGE, repeatable; earlier manifests win for the same op",
+    )
     ap.add_argument("--selection", help="selected_operators.yaml (omit for every operator of the manifests)")
-    ap.add_argument("--backend", action="append", default=[],
-                    help="ID@C++SYMBOL@HEADER, repeatable: a delegate backend the build offers; the table holds "
-                         "those the selection's 'backends' names (all of them without a selection)")
+    ap.add_argument(
+        "--backend",
+        action="append",
+        default=[],
+        help="ID@C++SYMBOL@HEADER, repeatable: a delegate backend the build offers; the table holds "
+        "those the selection's 'backends' names (all of them without a selection)",
+    )
     ap.add_argument("--out-dir", required=True)
     args = ap.parse_args(argv)
     try:
@@ -306,12 +335,16 @@ def main(argv=None) -> int:
         if args.selection:
             data, lines = read_yaml(args.selection, ManifestError)
             ops = parse_selection(data, args.selection, ManifestError, lines)
-            selection = ({"include_all_operators": True} if ops is None else
-                         {"operators": {op: {"dtypes": dtypes} for op, dtypes in ops.items()}})
+            selection = (
+                {"include_all_operators": True}
+                if ops is None
+                else {"operators": {op: {"dtypes": dtypes} for op, dtypes in ops.items()}}
+            )
             wanted_backends = parse_selected_backends(data, args.selection, ManifestError, lines)
             features = parse_selected_features(data, args.selection, ManifestError, lines)
-        registry, dtypes = render(_apply_selection(chains, selection), decls,
-                                  select_backends(available, wanted_backends), features)
+        registry, dtypes = render(
+            _apply_selection(chains, selection), decls, select_backends(available, wanted_backends), features
+        )
     except (ManifestError, OSError) as e:
         print(f"codegen: {e}", file=sys.stderr)
         return 1

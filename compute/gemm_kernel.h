@@ -44,9 +44,8 @@ EMBER_ALWAYS_INLINE void tile(const Gemm& g, const float* b, int64_t ldb, int64_
   const float* a = g.a + m0 * g.lda + k0;
   V acc[MR][NV];
   EMBER_UNROLL
-  for (int r = 0; r < MR; ++r)
-    EMBER_UNROLL
-    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+  for (int r = 0; r < MR; ++r) EMBER_UNROLL
+  for (int v = 0; v < NV; ++v) acc[r][v] = V{};
   for (int64_t k = 0; k < kc; ++k) {
     V bv[NV];
     EMBER_UNROLL
@@ -413,7 +412,6 @@ EMBER_ALWAYS_INLINE void sgemm_any(const Gemm& g) {
   if (g.M <= kFewRows) return sgemm_few_rows<V>(g);
   sgemm_blocked<V, MR, NV, Pack>(g);
 }
-
 
 // An empty sum: C is the biases alone.
 inline void bias_only(const Gemm& g) {

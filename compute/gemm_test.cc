@@ -85,13 +85,29 @@ void check(void (*fn)(const Gemm&), Case c, bool biases, float alpha, float lo, 
 // beyond that AVX2 takes the baseline's row blocks: {300, 250, 300} is wider than a block of B in L2 with enough
 // rows to run in column chunks, {260, 30, 260} fits it (its first K block packed, its 4-row last one not). Without AVX2, {70, 250, 300} and {67, 1000, 64} run in column chunks
 // (the first in its first K block only); {9, 1000, 64} is as wide with too few rows.
-const Case kCases[] = {{1, 10, 256},  {1, 256, 784}, {6, 16, 256}, {7, 17, 300},   {13, 9, 5},
-                       {96, 48, 16},  {100, 37, 600}, {1, 1, 1},   {5, 3, 0},      {97, 33, 513},
-                       {2, 1, 70},    {12, 8, 8},     {70, 250, 300}, {67, 1000, 64}, {9, 1000, 64},
-                       {11, 44, 30},  {29, 20, 40},   {300, 250, 300}, {260, 30, 260},
+const Case kCases[] = {{1, 10, 256},
+                       {1, 256, 784},
+                       {6, 16, 256},
+                       {7, 17, 300},
+                       {13, 9, 5},
+                       {96, 48, 16},
+                       {100, 37, 600},
+                       {1, 1, 1},
+                       {5, 3, 0},
+                       {97, 33, 513},
+                       {2, 1, 70},
+                       {12, 8, 8},
+                       {70, 250, 300},
+                       {67, 1000, 64},
+                       {9, 1000, 64},
+                       {11, 44, 30},
+                       {29, 20, 40},
+                       {300, 250, 300},
+                       {260, 30, 260},
                        // Up to 4 rows: K = 13 and 6 run 8 rows of B at a time, then 4, then 1; N = 40 and
                        // 23 leave partial 16- and 8-float vectors (AVX-512 and AVX2).
-                       {3, 40, 13},   {4, 23, 6}};
+                       {3, 40, 13},
+                       {4, 23, 6}};
 
 TEST(Gemm, MatchesReference) {
   for (const Case& c : kCases) check(&sgemm, c, false, 1.0f, -INFINITY, INFINITY);
@@ -139,8 +155,8 @@ TEST(Gemm, PackedBMatchesReference) {
 // Split across threads, every entry point gives sgemm's result bit for bit: the same sums in the same order, only on
 // other threads. Shapes reach the column split, the row split (C narrower than the column quantum), and no split.
 TEST(Gemm, ThreadsGiveTheSameBits) {
-  const Case shapes[] = {{64, 3136, 576}, {512, 49, 600}, {300, 250, 300}, {50, 30, 40}, {4, 1000, 256},
-                         {1, 4096, 64}, {97, 33, 513}, {7, 17, 300}};
+  const Case shapes[] = {{64, 3136, 576}, {512, 49, 600}, {300, 250, 300}, {50, 30, 40},
+                         {4, 1000, 256},  {1, 4096, 64},  {97, 33, 513},   {7, 17, 300}};
   for (int threads : {2, 3}) {
     auto pool = PosixThreadPool::create(threads);
     ASSERT_TRUE(pool.ok());

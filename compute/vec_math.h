@@ -34,7 +34,9 @@ EMBER_ALWAYS_INLINE V vselect(typename IntVec<V>::type mask, V a, V b) {
 }
 
 template <class V>
-EMBER_ALWAYS_INLINE V vmax(V a, V b) { return vselect<V>(a > b, a, b); }
+EMBER_ALWAYS_INLINE V vmax(V a, V b) {
+  return vselect<V>(a > b, a, b);
+}
 
 template <class V>
 EMBER_ALWAYS_INLINE V vexp(V x) {

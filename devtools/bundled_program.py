@@ -10,6 +10,7 @@
 Every case is checked against the program's own method signatures before anything is written, so a bundle
 that does not fit its program fails here, not on the device.
 """
+
 from __future__ import annotations
 
 import os
@@ -58,8 +59,10 @@ def _program_bytes(program: Any) -> bytes:
     buffer = getattr(program, "buffer", None)
     if isinstance(buffer, (bytes, bytearray)):
         return bytes(buffer)
-    raise BundleError(f"program must be what to_executorch() returned, the bytes of a .pte or its path; got a "
-                      f"{type(program).__name__}")
+    raise BundleError(
+        f"program must be what to_executorch() returned, the bytes of a .pte or its path; got a "
+        f"{type(program).__name__}"
+    )
 
 
 def _check_value(v: Any, value: S.EValue, values: List[S.EValue], what: str) -> None:
@@ -70,24 +73,36 @@ def _check_value(v: Any, value: S.EValue, values: List[S.EValue], what: str) -> 
         spec = value.val
         info = scalar_types.by_torch(v.dtype)
         if info is None or info.pte != spec.scalar_type.name:
-            raise BundleError(f"{what} has dtype {v.dtype}; the program wants {spec.scalar_type.name}: convert it "
-                              f"(x.to(...)) before bundling")
+            raise BundleError(
+                f"{what} has dtype {v.dtype}; the program wants {spec.scalar_type.name}: convert it "
+                f"(x.to(...)) before bundling"
+            )
         dynamic = spec.shape_dynamism != S.TensorShapeDynamism.STATIC
         shape = list(v.shape)
-        if len(shape) != len(spec.sizes) or (not dynamic and shape != list(spec.sizes)) or (
-                dynamic and any(s > b for s, b in zip(shape, spec.sizes))):
+        if (
+            len(shape) != len(spec.sizes)
+            or (not dynamic and shape != list(spec.sizes))
+            or (dynamic and any(s > b for s, b in zip(shape, spec.sizes)))
+        ):
             bound = "within the bounds " if dynamic else ""
             raise BundleError(f"{what} has shape {shape}; the program wants {bound}{list(spec.sizes)}")
     elif kind in (S.Int, S.Double, S.Bool):
         want = {S.Int: int, S.Double: float, S.Bool: bool}[kind]
-        if isinstance(v, torch.Tensor) or not isinstance(v, want if want is not float else (int, float)) or (
-                want is int and isinstance(v, bool)):
+        if (
+            isinstance(v, torch.Tensor)
+            or not isinstance(v, want if want is not float else (int, float))
+            or (want is int and isinstance(v, bool))
+        ):
             raise BundleError(f"{what} must be a Python {want.__name__} (the program returns one), got {v!r}")
 
 
-def bundle(program: Any, inputs: Union[Sequence[Sequence[Any]], Mapping[str, Sequence[Sequence[Any]]]],
-           expected: Union[None, torch.nn.Module, Callable, Sequence[Any], Mapping[str, Sequence[Any]]] = None,
-           atol: float = 1e-5, rtol: float = 1e-4) -> BundledProgramFile:
+def bundle(
+    program: Any,
+    inputs: Union[Sequence[Sequence[Any]], Mapping[str, Sequence[Sequence[Any]]]],
+    expected: Union[None, torch.nn.Module, Callable, Sequence[Any], Mapping[str, Sequence[Any]]] = None,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+) -> BundledProgramFile:
     """A bundled program: `program` (to_executorch's result, .pte bytes or path) with test cases.
 
     inputs: [case, ...] for "forward", each case a tuple of the method's inputs; or {method: [case, ...]}.
@@ -101,8 +116,9 @@ def bundle(program: Any, inputs: Union[Sequence[Sequence[Any]], Mapping[str, Seq
     if not isinstance(inputs, Mapping):
         inputs = {"forward": inputs}
     if expected is None:
-        raise BundleError("expected outputs are needed: pass expected=[outputs per case], or expected=model to "
-                          "compute them eagerly")
+        raise BundleError(
+            "expected outputs are needed: pass expected=[outputs per case], or expected=model to compute them eagerly"
+        )
     if not (atol >= 0 and rtol >= 0):
         raise BundleError(f"atol and rtol must be non-negative, got atol={atol}, rtol={rtol}")
     suites = []
@@ -117,8 +133,9 @@ def bundle(program: Any, inputs: Union[Sequence[Sequence[Any]], Mapping[str, Seq
         for c, args in enumerate(cases):
             args = _as_list(args)
             if len(args) != len(plan.inputs):
-                raise BundleError(f"method '{method}' case {c}: {len(args)} inputs given, the method takes "
-                                  f"{len(plan.inputs)}")
+                raise BundleError(
+                    f"method '{method}' case {c}: {len(args)} inputs given, the method takes {len(plan.inputs)}"
+                )
             for i, (v, idx) in enumerate(zip(args, plan.inputs)):
                 _check_value(v, plan.values[idx], plan.values, f"method '{method}' case {c} input {i}")
         if isinstance(expected, Mapping):
@@ -128,8 +145,11 @@ def bundle(program: Any, inputs: Union[Sequence[Sequence[Any]], Mapping[str, Seq
         elif isinstance(expected, (list, tuple)):
             want = list(expected)
         else:
-            fn = expected if not isinstance(expected, torch.nn.Module) or method == "forward" else getattr(
-                expected, method)
+            fn = (
+                expected
+                if not isinstance(expected, torch.nn.Module) or method == "forward"
+                else getattr(expected, method)
+            )
             with torch.no_grad():
                 want = [fn(*_as_list(c)) for c in cases]
         if len(want) != len(cases):
@@ -138,12 +158,17 @@ def bundle(program: Any, inputs: Union[Sequence[Sequence[Any]], Mapping[str, Seq
         for c, (args, outs) in enumerate(zip(cases, want)):
             args, outs = _as_list(args), _as_list(outs)
             if len(outs) != len(plan.outputs):
-                raise BundleError(f"method '{method}' case {c}: {len(outs)} expected outputs, the method returns "
-                                  f"{len(plan.outputs)}")
+                raise BundleError(
+                    f"method '{method}' case {c}: {len(outs)} expected outputs, the method returns {len(plan.outputs)}"
+                )
             for i, (v, idx) in enumerate(zip(outs, plan.outputs)):
                 _check_value(v, plan.values[idx], plan.values, f"method '{method}' case {c} expected output {i}")
-            tests.append(TestCase([a.detach() if isinstance(a, torch.Tensor) else a for a in args],
-                                  [o.detach() if isinstance(o, torch.Tensor) else o for o in outs]))
+            tests.append(
+                TestCase(
+                    [a.detach() if isinstance(a, torch.Tensor) else a for a in args],
+                    [o.detach() if isinstance(o, torch.Tensor) else o for o in outs],
+                )
+            )
         suites.append(MethodTestSuite(method, tests, float(atol), float(rtol)))
     return BundledProgramFile(BundledProgram(program=data, suites=suites))
 

@@ -26,6 +26,7 @@ The debug variant plans no reuse, so it cannot reproduce a memory-planning bug: 
 program and says when its outputs diverge while no operator does (then suspect the plan, not a kernel, and run
 again with capture="runtime").
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,19 +46,19 @@ INTEGER_TOLERANCE = 1
 
 @dataclasses.dataclass
 class OpResult:
-    index: int              # instruction index in the method
-    name: str               # the FX node (and program tensor) name
-    op: str                 # the kernel: aten::addmm.out
-    source: str             # the model's own line (innermost frame outside torch): "model.py:12 (x = self.fc2(x))"
-    module: str             # the nn.Module path the node came from ("encoder.layer.0.fc2"), "" if unknown
-    stack_trace: str        # the node's whole stack trace
+    index: int  # instruction index in the method
+    name: str  # the FX node (and program tensor) name
+    op: str  # the kernel: aten::addmm.out
+    source: str  # the model's own line (innermost frame outside torch): "model.py:12 (x = self.fc2(x))"
+    module: str  # the nn.Module path the node came from ("encoder.layer.0.fc2"), "" if unknown
+    stack_trace: str  # the node's whole stack trace
     dtype: torch.dtype
     shape: tuple
-    max_abs_error: float    # max |program - eager| over the elements (inf for NaN against a number)
-    worst_index: tuple      # where it is
+    max_abs_error: float  # max |program - eager| over the elements (inf for NaN against a number)
+    worst_index: tuple  # where it is
     program_value: float
     eager_value: float
-    scale: float            # max(1, max |eager|): errors are judged relative to it
+    scale: float  # max(1, max |eager|): errors are judged relative to it
     diverged: bool
 
     @property
@@ -69,8 +70,8 @@ class OpResult:
 class NumericReport:
     method: str
     ops: List[OpResult]
-    skipped: List[str]                 # program tensors with no eager node of their own (fused, renamed)
-    output_error: float                # the real program's outputs against eager's, max relative error
+    skipped: List[str]  # program tensors with no eager node of their own (fused, renamed)
+    output_error: float  # the real program's outputs against eager's, max relative error
     outputs_diverged: bool
 
     @property
@@ -83,49 +84,65 @@ class NumericReport:
 
     def __str__(self) -> str:
         first = self.first_divergence
-        lines = [f"method '{self.method}': {len(self.ops)} operator outputs compared with eager "
-                 f"({len(self.skipped)} without an eager node of their own)"]
+        lines = [
+            f"method '{self.method}': {len(self.ops)} operator outputs compared with eager "
+            f"({len(self.skipped)} without an eager node of their own)"
+        ]
         lines.append(f"{'#':>4}  {'node':<28} {'operator':<40} {'max |error|':>12} {'relative':>10}  where")
         for o in self.ops:
             mark = "  <-- first divergence" if o is first else ""
-            lines.append(f"{o.index:>4}  {o.name[:28]:<28} {o.op[:40]:<40} {o.max_abs_error:>12.3g} "
-                         f"{o.relative_error:>10.3g}  {o.module or '-'} {o.source}{mark}")
+            lines.append(
+                f"{o.index:>4}  {o.name[:28]:<28} {o.op[:40]:<40} {o.max_abs_error:>12.3g} "
+                f"{o.relative_error:>10.3g}  {o.module or '-'} {o.source}{mark}"
+            )
         if first is not None:
-            lines.append(f"first divergence: instruction {first.index} {first.op} (node '{first.name}', module "
-                         f"'{first.module or '?'}') at {first.source or 'an unknown line'}: |error| "
-                         f"{first.max_abs_error:.3g} at element {list(first.worst_index)} (program "
-                         f"{first.program_value:.6g}, eager {first.eager_value:.6g})")
+            lines.append(
+                f"first divergence: instruction {first.index} {first.op} (node '{first.name}', module "
+                f"'{first.module or '?'}') at {first.source or 'an unknown line'}: |error| "
+                f"{first.max_abs_error:.3g} at element {list(first.worst_index)} (program "
+                f"{first.program_value:.6g}, eager {first.eager_value:.6g})"
+            )
         else:
             lines.append("no operator diverges beyond tolerance")
         worst = self.worst
         if worst is not None:
-            lines.append(f"worst: instruction {worst.index} {worst.op} (node '{worst.name}', module "
-                         f"'{worst.module or '?'}'), relative error {worst.relative_error:.3g}")
+            lines.append(
+                f"worst: instruction {worst.index} {worst.op} (node '{worst.name}', module "
+                f"'{worst.module or '?'}'), relative error {worst.relative_error:.3g}"
+            )
         if self.outputs_diverged and first is None:
-            lines.append(f"the program's outputs diverge (relative {self.output_error:.3g}) though no operator "
-                         f"does in the debug variant: suspect the memory plan (two live tensors overlapping)")
+            lines.append(
+                f"the program's outputs diverge (relative {self.output_error:.3g}) though no operator "
+                f"does in the debug variant: suspect the memory plan (two live tensors overlapping)"
+            )
         return "\n".join(lines)
 
 
 def _edge_program(model: Any, inputs: Sequence[Any], method: str):
     import exir
     from exir.edge import EdgeProgramManager
+
     if isinstance(model, EdgeProgramManager):
         return model.exported_program(method)
     if isinstance(model, torch.export.ExportedProgram):
         return exir.to_edge(model).exported_program(method)
     if isinstance(model, torch.nn.Module):
         if method != "forward":
-            raise ValueError(f"compare(model, ...) exports 'forward' only; for method '{method}' pass the "
-                             f"EdgeProgramManager you lowered")
+            raise ValueError(
+                f"compare(model, ...) exports 'forward' only; for method '{method}' pass the "
+                f"EdgeProgramManager you lowered"
+            )
         return exir.to_edge(torch.export.export(model, tuple(inputs))).exported_program(method)
-    raise TypeError(f"model must be an nn.Module, an ExportedProgram or the EdgeProgramManager the program came "
-                    f"from; got a {type(model).__name__}")
+    raise TypeError(
+        f"model must be an nn.Module, an ExportedProgram or the EdgeProgramManager the program came "
+        f"from; got a {type(model).__name__}"
+    )
 
 
 def _eager_values(ep: torch.export.ExportedProgram, inputs: Sequence[torch.Tensor]):
     """Every node's value, by name, and the graph's user outputs, running the edge graph node by node."""
     from torch.export.graph_signature import InputKind
+
     args, user = [], iter(inputs)
     for spec in ep.graph_signature.input_specs:
         if spec.kind == InputKind.USER_INPUT:
@@ -171,7 +188,7 @@ def _module_path(node: torch.fx.Node) -> str:
     # torch.export spells paths as L['self'].fc2 or L['self'].layers[0]; keep the attribute path.
     for prefix in ("L['self'].", "L['self']"):
         if path.startswith(prefix):
-            path = path[len(prefix):]
+            path = path[len(prefix) :]
     return path.replace("_modules['", "").replace("']", "")
 
 
@@ -217,12 +234,20 @@ def _emit(graph: MethodGraph) -> bytes:
     from exir.program import MemoryPlanningConfig, _plan
     from exir.serialize import serialize_pte
     from schema import program as S
+
     constants, initial_values = ConstantPool(), ConstantPool()
     offsets, plan, _ = _plan(graph, MemoryPlanningConfig())
     plan_fb = emit_method(graph, offsets, plan.pool_sizes, constants, initial_values)
-    program = S.Program(version=0, execution_plan=[plan_fb], constant_buffer=[], backend_delegate_data=[],
-                        segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
-                        mutable_data_segments=[], named_data=[])
+    program = S.Program(
+        version=0,
+        execution_plan=[plan_fb],
+        constant_buffer=[],
+        backend_delegate_data=[],
+        segments=[],
+        constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
+        mutable_data_segments=[],
+        named_data=[],
+    )
     return serialize_pte(program, constants.blobs[1:], mutable_blobs=initial_values.blobs[1:])
 
 
@@ -246,21 +271,37 @@ def _error(got: torch.Tensor, want: torch.Tensor):
 def _runtime_outputs(runtime, program: Any, graph: MethodGraph, method: str, inputs: Sequence[torch.Tensor]):
     """instruction index -> the tensors its kernel returned, captured by the runtime's tracer in debug mode."""
     from devtools import etdump
+
     # Room for every kernel output at its planned (upper-bound) size, with each one's header and padding.
-    budget = sum(o.numel * o.dtype.itemsize + 16 * (len(o.shape) + 4)
-                 for c in graph.calls if is_instruction(c) for o in c.outs)
+    budget = sum(
+        o.numel * o.dtype.itemsize + 16 * (len(o.shape) + 4) for c in graph.calls if is_instruction(c) for o in c.outs
+    )
     n_outs = sum(len(c.outs) for c in graph.calls if is_instruction(c))
-    _, trace = runtime.load(program.buffer).run(method, inputs, profile=True, profile_outputs=max(budget, 1),
-                                                profile_events=2 * n_outs + 2 * len(graph.calls) + 64)
+    _, trace = runtime.load(program.buffer).run(
+        method,
+        inputs,
+        profile=True,
+        profile_outputs=max(budget, 1),
+        profile_events=2 * n_outs + 2 * len(graph.calls) + 64,
+    )
     if trace.dropped or trace.dropped_outputs:
-        raise RuntimeError(f"the traced run kept {trace.events} events and dropped {trace.dropped} events and "
-                           f"{trace.dropped_outputs} outputs: the program's outputs outgrew their planned sizes")
+        raise RuntimeError(
+            f"the traced run kept {trace.events} events and dropped {trace.dropped} events and "
+            f"{trace.dropped_outputs} outputs: the program's outputs outgrew their planned sizes"
+        )
     return etdump.outputs(trace.etdump, trace.debug_buffer)
 
 
-def compare(model: Any, program: Any, inputs: Sequence[torch.Tensor], method: str = "forward",
-            float_tolerance: float = FLOAT_TOLERANCE, integer_tolerance: float = INTEGER_TOLERANCE,
-            kernels: str = "default", capture: str = "variant") -> NumericReport:
+def compare(
+    model: Any,
+    program: Any,
+    inputs: Sequence[torch.Tensor],
+    method: str = "forward",
+    float_tolerance: float = FLOAT_TOLERANCE,
+    integer_tolerance: float = INTEGER_TOLERANCE,
+    kernels: str = "default",
+    capture: str = "variant",
+) -> NumericReport:
     """Runs `program`'s method with every operator output captured and eager alongside; returns a report naming
     the first operator whose output diverges beyond tolerance (relative to its eager output's largest
     magnitude, at least 1: `float_tolerance` for floating outputs, `integer_tolerance` steps for integer ones).
@@ -271,16 +312,23 @@ def compare(model: Any, program: Any, inputs: Sequence[torch.Tensor], method: st
       the runtime's tracer; default kernels only). See the module's docstring.
     """
     from ember import runtime
+
     if capture not in ("variant", "runtime"):
-        raise ValueError(f"capture={capture!r}: choose 'variant' (a debug variant of the program) or 'runtime' "
-                         f"(the real program, outputs captured by the runtime's tracer)")
+        raise ValueError(
+            f"capture={capture!r}: choose 'variant' (a debug variant of the program) or 'runtime' "
+            f"(the real program, outputs captured by the runtime's tracer)"
+        )
     if capture == "runtime" and kernels != "default":
-        raise ValueError("capture='runtime' runs the profiling build, which has the default kernels: drop "
-                         f"kernels={kernels!r}, or use capture='variant'")
+        raise ValueError(
+            "capture='runtime' runs the profiling build, which has the default kernels: drop "
+            f"kernels={kernels!r}, or use capture='variant'"
+        )
     graphs = getattr(program, "method_graphs", None)
     if not graphs or method not in graphs:
-        raise TypeError(f"program must be what to_executorch() returned, with method '{method}' (it keeps the "
-                        f"lowered graphs the debug variant is emitted from)")
+        raise TypeError(
+            f"program must be what to_executorch() returned, with method '{method}' (it keeps the "
+            f"lowered graphs the debug variant is emitted from)"
+        )
     inputs = list(inputs)
     ep = _edge_program(model, inputs, method)
     values, nodes, eager_outs = _eager_values(ep, inputs)
@@ -288,8 +336,10 @@ def compare(model: Any, program: Any, inputs: Sequence[torch.Tensor], method: st
     debug, probes = _debug_variant(graph)
     matched = [p for p in probes if _eager_for(p[2].name, values, nodes)[0] is not None]
     if probes and not matched:
-        raise ValueError(f"none of the program's {len(probes)} operator outputs has an eager node of the same "
-                         f"name: pass the EdgeProgramManager the program was lowered from as `model`")
+        raise ValueError(
+            f"none of the program's {len(probes)} operator outputs has an eager node of the same "
+            f"name: pass the EdgeProgramManager the program was lowered from as `model`"
+        )
     if capture == "runtime":
         kept = _runtime_outputs(runtime, program, graph, method, inputs)
     else:
@@ -313,10 +363,24 @@ def compare(model: Any, program: Any, inputs: Sequence[torch.Tensor], method: st
             diverged = not err <= float_tolerance * scale
         else:
             diverged = not err <= integer_tolerance
-        ops.append(OpResult(index=index, name=t.name, op=call.op_name, source=_user_source(node),
-                            module=_module_path(node), stack_trace=node.meta.get("stack_trace") or "",
-                            dtype=value.dtype, shape=tuple(value.shape), max_abs_error=err, worst_index=where,
-                            program_value=g, eager_value=w, scale=scale, diverged=diverged))
+        ops.append(
+            OpResult(
+                index=index,
+                name=t.name,
+                op=call.op_name,
+                source=_user_source(node),
+                module=_module_path(node),
+                stack_trace=node.meta.get("stack_trace") or "",
+                dtype=value.dtype,
+                shape=tuple(value.shape),
+                max_abs_error=err,
+                worst_index=where,
+                program_value=g,
+                eager_value=w,
+                scale=scale,
+                diverged=diverged,
+            )
+        )
     # The real program (its own memory plan) against eager's outputs.
     real = runtime.load(program.buffer, kernels=kernels).run(method, inputs)
     output_error, outputs_diverged = 0.0, False
@@ -327,5 +391,6 @@ def compare(model: Any, program: Any, inputs: Sequence[torch.Tensor], method: st
             output_error = max(output_error, err / scale)
             tol = float_tolerance if e.is_floating_point() else integer_tolerance / scale
             outputs_diverged |= not err / scale <= tol
-    return NumericReport(method=method, ops=ops, skipped=skipped, output_error=output_error,
-                         outputs_diverged=outputs_diverged)
+    return NumericReport(
+        method=method, ops=ops, skipped=skipped, output_error=output_error, outputs_diverged=outputs_diverged
+    )

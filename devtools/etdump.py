@@ -9,6 +9,7 @@ the runtime's debug mode, or ExecuTorch's intermediate outputs).
     #      outputs=[Output(name, chain, instruction, tensors=[TensorRef])])]
     devtools.etdump.outputs(etdump_bytes, debug_buffer)   # {instruction: [torch.Tensor, ...]}
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,6 +50,7 @@ class Allocation:
 @dataclasses.dataclass
 class TensorRef:
     """A tensor a debug event describes: its bytes are at `offset` in the debug buffer."""
+
     scalar_type: int  # the .pte's ScalarType number
     sizes: List[int]
     strides: List[int]
@@ -56,6 +58,7 @@ class TensorRef:
 
     def tensor(self, debug_buffer: bytes):
         import torch
+
         info = scalar_types.by_number(self.scalar_type)
         dtype = info.torch_dtype() if info is not None else None
         if dtype is None:
@@ -67,10 +70,15 @@ class TensorRef:
             numel *= s
         nbytes = numel * info.size
         if self.offset < 0 or self.offset + nbytes > len(debug_buffer):
-            raise EtdumpError(f"a debug tensor's {nbytes} bytes at offset {self.offset} are past the end of the "
-                              f"{len(debug_buffer)}-byte debug buffer: is it this trace's buffer?")
-        flat = torch.frombuffer(bytearray(debug_buffer[self.offset:self.offset + nbytes]), dtype=dtype) if nbytes \
+            raise EtdumpError(
+                f"a debug tensor's {nbytes} bytes at offset {self.offset} are past the end of the "
+                f"{len(debug_buffer)}-byte debug buffer: is it this trace's buffer?"
+            )
+        flat = (
+            torch.frombuffer(bytearray(debug_buffer[self.offset : self.offset + nbytes]), dtype=dtype)
+            if nbytes
             else torch.empty(0, dtype=dtype)
+        )
         # The bytes lie as the runtime held them (its dim order); the strides say where each element is.
         if numel and self.strides and len(self.strides) == len(self.sizes):
             return torch.as_strided(flat, self.sizes, self.strides).contiguous()
@@ -80,6 +88,7 @@ class TensorRef:
 @dataclasses.dataclass
 class Output:
     """A debug event: what kernel instruction `instruction` returned (several tensors for a multi-output kernel)."""
+
     name: str
     chain: int
     instruction: int
@@ -143,7 +152,7 @@ class _Reader:
         n = self.u32(at)
         if at + 4 + n > len(self.d):
             raise EtdumpError(f"a string at {at} runs past the end of the trace")
-        return self.d[at + 4:at + 4 + n].decode("utf-8", "replace")
+        return self.d[at + 4 : at + 4 + n].decode("utf-8", "replace")
 
     def longs(self, table: int, index: int) -> List[int]:
         at = self.ref(table, index)
@@ -172,13 +181,19 @@ def parse(data: bytes) -> List[Run]:
     elif len(data) >= 8 and data[4:8] == b"ED00":
         r, root_at = _Reader(data), 0
     else:
-        raise EtdumpError("not an ETDump: no 'ED00' file identifier at byte 4 or 8 (a .etdp from Ember's runner "
-                          "--profile, ember.runtime run(profile=True), or ExecuTorch's ETDumpGen)")
+        raise EtdumpError(
+            "not an ETDump: no 'ED00' file identifier at byte 4 or 8 (a .etdp from Ember's runner "
+            "--profile, ember.runtime run(profile=True), or ExecuTorch's ETDumpGen)"
+        )
     root = root_at + r.u32(root_at)
 
     def tensor(t: int) -> TensorRef:
-        return TensorRef(scalar_type=r.scalar(t, 0, "b", 0), sizes=r.longs(t, 1), strides=r.longs(t, 2),
-                         offset=r.scalar(t, 3, "q", 0))
+        return TensorRef(
+            scalar_type=r.scalar(t, 0, "b", 0),
+            sizes=r.longs(t, 1),
+            strides=r.longs(t, 2),
+            offset=r.scalar(t, 3, "q", 0),
+        )
 
     runs = []
     for rd in r.vector(root, 1):
@@ -199,22 +214,39 @@ def parse(data: bytes) -> List[Run]:
                     else:
                         tl = r.ref(value, 2)
                         refs = [tensor(t) for t in r.vector(tl, 0)] if tl is not None else []
-                    outputs.append(Output(name=r.string(de, 5), chain=r.scalar(de, 0, "Q", 0),
-                                          instruction=r.scalar(de, 1, "i", -1), tensors=refs,
-                                          is_list=kind == _TENSOR_LIST))
+                    outputs.append(
+                        Output(
+                            name=r.string(de, 5),
+                            chain=r.scalar(de, 0, "Q", 0),
+                            instruction=r.scalar(de, 1, "i", -1),
+                            tensors=refs,
+                            is_list=kind == _TENSOR_LIST,
+                        )
+                    )
                     continue
                 if ae is None:
                     other += 1
                     continue
                 i = r.scalar(ae, 0, "i", 0)
-                allocations.append(Allocation(allocators[i] if 0 <= i < len(allocators) else f"allocator #{i}",
-                                              r.scalar(ae, 1, "Q", 0)))
+                allocations.append(
+                    Allocation(
+                        allocators[i] if 0 <= i < len(allocators) else f"allocator #{i}", r.scalar(ae, 1, "Q", 0)
+                    )
+                )
                 continue
-            events.append(ProfileEvent(name=r.string(pe, 0), chain=r.scalar(pe, 1, "i", 0),
-                                       instruction=r.scalar(pe, 2, "i", -1), start=r.scalar(pe, 6, "Q", 0),
-                                       end=r.scalar(pe, 7, "Q", 0), delegate_debug_id=r.scalar(pe, 3, "i", -1)))
-        runs.append(Run(name=r.string(rd, 0), events=events, other_events=other, allocations=allocations,
-                        outputs=outputs))
+            events.append(
+                ProfileEvent(
+                    name=r.string(pe, 0),
+                    chain=r.scalar(pe, 1, "i", 0),
+                    instruction=r.scalar(pe, 2, "i", -1),
+                    start=r.scalar(pe, 6, "Q", 0),
+                    end=r.scalar(pe, 7, "Q", 0),
+                    delegate_debug_id=r.scalar(pe, 3, "i", -1),
+                )
+            )
+        runs.append(
+            Run(name=r.string(rd, 0), events=events, other_events=other, allocations=allocations, outputs=outputs)
+        )
     return runs
 
 

@@ -9,6 +9,7 @@ The debug handle of an instruction is its index in the method's chain: it is wha
 writes as each ETDump event's instruction_id (runtime/devtools/event_tracer.h), so a trace maps back without
 the runtime knowing anything about sources.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,14 @@ def debug_info(manager) -> dict:
             if isinstance(call, Label):
                 continue  # the emitter gives labels no instruction
             op = getattr(call, "op_name", None) if hasattr(call, "op") else None
-            rows.append({"debug_handle": len(rows), "op": op or type(call).__name__,
-                         "source": getattr(call, "source", "") or "", "module": getattr(call, "module", "") or ""})
+            rows.append(
+                {
+                    "debug_handle": len(rows),
+                    "op": op or type(call).__name__,
+                    "source": getattr(call, "source", "") or "",
+                    "module": getattr(call, "module", "") or "",
+                }
+            )
         methods[name] = rows
     return {"format": FORMAT, "methods": methods}
 

@@ -7,6 +7,7 @@ tensor is live from the first instruction that uses it to the last, inputs from 
 mutable buffers throughout; at each step the live bytes are the union of the live tensors' byte ranges (so
 aliases count once), and the bound is the largest such union per pool.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,10 +32,16 @@ def tensor_nbytes(t: S.Tensor) -> int:
 def _describe(ev: S.EValue) -> str:
     v = ev.val
     if isinstance(v, S.Tensor):
-        st = S.ScalarType(v.scalar_type).name.lower() if int(v.scalar_type) in S.ScalarType._value2member_map_ \
+        st = (
+            S.ScalarType(v.scalar_type).name.lower()
+            if int(v.scalar_type) in S.ScalarType._value2member_map_
             else str(int(v.scalar_type))
-        where = "const" if v.data_buffer_idx and v.allocation_info is None else (
-            f"pool{v.allocation_info.memory_id}@{v.allocation_info.offset}" if v.allocation_info else "unplanned")
+        )
+        where = (
+            "const"
+            if v.data_buffer_idx and v.allocation_info is None
+            else (f"pool{v.allocation_info.memory_id}@{v.allocation_info.offset}" if v.allocation_info else "unplanned")
+        )
         return f"{st}{list(v.sizes)} {where}"
     if isinstance(v, S.Null):
         return "None"
@@ -110,8 +117,13 @@ def plan_lower_bounds(plan: S.ExecutionPlan) -> Dict[int, int]:
 
 def summarize(pte) -> dict:
     program = pte.program
-    out = {"file_bytes": len(pte.data), "program_bytes": pte.program_bytes, "constant_bytes": pte.constant_bytes,
-           "segments": [{"offset": s.offset, "size": s.size} for s in program.segments], "methods": []}
+    out = {
+        "file_bytes": len(pte.data),
+        "program_bytes": pte.program_bytes,
+        "constant_bytes": pte.constant_bytes,
+        "segments": [{"offset": s.offset, "size": s.size} for s in program.segments],
+        "methods": [],
+    }
     for plan in program.execution_plan:
         instrs = plan.chains[0].instructions if plan.chains else []
         ops = [f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators]
@@ -131,24 +143,34 @@ def summarize(pte) -> dict:
             if mem_id == 0:
                 continue  # entry 0 stands for the constants
             lb = bounds.get(mem_id, 0)
-            pools.append({"mem_id": mem_id, "planned_bytes": size, "lower_bound_bytes": lb,
-                          "efficiency": 1.0 if size == 0 else lb / size})
-        out["methods"].append({
-            "name": plan.name,
-            "inputs": [{"value": i, "tensor": _describe(plan.values[i])} for i in plan.inputs],
-            "outputs": [{"value": i, "tensor": _describe(plan.values[i])} for i in plan.outputs],
-            "num_values": len(plan.values),
-            "operators": dict(sorted(counts.items())),
-            "instructions": listing,
-            "pools": pools,
-            "delegates": [d.id for d in plan.delegates],
-        })
+            pools.append(
+                {
+                    "mem_id": mem_id,
+                    "planned_bytes": size,
+                    "lower_bound_bytes": lb,
+                    "efficiency": 1.0 if size == 0 else lb / size,
+                }
+            )
+        out["methods"].append(
+            {
+                "name": plan.name,
+                "inputs": [{"value": i, "tensor": _describe(plan.values[i])} for i in plan.inputs],
+                "outputs": [{"value": i, "tensor": _describe(plan.values[i])} for i in plan.outputs],
+                "num_values": len(plan.values),
+                "operators": dict(sorted(counts.items())),
+                "instructions": listing,
+                "pools": pools,
+                "delegates": [d.id for d in plan.delegates],
+            }
+        )
     return out
 
 
 def render(summary: dict, values_of, show_instructions: bool = True) -> str:
-    lines = [f"file: {summary['file_bytes']} bytes (program {summary['program_bytes']}, constants "
-             f"{summary['constant_bytes']}, {len(summary['segments'])} segment(s))"]
+    lines = [
+        f"file: {summary['file_bytes']} bytes (program {summary['program_bytes']}, constants "
+        f"{summary['constant_bytes']}, {len(summary['segments'])} segment(s))"
+    ]
     for m in summary["methods"]:
         lines.append(f"\nmethod '{m['name']}': {len(m['instructions'])} instructions, {m['num_values']} values")
         for kind in ("inputs", "outputs"):
@@ -159,8 +181,10 @@ def render(summary: dict, values_of, show_instructions: bool = True) -> str:
             lines.append(f"    {n:4d} x {op}")
         lines.append("  memory plan:")
         for p in m["pools"]:
-            lines.append(f"    pool {p['mem_id']}: {p['planned_bytes']} bytes planned, lower bound "
-                         f"{p['lower_bound_bytes']} ({100 * p['efficiency']:.1f}% efficient)")
+            lines.append(
+                f"    pool {p['mem_id']}: {p['planned_bytes']} bytes planned, lower bound "
+                f"{p['lower_bound_bytes']} ({100 * p['efficiency']:.1f}% efficient)"
+            )
         if show_instructions:
             lines.append("  instructions:")
             for ins in m["instructions"]:

@@ -14,6 +14,7 @@ allocator (a raw trace always has them). Times are ns from the platform's clock 
 or in thousands of cycles with --cycles-per-us (a raw trace defaults to 1000: under QEMU's -icount shift=0 each
 instruction is one virtual nanosecond; a board at 32 MHz is 32).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,9 @@ def _plan(program: S.Program, method: str) -> S.ExecutionPlan:
     for p in program.execution_plan:
         if p.name == method:
             return p
-    raise ValueError(f"no method '{method}' (it has {', '.join(p.name for p in program.execution_plan)}); "
-                     f"pass --method")
+    raise ValueError(
+        f"no method '{method}' (it has {', '.join(p.name for p in program.execution_plan)}); pass --method"
+    )
 
 
 def tables(runs: List[etdump.Run], rows: Optional[List[dict]]) -> Tuple[List[tuple], List[tuple], float]:
@@ -74,8 +76,17 @@ def tables(runs: List[etdump.Run], rows: Optional[List[dict]]) -> Tuple[List[tup
         out = []
         for name, per_run in table.items():
             s = _stats(per_run)
-            out.append((name, cnt.get(name, 0), s["p10"], s["p50"], s["p90"], s["mean"],
-                        100.0 * s["mean"] / mean_run if mean_run else 0.0))
+            out.append(
+                (
+                    name,
+                    cnt.get(name, 0),
+                    s["p10"],
+                    s["p50"],
+                    s["p90"],
+                    s["mean"],
+                    100.0 * s["mean"] / mean_run if mean_run else 0.0,
+                )
+            )
         # By median: on a shared machine a preempted run inflates the mean, not the median.
         return sorted(out, key=lambda t: (-t[3], -t[5]))
 
@@ -90,11 +101,15 @@ def render_table(title: str, rows: List[tuple], unit: str = "us", top: int = 0, 
     head = f"| {title} | calls/run | p10 ({unit}) | p50 ({unit}) | p90 ({unit}) | mean ({unit}) | share |"
     lines = [head, "|" + "---|" * 7]
     for name, n, p10, p50, p90, mean, share in rows:
-        lines.append(f"| {name} | {n} | {p10 / scale:.1f} | {p50 / scale:.1f} | {p90 / scale:.1f} | "
-                     f"{mean / scale:.1f} | {share:.1f}% |")
+        lines.append(
+            f"| {name} | {n} | {p10 / scale:.1f} | {p50 / scale:.1f} | {p90 / scale:.1f} | "
+            f"{mean / scale:.1f} | {share:.1f}% |"
+        )
     if rest:
-        lines.append(f"| ({len(rest)} more) | {sum(r[1] for r in rest)} | | | | {sum(r[5] for r in rest) / scale:.1f} | "
-                     f"{sum(r[6] for r in rest):.1f}% |")
+        lines.append(
+            f"| ({len(rest)} more) | {sum(r[1] for r in rest)} | | | | {sum(r[5] for r in rest) / scale:.1f} | "
+            f"{sum(r[6] for r in rest):.1f}% |"
+        )
     return "\n".join(lines)
 
 
@@ -105,8 +120,9 @@ def _color(name: str) -> str:
     return f"hsl({h},55%,55%)"
 
 
-def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000, unit: str = "us",
-                 scale: float = 1000.0) -> str:
+def timeline_svg(
+    run: etdump.Run, rows: Optional[List[dict]], width: int = 1000, unit: str = "us", scale: float = 1000.0
+) -> str:
     """One run: a lane per operator, a bar per instruction from its start to its end (ns / scale in `unit`)."""
     instr = [e for e in run.events if e.instruction >= 0]
     if not instr:
@@ -120,9 +136,11 @@ def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000,
             lanes.append(e.name)
     left, lane_h, top = 260, 18, 30
     height = top + lane_h * len(lanes) + 30
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
-           f'font-family="monospace" font-size="11">',
-           f'<text x="4" y="16">timeline of one run: {span / scale:.1f} {unit} from first to last instruction</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
+        f'font-family="monospace" font-size="11">',
+        f'<text x="4" y="16">timeline of one run: {span / scale:.1f} {unit} from first to last instruction</text>',
+    ]
     for i, name in enumerate(lanes):
         out.append(f'<text x="4" y="{top + i * lane_h + 13}">{html.escape(name[:38])}</text>')
     for e in instr:
@@ -132,9 +150,11 @@ def timeline_svg(run: etdump.Run, rows: Optional[List[dict]], width: int = 1000,
         where = ""
         if rows is not None and e.instruction < len(rows):
             where = f" {rows[e.instruction]['module']} {rows[e.instruction]['source']}"
-        out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{lane_h - 4}" fill="{_color(e.name)}">'
-                   f'<title>#{e.instruction} {html.escape(e.name)}: {e.duration / scale:.2f} {unit}'
-                   f'{html.escape(where)}</title></rect>')
+        out.append(
+            f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{lane_h - 4}" fill="{_color(e.name)}">'
+            f'<title>#{e.instruction} {html.escape(e.name)}: {e.duration / scale:.2f} {unit}'
+            f'{html.escape(where)}</title></rect>'
+        )
     axis_y = top + lane_h * len(lanes) + 14
     for k in range(6):
         x = left + width * k / 5
@@ -150,8 +170,9 @@ def lifetimes(plan: S.ExecutionPlan) -> List[Tuple[int, int, int, int, int, int]
     out = []
     for idx in first:
         t = plan.values[idx].val
-        out.append((t.allocation_info.memory_id, t.allocation_info.offset, tensor_nbytes(t), first[idx], last[idx],
-                    idx))
+        out.append(
+            (t.allocation_info.memory_id, t.allocation_info.offset, tensor_nbytes(t), first[idx], last[idx], idx)
+        )
     return out
 
 
@@ -164,10 +185,12 @@ def memory_svg(plan: S.ExecutionPlan, width: int = 1000, pool_h: int = 260) -> s
     pools = sorted({s[0] for s in spans})
     left, top = 80, 30
     height = top + len(pools) * (pool_h + 40)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
-           f'font-family="monospace" font-size="11">',
-           f'<text x="4" y="16">memory plan of \'{html.escape(plan.name)}\': tensor lifetimes (instructions, '
-           f'across) over addresses (down), per pool</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
+        f'font-family="monospace" font-size="11">',
+        f'<text x="4" y="16">memory plan of \'{html.escape(plan.name)}\': tensor lifetimes (instructions, '
+        f'across) over addresses (down), per pool</text>',
+    ]
     for k, pool in enumerate(pools):
         mine = [s for s in spans if s[0] == pool]
         size = max(1, max(o + n for _, o, n, _, _, _ in mine))
@@ -180,9 +203,11 @@ def memory_svg(plan: S.ExecutionPlan, width: int = 1000, pool_h: int = 260) -> s
             w = max(1.0, width * (b - a + 1) / (steps + 1))
             y = y0 + pool_h * off / size
             h = max(0.5, pool_h * n / size)
-            out.append(f'<rect x="{x:.2f}" y="{y:.2f}" width="{w:.2f}" height="{h:.2f}" fill="{_color(str(idx))}" '
-                       f'fill-opacity="0.75" stroke="#333" stroke-width="0.3"><title>value {idx}: {n} B at {off}, '
-                       f'instructions {a}..{b}</title></rect>')
+            out.append(
+                f'<rect x="{x:.2f}" y="{y:.2f}" width="{w:.2f}" height="{h:.2f}" fill="{_color(str(idx))}" '
+                f'fill-opacity="0.75" stroke="#333" stroke-width="0.3"><title>value {idx}: {n} B at {off}, '
+                f'instructions {a}..{b}</title></rect>'
+            )
     out.append("</svg>")
     return "\n".join(out)
 
@@ -196,8 +221,9 @@ def memory_line(runs: List[etdump.Run]) -> str:
     first = seen[0]
     parts = ", ".join(f"{a.allocator} {a.bytes:,} B" for a in first)
     same = all(s == first for s in seen)
-    return (f"memory per run (allocation events): {parts}; {sum(a.bytes for a in first):,} B in all"
-            + ("" if same else " (first run; later runs differ)"))
+    return f"memory per run (allocation events): {parts}; {sum(a.bytes for a in first):,} B in all" + (
+        "" if same else " (first run; later runs differ)"
+    )
 
 
 def main(argv=None) -> int:
@@ -208,9 +234,13 @@ def main(argv=None) -> int:
     ap.add_argument("--etrecord", default=None, help="the source map (default: MODEL.etrecord.json beside the .pte)")
     ap.add_argument("--no-svg", action="store_true", help="print the tables only")
     ap.add_argument("--top", type=int, default=15, help="rows per table, the rest summed in one (0: all)")
-    ap.add_argument("--cycles-per-us", type=float, default=None,
-                    help="show thousands of cycles at this clock (default for a raw trace: 1000, QEMU's -icount "
-                         "shift=0 counting one per instruction)")
+    ap.add_argument(
+        "--cycles-per-us",
+        type=float,
+        default=None,
+        help="show thousands of cycles at this clock (default for a raw trace: 1000, QEMU's -icount "
+        "shift=0 counting one per instruction)",
+    )
     args = ap.parse_args(argv)
     try:
         with open(args.pte, "rb") as f:
@@ -234,8 +264,11 @@ def main(argv=None) -> int:
     unit, scale = ("k cycles", 1e6 / cycles_per_us) if cycles_per_us else ("us", 1000.0)
     runs = [r for r in runs if any(e.instruction >= 0 for e in r.events)]
     if not runs:
-        print(f"devtools.profile: {args.trace} has no instruction events (was the runtime built with "
-              f"--config=profiling?)", file=sys.stderr)
+        print(
+            f"devtools.profile: {args.trace} has no instruction events (was the runtime built with "
+            f"--config=profiling?)",
+            file=sys.stderr,
+        )
         return 2
     method = args.method or runs[0].name.split(" (")[0] or "forward"
     try:
@@ -246,8 +279,11 @@ def main(argv=None) -> int:
     n_instr = len(plan.chains[0].instructions) if plan.chains else 0
     bad = [e.instruction for r in runs for e in r.events if e.instruction >= n_instr]
     if bad:
-        print(f"devtools.profile: the trace names instruction {max(bad)}, but method '{method}' of {args.pte} has "
-              f"{n_instr}: is this the trace of another program?", file=sys.stderr)
+        print(
+            f"devtools.profile: the trace names instruction {max(bad)}, but method '{method}' of {args.pte} has "
+            f"{n_instr}: is this the trace of another program?",
+            file=sys.stderr,
+        )
         return 2
     rows = None
     sidecar = args.etrecord or etrecord.sidecar_path(args.pte)
@@ -258,15 +294,22 @@ def main(argv=None) -> int:
             print(f"devtools.profile: {e}", file=sys.stderr)
             return 2
         if rows is not None and len(rows) != n_instr:
-            print(f"devtools.profile: {sidecar} maps {len(rows)} instructions, the program has {n_instr}: export the "
-                  f"two together (prog.save(path, etrecord=True))", file=sys.stderr)
+            print(
+                f"devtools.profile: {sidecar} maps {len(rows)} instructions, the program has {n_instr}: export the "
+                f"two together (prog.save(path, etrecord=True))",
+                file=sys.stderr,
+            )
             return 2
     ops, modules, mean_run = tables(runs, rows)
-    print(f"{args.pte}, method '{method}': {len(runs)} run(s), mean {mean_run / scale:.1f} {unit}, {n_instr} "
-          f"instructions" + (f" ({cycles_per_us:g} cycles per us)" if cycles_per_us else ""))
+    print(
+        f"{args.pte}, method '{method}': {len(runs)} run(s), mean {mean_run / scale:.1f} {unit}, {n_instr} "
+        f"instructions" + (f" ({cycles_per_us:g} cycles per us)" if cycles_per_us else "")
+    )
     if any(r.truncated for r in runs):
-        print(f"warning: {[r.name for r in runs if r.truncated][-1]}: the trace buffer filled; statistics cover a "
-              f"prefix of the run(s)")
+        print(
+            f"warning: {[r.name for r in runs if r.truncated][-1]}: the trace buffer filled; statistics cover a "
+            f"prefix of the run(s)"
+        )
     memory = memory_line(runs)
     if memory:
         print(memory)
@@ -280,8 +323,10 @@ def main(argv=None) -> int:
     if not args.no_svg:
         base = os.path.splitext(args.trace)[0]
         written = []
-        for suffix, svg in ((".timeline.svg", timeline_svg(runs[0], rows, unit=unit, scale=scale)),
-                            (".memory.svg", memory_svg(plan))):
+        for suffix, svg in (
+            (".timeline.svg", timeline_svg(runs[0], rows, unit=unit, scale=scale)),
+            (".memory.svg", memory_svg(plan)),
+        ):
             if svg:
                 with open(base + suffix, "w") as f:
                     f.write(svg)

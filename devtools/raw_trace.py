@@ -13,6 +13,7 @@ their allocations, so devtools.profile tabulates both alike.
     python -m devtools.raw_trace trace.emtr model.pte -o trace.etdp   # as an ETDump, for ExecuTorch's Inspector
                                                                   # (--memory: with allocation events)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,13 @@ _HEADER = struct.Struct("<4sIIIQQ32s")
 _RECORD = struct.Struct("<QQIIIBB2x")
 # runtime/devtools/event_tracer.h's TraceKind.
 _KERNEL, _DELEGATE, _MOVE, _JUMP_FALSE, _FREE, _ALLOCATION, _RUN = 1, 2, 3, 4, 5, 6, 255
-_NAMES = {_DELEGATE: "DELEGATE_CALL", _MOVE: "MoveCall", _JUMP_FALSE: "JumpFalseCall", _FREE: "FreeCall",
-          _RUN: "Method::execute"}
+_NAMES = {
+    _DELEGATE: "DELEGATE_CALL",
+    _MOVE: "MoveCall",
+    _JUMP_FALSE: "JumpFalseCall",
+    _FREE: "FreeCall",
+    _RUN: "Method::execute",
+}
 _NONE = 0xFFFFFFFF
 
 
@@ -50,18 +56,24 @@ def parse(data: bytes, program: S.Program) -> List[Run]:
         raise EtdumpError("not a raw trace: no 'EMTR' header (the Cortex-M55 runner's --profile writes one)")
     magic, version, record_size, count, dropped, ticks_per_second, method = _HEADER.unpack_from(data, 0)
     if version != 1 or record_size != _RECORD.size:
-        raise EtdumpError(f"raw trace version {version} with {record_size}-byte records; this reader knows version 1 "
-                          f"with {_RECORD.size}-byte ones")
+        raise EtdumpError(
+            f"raw trace version {version} with {record_size}-byte records; this reader knows version 1 "
+            f"with {_RECORD.size}-byte ones"
+        )
     if len(data) != _HEADER.size + count * record_size:
-        raise EtdumpError(f"the header promises {count} records ({_HEADER.size + count * record_size} bytes in all), "
-                          f"the file has {len(data)} bytes")
+        raise EtdumpError(
+            f"the header promises {count} records ({_HEADER.size + count * record_size} bytes in all), "
+            f"the file has {len(data)} bytes"
+        )
     if ticks_per_second == 0:
         raise EtdumpError("the header's clock rate is 0")
     method = method.split(b"\0", 1)[0].decode("utf-8", "replace") or "forward"
     plans = {p.name: p for p in program.execution_plan}
     if method not in plans:
-        raise EtdumpError(f"the trace is of method '{method}', which the program does not have "
-                          f"({', '.join(plans)}): is it the trace of another program?")
+        raise EtdumpError(
+            f"the trace is of method '{method}', which the program does not have "
+            f"({', '.join(plans)}): is it the trace of another program?"
+        )
     operators = plans[method].operators
     to_ns = 1e9 / ticks_per_second
 
@@ -85,9 +97,15 @@ def parse(data: bytes, program: S.Program) -> List[Run]:
         if kind == _ALLOCATION:
             allocations.append(Allocation(allocator(op_index), start))
             continue
-        events.append(ProfileEvent(name=name(kind, op_index), chain=chain,
-                                   instruction=-1 if instruction == _NONE else instruction,
-                                   start=round(start * to_ns), end=round(end * to_ns)))
+        events.append(
+            ProfileEvent(
+                name=name(kind, op_index),
+                chain=chain,
+                instruction=-1 if instruction == _NONE else instruction,
+                start=round(start * to_ns),
+                end=round(end * to_ns),
+            )
+        )
         if kind == _RUN:
             runs.append(Run(name=method, events=events, allocations=allocations))
             events, allocations = [], []
@@ -107,15 +125,30 @@ def to_etdump(runs: List[Run], allocations: bool = False) -> bytes:
     """The runs as an ETDump file (size-prefixed "ED00", as the host runner writes it), encoded by flatc from
     schema/etdump.fbs. `allocations` adds each run's allocation events first, as the host runner's --profile-memory
     does (ExecuTorch 1.5.1's Inspector cannot read them)."""
+
     def run_data(r: Run) -> dict:
-        d = {"name": r.name, "events": [
-            {"profile_event": {"name": e.name, "chain_index": e.chain, "instruction_id": e.instruction,
-                               "start_time": e.start, "end_time": e.end}} for e in r.events]}
+        d = {
+            "name": r.name,
+            "events": [
+                {
+                    "profile_event": {
+                        "name": e.name,
+                        "chain_index": e.chain,
+                        "instruction_id": e.instruction,
+                        "start_time": e.start,
+                        "end_time": e.end,
+                    }
+                }
+                for e in r.events
+            ],
+        }
         if allocations and r.allocations:
             names = list(dict.fromkeys(a.allocator for a in r.allocations))
             d["allocators"] = [{"name": n} for n in names]
-            d["events"][:0] = [{"allocation_event": {"allocator_id": names.index(a.allocator),
-                                                     "allocation_size": a.bytes}} for a in r.allocations]
+            d["events"][:0] = [
+                {"allocation_event": {"allocator_id": names.index(a.allocator), "allocation_size": a.bytes}}
+                for a in r.allocations
+            ]
         return d
 
     doc = {"version": 0, "run_data": [run_data(r) for r in runs]}
@@ -123,13 +156,17 @@ def to_etdump(runs: List[Run], allocations: bool = False) -> bytes:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m devtools.raw_trace",
-                                 description="A device's raw trace (.emtr) as an ETDump (.etdp).")
+    ap = argparse.ArgumentParser(
+        prog="python -m devtools.raw_trace", description="A device's raw trace (.emtr) as an ETDump (.etdp)."
+    )
     ap.add_argument("trace")
     ap.add_argument("pte", help="the program the device ran (its operator names)")
     ap.add_argument("-o", "--out", required=True, help="the ETDump to write")
-    ap.add_argument("--memory", action="store_true",
-                    help="add the runs' allocation events (ExecuTorch 1.5.1's Inspector cannot read them)")
+    ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="add the runs' allocation events (ExecuTorch 1.5.1's Inspector cannot read them)",
+    )
     args = ap.parse_args(argv)
     try:
         runs = read(args.trace, args.pte)

@@ -4,6 +4,7 @@ export (torch.export -> exir) -> model.pte -> memory plan -> bazel build //:runn
 runtime -> compare with eager PyTorch -> report memory and time.
 `./ember demo --model mobilenet_v2_035_96` for another zoo model; `--list` shows them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,9 @@ def _build_runner() -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="ember demo", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="ember demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--model", default="mlp", help="zoo model to export (default: mlp)")
     ap.add_argument("--out", default="out", help="directory for the .pte and run files (default: out/)")
     ap.add_argument("--runs", type=int, default=20, help="timed runs on the runtime (default: 20)")
@@ -52,16 +54,19 @@ def main(argv=None) -> int:
     os.makedirs(out_dir, exist_ok=True)
     pte = os.path.join(out_dir, f"{args.model}.pte")
     prog.save(pte)
-    print(f"exported {args.model} ({ZOO[args.model].description}) -> {pte}: {len(prog.buffer):,} bytes "
-          f"in {time.time() - t0:.1f}s")
+    print(
+        f"exported {args.model} ({ZOO[args.model].description}) -> {pte}: {len(prog.buffer):,} bytes "
+        f"in {time.time() - t0:.1f}s"
+    )
     print(prog.memory_report())
 
     runner = _build_runner()
     worst = 0.0
     for method in prog.methods:
         work = os.path.join(out_dir, f"{args.model}.{method}")
-        r = run(runner, pte, inputs[method], work, method=method, runs=args.runs, extra_args=("--print", "4"),
-                timeout=None)
+        r = run(
+            runner, pte, inputs[method], work, method=method, runs=args.runs, extra_args=("--print", "4"), timeout=None
+        )
         sys.stdout.write(r.stdout)
         if r.returncode != 0:
             sys.stderr.write(r.stderr)

@@ -14,6 +14,7 @@ tensors included) must have a dtype in the op's registration mask, which is the 
 libraries' kernels compute, narrowed by the selection. Every other tensor of the call must at least have a dtype
 that some kernel of the build computes: a float8 output of a cast has no kernel to write it.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,8 +32,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (--//kernels:optimized=true is the default off bare metal; its kernels hand other dtypes to portable's).
 DEFAULT_LIBRARIES: Tuple[Tuple[str, str, str], ...] = tuple(
     (os.path.join(ROOT, "kernels", lib, "kernels.yaml"), f"ember::{ns}", f"kernels/{lib}")
-    for lib, ns in (("optimized", "optimized"), ("portable", "portable"), ("quantized", "quantized"),
-                    ("prim_ops", "prim")))
+    for lib, ns in (
+        ("optimized", "optimized"),
+        ("portable", "portable"),
+        ("quantized", "quantized"),
+        ("prim_ops", "prim"),
+    )
+)
 
 ManifestSpec = Union[str, Tuple[str, str, str]]
 
@@ -51,6 +57,7 @@ class KernelTarget:
         means the whole libraries, as the default `bazel build //:runner`.
     default_libraries: False to check against `manifests` alone (a runtime built with your libraries only).
     """
+
     manifests: Sequence[ManifestSpec] = ()
     selection: Optional[Union[str, Mapping[str, Iterable[str]]]] = None
     default_libraries: bool = True
@@ -58,10 +65,10 @@ class KernelTarget:
 
 @dataclasses.dataclass
 class _Provided:
-    masks: Dict[str, Set[str]]          # op -> dtype names the registered kernel accepts (runtime's mask)
-    computed: Set[str]                  # every dtype any kernel of the build computes
-    libraries: List[str]                # for messages
-    selected: Optional[Set[str]]        # ops in the selection, when there is one
+    masks: Dict[str, Set[str]]  # op -> dtype names the registered kernel accepts (runtime's mask)
+    computed: Set[str]  # every dtype any kernel of the build computes
+    libraries: List[str]  # for messages
+    selected: Optional[Set[str]]  # ops in the selection, when there is one
     library_masks: Dict[str, Set[str]]  # op -> dtypes before the selection narrowed them
 
 
@@ -70,8 +77,10 @@ def _manifest_tuple(spec: ManifestSpec) -> Tuple[str, str, str]:
         return spec, "ember::user", os.path.dirname(spec) or "."
     if isinstance(spec, (tuple, list)) and len(spec) == 3 and all(isinstance(x, str) for x in spec):
         return tuple(spec)
-    raise ValueError(f"KernelTarget.manifests: {spec!r} is neither the path of a kernels.yaml nor "
-                     f"(path, C++ namespace, Bazel package)")
+    raise ValueError(
+        f"KernelTarget.manifests: {spec!r} is neither the path of a kernels.yaml nor "
+        f"(path, C++ namespace, Bazel package)"
+    )
 
 
 def _selection(sel) -> Optional[Dict[str, Set[str]]]:
@@ -79,13 +88,16 @@ def _selection(sel) -> Optional[Dict[str, Set[str]]]:
         return None
     if isinstance(sel, (str, os.PathLike)):
         from codegen.yaml_input import parse_selection, read_yaml
+
         data, lines = read_yaml(str(sel), KernelMissingError)
         ops = parse_selection(data, str(sel), KernelMissingError, lines)
         return None if ops is None else {op: set(d or ()) for op, d in ops.items()}
     if isinstance(sel, Mapping):
         return {op: set(d or ()) for op, d in sel.items()}
-    raise ValueError(f"KernelTarget.selection: expected a selected_operators.yaml path or a mapping op -> dtypes, "
-                     f"got {type(sel).__name__}")
+    raise ValueError(
+        f"KernelTarget.selection: expected a selected_operators.yaml path or a mapping op -> dtypes, "
+        f"got {type(sel).__name__}"
+    )
 
 
 _MANIFESTS: Dict[Tuple[str, str, str, int, int], list] = {}
@@ -95,6 +107,7 @@ def _load_manifest(path: str, namespace: str, library: str) -> list:
     """A manifest's declarations, parsed once per version of the file (by modification time and size): parsing
     the default build's four manifests took about 3 s per export, more than exporting a small model."""
     from codegen.manifest import load_manifest
+
     st = os.stat(path)
     key = (os.path.realpath(path), namespace, library, st.st_mtime_ns, st.st_size)
     if key not in _MANIFESTS:
@@ -106,20 +119,25 @@ def provided(target: Optional[KernelTarget] = None) -> _Provided:
     """What the target runtime's kernels provide: per operator, the dtypes its registration accepts."""
     from codegen.manifest import ManifestError, merge_chains
     from schema import scalar_types
+
     target = target or KernelTarget()
     libs = [_manifest_tuple(m) for m in target.manifests]
     if target.default_libraries:
         missing = [lib[0] for lib in DEFAULT_LIBRARIES if not os.path.exists(lib[0])]
         if missing:
             # Never a silent pass: without the manifests every program would look runnable (or none would).
-            raise KernelMissingError(f"the default kernel manifests are not beside exir ({', '.join(missing)}); "
-                                     f"run from an Ember checkout, or a build step that has kernels/*/kernels.yaml "
-                                     f"as inputs (//exir:sources carries them)")
+            raise KernelMissingError(
+                f"the default kernel manifests are not beside exir ({', '.join(missing)}); "
+                f"run from an Ember checkout, or a build step that has kernels/*/kernels.yaml "
+                f"as inputs (//exir:sources carries them)"
+            )
         libs += list(DEFAULT_LIBRARIES)
     for path, _, _ in libs:
         if not os.path.exists(path):
-            raise KernelMissingError(f"kernel manifest '{path}' does not exist; pass the path of your library's "
-                                     f"kernels.yaml (format: kernels/README.md)")
+            raise KernelMissingError(
+                f"kernel manifest '{path}' does not exist; pass the path of your library's "
+                f"kernels.yaml (format: kernels/README.md)"
+            )
     try:
         chains = merge_chains([_load_manifest(p, n, l) for p, n, l in libs])
     except ManifestError as e:
@@ -131,14 +149,19 @@ def provided(target: Optional[KernelTarget] = None) -> _Provided:
     masks = dict(library_masks)
     if selection is not None:
         # As codegen compiles it: the selected dtypes the kernels compute, or all of them when none are listed.
-        masks = {op: (library_masks[op] & dtypes if dtypes else library_masks[op])
-                 for op, dtypes in selection.items() if op in library_masks}
-    return _Provided(masks, computed, [l for _, _, l in libs], None if selection is None else set(selection),
-                     library_masks)
+        masks = {
+            op: (library_masks[op] & dtypes if dtypes else library_masks[op])
+            for op, dtypes in selection.items()
+            if op in library_masks
+        }
+    return _Provided(
+        masks, computed, [l for _, _, l in libs], None if selection is None else set(selection), library_masks
+    )
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
     from schema.scalar_types import by_torch
+
     info = by_torch(dtype)
     return info.name if info is not None else str(dtype).replace("torch.", "")
 
@@ -193,18 +216,27 @@ def problems(graphs: Mapping[str, MethodGraph], target: Optional[KernelTarget] =
                 dtype = _dtype_name(first.dtype)
                 if dtype not in mask:
                     if dtype in have.library_masks[op]:
-                        add((op, dtype), f"{op} with {dtype}: the selection leaves this dtype out (it keeps "
-                                         f"{sorted(mask)})", where)
+                        add(
+                            (op, dtype),
+                            f"{op} with {dtype}: the selection leaves this dtype out (it keeps {sorted(mask)})",
+                            where,
+                        )
                     else:
-                        add((op, dtype), f"{op} with {dtype}: its kernels compute {_list(have.library_masks[op])}",
-                            where)
+                        add(
+                            (op, dtype),
+                            f"{op} with {dtype}: its kernels compute {_list(have.library_masks[op])}",
+                            where,
+                        )
                     continue
             for a, v in zip(call.op._schema.arguments, call.args):
                 for t in _tensors(v):
                     dtype = _dtype_name(t.dtype)
                     if dtype not in have.computed:
-                        add((op, dtype), f"{op} with {dtype} ('{a.name}'): no kernel of the build computes "
-                                         f"{dtype}", where)
+                        add(
+                            (op, dtype),
+                            f"{op} with {dtype} ('{a.name}'): no kernel of the build computes {dtype}",
+                            where,
+                        )
     lines = []
     for what, sources in found.values():
         at = "; ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
@@ -223,7 +255,8 @@ ADVICE = (
     "(EdgeCompileConfig(decompositions={op: fn})); for a dtype without a kernel, cast to one its kernels compute "
     "(x.float()), or write a kernel for it; for an operator or dtype the selection leaves out, add it to the "
     "selection (python -m selective_build.select model.pte --merge yours.yaml). To export anyway, for a runtime "
-    "you build differently: ExecutorchBackendConfig(check_kernels=False).")
+    "you build differently: ExecutorchBackendConfig(check_kernels=False)."
+)
 
 
 def check(graphs: Mapping[str, MethodGraph], target: Optional[KernelTarget] = None) -> None:
@@ -232,7 +265,9 @@ def check(graphs: Mapping[str, MethodGraph], target: Optional[KernelTarget] = No
     if lines:
         libs = ", ".join(provided(target).libraries)
         sel = target.selection if target is not None and target.selection is not None else None
-        against = f"kernel libraries {libs}" + (f", selection {sel if isinstance(sel, str) else '(given)'}"
-                                                if sel is not None else "")
+        against = f"kernel libraries {libs}" + (
+            f", selection {sel if isinstance(sel, str) else '(given)'}" if sel is not None else ""
+        )
         raise KernelMissingError(
-            f"the program calls operators the runtime cannot run ({against}):\n" + "\n".join(lines) + "\n" + ADVICE)
+            f"the program calls operators the runtime cannot run ({against}):\n" + "\n".join(lines) + "\n" + ADVICE
+        )

@@ -1,9 +1,10 @@
 """to_executorch: edge programs -> lowered, planned, emitted and serialized .pte program.
 
-    ep = torch.export.export(model, example_inputs)
-    prog = exir.to_edge(ep).to_executorch()
-    prog.save("model.pte"); print(prog.memory_report())
+ep = torch.export.export(model, example_inputs)
+prog = exir.to_edge(ep).to_executorch()
+prog.save("model.pte"); print(prog.memory_report())
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -104,9 +105,18 @@ class MethodReport:
 
 
 class ExecutorchProgramManager:
-    def __init__(self, program: S.Program, constants: ConstantPool, initial_values: ConstantPool, graphs: Dict[str, MethodGraph],
-                 plan_offsets: Dict[str, Dict[int, tuple]], reports: Dict[str, MethodReport],
-                 config: ExecutorchBackendConfig, delegate_blobs: Sequence[bytes] = (), named_data=None):
+    def __init__(
+        self,
+        program: S.Program,
+        constants: ConstantPool,
+        initial_values: ConstantPool,
+        graphs: Dict[str, MethodGraph],
+        plan_offsets: Dict[str, Dict[int, tuple]],
+        reports: Dict[str, MethodReport],
+        config: ExecutorchBackendConfig,
+        delegate_blobs: Sequence[bytes] = (),
+        named_data=None,
+    ):
         self.program = program
         self._constants = constants
         self._initial_values = initial_values
@@ -127,15 +137,17 @@ class ExecutorchProgramManager:
     @property
     def buffer(self) -> bytes:
         if self._buffer is None:
-            self._buffer = serialize_pte(self.program, self._constants.blobs[1:],
-                                         mutable_blobs=self._initial_values.blobs[1:],
-                                         delegate_blobs=(self._delegate_blobs if self.config.extract_delegate_segments
-                                                         else []),
-                                         segment_alignment=self.config.segment_alignment,
-                                         constant_tensor_alignment=self.config.constant_tensor_alignment,
-                                         named_data=[(k, v, self._named_data.alignment.get(k, 1))
-                                                     for k, v in self._named_data.pte_data.items()]
-                                         if self._named_data else ())
+            self._buffer = serialize_pte(
+                self.program,
+                self._constants.blobs[1:],
+                mutable_blobs=self._initial_values.blobs[1:],
+                delegate_blobs=(self._delegate_blobs if self.config.extract_delegate_segments else []),
+                segment_alignment=self.config.segment_alignment,
+                constant_tensor_alignment=self.config.constant_tensor_alignment,
+                named_data=[(k, v, self._named_data.alignment.get(k, 1)) for k, v in self._named_data.pte_data.items()]
+                if self._named_data
+                else (),
+            )
         return self._buffer
 
     def save(self, path: str, etrecord: bool = False) -> None:
@@ -144,6 +156,7 @@ class ExecutorchProgramManager:
             f.write(self.buffer)
         if etrecord:
             from devtools import etrecord as _etrecord
+
             _etrecord.write(self, path)
 
     @property
@@ -162,8 +175,10 @@ class ExecutorchProgramManager:
             for p in r.pools:
                 algos = ", ".join(f"{k} {v}" for k, v in sorted(p.by_algorithm.items()))
                 at = " at the bounds" if r.dynamic_inputs else ""
-                lines.append(f"  pool {p.mem_id}: {p.planned_bytes} B planned{at}, lower bound {p.lower_bound_bytes} B "
-                             f"({100 * p.efficiency:.1f}% efficient); {algos}")
+                lines.append(
+                    f"  pool {p.mem_id}: {p.planned_bytes} B planned{at}, lower bound {p.lower_bound_bytes} B "
+                    f"({100 * p.efficiency:.1f}% efficient); {algos}"
+                )
                 if p.smallest_live_bytes is not None:
                     lines.append(f"    at the smallest shapes, {p.smallest_live_bytes} B are live at most")
         lines.append(f"constants: {self.constant_bytes} B")
@@ -187,8 +202,17 @@ def _plan(graph: MethodGraph, cfg: MemoryPlanningConfig):
     spans = lifetimes(graph)
     assign_mem_ids(graph, spans, cfg.mem_id)
     pad = XNNPACK_EXTRA_PADDING if _calls_xnnpack(graph) else 0
-    allocs = [Allocation(id=i, size=lt.root.nbytes + pad, first=lt.first, last=lt.last, mem_id=lt.root.mem_id,
-                         alignment=cfg.alignment) for i, lt in enumerate(spans)]
+    allocs = [
+        Allocation(
+            id=i,
+            size=lt.root.nbytes + pad,
+            first=lt.first,
+            last=lt.last,
+            mem_id=lt.root.mem_id,
+            alignment=cfg.alignment,
+        )
+        for i, lt in enumerate(spans)
+    ]
     kwargs = {"pool_alignment": cfg.alignment}
     if cfg.algorithms is not None:
         kwargs["algorithms"] = tuple(cfg.algorithms)
@@ -197,9 +221,16 @@ def _plan(graph: MethodGraph, cfg: MemoryPlanningConfig):
     offsets = {id(lt.root): (lt.root.mem_id, plan.offsets[i]) for i, lt in enumerate(spans)}
     by_algo = compare_algorithms(allocs)
     smallest = _peak_live(spans, _smallest_nbytes) if any(t.dynamic for t in graph.tensors()) else {}
-    pools = [PoolReport(mem_id, size, plan.lower_bounds.get(mem_id, 0),
-                        {a: sizes.get(mem_id, 0) for a, sizes in by_algo.items()}, smallest.get(mem_id))
-             for mem_id, size in sorted(plan.pool_sizes.items())]
+    pools = [
+        PoolReport(
+            mem_id,
+            size,
+            plan.lower_bounds.get(mem_id, 0),
+            {a: sizes.get(mem_id, 0) for a, sizes in by_algo.items()},
+            smallest.get(mem_id),
+        )
+        for mem_id, size in sorted(plan.pool_sizes.items())
+    ]
     return offsets, plan, pools
 
 
@@ -236,7 +267,8 @@ def _check_budget(method: str, pools: List[PoolReport], cfg: MemoryPlanningConfi
             raise MemoryBudgetError(
                 f"method '{method}' needs {p.planned_bytes} bytes in {name} (memory id {p.mem_id}) but the target "
                 f"has {limit}: {p.planned_bytes - limit} bytes over. Move tensors to another pool with "
-                f"MemoryPlanningConfig(mem_id=...), shrink the model, or quantize it.")
+                f"MemoryPlanningConfig(mem_id=...), shrink the model, or quantize it."
+            )
 
 
 def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> ExecutorchProgramManager:
@@ -245,8 +277,13 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
     plans, graphs, offsets_by_method, reports, fused = [], {}, {}, {}, {}
     for name in edge.methods:
         ep = edge.exported_program(name)
-        graph = lower_method(name, ep, fold_constants=config.fold_constants,
-                             fold_free_bytes=config.fold_free_bytes, fold_growth=config.fold_growth)
+        graph = lower_method(
+            name,
+            ep,
+            fold_constants=config.fold_constants,
+            fold_free_bytes=config.fold_free_bytes,
+            fold_growth=config.fold_growth,
+        )
         specs = ep.graph_module.meta.get(DELEGATION_SPECS)
         if specs:
             # Partitions a Partitioner tagged (exir.backend): lowered first, so the passes below and the memory
@@ -277,20 +314,54 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
         graph = graphs[name]
         offsets, plan, pools = _plan(graph, config.memory_planning)
         _check_budget(name, pools, config.memory_planning)
-        plans.append(emit_method(graph, offsets, plan.pool_sizes, constants, initial_values,
-                                 stacktrace=config.emit_stacktrace, delegate_blobs=delegate_blobs,
-                                 inline_delegates=not config.extract_delegate_segments))
+        plans.append(
+            emit_method(
+                graph,
+                offsets,
+                plan.pool_sizes,
+                constants,
+                initial_values,
+                stacktrace=config.emit_stacktrace,
+                delegate_blobs=delegate_blobs,
+                inline_delegates=not config.extract_delegate_segments,
+            )
+        )
         offsets_by_method[name] = offsets
         for c in graph.calls:
             if isinstance(c, DelegateCall) and c.named_data is not None:
                 merge_named_data(named_data, c.named_data, f"method '{name}', delegate {c.backend_id}: ")
-        reports[name] = MethodReport(name, plan.algorithm, len(graph.calls), pools, fused.get(name, 0),
-                                     [_describe_dynamic(t) for t in graph.inputs if t.dynamic],
-                                     [f"{c.backend_id} ({c.num_calls} calls, {len(c.processed)} B blob)"
-                                      for c in graph.calls if isinstance(c, DelegateCall)])
+        reports[name] = MethodReport(
+            name,
+            plan.algorithm,
+            len(graph.calls),
+            pools,
+            fused.get(name, 0),
+            [_describe_dynamic(t) for t in graph.inputs if t.dynamic],
+            [
+                f"{c.backend_id} ({c.num_calls} calls, {len(c.processed)} B blob)"
+                for c in graph.calls
+                if isinstance(c, DelegateCall)
+            ],
+        )
     inline = [] if config.extract_delegate_segments else [S.BackendDelegateInlineData(data=b) for b in delegate_blobs]
-    program = S.Program(version=0, execution_plan=plans, constant_buffer=[], backend_delegate_data=inline,
-                        segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
-                        mutable_data_segments=[], named_data=[])
-    return ExecutorchProgramManager(program, constants, initial_values, graphs, offsets_by_method, reports, config,
-                                    delegate_blobs, named_data if named_data.pte_data else None)
+    program = S.Program(
+        version=0,
+        execution_plan=plans,
+        constant_buffer=[],
+        backend_delegate_data=inline,
+        segments=[],
+        constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
+        mutable_data_segments=[],
+        named_data=[],
+    )
+    return ExecutorchProgramManager(
+        program,
+        constants,
+        initial_values,
+        graphs,
+        offsets_by_method,
+        reports,
+        config,
+        delegate_blobs,
+        named_data if named_data.pte_data else None,
+    )

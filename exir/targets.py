@@ -4,6 +4,7 @@
     cfg = exir.ExecutorchBackendConfig(memory_planning=exir.targets.memory_planning_for("mps3_an547"))
     edge.to_executorch(cfg)     # raises exir.MemoryBudgetError: "... needs N bytes in SRAM ... M bytes over"
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,20 +71,30 @@ def load_board(name_or_path: str) -> Board:
         with open(path) as f:
             raw = yaml.safe_load(f)
     except OSError as e:
-        known = sorted(d for d in os.listdir(os.path.join(ROOT, "platforms"))
-                       if os.path.exists(os.path.join(ROOT, "platforms", d, "board.yaml")))
+        known = sorted(
+            d
+            for d in os.listdir(os.path.join(ROOT, "platforms"))
+            if os.path.exists(os.path.join(ROOT, "platforms", d, "board.yaml"))
+        )
         raise BoardError(f"no board description at {path} ({e.strerror}); known boards: {known}") from None
     try:
-        memories = {n: Memory(n, int(m["base"]), int(m["size"]), str(m.get("holds", "")))
-                    for n, m in raw["memories"].items()}
-        board = Board(name=str(raw["board"]), cpu=str(raw["cpu"]), qemu_machine=str(raw.get("qemu_machine", "")),
-                      memories=memories,
-                      pool_memories={int(k): str(v) for k, v in (raw.get("pool_memories") or {}).items()},
-                      default_pool_memory=str(raw["default_pool_memory"]),
-                      program_memory=str(raw["program_memory"]))
+        memories = {
+            n: Memory(n, int(m["base"]), int(m["size"]), str(m.get("holds", ""))) for n, m in raw["memories"].items()
+        }
+        board = Board(
+            name=str(raw["board"]),
+            cpu=str(raw["cpu"]),
+            qemu_machine=str(raw.get("qemu_machine", "")),
+            memories=memories,
+            pool_memories={int(k): str(v) for k, v in (raw.get("pool_memories") or {}).items()},
+            default_pool_memory=str(raw["default_pool_memory"]),
+            program_memory=str(raw["program_memory"]),
+        )
     except (KeyError, TypeError, ValueError) as e:
-        raise BoardError(f"{path}: malformed board description ({type(e).__name__}: {e}); it needs board, cpu, "
-                         f"memories (name: {{base, size}}), default_pool_memory and program_memory") from None
+        raise BoardError(
+            f"{path}: malformed board description ({type(e).__name__}: {e}); it needs board, cpu, "
+            f"memories (name: {{base, size}}), default_pool_memory and program_memory"
+        ) from None
     for mem_id, name in [*board.pool_memories.items(), (0, board.default_pool_memory), (0, board.program_memory)]:
         if name not in memories:
             raise BoardError(f"{path}: memory '{name}' is used but not among memories {sorted(memories)}")
@@ -93,5 +104,6 @@ def load_board(name_or_path: str) -> Board:
 def memory_planning_for(board: str, **kwargs):
     """A MemoryPlanningConfig whose pool limits and names are the board's memories (other fields: kwargs)."""
     from exir.program import MemoryPlanningConfig
+
     b = board if isinstance(board, Board) else load_board(board)
     return MemoryPlanningConfig(pool_limits=_PerPool(b, "size"), pool_names=_PerPool(b, "name"), **kwargs)

@@ -4,6 +4,7 @@ from the program's plan. A program that does not fit the board is refused here, 
 
     python -m platforms.embed_program model.pte --board platforms/mps3_an547/board.yaml [--method forward] -o out.cc
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,6 @@ ALIGN = 16
 
 class DoesNotFit(Exception):
     pass
-
 
 
 def plan_layout(program, method: str, board, pte_bytes: int):
@@ -40,19 +40,22 @@ def plan_layout(program, method: str, board, pte_bytes: int):
     for name, need in used.items():
         mem = board.memories[name]
         if need > mem.size:
-            what = ", ".join([f"pool {i} ({s:,} bytes)" for i, s, m in pools if m.name == name] +
-                             (["the program ({:,} bytes)".format(pte_bytes)] if name == board.program_memory else []))
+            what = ", ".join(
+                [f"pool {i} ({s:,} bytes)" for i, s, m in pools if m.name == name]
+                + (["the program ({:,} bytes)".format(pte_bytes)] if name == board.program_memory else [])
+            )
             raise DoesNotFit(
                 f"method '{method}' does not fit {board.name}: {name} holds {mem.size:,} bytes but needs {need:,} "
                 f"for {what}: {need - mem.size:,} bytes over. Plan some tensors into another memory id "
                 f"(MemoryPlanningConfig(mem_id=...); see {board.name}'s board.yaml for where each id goes), "
-                f"shrink the model, or quantize it.")
+                f"shrink the model, or quantize it."
+            )
     return pools
 
 
 def c_string_lines(data: bytes, width: int = 48):
     for i in range(0, len(data), width):
-        yield '    "' + "".join(f"\\x{b:02x}" for b in data[i:i + width]) + '"'
+        yield '    "' + "".join(f"\\x{b:02x}" for b in data[i : i + width]) + '"'
 
 
 def generate(pte: bytes, name: str, method: str, pools, bundle_offset: int = -1, program_size: int = 0) -> str:
@@ -75,18 +78,24 @@ def generate(pte: bytes, name: str, method: str, pools, bundle_offset: int = -1,
         "",
     ]
     for mem_id, size, mem in pools:
-        out.append(f'alignas({ALIGN}) __attribute__((section("{section[mem.name]}.pool{mem_id}"))) '
-                   f"uint8_t g_pool{mem_id}[{max(size, 1)}];  // memory id {mem_id}: {size:,} bytes in {mem.name}")
+        out.append(
+            f'alignas({ALIGN}) __attribute__((section("{section[mem.name]}.pool{mem_id}"))) '
+            f"uint8_t g_pool{mem_id}[{max(size, 1)}];  // memory id {mem_id}: {size:,} bytes in {mem.name}"
+        )
     out += [
         "",
         "}  // namespace",
         "",
-        *([f"const uint8_t* const kEmbeddedProgram = kBytes + {bundle_offset};",
-           f"const size_t kEmbeddedProgramSize = {program_size};",
-           "const uint8_t* const kEmbeddedBundle = kBytes;",
-           f"const size_t kEmbeddedBundleSize = {len(pte)};"] if bundled else
-          ["const uint8_t* const kEmbeddedProgram = kBytes;",
-           f"const size_t kEmbeddedProgramSize = {len(pte)};"]),
+        *(
+            [
+                f"const uint8_t* const kEmbeddedProgram = kBytes + {bundle_offset};",
+                f"const size_t kEmbeddedProgramSize = {program_size};",
+                "const uint8_t* const kEmbeddedBundle = kBytes;",
+                f"const size_t kEmbeddedBundleSize = {len(pte)};",
+            ]
+            if bundled
+            else ["const uint8_t* const kEmbeddedProgram = kBytes;", f"const size_t kEmbeddedProgramSize = {len(pte)};"]
+        ),
         f'const char* const kEmbeddedProgramName = "{os.path.basename(name)}";',
         f'const char* const kEmbeddedMethod = "{method}";',
         "const EmbeddedPool kEmbeddedPools[] = {",
@@ -102,8 +111,11 @@ def generate(pte: bytes, name: str, method: str, pools, bundle_offset: int = -1,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m platforms.embed_program", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m platforms.embed_program",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("pte")
     ap.add_argument("--board", required=True, help="board name (platforms/<name>) or board.yaml path")
     ap.add_argument("--method", default="forward")
@@ -116,9 +128,10 @@ def main(argv=None) -> int:
         if data[4:8] == b"BP08":
             # A bundled program (for firmware built with verify=True): plan from the program inside it.
             from exir.serialize.bpte import deserialize_bpte, program_offset
+
             inner = deserialize_bpte(data).program
             bundle_offset = program_offset(data)
-            if bundle_offset is None or data[bundle_offset:bundle_offset + len(inner)] != inner:
+            if bundle_offset is None or data[bundle_offset : bundle_offset + len(inner)] != inner:
                 raise PteFormatError("the bundle's program could not be located in its bytes")
             program = deserialize_pte(inner).program
         else:

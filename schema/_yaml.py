@@ -1,4 +1,5 @@
 """Reading the contract's YAML files, with errors that name the file and the entry at fault."""
+
 from __future__ import annotations
 
 import os

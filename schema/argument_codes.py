@@ -1,9 +1,10 @@
 """Argument codes, read from argument_codes.yaml: the letters of a registration entry's arg_types.
 
-    from schema import argument_codes as ac
-    ac.for_schema_type("Tensor?").code      # "t"
-    ac.BY_CODE["t"].accepts                 # ("Tensor", "None"): EValue tags the runtime lets through
+from schema import argument_codes as ac
+ac.for_schema_type("Tensor?").code      # "t"
+ac.BY_CODE["t"].accepts                 # ("Tensor", "None"): EValue tags the runtime lets through
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,16 +21,15 @@ class ArgumentCode:
     meaning: str
     accepts: Optional[Tuple[str, ...]]  # EValue tag names; None: any value (not checked)
     schema_types: Tuple[str, ...]
-    unbox: Optional[str]                # EValue accessor; None: not passed to the kernel
-    unbox_written: Optional[str]        # set on the code of written arguments (Tensor(a!)): their accessor
+    unbox: Optional[str]  # EValue accessor; None: not passed to the kernel
+    unbox_written: Optional[str]  # set on the code of written arguments (Tensor(a!)): their accessor
 
 
 def _read() -> Tuple[ArgumentCode, ...]:
     out = []
     for i, raw in enumerate(load_list(_FILE)):
         where = f"schema/{_FILE} entry {i}"
-        e = entry(raw, where, ("code", "meaning", "accepts", "schema_types"),
-                  ("unbox", "unbox_written"))
+        e = entry(raw, where, ("code", "meaning", "accepts", "schema_types"), ("unbox", "unbox_written"))
         code = str(e["code"])
         if len(code) != 1 or not code.isalpha():
             raise ContractError(f"{where}: code '{code}' must be one letter")
@@ -38,10 +38,16 @@ def _read() -> Tuple[ArgumentCode, ...]:
             accepts = None
         elif not (isinstance(accepts, list) and accepts):
             raise ContractError(f"{where} ({code}): accepts must be a list of tags or 'any'")
-        out.append(ArgumentCode(code=code, meaning=str(e["meaning"]),
-                                accepts=None if accepts is None else tuple(str(a) for a in accepts),
-                                schema_types=tuple(str(s) for s in e["schema_types"]), unbox=e.get("unbox"),
-                                unbox_written=e.get("unbox_written")))
+        out.append(
+            ArgumentCode(
+                code=code,
+                meaning=str(e["meaning"]),
+                accepts=None if accepts is None else tuple(str(a) for a in accepts),
+                schema_types=tuple(str(s) for s in e["schema_types"]),
+                unbox=e.get("unbox"),
+                unbox_written=e.get("unbox_written"),
+            )
+        )
     codes: Dict[str, int] = {}
     types: Dict[str, str] = {}
     for i, c in enumerate(out):

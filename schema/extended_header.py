@@ -1,12 +1,13 @@
 """The extended header's layout, read from extended_header.yaml.
 
-    OFFSET, MAGIC        where the header starts (byte 8) and its first four bytes (b"eh00")
-    LENGTH               bytes of the fields Ember reads and writes (the smallest valid `length`)
-    FORMAT               their struct format, from OFFSET: magic, length, program_size, segment_base_offset,
-                         segment_data_size
-    FIELD_OFFSETS        each field's byte offset in the file
-    HEAD_BYTES           how many head bytes a reader hands the parser
+OFFSET, MAGIC        where the header starts (byte 8) and its first four bytes (b"eh00")
+LENGTH               bytes of the fields Ember reads and writes (the smallest valid `length`)
+FORMAT               their struct format, from OFFSET: magic, length, program_size, segment_base_offset,
+                     segment_data_size
+FIELD_OFFSETS        each field's byte offset in the file
+HEAD_BYTES           how many head bytes a reader hands the parser
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,8 +44,10 @@ def _read():
         fields.append(Field(e["name"], e["type"], offset, e.get("doc", "")))
         offset += struct.calcsize("<" + TYPES[e["type"]][0])
     if tuple(f.name for f in fields) != _EXPECTED:
-        raise ContractError(f"schema/{_FILE}: fields must be {', '.join(_EXPECTED)} in that order (readers in C++ "
-                            f"and Python use them by name); new fields go after them")
+        raise ContractError(
+            f"schema/{_FILE}: fields must be {', '.join(_EXPECTED)} in that order (readers in C++ "
+            f"and Python use them by name); new fields go after them"
+        )
     return doc["offset"], magic, doc["head_bytes"], tuple(fields)
 
 

@@ -3,6 +3,7 @@
 flatc needs both side by side; `write_fbs(directory)` puts them there (the Bazel build does the same with
 generate.py), so the ScalarType enum on the wire is the contract's and is written nowhere else.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,10 +57,27 @@ def write_fbs(directory: str) -> str:
 # slots in order, each with what it holds. Only what program.fbs uses is read; anything else is refused by name,
 # so a schema change that needs a new kind of check cannot pass unverified.
 SCALAR_BYTES = {
-    "bool": 1, "byte": 1, "ubyte": 1, "int8": 1, "uint8": 1,
-    "short": 2, "ushort": 2, "int16": 2, "uint16": 2,
-    "int": 4, "uint": 4, "int32": 4, "uint32": 4, "float": 4, "float32": 4,
-    "long": 8, "ulong": 8, "int64": 8, "uint64": 8, "double": 8, "float64": 8,
+    "bool": 1,
+    "byte": 1,
+    "ubyte": 1,
+    "int8": 1,
+    "uint8": 1,
+    "short": 2,
+    "ushort": 2,
+    "int16": 2,
+    "uint16": 2,
+    "int": 4,
+    "uint": 4,
+    "int32": 4,
+    "uint32": 4,
+    "float": 4,
+    "float32": 4,
+    "long": 8,
+    "ulong": 8,
+    "int64": 8,
+    "uint64": 8,
+    "double": 8,
+    "float64": 8,
 }
 # Attributes that change nothing flatc's verifier checks (force_align: flatc 2.0.8 verifies a vector's length
 # word, not the alignment of its elements).
@@ -71,6 +89,7 @@ class Slot:
     """One vtable slot. kind: scalar (`size` bytes), string, vector (of `size`-byte scalars), table, tables (a
     vector of them; `ref` names the table), union (the value; `ref` names the union; the slot before holds its
     type byte), deprecated (flatc does not verify it)."""
+
     field: str
     kind: str
     size: int = 0
@@ -80,8 +99,8 @@ class Slot:
 
 @dataclass(frozen=True)
 class Schema:
-    tables: Dict[str, List[Slot]]   # in declaration order: a table's index is its id
-    unions: Dict[str, List[str]]    # member tables in declaration order; member i has type i + 1
+    tables: Dict[str, List[Slot]]  # in declaration order: a table's index is its id
+    unions: Dict[str, List[str]]  # member tables in declaration order; member i has type i + 1
     root: str
 
 
@@ -110,7 +129,7 @@ def parse_schema(text: str, included: str = "") -> Schema:
     def expect(t: str) -> None:
         nonlocal i
         if toks[i] != t:
-            raise ContractError(f"program.fbs: expected '{t}' near '{' '.join(toks[max(0, i - 3):i + 3])}'")
+            raise ContractError(f"program.fbs: expected '{t}' near '{' '.join(toks[max(0, i - 3) : i + 3])}'")
         i += 1
 
     while i < len(toks):
@@ -173,13 +192,15 @@ def parse_schema(text: str, included: str = "") -> Schema:
         elif word == "struct":
             raise ContractError(f"program.fbs: struct {toks[i + 1]}: the runtime's verifier table has no structs")
         else:
-            raise ContractError(f"program.fbs: cannot read '{' '.join(toks[i:i + 4])}'")
+            raise ContractError(f"program.fbs: cannot read '{' '.join(toks[i : i + 4])}'")
 
     def slots_of(table: str, field: str, type_: str, attrs: List[str]) -> List[Slot]:
         unknown = [a for a in attrs if a not in _NEUTRAL_ATTRIBUTES and a != "deprecated"]
         if unknown:
-            raise ContractError(f"program.fbs: {table}.{field} has attribute {unknown[0]}, which the runtime's "
-                                f"verifier table does not describe")
+            raise ContractError(
+                f"program.fbs: {table}.{field} has attribute {unknown[0]}, which the runtime's "
+                f"verifier table does not describe"
+            )
         if "deprecated" in attrs:
             return [Slot(field + "_type", "deprecated")] * (type_ in unions) + [Slot(field, "deprecated", type=type_)]
         inner = type_[1:-1] if type_.startswith("[") else ""
@@ -197,8 +218,9 @@ def parse_schema(text: str, included: str = "") -> Schema:
                 return [Slot(field, "vector", SCALAR_BYTES.get(inner) or enums[inner], type=type_)]
             if inner in raw_tables:
                 return [Slot(field, "tables", ref=inner, type=type_)]
-        raise ContractError(f"program.fbs: {table}.{field} has type {type_}, which the runtime's verifier table "
-                            f"does not describe")
+        raise ContractError(
+            f"program.fbs: {table}.{field} has type {type_}, which the runtime's verifier table does not describe"
+        )
 
     tables = {t: [s for f in fields for s in slots_of(t, *f)] for t, fields in raw_tables.items()}
     for u, members in unions.items():

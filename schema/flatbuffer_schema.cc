@@ -41,8 +41,8 @@ class Walk {
     if (!table->VerifyTableStart(v_)) return false;
     // A buffer nests tables only as deep as its schema does (the generator checked kMaxTableNesting).
     if (depth_ == kMaxTableNesting) return false;
-    stack_[depth_++] = {table, schema_.table_slots[id], schema_.table_slots[id + 1],
-                        static_cast<voffset_t>(4), nullptr, 0};
+    stack_[depth_++] = {table, schema_.table_slots[id], schema_.table_slots[id + 1], static_cast<voffset_t>(4), nullptr,
+                        0};
     return true;
   }
 
@@ -78,8 +78,7 @@ class Walk {
     const uint8_t* target = t->GetPointer<const uint8_t*>(field);
     const unsigned id = kind & slot::kIdMask;
     switch (kind & slot::kKindMask) {
-      case slot::kTable:
-        return advance(f, reinterpret_cast<const Table*>(target), id);
+      case slot::kTable: return advance(f, reinterpret_cast<const Table*>(target), id);
       case slot::kTables:
         if (target == nullptr) return advance(f);
         if (!v_.VerifyVectorOrString(target, sizeof(uoffset_t))) return false;
@@ -95,8 +94,7 @@ class Walk {
         return advance(f, known ? reinterpret_cast<const Table*>(target) : nullptr,
                        known ? schema_.union_members[first + type - 1] : 0);
       }
-      default:
-        break;
+      default: break;
     }
     if (kind == slot::kString) {
       return v_.VerifyString(reinterpret_cast<const flatbuffers::String*>(target)) && advance(f);

@@ -1,10 +1,11 @@
 """Ember's own operator schemas, read from operators.yaml, with the out= overload of each derived.
 
-    from schema import operators
-    op = operators.find("ember::convolution_clamp.out")
-    op.functional     # "convolution_clamp(Tensor input, ...) -> Tensor"   (as torch.library.define takes it)
-    op.out            # "convolution_clamp.out(Tensor input, ..., *, Tensor(a!) out) -> Tensor(a!)"
+from schema import operators
+op = operators.find("ember::convolution_clamp.out")
+op.functional     # "convolution_clamp(Tensor input, ...) -> Tensor"   (as torch.library.define takes it)
+op.out            # "convolution_clamp.out(Tensor input, ..., *, Tensor(a!) out) -> Tensor(a!)"
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,15 +57,21 @@ def _read() -> Tuple[OperatorSchema, ...]:
         if e["functional"] not in ("ember", "pytorch"):
             raise ContractError(f"{where}: functional must be 'ember' or 'pytorch', got {e['functional']!r}")
         if m.group(4) != "Tensor":
-            raise ContractError(f"{where}: {m.group(1)}::{m.group(2)} returns {m.group(4)}; the derived out= overload "
-                                f"writes one tensor, so the functional op must return Tensor")
-        out.append(OperatorSchema(m.group(1), m.group(2), m.group(3), m.group(4), e["functional"],
-                                  " ".join(str(e.get("doc", "")).split())))
+            raise ContractError(
+                f"{where}: {m.group(1)}::{m.group(2)} returns {m.group(4)}; the derived out= overload "
+                f"writes one tensor, so the functional op must return Tensor"
+            )
+        out.append(
+            OperatorSchema(
+                m.group(1), m.group(2), m.group(3), m.group(4), e["functional"], " ".join(str(e.get("doc", "")).split())
+            )
+        )
     seen: Dict[str, int] = {}
     for i, op in enumerate(out):
         if seen.setdefault(op.qualified_name, i) != i:
-            raise ContractError(f"schema/{_FILE}: {op.qualified_name} is listed twice (entries "
-                                f"{seen[op.qualified_name]} and {i})")
+            raise ContractError(
+                f"schema/{_FILE}: {op.qualified_name} is listed twice (entries {seen[op.qualified_name]} and {i})"
+            )
     return tuple(out)
 
 
@@ -73,7 +80,7 @@ OPERATORS: Tuple[OperatorSchema, ...] = _read()
 
 def find(op: str) -> Optional[OperatorSchema]:
     """The entry for "ns::name" or its out overload "ns::name.out"; None when the contract has no such operator."""
-    base = op[:-len(".out")] if op.endswith(".out") else op
+    base = op[: -len(".out")] if op.endswith(".out") else op
     return next((o for o in OPERATORS if o.qualified_name == base), None)
 
 

@@ -5,6 +5,7 @@ ScalarType is the contract's (schema/scalar_types.yaml), as the generated scalar
 Union-valued fields (EValue.val, Instruction.instr_args) hold an instance of one member class; its class name
 is the union tag on the wire.
 """
+
 from __future__ import annotations
 
 import enum
@@ -129,10 +130,10 @@ class Tensor:
     extra_tensor_info: Optional[ExtraTensorInfo] = None
 
 
-KernelTypes = Union[Null, Int, Bool, Double, Tensor, String, IntList, DoubleList, BoolList, TensorList,
-                    OptionalTensorList]
-KERNEL_TYPES = (Null, Int, Bool, Double, Tensor, String, IntList, DoubleList, BoolList, TensorList,
-                OptionalTensorList)
+KernelTypes = Union[
+    Null, Int, Bool, Double, Tensor, String, IntList, DoubleList, BoolList, TensorList, OptionalTensorList
+]
+KERNEL_TYPES = (Null, Int, Bool, Double, Tensor, String, IntList, DoubleList, BoolList, TensorList, OptionalTensorList)
 
 
 @dataclass

@@ -1,10 +1,11 @@
 """ScalarType, read from scalar_types.yaml: numbers, names, sizes, torch dtypes and .pte enum names.
 
-    from schema import scalar_types as st
-    st.by_name("Float").number            # 6
-    st.pte_scalar_type(torch.float32)     # st.ScalarType.FLOAT (raises NotInFormat for complex dtypes)
-    st.ScalarType                         # program.fbs's enum, as an IntEnum of its names
+from schema import scalar_types as st
+st.by_name("Float").number            # 6
+st.pte_scalar_type(torch.float32)     # st.ScalarType.FLOAT (raises NotInFormat for complex dtypes)
+st.ScalarType                         # program.fbs's enum, as an IntEnum of its names
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,12 +20,12 @@ _FILE = "scalar_types.yaml"
 @dataclasses.dataclass(frozen=True)
 class ScalarTypeInfo:
     number: int
-    name: str              # c10's spelling: "Float"
-    size: int              # bytes per element
-    torch: str             # torch.dtype attribute: "float32"
-    pte: Optional[str]     # program.fbs enum name ("FLOAT"); None: a .pte cannot hold the type
-    cpp: Optional[str]     # C++ type of a stored element, dispatched on; None: kernels cannot compute on it
-    storage: bool          # False: the runtime holds no tensor of this type
+    name: str  # c10's spelling: "Float"
+    size: int  # bytes per element
+    torch: str  # torch.dtype attribute: "float32"
+    pte: Optional[str]  # program.fbs enum name ("FLOAT"); None: a .pte cannot hold the type
+    cpp: Optional[str]  # C++ type of a stored element, dispatched on; None: kernels cannot compute on it
+    storage: bool  # False: the runtime holds no tensor of this type
 
     @property
     def runtime_element_size(self) -> int:
@@ -34,6 +35,7 @@ class ScalarTypeInfo:
     def torch_dtype(self):
         """The torch.dtype, or None when this torch build lacks it."""
         import torch
+
         return getattr(torch, self.torch, None)
 
 
@@ -46,12 +48,23 @@ def _read() -> Tuple[ScalarTypeInfo, ...]:
     for i, raw in enumerate(load_list(_FILE)):
         e = entry(raw, f"schema/{_FILE} entry {i}", ("number", "name", "size", "torch"), ("pte", "cpp", "storage"))
         if e["number"] != i:
-            raise ContractError(f"schema/{_FILE} entry {i} ({e['name']}): number {e['number']}, but ScalarTypes are "
-                                f"numbered densely from 0 in order (the runtime indexes tables by number)")
+            raise ContractError(
+                f"schema/{_FILE} entry {i} ({e['name']}): number {e['number']}, but ScalarTypes are "
+                f"numbered densely from 0 in order (the runtime indexes tables by number)"
+            )
         if not isinstance(e["size"], int) or e["size"] <= 0:
             raise ContractError(f"schema/{_FILE} entry {i} ({e['name']}): size must be a positive number of bytes")
-        out.append(ScalarTypeInfo(number=i, name=str(e["name"]), size=e["size"], torch=str(e["torch"]),
-                                  pte=e.get("pte"), cpp=e.get("cpp"), storage=bool(e.get("storage", True))))
+        out.append(
+            ScalarTypeInfo(
+                number=i,
+                name=str(e["name"]),
+                size=e["size"],
+                torch=str(e["torch"]),
+                pte=e.get("pte"),
+                cpp=e.get("cpp"),
+                storage=bool(e.get("storage", True)),
+            )
+        )
     for attr in ("name", "torch", "pte"):
         seen: Dict[str, int] = {}
         for t in out:
@@ -89,17 +102,23 @@ def pte_scalar_type(dtype) -> ScalarType:
     """The .pte enum value of a torch.dtype; NotInFormat names the dtype and says what to do when there is none."""
     info = by_torch(dtype)
     if info is None:
-        raise NotInFormat(f"dtype {dtype} is not a ScalarType Ember knows (schema/{_FILE}); convert the tensor to "
-                          f"one of {', '.join('torch.' + t.torch for t in SCALAR_TYPES if t.pte)} before export")
+        raise NotInFormat(
+            f"dtype {dtype} is not a ScalarType Ember knows (schema/{_FILE}); convert the tensor to "
+            f"one of {', '.join('torch.' + t.torch for t in SCALAR_TYPES if t.pte)} before export"
+        )
     if not info.storage:
-        raise NotInFormat(f"dtype {dtype} (ScalarType {info.name}) cannot be exported: the .pte format (ExecuTorch's "
-                          f"program.fbs) has no complex types and Ember's runtime stores none. Keep complex numbers "
-                          f"out of the exported model: compute on real and imaginary parts as real tensors (or a "
-                          f"last dimension of size 2) instead")
+        raise NotInFormat(
+            f"dtype {dtype} (ScalarType {info.name}) cannot be exported: the .pte format (ExecuTorch's "
+            f"program.fbs) has no complex types and Ember's runtime stores none. Keep complex numbers "
+            f"out of the exported model: compute on real and imaginary parts as real tensors (or a "
+            f"last dimension of size 2) instead"
+        )
     if info.pte is None:
-        raise NotInFormat(f"dtype {dtype} (ScalarType {info.name}) has no .pte scalar type (program.fbs's ScalarType "
-                          f"enum lacks it, as ExecuTorch's does); convert the tensor to a supported dtype before "
-                          f"export")
+        raise NotInFormat(
+            f"dtype {dtype} (ScalarType {info.name}) has no .pte scalar type (program.fbs's ScalarType "
+            f"enum lacks it, as ExecuTorch's does); convert the tensor to a supported dtype before "
+            f"export"
+        )
     return ScalarType[info.pte]
 
 

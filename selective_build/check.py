@@ -7,6 +7,7 @@ have a kernel, and every call's dtypes must be ones that kernel computes (and th
 selection must keep every runtime feature the programs use (codegen/features.py). Exit 0 when all is provided; 1
 with one line per missing operator, dtype or feature otherwise.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,9 @@ def locations(program: S.Program) -> Dict[str, List[str]]:
     return where
 
 
-def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]]] = None,
-             extra_manifests=()) -> List[str]:
+def problems(
+    needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]]] = None, extra_manifests=()
+) -> List[str]:
     libraries = list(extra_manifests) + MANIFESTS
     chains = {c[0].op: c for c in merge_chains([load_manifest(p, namespace=n, library=l) for p, n, l in libraries])}
     found = []
@@ -70,12 +72,19 @@ def problems(needed: Dict[str, Set[str]], selection: Optional[Dict[str, Set[str]
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m selective_build.check", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m selective_build.check",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("programs", nargs="+")
     ap.add_argument("--selection", help="selected_operators.yaml the runtime is built from")
-    ap.add_argument("--manifest", action="append", default=[],
-                    help="your own kernel library's manifest, as PATH@C++NAMESPACE@BAZEL_PACKAGE (repeatable)")
+    ap.add_argument(
+        "--manifest",
+        action="append",
+        default=[],
+        help="your own kernel library's manifest, as PATH@C++NAMESPACE@BAZEL_PACKAGE (repeatable)",
+    )
     args = ap.parse_args(argv)
     try:
         programs = [deserialize_pte(open(p, "rb").read()).program for p in args.programs]
@@ -95,8 +104,9 @@ def main(argv=None) -> int:
         kept = load_features(args.selection) if args.selection else None
         if kept is not None:
             used = set().union(*(features_of(p) for p in programs))
-            found += [f"{f}: a runtime feature the programs use, not in the selection's features"
-                      for f in sorted(used - kept)]
+            found += [
+                f"{f}: a runtime feature the programs use, not in the selection's features" for f in sorted(used - kept)
+            ]
     except (OSError, PteFormatError, SelectionError, ManifestError) as e:
         print(f"check: {e}", file=sys.stderr)
         return 1
@@ -106,9 +116,12 @@ def main(argv=None) -> int:
         more = f" and {len(at) - 3} more" if len(at) > 3 else ""
         print(f"check: missing {line}" + (f"; at {'; '.join(at[:3])}{more}" if at else ""), file=sys.stderr)
     if found:
-        print("check: write a kernel for what is missing (examples/custom_ops) and pass its --manifest, cast to a "
-              "dtype the kernel computes, or add the operator and dtypes to the selection "
-              "(python -m selective_build.select model.pte --merge yours.yaml)", file=sys.stderr)
+        print(
+            "check: write a kernel for what is missing (examples/custom_ops) and pass its --manifest, cast to a "
+            "dtype the kernel computes, or add the operator and dtypes to the selection "
+            "(python -m selective_build.select model.pte --merge yours.yaml)",
+            file=sys.stderr,
+        )
     if not found:
         print(f"check: ok: {len(needed)} operators provided")
     return 1 if found else 0

@@ -1,20 +1,33 @@
 """Write the selection (operators + dtypes, delegate backends, runtime features) that one or more programs need.
 
-    python -m selective_build.select model.pte [other.pte ...] [--merge existing.yaml ...] -o selected_operators.yaml
+python -m selective_build.select model.pte [other.pte ...] [--merge existing.yaml ...] -o selected_operators.yaml
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 
 from exir.serialize import PteFormatError, deserialize_pte
-from selective_build.selection import (SelectionError, delegates_of, dump, features_of, load, load_backends,
-                                       load_features, merge, operators_of)
+from selective_build.selection import (
+    SelectionError,
+    delegates_of,
+    dump,
+    features_of,
+    load,
+    load_backends,
+    load_features,
+    merge,
+    operators_of,
+)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m selective_build.select", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m selective_build.select",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("programs", nargs="*", help=".pte files")
     ap.add_argument("--merge", action="append", default=[], help="selection files to merge in")
     ap.add_argument("-o", "--output", help="where to write (default: stdout)")

@@ -21,6 +21,7 @@ at load a program that needs one. A selection without `features` keeps them all:
 
     features: [control_flow, dynamic_shapes, scalar_outputs]
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -61,8 +62,10 @@ def operators_of(program: S.Program) -> Dict[str, Set[str]]:
                 if not isinstance(call, S.KernelCall):
                     continue
                 if not 0 <= call.op_index < len(plan.operators):
-                    raise SelectionError(f"method '{plan.name}' calls operator {call.op_index}, but its operator "
-                                         f"table has {len(plan.operators)} entries: the program is corrupt")
+                    raise SelectionError(
+                        f"method '{plan.name}' calls operator {call.op_index}, but its operator "
+                        f"table has {len(plan.operators)} entries: the program is corrupt"
+                    )
                 op = plan.operators[call.op_index]
                 name = op.name + (f".{op.overload}" if op.overload else "")
                 for a in call.args:
@@ -93,6 +96,7 @@ def delegates_of(pte) -> tuple:
     kernels, the runtime features they need). An EmberPortable blob is a program itself: its operators, features
     (and its own delegates) count too."""
     from exir.serialize import PteFormatError, deserialize_pte
+
     backends: Set[str] = set()
     ops: Dict[str, Set[str]] = defaultdict(set)
     features: Set[str] = set()
@@ -105,18 +109,24 @@ def delegates_of(pte) -> tuple:
             ref = d.processed
             if ref.location == S.DataLocation.INLINE:
                 if not 0 <= ref.index < len(program.backend_delegate_data):
-                    raise SelectionError(f"method '{plan.name}' delegate '{d.id}' names inline data {ref.index}, "
-                                         f"but the program has {len(program.backend_delegate_data)}")
+                    raise SelectionError(
+                        f"method '{plan.name}' delegate '{d.id}' names inline data {ref.index}, "
+                        f"but the program has {len(program.backend_delegate_data)}"
+                    )
                 blob = program.backend_delegate_data[ref.index].data
             else:
                 if not 0 <= ref.index < len(program.segments):
-                    raise SelectionError(f"method '{plan.name}' delegate '{d.id}' names segment {ref.index}, but "
-                                         f"the program has {len(program.segments)}")
+                    raise SelectionError(
+                        f"method '{plan.name}' delegate '{d.id}' names segment {ref.index}, but "
+                        f"the program has {len(program.segments)}"
+                    )
                 blob = pte.segment(ref.index)
             try:
                 inner = deserialize_pte(blob)
             except PteFormatError as e:
-                raise SelectionError(f"method '{plan.name}' delegate '{d.id}': its blob is not a program: {e}") from None
+                raise SelectionError(
+                    f"method '{plan.name}' delegate '{d.id}': its blob is not a program: {e}"
+                ) from None
             for op, dtypes in operators_of(inner.program).items():
                 ops[op] |= dtypes
             features |= features_of(inner.program)
@@ -136,12 +146,18 @@ def merge(selections: Iterable[Dict[str, Set[str]]]) -> Dict[str, Set[str]]:
     return dict(merged)
 
 
-def dump(ops: Dict[str, Set[str]], sources: Iterable[str] = (), backends: Iterable[str] = (),
-         features: Optional[Iterable[str]] = None) -> str:
+def dump(
+    ops: Dict[str, Set[str]],
+    sources: Iterable[str] = (),
+    backends: Iterable[str] = (),
+    features: Optional[Iterable[str]] = None,
+) -> str:
     """The selection file's text. `features`: the runtime features to keep (None: write no key, keeping all)."""
     order = {t.name: t.number for t in scalar_types.SCALAR_TYPES}
-    body = {"include_all_operators": False,
-            "operators": {op: {"dtypes": sorted(ops[op], key=lambda d: order.get(d, 99))} for op in sorted(ops)}}
+    body = {
+        "include_all_operators": False,
+        "operators": {op: {"dtypes": sorted(ops[op], key=lambda d: order.get(d, 99))} for op in sorted(ops)},
+    }
     if backends:
         body["backends"] = sorted(set(backends))
     if features is not None:

@@ -12,6 +12,7 @@ Cross-built binaries need the target's binutils: --tools-prefix. Bare-metal firm
 goes to flash except the embedded program, which is reported apart ("program"); the board's startup, semihosting
 and PAL count as platform.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,24 +29,46 @@ from codegen.gen_registration import kernel_symbol
 from codegen.manifest import load_manifest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUCKETS = ["runtime core", "kernels", "kernel helpers", "registration table", "platform", "strings",
-           "dynamic linking", "rest"]
-COLORS = {"runtime core": "#d9480f", "kernels": "#1971c2", "kernel helpers": "#74c0fc",
-          "registration table": "#2b8a3e", "platform": "#f08c00", "strings": "#ae3ec9",
-          "dynamic linking": "#ced4da", "rest": "#868e96"}
+BUCKETS = [
+    "runtime core",
+    "kernels",
+    "kernel helpers",
+    "registration table",
+    "platform",
+    "strings",
+    "dynamic linking",
+    "rest",
+]
+COLORS = {
+    "runtime core": "#d9480f",
+    "kernels": "#1971c2",
+    "kernel helpers": "#74c0fc",
+    "registration table": "#2b8a3e",
+    "platform": "#f08c00",
+    "strings": "#ae3ec9",
+    "dynamic linking": "#ced4da",
+    "rest": "#868e96",
+}
 # Sections that exist for the dynamic loader and unwinder, not for Ember's code.
-_DYNAMIC = re.compile(r"^\.(interp|note|gnu\.hash|hash|dynsym|dynstr|gnu\.version|rela|init|fini|plt|got|dynamic|"
-                      r"eh_frame|gcc_except_table|tm_clone)")
+_DYNAMIC = re.compile(
+    r"^\.(interp|note|gnu\.hash|hash|dynsym|dynstr|gnu\.version|rela|init|fini|plt|got|dynamic|"
+    r"eh_frame|gcc_except_table|tm_clone)"
+)
 
 
 def _kernel_ops() -> Dict[str, str]:
     ops = {}
-    for lib, ns in (("portable", "ember::portable"), ("prim_ops", "ember::prim"), ("quantized", "ember::quantized"),
-                    ("helium", "ember::helium")):
+    for lib, ns in (
+        ("portable", "ember::portable"),
+        ("prim_ops", "ember::prim"),
+        ("quantized", "ember::quantized"),
+        ("helium", "ember::helium"),
+    ):
         if not os.path.exists(os.path.join(ROOT, "kernels", lib, "kernels.yaml")):
             continue  # a library this build does not hand to the report
-        decls = load_manifest(os.path.join(ROOT, "kernels", lib, "kernels.yaml"), namespace=ns,
-                              library=f"kernels/{lib}")
+        decls = load_manifest(
+            os.path.join(ROOT, "kernels", lib, "kernels.yaml"), namespace=ns, library=f"kernels/{lib}"
+        )
         ops.update({f"{ns}::{d.kernel}": d.op for d in decls})
         # The registration table calls each kernel through a generated function that unboxes its arguments; with
         # link-time optimization (x86-64 --config=size) the kernel is inlined into it, so its bytes are the kernel's.
@@ -59,8 +82,9 @@ _PROGRAM = ".ember_model"
 
 
 def _symbols(binary: str) -> List[Tuple[int, str, str]]:
-    out = subprocess.run([TOOLS + "nm", "-C", "-S", "--defined-only", binary], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [TOOLS + "nm", "-C", "-S", "--defined-only", binary], capture_output=True, text=True, check=True
+    )
     syms = []
     for line in out.stdout.splitlines():
         parts = line.split(" ", 3)
@@ -90,8 +114,18 @@ def _classify(name: str, kernels: Dict[str, str]) -> Tuple[str, str]:
         return "kernels", kernels[m.group(1)]
     if any(f"ember::{lib}::" in name for lib in ("portable", "quantized", "helium")):
         return "kernel helpers", ""
-    if name.startswith(("ember_pal_", "ember::semihosting::", "ember::board::", "reset_handler", "fault_handler",
-                        "systick_handler", "ember_fault_report", "g_vectors")):
+    if name.startswith(
+        (
+            "ember_pal_",
+            "ember::semihosting::",
+            "ember::board::",
+            "reset_handler",
+            "fault_handler",
+            "systick_handler",
+            "ember_fault_report",
+            "g_vectors",
+        )
+    ):
         return "platform", ""
     if name.startswith(("ember::fill_generated", "ember::is_generated_spec", "ember::kEmbedded")):
         return "rest", ""  # the runner application's
@@ -105,8 +139,11 @@ def measure(binary: str) -> dict:
         stripped = os.path.join(d, "s")
         subprocess.run([TOOLS + "strip", "-o", stripped, binary], check=True)
         stripped_bytes = os.path.getsize(stripped)
-    size = subprocess.run([TOOLS + "size", binary], capture_output=True, text=True,
-                          check=True).stdout.splitlines()[-1].split()
+    size = (
+        subprocess.run([TOOLS + "size", binary], capture_output=True, text=True, check=True)
+        .stdout.splitlines()[-1]
+        .split()
+    )
     sections = _sections(binary)
     program = sections.get(_PROGRAM, 0)
     code_data = int(size[0]) + int(size[1]) - program
@@ -129,9 +166,14 @@ def measure(binary: str) -> dict:
     buckets["dynamic linking"] = sum(v for k, v in sections.items() if _DYNAMIC.match(k))
     attributed = sum(v for k, v in buckets.items() if k != "rest")
     buckets["rest"] = max(0, code_data - attributed)
-    return {"binary": binary, "stripped_bytes": stripped_bytes, "code_data_bytes": code_data,
-            "program_bytes": program,
-            "buckets": {b: buckets.get(b, 0) for b in BUCKETS}, "kernels": dict(sorted(per_kernel.items()))}
+    return {
+        "binary": binary,
+        "stripped_bytes": stripped_bytes,
+        "code_data_bytes": code_data,
+        "program_bytes": program,
+        "buckets": {b: buckets.get(b, 0) for b in BUCKETS},
+        "kernels": dict(sorted(per_kernel.items())),
+    }
 
 
 def markdown(reports: Dict[str, dict]) -> str:
@@ -153,9 +195,11 @@ def svg(reports: Dict[str, dict]) -> str:
     biggest = max(r["code_data_bytes"] for r in reports.values()) or 1
     scale = (width - left - 120) / biggest
     height = top + len(reports) * (bar_h + gap) + 60
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
-           f'font-size="12">', '<text x="10" y="22" font-size="15">Runner code+data bytes by part '
-           '(--config=size)</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+        f'font-size="12">',
+        '<text x="10" y="22" font-size="15">Runner code+data bytes by part (--config=size)</text>',
+    ]
     for i, (name, r) in enumerate(reports.items()):
         y = top + i * (bar_h + gap)
         out.append(f'<text x="{left - 8}" y="{y + bar_h * 0.68}" text-anchor="end">{name}</text>')
@@ -163,23 +207,30 @@ def svg(reports: Dict[str, dict]) -> str:
         for b in BUCKETS:
             w = r["buckets"][b] * scale
             if w > 0:
-                out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{COLORS[b]}">'
-                           f'<title>{b}: {r["buckets"][b]:,} bytes</title></rect>')
+                out.append(
+                    f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{COLORS[b]}">'
+                    f'<title>{b}: {r["buckets"][b]:,} bytes</title></rect>'
+                )
             x += w
         out.append(f'<text x="{x + 6:.1f}" y="{y + bar_h * 0.68}">{r["code_data_bytes"] / 1024:.1f} KiB</text>')
     y = top + len(reports) * (bar_h + gap) + 16
     x = left
     for b in BUCKETS:
-        out.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{COLORS[b]}"/>'
-                   f'<text x="{x + 16}" y="{y + 11}">{b}</text>')
+        out.append(
+            f'<rect x="{x}" y="{y}" width="12" height="12" fill="{COLORS[b]}"/>'
+            f'<text x="{x + 16}" y="{y + 11}">{b}</text>'
+        )
         x += 16 + 8 * len(b) + 18
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m selective_build.size_report", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m selective_build.size_report",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("binaries", nargs="+", help="NAME=PATH of each binary")
     ap.add_argument("--json")
     ap.add_argument("--svg")
@@ -197,8 +248,11 @@ def main(argv=None) -> int:
         reports[name] = measure(path)
     table = markdown(reports)
     sys.stdout.write(table)
-    for target, text in ((args.json, json.dumps(reports, indent=1)), (args.svg, svg(reports) if args.svg else ""),
-                         (args.markdown, table)):
+    for target, text in (
+        (args.json, json.dumps(reports, indent=1)),
+        (args.svg, svg(reports) if args.svg else ""),
+        (args.markdown, table),
+    ):
         if target:
             with open(target, "w") as f:
                 f.write(text)

@@ -1,4 +1,5 @@
 """Fixtures shared by the end-to-end tests: the C++ runtime, built by Bazel, as a binary and as a Python module."""
+
 import os
 import subprocess
 
@@ -31,6 +32,7 @@ def runtime():
     builds an extension only when it is missing, so without this a stale one would be tested)."""
     bazel_build("//runtime/python:_ember_runtime.so", "//runtime/python:_ember_runtime_portable.so")
     from ember import runtime as rt
+
     return rt
 
 
@@ -40,10 +42,12 @@ def int8_zoo():
     costs, and the host (tests/quantization) and Cortex-M55 (tests/platforms) tests share the same models. Seeded,
     so a cached result is the one a fresh call would give; callers must not modify what it returns."""
     from zoo.quantized import quantize_zoo
+
     cache = {}
 
     def get(name):
         if name not in cache:
             cache[name] = quantize_zoo(name)
         return cache[name]
+
     return get

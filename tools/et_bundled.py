@@ -10,6 +10,7 @@
                                      the method on the bundled inputs and verifies the bundled expected outputs; prints JSON
                                      {"suites": {method: {"cases": n, "verified": n, "errors": [...]}}, "version": v}
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,8 +60,12 @@ def _check(path: str, atol: float, rtol: float) -> None:
                 verified += 1
             except Exception as e:  # a failed verification raises; report it per case
                 errors.append(f"case {i}: {e}")
-        report[suite.method_name] = {"cases": len(suite.test_cases), "verified": verified, "errors": errors,
-                                     "inputs": [len(c.inputs) for c in suite.test_cases]}
+        report[suite.method_name] = {
+            "cases": len(suite.test_cases),
+            "verified": verified,
+            "errors": errors,
+            "inputs": [len(c.inputs) for c in suite.test_cases],
+        }
     print(json.dumps({"suites": report, "version": parsed.version, "program_bytes": len(parsed.program)}))
 
 

@@ -16,6 +16,7 @@ compatibility and planner comparisons. It never imports Ember's runtime, only th
                                      and --save-outputs OUT.pt, also saves what it inflated per event:
                                      {instruction_id: [tensors]}
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,14 +54,20 @@ def _export(out_dir: str, models, zoo: str = "models"):
         torch.save(outs, os.path.join(out_dir, f"{name}.eager.pt"))
         p = deserialize_pte_binary(prog.buffer)
         p = getattr(p, "program", p)
-        report[name] = {plan.name: {"planned": list(plan.non_const_buffer_sizes[1:]),
-                                    "instructions": len(plan.chains[0].instructions)} for plan in p.execution_plan}
+        report[name] = {
+            plan.name: {
+                "planned": list(plan.non_const_buffer_sizes[1:]),
+                "instructions": len(plan.chains[0].instructions),
+            }
+            for plan in p.execution_plan
+        }
     print(json.dumps(report))
 
 
 def _run(pte: str, inputs_path: str, method: str, repeats: int):
     # By path: the from-buffer loader does not copy, so a temporary bytes object would be freed under it.
     from executorch.extension.pybindings.portable_lib import _load_for_executorch
+
     module = _load_for_executorch(pte)
     inputs = torch.load(inputs_path)
     if isinstance(inputs, dict):
@@ -69,13 +76,20 @@ def _run(pte: str, inputs_path: str, method: str, repeats: int):
     for _ in range(repeats):
         result = module.run_method(method, list(inputs))
     # Scalars (a constant method's values) come back as Python numbers.
-    print(json.dumps({"outputs": [t.flatten().tolist() if isinstance(t, torch.Tensor) else t for t in result],
-                      "shapes": [list(t.shape) if isinstance(t, torch.Tensor) else [] for t in result]}))
+    print(
+        json.dumps(
+            {
+                "outputs": [t.flatten().tolist() if isinstance(t, torch.Tensor) else t for t in result],
+                "shapes": [list(t.shape) if isinstance(t, torch.Tensor) else [] for t in result],
+            }
+        )
+    )
 
 
 def _run_batch(directory: str):
     import glob
     from executorch.extension.pybindings.portable_lib import _load_for_executorch
+
     status = {}
     for pte in sorted(glob.glob(os.path.join(directory, "*.pte"))):
         name = os.path.basename(pte)[:-4]
@@ -100,14 +114,29 @@ def _inspect(etdp: str, debug_buffer: str = "", save_outputs: str = ""):
         inspector = Inspector(etdump_path=etdp, debug_buffer_path=debug_buffer or None)
     blocks = []
     if save_outputs:
+
         def tensors(values):  # a TensorList's value inflates to a list of its tensors
             return [t.clone() for v in values for t in (v if isinstance(v, list) else [v])]
-        torch.save({e._instruction_id: tensors(e.debug_data)
-                    for b in inspector.event_blocks for e in b.events if e.debug_data}, save_outputs)
+
+        torch.save(
+            {
+                e._instruction_id: tensors(e.debug_data)
+                for b in inspector.event_blocks
+                for e in b.events
+                if e.debug_data
+            },
+            save_outputs,
+        )
     for b in inspector.event_blocks:
-        events = [{"name": e.name, "instruction_id": e._instruction_id,
-                   "runs": len(e.perf_data.raw) if e.perf_data else 0,
-                   "p50_ms": e.perf_data.p50 if e.perf_data else None} for e in b.events]
+        events = [
+            {
+                "name": e.name,
+                "instruction_id": e._instruction_id,
+                "runs": len(e.perf_data.raw) if e.perf_data else 0,
+                "p50_ms": e.perf_data.p50 if e.perf_data else None,
+            }
+            for e in b.events
+        ]
         blocks.append({"name": b.name, "events": events})
     print(json.dumps({"blocks": blocks}))
 
@@ -118,8 +147,12 @@ def main():
     e = sub.add_parser("export")
     e.add_argument("--out", required=True)
     e.add_argument("--models", default="")
-    e.add_argument("--zoo", default="models", choices=["models", "control_flow"],
-                   help="zoo.models (the zoo) or zoo.control_flow (cond, map, scan)")
+    e.add_argument(
+        "--zoo",
+        default="models",
+        choices=["models", "control_flow"],
+        help="zoo.models (the zoo) or zoo.control_flow (cond, map, scan)",
+    )
     r = sub.add_parser("run")
     r.add_argument("pte")
     r.add_argument("inputs")

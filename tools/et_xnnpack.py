@@ -10,6 +10,7 @@ max.dim, quantization), so the rest stays with the portable kernels. --inline ke
 flatbuffer (extract_delegate_segments=False). --run also runs the .pte in ExecuTorch's runtime (its XNNPACK) and
 saves the outputs. Prints JSON: {"delegates": n, "instructions": {kind: count}}.
 """
+
 import argparse
 import json
 import sys
@@ -19,9 +20,23 @@ import torch
 
 # Config class names whose XNNGraph nodes need an XNNPACK newer than Debian's 2022 snapshot.
 NEWER_THAN_2022 = {
-    "BMMConfig", "CatConfig", "CosConfig", "ExpConfig", "GeluConfig", "LogConfig", "MaxDimConfig", "MMConfig",
-    "PowConfig", "ReciprocalSquareRootConfig", "SinConfig", "SliceCopyConfig", "TanhConfig",
-    "QuantizedPerTensorConfig", "DeQuantizedPerTensorConfig", "QuantizeAffineConfig", "DeQuantizeAffineConfig",
+    "BMMConfig",
+    "CatConfig",
+    "CosConfig",
+    "ExpConfig",
+    "GeluConfig",
+    "LogConfig",
+    "MaxDimConfig",
+    "MMConfig",
+    "PowConfig",
+    "ReciprocalSquareRootConfig",
+    "SinConfig",
+    "SliceCopyConfig",
+    "TanhConfig",
+    "QuantizedPerTensorConfig",
+    "DeQuantizedPerTensorConfig",
+    "QuantizeAffineConfig",
+    "DeQuantizeAffineConfig",
     "ChooseQParamsAffineConfig",
 }
 
@@ -43,18 +58,23 @@ def main() -> int:
     if args.partitioner == "all":
         partitioner = XnnpackPartitioner()
     else:
-        partitioner = XnnpackPartitioner(configs=[c for c in ALL_PARTITIONER_CONFIGS
-                                                  if c.__name__ not in NEWER_THAN_2022])
+        partitioner = XnnpackPartitioner(
+            configs=[c for c in ALL_PARTITIONER_CONFIGS if c.__name__ not in NEWER_THAN_2022]
+        )
     edge = to_edge_transform_and_lower(ep, partitioner=[partitioner])
     prog = edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=not args.inline))
     with open(args.out, "wb") as f:
         f.write(prog.buffer)
     plan = prog.executorch_program.execution_plan[0]
     kinds = Counter(type(i.instr_args).__name__ for c in plan.chains for i in c.instructions)
-    report = {"delegates": len(plan.delegates), "instructions": dict(kinds),
-              "operators": sorted({op.name for op in plan.operators})}
+    report = {
+        "delegates": len(plan.delegates),
+        "instructions": dict(kinds),
+        "operators": sorted({op.name for op in plan.operators}),
+    }
     if args.run:
         from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
+
         module = _load_for_executorch_from_buffer(prog.buffer)
         inputs = torch.load(args.run[0])
         torch.save(list(module.forward(tuple(inputs))), args.run[1])

@@ -2,6 +2,7 @@
 DIR/<name>.bpte (the exported program with N seeded random cases, expected outputs from eager, atol 1e-5 and
 rtol 1e-4) and DIR/<name>_bundled.pte (the same program alone, for selective builds of firmware that verifies it).
 """
+
 import argparse
 import os
 import sys

@@ -3,6 +3,7 @@ and while_loop (iterative refinement until a tolerance). Each entry has several 
 several trip counts are exercised. Importable in ExecuTorch's venv too (tools/et_reference.py --zoo control_flow):
 ExecuTorch exports cond, map and scan, but not while_loop.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -107,7 +108,10 @@ def _map_inputs():
 
 def _scan_inputs():
     g = _g(3)
-    return [(torch.zeros(7), torch.randn(6, 5, generator=g)), (torch.randn(7, generator=g), torch.randn(6, 5, generator=g))]
+    return [
+        (torch.zeros(7), torch.randn(6, 5, generator=g)),
+        (torch.randn(7, generator=g), torch.randn(6, 5, generator=g)),
+    ]
 
 
 def _refine_inputs():
@@ -119,15 +123,19 @@ def _seeded(cls, seed):
     def make():
         torch.manual_seed(seed)
         return cls().eval()
+
     return make
 
 
-MODELS: Dict[str, ControlFlowModel] = {m.name: m for m in [
-    ControlFlowModel("cond_gate", _seeded(Gate, 11), _gate_inputs),
-    ControlFlowModel("map_rows", _seeded(RowMap, 12), _map_inputs),
-    ControlFlowModel("scan_rnn", _seeded(CumulativeRnn, 13), _scan_inputs),
-    ControlFlowModel("while_refine", _seeded(Refine, 14), _refine_inputs, executorch_exports=False),
-]}
+MODELS: Dict[str, ControlFlowModel] = {
+    m.name: m
+    for m in [
+        ControlFlowModel("cond_gate", _seeded(Gate, 11), _gate_inputs),
+        ControlFlowModel("map_rows", _seeded(RowMap, 12), _map_inputs),
+        ControlFlowModel("scan_rnn", _seeded(CumulativeRnn, 13), _scan_inputs),
+        ControlFlowModel("while_refine", _seeded(Refine, 14), _refine_inputs, executorch_exports=False),
+    ]
+}
 
 
 def export_methods(name: str):

@@ -1,6 +1,7 @@
 """Models with bounded dynamic dimensions, small enough for the Cortex-M55 firmware: exported once with
 torch.export.Dim, planned at the bound, run at several sizes (tests/platforms). Each entry has several input sets
 of different shapes within the bounds; the first is the export example."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,9 +30,12 @@ def _mlp_inputs():
     return [(torch.randn(n, 16, generator=g),) for n in (2, 1, 5, 8)]
 
 
-MODELS: Dict[str, DynamicModel] = {m.name: m for m in [
-    DynamicModel("dynamic_mlp", _mlp, lambda: ({0: Dim("batch", min=1, max=8)},), _mlp_inputs),
-]}
+MODELS: Dict[str, DynamicModel] = {
+    m.name: m
+    for m in [
+        DynamicModel("dynamic_mlp", _mlp, lambda: ({0: Dim("batch", min=1, max=8)},), _mlp_inputs),
+    ]
+}
 
 
 def export_methods(name: str):

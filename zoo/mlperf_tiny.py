@@ -16,6 +16,7 @@ The one place where symmetric padding cannot give Keras' shape is DS-CNN's first
 explicit zero pad reproduces 'same' exactly. Dropout layers are kept where the definitions have them (identity in
 eval).
 """
+
 from __future__ import annotations
 
 from typing import List
@@ -26,8 +27,7 @@ from torch import nn
 
 def _conv_bn_relu(c_in: int, c_out: int, kernel, stride=1, padding=0, groups: int = 1) -> List[nn.Module]:
     # Keras' Conv2D and DepthwiseConv2D keep their bias by default, BatchNormalization follows.
-    return [nn.Conv2d(c_in, c_out, kernel, stride, padding, groups=groups, bias=True), nn.BatchNorm2d(c_out),
-            nn.ReLU()]
+    return [nn.Conv2d(c_in, c_out, kernel, stride, padding, groups=groups, bias=True), nn.BatchNorm2d(c_out), nn.ReLU()]
 
 
 def _same_padding(size: int, kernel: int, stride: int):
@@ -69,8 +69,9 @@ class _ResNetStack(nn.Module):
 
     def __init__(self, c_in: int, c_out: int, stride: int):
         super().__init__()
-        self.body = nn.Sequential(*_conv_bn_relu(c_in, c_out, 3, stride, 1),
-                                  nn.Conv2d(c_out, c_out, 3, 1, 1), nn.BatchNorm2d(c_out))
+        self.body = nn.Sequential(
+            *_conv_bn_relu(c_in, c_out, 3, stride, 1), nn.Conv2d(c_out, c_out, 3, 1, 1), nn.BatchNorm2d(c_out)
+        )
         self.shortcut = nn.Identity() if stride == 1 and c_in == c_out else nn.Conv2d(c_in, c_out, 1, stride)
 
     def forward(self, x):

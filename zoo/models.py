@@ -3,6 +3,7 @@
 Each entry builds a fresh module with fixed random weights and example inputs, so that exports, runtimes and
 benchmarks in one run all see the same numbers. Nothing is downloaded: MobileNetV2 is written out here.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -67,8 +68,14 @@ class SmallCNN(nn.Module):
     def __init__(self, num_classes=10):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.AvgPool2d(2),
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1),
+            nn.BatchNorm2d(16),
+            nn.ReLU(),
+            nn.AvgPool2d(2),
         )
         self.head = nn.Linear(16 * 8 * 8, num_classes)
 
@@ -115,8 +122,15 @@ class _InvertedResidual(nn.Module):
 class MobileNetV2(nn.Module):
     """MobileNetV2 (Sandler et al. 2018), written out so no model hub is needed; random weights."""
 
-    SETTINGS = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
-                (6, 320, 1, 1)]
+    SETTINGS = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ]
 
     def __init__(self, width: float = 1.0, num_classes: int = 1000):
         super().__init__()
@@ -203,31 +217,55 @@ def _entry(name, ctor, shapes, seed, description=""):
                 mod.bias.data.uniform_(-0.2, 0.2, generator=g)
         args = tuple(torch.randn(*s, generator=g) for s in shapes)
         return m, args
+
     return ZooEntry(name, build, description)
 
 
-ZOO: Dict[str, ZooEntry] = {e.name: e for e in [
-    _entry("add", Add, [(1, 4), (1, 4)], 1, "x + y on [1,4]"),
-    _entry("softmax", Softmax, [(1, 4)], 2, "softmax over [1,4]"),
-    _entry("linear", Linear, [(1, 4)], 3, "nn.Linear(4, 4) on [1,4]"),
-    _entry("mlp", MLP, [(1, 784)], 4, "784-256-256-10 MLP with ReLU"),
-    _entry("small_cnn", SmallCNN, [(1, 3, 32, 32)], 5, "conv/bn/relu/pool x2 + linear on 32x32"),
-    _entry("mobilenet_v2", MobileNetV2, [(1, 3, 224, 224)], 6, "MobileNetV2 1.0 at 224x224"),
-    _entry("mobilenet_v2_035_96", lambda: MobileNetV2(width=0.35), [(1, 3, 96, 96)], 7,
-           "MobileNetV2 width 0.35 at 96x96"),
-    _entry("mobilenet_v2_005_96", lambda: MobileNetV2(width=0.05), [(1, 3, 96, 96)], 11,
-           "MobileNetV2 width 0.05 at 96x96 (the seed's Corstone-300 model)"),
-    # MLPerf Tiny's four reference architectures (zoo/mlperf_tiny.py).
-    _entry("ds_cnn_kws", DsCnnKws, [(1, 1, 49, 10)], 12, "MLPerf Tiny keyword spotting: DS-CNN on 49x10 MFCCs"),
-    _entry("resnet8_cifar10", ResNet8, [(1, 3, 32, 32)], 13, "MLPerf Tiny image classification: ResNet-8, 32x32"),
-    _entry("mobilenet_v1_025_vww", MobileNetV1, [(1, 3, 96, 96)], 14,
-           "MLPerf Tiny visual wake words: MobileNetV1 width 0.25 at 96x96"),
-    _entry("autoencoder_ad", FcAutoencoder, [(1, 640)], 15,
-           "MLPerf Tiny anomaly detection: 640-128x4-8-128x4-640 autoencoder"),
-    _entry("transformer_block", TransformerBlock, [(1, 16, 64)], 8, "pre-norm encoder block, dim 64, 4 heads"),
-    _entry("running_mean", RunningMean, [(3, 4)], 9, "mutable buffers updated in place"),
-    _entry("two_methods", TwoMethods, [(1, 8)], 10, "forward and encode in one program"),
-]}
+ZOO: Dict[str, ZooEntry] = {
+    e.name: e
+    for e in [
+        _entry("add", Add, [(1, 4), (1, 4)], 1, "x + y on [1,4]"),
+        _entry("softmax", Softmax, [(1, 4)], 2, "softmax over [1,4]"),
+        _entry("linear", Linear, [(1, 4)], 3, "nn.Linear(4, 4) on [1,4]"),
+        _entry("mlp", MLP, [(1, 784)], 4, "784-256-256-10 MLP with ReLU"),
+        _entry("small_cnn", SmallCNN, [(1, 3, 32, 32)], 5, "conv/bn/relu/pool x2 + linear on 32x32"),
+        _entry("mobilenet_v2", MobileNetV2, [(1, 3, 224, 224)], 6, "MobileNetV2 1.0 at 224x224"),
+        _entry(
+            "mobilenet_v2_035_96",
+            lambda: MobileNetV2(width=0.35),
+            [(1, 3, 96, 96)],
+            7,
+            "MobileNetV2 width 0.35 at 96x96",
+        ),
+        _entry(
+            "mobilenet_v2_005_96",
+            lambda: MobileNetV2(width=0.05),
+            [(1, 3, 96, 96)],
+            11,
+            "MobileNetV2 width 0.05 at 96x96 (the seed's Corstone-300 model)",
+        ),
+        # MLPerf Tiny's four reference architectures (zoo/mlperf_tiny.py).
+        _entry("ds_cnn_kws", DsCnnKws, [(1, 1, 49, 10)], 12, "MLPerf Tiny keyword spotting: DS-CNN on 49x10 MFCCs"),
+        _entry("resnet8_cifar10", ResNet8, [(1, 3, 32, 32)], 13, "MLPerf Tiny image classification: ResNet-8, 32x32"),
+        _entry(
+            "mobilenet_v1_025_vww",
+            MobileNetV1,
+            [(1, 3, 96, 96)],
+            14,
+            "MLPerf Tiny visual wake words: MobileNetV1 width 0.25 at 96x96",
+        ),
+        _entry(
+            "autoencoder_ad",
+            FcAutoencoder,
+            [(1, 640)],
+            15,
+            "MLPerf Tiny anomaly detection: 640-128x4-8-128x4-640 autoencoder",
+        ),
+        _entry("transformer_block", TransformerBlock, [(1, 16, 64)], 8, "pre-norm encoder block, dim 64, 4 heads"),
+        _entry("running_mean", RunningMean, [(3, 4)], 9, "mutable buffers updated in place"),
+        _entry("two_methods", TwoMethods, [(1, 8)], 10, "forward and encode in one program"),
+    ]
+}
 
 # Methods beyond `forward` for multi-method entries: entry name -> {method: example input shapes}.
 EXTRA_METHODS = {"two_methods": {"encode": [(1, 8)]}}

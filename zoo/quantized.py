@@ -3,6 +3,7 @@ with exir.quantization, exported like any other model.
 
     python -m zoo.quantized --out DIR mlp small_cnn    # writes DIR/<name>_int8.pte
 """
+
 import argparse
 import os
 import sys

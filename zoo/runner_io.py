@@ -1,4 +1,5 @@
 """Running a .pte through the C++ runner with given inputs, reading its outputs back as tensors."""
+
 import os
 import subprocess
 

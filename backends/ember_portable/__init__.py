@@ -7,6 +7,7 @@ for a real backend's two halves.
     from backends.ember_portable import EmberPortablePartitioner
     edge = to_edge_transform_and_lower(ep, partitioner=[EmberPortablePartitioner()])
 """
+
 from backends.ember_portable.partitioner import EmberPortablePartitioner
 from backends.ember_portable.preprocess import BACKEND_ID, EmberPortableBackend
 

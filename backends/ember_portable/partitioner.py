@@ -1,4 +1,5 @@
 """EmberPortablePartitioner: tags the operator nodes EmberPortable takes (all, or those named)."""
+
 from __future__ import annotations
 
 from typing import Iterable, List, Optional
@@ -21,8 +22,12 @@ class EmberPortablePartitioner(Partitioner):
     """Tags every operator node (or those named in `ops`, as "aten.linear.default", "aten::relu" or "aten.relu")
     for EmberPortable. Nodes with dynamic shapes and control flow stay with the program's own kernels."""
 
-    def __init__(self, ops: Optional[Iterable[str]] = None, compile_specs: Optional[List[CompileSpec]] = None,
-                 tag: str = "ember_portable"):
+    def __init__(
+        self,
+        ops: Optional[Iterable[str]] = None,
+        compile_specs: Optional[List[CompileSpec]] = None,
+        tag: str = "ember_portable",
+    ):
         super().__init__(DelegationSpec(BACKEND_ID, list(compile_specs or [])))
         self.ops = set(ops) if ops is not None else None
         self.tag = tag

@@ -1,5 +1,6 @@
 """EmberPortable's ahead-of-time half: the partition planned and emitted as an Ember program of its own (one
 method, `forward`), the blob the runtime half (runtime/ember_portable.cc) loads and runs with its own kernels."""
+
 from __future__ import annotations
 
 from typing import List
@@ -26,8 +27,15 @@ class EmberPortableBackend(BackendDetails):
         offsets, plan, _ = _plan(partition, MemoryPlanningConfig())
         constants, initial_values = ConstantPool(), ConstantPool()
         method = emit_method(partition, offsets, plan.pool_sizes, constants, initial_values)
-        program = S.Program(version=0, execution_plan=[method], constant_buffer=[], backend_delegate_data=[],
-                            segments=[], constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
-                            mutable_data_segments=[], named_data=[])
+        program = S.Program(
+            version=0,
+            execution_plan=[method],
+            constant_buffer=[],
+            backend_delegate_data=[],
+            segments=[],
+            constant_segment=S.SubsegmentOffsets(segment_index=0, offsets=[]),
+            mutable_data_segments=[],
+            named_data=[],
+        )
         # Small alignment: the blob is itself inside a 16-byte-aligned segment or inline vector.
         return PreprocessResult(serialize_pte(program, constants.blobs[1:], segment_alignment=16))

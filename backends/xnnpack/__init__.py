@@ -8,6 +8,7 @@ flatbuffer, weights in the program's named data or in the blob), which backends/
     edge = exir.to_edge_transform_and_lower(torch.export.export(model, inputs), partitioner=[XnnpackPartitioner()])
     edge.to_executorch().save("model.pte")
 """
+
 from backends.xnnpack.partitioner import XnnpackPartitioner
 from backends.xnnpack.preprocess import BACKEND_ID, XnnpackBackend
 

@@ -19,6 +19,7 @@ Values are ids into one list; a value that is a delegate argument carries extern
 call's arguments (inputs first, then outputs) and the external-input or -output flag, and the graph lists those
 ids in argument order (input_ids, output_ids): how both runtimes match the call's tensors to the graph.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,19 +33,20 @@ import torch
 
 from exir.backend.named_data import NamedDataStore
 
-SCHEMA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                      "schema", "xnnpack_graph.fbs")
+SCHEMA = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "schema", "xnnpack_graph.fbs"
+)
 
-NO_ID = 0xFFFFFFFF                # XNN_INVALID_VALUE_ID: internal value, absent bias
-NO_OFFSET = 0xFFFFFFFFFFFFFFFF    # a constant that lives in named data
-VALUE_EXTERNAL_INPUT = 0x1        # XNN_VALUE_FLAG_EXTERNAL_INPUT
-VALUE_EXTERNAL_OUTPUT = 0x2       # XNN_VALUE_FLAG_EXTERNAL_OUTPUT
-FLAG_ALIGN_CORNERS = 0x8          # resize bilinear
-FLAG_KEEP_DIMS = 0x40             # pooling: the output keeps the input's rank (newer libraries read it)
+NO_ID = 0xFFFFFFFF  # XNN_INVALID_VALUE_ID: internal value, absent bias
+NO_OFFSET = 0xFFFFFFFFFFFFFFFF  # a constant that lives in named data
+VALUE_EXTERNAL_INPUT = 0x1  # XNN_VALUE_FLAG_EXTERNAL_INPUT
+VALUE_EXTERNAL_OUTPUT = 0x2  # XNN_VALUE_FLAG_EXTERNAL_OUTPUT
+FLAG_ALIGN_CORNERS = 0x8  # resize bilinear
+FLAG_KEEP_DIMS = 0x40  # pooling: the output keeps the input's rank (newer libraries read it)
 HEADER_MAGIC = b"XH00"
 HEADER_LENGTH = 30
-ALIGNMENT = 16                    # header, flatbuffer and each constant start at a multiple of this
-MAX_DIMS = 6                      # XNN_MAX_TENSOR_DIMS
+ALIGNMENT = 16  # header, flatbuffer and each constant start at a multiple of this
+MAX_DIMS = 6  # XNN_MAX_TENSOR_DIMS
 
 WEIGHTS_NAMED = "named"
 WEIGHTS_INLINE = "inline"
@@ -82,8 +84,15 @@ class XnnGraph:
         if len(dims) > MAX_DIMS:
             raise ValueError(f"XNNPACK values have at most {MAX_DIMS} dims, got {dims}")
         vid = len(self.values)
-        value = {"datatype": "fp32", "num_dims": len(dims), "dims": dims, "constant_buffer_idx": 0,
-                 "external_id": NO_ID, "flags": 0, "id_out": vid}
+        value = {
+            "datatype": "fp32",
+            "num_dims": len(dims),
+            "dims": dims,
+            "constant_buffer_idx": 0,
+            "external_id": NO_ID,
+            "flags": 0,
+            "id_out": vid,
+        }
         if data is not None:
             if data.numel() != math.prod(dims):
                 raise ValueError(f"constant of shape {list(data.shape)} for a value of shape {dims}")
@@ -126,8 +135,10 @@ class XnnGraph:
     def _external(self, vid: int, position: int, flag: int) -> None:
         v = self.values[vid]["value"]
         if v["flags"] or v["constant_buffer_idx"]:
-            raise ValueError(f"value {vid} cannot be delegate argument {position}: it is already "
-                             f"{'a constant' if v['constant_buffer_idx'] else 'an argument'}")
+            raise ValueError(
+                f"value {vid} cannot be delegate argument {position}: it is already "
+                f"{'a constant' if v['constant_buffer_idx'] else 'an argument'}"
+            )
         v["external_id"] = position
         v["flags"] = flag
 
@@ -151,13 +162,20 @@ class XnnGraph:
         n_in = len(self.inputs)
         for k, vid in enumerate(self.outputs):
             self.values[vid]["value"]["external_id"] = n_in + k
-        graph = {"version": "0", "nodes": self.nodes, "values": self.values, "num_externs": n_in + len(self.outputs),
-                 "input_ids": list(self.inputs), "output_ids": list(self.outputs),
-                 "constant_data": self.constant_data}
+        graph = {
+            "version": "0",
+            "nodes": self.nodes,
+            "values": self.values,
+            "num_externs": n_in + len(self.outputs),
+            "input_ids": list(self.inputs),
+            "output_ids": list(self.outputs),
+            "constant_data": self.constant_data,
+        }
         return _dumps(graph)
 
     def serialize(self) -> bytes:
         from exir.serialize.flatc import encode
+
         flatbuffer = encode(self.to_json(), SCHEMA, "the XNNGraph")
         if flatbuffer[4:8] != b"XN01":
             raise ValueError(f"flatc wrote identifier {flatbuffer[4:8]!r}, expected b'XN01'")
@@ -168,15 +186,20 @@ def frame(flatbuffer: bytes, constant_data: bytes = b"") -> bytes:
     """The XH00 header, the flatbuffer and the constant data, each part starting at a multiple of 16."""
     header_size = len(_pad(b"\0" * HEADER_LENGTH))
     fb_padded = _pad(flatbuffer)
-    header = (b"\0\0\0\0" + HEADER_MAGIC +
-              struct.pack("<HIIIQ", HEADER_LENGTH, header_size, len(flatbuffer), header_size + len(fb_padded),
-                          len(constant_data)))
+    header = (
+        b"\0\0\0\0"
+        + HEADER_MAGIC
+        + struct.pack(
+            "<HIIIQ", HEADER_LENGTH, header_size, len(flatbuffer), header_size + len(fb_padded), len(constant_data)
+        )
+    )
     assert len(header) == HEADER_LENGTH
     return _pad(header) + fb_padded + constant_data
 
 
 def _dumps(obj) -> str:
     """JSON as flatc reads it: infinities are written `inf` / `-inf` (JSON has no spelling for them)."""
+
     def fix(x):
         if isinstance(x, float) and math.isinf(x):
             return _Inf(x)
@@ -185,6 +208,7 @@ def _dumps(obj) -> str:
         if isinstance(x, list):
             return [fix(v) for v in x]
         return x
+
     text = json.dumps(fix(obj), default=lambda o: o.token)
     return text.replace('"__inf__"', "inf").replace('"__-inf__"', "-inf")
 

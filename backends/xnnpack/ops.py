@@ -19,6 +19,7 @@ only where a reader needs the other one: convolution, pooling and resize read NH
 reshapes read NCHW; element-wise ops, clamps and pads follow their input. The delegate's own inputs and outputs are
 always NCHW (contiguous), so a CNN's delegate starts with one transpose to NHWC and ends with one back.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,7 @@ TO_NCHW = (0, 3, 1, 2)
 INF = math.inf
 
 # Node kinds that apply a clamp to their output (output_min_max) in both the 2022 library and ExecuTorch's runtime.
-TAKES_CLAMP = {"Conv2d", "DepthwiseConv2d", "ConvTranspose2d", "FullyConnected", "Add", "Subtract", "Multiply",
-               "Clamp"}
+TAKES_CLAMP = {"Conv2d", "DepthwiseConv2d", "ConvTranspose2d", "FullyConnected", "Add", "Subtract", "Multiply", "Clamp"}
 
 
 class Unsupported(Exception):
@@ -86,6 +86,7 @@ class Context:
 
 # --- common checks ---------------------------------------------------------------------------------------------
 
+
 def _check_tensors(call: Call, skip_outs: Tuple[int, ...] = ()) -> None:
     for t in call.tensor_args():
         if any(t is call.outs[i] for i in skip_outs if i < len(call.outs)):
@@ -96,8 +97,10 @@ def _check_tensors(call: Call, skip_outs: Tuple[int, ...] = ()) -> None:
         _require(_numel(t) > 0, f"{t.name} is empty")
         _require(t.alias_of is None, f"{t.name} is a view of another tensor")
         if not _is_const(t):
-            _require(tuple(t.dim_order) == tuple(range(len(t.shape))),
-                     f"{t.name} has dim order {tuple(t.dim_order)}; contiguous tensors only")
+            _require(
+                tuple(t.dim_order) == tuple(range(len(t.shape))),
+                f"{t.name} has dim order {tuple(t.dim_order)}; contiguous tensors only",
+            )
 
 
 def _unused(ctx: Context, call: Call, indices: Tuple[int, ...], what: str) -> None:
@@ -108,14 +111,15 @@ def _unused(ctx: Context, call: Call, indices: Tuple[int, ...], what: str) -> No
 
 # --- the lowering state ----------------------------------------------------------------------------------------
 
+
 class Lowering:
     """One partition being written into an XnnGraph: which value holds each tensor, in which layout."""
 
     def __init__(self, sub: MethodGraph, graph: XnnGraph):
         self.g = graph
         self.sub = sub
-        self.vals: Dict[int, Dict[str, int]] = {}   # id(tensor) -> layout -> value id
-        self.native: Dict[int, str] = {}            # id(tensor) -> the layout its producer wrote
+        self.vals: Dict[int, Dict[str, int]] = {}  # id(tensor) -> layout -> value id
+        self.native: Dict[int, str] = {}  # id(tensor) -> the layout its producer wrote
         self.consts: Dict[tuple, int] = {}
         self.readers = Counter(id(t) for c in sub.calls for t in c.input_tensors())
         self.outputs = {id(o) for o in sub.outputs if _is_tensor(o)}
@@ -142,8 +146,11 @@ class Lowering:
         perm = TO_NHWC if layout == NHWC else TO_NCHW
         dims = [self.g.dims(src)[p] for p in perm]
         vid = self.g.tensor(dims)
-        self.g.node("StaticTranspose", {"num_dims": 4, "perm": list(perm), "input_id": src, "output_id": vid,
-                                        "flags": 0}, debug_handle=self.debug_handle)
+        self.g.node(
+            "StaticTranspose",
+            {"num_dims": 4, "perm": list(perm), "input_id": src, "output_id": vid, "flags": 0},
+            debug_handle=self.debug_handle,
+        )
         have[layout] = vid
         return vid
 
@@ -190,12 +197,18 @@ class Lowering:
 
     def only_reader(self, t: TensorValue) -> bool:
         """Whether this call is the only use of `t` inside the partition and nothing outside reads it."""
-        return (not _is_const(t) and id(t) not in self.outputs and id(t) not in self.external_inputs
-                and self.readers[id(t)] == 1 and len(self.vals[id(t)]) == 1
-                and not set(self.vals[id(t)].values()) & self.shared)
+        return (
+            not _is_const(t)
+            and id(t) not in self.outputs
+            and id(t) not in self.external_inputs
+            and self.readers[id(t)] == 1
+            and len(self.vals[id(t)]) == 1
+            and not set(self.vals[id(t)].values()) & self.shared
+        )
 
 
 # --- convolution -----------------------------------------------------------------------------------------------
+
 
 def _check_conv(call: Call, ctx: Context) -> None:
     x, w, b, stride, padding, dilation, transposed, output_padding, groups = call.args[:9]
@@ -218,18 +231,34 @@ def _lower_conv(call: Call, L: Lowering) -> None:
     dh, dw = _pair(dilation, "dilation")
     kh, kw = w.shape[2], w.shape[3]
     weight = w.data.detach().to(torch.float32)
-    table = {"padding_top": ph, "padding_right": pw, "padding_bottom": ph, "padding_left": pw,
-             "kernel_height": kh, "kernel_width": kw, "subsampling_height": sh, "subsampling_width": sw,
-             "dilation_height": dh, "dilation_width": dw, "groups": groups, "adjustment_height": 0,
-             "adjustment_width": 0, "flags": 0}
+    table = {
+        "padding_top": ph,
+        "padding_right": pw,
+        "padding_bottom": ph,
+        "padding_left": pw,
+        "kernel_height": kh,
+        "kernel_width": kw,
+        "subsampling_height": sh,
+        "subsampling_width": sw,
+        "dilation_height": dh,
+        "dilation_width": dw,
+        "groups": groups,
+        "adjustment_height": 0,
+        "adjustment_width": 0,
+        "flags": 0,
+    }
     if transposed:
         # PyTorch [Cin, Cout/g, kh, kw] -> XNNPACK [Cout, kh, kw, Cin/g], group by group.
         cin, cout_g = weight.shape[0], weight.shape[1]
         filt = weight.reshape(groups, cin // groups, cout_g, kh, kw).permute(0, 2, 3, 4, 1)
         filt = filt.reshape(groups * cout_g, kh, kw, cin // groups)
         oph, opw = _pair(output_padding, "output_padding")
-        table.update(group_input_channels=cin // groups, group_output_channels=cout_g, adjustment_height=oph,
-                     adjustment_width=opw)
+        table.update(
+            group_input_channels=cin // groups,
+            group_output_channels=cout_g,
+            adjustment_height=oph,
+            adjustment_width=opw,
+        )
         kind = "ConvTranspose2d"
     elif weight.shape[1] == 1:
         # Depthwise (one input channel per group): [Cout, 1, kh, kw] -> [1, kh, kw, Cout]; ExecuTorch's fields:
@@ -251,30 +280,37 @@ def _lower_conv(call: Call, L: Lowering) -> None:
 
 # --- fully connected -------------------------------------------------------------------------------------------
 
+
 def _check_addmm(call: Call, ctx: Context) -> None:
     bias, x, w, beta, alpha = call.args[:5]
     _require(_is_const(w), "its matrix is computed at run time; XNNPACK packs fully-connected weights at load")
     _require(_is_const(bias), "its bias is computed at run time")
-    _require(_numel(bias) == w.shape[1] and (len(bias.shape) == 1 or bias.shape[-1] == w.shape[1]),
-             f"bias {list(bias.shape)} is not one value per output ({w.shape[1]})")
+    _require(
+        _numel(bias) == w.shape[1] and (len(bias.shape) == 1 or bias.shape[-1] == w.shape[1]),
+        f"bias {list(bias.shape)} is not one value per output ({w.shape[1]})",
+    )
     _require(beta == 1 and alpha == 1, f"beta {beta}, alpha {alpha}: only 1")
     _require(not _is_const(x), "both operands are constant")
 
 
 def _check_mm(call: Call, ctx: Context) -> None:
     x, w = call.args[:2]
-    _require(_is_const(w), "its second operand is computed at run time; XNNPACK packs fully-connected weights at "
-                           "load")
+    _require(_is_const(w), "its second operand is computed at run time; XNNPACK packs fully-connected weights at load")
     _require(not _is_const(x), "both operands are constant")
 
 
 def _lower_fc(x: TensorValue, w: TensorValue, bias: Optional[TensorValue], out: TensorValue, L: Lowering) -> None:
     filt = w.data.detach().to(torch.float32).t().contiguous()  # [in, out] -> XNNPACK's [out, in]
-    L.node("FullyConnected", {"input1_id": L.value(x, NCHW),
-                              "filter_id": L.g.tensor(list(filt.shape), filt, packed=True),
-                              "bias_id": NO_ID if bias is None else L.g.tensor([_numel(bias)], bias.data,
-                                                                               packed=True),
-                              "output_id": L.define(out, NCHW), "flags": 0})
+    L.node(
+        "FullyConnected",
+        {
+            "input1_id": L.value(x, NCHW),
+            "filter_id": L.g.tensor(list(filt.shape), filt, packed=True),
+            "bias_id": NO_ID if bias is None else L.g.tensor([_numel(bias)], bias.data, packed=True),
+            "output_id": L.define(out, NCHW),
+            "flags": 0,
+        },
+    )
 
 
 def _lower_addmm(call: Call, L: Lowering) -> None:
@@ -289,9 +325,18 @@ def _lower_mm(call: Call, L: Lowering) -> None:
 
 # --- element-wise ----------------------------------------------------------------------------------------------
 
-BINARY = {aten.add.out: "Add", aten.add.Scalar_out: "Add", aten.sub.out: "Subtract",
-          aten.sub.Scalar_out: "Subtract", aten.mul.out: "Multiply", aten.mul.Scalar_out: "Multiply",
-          aten.div.out: "Div", aten.div.Scalar_out: "Div", aten.maximum.out: "Maximum", aten.minimum.out: "Minimum"}
+BINARY = {
+    aten.add.out: "Add",
+    aten.add.Scalar_out: "Add",
+    aten.sub.out: "Subtract",
+    aten.sub.Scalar_out: "Subtract",
+    aten.mul.out: "Multiply",
+    aten.mul.Scalar_out: "Multiply",
+    aten.div.out: "Div",
+    aten.div.Scalar_out: "Div",
+    aten.maximum.out: "Maximum",
+    aten.minimum.out: "Minimum",
+}
 _WITH_ALPHA = {aten.add.out, aten.add.Scalar_out, aten.sub.out, aten.sub.Scalar_out}
 
 
@@ -307,8 +352,11 @@ def _check_binary(call: Call, ctx: Context) -> None:
 def _lower_binary(call: Call, L: Lowering) -> None:
     a, b, out = call.args[0], call.args[1], call.outs[0]
     live = [x for x in (a, b) if _is_tensor(x) and not _is_const(x)]
-    nhwc = (len(out.shape) == 4 and any(L.layout(x) == NHWC for x in live)
-            and all(len(x.shape) == 4 or _numel(x) == 1 for x in live))
+    nhwc = (
+        len(out.shape) == 4
+        and any(L.layout(x) == NHWC for x in live)
+        and all(len(x.shape) == 4 or _numel(x) == 1 for x in live)
+    )
     layout = NHWC if nhwc else NCHW
 
     def operand(x):
@@ -319,8 +367,7 @@ def _lower_binary(call: Call, L: Lowering) -> None:
         return L.value(x, layout)
 
     ids = [operand(a), operand(b)]
-    L.node(BINARY[call.op], {"input1_id": ids[0], "input2_id": ids[1], "output_id": L.define(out, layout),
-                             "flags": 0})
+    L.node(BINARY[call.op], {"input1_id": ids[0], "input2_id": ids[1], "output_id": L.define(out, layout), "flags": 0})
 
 
 def clamp_bounds(call: Call) -> Optional[Tuple[float, float]]:
@@ -393,11 +440,14 @@ def _lower_softmax(call: Call, L: Lowering) -> None:
 
 # --- batch norm ------------------------------------------------------------------------------------------------
 
+
 def _check_batch_norm(call: Call, ctx: Context) -> None:
     x, w, b, mean, var = call.args[:5]
     _require(len(x.shape) >= 2, "a batch norm of a 1-d tensor")
-    _require(all(t is None or _is_const(t) for t in (w, b)) and _is_const(mean) and _is_const(var),
-             "its statistics or affine parameters are computed at run time")
+    _require(
+        all(t is None or _is_const(t) for t in (w, b)) and _is_const(mean) and _is_const(var),
+        "its statistics or affine parameters are computed at run time",
+    )
     _unused(ctx, call, (1, 2), "saved statistics")
 
 
@@ -423,15 +473,30 @@ def _lower_batch_norm(call: Call, L: Lowering) -> None:
 
 # --- shapes ----------------------------------------------------------------------------------------------------
 
-RESHAPES = {aten.view_copy.out, aten.squeeze_copy.out, aten.squeeze_copy.dim_out, aten.squeeze_copy.dims_out,
-            aten.unsqueeze_copy.out, aten.alias_copy.out, aten._unsafe_view.out}
+RESHAPES = {
+    aten.view_copy.out,
+    aten.squeeze_copy.out,
+    aten.squeeze_copy.dim_out,
+    aten.squeeze_copy.dims_out,
+    aten.unsqueeze_copy.out,
+    aten.alias_copy.out,
+    aten._unsafe_view.out,
+}
 
 
 def _lower_reshape(call: Call, L: Lowering) -> None:
     x, out = call.args[0], call.outs[0]
     shape = list(out.shape) or [1]
-    L.node("StaticReshape", {"num_dims": len(shape), "new_shape": shape, "input_id": L.value(x, NCHW),
-                             "output_id": L.define(out, NCHW), "flags": 0})
+    L.node(
+        "StaticReshape",
+        {
+            "num_dims": len(shape),
+            "new_shape": shape,
+            "input_id": L.value(x, NCHW),
+            "output_id": L.define(out, NCHW),
+            "flags": 0,
+        },
+    )
 
 
 def _check_clone(call: Call, ctx: Context) -> None:
@@ -466,11 +531,21 @@ def _lower_pad(call: Call, L: Lowering) -> None:
     layout = L.layout(x)
     if layout == NHWC:
         pre, post = [pre[p] for p in TO_NHWC], [post[p] for p in TO_NHWC]
-    L.node("StaticConstantPad", {"pre_paddings": pre, "post_paddings": post, "padding_value": float(value),
-                                 "input_id": L.value(x, layout), "output_id": L.define(out, layout), "flags": 0})
+    L.node(
+        "StaticConstantPad",
+        {
+            "pre_paddings": pre,
+            "post_paddings": post,
+            "padding_value": float(value),
+            "input_id": L.value(x, layout),
+            "output_id": L.define(out, layout),
+            "flags": 0,
+        },
+    )
 
 
 # --- pooling and resizing --------------------------------------------------------------------------------------
+
 
 def _window(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
     span = size + 2 * p - d * (k - 1) - 1
@@ -509,11 +584,15 @@ def _check_pool(call: Call, ctx: Context, max_pool: bool) -> None:
         _unused(ctx, call, (1,), "index")
     else:
         count_include_pad, divisor = call.args[5], call.args[6]
-        _require(not ceil or (oh, ow) == (_window(x.shape[2], kh, sh, ph, 1, False),
-                                          _window(x.shape[3], kw, sw, pw, 1, False)),
-                 "ceil mode adds a partial window; XNNPACK's average pooling has no ceil mode")
-        _require(not (count_include_pad and (ph or pw)), "count_include_pad with padding (XNNPACK averages over the "
-                                                         "input only)")
+        _require(
+            not ceil
+            or (oh, ow) == (_window(x.shape[2], kh, sh, ph, 1, False), _window(x.shape[3], kw, sw, pw, 1, False)),
+            "ceil mode adds a partial window; XNNPACK's average pooling has no ceil mode",
+        )
+        _require(
+            not (count_include_pad and (ph or pw)),
+            "count_include_pad with padding (XNNPACK averages over the input only)",
+        )
         _require(divisor in (None, kh * kw), f"divisor_override {divisor}")
 
 
@@ -523,18 +602,31 @@ def _lower_pool(call: Call, L: Lowering, max_pool: bool) -> None:
     # Ceil mode: the partial last window, as extra padding after the input (ExecuTorch's way).
     extra_h = max(0, (out.shape[2] - 1) * sh + dh * (kh - 1) + 1 - (x.shape[2] + 2 * ph))
     extra_w = max(0, (out.shape[3] - 1) * sw + dw * (kw - 1) + 1 - (x.shape[3] + 2 * pw))
-    table = {"padding_top": ph, "padding_right": pw + extra_w, "padding_bottom": ph + extra_h, "padding_left": pw,
-             "pooling_height": kh, "pooling_width": kw, "stride_height": sh, "stride_width": sw,
-             "dilation_height": dh if max_pool else 0, "dilation_width": dw if max_pool else 0,
-             "input_id": L.value(x, NHWC), "output_id": L.define(out, NHWC), "flags": FLAG_KEEP_DIMS}
+    table = {
+        "padding_top": ph,
+        "padding_right": pw + extra_w,
+        "padding_bottom": ph + extra_h,
+        "padding_left": pw,
+        "pooling_height": kh,
+        "pooling_width": kw,
+        "stride_height": sh,
+        "stride_width": sw,
+        "dilation_height": dh if max_pool else 0,
+        "dilation_width": dw if max_pool else 0,
+        "input_id": L.value(x, NHWC),
+        "output_id": L.define(out, NHWC),
+        "flags": FLAG_KEEP_DIMS,
+    }
     L.node("MaxPooling2d" if max_pool else "AvgPooling2d", table)
 
 
 def _check_mean(call: Call, ctx: Context) -> None:
     x, dims, keepdim, dtype = call.args[:4]
     _require(len(x.shape) == 4, "a mean of a non-4-d tensor")
-    _require(dims is not None and sorted(int(d) % 4 for d in dims) == [2, 3], f"a mean over dims {dims}; only over "
-                                                                                 f"H and W (global pooling)")
+    _require(
+        dims is not None and sorted(int(d) % 4 for d in dims) == [2, 3],
+        f"a mean over dims {dims}; only over H and W (global pooling)",
+    )
     _require(dtype is None, f"dtype {dtype}")
 
 
@@ -547,14 +639,18 @@ def _lower_global_pool(call: Call, L: Lowering) -> None:
     x, out = call.args[0], call.outs[0]
     n, c = x.shape[0], x.shape[1]
     if len(out.shape) == 4:
-        L.node("GlobalAvgPooling2d", {"input_id": L.value(x, NHWC), "output_id": L.define(out, NHWC),
-                                      "flags": FLAG_KEEP_DIMS})
+        L.node(
+            "GlobalAvgPooling2d",
+            {"input_id": L.value(x, NHWC), "output_id": L.define(out, NHWC), "flags": FLAG_KEEP_DIMS},
+        )
         return
     # keepdim=False: pooled to [N, 1, 1, C], then the same bytes as [N, C].
     pooled = L.g.tensor([n, 1, 1, c])
     L.node("GlobalAvgPooling2d", {"input_id": L.value(x, NHWC), "output_id": pooled, "flags": FLAG_KEEP_DIMS})
-    L.node("StaticReshape", {"num_dims": 2, "new_shape": [n, c], "input_id": pooled,
-                             "output_id": L.define(out, NCHW), "flags": 0})
+    L.node(
+        "StaticReshape",
+        {"num_dims": 2, "new_shape": [n, c], "input_id": pooled, "output_id": L.define(out, NCHW), "flags": 0},
+    )
 
 
 def _check_upsample(call: Call, ctx: Context) -> None:
@@ -567,19 +663,29 @@ def _check_upsample(call: Call, ctx: Context) -> None:
     if scales:
         # PyTorch maps coordinates with 1/scale when a scale is given, XNNPACK with in/out: equal only when the
         # scale is exactly out/in.
-        _require(all(s is not None and x.shape[2 + i] * float(s) == out.shape[2 + i] for i, s in enumerate(scales)),
-                 f"scale factors {list(scales)} that are not output/input exactly")
+        _require(
+            all(s is not None and x.shape[2 + i] * float(s) == out.shape[2 + i] for i, s in enumerate(scales)),
+            f"scale factors {list(scales)} that are not output/input exactly",
+        )
 
 
 def _lower_upsample(call: Call, L: Lowering) -> None:
     x, out = call.args[0], call.outs[0]
     align = bool(call.args[2])
-    L.node("StaticResizeBilinear2D", {"new_height": out.shape[2], "new_width": out.shape[3],
-                                      "input_id": L.value(x, NHWC), "output_id": L.define(out, NHWC),
-                                      "flags": FLAG_ALIGN_CORNERS if align else 0})
+    L.node(
+        "StaticResizeBilinear2D",
+        {
+            "new_height": out.shape[2],
+            "new_width": out.shape[3],
+            "input_id": L.value(x, NHWC),
+            "output_id": L.define(out, NHWC),
+            "flags": FLAG_ALIGN_CORNERS if align else 0,
+        },
+    )
 
 
 # --- the table -------------------------------------------------------------------------------------------------
+
 
 def _no_check(call: Call, ctx: Context) -> None:
     return None
@@ -625,8 +731,10 @@ def why_not(call: Call, ctx: Context) -> Optional[str]:
         return f"{call.op_name} is not an operator the 2022 XNNPACK runs"
     try:
         _check_tensors(call, _SKIPPED_OUTS.get(call.op, ()))
-        _require(any(not _is_const(t) for t in call.input_tensors()),
-                 "every input is a constant (constant folding keeps such calls out of the program)")
+        _require(
+            any(not _is_const(t) for t in call.input_tensors()),
+            "every input is a constant (constant folding keeps such calls out of the program)",
+        )
         entry[0](call, ctx)
     except Unsupported as e:
         return str(e)

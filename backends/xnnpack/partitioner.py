@@ -5,6 +5,7 @@ It decides on Ember's lowered form of the method (the calls to_executorch will s
 the same checks preprocess applies, so a tagged call is always one preprocess can write. A stretch made only of
 reshapes and copies is left untagged: a delegate call costs more than the view it would replace.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Tuple
@@ -24,8 +25,9 @@ class XnnpackPartitioner(Partitioner):
     "inline" (in each delegate's blob). After partition(), `rejected` lists (node, operator, reason) for the calls
     left to Ember's kernels."""
 
-    def __init__(self, weights: str = WEIGHTS_NAMED, compile_specs: Optional[List[CompileSpec]] = None,
-                 tag: str = "xnnpack"):
+    def __init__(
+        self, weights: str = WEIGHTS_NAMED, compile_specs: Optional[List[CompileSpec]] = None, tag: str = "xnnpack"
+    ):
         if weights not in (WEIGHTS_NAMED, WEIGHTS_INLINE):
             raise ValueError(f"weights must be '{WEIGHTS_NAMED}' or '{WEIGHTS_INLINE}', got {weights!r}")
         specs = [s for s in (compile_specs or []) if s.key != WEIGHTS_SPEC]
@@ -37,6 +39,7 @@ class XnnpackPartitioner(Partitioner):
 
     def partition(self, exported_program: torch.export.ExportedProgram) -> PartitionResult:
         from exir.lowering import lower_method
+
         graph = lower_method("forward", exported_program)
         calls = graph.calls
         ctx = Context(calls, graph.outputs)

@@ -9,6 +9,7 @@ Weights go to the program's named data under the SHA-256 of their bytes (ExecuTo
 two delegates is stored once), or, with XnnpackPartitioner(weights="inline"), into the blob's own constant data
 (those XNNPACK packs at load; see backends/xnnpack/graph.py for the ones that stay named and why).
 """
+
 from __future__ import annotations
 
 from typing import List
@@ -31,18 +32,23 @@ def weights_of(compile_specs: List[CompileSpec]) -> str:
         if spec.key == WEIGHTS_SPEC:
             value = bytes(spec.value).decode()
             if value not in (WEIGHTS_NAMED, WEIGHTS_INLINE):
-                raise DelegationError(f"{BACKEND_ID}: compile spec {WEIGHTS_SPEC}={value!r}; expected "
-                                      f"'{WEIGHTS_NAMED}' or '{WEIGHTS_INLINE}'")
+                raise DelegationError(
+                    f"{BACKEND_ID}: compile spec {WEIGHTS_SPEC}={value!r}; expected "
+                    f"'{WEIGHTS_NAMED}' or '{WEIGHTS_INLINE}'"
+                )
             return value
     return WEIGHTS_NAMED
 
 
 def _check_argument(t: TensorValue, what: str) -> None:
     import torch
+
     if t.dtype != torch.float32 or t.dynamic or tuple(t.dim_order) != tuple(range(len(t.shape))):
-        raise DelegationError(f"{BACKEND_ID}: the partition's {what} {t.name} is {t!r} with dim order "
-                              f"{tuple(t.dim_order)}{' (dynamic)' if t.dynamic else ''}; XNNPACK delegates take "
-                              f"static, contiguous float32 tensors")
+        raise DelegationError(
+            f"{BACKEND_ID}: the partition's {what} {t.name} is {t!r} with dim order "
+            f"{tuple(t.dim_order)}{' (dynamic)' if t.dynamic else ''}; XNNPACK delegates take "
+            f"static, contiguous float32 tensors"
+        )
 
 
 def build_graph(partition: MethodGraph, weights: str = WEIGHTS_NAMED) -> XnnGraph:
@@ -50,6 +56,7 @@ def build_graph(partition: MethodGraph, weights: str = WEIGHTS_NAMED) -> XnnGrap
     XNNPACK does not take."""
     from exir.lowering.fuse_activation import fuse_elementwise_activations
     from exir.lowering.fuse_batch_norm import fuse_batch_norm
+
     fuse_batch_norm(partition)
     fuse_elementwise_activations(partition)
     graph = XnnGraph(weights)
@@ -65,8 +72,10 @@ def build_graph(partition: MethodGraph, weights: str = WEIGHTS_NAMED) -> XnnGrap
     for i, call in enumerate(partition.calls):
         reason = why_not(call, ctx)
         if reason is not None:
-            raise DelegationError(f"{BACKEND_ID}: call {i} of the partition, {call.op_name if call.op else call} "
-                                  f"({call.source or 'no source line'}), cannot be lowered: {reason}")
+            raise DelegationError(
+                f"{BACKEND_ID}: call {i} of the partition, {call.op_name if call.op else call} "
+                f"({call.source or 'no source line'}), cannot be lowered: {reason}"
+            )
         lowering.debug_handle = i
         lower_call(call, lowering)
     for t in partition.outputs:

@@ -1,5 +1,6 @@
 """What the Cortex-M55 benchmarks share (report.py: layers, models.py: whole models): the two kernel variants,
 building firmware and finding it, running it under QEMU counting instructions, and writing a result pair."""
+
 import json
 import os
 import subprocess
@@ -14,24 +15,41 @@ VARIANTS = {"helium": [], "scalar": ["--//kernels:helium=false"]}
 def build(flags: List[str], targets: List[str]) -> str:
     """Builds `targets` with `flags`; returns that configuration's bazel-bin (a later build may move it)."""
     subprocess.run(["bazel", "build"] + flags + targets, cwd=ROOT, check=True, capture_output=True, text=True)
-    return subprocess.run(["bazel", "info"] + flags + ["bazel-bin"], cwd=ROOT, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["bazel", "info"] + flags + ["bazel-bin"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def run_qemu(elf: str, args: List[str], cwd: str, timeout_s: int) -> str:
     """The firmware's output on mps3-an547 with one instruction per virtual nanosecond; raises if it fails."""
     semi = ",".join(["enable=on", "target=native", "arg=runner"] + [f"arg={a}" for a in args])
-    proc = subprocess.run(["qemu-system-arm", "-M", "mps3-an547", "-nographic", "-icount", "shift=0",
-                           "-semihosting-config", semi, "-kernel", elf], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout_s)
+    proc = subprocess.run(
+        [
+            "qemu-system-arm",
+            "-M",
+            "mps3-an547",
+            "-nographic",
+            "-icount",
+            "shift=0",
+            "-semihosting-config",
+            semi,
+            "-kernel",
+            elf,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{elf} exited {proc.returncode}:\n{proc.stdout[-3000:]}")
     return proc.stdout
 
 
 def commit() -> str:
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def write_results(out_dir: str, name: str, markdown: str, data: dict) -> None:

@@ -8,6 +8,7 @@ each firmware reports (planned arena, method allocator, kernel scratch), and the
 Built with --config=cortex_m55 --config=size, as the size budgets measure firmware. QEMU counts instructions,
 not cycles.
 """
+
 import argparse
 import datetime
 import os
@@ -23,16 +24,25 @@ from bench.cortex_m.firmware import VARIANTS, build as build_firmware, commit, r
 from selective_build import size_report  # noqa: E402
 
 FLOAT_MODELS = ["mlp", "small_cnn", "mobilenet_v2_035_96"]
-INT8_MODELS = ["mlp_int8", "small_cnn_int8", "mobilenet_v2_005_96_int8", "ds_cnn_kws_int8", "resnet8_cifar10_int8",
-               "mobilenet_v1_025_vww_int8", "autoencoder_ad_int8"]
+INT8_MODELS = [
+    "mlp_int8",
+    "small_cnn_int8",
+    "mobilenet_v2_005_96_int8",
+    "ds_cnn_kws_int8",
+    "resnet8_cifar10_int8",
+    "mobilenet_v1_025_vww_int8",
+    "autoencoder_ad_int8",
+]
 # CMSIS-NN with MVE on the same network, where issue 33's anchor table has it (instructions per call).
 CMSIS_NN = {"mlp_int8": 133_328}
 QEMU_TIMEOUT_S = 900
 
 
 def build(variant: str):
-    return build_firmware(["--config=cortex_m55", "--config=size"] + VARIANTS[variant],
-                          [f"//examples/firmware:{m}" for m in FLOAT_MODELS + INT8_MODELS])
+    return build_firmware(
+        ["--config=cortex_m55", "--config=size"] + VARIANTS[variant],
+        [f"//examples/firmware:{m}" for m in FLOAT_MODELS + INT8_MODELS],
+    )
 
 
 def measure(elf: str, work: str) -> Dict[str, int]:
@@ -43,25 +53,32 @@ def measure(elf: str, work: str) -> Dict[str, int]:
         return int(m.group(1)) if m else 0
 
     size_report.TOOLS = "arm-none-eabi-"
-    return {"instructions": number(r"mean (\d+) ns"),
-            "arena": sum(int(b) for b in re.findall(r"pool \d+: (\d+) bytes planned", out)),
-            "method_allocator": number(r"method allocator: (\d+) bytes used"),
-            "scratch": number(r"kernel scratch: (\d+) bytes used"),
-            "stack": number(r"stack: (\d+) bytes used"),
-            "flash": size_report.measure(elf)["code_data_bytes"]}
+    return {
+        "instructions": number(r"mean (\d+) ns"),
+        "arena": sum(int(b) for b in re.findall(r"pool \d+: (\d+) bytes planned", out)),
+        "method_allocator": number(r"method allocator: (\d+) bytes used"),
+        "scratch": number(r"kernel scratch: (\d+) bytes used"),
+        "stack": number(r"stack: (\d+) bytes used"),
+        "flash": size_report.measure(elf)["code_data_bytes"],
+    }
 
 
 def markdown(rows: Dict[str, Dict[str, dict]], header: str) -> str:
-    lines = [header, "",
-             "| model | instructions, scalar kernels | with Helium | fewer | CMSIS-NN (MVE) | flash, Helium | "
-             "flash, scalar | arena + method allocator + scratch | stack high-water |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        header,
+        "",
+        "| model | instructions, scalar kernels | with Helium | fewer | CMSIS-NN (MVE) | flash, Helium | "
+        "flash, scalar | arena + method allocator + scratch | stack high-water |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, r in rows.items():
         h, s = r["helium"], r["scalar"]
         cmsis = f"{CMSIS_NN[name]:,}" if name in CMSIS_NN else "-"
-        lines.append(f"| {name} | {s['instructions']:,} | {h['instructions']:,} | "
-                     f"{s['instructions'] / h['instructions']:.1f}x | {cmsis} | {h['flash']:,} | {s['flash']:,} | "
-                     f"{h['arena']:,} + {h['method_allocator']:,} + {h['scratch']:,} | {h['stack']:,} |")
+        lines.append(
+            f"| {name} | {s['instructions']:,} | {h['instructions']:,} | "
+            f"{s['instructions'] / h['instructions']:.1f}x | {cmsis} | {h['flash']:,} | {s['flash']:,} | "
+            f"{h['arena']:,} + {h['method_allocator']:,} + {h['scratch']:,} | {h['stack']:,} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -77,9 +94,11 @@ def main(argv=None) -> int:
             for m in rows:
                 rows[m][variant] = measure(os.path.join(bin_dir, "examples", "firmware", m), work)
     at = commit()
-    header = (f"Cortex-M55 firmware (QEMU 7.2 mps3-an547, -icount shift=0; `--config=cortex_m55 --config=size`): "
-              f"instructions per inference (mean of 2 runs), bytes; Ember at {at}, "
-              f"`python -m bench.cortex_m.models`.")
+    header = (
+        f"Cortex-M55 firmware (QEMU 7.2 mps3-an547, -icount shift=0; `--config=cortex_m55 --config=size`): "
+        f"instructions per inference (mean of 2 runs), bytes; Ember at {at}, "
+        f"`python -m bench.cortex_m.models`."
+    )
     write_results(args.out, args.name, markdown(rows, header), {"commit": at, "rows": rows})
     return 0
 

@@ -5,6 +5,7 @@ runs it on the M55 and on the host and compares the outputs byte for byte.
 
     python -m bench.cortex_m.program --out DIR    # DIR/layers.pte, DIR/layers.json (cases and their calls)
 """
+
 import argparse
 import json
 import math
@@ -16,8 +17,21 @@ import torch
 
 import exir
 import kernels.quantized.ops  # noqa: F401  (registers the ember_quantized operators with torch)
-from bench.cortex_m.cases import (ANCHOR, EDGES, ELEMENTWISE, WIDE_BIAS, ZOO, Add, Case, Conv, GlobalPool, Linear,
-                                  Mul, Pool, Softmax)
+from bench.cortex_m.cases import (
+    ANCHOR,
+    EDGES,
+    ELEMENTWISE,
+    WIDE_BIAS,
+    ZOO,
+    Add,
+    Case,
+    Conv,
+    GlobalPool,
+    Linear,
+    Mul,
+    Pool,
+    Softmax,
+)
 
 CASES = ANCHOR + ZOO + ELEMENTWISE + EDGES
 Q = torch.ops.ember_quantized
@@ -80,8 +94,11 @@ class CaseModule(torch.nn.Module):
                 self.steps.append((layer, i, q_in, q_out, -128))
             elif isinstance(layer, Pool):
                 # A max pool keeps its input's quantization (the lowering's rule); an average pool rescales.
-                q_out = q if layer.kind == "max" else QTensor(q.scale * 1.25, int(torch.randint(-10, 10, (1,),
-                                                                                                 generator=g)))
+                q_out = (
+                    q
+                    if layer.kind == "max"
+                    else QTensor(q.scale * 1.25, int(torch.randint(-10, 10, (1,), generator=g)))
+                )
                 self.steps.append((layer, i, q, q_out, -128))
                 q = q_out
             elif isinstance(layer, Add):
@@ -118,14 +135,37 @@ class CaseModule(torch.nn.Module):
     def forward(self, x):
         for layer, i, q, q_out, lo in self.steps:
             if isinstance(layer, Conv):
-                x = Q.conv2d(x, q.scale, q.zero_point, getattr(self, f"w{i}"), getattr(self, f"s{i}"),
-                             getattr(self, f"b{i}"), list(layer.stride), list(layer.padding), list(layer.dilation),
-                             layer.groups, q_out.scale, q_out.zero_point, lo, 127)
+                x = Q.conv2d(
+                    x,
+                    q.scale,
+                    q.zero_point,
+                    getattr(self, f"w{i}"),
+                    getattr(self, f"s{i}"),
+                    getattr(self, f"b{i}"),
+                    list(layer.stride),
+                    list(layer.padding),
+                    list(layer.dilation),
+                    layer.groups,
+                    q_out.scale,
+                    q_out.zero_point,
+                    lo,
+                    127,
+                )
             elif isinstance(layer, Linear):
                 if x.dim() == 4:
                     x = x.reshape(x.shape[0], -1)
-                x = Q.linear(x, q.scale, q.zero_point, getattr(self, f"w{i}"), getattr(self, f"s{i}"),
-                             getattr(self, f"b{i}"), q_out.scale, q_out.zero_point, lo, 127)
+                x = Q.linear(
+                    x,
+                    q.scale,
+                    q.zero_point,
+                    getattr(self, f"w{i}"),
+                    getattr(self, f"s{i}"),
+                    getattr(self, f"b{i}"),
+                    q_out.scale,
+                    q_out.zero_point,
+                    lo,
+                    127,
+                )
             elif isinstance(layer, Softmax):
                 if layer.equal_rows:  # an int8 add clamped to [5, 5]: the same value everywhere
                     x = Q.add(x, q.scale, q.zero_point, x, q.scale, q.zero_point, q.scale, q.zero_point, 5, 5)
@@ -134,20 +174,57 @@ class CaseModule(torch.nn.Module):
                 x = Q.adaptive_avg_pool2d(x, q.scale, q.zero_point, [1, 1], q_out.scale, q_out.zero_point)
             elif isinstance(layer, Mul):
                 qa, qb = q
-                x = Q.mul(x, qa.scale, qa.zero_point, getattr(self, f"other{i}"), qb.scale, qb.zero_point,
-                          q_out.scale, q_out.zero_point, lo, 127)
+                x = Q.mul(
+                    x,
+                    qa.scale,
+                    qa.zero_point,
+                    getattr(self, f"other{i}"),
+                    qb.scale,
+                    qb.zero_point,
+                    q_out.scale,
+                    q_out.zero_point,
+                    lo,
+                    127,
+                )
             elif isinstance(layer, Pool) and layer.kind == "max":
-                x = torch.nn.functional.max_pool2d(x, list(layer.kernel), list(layer.stride), list(layer.padding),
-                                                   list(layer.dilation), layer.ceil_mode, layer.indices)
+                x = torch.nn.functional.max_pool2d(
+                    x,
+                    list(layer.kernel),
+                    list(layer.stride),
+                    list(layer.padding),
+                    list(layer.dilation),
+                    layer.ceil_mode,
+                    layer.indices,
+                )
                 x = x[1] if layer.indices else x
             elif isinstance(layer, Pool):
-                x = Q.avg_pool2d(x, q.scale, q.zero_point, list(layer.kernel), list(layer.stride),
-                                 list(layer.padding), layer.ceil_mode, layer.count_include_pad, layer.divisor_override,
-                                 q_out.scale, q_out.zero_point)
+                x = Q.avg_pool2d(
+                    x,
+                    q.scale,
+                    q.zero_point,
+                    list(layer.kernel),
+                    list(layer.stride),
+                    list(layer.padding),
+                    layer.ceil_mode,
+                    layer.count_include_pad,
+                    layer.divisor_override,
+                    q_out.scale,
+                    q_out.zero_point,
+                )
             else:
                 qa, qb = q
-                x = Q.add(x, qa.scale, qa.zero_point, getattr(self, f"other{i}"), qb.scale, qb.zero_point,
-                          q_out.scale, q_out.zero_point, lo, 127)
+                x = Q.add(
+                    x,
+                    qa.scale,
+                    qa.zero_point,
+                    getattr(self, f"other{i}"),
+                    qb.scale,
+                    qb.zero_point,
+                    q_out.scale,
+                    q_out.zero_point,
+                    lo,
+                    127,
+                )
         return x
 
 
@@ -171,8 +248,17 @@ def build(cases: List[Case] = CASES):
     manifest, first = [], 0
     for m, x, c in zip(modules, inputs, cases):
         calls = len(_export(m, (x,)).method_graphs["forward"].calls)
-        manifest.append({"name": c.name, "group": c.group, "macs": c.macs(), "cmsis_nn": c.cmsis_nn,
-                         "cmsis_nn_scalar": c.cmsis_nn_scalar, "first": first, "calls": calls})
+        manifest.append(
+            {
+                "name": c.name,
+                "group": c.group,
+                "macs": c.macs(),
+                "cmsis_nn": c.cmsis_nn,
+                "cmsis_nn_scalar": c.cmsis_nn_scalar,
+                "first": first,
+                "calls": calls,
+            }
+        )
         first += calls
     program = _export(SetModule(modules).eval(), inputs)
     assert len(program.method_graphs["forward"].calls) == first, "cases' calls do not add up to the program's"

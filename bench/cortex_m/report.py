@@ -10,6 +10,7 @@ Each case's time is the sum of its calls' traced durations (the runtime's event 
 averaged over the runs after the first (warm, as the anchor was measured). QEMU counts instructions, not cycles:
 on a real M55 most vector instructions take two beats.
 """
+
 import argparse
 import datetime
 import json
@@ -64,7 +65,7 @@ def tabulate(cases: List[dict], per_instruction: Dict[str, List[float]]) -> List
     for c in cases:
         row = dict(c)
         for variant, times in per_instruction.items():
-            row[variant] = round(sum(times[c["first"]:c["first"] + c["calls"]]))
+            row[variant] = round(sum(times[c["first"] : c["first"] + c["calls"]]))
         rows.append(row)
     return rows
 
@@ -73,19 +74,27 @@ def markdown(rows: List[dict], header: str) -> str:
     def num(v):
         return "-" if v is None else f"{v:,}"
 
-    lines = [header, "",
-             "| layer (int8, NCHW in Ember) | MACs | Ember Helium | per MAC | CMSIS-NN MVE | Ember / CMSIS-NN | "
-             "Ember scalar | CMSIS-NN scalar | Helium speed-up |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for group, title in (("anchor", "The anchor table's layers"), ("zoo", "The zoo's int8 layers"),
-                         ("elementwise", "Elementwise int8 layers")):
+    lines = [
+        header,
+        "",
+        "| layer (int8, NCHW in Ember) | MACs | Ember Helium | per MAC | CMSIS-NN MVE | Ember / CMSIS-NN | "
+        "Ember scalar | CMSIS-NN scalar | Helium speed-up |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for group, title in (
+        ("anchor", "The anchor table's layers"),
+        ("zoo", "The zoo's int8 layers"),
+        ("elementwise", "Elementwise int8 layers"),
+    ):
         lines.append(f"| **{title}** | | | | | | | | |")
         for r in (r for r in rows if r["group"] == group):
             per_mac = f"{r['helium'] / r['macs']:.2f}" if r["macs"] else "-"
             ratio = f"{r['helium'] / r['cmsis_nn']:.2f}x" if r["cmsis_nn"] else "-"
-            lines.append(f"| {r['name']} | {num(r['macs'] or None)} | {num(r['helium'])} | {per_mac} | "
-                         f"{num(r['cmsis_nn'])} | {ratio} | {num(r['scalar'])} | {num(r['cmsis_nn_scalar'])} | "
-                         f"{r['scalar'] / r['helium']:.1f}x |")
+            lines.append(
+                f"| {r['name']} | {num(r['macs'] or None)} | {num(r['helium'])} | {per_mac} | "
+                f"{num(r['cmsis_nn'])} | {ratio} | {num(r['scalar'])} | {num(r['cmsis_nn_scalar'])} | "
+                f"{r['scalar'] / r['helium']:.1f}x |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -104,9 +113,11 @@ def main(argv=None) -> int:
             per_instruction[variant] = run(files, args.runs, work)
     rows = tabulate(cases, per_instruction)
     at = commit()
-    header = (f"Cortex-M55 (QEMU 7.2 mps3-an547, -icount shift=0): instructions per call, warm, mean of "
-              f"{args.runs - 1} runs; Ember at {at}, `python -m bench.cortex_m.report`. CMSIS-NN v7.0.0-43 "
-              f"(-O2, MVE / +nomve) from the anchor table of issue 33, measured in the same emulator.")
+    header = (
+        f"Cortex-M55 (QEMU 7.2 mps3-an547, -icount shift=0): instructions per call, warm, mean of "
+        f"{args.runs - 1} runs; Ember at {at}, `python -m bench.cortex_m.report`. CMSIS-NN v7.0.0-43 "
+        f"(-O2, MVE / +nomve) from the anchor table of issue 33, measured in the same emulator."
+    )
     write_results(args.out, args.name, markdown(rows, header), {"commit": at, "runs": args.runs, "rows": rows})
     return 0
 

@@ -1,10 +1,12 @@
 """The generated backend table: exactly the backends a selection names, sorted, none without `backends:`."""
+
 import pytest
 
 from codegen.gen_registration import BackendDecl, ManifestError, _render_backends, parse_backend, select_backends
 
-PORTABLE = BackendDecl("EmberPortable", "ember::ember_portable::kBackend",
-                       "backends/ember_portable/runtime/ember_portable.h")
+PORTABLE = BackendDecl(
+    "EmberPortable", "ember::ember_portable::kBackend", "backends/ember_portable/runtime/ember_portable.h"
+)
 OTHER = BackendDecl("Acme", "acme::kBackend", "acme/backend.h")
 
 

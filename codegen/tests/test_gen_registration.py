@@ -1,4 +1,5 @@
 """Codegen from manifests: the table is exactly the selection, sorted, and dtype masks follow the selection."""
+
 import textwrap
 
 import pytest
@@ -81,11 +82,13 @@ def test_non_out_schema_is_rejected(tmp_path):
 
 def test_dtypes_an_optimized_kernel_lacks_fall_through_to_portable(decls, tmp_path):
     p = tmp_path / "optimized.yaml"
-    p.write_text("- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n"
-                 "  kernel: add_out\n  file: op_add.cc\n  dtypes: [Float]\n")
+    p.write_text(
+        "- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n"
+        "  kernel: add_out\n  file: op_add.cc\n  dtypes: [Float]\n"
+    )
     fast = load_manifest(str(p), namespace="ember::optimized", library="kernels/optimized")
     chosen = _apply_selection(chains(fast, decls), {"operators": {"aten::add.out": {"dtypes": ["Float", "Long"]}}})
-    (d, mask, per), = chosen
+    ((d, mask, per),) = chosen
     f, l = scalar_types.mask(["Float"]), scalar_types.mask(["Long"])
     # The optimized kernel is registered for both; it computes Float and hands Long to portable.
     assert d.library == "kernels/optimized" and mask == f | l
@@ -94,14 +97,15 @@ def test_dtypes_an_optimized_kernel_lacks_fall_through_to_portable(decls, tmp_pa
     assert "ember::optimized::add_out(" in registry and "ember::portable::add_out(" not in registry
     assert "add_out_optimized = 0x00000040u" in dtypes and "add_out_portable = 0x00000010u" in dtypes
     # Only Float selected: portable's add is compiled for nothing.
-    (_, _, per), = _apply_selection(chains(fast, decls), {"operators": {"aten::add.out": {"dtypes": ["Float"]}}})
+    ((_, _, per),) = _apply_selection(chains(fast, decls), {"operators": {"aten::add.out": {"dtypes": ["Float"]}}})
     assert [m for _, m in per] == [f, 0]
 
 
 def test_contract_operators_are_named_not_written(tmp_path):
     p = tmp_path / "own.yaml"
-    p.write_text("- op: ember::convolution_clamp.out\n  kernel: convolution_clamp_out\n  file: op_c.cc\n"
-                 "  dtypes: [Float]\n")
+    p.write_text(
+        "- op: ember::convolution_clamp.out\n  kernel: convolution_clamp_out\n  file: op_c.cc\n  dtypes: [Float]\n"
+    )
     (d,) = load_manifest(str(p), namespace="ember::portable", library="kernels/portable")
     assert d.op == "ember::convolution_clamp.out"
     sig, _ = arg_signature(d)
@@ -109,12 +113,17 @@ def test_contract_operators_are_named_not_written(tmp_path):
     assert sig == "TTtIIIbIiddTT"
 
 
-@pytest.mark.parametrize("entry, message", [
-    ("- op: ember::no_such_op.out\n", "not an out= operator of schema/operators.yaml"),
-    ("- op: ember::convolution_clamp\n", "not an out= operator of schema/operators.yaml"),
-    ("- op: ember::convolution_clamp.out\n  func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n",
-     "either 'func'"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ("- op: ember::no_such_op.out\n", "not an out= operator of schema/operators.yaml"),
+        ("- op: ember::convolution_clamp\n", "not an out= operator of schema/operators.yaml"),
+        (
+            "- op: ember::convolution_clamp.out\n  func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n",
+            "either 'func'",
+        ),
+    ],
+)
 def test_contract_operator_errors_say_what_to_write(tmp_path, entry, message):
     p = tmp_path / "bad.yaml"
     p.write_text(entry + "  kernel: k\n  file: f.cc\n  dtypes: [Float]\n")
@@ -125,13 +134,25 @@ def test_contract_operator_errors_say_what_to_write(tmp_path, entry, message):
 def test_table_points_the_executor_at_the_selected_features_only(decls, tmp_path):
     from codegen.features import render_header
     from codegen.gen_registration import main
+
     sel = tmp_path / "sel.yaml"
     sel.write_text("operators:\n  aten::add.out: {dtypes: [Float]}\nfeatures: [control_flow]\n")
     manifest = tmp_path / "kernels.yaml"
     manifest.write_text(MANIFEST)
     out = tmp_path / "out"
-    assert main(["--manifest", f"{manifest}@ember::portable@kernels/portable", "--selection", str(sel),
-                 "--out-dir", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--manifest",
+                f"{manifest}@ember::portable@kernels/portable",
+                "--selection",
+                str(sel),
+                "--out-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     table = (out / "kernel_registry.cc").read_text()
     assert "&kControlFlowSupport,  // control_flow" in table
     assert "nullptr,  // dynamic_shapes" in table and "false,  // scalar_outputs" in table

@@ -4,6 +4,7 @@ Registered here with torch.library so that models using it export; its out varia
 declared the same way, and its C++ kernel lives beside this file (kernels.yaml, scaled_tanh.cc). Importing this
 module registers the op.
 """
+
 import torch
 
 NAMESPACE = "ember_example"

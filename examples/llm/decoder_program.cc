@@ -240,14 +240,14 @@ Result<const float*> DecoderProgram::forward(const int64_t* tokens, size_t n, in
   const DecoderMetadata& md = metadata_;
   EMBER_CHECK_OR_RETURN_ERROR(n > 0, InvalidArgument, "forward needs at least one token");
   EMBER_CHECK_OR_RETURN_ERROR(
-      start_pos >= 0 && static_cast<uint64_t>(start_pos) + n <= static_cast<uint64_t>(md.max_seq_len),
-      InvalidArgument, "positions %lld .. %lld pass the model's max_seq_len (%lld KV cache rows)",
-      static_cast<long long>(start_pos), static_cast<long long>(start_pos) + static_cast<long long>(n) - 1,
-      static_cast<long long>(md.max_seq_len));
+      start_pos >= 0 && static_cast<uint64_t>(start_pos) + n <= static_cast<uint64_t>(md.max_seq_len), InvalidArgument,
+      "positions %lld .. %lld pass the model's max_seq_len (%lld KV cache rows)", static_cast<long long>(start_pos),
+      static_cast<long long>(start_pos) + static_cast<long long>(n) - 1, static_cast<long long>(md.max_seq_len));
   for (size_t i = 0; i < n; ++i) {
     EMBER_CHECK_OR_RETURN_ERROR(tokens[i] >= 0 && tokens[i] < md.vocab_size, InvalidArgument,
                                 "token %lld (at position %lld) is outside the vocabulary [0, %lld)",
-                                static_cast<long long>(tokens[i]), static_cast<long long>(start_pos) + static_cast<long long>(i),
+                                static_cast<long long>(tokens[i]),
+                                static_cast<long long>(start_pos) + static_cast<long long>(i),
                                 static_cast<long long>(md.vocab_size));
   }
   Method& method = *state_->forward->method;

@@ -17,6 +17,7 @@ max_seq_len - 1, plus ExecuTorch's constant methods for the runner: get_max_seq_
 get_vocab_size, get_bos_id, get_eos_ids, get_n_layers, use_kv_cache, use_sdpa_with_kv_cache,
 enable_dynamic_shape.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,8 +64,10 @@ def export_decoder(model: Decoder, config: exir.ExecutorchBackendConfig = None) 
 def load_hf(path: str, seed: int = 0):
     """A transformers causal LM from a checkpoint directory, or built from a config.json with seeded weights."""
     from zoo.public import torchvision_cpu
+
     torchvision_cpu.ensure()
     import transformers
+
     if os.path.isdir(path) and any(f.endswith((".safetensors", ".bin")) for f in os.listdir(path)):
         return transformers.AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32).eval()
     config_path = os.path.join(path, "config.json") if os.path.isdir(path) else path
@@ -81,14 +84,32 @@ def main(argv=None) -> int:
     ap.add_argument("--model", required=True, help="Hugging Face checkpoint directory, or a config.json")
     ap.add_argument("--max-seq-len", type=int, default=256, help="KV cache length: prompt plus generated tokens")
     ap.add_argument("--seed", type=int, default=0, help="weights' seed when --model is a config alone")
-    ap.add_argument("--quantize", choices=quant.SCHEMES, default=None,
-                    help="weights of the linear layers: int8 (per channel) or 8da4w (int4 groups, int8 activations)")
-    ap.add_argument("--group-size", type=int, default=128, choices=quant.GROUP_SIZES,
-                    help="8da4w: input channels per int4 scale (default 128, as ExecuTorch's llama export)")
-    ap.add_argument("--quantize-embedding", choices=quant.EMBEDDING_SCHEMES, default=None,
-                    help="the token embedding's rows: int8 (a scale per row) or 4bit (int4 groups)")
-    ap.add_argument("--embedding-group-size", type=int, default=32, choices=quant.GROUP_SIZES,
-                    help="4bit embedding: values per scale (default 32, as ExecuTorch's --embedding-quantize 4,32)")
+    ap.add_argument(
+        "--quantize",
+        choices=quant.SCHEMES,
+        default=None,
+        help="weights of the linear layers: int8 (per channel) or 8da4w (int4 groups, int8 activations)",
+    )
+    ap.add_argument(
+        "--group-size",
+        type=int,
+        default=128,
+        choices=quant.GROUP_SIZES,
+        help="8da4w: input channels per int4 scale (default 128, as ExecuTorch's llama export)",
+    )
+    ap.add_argument(
+        "--quantize-embedding",
+        choices=quant.EMBEDDING_SCHEMES,
+        default=None,
+        help="the token embedding's rows: int8 (a scale per row) or 4bit (int4 groups)",
+    )
+    ap.add_argument(
+        "--embedding-group-size",
+        type=int,
+        default=32,
+        choices=quant.GROUP_SIZES,
+        help="4bit embedding: values per scale (default 32, as ExecuTorch's --embedding-quantize 4,32)",
+    )
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     if args.max_seq_len < 2:
@@ -105,12 +126,14 @@ def main(argv=None) -> int:
     prog = export_decoder(model)
     prog.save(args.output)
     cfg = model.cfg
-    print(f"wrote {args.output}: {cfg.n_layers} layers, dim {cfg.dim}, {cfg.n_heads} heads ({cfg.n_kv_heads} KV), "
-          f"vocab {cfg.vocab_size}, max_seq_len {args.max_seq_len}, "
-          f"{'fp32' if not args.quantize else args.quantize}"
-          f"{f' group {args.group_size}' if args.quantize == '8da4w' else ''}"
-          f"{f', embedding {args.quantize_embedding}' if args.quantize_embedding else ''}"
-          f", {os.path.getsize(args.output):,} bytes")
+    print(
+        f"wrote {args.output}: {cfg.n_layers} layers, dim {cfg.dim}, {cfg.n_heads} heads ({cfg.n_kv_heads} KV), "
+        f"vocab {cfg.vocab_size}, max_seq_len {args.max_seq_len}, "
+        f"{'fp32' if not args.quantize else args.quantize}"
+        f"{f' group {args.group_size}' if args.quantize == '8da4w' else ''}"
+        f"{f', embedding {args.quantize_embedding}' if args.quantize_embedding else ''}"
+        f", {os.path.getsize(args.output):,} bytes"
+    )
     print(prog.memory_report())
     return 0
 

@@ -85,7 +85,9 @@ bool parse_ids(const char* text, std::vector<int64_t>* ids) {
 }
 
 double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
-double per_second(size_t n, uint64_t ns) { return ns == 0 ? 0.0 : static_cast<double>(n) * 1e9 / static_cast<double>(ns); }
+double per_second(size_t n, uint64_t ns) {
+  return ns == 0 ? 0.0 : static_cast<double>(n) * 1e9 / static_cast<double>(ns);
+}
 
 }  // namespace
 
@@ -203,22 +205,27 @@ int main(int argc, char** argv) {
   }
   for (size_t i = 0; i < n_prompt; ++i) {
     if (prompt[i] < 0 || prompt[i] >= md.vocab_size) {
-      fprintf(stderr, "llm_runner: prompt refused (InvalidArgument): token %lld at %zu is outside the vocabulary "
-              "[0, %lld)\n", static_cast<long long>(prompt[i]), i, static_cast<long long>(md.vocab_size));
+      fprintf(stderr,
+              "llm_runner: prompt refused (InvalidArgument): token %lld at %zu is outside the vocabulary "
+              "[0, %lld)\n",
+              static_cast<long long>(prompt[i]), i, static_cast<long long>(md.vocab_size));
       return 4;
     }
   }
   // Positions fed to the KV cache: the prompt, then every generated token but the last.
   if (static_cast<long long>(n_prompt) >= max_seq) {
-    fprintf(stderr, "llm_runner: prompt refused (InvalidArgument): %zu prompt tokens, but the model's "
-            "max_seq_len is %lld (at most %lld prompt tokens)\n", n_prompt, max_seq, max_seq - 1);
+    fprintf(stderr,
+            "llm_runner: prompt refused (InvalidArgument): %zu prompt tokens, but the model's "
+            "max_seq_len is %lld (at most %lld prompt tokens)\n",
+            n_prompt, max_seq, max_seq - 1);
     return 4;
   }
   if (static_cast<long long>(n_prompt) + o.max_new_tokens - 1 > max_seq) {
-    fprintf(stderr, "llm_runner: prompt refused (InvalidArgument): %zu prompt tokens + %ld new tokens need %lld "
+    fprintf(stderr,
+            "llm_runner: prompt refused (InvalidArgument): %zu prompt tokens + %ld new tokens need %lld "
             "KV cache positions (the last new token is not fed back), but the model's max_seq_len is %lld; "
-            "use --max-new-tokens %lld or less\n", n_prompt, o.max_new_tokens,
-            static_cast<long long>(n_prompt) + o.max_new_tokens - 1, max_seq,
+            "use --max-new-tokens %lld or less\n",
+            n_prompt, o.max_new_tokens, static_cast<long long>(n_prompt) + o.max_new_tokens - 1, max_seq,
             max_seq - static_cast<long long>(n_prompt) + 1);
     return 4;
   }
@@ -232,8 +239,8 @@ int main(int argc, char** argv) {
       logits = *out;
       return 0;
     }
-    fprintf(stderr, "llm_runner: %s at position %zu %s: %s\n", what, pos,
-            in_execute ? "failed" : "refused an input", error_name(out.error()));
+    fprintf(stderr, "llm_runner: %s at position %zu %s: %s\n", what, pos, in_execute ? "failed" : "refused an input",
+            error_name(out.error()));
     return in_execute ? 5 : 4;
   };
 
@@ -301,10 +308,11 @@ int main(int argc, char** argv) {
   for (size_t b : mem.pool_bytes) pools += b;
   struct rusage usage_now;
   const long peak_rss_kib = getrusage(RUSAGE_SELF, &usage_now) == 0 ? usage_now.ru_maxrss : -1;
-  fprintf(stderr, "llm_runner: model: %lld layers, vocab %lld, max_seq_len %lld, %zu EOS ids; load %.1f ms; "
+  fprintf(stderr,
+          "llm_runner: model: %lld layers, vocab %lld, max_seq_len %lld, %zu EOS ids; load %.1f ms; "
           "%ld thread%s\n",
-          static_cast<long long>(md.n_layers), static_cast<long long>(md.vocab_size), max_seq,
-          eos.size(), ms(load_ns), o.threads, o.threads == 1 ? "" : "s");
+          static_cast<long long>(md.n_layers), static_cast<long long>(md.vocab_size), max_seq, eos.size(), ms(load_ns),
+          o.threads, o.threads == 1 ? "" : "s");
   fprintf(stderr, "llm_runner: prompt tokens: %zu\n", n_prompt);
   fprintf(stderr, "llm_runner: generated tokens: %zu (%s)\n", generated.size(),
           stopped_at_eos ? "stopped at EOS" : "reached --max-new-tokens");

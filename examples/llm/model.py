@@ -12,6 +12,7 @@ writes the T new keys and values at positions input_pos .. input_pos + T - 1 and
 logits [1, vocab]. T is a bounded dynamic dimension (1 .. max_seq_len - 1); the cache is planned once, at
 max_seq_len.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,7 +35,7 @@ class DecoderConfig:
     n_kv_heads: int
     head_dim: int
     norm_eps: float = 1e-5
-    attention_bias: bool = False   # Qwen2: q/k/v projections carry biases
+    attention_bias: bool = False  # Qwen2: q/k/v projections carry biases
     tie_embeddings: bool = False
     bos_id: int = 1
     eos_ids: tuple = (2,)
@@ -47,18 +48,26 @@ class DecoderConfig:
         eos = config.eos_token_id if isinstance(config.eos_token_id, (list, tuple)) else [config.eos_token_id]
         act = getattr(config, "hidden_act", "silu")
         if act != "silu":
-            raise ValueError(f"{config.model_type}: hidden_act '{act}' is not supported; Ember's decoder is the "
-                             f"SiLU-gated (SwiGLU) MLP of Llama, Qwen2 and Mistral")
+            raise ValueError(
+                f"{config.model_type}: hidden_act '{act}' is not supported; Ember's decoder is the "
+                f"SiLU-gated (SwiGLU) MLP of Llama, Qwen2 and Mistral"
+            )
         if getattr(config, "mlp_bias", False):
             raise ValueError(f"{config.model_type}: mlp_bias=True is not supported by Ember's decoder")
         return DecoderConfig(
-            vocab_size=config.vocab_size, dim=config.hidden_size, hidden_dim=config.intermediate_size,
-            n_layers=config.num_hidden_layers, n_heads=config.num_attention_heads,
+            vocab_size=config.vocab_size,
+            dim=config.hidden_size,
+            hidden_dim=config.intermediate_size,
+            n_layers=config.num_hidden_layers,
+            n_heads=config.num_attention_heads,
             n_kv_heads=getattr(config, "num_key_value_heads", None) or config.num_attention_heads,
-            head_dim=head_dim, norm_eps=config.rms_norm_eps, attention_bias=bias,
+            head_dim=head_dim,
+            norm_eps=config.rms_norm_eps,
+            attention_bias=bias,
             tie_embeddings=bool(getattr(config, "tie_word_embeddings", False)),
             bos_id=config.bos_token_id if config.bos_token_id is not None else -1,
-            eos_ids=tuple(e for e in eos if e is not None))
+            eos_ids=tuple(e for e in eos if e is not None),
+        )
 
 
 class RMSNorm(nn.Module):
@@ -132,8 +141,14 @@ class Layer(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self, cfg: DecoderConfig, max_seq_len: int, inv_freq: Optional[torch.Tensor] = None,
-                 rope_scaling: float = 1.0, rope_theta: float = 10000.0):
+    def __init__(
+        self,
+        cfg: DecoderConfig,
+        max_seq_len: int,
+        inv_freq: Optional[torch.Tensor] = None,
+        rope_scaling: float = 1.0,
+        rope_theta: float = 10000.0,
+    ):
         super().__init__()
         if cfg.n_heads % cfg.n_kv_heads:
             raise ValueError(f"{cfg.n_heads} attention heads are not a multiple of {cfg.n_kv_heads} KV heads")
@@ -160,7 +175,7 @@ class Decoder(nn.Module):
         cos, sin = self.rope_cos[pos][:, None, :], self.rope_sin[pos][:, None, :]
         for layer in self.layers:
             x = layer(x, pos, input_pos, cos, sin)
-        x = self.norm(x[:, T - 1:, :])  # only the last position's logits are needed
+        x = self.norm(x[:, T - 1 :, :])  # only the last position's logits are needed
         return self.lm_head(x).reshape(1, self.cfg.vocab_size)
 
     def reset_cache(self):
@@ -174,15 +189,20 @@ class Decoder(nn.Module):
         config = hf_model.config
         cfg = DecoderConfig.from_hf(config)
         rotary = hf_model.model.rotary_emb
-        model = Decoder(cfg, max_seq_len, inv_freq=rotary.inv_freq.detach().clone(),
-                        rope_scaling=float(getattr(rotary, "attention_scaling", 1.0)))
-        state = {k.removeprefix("model."): v for k, v in hf_model.state_dict().items()
-                 if "rotary_emb" not in k}
+        model = Decoder(
+            cfg,
+            max_seq_len,
+            inv_freq=rotary.inv_freq.detach().clone(),
+            rope_scaling=float(getattr(rotary, "attention_scaling", 1.0)),
+        )
+        state = {k.removeprefix("model."): v for k, v in hf_model.state_dict().items() if "rotary_emb" not in k}
         if "lm_head.weight" not in state:  # tied embeddings
             state["lm_head.weight"] = state["embed_tokens.weight"]
         missing, unexpected = model.load_state_dict(state, strict=False)
         missing = [m for m in missing if not m.endswith(("k_cache", "v_cache", "rope_cos", "rope_sin"))]
         if missing or unexpected:
-            raise ValueError(f"{config.model_type}: weights do not map onto Ember's decoder (missing {missing[:5]}, "
-                             f"unexpected {unexpected[:5]}); supported: Llama, Qwen2 and Mistral layouts")
+            raise ValueError(
+                f"{config.model_type}: weights do not map onto Ember's decoder (missing {missing[:5]}, "
+                f"unexpected {unexpected[:5]}); supported: Llama, Qwen2 and Mistral layouts"
+            )
         return model.eval()

@@ -16,6 +16,7 @@ The token embedding can be quantized too (`embedding=`, export's --quantize-embe
 It is the largest tensor of a small LLM (vocab x dim), so it decides much of the file's size; a gathered row is
 dequantized as it is read, so only the rows of the tokens in flight cost any arithmetic.
 """
+
 from __future__ import annotations
 
 from typing import List
@@ -23,8 +24,15 @@ from typing import List
 import torch
 from torch import nn
 
-from kernels.portable.llm_ops import (INT4_CHANNEL_BLOCK, embedding_4bit, embedding_int8, linear_8da4w, linear_int8,
-                                      pack_int4, pack_int4_blocked)
+from kernels.portable.llm_ops import (
+    INT4_CHANNEL_BLOCK,
+    embedding_4bit,
+    embedding_int8,
+    linear_8da4w,
+    linear_int8,
+    pack_int4,
+    pack_int4_blocked,
+)
 
 SCHEMES = ("int8", "8da4w")
 EMBEDDING_SCHEMES = ("int8", "4bit")
@@ -108,8 +116,10 @@ def _check_group_size(flag: str, group_size: int, sizes, what: str, fallback: st
     bad = sorted(k for k in sizes if k % group_size)
     if bad:
         ok = [g for g in GROUP_SIZES if all(k % g == 0 for k in sizes)]
-        raise ValueError(f"{flag} {group_size} does not divide {what.format(bad)}; group sizes that fit: "
-                         f"{ok or f'none (use {fallback})'}")
+        raise ValueError(
+            f"{flag} {group_size} does not divide {what.format(bad)}; group sizes that fit: "
+            f"{ok or f'none (use {fallback})'}"
+        )
 
 
 def check(model: nn.Module, scheme: str, group_size: int) -> None:
@@ -117,8 +127,13 @@ def check(model: nn.Module, scheme: str, group_size: int) -> None:
     if scheme not in SCHEMES:
         raise ValueError(f"--quantize {scheme!r}: choose one of {', '.join(SCHEMES)}")
     if scheme == "8da4w":
-        _check_group_size("--group-size", group_size, {m.in_features for _, m in _linears(model)},
-                          "the input sizes {} of this model's linear layers", "--quantize int8")
+        _check_group_size(
+            "--group-size",
+            group_size,
+            {m.in_features for _, m in _linears(model)},
+            "the input sizes {} of this model's linear layers",
+            "--quantize int8",
+        )
 
 
 def _embeddings(model: nn.Module):
@@ -130,8 +145,13 @@ def check_embedding(model: nn.Module, scheme: str, group_size: int) -> None:
     if scheme not in EMBEDDING_SCHEMES:
         raise ValueError(f"--quantize-embedding {scheme!r}: choose one of {', '.join(EMBEDDING_SCHEMES)}")
     if scheme == "4bit":
-        _check_group_size("--embedding-group-size", group_size, {m.embedding_dim for _, m in _embeddings(model)},
-                          "the embedding width {}", "--quantize-embedding int8")
+        _check_group_size(
+            "--embedding-group-size",
+            group_size,
+            {m.embedding_dim for _, m in _embeddings(model)},
+            "the embedding width {}",
+            "--quantize-embedding int8",
+        )
 
 
 def quantize_embeddings(model: nn.Module, scheme: str, group_size: int = 32) -> List[str]:

@@ -1,5 +1,6 @@
 """BackendDetails: a backend's ahead-of-time half (ExecuTorch's name): `preprocess` turns one partition into the
 blob the runtime backend of the same id reads at init."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,6 +59,8 @@ def get_backend(backend_id: str) -> Type[BackendDetails]:
     if backend_id not in _BACKENDS and backend_id in KNOWN_BACKEND_MODULES:
         importlib.import_module(KNOWN_BACKEND_MODULES[backend_id])  # registers itself on import
     if backend_id not in _BACKENDS:
-        raise KeyError(f"no ahead-of-time backend '{backend_id}' is registered (have: {sorted(_BACKENDS)}); "
-                       f"import the module defining its BackendDetails, or call register_backend()")
+        raise KeyError(
+            f"no ahead-of-time backend '{backend_id}' is registered (have: {sorted(_BACKENDS)}); "
+            f"import the module defining its BackendDetails, or call register_backend()"
+        )
     return _BACKENDS[backend_id]

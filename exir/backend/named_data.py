@@ -5,6 +5,7 @@ share one copy. At run time a backend asks the program's NamedDataMap for a key 
 A backend's preprocess fills a NamedDataStore and returns its output in PreprocessResult.data_store_output;
 to_executorch gathers every delegate's entries, and serialize_pte writes each distinct key once.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,8 +38,9 @@ class NamedDataStore:
         data = bytes(data)
         held = self._out.pte_data.get(key)
         if held is not None and held != data:
-            raise NamedDataError(f"named data '{key}' is already stored with other bytes ({len(held)} bytes, now "
-                                 f"{len(data)})")
+            raise NamedDataError(
+                f"named data '{key}' is already stored with other bytes ({len(held)} bytes, now {len(data)})"
+            )
         self._out.pte_data[key] = data
         self._out.alignment[key] = max(alignment, self._out.alignment.get(key, 1))
 

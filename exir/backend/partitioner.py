@@ -1,5 +1,6 @@
 """Partitioner, PartitionResult, DelegationSpec and CompileSpec, named and shaped as in ExecuTorch
 (executorch.exir.backend.partitioner / compile_spec_schema)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,6 +12,7 @@ import torch
 @dataclasses.dataclass(frozen=True)
 class CompileSpec:
     """One option for a backend's preprocess step, written into the .pte as BackendDelegate.compile_specs."""
+
     key: str
     value: bytes
 
@@ -24,6 +26,7 @@ class DelegationSpec:
 @dataclasses.dataclass
 class PartitionResult:
     """The program with its nodes tagged (node.meta["delegation_tag"]) and, per tag, the backend and specs."""
+
     tagged_exported_program: torch.export.ExportedProgram
     partition_tags: Dict[str, DelegationSpec]
 

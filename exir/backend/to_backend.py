@@ -1,5 +1,6 @@
 """to_backend (ExecuTorch's name; to_edge_transform_and_lower is in exir.edge), and the lowering of tagged
 partitions into DelegateCalls of Ember's MethodGraph, which exir.program runs before memory planning."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,21 +20,26 @@ class DelegationError(RuntimeError):
     """A partition cannot be lowered; the message names the tag, the backend and the call at fault."""
 
 
-def to_backend(exported_program: torch.export.ExportedProgram, partitioner: Partitioner) -> torch.export.ExportedProgram:
+def to_backend(
+    exported_program: torch.export.ExportedProgram, partitioner: Partitioner
+) -> torch.export.ExportedProgram:
     """Runs `partitioner` over `exported_program` (an edge program): tags nodes and records, per tag, which backend
     lowers them. The lowering itself happens in to_executorch, on Ember's lowered form of the method."""
     if not isinstance(partitioner, Partitioner):
         raise TypeError(f"to_backend takes a Partitioner, got {type(partitioner).__name__}")
     result = partitioner.partition(exported_program)
     if not isinstance(result, PartitionResult):
-        raise TypeError(f"{type(partitioner).__name__}.partition returned {type(result).__name__}, not a "
-                        f"PartitionResult")
+        raise TypeError(
+            f"{type(partitioner).__name__}.partition returned {type(result).__name__}, not a PartitionResult"
+        )
     ep = result.tagged_exported_program
     specs: Dict[str, DelegationSpec] = ep.graph_module.meta.setdefault(SPECS, {})
     used = {n.meta.get("delegation_tag") for n in ep.graph_module.graph.nodes} - {None}
     for tag in used:
         if tag not in result.partition_tags and tag not in specs:
-            raise DelegationError(f"{type(partitioner).__name__} tagged nodes '{tag}' but gave no DelegationSpec for it")
+            raise DelegationError(
+                f"{type(partitioner).__name__} tagged nodes '{tag}' but gave no DelegationSpec for it"
+            )
     for tag, spec in result.partition_tags.items():
         if tag in specs and specs[tag] is not spec:
             raise DelegationError(f"partition tag '{tag}' is used by two partitioners; tags must be unique per program")
@@ -79,12 +85,16 @@ def _partition_graph(graph: MethodGraph, run: List[int], tag: str) -> tuple:
     produced = {}
     for c in calls:
         if c.result is not None:
-            raise DelegationError(f"{where}: call {c.op_name} computes a size at run time ({c.source}); partitions "
-                                  f"take static shapes only")
+            raise DelegationError(
+                f"{where}: call {c.op_name} computes a size at run time ({c.source}); partitions "
+                f"take static shapes only"
+            )
         for o in c.outs:
             if o.role is not Role.ACTIVATION or o.alias_of is not None:
-                raise DelegationError(f"{where}: call {c.op_name} writes {o.name}, a {o.role.value}; a partition "
-                                      f"may only write its own results ({c.source})")
+                raise DelegationError(
+                    f"{where}: call {c.op_name} writes {o.name}, a {o.role.value}; a partition "
+                    f"may only write its own results ({c.source})"
+                )
             produced[id(o)] = o
     inputs: List[TensorValue] = []
     seen = set()
@@ -96,14 +106,13 @@ def _partition_graph(graph: MethodGraph, run: List[int], tag: str) -> tuple:
             inputs.append(t)
     for t in inputs + list(produced.values()):
         if t.dynamic:
-            raise DelegationError(f"{where}: tensor {t.name} has a dynamic shape; partitions take static shapes "
-                                  f"only")
+            raise DelegationError(f"{where}: tensor {t.name} has a dynamic shape; partitions take static shapes only")
     later = set()
     last = run[-1]
-    for c in graph.calls[last + 1:]:
+    for c in graph.calls[last + 1 :]:
         for t in c.tensor_args() + c.outs:
             later.add(id(t))
-    for c in graph.calls[:run[0]]:
+    for c in graph.calls[: run[0]]:
         # A loop's back edge could read a result again; partitions inside loops are refused.
         if c.op is None and not isinstance(c, DelegateCall) and graph.loops:
             raise DelegationError(f"{where}: partitions inside loops are not supported")
@@ -116,10 +125,15 @@ def _partition_graph(graph: MethodGraph, run: List[int], tag: str) -> tuple:
         mapping[id(t)] = _clone(t, Role.INPUT)
     for t in produced.values():
         mapping[id(t)] = _clone(t, Role.ACTIVATION)
-    sub_calls = [dataclasses.replace(c, args=_map(c.args, mapping), outs=_map(c.outs, mapping), tag=None)
-                 for c in calls]
-    sub = MethodGraph(name="forward", inputs=[mapping[id(t)] for t in inputs],
-                      outputs=[mapping[id(o)] for o in outputs], calls=sub_calls)
+    sub_calls = [
+        dataclasses.replace(c, args=_map(c.args, mapping), outs=_map(c.outs, mapping), tag=None) for c in calls
+    ]
+    sub = MethodGraph(
+        name="forward",
+        inputs=[mapping[id(t)] for t in inputs],
+        outputs=[mapping[id(o)] for o in outputs],
+        calls=sub_calls,
+    )
     return sub, inputs, outputs
 
 
@@ -135,19 +149,29 @@ def lower_delegates(graph: MethodGraph, specs: Mapping[str, DelegationSpec]) -> 
         tag = graph.calls[run[0]].tag
         spec = specs.get(tag)
         if spec is None:
-            raise DelegationError(f"method '{graph.name}': calls tagged '{tag}' but no partitioner gave a "
-                                  f"DelegationSpec for it")
+            raise DelegationError(
+                f"method '{graph.name}': calls tagged '{tag}' but no partitioner gave a DelegationSpec for it"
+            )
         sub, inputs, outputs = _partition_graph(graph, run, tag)
         details = get_backend(spec.backend_id)
         result = details.preprocess(sub, list(spec.compile_specs))
         blob = result.processed_bytes if hasattr(result, "processed_bytes") else result
         if not isinstance(blob, (bytes, bytearray)):
-            raise DelegationError(f"{details.__name__}.preprocess returned {type(blob).__name__}; it must return a "
-                                  f"PreprocessResult with processed_bytes")
+            raise DelegationError(
+                f"{details.__name__}.preprocess returned {type(blob).__name__}; it must return a "
+                f"PreprocessResult with processed_bytes"
+            )
         first = graph.calls[run[0]]
-        replaced[run[0]] = DelegateCall(spec.backend_id, bytes(blob), list(spec.compile_specs), inputs, outputs,
-                                        source=first.source, num_calls=len(run),
-                                        named_data=getattr(result, "data_store_output", None))
+        replaced[run[0]] = DelegateCall(
+            spec.backend_id,
+            bytes(blob),
+            list(spec.compile_specs),
+            inputs,
+            outputs,
+            source=first.source,
+            num_calls=len(run),
+            named_data=getattr(result, "data_store_output", None),
+        )
         drop.update(run[1:])
     graph.calls = [replaced.get(i, c) for i, c in enumerate(graph.calls) if i not in drop]
     return len(runs)

@@ -1,4 +1,5 @@
 """to_edge: torch.export's ExportedProgram -> the core ATen op set, verified. Several methods per program."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +29,12 @@ class EdgeCompileConfig:
 class EdgeProgramManager:
     """The edge programs of one model, one per method, ready for to_executorch()."""
 
-    def __init__(self, programs: Dict[str, torch.export.ExportedProgram], config: EdgeCompileConfig,
-                 constant_methods: Optional[Dict[str, Any]] = None):
+    def __init__(
+        self,
+        programs: Dict[str, torch.export.ExportedProgram],
+        config: EdgeCompileConfig,
+        constant_methods: Optional[Dict[str, Any]] = None,
+    ):
         self._programs = dict(programs)
         self.compile_config = config
         # Methods that take nothing and return constants (ExecuTorch's constant methods: an LLM's get_max_seq_len,
@@ -47,6 +52,7 @@ class EdgeProgramManager:
 
     def to_executorch(self, config=None):
         from exir.program import to_executorch
+
         return to_executorch(self, config)
 
 
@@ -57,9 +63,15 @@ def _drop_assertions(ep: torch.export.ExportedProgram) -> None:
     removed = False
     for node in list(graph.nodes):
         op = node.target
-        if node.op == "call_function" and isinstance(op, torch._ops.OpOverload) and not node.users and (
-                op._schema.name.split("::")[-1].startswith("_assert") or
-                op._schema.name.split("::")[-1].startswith("sym_constrain_range")):
+        if (
+            node.op == "call_function"
+            and isinstance(op, torch._ops.OpOverload)
+            and not node.users
+            and (
+                op._schema.name.split("::")[-1].startswith("_assert")
+                or op._schema.name.split("::")[-1].startswith("sym_constrain_range")
+            )
+        ):
             graph.erase_node(node)
             removed = True
     if removed:
@@ -74,8 +86,14 @@ def _non_core_ops(gm: torch.fx.GraphModule, allowed: Sequence[str]) -> Set[torch
             found |= _non_core_ops(getattr(gm, node.target), allowed)  # a branch or loop body
             continue
         op = node.target
-        if (node.op == "call_function" and isinstance(op, torch._ops.OpOverload) and op.namespace == "aten"
-                and torch.Tag.core not in op.tags and op.name() not in allowed and str(op) not in allowed):
+        if (
+            node.op == "call_function"
+            and isinstance(op, torch._ops.OpOverload)
+            and op.namespace == "aten"
+            and torch.Tag.core not in op.tags
+            and op.name() not in allowed
+            and str(op) not in allowed
+        ):
             found.add(op)
     return found
 
@@ -85,11 +103,15 @@ def _decompose(ep: torch.export.ExportedProgram, table: Dict, allowed: Sequence[
     decompositions PyTorch registers for those in torch._decomp: applied, not refused. Repeated while a round
     brings in new non-core ops that have one; what is left is refused by verify_op_set, by name."""
     from torch._decomp import decomposition_table
+
     decomposed = ep.run_decompositions(table)
     table = dict(table)
     for _ in range(4):
-        extra = {op: decomposition_table[op] for op in _non_core_ops(decomposed.graph_module, allowed)
-                 if op in decomposition_table and op not in table}
+        extra = {
+            op: decomposition_table[op]
+            for op in _non_core_ops(decomposed.graph_module, allowed)
+            if op in decomposition_table and op not in table
+        }
         if not extra:
             break
         table.update(extra)
@@ -101,14 +123,18 @@ def _constant_outputs(name: str, value) -> List[Any]:
     items = list(value) if isinstance(value, (list, tuple)) else [value]
     for v in items:
         if not isinstance(v, (bool, int, float)):
-            raise TypeError(f"constant method '{name}': {v!r} is a {type(v).__name__}; a constant method returns ints, "
-                            f"floats or bools (or a list of them, one output each)")
+            raise TypeError(
+                f"constant method '{name}': {v!r} is a {type(v).__name__}; a constant method returns ints, "
+                f"floats or bools (or a list of them, one output each)"
+            )
     return items
 
 
-def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export.ExportedProgram]],
-            compile_config: Optional[EdgeCompileConfig] = None,
-            constant_methods: Optional[Mapping[str, Any]] = None) -> EdgeProgramManager:
+def to_edge(
+    programs: Union[torch.export.ExportedProgram, Dict[str, torch.export.ExportedProgram]],
+    compile_config: Optional[EdgeCompileConfig] = None,
+    constant_methods: Optional[Mapping[str, Any]] = None,
+) -> EdgeProgramManager:
     """Decomposes each exported method to core ATen and verifies its op set.
 
     `programs` is one ExportedProgram (the method `forward`) or a dict of method name -> ExportedProgram.
@@ -119,15 +145,19 @@ def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export
     if isinstance(programs, torch.export.ExportedProgram):
         programs = {"forward": programs}
     if not isinstance(programs, Mapping):
-        raise TypeError(f"to_edge takes a torch.export.ExportedProgram or a dict of method name -> ExportedProgram, "
-                        f"got {type(programs).__name__}. Call torch.export.export(model, example_inputs) first.")
+        raise TypeError(
+            f"to_edge takes a torch.export.ExportedProgram or a dict of method name -> ExportedProgram, "
+            f"got {type(programs).__name__}. Call torch.export.export(model, example_inputs) first."
+        )
     if not programs:
         raise ValueError("to_edge needs at least one ExportedProgram")
     edge = {}
     for name, ep in programs.items():
         if not isinstance(ep, torch.export.ExportedProgram):
-            raise TypeError(f"method '{name}': expected a torch.export.ExportedProgram, got {type(ep).__name__}. "
-                            f"Call torch.export.export(model, example_inputs) first.")
+            raise TypeError(
+                f"method '{name}': expected a torch.export.ExportedProgram, got {type(ep).__name__}. "
+                f"Call torch.export.export(model, example_inputs) first."
+            )
         table = torch.export.default_decompositions()
         if config.decompositions:
             table.update(config.decompositions)
@@ -149,14 +179,18 @@ def to_edge(programs: Union[torch.export.ExportedProgram, Dict[str, torch.export
     return EdgeProgramManager(edge, config, constants)
 
 
-def to_edge_transform_and_lower(programs, partitioner: Optional[Union[Sequence[Partitioner],
-                                                                      Mapping[str, Sequence[Partitioner]]]] = None,
-                                compile_config=None, constant_methods=None):
+def to_edge_transform_and_lower(
+    programs,
+    partitioner: Optional[Union[Sequence[Partitioner], Mapping[str, Sequence[Partitioner]]]] = None,
+    compile_config=None,
+    constant_methods=None,
+):
     """to_edge, then each partitioner in turn over each method (a list for every method, or a dict of method name
     -> list). Returns the EdgeProgramManager; its to_executorch() lowers the tagged partitions."""
     # Imported here, not above: exir.backend's package imports this module for its to_edge_transform_and_lower.
     from exir.backend.partitioner import Partitioner
     from exir.backend.to_backend import to_backend
+
     edge = to_edge(programs, compile_config=compile_config, constant_methods=constant_methods)
     for name in edge.methods:
         chosen = partitioner.get(name, []) if isinstance(partitioner, Mapping) else (partitioner or [])

@@ -6,6 +6,7 @@ they fail deep inside decomposition, lowering or emission with an error about so
 - data-dependent shapes (nonzero, masked indexing, unique...): memory is planned before any data exists;
 - higher-order ops other than the control flow Ember lowers (torch.cond, map, scan, while_loop).
 """
+
 from __future__ import annotations
 
 from typing import Iterable, List
@@ -71,13 +72,18 @@ def _tensors(val) -> Iterable[torch.Tensor]:
 
 def _dtype_problem(dtype: torch.dtype) -> str:
     if dtype.is_complex:
-        return (f"is {dtype}: Ember's kernels and the .pte format are real-valued; keep real and imaginary parts "
-                f"as separate real tensors")
+        return (
+            f"is {dtype}: Ember's kernels and the .pte format are real-valued; keep real and imaginary parts "
+            f"as separate real tensors"
+        )
     if dtype in (torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4):
-        return (f"is a quantized tensor ({dtype}): quantize with exir.quantization.quantize (PT2E), whose int8 "
-                f"tensors Ember runs")
+        return (
+            f"is a quantized tensor ({dtype}): quantize with exir.quantization.quantize (PT2E), whose int8 "
+            f"tensors Ember runs"
+        )
     from exir.emit.emitter import EmitError, scalar_type_of
     from schema import program as S
+
     try:
         S.ScalarType(scalar_type_of(dtype))
     except (EmitError, ValueError):
@@ -91,8 +97,12 @@ def check_layouts(gm: torch.fx.GraphModule, method: str) -> None:
     for node in gm.graph.nodes:
         for t in _tensors(node.meta.get("val")):
             if t.layout != torch.strided:
-                problems.add("layout", node, f"  {_what(node)} is a {t.layout} tensor{_at(node)}: Ember plans and "
-                             f"runs dense tensors; convert with .to_dense() (inputs: pass dense example inputs)")
+                problems.add(
+                    "layout",
+                    node,
+                    f"  {_what(node)} is a {t.layout} tensor{_at(node)}: Ember plans and "
+                    f"runs dense tensors; convert with .to_dense() (inputs: pass dense example inputs)",
+                )
                 break
     _raise(method, problems.lines)
 
@@ -107,14 +117,19 @@ def check_supported(gm: torch.fx.GraphModule, method: str) -> None:
 def _check_graph(gm: torch.fx.GraphModule, problems: _Problems) -> None:
     from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
     from exir.lowering.control_flow import CONTROL_FLOW
+
     for node in gm.graph.nodes:
         if node.op == "get_attr" and isinstance(getattr(gm, node.target, None), torch.fx.GraphModule):
             _check_graph(getattr(gm, node.target), problems)  # a branch or loop body
             continue
         if node.op == "call_function" and isinstance(node.target, torch._ops.HigherOrderOperator):
             if node.target not in CONTROL_FLOW:
-                problems.add("hop", node, f"  {_what(node)}{_at(node)}: a higher-order op Ember does not lower "
-                             f"(it lowers torch.cond, map, scan and while_loop)")
+                problems.add(
+                    "hop",
+                    node,
+                    f"  {_what(node)}{_at(node)}: a higher-order op Ember does not lower "
+                    f"(it lowers torch.cond, map, scan and while_loop)",
+                )
             continue
         for t in _tensors(node.meta.get("val")):
             dtype = _dtype_problem(t.dtype)
@@ -124,9 +139,13 @@ def _check_graph(gm: torch.fx.GraphModule, problems: _Problems) -> None:
             unbacked = [s for s in t.shape if isinstance(s, torch.SymInt) and free_unbacked_symbols(s)]
             if unbacked:
                 shape = ", ".join(str(s) for s in t.shape)
-                problems.add("shape", node, f"  {_what(node)} has a data-dependent shape [{shape}]{_at(node)}: "
-                             f"Ember plans every tensor's bytes before any data exists; use a fixed-size "
-                             f"formulation (a mask with torch.where instead of indexing by it, a padded result)")
+                problems.add(
+                    "shape",
+                    node,
+                    f"  {_what(node)} has a data-dependent shape [{shape}]{_at(node)}: "
+                    f"Ember plans every tensor's bytes before any data exists; use a fixed-size "
+                    f"formulation (a mask with torch.where instead of indexing by it, a padded result)",
+                )
                 break
 
 

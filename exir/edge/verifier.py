@@ -4,6 +4,7 @@ A program that passes this check has, for each operator, a kernel contract the r
 here, with the op and the line of the user's model that produced it, beats failing on the device (ExecuTorch
 issues #4742, #20270, #15673 are all ops first found missing at runtime).
 """
+
 from __future__ import annotations
 
 import operator
@@ -23,6 +24,7 @@ class OpSetError(RuntimeError):
 
 def _has_out_variant(op: torch._ops.OpOverload) -> bool:
     from exir.lowering.out_variants import OutVariantError, out_variant
+
     try:
         out_variant(op)
         return True
@@ -35,6 +37,7 @@ def _has_kernel(op: torch._ops.OpOverload) -> bool:
     has no decomposition; portable has max.unary_out, as ExecuTorch's does). to_executorch's kernel check still
     applies the build's own manifests."""
     from exir.kernel_check import provided
+
     try:
         key = out_variant_key(op)
     except Exception:  # noqa: BLE001 - no out variant: not runnable
@@ -44,6 +47,7 @@ def _has_kernel(op: torch._ops.OpOverload) -> bool:
 
 def out_variant_key(op: torch._ops.OpOverload) -> str:
     from exir.lowering.out_variants import out_variant
+
     out = out_variant(op)
     overload = out._overloadname
     return out._schema.name + (f".{overload}" if overload and overload != "default" else "")
@@ -55,8 +59,9 @@ def verify_op_set(gm: torch.fx.GraphModule, allowed: Iterable[str] = ()) -> None
     _verify_graph(gm, set(allowed), problems)
     if problems:
         raise OpSetError(
-            "the program uses operators Ember cannot run:\n" + "\n".join(problems) +
-            "\nto_edge already applied PyTorch's core ATen decompositions and every torch._decomp one for the ops "
+            "the program uses operators Ember cannot run:\n"
+            + "\n".join(problems)
+            + "\nto_edge already applied PyTorch's core ATen decompositions and every torch._decomp one for the ops "
             "they left. Write the op differently, give a decomposition (EdgeCompileConfig(decompositions={op: fn})), "
             "define an out= variant for a custom op, or, when a kernel library has a kernel for it, list it in "
             "EdgeCompileConfig(allowed_ops=[...])."
@@ -66,6 +71,7 @@ def verify_op_set(gm: torch.fx.GraphModule, allowed: Iterable[str] = ()) -> None
 def _verify_graph(gm: torch.fx.GraphModule, allowed, problems: List[str]) -> None:
     from exir.lowering.control_flow import CONTROL_FLOW
     from exir.lowering.symbolic import PRIM_OPS
+
     for node in gm.graph.nodes:
         if node.op == "get_attr" and isinstance(getattr(gm, node.target, None), torch.fx.GraphModule):
             _verify_graph(getattr(gm, node.target), allowed, problems)  # a branch or loop body
@@ -85,8 +91,9 @@ def _verify_graph(gm: torch.fx.GraphModule, allowed, problems: List[str]) -> Non
             continue
         if op.namespace == "aten":
             if torch.Tag.core not in op.tags and not _has_kernel(op):
-                problems.append(f"  {qualified}: not in the core ATen op set, at {where} (and PyTorch has no "
-                                f"decomposition for it)")
+                problems.append(
+                    f"  {qualified}: not in the core ATen op set, at {where} (and PyTorch has no decomposition for it)"
+                )
         elif op.namespace in KNOWN_NAMESPACES or _has_out_variant(op):
             continue
         else:

@@ -9,6 +9,7 @@ Layout choices that matter for compatibility (observed in programs ExecuTorch 1.
 Scalars are deduplicated (kernels never write them), which keeps the value table and the runtime's
 bookkeeping small.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,8 +24,12 @@ from schema import program as S
 from schema.scalar_types import NotInFormat, pte_scalar_type
 
 # ATen enums passed as arguments are ints on the wire, with PyTorch's own numbering.
-_MEMORY_FORMAT = {torch.contiguous_format: 0, torch.preserve_format: 1, torch.channels_last: 2,
-                  torch.channels_last_3d: 3}
+_MEMORY_FORMAT = {
+    torch.contiguous_format: 0,
+    torch.preserve_format: 1,
+    torch.channels_last: 2,
+    torch.channels_last_3d: 3,
+}
 _LAYOUT = {torch.strided: 0, torch.sparse_coo: 1}
 
 
@@ -86,8 +91,10 @@ class _Values:
         if root.role is Role.CONSTANT:
             data_idx = self._constants.add(root.data)
             if byte_offset:
-                raise EmitError(f"constant '{t.name}' is an alias at offset {byte_offset}; constants are folded "
-                                f"whole and never aliased")
+                raise EmitError(
+                    f"constant '{t.name}' is an alias at offset {byte_offset}; constants are folded "
+                    f"whole and never aliased"
+                )
         else:
             mem_id, offset = self._offsets[id(root)]
             alloc = S.AllocationDetails.from_offset(mem_id, offset + byte_offset)
@@ -100,10 +107,17 @@ class _Values:
         except EmitError as e:
             raise EmitError(f"tensor '{t.name}': {e}") from None
         tensor = S.Tensor(
-            scalar_type=scalar_type, storage_offset=0, sizes=list(t.shape),
-            dim_order=list(t.dim_order), requires_grad=False, layout=0, data_buffer_idx=data_idx,
-            allocation_info=alloc, extra_tensor_info=None,
-            shape_dynamism=S.TensorShapeDynamism.DYNAMIC_BOUND if t.dynamic else S.TensorShapeDynamism.STATIC)
+            scalar_type=scalar_type,
+            storage_offset=0,
+            sizes=list(t.shape),
+            dim_order=list(t.dim_order),
+            requires_grad=False,
+            layout=0,
+            data_buffer_idx=data_idx,
+            allocation_info=alloc,
+            extra_tensor_info=None,
+            shape_dynamism=S.TensorShapeDynamism.DYNAMIC_BOUND if t.dynamic else S.TensorShapeDynamism.STATIC,
+        )
         idx = self._add(tensor)
         self._tensor_ids[id(t)] = idx
         return idx
@@ -205,14 +219,23 @@ def frame_of(source: str) -> S.FrameList:
     filename, _, lineno = head.rpartition(":")
     if not filename or not lineno.isdigit():
         return S.FrameList(items=[S.Frame(filename=source, lineno=0, name="", context="")] if source else [])
-    return S.FrameList(items=[S.Frame(filename=filename, lineno=int(lineno), name="",
-                                      context=code[:-1] if code.endswith(")") else code)])
+    return S.FrameList(
+        items=[
+            S.Frame(filename=filename, lineno=int(lineno), name="", context=code[:-1] if code.endswith(")") else code)
+        ]
+    )
 
 
-def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_sizes: Dict[int, int],
-                constants: ConstantPool, initial_values: ConstantPool,
-                stacktrace: bool = False, delegate_blobs: Optional[List[bytes]] = None,
-                inline_delegates: bool = False) -> S.ExecutionPlan:
+def emit_method(
+    graph: MethodGraph,
+    offsets: Dict[int, Tuple[int, int]],
+    pool_sizes: Dict[int, int],
+    constants: ConstantPool,
+    initial_values: ConstantPool,
+    stacktrace: bool = False,
+    delegate_blobs: Optional[List[bytes]] = None,
+    inline_delegates: bool = False,
+) -> S.ExecutionPlan:
     """Builds the ExecutionPlan. `offsets` maps id(root tensor) -> (mem_id, byte offset).
 
     `stacktrace`: write each instruction's source line into the chain (ExecuTorch's Chain.stacktrace), so tools
@@ -245,18 +268,22 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
         emitted.append(call)
         if isinstance(call, DelegateCall):
             if delegate_blobs is None:
-                raise EmitError(f"method '{graph.name}' instruction {i}: a delegate call, but the emitter was given "
-                                f"nowhere to put its blob (delegate_blobs)")
+                raise EmitError(
+                    f"method '{graph.name}' instruction {i}: a delegate call, but the emitter was given "
+                    f"nowhere to put its blob (delegate_blobs)"
+                )
             # ExecuTorch's layout: the delegate's inputs, then its outputs, in one argument list.
             args = [vals.tensor(t) for t in call.args] + [vals.tensor(t) for t in call.outs]
             where = S.DataLocation.INLINE if inline_delegates else S.DataLocation.SEGMENT
-            delegates.append(S.BackendDelegate(
-                id=call.backend_id,
-                processed=S.BackendDelegateDataReference(location=where, index=len(delegate_blobs)),
-                compile_specs=[S.CompileSpec(key=c.key, value=bytes(c.value)) for c in call.compile_specs]))
+            delegates.append(
+                S.BackendDelegate(
+                    id=call.backend_id,
+                    processed=S.BackendDelegateDataReference(location=where, index=len(delegate_blobs)),
+                    compile_specs=[S.CompileSpec(key=c.key, value=bytes(c.value)) for c in call.compile_specs],
+                )
+            )
             delegate_blobs.append(call.processed)
-            instructions.append(S.Instruction(instr_args=S.DelegateCall(delegate_index=len(delegates) - 1,
-                                                                         args=args)))
+            instructions.append(S.Instruction(instr_args=S.DelegateCall(delegate_index=len(delegates) - 1, args=args)))
             continue
         if isinstance(call, Jump):
             if id(call.target) not in position:
@@ -270,8 +297,13 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
                 cond_idx = vals.tensor(cond)
             else:
                 raise EmitError(f"method '{graph.name}' instruction {i}: cannot branch on {cond!r}")
-            instructions.append(S.Instruction(instr_args=S.JumpFalseCall(
-                cond_value_index=cond_idx, destination_instruction=position[id(call.target)])))
+            instructions.append(
+                S.Instruction(
+                    instr_args=S.JumpFalseCall(
+                        cond_value_index=cond_idx, destination_instruction=position[id(call.target)]
+                    )
+                )
+            )
             continue
         key = _operator_key(call)
         if key not in op_index:
@@ -311,15 +343,27 @@ def emit_method(graph: MethodGraph, offsets: Dict[int, Tuple[int, int]], pool_si
         elif isinstance(o, float):
             outputs.append(vals.double(o))
         else:
-            raise EmitError(f"method '{graph.name}' returns {o!r}; Ember methods return tensors, ints, floats and "
-                            f"bools")
+            raise EmitError(
+                f"method '{graph.name}' returns {o!r}; Ember methods return tensors, ints, floats and bools"
+            )
     sizes = [0] * (max(pool_sizes, default=0) + 1)
     for mem_id, size in pool_sizes.items():
         sizes[mem_id] = size
     return S.ExecutionPlan(
         name=graph.name,
         container_meta_type=S.ContainerMetadata(encoded_inp_str=graph.in_spec, encoded_out_str=graph.out_spec),
-        values=vals.values, inputs=inputs, outputs=outputs,
-        chains=[S.Chain(inputs=[], outputs=[], instructions=instructions,
-                        stacktrace=[frame_of(c.source) for c in emitted] if stacktrace else None)],
-        operators=operators, delegates=delegates, non_const_buffer_sizes=sizes)
+        values=vals.values,
+        inputs=inputs,
+        outputs=outputs,
+        chains=[
+            S.Chain(
+                inputs=[],
+                outputs=[],
+                instructions=instructions,
+                stacktrace=[frame_of(c.source) for c in emitted] if stacktrace else None,
+            )
+        ],
+        operators=operators,
+        delegates=delegates,
+        non_const_buffer_sizes=sizes,
+    )

@@ -5,6 +5,7 @@ The stages run in this order, each in its own file:
   fold.py          calls whose tensor inputs are all constants are evaluated now, becoming constants
   out_variants.py  functional ATen overloads -> their out= overloads; views -> *_copy ops
 """
+
 from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
 from exir.lowering.lower import lower_method
 

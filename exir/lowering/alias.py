@@ -10,6 +10,7 @@ points into the same bytes.
 Mutable buffers are never aliased: their write-back at the end of the method would change an alias that a user
 output may still hold.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional
@@ -20,8 +21,14 @@ from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
 
 aten = torch.ops.aten
 
-_RESHAPES = {aten.view_copy.out, aten.squeeze_copy.dims_out, aten.squeeze_copy.dim_out, aten.squeeze_copy.out,
-             aten.unsqueeze_copy.out, aten.alias_copy.out}
+_RESHAPES = {
+    aten.view_copy.out,
+    aten.squeeze_copy.dims_out,
+    aten.squeeze_copy.dim_out,
+    aten.squeeze_copy.out,
+    aten.unsqueeze_copy.out,
+    aten.alias_copy.out,
+}
 
 
 def _contiguous(t: TensorValue) -> bool:
@@ -38,13 +45,14 @@ def _block_offset(src: TensorValue, dim: int, start: int) -> Optional[int]:
     if any(s != 1 for s in src.shape[:dim]):
         return None
     inner = 1
-    for s in src.shape[dim + 1:]:
+    for s in src.shape[dim + 1 :]:
         inner *= s
     return start * inner * _elem_size(src)
 
 
 def _run_time(a) -> bool:
     from exir.lowering.symbolic import SymValue
+
     if isinstance(a, (list, tuple)):
         return any(_run_time(x) for x in a)
     return isinstance(a, SymValue)

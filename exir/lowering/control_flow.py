@@ -14,6 +14,7 @@ all its iterations (exir.lowering.lifetimes keeps what crosses the back edge liv
 method's memory is still known before it runs. A loop that does not end is bounded at run time by the caller's
 instruction limit (Method::set_instruction_limit; the runner's --instruction-limit).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -32,8 +33,12 @@ _ids = itertools.count()
 
 
 def lower_control_flow(ctx, node: torch.fx.Node, args: List[Any]) -> List[Any]:
-    lower = {higher_order.cond: _cond, higher_order.map_impl: _map, higher_order.scan: _scan,
-             higher_order.while_loop: _while}[node.target]
+    lower = {
+        higher_order.cond: _cond,
+        higher_order.map_impl: _map,
+        higher_order.scan: _scan,
+        higher_order.while_loop: _while,
+    }[node.target]
     try:
         return lower(ctx, node, args)
     except LoweringError:
@@ -63,8 +68,14 @@ def _bindings(ctx, node, vals) -> List[TensorValue]:
 
 
 def _like(t: TensorValue, name: str) -> TensorValue:
-    c = TensorValue(name=name, dtype=t.dtype, shape=tuple(t.shape), dim_order=tuple(range(len(t.shape))),
-                    role=Role.ACTIVATION, dynamic=t.dynamic)
+    c = TensorValue(
+        name=name,
+        dtype=t.dtype,
+        shape=tuple(t.shape),
+        dim_order=tuple(range(len(t.shape))),
+        role=Role.ACTIVATION,
+        dynamic=t.dynamic,
+    )
     c.lower_shape = t.lower_shape
     return c
 
@@ -74,8 +85,7 @@ def _move(ctx, src: Any, dst: TensorValue, source: str) -> None:
         raise ValueError(f"a branch or loop body returns {src!r} where a tensor is expected; return tensors only")
     if src.dtype != dst.dtype:
         raise ValueError(f"a branch or loop body returns {src.dtype} where {dst.dtype} is expected")
-    ctx.calls.append(Call(op=torch.ops.aten.clone.out, args=[src, None, dst], outs=[dst], source=source,
-                          pinned=True))
+    ctx.calls.append(Call(op=torch.ops.aten.clone.out, args=[src, None, dst], outs=[dst], source=source, pinned=True))
 
 
 def _move_all(ctx, srcs: List[Any], dsts: List[TensorValue], source: str) -> None:
@@ -104,8 +114,9 @@ def _cond(ctx, node, args):
     if isinstance(pred, bool):  # export specialized the predicate: one branch
         return ctx.lower_subgraph(true_gm if pred else false_gm, operands)
     if isinstance(pred, TensorValue) and (pred.dtype != torch.bool or pred.numel != 1):
-        raise ValueError(f"the predicate is a {pred.dtype} tensor of shape {list(pred.shape)}; torch.cond needs "
-                         f"one Bool element")
+        raise ValueError(
+            f"the predicate is a {pred.dtype} tensor of shape {list(pred.shape)}; torch.cond needs one Bool element"
+        )
     outs = _bindings(ctx, node, node.meta["val"])
     src = _source(node)
     other, end = _label(node, "else"), _label(node, "end")
@@ -128,9 +139,14 @@ def _length(ctx, node, xs: TensorValue, src: str):
 
 
 def _slice(ctx, node, x: TensorValue, i: SymValue, src: str) -> TensorValue:
-    out = TensorValue(name=f"{x.name}_row_{next(_ids)}", dtype=x.dtype, shape=tuple(x.shape[1:]),
-                      dim_order=tuple(range(len(x.shape) - 1)), role=Role.ACTIVATION,
-                      dynamic=x.dynamic and x.lower_shape is not None and x.lower_shape[1:] != x.shape[1:])
+    out = TensorValue(
+        name=f"{x.name}_row_{next(_ids)}",
+        dtype=x.dtype,
+        shape=tuple(x.shape[1:]),
+        dim_order=tuple(range(len(x.shape) - 1)),
+        role=Role.ACTIVATION,
+        dynamic=x.dynamic and x.lower_shape is not None and x.lower_shape[1:] != x.shape[1:],
+    )
     if out.dynamic:
         out.lower_shape = tuple(x.lower_shape[1:])
     ctx.calls.append(Call(op=torch.ops.aten.select_copy.int_out, args=[x, 0, i, out], outs=[out], source=src))
@@ -148,7 +164,7 @@ def _loop(ctx, node, xs: List[TensorValue], carries: List[TensorValue], stacked:
     ctx.calls.append(start)
     rows = [_slice(ctx, node, x, i, src) for x in xs]
     results = ctx.lower_subgraph(body, list(carries) + rows + list(extra))
-    new_carries, ys = results[:len(carries)], results[len(carries):]
+    new_carries, ys = results[: len(carries)], results[len(carries) :]
     if len(ys) != len(stacked):
         raise ValueError(f"the body returns {len(ys)} per-iteration results for {len(stacked)} outputs")
     for y, out in zip(ys, stacked):
@@ -168,6 +184,7 @@ def _loop(ctx, node, xs: List[TensorValue], carries: List[TensorValue], stacked:
 
 def _op(name):
     import operator
+
     return getattr(operator, name)
 
 
@@ -191,9 +208,9 @@ def _scan(ctx, node, args):
     combine, init, xs, extra = args[:4]
     src = _source(node)
     vals = node.meta["val"]
-    carries = _bindings(ctx, node, vals[:len(init)])
+    carries = _bindings(ctx, node, vals[: len(init)])
     _move_all(ctx, list(init), carries, src)
-    ys = _stacked(ctx, node, vals[len(init):])
+    ys = _stacked(ctx, node, vals[len(init) :])
     _loop(ctx, node, list(xs), carries, ys, combine, list(extra))
     return carries + ys
 
@@ -207,8 +224,9 @@ def _while(ctx, node, args):
     ctx.calls.append(start)
     (pred,) = ctx.lower_subgraph(cond_gm, carries + list(extra))
     if isinstance(pred, TensorValue) and (pred.dtype != torch.bool or pred.numel != 1):
-        raise ValueError(f"the loop's condition is a {pred.dtype} tensor of shape {list(pred.shape)}; it must be "
-                         f"one Bool element")
+        raise ValueError(
+            f"the loop's condition is a {pred.dtype} tensor of shape {list(pred.shape)}; it must be one Bool element"
+        )
     ctx.calls.append(Jump(pred, end, src))
     _move_all(ctx, ctx.lower_subgraph(body_gm, carries + list(extra)), carries, src)
     ctx.calls.append(Jump(False, start, src))

@@ -10,6 +10,7 @@ Importing this module registers the functional and `.out` overloads with torch.l
 convolution and clamp as the implementation: that is what the reference interpreter (and constant folding)
 runs, and what the C++ kernels are tested against.
 """
+
 from __future__ import annotations
 
 import torch
@@ -25,25 +26,28 @@ _lib.define(_OP.functional)
 _lib.define(_OP.out)
 
 
-def _convolution_clamp(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min,
-                       max):
-    y = torch.ops.aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed,
-                                           output_padding, groups)
+def _convolution_clamp(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min, max):
+    y = torch.ops.aten.convolution.default(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
     # clamp_ in place rather than torch.clamp: the same result (NaN stays NaN, min > max gives max) without a
     # second full-size tensor.
     return y.clamp_(min, max)
 
 
-def _convolution_clamp_out(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min,
-                           max, *, out):
+def _convolution_clamp_out(
+    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min, max, *, out
+):
     # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(_convolution_clamp(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                                        groups, min, max))
+    return out.copy_(
+        _convolution_clamp(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min, max)
+    )
 
 
 def _fake(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min, max):
-    return torch.ops.aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed,
-                                              output_padding, groups)
+    return torch.ops.aten.convolution.default(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
 
 
 _lib.impl("convolution_clamp", _convolution_clamp, "CompositeExplicitAutograd")

@@ -11,6 +11,7 @@ Importing this module registers the functional and `.out` overloads with torch.l
 convolution as the implementation: that is what the reference interpreter runs, and what the kernel is tested
 against.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,15 +30,18 @@ _lib.define(_OP.out)
 
 
 def _convolution_general(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return torch.ops.aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed,
-                                              output_padding, groups)
+    return torch.ops.aten.convolution.default(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
 
 
-def _convolution_general_out(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
-                             *, out):
+def _convolution_general_out(
+    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *, out
+):
     # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(_convolution_general(input, weight, bias, stride, padding, dilation, transposed,
-                                          output_padding, groups))
+    return out.copy_(
+        _convolution_general(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    )
 
 
 _lib.impl("convolution_general", _convolution_general, "CompositeExplicitAutograd")

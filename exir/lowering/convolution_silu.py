@@ -10,6 +10,7 @@ it runs on Ember only.
 Importing this module registers the functional and `.out` overloads with torch.library, with PyTorch's own
 convolution and silu as the implementation (the reference interpreter, constant folding, the kernels' tests).
 """
+
 from __future__ import annotations
 
 import torch
@@ -25,21 +26,23 @@ _lib.define(_OP.out)
 
 
 def _convolution_silu(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    y = torch.ops.aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed,
-                                           output_padding, groups)
+    y = torch.ops.aten.convolution.default(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
     return torch.nn.functional.silu(y, inplace=True)
 
 
-def _convolution_silu_out(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *,
-                          out):
+def _convolution_silu_out(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *, out):
     # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(_convolution_silu(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                                       groups))
+    return out.copy_(
+        _convolution_silu(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    )
 
 
 def _fake(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return torch.ops.aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed,
-                                              output_padding, groups)
+    return torch.ops.aten.convolution.default(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
 
 
 _lib.impl("convolution_silu", _convolution_silu, "CompositeExplicitAutograd")

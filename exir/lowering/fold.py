@@ -8,6 +8,7 @@ constant in the .pte and the arena holds only activations.
 Folding trades flash for RAM and time. It is refused where it would grow the constants a lot (e.g. an `expand`
 of a small constant to a large shape), since flash is finite too.
 """
+
 from __future__ import annotations
 
 from typing import Any, List, Optional
@@ -41,8 +42,15 @@ def _materialize(x: Any) -> Any:
     return x
 
 
-def try_fold(op, args: List[Any], kwargs: dict, out_nbytes: int, *, free_bytes: int = DEFAULT_FOLD_FREE_BYTES,
-             growth: float = DEFAULT_FOLD_GROWTH) -> Optional[Any]:
+def try_fold(
+    op,
+    args: List[Any],
+    kwargs: dict,
+    out_nbytes: int,
+    *,
+    free_bytes: int = DEFAULT_FOLD_FREE_BYTES,
+    growth: float = DEFAULT_FOLD_GROWTH,
+) -> Optional[Any]:
     """Evaluates `op` on constant inputs. Returns the eager result, or None when the call must stay a kernel."""
     if not isinstance(op, torch._ops.OpOverload):
         return None

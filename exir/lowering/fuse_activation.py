@@ -14,6 +14,7 @@ optimized kernel applies SiLU to each block of the output while the block is sti
 Opt-in (ExecutorchBackendConfig.fuse_activations): ExecuTorch's runtime has no `ember::convolution_clamp`, so a
 fused program runs on Ember only. Best-effort: a chain that does not qualify is left as it was.
 """
+
 from __future__ import annotations
 
 import math
@@ -92,8 +93,13 @@ def fuse_elementwise_activations(graph: MethodGraph) -> int:
             m = only_reader(s)
             if mul_with(m, x, s) and _float_plain(m.outs[0]) and tuple(m.outs[0].shape) == tuple(x.shape):
                 y = m.outs[0]
-                replace[id(m)] = Call(op=aten.silu.out, args=[x, y], outs=[y], source=m.source or call.source,
-                                  module=m.module or call.module)
+                replace[id(m)] = Call(
+                    op=aten.silu.out,
+                    args=[x, y],
+                    outs=[y],
+                    source=m.source or call.source,
+                    module=m.module or call.module,
+                )
                 dropped.add(id(call))
             continue
         if call.op != aten.add.Scalar_out or not (_is(call.args[1], 3.0) and _is(call.args[2], 1.0)):
@@ -117,8 +123,13 @@ def fuse_elementwise_activations(graph: MethodGraph) -> int:
         y = last.outs[0]
         if not _float_plain(y) or tuple(y.shape) != tuple(x.shape):
             continue
-        replace[id(last)] = Call(op=aten.hardswish.out, args=[x, y], outs=[y], source=last.source or call.source,
-                                 module=last.module or call.module)
+        replace[id(last)] = Call(
+            op=aten.hardswish.out,
+            args=[x, y],
+            outs=[y],
+            source=last.source or call.source,
+            module=last.module or call.module,
+        )
         dropped.update(id(c) for c in chain)
     # Each fused call takes the place of its chain's last step: x is alive there (the chain's mul reads it), and
     # the result is first written there, as before.
@@ -143,19 +154,37 @@ def fuse_activations(graph: MethodGraph) -> int:
         conv = producer.get(id(x)) if isinstance(x, TensorValue) else None
         # The convolution's result must exist only to be clamped: read by this call alone, not returned, and a
         # plain tensor (not a view of another). Float32 only: that is what the fused kernels compute.
-        ok = (conv is not None and id(conv) not in fused_at and readers[id(x)] == 1 and id(x) not in outputs
-              and not conv.args[6]  # transposed
-              and x.dtype == torch.float32 and y.dtype == torch.float32 and tuple(x.shape) == tuple(y.shape)
-              and x.alias_of is None and y.alias_of is None)
+        ok = (
+            conv is not None
+            and id(conv) not in fused_at
+            and readers[id(x)] == 1
+            and id(x) not in outputs
+            and not conv.args[6]  # transposed
+            and x.dtype == torch.float32
+            and y.dtype == torch.float32
+            and tuple(x.shape) == tuple(y.shape)
+            and x.alias_of is None
+            and y.alias_of is None
+        )
         if not ok:
             continue
         if bounds is None:
-            fused_at[id(conv)] = Call(op=convolution_silu_out, args=list(conv.args[:9]) + [y], outs=[y],
-                                      source=conv.source or call.source, module=conv.module or call.module)
+            fused_at[id(conv)] = Call(
+                op=convolution_silu_out,
+                args=list(conv.args[:9]) + [y],
+                outs=[y],
+                source=conv.source or call.source,
+                module=conv.module or call.module,
+            )
         else:
             lo, hi = bounds
-            fused_at[id(conv)] = Call(op=convolution_clamp_out, args=list(conv.args[:9]) + [lo, hi, y], outs=[y],
-                                      source=conv.source or call.source, module=conv.module or call.module)
+            fused_at[id(conv)] = Call(
+                op=convolution_clamp_out,
+                args=list(conv.args[:9]) + [lo, hi, y],
+                outs=[y],
+                source=conv.source or call.source,
+                module=conv.module or call.module,
+            )
         dropped.add(id(call))
     # The fused call takes the convolution's place: its inputs are read exactly when they were, and the
     # activation's output, which nothing touched before the activation ran, now starts life one step earlier,

@@ -4,6 +4,7 @@ BN(conv(x, w, b)) = conv(x, w * s, (b - mean) * s + beta) with s = gamma / sqrt(
 With constant weights and statistics this is exact up to float rounding, and it removes one kernel call and
 one full-size activation per convolution (52 of MobileNetV2's 151 calls).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -37,10 +38,16 @@ def fuse_batch_norm(graph: MethodGraph) -> int:
         x, gamma, beta, mean, var, _momentum, eps = call.args[:7]
         conv = producer.get(id(x))
         # Only when the convolution's result feeds nothing else and BN's statistics outputs are unused.
-        ok = (conv is not None and readers[id(x)] == 1 and id(x) not in outputs
-              and all(readers[id(o)] == 0 and id(o) not in outputs for o in call.outs[1:])
-              and all(_const(t) for t in (gamma, beta, mean, var)) and _const(conv.args[1])
-              and _const(conv.args[2]) and not conv.args[6])  # not transposed
+        ok = (
+            conv is not None
+            and readers[id(x)] == 1
+            and id(x) not in outputs
+            and all(readers[id(o)] == 0 and id(o) not in outputs for o in call.outs[1:])
+            and all(_const(t) for t in (gamma, beta, mean, var))
+            and _const(conv.args[1])
+            and _const(conv.args[2])
+            and not conv.args[6]
+        )  # not transposed
         if not ok:
             kept.append(call)
             continue

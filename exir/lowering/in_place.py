@@ -9,6 +9,7 @@ op writes into the buffer itself (out = self; the kernels skip copying self onto
 Only ops that copy `self` to `out` and then write a region of `out` qualify (their kernels check `out` is not
 `self` before that copy); anything else keeps its copy and write-back.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List
@@ -56,10 +57,19 @@ def update_buffers_in_place(graph: MethodGraph) -> int:
         if i is None:
             continue
         update = graph.calls[i]
-        if (update.op not in _UPDATES or update.args[0] is not dest or len(update.outs) != 1 or
-                update.outs[0] is not value or value.dynamic or dest.dynamic or value in graph.outputs or
-                value.alias_of is not None or tuple(value.shape) != tuple(dest.shape) or
-                value.dtype != dest.dtype or tuple(value.dim_order) != tuple(dest.dim_order)):
+        if (
+            update.op not in _UPDATES
+            or update.args[0] is not dest
+            or len(update.outs) != 1
+            or update.outs[0] is not value
+            or value.dynamic
+            or dest.dynamic
+            or value in graph.outputs
+            or value.alias_of is not None
+            or tuple(value.shape) != tuple(dest.shape)
+            or value.dtype != dest.dtype
+            or tuple(value.dim_order) != tuple(dest.dim_order)
+        ):
             continue
         # The old value must be dead once the update runs: no later call reads it (the write-back aside), and
         # no other call writes the buffer.

@@ -5,6 +5,7 @@ as the C++ runtime lays them out. Running a model here and comparing with eager 
 fusion, aliasing and the memory plan together: two live tensors the planner overlapped, or an alias at a
 wrong offset, corrupt the result. It also gives the C++ runtime's parity tests a second reference.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -23,7 +24,7 @@ def _view(buf: torch.Tensor, offset: int, t: TensorValue) -> torch.Tensor:
     nbytes = t.nbytes
     if offset < 0 or offset + nbytes > buf.numel():
         raise ArenaError(f"tensor '{t.name}' needs bytes [{offset}, {offset + nbytes}) of a {buf.numel()}-byte pool")
-    flat = buf[offset:offset + nbytes].view(t.dtype)
+    flat = buf[offset : offset + nbytes].view(t.dtype)
     # Lay the elements out in dim order (outermost first), then present them in logical order.
     physical = [t.shape[d] for d in t.dim_order]
     inverse = [0] * len(t.dim_order)
@@ -57,6 +58,7 @@ class Arena:
 def _unplanned_layout(graph: MethodGraph):
     """Without a plan, every root gets its own region (pool 1): a plan with no reuse at all."""
     from exir.lowering.lifetimes import lifetimes
+
     offsets, cursor = {}, 0
     for lt in lifetimes(graph):
         offsets[id(lt.root)] = (1, cursor)
@@ -75,8 +77,12 @@ def _materialize(arena: Arena, v: Any) -> Any:
 class Interpreter:
     """Runs one method repeatedly; mutable buffers keep their values between runs, as on the device."""
 
-    def __init__(self, graph: MethodGraph, offsets: Optional[Dict[int, Tuple[int, int]]] = None,
-                 pool_sizes: Optional[Dict[int, int]] = None):
+    def __init__(
+        self,
+        graph: MethodGraph,
+        offsets: Optional[Dict[int, Tuple[int, int]]] = None,
+        pool_sizes: Optional[Dict[int, int]] = None,
+    ):
         if offsets is None:
             offsets, pool_sizes = _unplanned_layout(graph)
         self.graph = graph
@@ -92,8 +98,10 @@ class Interpreter:
             self.arena.tensor(spec).copy_(x)
         for i, call in enumerate(g.calls):
             if call.op is None:
-                raise NotImplementedError(f"method '{g.name}' has control flow ({call.op_name}); the reference "
-                                          f"interpreter runs straight-line methods only")
+                raise NotImplementedError(
+                    f"method '{g.name}' has control flow ({call.op_name}); the reference "
+                    f"interpreter runs straight-line methods only"
+                )
             args, kwargs = [], {}
             for a, v in zip(call.op._schema.arguments, call.args):
                 value = _materialize(self.arena, v)

@@ -4,6 +4,7 @@ Values are Python scalars/lists (they become Int/Double/Bool/IntList/... EValues
 TensorValue is identified by the object itself; the emitter gives each a value index. Calls run in list order,
 which is the schedule the memory planner sees.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,9 +15,9 @@ import torch
 
 
 class Role(enum.Enum):
-    INPUT = "input"            # user input, copied in by the caller (planned)
-    CONSTANT = "constant"      # weights and folded results, stored in the constant segment
-    BUFFER = "buffer"          # mutable state that lives across calls (planned for the whole method)
+    INPUT = "input"  # user input, copied in by the caller (planned)
+    CONSTANT = "constant"  # weights and folded results, stored in the constant segment
+    BUFFER = "buffer"  # mutable state that lives across calls (planned for the whole method)
     ACTIVATION = "activation"  # produced by a call (planned for its lifetime)
 
 
@@ -140,8 +141,17 @@ class DelegateCall(Call):
     `outs` its outputs; the backend's preprocessed blob and compile specs go into the program's delegates. The
     memory planner plans its inputs and outputs like any call's; what happens inside is the backend's."""
 
-    def __init__(self, backend_id: str, processed: bytes, compile_specs: List[Any], inputs: List[TensorValue],
-                 outputs: List[TensorValue], source: str = "", num_calls: int = 0, named_data: Any = None):
+    def __init__(
+        self,
+        backend_id: str,
+        processed: bytes,
+        compile_specs: List[Any],
+        inputs: List[TensorValue],
+        outputs: List[TensorValue],
+        source: str = "",
+        num_calls: int = 0,
+        named_data: Any = None,
+    ):
         super().__init__(op=None, args=list(inputs), outs=list(outputs), source=source)
         self.backend_id = backend_id
         self.processed = bytes(processed)

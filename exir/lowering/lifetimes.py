@@ -5,6 +5,7 @@ live from step 0 (the caller copies them in before execute); outputs until one s
 caller reads them after execute); mutable buffers for the whole method, since their values carry over to the
 next call.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,6 +71,7 @@ def _cover_loops(graph: MethodGraph, spans) -> None:
 @dataclasses.dataclass(frozen=True)
 class TensorInfo:
     """What a memory-id policy sees of a planned tensor."""
+
     name: str
     role: Role
     nbytes: int
@@ -89,11 +91,14 @@ def assign_mem_ids(graph: MethodGraph, spans: List[Lifetime], policy: MemIdPolic
     outputs = {id(o) for o in graph.outputs if isinstance(o, TensorValue)}
     for lt in spans:
         r = lt.root
-        info = TensorInfo(r.name, r.role, r.nbytes, tuple(r.shape),
-                          any(id(m) in outputs for m in lt.members), r.fqn or "")
+        info = TensorInfo(
+            r.name, r.role, r.nbytes, tuple(r.shape), any(id(m) in outputs for m in lt.members), r.fqn or ""
+        )
         mem_id = int(policy(info))
         if mem_id < 1:
-            raise ValueError(f"memory id policy returned {mem_id} for tensor '{r.name}'; pool 0 is reserved for "
-                             f"constants, so planned tensors need an id >= 1")
+            raise ValueError(
+                f"memory id policy returned {mem_id} for tensor '{r.name}'; pool 0 is reserved for "
+                f"constants, so planned tensors need an id >= 1"
+            )
         for m in lt.members:
             m.mem_id = mem_id

@@ -4,6 +4,7 @@ The graph signature says what each placeholder is: user input, parameter, buffer
 constant. Mutated buffers and inputs are written back with `aten::copy_` at the end of the method, which is how
 ExecuTorch encodes them too, so both runtimes agree on the program's meaning.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,16 +24,22 @@ from exir.lowering.symbolic import NEG, PRIM_OPS, Bounds, DynamicShapeError, Sym
 
 def _constant(name: str, data: torch.Tensor, fqn: Optional[str] = None) -> TensorValue:
     data = data.detach().contiguous()
-    return TensorValue(name=name, dtype=data.dtype, shape=tuple(data.shape), dim_order=tuple(range(data.dim())),
-                       role=Role.CONSTANT, data=data, fqn=fqn)
+    return TensorValue(
+        name=name,
+        dtype=data.dtype,
+        shape=tuple(data.shape),
+        dim_order=tuple(range(data.dim())),
+        role=Role.CONSTANT,
+        data=data,
+        fqn=fqn,
+    )
 
 
 def _fold_result_to_values(node: torch.fx.Node, result) -> Any:
     if isinstance(result, torch.Tensor):
         return _constant(node.name, result)
     if isinstance(result, (tuple, list)):
-        return [_constant(f"{node.name}_{i}", r) if isinstance(r, torch.Tensor) else r
-                for i, r in enumerate(result)]
+        return [_constant(f"{node.name}_{i}", r) if isinstance(r, torch.Tensor) else r for i, r in enumerate(result)]
     return result
 
 
@@ -50,8 +57,10 @@ def _out_values(node: torch.fx.Node, materializes_view: bool, bounds: Bounds) ->
     outs = []
     for i, v in enumerate(vals):
         if not isinstance(v, torch.Tensor):
-            raise LoweringError(f"node '{node.name}' returns a {type(v).__name__}, not a tensor; "
-                                f"Ember kernels return tensors only. {source_of(node)}")
+            raise LoweringError(
+                f"node '{node.name}' returns a {type(v).__name__}, not a tensor; "
+                f"Ember kernels return tensors only. {source_of(node)}"
+            )
         name = node.name if len(vals) == 1 else f"{node.name}_{i}"
         t = _tensor_from_meta(node, v, name, Role.ACTIVATION, bounds)
         if materializes_view:
@@ -104,14 +113,16 @@ def _layouts_from_inputs(op, args, kwargs, outs: List[TensorValue]) -> None:
             continue
         inherited = any(tuple(t.dim_order) == order for t in inputs)
         same_shape_agree = all(tuple(t.dim_order) == order for t in inputs if tuple(t.shape) == shape)
-        broadcast_single = all(t.numel == 1 for t in inputs
-                               if tuple(t.shape) != shape and _broadcasts_to(tuple(t.shape), shape))
+        broadcast_single = all(
+            t.numel == 1 for t in inputs if tuple(t.shape) != shape and _broadcasts_to(tuple(t.shape), shape)
+        )
         if not (inherited and same_shape_agree and broadcast_single):
             out.dim_order = tuple(range(len(shape)))
 
 
-def _schema_args(node: torch.fx.Node, op, out_op, args: List[Any], kwargs: Dict[str, Any],
-                 outs: List[TensorValue]) -> List[Any]:
+def _schema_args(
+    node: torch.fx.Node, op, out_op, args: List[Any], kwargs: Dict[str, Any], outs: List[TensorValue]
+) -> List[Any]:
     """The out overload's full argument list: given values by name, defaults for the rest, outs in order."""
     given = dict(kwargs)
     for a, v in zip(op._schema.arguments, args):
@@ -162,11 +173,14 @@ def _scalars_to_tensors(node: torch.fx.Node, op, args: List[Any], kwargs: Dict[s
     packet = getattr(getattr(torch.ops, op.namespace), op._schema.name.split("::")[1])
     scalar_op = getattr(packet, "Scalar", None)
     if scalar_op is not None and len(scalar_op._schema.arguments) == len(schema_args):
-        ok = all(str(sa.type) == ("Scalar" if i in bad else str(a.type)) and sa.name == a.name
-                 for i, (a, sa) in enumerate(zip(schema_args, scalar_op._schema.arguments)))
+        ok = all(
+            str(sa.type) == ("Scalar" if i in bad else str(a.type)) and sa.name == a.name
+            for i, (a, sa) in enumerate(zip(schema_args, scalar_op._schema.arguments))
+        )
         ok = ok or all(
             (str(sa.type) in ("Scalar", "number") if i in bad else str(sa.type) == str(a.type))
-            for i, (a, sa) in enumerate(zip(schema_args, scalar_op._schema.arguments)))
+            for i, (a, sa) in enumerate(zip(schema_args, scalar_op._schema.arguments))
+        )
         if ok:
             return scalar_op, args
     args = list(args)
@@ -201,20 +215,24 @@ def _lower_sym_node(node: torch.fx.Node, env: Dict[str, Any], calls: List[Call],
     elif target is operator.neg:
         op = NEG
     else:
-        raise LoweringError(f"node '{node.name}' computes a size with {getattr(target, '__name__', target)}, "
-                            f"which has no prim op; Ember's symbolic sizes support sym_size, sym_numel and "
-                            f"{', '.join(sorted(o.__name__ for o in PRIM_OPS))}. {source_of(node)}")
+        raise LoweringError(
+            f"node '{node.name}' computes a size with {getattr(target, '__name__', target)}, "
+            f"which has no prim op; Ember's symbolic sizes support sym_size, sym_numel and "
+            f"{', '.join(sorted(o.__name__ for o in PRIM_OPS))}. {source_of(node)}"
+        )
     if len(args) != len(op._schema.arguments):
-        raise LoweringError(f"node '{node.name}': {op.name()} takes {len(op._schema.arguments)} arguments, "
-                            f"got {len(args)}. {source_of(node)}")
-    calls.append(Call(op=op, args=args, outs=[], source=source_of(node), module=module_of(node),
-                      result=result))
+        raise LoweringError(
+            f"node '{node.name}': {op.name()} takes {len(op._schema.arguments)} arguments, "
+            f"got {len(args)}. {source_of(node)}"
+        )
+    calls.append(Call(op=op, args=args, outs=[], source=source_of(node), module=module_of(node), result=result))
     return result
 
 
 @dataclasses.dataclass
 class LowerContext:
     """What lowering a graph (a method's, or a branch's or loop body's) appends to and reads."""
+
     calls: List[Any]
     bounds: Bounds
     fold_constants: bool = True
@@ -249,9 +267,11 @@ def lower_nodes(ctx: LowerContext, gm: torch.fx.GraphModule, env: Dict[str, Any]
             continue
         op = node.target
         if not isinstance(op, torch._ops.OpOverload):
-            raise LoweringError(f"node '{node.name}' calls {getattr(op, '__name__', op)}, which Ember cannot "
-                                f"lower (control flow and Python callables are not supported yet). "
-                                f"{source_of(node)}")
+            raise LoweringError(
+                f"node '{node.name}' calls {getattr(op, '__name__', op)}, which Ember cannot "
+                f"lower (control flow and Python callables are not supported yet). "
+                f"{source_of(node)}"
+            )
         args = [_map_arg(env, a) for a in node.args]
         kwargs = {k: _map_arg(env, v) for k, v in node.kwargs.items()}
         op, args = _scalars_to_tensors(node, op, args, kwargs)
@@ -271,13 +291,22 @@ def lower_nodes(ctx: LowerContext, gm: torch.fx.GraphModule, env: Dict[str, Any]
         outs = _out_values(node, materializes_view=out_op._schema.name != op._schema.name, bounds=ctx.bounds)
         _layouts_from_inputs(op, args, kwargs, outs)
         if not _outs_match(out_op, outs):
-            raise LoweringError(f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
-                                f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})")
-        ctx.calls.append(Call(op=out_op, args=_schema_args(node, op, out_op, args, kwargs, outs), outs=outs,
-                          source=source_of(node), module=module_of(node),
-                          tag=node.meta.get("delegation_tag"), node_name=node.name))
+            raise LoweringError(
+                f"{out_op.name()} writes {len(out_arguments(out_op))} outputs but node "
+                f"'{node.name}' has {len(outs)} ({source_of(node) or 'no source line'})"
+            )
+        ctx.calls.append(
+            Call(
+                op=out_op,
+                args=_schema_args(node, op, out_op, args, kwargs, outs),
+                outs=outs,
+                source=source_of(node),
+                module=module_of(node),
+                tag=node.meta.get("delegation_tag"),
+                node_name=node.name,
+            )
+        )
         env[node.name] = outs[0] if len(outs) == 1 and not isinstance(val, (tuple, list)) else outs
-
 
 
 def lower_subgraph(ctx: LowerContext, gm: torch.fx.GraphModule, operands: List[Any]) -> List[Any]:
@@ -292,9 +321,14 @@ def lower_subgraph(ctx: LowerContext, gm: torch.fx.GraphModule, operands: List[A
     return [_map_arg(env, a) for a in (result if isinstance(result, (list, tuple)) else [result])]
 
 
-def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants: bool = True,
-                 fold_free_bytes: int = fold.DEFAULT_FOLD_FREE_BYTES,
-                 fold_growth: float = fold.DEFAULT_FOLD_GROWTH) -> MethodGraph:
+def lower_method(
+    name: str,
+    ep: torch.export.ExportedProgram,
+    *,
+    fold_constants: bool = True,
+    fold_free_bytes: int = fold.DEFAULT_FOLD_FREE_BYTES,
+    fold_growth: float = fold.DEFAULT_FOLD_GROWTH,
+) -> MethodGraph:
     sig = ep.graph_signature
     mutated_buffers = set(sig.buffers_to_mutate.values())
     env: Dict[str, Any] = {}
@@ -309,8 +343,10 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
         if kind == InputKind.USER_INPUT:
             val = node.meta.get("val")
             if not isinstance(val, torch.Tensor):
-                raise LoweringError(f"input '{node.name}' of method '{name}' is a {type(val).__name__}; "
-                                    f"Ember methods take tensors. Pass it as a tensor or bake it into the model.")
+                raise LoweringError(
+                    f"input '{node.name}' of method '{name}' is a {type(val).__name__}; "
+                    f"Ember methods take tensors. Pass it as a tensor or bake it into the model."
+                )
             t = _tensor_from_meta(node, val, node.name, Role.INPUT, bounds)
             inputs.append(t)
             env[node.name] = t
@@ -326,8 +362,13 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
         else:
             raise LoweringError(f"input '{node.name}' of kind {kind.name} is not supported by Ember yet")
 
-    ctx = LowerContext(calls=calls, bounds=bounds, fold_constants=fold_constants, fold_free_bytes=fold_free_bytes,
-                       fold_growth=fold_growth)
+    ctx = LowerContext(
+        calls=calls,
+        bounds=bounds,
+        fold_constants=fold_constants,
+        fold_free_bytes=fold_free_bytes,
+        fold_growth=fold_growth,
+    )
     lower_nodes(ctx, ep.graph_module, env)
 
     output_node = next(n for n in ep.graph.nodes if n.op == "output")
@@ -342,17 +383,32 @@ def lower_method(name: str, ep: torch.export.ExportedProgram, *, fold_constants:
             else:
                 dest = next(t for t in inputs if t.name == spec.target)
             # The write-back: ExecuTorch encodes it as aten::copy_(self, src, non_blocking) -> self.
-            calls.append(Call(op=torch.ops.aten.copy_.default, args=[dest, value, False], outs=[dest],
-                              source=f"write-back of {spec.target}"))
+            calls.append(
+                Call(
+                    op=torch.ops.aten.copy_.default,
+                    args=[dest, value, False],
+                    outs=[dest],
+                    source=f"write-back of {spec.target}",
+                )
+            )
         else:
             raise LoweringError(f"output kind {spec.kind.name} ('{spec.target}') is not supported by Ember yet")
 
     in_spec = out_spec = ""
     try:
         from torch.utils._pytree import treespec_dumps
+
         in_spec = treespec_dumps(ep.call_spec.in_spec) if ep.call_spec.in_spec else ""
         out_spec = treespec_dumps(ep.call_spec.out_spec) if ep.call_spec.out_spec else ""
     except Exception:  # the spec is informational; a program without it is still complete
         pass
-    return MethodGraph(name=name, inputs=inputs, outputs=outputs, calls=calls, buffers=list(buffers.values()),
-                       in_spec=in_spec, out_spec=out_spec, loops=ctx.loops)
+    return MethodGraph(
+        name=name,
+        inputs=inputs,
+        outputs=outputs,
+        calls=calls,
+        buffers=list(buffers.values()),
+        in_spec=in_spec,
+        out_spec=out_spec,
+        loops=ctx.loops,
+    )

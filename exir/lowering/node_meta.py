@@ -1,6 +1,7 @@
 """What lowering reads off an fx node's metadata: the source line and module it came from (for messages), and
 the planned tensor its value becomes (shape at the bound of each dynamic dimension, dim order). Shared by
 exir.lowering.lower and exir.lowering.control_flow, below both."""
+
 from __future__ import annotations
 
 from typing import Tuple

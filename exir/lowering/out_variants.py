@@ -5,6 +5,7 @@ the kernel is `aten::add.out`. The match is by schema, as torchgen does it: same
 type), plus out= arguments. View ops have no out= form; they become their `*_copy` ops (as in ExecuTorch's edge
 dialect), which have one.
 """
+
 from __future__ import annotations
 
 import functools

@@ -14,6 +14,7 @@ ember::safe_softmax.out(x, dim) call, which finds the masked rows in the pass th
 Opt-in with the other fusions (ExecutorchBackendConfig.fuse_activations): ExecuTorch has no such operator.
 Best-effort: a chain whose intermediates are read elsewhere, returned, or shaped otherwise is left as it was.
 """
+
 from __future__ import annotations
 
 import math
@@ -113,8 +114,13 @@ def fuse_safe_softmax(graph: MethodGraph) -> int:
         chain = (softmax, eq, not1, any_, not2, full)
         if any(id(c) in dropped for c in chain):
             continue
-        replace[id(where)] = Call(op=safe_softmax_out, args=[x, dim, y], outs=[y],
-                                  source=softmax.source or where.source, module=softmax.module or where.module)
+        replace[id(where)] = Call(
+            op=safe_softmax_out,
+            args=[x, dim, y],
+            outs=[y],
+            source=softmax.source or where.source,
+            module=softmax.module or where.module,
+        )
         dropped.update(id(c) for c in chain)
     # The fused call takes where's place: x is alive until then (eq read it after softmax did), and y is first
     # written there, as before. The chain's intermediates are in no call any more, so they are never planned.

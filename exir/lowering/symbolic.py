@@ -9,6 +9,7 @@ Sizes a program computes from its inputs' shapes (`x.shape[0]` passed to a view,
 Int values written at run time by prim ops (`aten::sym_size.int`, `executorch_prim::mul.Scalar`, ...), which is
 how ExecuTorch encodes them too, so programs with symbolic shapes run on both runtimes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -64,11 +65,17 @@ COPY_INDEX = PrimOverload("executorch_prim::et_copy_index.tensor(Tensor(a!) self
 
 # Python's operators on SymInts, as export records them, and the prim op each becomes.
 PRIM_OPS: Dict[object, PrimOverload] = {
-    operator.add: _prim("add"), operator.sub: _prim("sub"), operator.mul: _prim("mul"),
-    operator.floordiv: _prim("floordiv"), operator.truediv: _prim("truediv"),
+    operator.add: _prim("add"),
+    operator.sub: _prim("sub"),
+    operator.mul: _prim("mul"),
+    operator.floordiv: _prim("floordiv"),
+    operator.truediv: _prim("truediv"),
     operator.mod: PrimOverload("executorch_prim::mod.Scalar(SymInt a, SymInt b) -> SymInt"),
-    operator.eq: _prim("eq", "bool"), operator.gt: _prim("gt", "bool"), operator.lt: _prim("lt", "bool"),
-    operator.ge: _prim("ge", "bool"), operator.le: _prim("le", "bool"),
+    operator.eq: _prim("eq", "bool"),
+    operator.gt: _prim("gt", "bool"),
+    operator.lt: _prim("lt", "bool"),
+    operator.ge: _prim("ge", "bool"),
+    operator.le: _prim("le", "bool"),
 }
 NEG = PrimOverload("executorch_prim::neg.Scalar(Scalar a) -> Scalar")
 
@@ -87,18 +94,21 @@ class Bounds:
         if expr.is_number:
             return int(expr)
         from torch.utils._sympy.value_ranges import bound_sympy
+
         upper = _finite_int(bound_sympy(expr, self._ranges).upper)
         if upper is None:
             names = ", ".join(sorted(str(s) for s in expr.free_symbols))
             raise DynamicShapeError(
                 f"{what} is {expr}, which has no upper bound ({names} unbounded); Ember plans memory at the upper "
-                f"bound of every dynamic dimension: export with a maximum, e.g. torch.export.Dim('n', max=128)")
+                f"bound of every dynamic dimension: export with a maximum, e.g. torch.export.Dim('n', max=128)"
+            )
         return upper
 
     def lower(self, value) -> int:
         if isinstance(value, int):
             return value
         from torch.utils._sympy.value_ranges import bound_sympy
+
         low = _finite_int(bound_sympy(value.node.expr, self._ranges).lower)
         return max(low, 0) if low is not None else 0
 

@@ -17,8 +17,17 @@ The lower bound is the largest sum of live bytes at any step: no plan can be sma
     plan = plan_memory([Allocation(id=0, size=64, first=0, last=2), ...])
     plan.offsets[0], plan.pool_sizes[1], plan.lower_bounds[1]
 """
+
 from exir.memory_planning.allocation import Allocation, Plan, PlanError, lower_bound, verify_plan
 from exir.memory_planning.suite import ALGORITHMS, compare_algorithms, plan_memory
 
-__all__ = ["ALGORITHMS", "Allocation", "Plan", "PlanError", "compare_algorithms", "lower_bound", "plan_memory",
-           "verify_plan"]
+__all__ = [
+    "ALGORITHMS",
+    "Allocation",
+    "Plan",
+    "PlanError",
+    "compare_algorithms",
+    "lower_bound",
+    "plan_memory",
+    "verify_plan",
+]

@@ -1,4 +1,5 @@
 """The planner's data: allocations in, plans out, and the two checks every plan must pass."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,12 +13,12 @@ class PlanError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Allocation:
-    id: int                   # the caller's key, unique
-    size: int                 # bytes; 0 takes no space
-    first: int                # first step at which it is live, inclusive
-    last: int                 # last step at which it is live, inclusive
-    mem_id: int = 1           # pool; 0 is reserved for constants
-    alignment: int = 16       # power of two
+    id: int  # the caller's key, unique
+    size: int  # bytes; 0 takes no space
+    first: int  # first step at which it is live, inclusive
+    last: int  # last step at which it is live, inclusive
+    mem_id: int = 1  # pool; 0 is reserved for constants
+    alignment: int = 16  # power of two
     fixed_offset: Optional[int] = None  # pinned by the caller; others are placed around it
 
     @property
@@ -30,10 +31,10 @@ class Allocation:
 
 @dataclasses.dataclass
 class Plan:
-    offsets: Dict[int, int]        # id -> byte offset in its pool
-    pool_sizes: Dict[int, int]     # mem_id -> bytes
+    offsets: Dict[int, int]  # id -> byte offset in its pool
+    pool_sizes: Dict[int, int]  # mem_id -> bytes
     algorithm: str
-    lower_bounds: Dict[int, int]   # mem_id -> bytes no plan can go below
+    lower_bounds: Dict[int, int]  # mem_id -> bytes no plan can go below
 
     @property
     def total(self) -> int:
@@ -114,5 +115,6 @@ def verify_plan(allocs: Sequence[Allocation], plan: Plan) -> None:
                 if lo < bhi and blo < hi:
                     raise PlanError(
                         f"allocations {b.id} and {a.id} in pool {mem_id} are both live at step "
-                        f"{max(a.first, b.first)} and share bytes: [{blo}, {bhi}) and [{lo}, {hi})")
+                        f"{max(a.first, b.first)} and share bytes: [{blo}, {bhi}) and [{lo}, {hi})"
+                    )
             active.append(a)

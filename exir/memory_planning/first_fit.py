@@ -3,6 +3,7 @@
 Each allocation goes to the lowest aligned offset at which it overlaps (in bytes) none of the already-placed
 allocations that are live at the same time. With the largest first, this is TFLite Micro's greedy planner.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Sequence
@@ -15,7 +16,7 @@ def conflicts(items: Sequence[Allocation]) -> Dict[int, List[Allocation]]:
     out: Dict[int, List[Allocation]] = {a.id: [] for a in items}
     ordered = sorted(items, key=lambda a: a.first)
     for i, a in enumerate(ordered):
-        for b in ordered[i + 1:]:
+        for b in ordered[i + 1 :]:
             if b.first > a.last:
                 break
             out[a.id].append(b)
@@ -35,8 +36,9 @@ def place(order: Sequence[Allocation], conflict_map: Dict[int, List[Allocation]]
             offsets[a.id] = 0
             continue
         size = a.aligned_size
-        busy = sorted((offsets[b.id], offsets[b.id] + b.aligned_size)
-                      for b in conflict_map[a.id] if b.id in offsets and b.size)
+        busy = sorted(
+            (offsets[b.id], offsets[b.id] + b.aligned_size) for b in conflict_map[a.id] if b.id in offsets and b.size
+        )
         offset = 0
         for lo, hi in busy:
             if offset + size <= lo:

@@ -5,6 +5,7 @@ one allocation that ends at the current peak earlier in the order (or swaps two 
 the result when it is no larger. The search is deterministic (fixed seed, fixed step count) and stops as soon
 as the plan reaches the lower bound, where nothing can improve it.
 """
+
 from __future__ import annotations
 
 import random

@@ -1,4 +1,5 @@
 """Bump allocation with no reuse: every allocation gets bytes of its own. The upper bound."""
+
 from __future__ import annotations
 
 from typing import Dict, Sequence

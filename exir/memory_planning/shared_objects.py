@@ -4,6 +4,7 @@ Allocations, largest first, go into shared objects (buckets): into the first buc
 live at the same time, at offset 0; else into a bucket with room above the occupants that are live at the same
 time; else into a new bucket exactly its size. Buckets never grow, and are laid end to end.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
@@ -16,8 +17,7 @@ def shared_objects(items: Sequence[Allocation]) -> Dict[int, int]:
     base = max((a.fixed_offset + a.aligned_size for a in fixed), default=0)
     buckets: List[Tuple[int, List[Tuple[Allocation, int]]]] = []  # (size, [(alloc, offset in bucket)])
     placement: Dict[int, Tuple[int, int]] = {}  # id -> (bucket index, offset in bucket)
-    for a in sorted((a for a in items if a.fixed_offset is None),
-                    key=lambda a: (-a.aligned_size, a.first, a.id)):
+    for a in sorted((a for a in items if a.fixed_offset is None), key=lambda a: (-a.aligned_size, a.first, a.id)):
         chosen = None
         for i, (size, occupants) in enumerate(buckets):
             if not any(o.overlaps_in_time(a) for o, _ in occupants):
@@ -25,8 +25,7 @@ def shared_objects(items: Sequence[Allocation]) -> Dict[int, int]:
                 break
         if chosen is None:
             for i, (size, occupants) in enumerate(buckets):
-                top = max(align_up(off + o.aligned_size, a.alignment)
-                          for o, off in occupants if o.overlaps_in_time(a))
+                top = max(align_up(off + o.aligned_size, a.alignment) for o, off in occupants if o.overlaps_in_time(a))
                 if top + a.aligned_size <= size:
                     chosen = (i, top)
                     break

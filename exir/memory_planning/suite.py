@@ -1,4 +1,5 @@
 """Run every algorithm on every pool, keep the smallest plan."""
+
 from __future__ import annotations
 
 from typing import Callable, Dict, Sequence
@@ -39,8 +40,9 @@ def compare_algorithms(allocs: Sequence[Allocation], pool_alignment: int = 16) -
     return {name: _plan_with(name, allocs, pool_alignment).pool_sizes for name in ALGORITHMS}
 
 
-def plan_memory(allocs: Sequence[Allocation], *, algorithms: Sequence[str] = tuple(ALGORITHMS),
-                pool_alignment: int = 16) -> Plan:
+def plan_memory(
+    allocs: Sequence[Allocation], *, algorithms: Sequence[str] = tuple(ALGORITHMS), pool_alignment: int = 16
+) -> Plan:
     """The smallest plan (by total bytes) among `algorithms`; ties go to the earliest listed."""
     validate(allocs)
     unknown = [a for a in algorithms if a not in ALGORITHMS]

@@ -10,6 +10,7 @@ Ember's fused ops (ember_quantized::conv2d, linear, add, mul, adaptive_avg_pool2
 into their clamp), max pooling, padding and views run on the int8 values; everything else runs as float between
 quantized_decomposed quantize/dequantize, as in ExecuTorch. Dropout in eval mode is removed first.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,12 +32,16 @@ class QuantizationError(RuntimeError):
 @dataclasses.dataclass
 class QuantizedModel:
     exported_program: torch.export.ExportedProgram  # with Ember's fused int8 ops: give it to exir.to_edge
-    reference: torch.fx.GraphModule                 # convert_pt2e's output: PyTorch's reference computation
-    fused_ops: int                                  # how many patterns became fused int8 ops
+    reference: torch.fx.GraphModule  # convert_pt2e's output: PyTorch's reference computation
+    fused_ops: int  # how many patterns became fused int8 ops
 
 
-def quantize(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
-             calibration: Iterable[Sequence[torch.Tensor]], quantizer: Optional[object] = None) -> QuantizedModel:
+def quantize(
+    model: torch.nn.Module,
+    example_inputs: Sequence[torch.Tensor],
+    calibration: Iterable[Sequence[torch.Tensor]],
+    quantizer: Optional[object] = None,
+) -> QuantizedModel:
     """Calibrates `model` on `calibration` (an iterable of input tuples) and returns it quantized to int8."""
     from exir.quantization.lower_quantized import fuse_quantized
 
@@ -44,8 +49,10 @@ def quantize(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
     try:
         captured = torch.export.export(model.eval(), example_inputs).module()
     except Exception as e:
-        raise QuantizationError(f"torch.export could not capture the model: {_summary(e)}. Fix the model (or the "
-                                f"example inputs) until torch.export.export(model, example_inputs) succeeds") from e
+        raise QuantizationError(
+            f"torch.export could not capture the model: {_summary(e)}. Fix the model (or the "
+            f"example inputs) until torch.export.export(model, example_inputs) succeeds"
+        ) from e
     _drop_eval_dropout(captured)
     prepared = prepare_pt2e(captured, quantizer or EmberQuantizer())
     seen = 0
@@ -54,12 +61,16 @@ def quantize(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
             try:
                 prepared(*(batch if isinstance(batch, (tuple, list)) else (batch,)))
             except Exception as e:
-                raise QuantizationError(f"calibration batch {seen} failed: {_summary(e)}. Each batch is an input "
-                                        f"tuple shaped like example_inputs") from e
+                raise QuantizationError(
+                    f"calibration batch {seen} failed: {_summary(e)}. Each batch is an input "
+                    f"tuple shaped like example_inputs"
+                ) from e
             seen += 1
     if seen == 0:
-        raise QuantizationError("calibration is empty: pass at least one input tuple shaped like example_inputs "
-                                "(a few dozen representative samples give good activation ranges)")
+        raise QuantizationError(
+            "calibration is empty: pass at least one input tuple shaped like example_inputs "
+            "(a few dozen representative samples give good activation ranges)"
+        )
     reference = convert_pt2e(prepared)
     # The fused graph is a rewrite of a copy: `reference` stays PyTorch's own computation for comparisons.
     fused, count = fuse_quantized(convert_pt2e_copy(reference))
@@ -85,6 +96,7 @@ def _summary(e: BaseException) -> str:
     """'NameError: name 'x' is not defined, at model.py:12': the exception's first line and the innermost frame
     outside torch, torchao and exir (the user's code), if the traceback has one."""
     import traceback
+
     first = (str(e).strip().splitlines() or [""])[0][:300]
     where = ""
     for frame in traceback.extract_tb(e.__traceback__):
@@ -97,6 +109,7 @@ def _summary(e: BaseException) -> str:
 def convert_pt2e_copy(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     import copy
     import warnings
+
     with warnings.catch_warnings():
         # Copying the module's pytree specs trips a deprecation inside torch itself, not in anything we call.
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)

@@ -23,6 +23,7 @@ The activation becomes the kernel's clamp [activation_min, activation_max] in th
 rest stays as it is: float kernels between quantized_decomposed quantize/dequantize, which the runtime also
 runs. Must run before to_edge: its decompositions split linear into transposes and addmm.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,8 +40,16 @@ eq = torch.ops.ember_quantized
 Q_TENSOR = {qd.quantize_per_tensor.default}
 DQ_TENSOR = {qd.dequantize_per_tensor.default}
 DQ_CHANNEL = {qd.dequantize_per_channel.default}
-VIEW_OPS = {aten.flatten.using_ints, aten.view.default, aten.reshape.default, aten.squeeze.dim, aten.squeeze.dims,
-            aten.unsqueeze.default, aten.permute.default, aten.contiguous.default}
+VIEW_OPS = {
+    aten.flatten.using_ints,
+    aten.view.default,
+    aten.reshape.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.unsqueeze.default,
+    aten.permute.default,
+    aten.contiguous.default,
+}
 # Ops that pick or copy values without arithmetic (see the top of this file).
 SELECT_OPS = {aten.max_pool2d.default, aten.pad.default, aten.constant_pad_nd.default}
 # Softmax as export leaves it (softmax.int) or decomposed (_softmax; _safe_softmax, whose zeros for a row of -inf
@@ -83,8 +92,10 @@ def _shape(node: torch.fx.Node):
 
 def _clamp_range(act: Optional[torch.fx.Node], scale: float, zp: int) -> Optional[Tuple[int, int]]:
     """The activation as an int8 clamp of the output, or None if it is not one Ember fuses."""
+
     def q(v: float) -> int:
         return max(-128, min(127, int(round(v / scale)) + zp))
+
     if act is None:
         return -128, 127
     if act.target in (aten.relu.default, aten.relu_.default):
@@ -130,9 +141,14 @@ def _avg_pool2d_args(core: torch.fx.Node):
     """avg_pool2d's arguments with their defaults made explicit: kernel, stride (the kernel if empty), padding,
     ceil_mode, count_include_pad, divisor_override."""
     kernel = _two(core.args[1], None)
-    return (kernel, _two(_arg(core, 2, "stride", []), kernel), _two(_arg(core, 3, "padding", 0), [0, 0]),
-            bool(_arg(core, 4, "ceil_mode", False)), bool(_arg(core, 5, "count_include_pad", True)),
-            _arg(core, 6, "divisor_override", None))
+    return (
+        kernel,
+        _two(_arg(core, 2, "stride", []), kernel),
+        _two(_arg(core, 3, "padding", 0), [0, 0]),
+        bool(_arg(core, 4, "ceil_mode", False)),
+        bool(_arg(core, 5, "count_include_pad", True)),
+        _arg(core, 6, "divisor_override", None),
+    )
 
 
 def _int8_select_args(core: torch.fx.Node, src: torch.fx.Node, scale: float, zp: int):
@@ -201,8 +217,9 @@ def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
         return False
     out_scale, out_zp = float(out_scale), int(out_zp)
     act, core = None, y
-    if _call(y, {aten.relu.default, aten.relu_.default, aten.relu6.default, aten.hardtanh.default,
-                 aten.hardtanh_.default}) and _single_user(y):
+    if _call(
+        y, {aten.relu.default, aten.relu_.default, aten.relu6.default, aten.hardtanh.default, aten.hardtanh_.default}
+    ) and _single_user(y):
         act, core = y, y.args[0]
     if not isinstance(core, torch.fx.Node) or core.op != "call_function" or not _single_user(core):
         return False
@@ -223,8 +240,9 @@ def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
             scales = _float32_attr(gm, w[1])
         common = (x[0], x[1], x[2], w[0], scales, b[0] if b else None)
         if core.target == aten.conv2d.default:
-            stride, padding, dilation = (_pair(_arg(core, i, n, d)) for i, n, d in
-                                         ((3, "stride", 1), (4, "padding", 0), (5, "dilation", 1)))
+            stride, padding, dilation = (
+                _pair(_arg(core, i, n, d)) for i, n, d in ((3, "stride", 1), (4, "padding", 0), (5, "dilation", 1))
+            )
             if isinstance(_arg(core, 4, "padding", 0), str):
                 return False  # padding='same' / 'valid': left to the float path
             groups = int(_arg(core, 6, "groups", 1))

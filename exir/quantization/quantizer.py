@@ -13,6 +13,7 @@ annotates the exported graph with Ember's int8 scheme, the one kernels/quantized
     [0, 1]: all 256 codes cover it, as PyTorch's fixed-qparams softmax does)
 Everything else stays float; exir.quantization.lower_quantized keeps quantize/dequantize around it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,29 +37,53 @@ _pytree_log.setLevel(_pytree_level)
 
 aten = torch.ops.aten
 
-ACT = QuantizationSpec(dtype=torch.int8, quant_min=-128, quant_max=127, qscheme=torch.per_tensor_affine,
-                       is_dynamic=False, observer_or_fake_quant_ctr=HistogramObserver.with_args(eps=2 ** -12))
-WEIGHT = QuantizationSpec(dtype=torch.int8, quant_min=-127, quant_max=127, qscheme=torch.per_channel_symmetric,
-                          ch_axis=0, is_dynamic=False,
-                          observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=2 ** -12))
+ACT = QuantizationSpec(
+    dtype=torch.int8,
+    quant_min=-128,
+    quant_max=127,
+    qscheme=torch.per_tensor_affine,
+    is_dynamic=False,
+    observer_or_fake_quant_ctr=HistogramObserver.with_args(eps=2**-12),
+)
+WEIGHT = QuantizationSpec(
+    dtype=torch.int8,
+    quant_min=-127,
+    quant_max=127,
+    qscheme=torch.per_channel_symmetric,
+    ch_axis=0,
+    is_dynamic=False,
+    observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=2**-12),
+)
 
-SOFTMAX_OUT = FixedQParamsQuantizationSpec(dtype=torch.int8, scale=1.0 / 256.0, zero_point=-128, quant_min=-128,
-                                           quant_max=127, qscheme=torch.per_tensor_affine)
+SOFTMAX_OUT = FixedQParamsQuantizationSpec(
+    dtype=torch.int8, scale=1.0 / 256.0, zero_point=-128, quant_min=-128, quant_max=127, qscheme=torch.per_tensor_affine
+)
 SOFTMAX_OPS = {aten.softmax.int, aten._softmax.default, aten._safe_softmax.default}
 CONV_OPS = {aten.conv2d.default}
 LINEAR_OPS = {aten.linear.default}
 ADD_OPS = {aten.add.Tensor, aten.add_.Tensor}
 # mul: two quantized tensors (broadcasting), or one and a Python number (its factor stays exact: lower_quantized).
 MUL_OPS = {aten.mul.Tensor, aten.mul_.Tensor}
-ACTIVATION_OPS = {aten.relu.default, aten.relu_.default, aten.relu6.default, aten.hardtanh.default,
-                  aten.hardtanh_.default}
+ACTIVATION_OPS = {
+    aten.relu.default,
+    aten.relu_.default,
+    aten.relu6.default,
+    aten.hardtanh.default,
+    aten.hardtanh_.default,
+}
 POOL_OPS = {aten.adaptive_avg_pool2d.default, aten.mean.dim, aten.avg_pool2d.default}
 # Ops that pick or copy values without arithmetic: max pooling and padding. With the input's parameters on the
 # output they run on the int8 values themselves and give exactly what dequantize -> op -> quantize gives.
 SELECT_OPS = {aten.max_pool2d.default, aten.pad.default, aten.constant_pad_nd.default}
 # Ops that only move bytes: quantized with their input's parameters, so the int8 value passes through.
-VIEW_OPS = {aten.flatten.using_ints, aten.view.default, aten.reshape.default, aten.squeeze.dim,
-            aten.unsqueeze.default, aten.permute.default}
+VIEW_OPS = {
+    aten.flatten.using_ints,
+    aten.view.default,
+    aten.reshape.default,
+    aten.squeeze.dim,
+    aten.unsqueeze.default,
+    aten.permute.default,
+}
 
 
 def _bias_spec(input_act: torch.fx.Node, weight: torch.fx.Node, node: torch.fx.Node) -> DerivedQuantizationSpec:
@@ -69,9 +94,15 @@ def _bias_spec(input_act: torch.fx.Node, weight: torch.fx.Node, node: torch.fx.N
         scale = (act_scale * w_scale).to(torch.float32)
         return scale, torch.zeros_like(scale, dtype=torch.int32)
 
-    return DerivedQuantizationSpec(derived_from=[(input_act, node), (weight, node)], derive_qparams_fn=derive,
-                                   dtype=torch.int32, quant_min=-(2 ** 31) + 1, quant_max=2 ** 31 - 1,
-                                   qscheme=torch.per_channel_symmetric, ch_axis=0)
+    return DerivedQuantizationSpec(
+        derived_from=[(input_act, node), (weight, node)],
+        derive_qparams_fn=derive,
+        dtype=torch.int32,
+        quant_min=-(2**31) + 1,
+        quant_max=2**31 - 1,
+        qscheme=torch.per_channel_symmetric,
+        ch_axis=0,
+    )
 
 
 def _only_user(node: torch.fx.Node) -> Optional[torch.fx.Node]:
@@ -88,8 +119,9 @@ def _fused_output(node: torch.fx.Node) -> torch.fx.Node:
 
 
 def _annotate(node: torch.fx.Node, inputs: Dict[torch.fx.Node, object], output=ACT) -> None:
-    node.meta["quantization_annotation"] = QuantizationAnnotation(input_qspec_map=inputs, output_qspec=output,
-                                                                  _annotated=True)
+    node.meta["quantization_annotation"] = QuantizationAnnotation(
+        input_qspec_map=inputs, output_qspec=output, _annotated=True
+    )
 
 
 def _is_float32(node: torch.fx.Node) -> bool:

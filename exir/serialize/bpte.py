@@ -3,6 +3,7 @@
 The tables are schema/bundled_program.fbs; flatc encodes and decodes them through JSON, as exir/serialize/pte.py
 does for programs. A tensor value is stored contiguous, in its dtype's bytes, with its sizes and dim order.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,8 +17,9 @@ import torch
 from exir.serialize.flatc import FlatcError, decode, encode
 from schema import scalar_types
 
-BUNDLED_FBS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "schema",
-                           "bundled_program.fbs")
+BUNDLED_FBS = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "schema", "bundled_program.fbs"
+)
 FILE_IDENTIFIER = b"BP08"
 # What ExecuTorch 1.5.1 writes (devtools/bundled_program/version.py).
 SCHEMA_VERSION = 2
@@ -56,8 +58,9 @@ class BundledProgram:
         for s in self.suites:
             if s.method_name == method:
                 return s
-        raise KeyError(f"the bundle has no test suite for method '{method}' (it has "
-                       f"{[s.method_name for s in self.suites]})")
+        raise KeyError(
+            f"the bundle has no test suite for method '{method}' (it has {[s.method_name for s in self.suites]})"
+        )
 
 
 def _value_to_obj(v: Value, what: str) -> dict:
@@ -67,8 +70,10 @@ def _value_to_obj(v: Value, what: str) -> dict:
             raise BpteFormatError(f"{what}: dtype {v.dtype} cannot be stored in a bundled program")
         t = v.detach().cpu().contiguous()
         data = t.reshape(-1).view(torch.uint8).tolist() if t.numel() else []
-        return {"val_type": "Tensor", "val": {"scalar_type": info.pte, "sizes": list(t.shape), "data": data,
-                                              "dim_order": list(range(t.dim()))}}
+        return {
+            "val_type": "Tensor",
+            "val": {"scalar_type": info.pte, "sizes": list(t.shape), "data": data, "dim_order": list(range(t.dim()))},
+        }
     # bool before int: a Python bool is an int.
     if isinstance(v, bool):
         return {"val_type": "Bool", "val": {"bool_val": v}}
@@ -117,16 +122,26 @@ def _obj_to_value(o: dict, what: str) -> Value:
 def serialize_bpte(bundle: BundledProgram) -> bytes:
     obj = {
         "version": bundle.version,
-        "method_test_suites": [{
-            "method_name": s.method_name,
-            "test_cases": [{
-                "inputs": [_value_to_obj(v, f"{s.method_name} case {c} input {i}") for i, v in enumerate(case.inputs)],
-                "expected_outputs": [_value_to_obj(v, f"{s.method_name} case {c} expected output {i}")
-                                     for i, v in enumerate(case.expected_outputs)],
-            } for c, case in enumerate(s.test_cases)],
-            "atol": float(s.atol),
-            "rtol": float(s.rtol),
-        } for s in bundle.suites],
+        "method_test_suites": [
+            {
+                "method_name": s.method_name,
+                "test_cases": [
+                    {
+                        "inputs": [
+                            _value_to_obj(v, f"{s.method_name} case {c} input {i}") for i, v in enumerate(case.inputs)
+                        ],
+                        "expected_outputs": [
+                            _value_to_obj(v, f"{s.method_name} case {c} expected output {i}")
+                            for i, v in enumerate(case.expected_outputs)
+                        ],
+                    }
+                    for c, case in enumerate(s.test_cases)
+                ],
+                "atol": float(s.atol),
+                "rtol": float(s.rtol),
+            }
+            for s in bundle.suites
+        ],
         "program": list(bundle.program),
     }
     data = encode(json.dumps(obj, separators=(",", ":")), BUNDLED_FBS, "the bundle")
@@ -139,26 +154,34 @@ def deserialize_bpte(data: bytes) -> BundledProgram:
     """Parses a .bpte (Ember's or ExecuTorch's). Raises BpteFormatError naming the first problem found."""
     data = bytes(data)
     if len(data) < 8 or data[4:8] != FILE_IDENTIFIER:
-        raise BpteFormatError(f"not a bundled program: expected identifier 'BP08' at byte 4, found "
-                              f"{data[4:8]!r}")
+        raise BpteFormatError(f"not a bundled program: expected identifier 'BP08' at byte 4, found {data[4:8]!r}")
     obj = json.loads(decode(data, BUNDLED_FBS, "a BundledProgram", error=BpteFormatError))
     suites = []
     for s in obj.get("method_test_suites", []):
         name = s.get("method_name", "")
         cases = []
         for c, case in enumerate(s.get("test_cases", [])):
-            cases.append(TestCase(
-                inputs=[_obj_to_value(v, f"{name} case {c} input {i}") for i, v in enumerate(case.get("inputs", []))],
-                expected_outputs=[_obj_to_value(v, f"{name} case {c} expected output {i}")
-                                  for i, v in enumerate(case.get("expected_outputs", []))]))
-        suites.append(MethodTestSuite(name, cases, float(s.get("atol", DEFAULT_ATOL)),
-                                      float(s.get("rtol", DEFAULT_RTOL))))
+            cases.append(
+                TestCase(
+                    inputs=[
+                        _obj_to_value(v, f"{name} case {c} input {i}") for i, v in enumerate(case.get("inputs", []))
+                    ],
+                    expected_outputs=[
+                        _obj_to_value(v, f"{name} case {c} expected output {i}")
+                        for i, v in enumerate(case.get("expected_outputs", []))
+                    ],
+                )
+            )
+        suites.append(
+            MethodTestSuite(name, cases, float(s.get("atol", DEFAULT_ATOL)), float(s.get("rtol", DEFAULT_RTOL)))
+        )
     return BundledProgram(program=bytes(obj.get("program", [])), suites=suites, version=int(obj.get("version", 0)))
 
 
 def program_offset(data: bytes) -> Optional[int]:
     """Where the embedded .pte starts in a .bpte's bytes (for checks of its 32-byte alignment), or None."""
     import struct
+
     # BundledProgram's root table -> its vtable -> field 2 (program): the vector's length word, then its bytes.
     (root,) = struct.unpack_from("<I", data, 0)
     (vt_rel,) = struct.unpack_from("<i", data, root)
@@ -179,6 +202,7 @@ def main(argv=None) -> int:
     read .pte files, such as selective_build.select)."""
     import argparse
     import sys
+
     ap = argparse.ArgumentParser(prog="python -m exir.serialize.bpte")
     ap.add_argument("command", choices=["extract"])
     ap.add_argument("bpte")
@@ -197,4 +221,5 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     import sys
+
     sys.exit(main())

@@ -4,6 +4,7 @@ Its fields: magic "eh00", header length, program_size (bytes of the flatbuffer p
 segment_base_offset (where segment data starts) and segment_data_size. A reader that loads only program_size
 bytes can leave the segments (constants) in flash or an mmap.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,13 +23,12 @@ class ExtendedHeader:
     segment_data_size: int
 
     def encode(self) -> bytes:
-        return struct.pack(_FORMAT, MAGIC, LENGTH, self.program_size, self.segment_base_offset,
-                           self.segment_data_size)
+        return struct.pack(_FORMAT, MAGIC, LENGTH, self.program_size, self.segment_base_offset, self.segment_data_size)
 
 
 def decode(data: bytes):
     """The header of `data`, or None when it has none (then the whole file is the flatbuffer)."""
-    if len(data) < _LENGTH_AT + 4 or data[OFFSET:OFFSET + len(MAGIC)] != MAGIC:
+    if len(data) < _LENGTH_AT + 4 or data[OFFSET : OFFSET + len(MAGIC)] != MAGIC:
         return None
     (length,) = struct.unpack_from("<I", data, _LENGTH_AT)
     if length < LENGTH:

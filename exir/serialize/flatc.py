@@ -3,6 +3,7 @@
 Each call writes the schemas (program.fbs, the scalar_type.fbs generated from the contract, and the one asked for)
 next to its input.
 """
+
 from __future__ import annotations
 
 import os
@@ -60,8 +61,11 @@ def decode(data: bytes, schema: str, what: str, error: type = FlatcError) -> str
         src = os.path.join(d, "input.bin")
         with open(src, "wb") as f:
             f.write(data)
-        r = subprocess.run([_flatc(), "--json", "--raw-binary", "--strict-json", "-o", d, fbs, "--", src],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [_flatc(), "--json", "--raw-binary", "--strict-json", "-o", d, fbs, "--", src],
+            capture_output=True,
+            text=True,
+        )
         out = os.path.join(d, "input.json")
         if r.returncode != 0 or not os.path.exists(out):
             detail = (r.stderr.strip() or r.stdout.strip() or f"exit code {r.returncode}").splitlines()[-1]

@@ -4,6 +4,7 @@ flatc's JSON spells a union field as two keys, `<field>_type` (the member's tabl
 their names; [ubyte] vectors as lists of numbers. Non-finite doubles have no JSON spelling, so they travel as
 marker strings that are swapped for flatc's `nan`/`inf` literals (and read back from them).
 """
+
 from __future__ import annotations
 
 import dataclasses

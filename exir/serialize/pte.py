@@ -5,6 +5,7 @@ base (aligned so segments can be mmapped), then the segments. The constant segme
 tensor, each at `constant_tensor_alignment`, and `Program.constant_segment.offsets[i]` says where constant `i`
 starts (entry 0 is reserved: data_buffer_idx 0 means "not a constant").
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,10 +37,17 @@ def _layout_constants(blobs: Sequence[bytes], alignment: int):
     return offsets, bytes(data)
 
 
-def serialize_pte(program: S.Program, constant_blobs: Sequence[bytes] = (), *, mutable_blobs: Sequence[bytes] = (),
-                  delegate_blobs: Sequence[bytes] = (), segment_alignment: int = 4096,
-                  constant_tensor_alignment: int = 16, named_data: Sequence[tuple] = (),
-                  named_data_alignment: int = 64) -> bytes:
+def serialize_pte(
+    program: S.Program,
+    constant_blobs: Sequence[bytes] = (),
+    *,
+    mutable_blobs: Sequence[bytes] = (),
+    delegate_blobs: Sequence[bytes] = (),
+    segment_alignment: int = 4096,
+    constant_tensor_alignment: int = 16,
+    named_data: Sequence[tuple] = (),
+    named_data_alignment: int = 64,
+) -> bytes:
     """Encodes `program` with its data segments.
 
     `constant_blobs[i]` is the data of the constant tensor with data_buffer_idx i + 1. `mutable_blobs[i]` is the
@@ -53,8 +61,7 @@ def serialize_pte(program: S.Program, constant_blobs: Sequence[bytes] = (), *, m
     larger). Not the segment alignment: a program carries one per weight (ResNet18's XNNPACK delegate: 62), and a
     backend copies or packs them at init, so page alignment would only add padding.
     """
-    for name, a in (("segment_alignment", segment_alignment), ("constant_tensor_alignment",
-                                                                constant_tensor_alignment)):
+    for name, a in (("segment_alignment", segment_alignment), ("constant_tensor_alignment", constant_tensor_alignment)):
         if a < 1 or a & (a - 1):
             raise ValueError(f"{name} must be a power of two, got {a}")
     program = copy.copy(program)
@@ -83,8 +90,10 @@ def serialize_pte(program: S.Program, constant_blobs: Sequence[bytes] = (), *, m
             for d in plan.delegates:
                 if d.processed is not None and d.processed.location == S.DataLocation.SEGMENT:
                     if not 0 <= d.processed.index < len(delegate_blobs):
-                        raise ValueError(f"delegate '{d.id}' refers to delegate blob {d.processed.index}; there are "
-                                         f"{len(delegate_blobs)}")
+                        raise ValueError(
+                            f"delegate '{d.id}' refers to delegate blob {d.processed.index}; there are "
+                            f"{len(delegate_blobs)}"
+                        )
                     d.processed.index += first
             plans.append(plan)
         program.execution_plan = plans
@@ -127,20 +136,24 @@ class PteFile:
     def segment(self, index: int) -> bytes:
         seg = self.program.segments[index]
         start = self.segment_base + seg.offset
-        return self.data[start:start + seg.size]
+        return self.data[start : start + seg.size]
 
     def constant(self, data_buffer_idx: int, nbytes: int) -> bytes:
         """The bytes of constant `data_buffer_idx` (1-based), `nbytes` long."""
         cs = self.program.constant_segment
         if cs is None or not 0 < data_buffer_idx < len(cs.offsets):
-            raise PteFormatError(f"constant {data_buffer_idx} is not in the constant segment "
-                                 f"({0 if cs is None else len(cs.offsets)} entries)")
+            raise PteFormatError(
+                f"constant {data_buffer_idx} is not in the constant segment "
+                f"({0 if cs is None else len(cs.offsets)} entries)"
+            )
         seg = self.segment(cs.segment_index)
         start = cs.offsets[data_buffer_idx]
         if start + nbytes > len(seg):
-            raise PteFormatError(f"constant {data_buffer_idx} needs bytes [{start}, {start + nbytes}) of a "
-                                 f"{len(seg)}-byte constant segment")
-        return seg[start:start + nbytes]
+            raise PteFormatError(
+                f"constant {data_buffer_idx} needs bytes [{start}, {start + nbytes}) of a "
+                f"{len(seg)}-byte constant segment"
+            )
+        return seg[start : start + nbytes]
 
     @property
     def constant_bytes(self) -> int:
@@ -154,11 +167,13 @@ def deserialize_pte(data: bytes) -> PteFile:
     """Parses and checks a .pte. Raises PteFormatError naming the first problem found."""
     data = bytes(data)
     if len(data) < 8:
-        raise PteFormatError(f"file is {len(data)} bytes; a .pte starts with at least 8 (root offset, "
-                             f"'{FILE_IDENTIFIER.decode()}')")
+        raise PteFormatError(
+            f"file is {len(data)} bytes; a .pte starts with at least 8 (root offset, '{FILE_IDENTIFIER.decode()}')"
+        )
     if data[4:8] != FILE_IDENTIFIER:
-        raise PteFormatError(f"not a .pte: expected identifier '{FILE_IDENTIFIER.decode()}' at byte 4, found "
-                             f"{data[4:8]!r}")
+        raise PteFormatError(
+            f"not a .pte: expected identifier '{FILE_IDENTIFIER.decode()}' at byte 4, found {data[4:8]!r}"
+        )
     try:
         header = eh.decode(data)
     except ValueError as e:
@@ -168,13 +183,15 @@ def deserialize_pte(data: bytes) -> PteFile:
     else:
         program_bytes, base, seg_size = header.program_size, header.segment_base_offset, header.segment_data_size
         if program_bytes > len(data):
-            raise PteFormatError(f"truncated: the header says the program is {program_bytes} bytes, the file has "
-                                 f"{len(data)}")
+            raise PteFormatError(
+                f"truncated: the header says the program is {program_bytes} bytes, the file has {len(data)}"
+            )
         if base < program_bytes:
             raise PteFormatError(f"segment base {base} lies inside the program (which ends at {program_bytes})")
         if seg_size and base + seg_size > len(data):
-            raise PteFormatError(f"truncated: segment data needs bytes [{base}, {base + seg_size}) but the file has "
-                                 f"{len(data)}")
+            raise PteFormatError(
+                f"truncated: segment data needs bytes [{base}, {base + seg_size}) but the file has {len(data)}"
+            )
     (root,) = struct.unpack_from("<I", data, 0)
     if root >= program_bytes:
         raise PteFormatError(f"root offset {root} points past the program's {program_bytes} bytes")
@@ -184,10 +201,13 @@ def deserialize_pte(data: bytes) -> PteFile:
         raise PteFormatError(f"the program table is malformed: {e}") from None
     for i, seg in enumerate(program.segments):
         if seg.offset + seg.size > seg_size:
-            raise PteFormatError(f"segment {i} needs bytes [{base + seg.offset}, {base + seg.offset + seg.size}) "
-                                 f"but segment data ends at {base + seg_size}")
+            raise PteFormatError(
+                f"segment {i} needs bytes [{base + seg.offset}, {base + seg.offset + seg.size}) "
+                f"but segment data ends at {base + seg_size}"
+            )
     cs = program.constant_segment
     if cs is not None and cs.offsets and cs.segment_index >= len(program.segments):
-        raise PteFormatError(f"constant segment index {cs.segment_index} but the file has "
-                             f"{len(program.segments)} segments")
+        raise PteFormatError(
+            f"constant segment index {cs.segment_index} but the file has {len(program.segments)} segments"
+        )
     return PteFile(program, header, program_bytes, base, data)

@@ -45,8 +45,8 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double inp
                              Tensor& out);
 // op_pool.cc: ember_quantized::avg_pool2d.out (windows over 255 taps or strides over 17 fall through)
 void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
-                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
-                    bool ceil_mode, bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
+                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, bool ceil_mode,
+                    bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
                     int64_t output_zero_point, Tensor& out);
 // op_pool.cc: max_pool2d_with_indices.out's int8 calls (op_pool_f32.cc's kernel checks the arguments, then hands
 // them here where max_pool_int8_vectorizes: windows of at most 256 taps, column strides up to 17, 32-bit planes).
@@ -71,8 +71,8 @@ void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const
 KernelMemory convolution_memory(const KernelArgs& args);
 KernelMemory convolution_clamp_memory(const KernelArgs& args);
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                     ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
 void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                            bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,

@@ -19,10 +19,18 @@ struct AddLanes {
 };
 
 AddLanes add_lanes(const quantized::AddPlan& p) {
-  return AddLanes{vdupq_n_s32(p.self.multiplier),  vdupq_n_s32(-p.self.right),  vdupq_n_s32(p.other.multiplier),
-                  vdupq_n_s32(-p.other.right),     vdupq_n_s32(p.out.multiplier), vdupq_n_s32(p.out.left),
-                  vdupq_n_s32(-p.out.right),       vdupq_n_s32(p.activation_min), vdupq_n_s32(p.activation_max),
-                  p.zp_self,                       p.zp_other,                   p.zp_out};
+  return AddLanes{vdupq_n_s32(p.self.multiplier),
+                  vdupq_n_s32(-p.self.right),
+                  vdupq_n_s32(p.other.multiplier),
+                  vdupq_n_s32(-p.other.right),
+                  vdupq_n_s32(p.out.multiplier),
+                  vdupq_n_s32(p.out.left),
+                  vdupq_n_s32(-p.out.right),
+                  vdupq_n_s32(p.activation_min),
+                  vdupq_n_s32(p.activation_max),
+                  p.zp_self,
+                  p.zp_other,
+                  p.zp_out};
 }
 
 // An input's four elements on the common scale: lifted, then its multiplier (<= 0.5, so no left shift).
@@ -52,8 +60,8 @@ void quantized_add_out(KernelContext& ctx, const Tensor& self, double self_scale
                        const Tensor& other, double other_scale, int64_t other_zero_point, double output_scale,
                        int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out) {
   quantized::AddPlan plan;
-  if (!quantized::plan_add(ctx, self, self_scale, self_zero_point, other, other_scale, other_zero_point,
-                           output_scale, output_zero_point, activation_min, activation_max, out, &plan)) {
+  if (!quantized::plan_add(ctx, self, self_scale, self_zero_point, other, other_scale, other_zero_point, output_scale,
+                           output_zero_point, activation_min, activation_max, out, &plan)) {
     return;
   }
   constexpr uint32_t kMask = selected_dtypes::quantized_add_out_helium & dtype_bit(ScalarType::Char);

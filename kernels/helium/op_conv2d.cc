@@ -62,10 +62,9 @@ Error conv2d_prepare(const KernelArgs& args, void* state) { return prepare_requa
 
 // The quantization arguments are read from the state conv2d_prepare filled, not from here.
 void conv2d_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/, int64_t /*input_zero_point*/,
-                const Tensor& weight, const Tensor& /*weight_scales*/, const Tensor* bias,
-                ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups,
-                double /*output_scale*/, int64_t /*output_zero_point*/, int64_t /*activation_min*/,
-                int64_t /*activation_max*/, Tensor& out) {
+                const Tensor& weight, const Tensor& /*weight_scales*/, const Tensor* bias, ArrayRef<int64_t> stride,
+                ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups, double /*output_scale*/,
+                int64_t /*output_zero_point*/, int64_t /*activation_min*/, int64_t /*activation_max*/, Tensor& out) {
   // The checks (shared with kernels/quantized) include that the state was prepared for this weight.
   quantized::Conv2dGeometry geo;
   if (!quantized::conv2d_geometry(ctx, input, weight, stride, padding, dilation, groups, out, &geo)) return;
@@ -80,12 +79,12 @@ void conv2d_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/,
     int8_t* o = out.mutable_data_ptr<int8_t>();
     for (int64_t n = 0; n < geo.N; ++n) {
       const ConvCall k{x + n * geo.C * geo.H * geo.W,
-                   weight.const_data_ptr<int8_t>(),
-                   bias != nullptr ? bias->const_data_ptr<int32_t>() : nullptr,
-                   o + n * geo.OC * geo.OH * geo.OW,
-                   ctx.state<RequantState>(),
-                   shape,
-                   ctx.scratch().data()};
+                       weight.const_data_ptr<int8_t>(),
+                       bias != nullptr ? bias->const_data_ptr<int32_t>() : nullptr,
+                       o + n * geo.OC * geo.OH * geo.OW,
+                       ctx.state<RequantState>(),
+                       shape,
+                       ctx.scratch().data()};
       if (plan.path == ConvPath::kPlanar) {
         run_planar(k, plan);
       } else {

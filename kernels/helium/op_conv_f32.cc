@@ -123,9 +123,16 @@ void run_depthwise(const Conv& c, const ConvPlan& plan) {
   const BorderedPlane plane{reinterpret_cast<float*>(c.scratch), plan.plane_rows, plan.plane_cols,
                             static_cast<int32_t>(g.ph), static_cast<int32_t>(g.pw)};
   zero_plane(plane, depthwise_slack_floats(static_cast<int32_t>(g.sw)));
-  const DepthwiseRows rows{static_cast<int32_t>(g.OH), static_cast<int32_t>(g.OW), static_cast<int32_t>(g.KH),
-                           static_cast<int32_t>(g.KW), static_cast<int32_t>(g.sh), static_cast<int32_t>(g.sw),
-                           static_cast<int32_t>(g.dh), static_cast<int32_t>(g.dw), c.lo, c.hi};
+  const DepthwiseRows rows{static_cast<int32_t>(g.OH),
+                           static_cast<int32_t>(g.OW),
+                           static_cast<int32_t>(g.KH),
+                           static_cast<int32_t>(g.KW),
+                           static_cast<int32_t>(g.sh),
+                           static_cast<int32_t>(g.sw),
+                           static_cast<int32_t>(g.dh),
+                           static_cast<int32_t>(g.dw),
+                           c.lo,
+                           c.hi};
   const int64_t per_channel = g.Cout / g.Cin, taps = g.KH * g.KW, in_plane = g.H * g.W, out_plane = g.OH * g.OW;
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t ch = 0; ch < g.Cin; ++ch) {
@@ -147,8 +154,16 @@ void run_lanes(const Conv& c, const ConvPlan& plan) {
   const LanePlanes planes{reinterpret_cast<float*>(c.scratch), plan.plane_rows, plan.plane_cols,
                           static_cast<int32_t>(g.ph), static_cast<int32_t>(g.pw)};
   zero_lanes(planes);
-  const DepthwiseRows rows{static_cast<int32_t>(g.OH), static_cast<int32_t>(g.OW), 3, 3, static_cast<int32_t>(g.sh),
-                           static_cast<int32_t>(g.sw), 1, 1, c.lo, c.hi};
+  const DepthwiseRows rows{static_cast<int32_t>(g.OH),
+                           static_cast<int32_t>(g.OW),
+                           3,
+                           3,
+                           static_cast<int32_t>(g.sh),
+                           static_cast<int32_t>(g.sw),
+                           1,
+                           1,
+                           c.lo,
+                           c.hi};
   const int64_t per_channel = g.Cout / g.Cin, in_plane = g.H * g.W, out_plane = g.OH * g.OW;
   alignas(16) float w4[9 * 4];
   for (int64_t n = 0; n < g.N; ++n) {
@@ -190,10 +205,11 @@ struct Taps {
 };
 
 Taps taps_of(const ConvGeometry& g) {
-  return Taps{static_cast<int32_t>(g.H),  static_cast<int32_t>(g.W),  static_cast<int32_t>(g.OW),
-              static_cast<int32_t>(g.sh), static_cast<int32_t>(g.sw), static_cast<int32_t>(g.ph),
-              static_cast<int32_t>(g.pw), static_cast<int32_t>(g.dh), static_cast<int32_t>(g.dw),
-              vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(g.sw))};
+  return Taps{static_cast<int32_t>(g.H),  static_cast<int32_t>(g.W),
+              static_cast<int32_t>(g.OW), static_cast<int32_t>(g.sh),
+              static_cast<int32_t>(g.sw), static_cast<int32_t>(g.ph),
+              static_cast<int32_t>(g.pw), static_cast<int32_t>(g.dh),
+              static_cast<int32_t>(g.dw), vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(g.sw))};
 }
 
 // One tap's row of the patch matrix for output pixels [p0, p0 + count) from input plane xc: along each output
@@ -306,8 +322,7 @@ void convolve(KernelContext& ctx, const char* name, const Tensor& input, const T
               ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
               int64_t groups, bool clamp, float lo, float hi, Tensor& out) {
   Conv c;
-  if (!portable::check_convolution(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, out,
-                                   c.g)) {
+  if (!portable::check_convolution(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, out, c.g)) {
     return;
   }
   EMBER_KERNEL_CHECK(ctx, fits_32bit(c.g), NotSupported, "%s: a tensor of over 2^31 bytes", name);
@@ -335,11 +350,11 @@ KernelMemory convolution_clamp_memory(const KernelArgs& args) {
 }
 
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                     ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
   if (!computes(selected_dtypes::convolution_out_helium, input, weight, out)) {
-    return portable::convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
-                                     output_padding, groups, out);
+    return portable::convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                                     groups, out);
   }
   convolve(ctx, "convolution.out", input, weight, bias, stride, padding, dilation, transposed, groups, false, 0.0f,
            0.0f, out);

@@ -84,14 +84,14 @@ void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& 
   EMBER_KERNEL_CHECK(ctx, self.scalar_type() == out.scalar_type() && mat2.scalar_type() == out.scalar_type(),
                      InvalidArgument, "mm.out: self, mat2 and out must share a dtype");
   EMBER_KERNEL_CHECK(ctx, fits_32bit(mat2), NotSupported, "mm.out: mat2 of over 2^31 bytes");
-  matrix_product(self.const_data_ptr<float>(), mat2.const_data_ptr<float>(), shape[0], self.size(1), shape[1],
-                 nullptr, out.mutable_data_ptr<float>());
+  matrix_product(self.const_data_ptr<float>(), mat2.const_data_ptr<float>(), shape[0], self.size(1), shape[1], nullptr,
+                 out.mutable_data_ptr<float>());
 }
 
 void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out) {
   if (!is_float(selected_dtypes::bmm_out_helium, out)) return portable::bmm_out(ctx, self, mat2, out);
-  EMBER_KERNEL_CHECK(ctx, self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) &&
-                              self.size(2) == mat2.size(1),
+  EMBER_KERNEL_CHECK(ctx,
+                     self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) && self.size(2) == mat2.size(1),
                      InvalidArgument, "bmm.out: batch or inner sizes differ");
   const int32_t shape[3] = {self.size(0), self.size(1), mat2.size(2)};
   EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, shape, 3), InvalidArgument, "bmm.out: out must be %dx%dx%d",
@@ -101,8 +101,8 @@ void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor&
   EMBER_KERNEL_CHECK(ctx, fits_32bit(mat2), NotSupported, "bmm.out: mat2 of over 2^31 bytes");
   const int64_t B = shape[0], M = shape[1], K = self.size(2), N = shape[2];
   for (int64_t i = 0; i < B; ++i) {
-    matrix_product(self.const_data_ptr<float>() + i * M * K, mat2.const_data_ptr<float>() + i * K * N, M, K, N,
-                   nullptr, out.mutable_data_ptr<float>() + i * M * N);
+    matrix_product(self.const_data_ptr<float>() + i * M * K, mat2.const_data_ptr<float>() + i * K * N, M, K, N, nullptr,
+                   out.mutable_data_ptr<float>() + i * M * N);
   }
 }
 
@@ -125,8 +125,9 @@ void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const
   const int32_t shape[2] = {M, static_cast<int32_t>(N)};
   EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, shape, 2), InvalidArgument, "addmm.out: out must be %lldx%lld",
                      static_cast<long long>(M), static_cast<long long>(N));
-  EMBER_KERNEL_CHECK(ctx, self.scalar_type() == out.scalar_type() && mat1.scalar_type() == out.scalar_type() &&
-                              mat2.scalar_type() == out.scalar_type(),
+  EMBER_KERNEL_CHECK(ctx,
+                     self.scalar_type() == out.scalar_type() && mat1.scalar_type() == out.scalar_type() &&
+                         mat2.scalar_type() == out.scalar_type(),
                      InvalidArgument, "addmm.out: self, mat1, mat2 and out must share a dtype");
   EMBER_KERNEL_CHECK(ctx, fits_32bit(mat2), NotSupported, "addmm.out: mat2 of over 2^31 bytes");
   matrix_product(mat1.const_data_ptr<float>(), mat2.const_data_ptr<float>(), M, K, N, self.const_data_ptr<float>(),

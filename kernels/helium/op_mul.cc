@@ -94,8 +94,8 @@ void quantized_mul_out(KernelContext& ctx, const Tensor& self, double self_scale
                        const Tensor& other, double other_scale, int64_t other_zero_point, double output_scale,
                        int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out) {
   quantized::MulPlan plan;
-  if (!quantized::plan_mul(ctx, self, self_scale, self_zero_point, other, other_scale, other_zero_point,
-                           output_scale, output_zero_point, activation_min, activation_max, out, &plan)) {
+  if (!quantized::plan_mul(ctx, self, self_scale, self_zero_point, other, other_scale, other_zero_point, output_scale,
+                           output_zero_point, activation_min, activation_max, out, &plan)) {
     return;
   }
   constexpr uint32_t kMask = selected_dtypes::quantized_mul_out_helium & dtype_bit(ScalarType::Char);

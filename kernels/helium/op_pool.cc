@@ -184,9 +184,7 @@ void average_row_groups(const AvgPoolPlan& plan, const PoolRows& p, const int8_t
 
 // Whether the row kernel takes the call: windows of at most 255 taps (16-bit sums of int8) and strides the loads
 // serve. Others go through the scalar kernel.
-bool average_rows_apply(const portable::PoolGeometry& g) {
-  return g.KH * g.KW <= 255 && g.SW <= 17;
-}
+bool average_rows_apply(const portable::PoolGeometry& g) { return g.KH * g.KW <= 255 && g.SW <= 17; }
 
 // The windows that meet the left or right padding (or lie in it) go one at a time, the scalar kernel's way, with
 // their own cached steps (`border`), apart from the ones the rows share (`inside`).
@@ -246,8 +244,8 @@ void average_plane(const AvgPoolPlan& plan, const PoolRows& p, const int8_t* x, 
 // A lane's index is the input position of its tap, (h0 + kh * DH) * W + c + j * SW + kw * DW: with kh = t / KW by a
 // multiply and shift (exact for t and KW below 256), origin + j * SW + t * DW + kh * (DH * W - KW * DW), stored as
 // int64: the low word, then a zero high word (the indices are non-negative).
-void max_rows(const PoolRows& p, TapLoads loads, const int8_t* plane, int32_t oh0, int32_t oh1, int32_t lo,
-              int32_t hi, int8_t* o, int64_t* index) {
+void max_rows(const PoolRows& p, TapLoads loads, const int8_t* plane, int32_t oh0, int32_t oh1, int32_t lo, int32_t hi,
+              int8_t* o, int64_t* index) {
   const uint8x16_t offsets = vmulq_n_u8(vidupq_n_u8(0, 1), static_cast<uint8_t>(p.SW));
   const uint32_t magic = 65536u / static_cast<uint32_t>(p.KW) + 1u;
   const int32_t row_step = p.DH * p.W - p.KW * p.DW;
@@ -284,8 +282,7 @@ void max_rows(const PoolRows& p, TapLoads loads, const int8_t* plane, int32_t oh
       for (int32x4_t base = vaddq_n_s32(lanes, origin); j + 4 <= n; j += 4, base = vaddq_n_s32(base, 4 * p.SW)) {
         const uint32x4_t t = vldrbq_u32(taps + j);
         const int32x4_t kh = vreinterpretq_s32_u32(vshrq_n_u32(vmulq_n_u32(t, magic), 16));
-        const int32x4x2_t wide = {{vmlaq_n_s32(vmlaq_n_s32(base, vreinterpretq_s32_u32(t), p.DW), kh, row_step),
-                                   zero}};
+        const int32x4x2_t wide = {{vmlaq_n_s32(vmlaq_n_s32(base, vreinterpretq_s32_u32(t), p.DW), kh, row_step), zero}};
         vst2q_s32(reinterpret_cast<int32_t*>(at + j), wide);
       }
       for (; j < n; ++j) {
@@ -297,8 +294,8 @@ void max_rows(const PoolRows& p, TapLoads loads, const int8_t* plane, int32_t oh
 }
 
 // A window portable's way (those meeting the left or right padding, or lying in it).
-__attribute__((noinline)) void max_window(const portable::PoolGeometry& g, const int8_t* plane, int32_t oh,
-                                          int32_t ow, int8_t* o, int64_t* index) {
+__attribute__((noinline)) void max_window(const portable::PoolGeometry& g, const int8_t* plane, int32_t oh, int32_t ow,
+                                          int8_t* o, int64_t* index) {
   int32_t best;
   portable::max_window<int32_t>(plane, g.W, 1, g, oh, ow, &best, index);
   *o = static_cast<int8_t>(best);
@@ -325,7 +322,6 @@ void max_plane(const portable::PoolGeometry& g, const PoolRows& p, const int8_t*
   if (full < p.OH) max_rows(p, TapLoads::kGather, x, full, p.OH, lo, hi, o, index);
 }
 
-
 }  // namespace
 
 void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
@@ -351,8 +347,8 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double inp
 }
 
 void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
-                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
-                    bool ceil_mode, bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
+                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, bool ceil_mode,
+                    bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
                     int64_t output_zero_point, Tensor& out) {
   AvgPoolPlan plan;
   if (!quantized::plan_avg_pool(ctx, input, input_scale, input_zero_point, kernel_size, stride, padding, ceil_mode,
@@ -372,9 +368,9 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale,
     const int32_t planes = static_cast<int32_t>(g.batch * g.C), plane = static_cast<int32_t>(g.H * g.W);
     quantized::AvgPoolSteps border, inside;
     if (whole_plane(g)) {
-      global_pool(x, o, planes, plane, quantized::avg_pool_steps(plan, quantized::avg_window(plan, 0, 0).divisor,
-                                                                 &inside),
-                  plan.zp_in, plan.zp_out);
+      global_pool(x, o, planes, plane,
+                  quantized::avg_pool_steps(plan, quantized::avg_window(plan, 0, 0).divisor, &inside), plan.zp_in,
+                  plan.zp_out);
       return;
     }
     const PoolRows p = rows_of(g);

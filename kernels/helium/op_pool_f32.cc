@@ -113,16 +113,16 @@ float average_window(const float* x, const Pool& p, int32_t oh, int32_t ow, bool
     for (int32_t iw = ws; iw < w1; ++iw) sum += x[ih * p.W + iw];
   }
   const int64_t divisor = divisor_override.has_value() ? divisor_override.value()
-                          : count_include_pad         ? padded
-                                                      : static_cast<int64_t>(h1 - hs) * (w1 - ws);
+                          : count_include_pad          ? padded
+                                                       : static_cast<int64_t>(h1 - hs) * (w1 - ws);
   return sum / static_cast<float>(divisor);
 }
 
 // Four windows inside the input, summed in portable's order (rows, then columns, from 0) and divided by `divisor`.
 void average_windows(const Pool& p, const float* x, int32_t oh, int32_t ow, float divisor, float* o) {
   const uint32_t col = static_cast<uint32_t>(ow * p.SW - p.PW), row = static_cast<uint32_t>(oh * p.SH - p.PH);
-  const uint32x4_t first = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(p.SW)),
-                                       row * static_cast<uint32_t>(p.W) + col);
+  const uint32x4_t first =
+      vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(p.SW)), row * static_cast<uint32_t>(p.W) + col);
   float32x4_t sum = vdupq_n_f32(0.0f);
   for (int32_t kh = 0; kh < p.KH; ++kh) {
     for (int32_t kw = 0; kw < p.KW; ++kw) {
@@ -142,8 +142,8 @@ void average_plane(const Pool& p, const float* x, float* o, bool count_include_p
   int32_t lo, hi;
   inside_columns(p, &lo, &hi);
   // A window inside the input counts KH * KW elements, padding included or not.
-  const float inside_divisor = static_cast<float>(divisor_override.has_value() ? divisor_override.value()
-                                                                               : static_cast<int64_t>(p.KH) * p.KW);
+  const float inside_divisor =
+      static_cast<float>(divisor_override.has_value() ? divisor_override.value() : static_cast<int64_t>(p.KH) * p.KW);
   for (int32_t oh = 0; oh < p.OH; ++oh, o += p.OW) {
     int32_t ow = 0;
     if (row_inside(p, oh)) {
@@ -199,16 +199,17 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
   EMBER_KERNEL_CHECK(ctx, portable::pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, &g),
                      InvalidArgument,
                      "max_pool2d_with_indices.out: invalid geometry for a %d-d input (kernel, stride and dilation "
-                     "in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
-  EMBER_KERNEL_CHECK(ctx, portable::fit_pooled(out, self, g) && portable::fit_pooled(indices, self, g),
-                     InvalidArgument, "max_pool2d_with_indices.out: out and indices must be %lldx%lld per channel",
+                     "in [1, 2^31), padding at most half the kernel)",
+                     static_cast<int>(self.dim()));
+  EMBER_KERNEL_CHECK(ctx, portable::fit_pooled(out, self, g) && portable::fit_pooled(indices, self, g), InvalidArgument,
+                     "max_pool2d_with_indices.out: out and indices must be %lldx%lld per channel",
                      static_cast<long long>(g.OH), static_cast<long long>(g.OW));
   EMBER_KERNEL_CHECK(ctx, indices.scalar_type() == ScalarType::Long && self.scalar_type() == out.scalar_type(),
                      InvalidArgument, "max_pool2d_with_indices.out: indices must be Long and out match self's dtype");
   if (int8) {
     if (!max_pool_int8_vectorizes(g)) {
-      return portable::max_pool2d_with_indices_out(ctx, self, kernel_size, stride, padding, dilation, ceil_mode,
-                                                   out, indices);
+      return portable::max_pool2d_with_indices_out(ctx, self, kernel_size, stride, padding, dilation, ceil_mode, out,
+                                                   indices);
     }
     max_pool_int8(g, self.const_data_ptr<int8_t>(), out.mutable_data_ptr<int8_t>(),
                   indices.mutable_data_ptr<int64_t>());
@@ -237,8 +238,10 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
   EMBER_KERNEL_CHECK(ctx,
                      portable::pool_geometry(self, kernel_size, stride, padding, ArrayRef<int64_t>(one, 2), ceil_mode,
                                              &g),
-                     InvalidArgument, "avg_pool2d.out: invalid geometry for a %d-d input (kernel and "
-                     "stride in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
+                     InvalidArgument,
+                     "avg_pool2d.out: invalid geometry for a %d-d input (kernel and "
+                     "stride in [1, 2^31), padding at most half the kernel)",
+                     static_cast<int>(self.dim()));
   EMBER_KERNEL_CHECK(ctx, portable::fit_pooled(out, self, g), InvalidArgument,
                      "avg_pool2d.out: out must be %lldx%lld per channel", static_cast<long long>(g.OH),
                      static_cast<long long>(g.OW));
@@ -267,8 +270,7 @@ void mean_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>
                     reduces_trailing(plan) && self.numel() <= INT32_MAX / 4;
   if (!mine) return portable::mean_out(ctx, self, dim, keepdim, dtype, out);
   EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, plan.out_shape, plan.out_rank), InvalidArgument,
-                     "mean.out: out has the wrong shape for a reduction of a %d-d input",
-                     static_cast<int>(self.dim()));
+                     "mean.out: out has the wrong shape for a reduction of a %d-d input", static_cast<int>(self.dim()));
   row_means(self.const_data_ptr<float>(), static_cast<int32_t>(plan.out_numel),
             static_cast<int32_t>(plan.reduced_numel), out.mutable_data_ptr<float>());
 }

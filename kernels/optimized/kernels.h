@@ -30,8 +30,8 @@ void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Opt
 
 // op_convolution.cc
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                     ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
 // Their scratch (runtime/kernel/kernel_args.h): one K block of im2col panels or the depthwise bordered planes.
 KernelMemory convolution_memory(const KernelArgs& args);
 KernelMemory convolution_clamp_memory(const KernelArgs& args);

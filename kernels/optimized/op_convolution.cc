@@ -79,8 +79,8 @@ void silu_block(float* c, int64_t ld, int64_t rows, int64_t cols) {
 }
 
 // One output plane of a depthwise convolution: input plane x (H x W), filter w (KH x KW).
-EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, const float* w, float bias,
-                                         float lo, float hi, float* o) {
+EMBER_ALWAYS_INLINE void depthwise_plane(const ConvGeometry& g, const float* x, const float* w, float bias, float lo,
+                                         float hi, float* o) {
   const int64_t sw = g.sw, W = g.W, OW = g.OW;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     float* orow = o + oh * OW;
@@ -231,8 +231,8 @@ EMBER_ALWAYS_INLINE void depthwise3x3_padded(const ConvGeometry& g, const float*
     } else {
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t i = ow * sw;
-        orow[ow] = clamp(bias + w0 * r0[i] + w1 * r0[i + dw] + w2 * r0[i + 2 * dw] + w3 * r1[i] +
-                             w4 * r1[i + dw] + w5 * r1[i + 2 * dw] + w6 * r2[i] + w7 * r2[i + dw] + w8 * r2[i + 2 * dw],
+        orow[ow] = clamp(bias + w0 * r0[i] + w1 * r0[i + dw] + w2 * r0[i + 2 * dw] + w3 * r1[i] + w4 * r1[i + dw] +
+                             w5 * r1[i + 2 * dw] + w6 * r2[i] + w7 * r2[i + dw] + w8 * r2[i + 2 * dw],
                          lo, hi);
       }
     }
@@ -419,9 +419,9 @@ EMBER_ALWAYS_INLINE void depthwise_general_rows(const ConvGeometry& g, const Pha
 // `flat`, then each output row clamped out of it. EfficientNet-B0 (AVX-512, one thread): its 7x7 5x5 layers
 // 190 -> 138 us each, its 14x14 ones 200 -> 159 us.
 template <class V, int K>
-EMBER_ALWAYS_INLINE void depthwise_general_flat_sweep(const ConvGeometry& g, const PhasedPlane& pp,
-                                                      const float* plane, const float* w, float bias, float lo,
-                                                      float hi, float* flat, float* o) {
+EMBER_ALWAYS_INLINE void depthwise_general_flat_sweep(const ConvGeometry& g, const PhasedPlane& pp, const float* plane,
+                                                      const float* w, float bias, float lo, float hi, float* flat,
+                                                      float* o) {
   constexpr int64_t L = Lanes<V>::value;
   // Output (oh, ow) reads tap (kh, kw)'s plane at oh * cols + ow: the copy has a row phase per vertical step.
   const int64_t step = pp.cols, n = (g.OH - 1) * step + g.OW;
@@ -442,8 +442,8 @@ EMBER_ALWAYS_INLINE void depthwise_general_flat_sweep(const ConvGeometry& g, con
 }
 
 template <class V>
-EMBER_ALWAYS_INLINE void depthwise_general(const ConvGeometry& g, const float* x, const float* w, float bias,
-                                           float lo, float hi, float* plane, float* flat, float* o) {
+EMBER_ALWAYS_INLINE void depthwise_general(const ConvGeometry& g, const float* x, const float* w, float bias, float lo,
+                                           float hi, float* plane, float* flat, float* o) {
   const PhasedPlane pp = phased_plane(g);
   fill_phased<V>(g, pp, x, plane);
   if (flat != nullptr) {
@@ -496,8 +496,8 @@ EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const 
   const int64_t mult = g.Cout / g.groups;  // output channels per input channel
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
   const DepthwisePath path = padded != nullptr ? depthwise_path(g) : DepthwisePath::Plane;
-  const int64_t padded_floats = path == DepthwisePath::General ? depthwise_phased_floats(g)
-                                                               : (g.H + 2 * g.ph) * (g.W + 2 * g.pw) + kSlackFloats;
+  const int64_t padded_floats =
+      path == DepthwisePath::General ? depthwise_phased_floats(g) : (g.H + 2 * g.ph) * (g.W + 2 * g.pw) + kSlackFloats;
   // Zero once: the border and the slack; only the interior is overwritten per channel.
   if (padded != nullptr) memset(padded, 0, padded_floats * sizeof(float));
   float* flat = padded != nullptr ? padded + padded_floats : nullptr;
@@ -507,8 +507,7 @@ EMBER_ALWAYS_INLINE void depthwise(const ConvGeometry& g, const float* x, const 
     const float* wc = w + co * g.KH * g.KW;
     float* oc = o + c * oplane;
     if (path == DepthwisePath::General) {
-      depthwise_general<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded,
-                           depthwise_general_flat(g) ? flat : nullptr, oc);
+      depthwise_general<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, depthwise_general_flat(g) ? flat : nullptr, oc);
     } else if (path == DepthwisePath::Padded3x3) {
       depthwise3x3_padded<V>(g, xc, wc, b ? b[co] : 0.0f, lo, hi, padded, flat, oc);
     } else {
@@ -523,9 +522,8 @@ void depthwise_baseline(const ConvGeometry& g, const float* x, const float* w, c
   depthwise<f32x4>(g, x, w, b, lo, hi, silu, padded, c0, c1, o);
 }
 #if EMBER_SIMD_X86_DISPATCH
-EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* b,
-                                      float lo, float hi, bool silu, float* padded, int64_t c0, int64_t c1,
-                                      float* o) {
+EMBER_TARGET_AVX2 void depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* b, float lo,
+                                      float hi, bool silu, float* padded, int64_t c0, int64_t c1, float* o) {
   depthwise<f32x8>(g, x, w, b, lo, hi, silu, padded, c0, c1, o);
 }
 EMBER_TARGET_AVX512 void depthwise_avx512(const ConvGeometry& g, const float* x, const float* w, const float* b,
@@ -665,20 +663,19 @@ EMBER_ALWAYS_INLINE void im2col_panel(const Im2col& f, int64_t k0, int64_t kc, i
   }
 }
 
-void im2col_fill_baseline(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64_t n, int64_t width,
-                          float* dst) {
+void im2col_fill_baseline(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64_t n, int64_t width, float* dst) {
   im2col_panel<f32x4>(*static_cast<const Im2col*>(ctx), k0, kc, n0, n, width, dst);
 }
 #if EMBER_SIMD_X86_DISPATCH
-EMBER_TARGET_AVX2 void im2col_fill_avx2(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64_t n,
-                                        int64_t width, float* dst) {
+EMBER_TARGET_AVX2 void im2col_fill_avx2(const void* ctx, int64_t k0, int64_t kc, int64_t n0, int64_t n, int64_t width,
+                                        float* dst) {
   im2col_panel<f32x8>(*static_cast<const Im2col*>(ctx), k0, kc, n0, n, width, dst);
 }
 #endif
 
 // Plain loops for one image and group, for when not even one im2col column fits in scratch.
-void direct(const ConvGeometry& g, const float* x, const float* w, const float* b, int64_t cout_g, float lo,
-            float hi, float* o) {
+void direct(const ConvGeometry& g, const float* x, const float* w, const float* b, int64_t cout_g, float lo, float hi,
+            float* o) {
   for (int64_t co = 0; co < cout_g; ++co) {
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       for (int64_t ow = 0; ow < g.OW; ++ow) {
@@ -780,8 +777,8 @@ KernelMemory memory(const KernelArgs& a, uint32_t float_mask) {
   return m;
 }
 
-void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w, const float* b,
-                 float lo, float hi, bool silu, float* o) {
+void conv_im2col(KernelContext& ctx, const ConvGeometry& g, const float* x, const float* w, const float* b, float lo,
+                 float hi, bool silu, float* o) {
   const int64_t kdim = g.Cg * g.KH * g.KW, ohw = g.OH * g.OW, cout_g = g.Cout / g.groups;
   const int64_t nt = im2col_columns(g);
   float* scratch = reinterpret_cast<float*>(ctx.scratch().data());
@@ -823,8 +820,7 @@ void convolve(KernelContext& ctx, const Tensor& input, const Tensor& weight, con
               ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
               int64_t groups, float lo, float hi, bool silu, Tensor& out) {
   ConvGeometry g;
-  if (!portable::check_convolution(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, out,
-                                   g)) {
+  if (!portable::check_convolution(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, out, g)) {
     return;
   }
   const float* x = input.const_data_ptr<float>();
@@ -858,14 +854,14 @@ KernelMemory convolution_silu_memory(const KernelArgs& args) {
 }
 
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                     ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
   if (!computes_float(selected_dtypes::convolution_out_optimized, out) || !contiguous(input, weight, out)) {
-    return portable::convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
-                                     output_padding, groups, out);
+    return portable::convolution_out(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                                     groups, out);
   }
-  convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, -__builtin_inff(),
-           __builtin_inff(), false, out);
+  convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, -__builtin_inff(), __builtin_inff(),
+           false, out);
 }
 
 void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
@@ -890,8 +886,8 @@ void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor&
     return portable::convolution_silu_out(ctx, input, weight, bias, stride, padding, dilation, transposed,
                                           output_padding, groups, out);
   }
-  convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, -__builtin_inff(),
-           __builtin_inff(), true, out);
+  convolve(ctx, input, weight, bias, stride, padding, dilation, transposed, groups, -__builtin_inff(), __builtin_inff(),
+           true, out);
 }
 
 }  // namespace optimized

@@ -42,12 +42,14 @@ void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const
   EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, shape, 2), InvalidArgument, "addmm.out: out must be %dx%d",
                      static_cast<int>(M), static_cast<int>(N));
   int32_t bshape[kMaxTensorDim];
-  EMBER_KERNEL_CHECK(ctx, portable::broadcast_shape(self.sizes(), ArrayRef<int32_t>(shape, 2), bshape) == 2 &&
-                              bshape[0] == M && bshape[1] == N,
+  EMBER_KERNEL_CHECK(ctx,
+                     portable::broadcast_shape(self.sizes(), ArrayRef<int32_t>(shape, 2), bshape) == 2 &&
+                         bshape[0] == M && bshape[1] == N,
                      InvalidArgument, "addmm.out: self does not broadcast to %dx%d", static_cast<int>(M),
                      static_cast<int>(N));
-  EMBER_KERNEL_CHECK(ctx, self.scalar_type() == out.scalar_type() && mat1.scalar_type() == out.scalar_type() &&
-                              mat2.scalar_type() == out.scalar_type(),
+  EMBER_KERNEL_CHECK(ctx,
+                     self.scalar_type() == out.scalar_type() && mat1.scalar_type() == out.scalar_type() &&
+                         mat2.scalar_type() == out.scalar_type(),
                      InvalidArgument, "addmm.out: self, mat1, mat2 and out must share a dtype");
   const float be = beta.to<float>();
   Gemm g;
@@ -78,8 +80,8 @@ void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const
 
 void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out) {
   if (!computes_float(selected_dtypes::bmm_out_optimized, out)) return portable::bmm_out(ctx, self, mat2, out);
-  EMBER_KERNEL_CHECK(ctx, self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) &&
-                              self.size(2) == mat2.size(1),
+  EMBER_KERNEL_CHECK(ctx,
+                     self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) && self.size(2) == mat2.size(1),
                      InvalidArgument, "bmm.out: batch or inner sizes differ");
   const int32_t shape[3] = {self.size(0), self.size(1), mat2.size(2)};
   EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, shape, 3), InvalidArgument, "bmm.out: out must be %dx%dx%d",

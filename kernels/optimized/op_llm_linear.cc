@@ -80,9 +80,9 @@ EMBER_TARGET_AVX2 void int8_rows(const float* x, const int8_t* w, const float* s
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 template <int TT>
-__attribute__((target("avx512f,avx2,fma"))) void int8_rows_avx512(const float* x, const int8_t* w,
-                                                                  const float* scales, const float* bias, float* o,
-                                                                  int64_t K, int64_t N, int64_t n0, int64_t n1) {
+__attribute__((target("avx512f,avx2,fma"))) void int8_rows_avx512(const float* x, const int8_t* w, const float* scales,
+                                                                  const float* bias, float* o, int64_t K, int64_t N,
+                                                                  int64_t n0, int64_t n1) {
   for (int64_t n = n0; n < n1; ++n) {
     const int8_t* wr = w + n * K;
     __m512 acc[TT];
@@ -281,8 +281,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,fma"))) void int4_blocke
 #pragma GCC diagnostic pop  // pushed before int8_rows_avx512
 #endif
 
-using Int4BlockedFn = void (*)(int64_t, const portable::Int8Tokens&, const uint8_t*, const float*, const float*,
-                               float*, int64_t, int64_t, int64_t, int64_t, int64_t);
+using Int4BlockedFn = void (*)(int64_t, const portable::Int8Tokens&, const uint8_t*, const float*, const float*, float*,
+                               int64_t, int64_t, int64_t, int64_t, int64_t);
 // The best this CPU runs (called only where AVX2 and FMA are there), and the output channels its units hold.
 Int4BlockedFn int4_blocked_kernel(int64_t* unit_channels) {
   *unit_channels = 8;
@@ -297,8 +297,8 @@ Int4BlockedFn int4_blocked_kernel(int64_t* unit_channels) {
 #elif EMBER_LLM_NEON
 // The same two kernels for NEON (same names: each target compiles one pair).
 template <int TT>
-void int8_rows(const float* x, const int8_t* w, const float* scales, const float* bias, float* o, int64_t K,
-               int64_t N, int64_t n0, int64_t n1) {
+void int8_rows(const float* x, const int8_t* w, const float* scales, const float* bias, float* o, int64_t K, int64_t N,
+               int64_t n0, int64_t n1) {
   for (int64_t n = n0; n < n1; ++n) {
     const int8_t* wr = w + n * K;
     float32x4_t acc0[TT], acc1[TT];
@@ -326,8 +326,8 @@ void int8_rows(const float* x, const int8_t* w, const float* scales, const float
 // Same arguments and exact integer sums as AVX2's int4_rows. Byte i of a 32-channel block's 16 bytes holds
 // channel i in its low nibble and channel 16 + i in its high one.
 template <int TT>
-void int4_rows(const int16_t* d, const float* ts, const uint8_t* w, const float* scales, const float* bias,
-               float* o, int64_t K, int64_t N, int64_t group, int64_t n0, int64_t n1) {
+void int4_rows(const int16_t* d, const float* ts, const uint8_t* w, const float* scales, const float* bias, float* o,
+               int64_t K, int64_t N, int64_t group, int64_t n0, int64_t n1) {
   const int64_t G = K / group;
   const uint8x16_t low = vdupq_n_u8(15);
   const int16x8_t eight = vdupq_n_s16(8);
@@ -348,8 +348,7 @@ void int4_rows(const int16_t* d, const float* ts, const uint8_t* w, const float*
         const int16x8_t w3 = vsubq_s16(vreinterpretq_s16_u16(vmovl_high_u8(hi)), eight);
         for (int t = 0; t < TT; ++t) {
           const int16_t* dr = d + t * K + k;
-          const int16x8_t d0 = vld1q_s16(dr), d1 = vld1q_s16(dr + 8), d2 = vld1q_s16(dr + 16),
-                          d3 = vld1q_s16(dr + 24);
+          const int16x8_t d0 = vld1q_s16(dr), d1 = vld1q_s16(dr + 8), d2 = vld1q_s16(dr + 16), d3 = vld1q_s16(dr + 24);
           int32x4_t a = iacc[t];
           a = vmlal_s16(a, vget_low_s16(w0), vget_low_s16(d0));
           a = vmlal_high_s16(a, w0, d0);
@@ -404,11 +403,11 @@ void int4_blocked_tile(const portable::Int8Tokens& tok, const uint8_t* w, const 
           memcpy(&q0, tok.q + t * K + j * 8, 4);
           memcpy(&q1, tok.q + t * K + j * 8 + 4, 4);
           const int8x16_t qa = vreinterpretq_s8_s32(vdupq_n_s32(q0)), qb = vreinterpretq_s8_s32(vdupq_n_s32(q1));
-          a01[t] = vpadalq_s16(a01[t], vmlal_s8(vmull_s8(vget_low_s8(l0), vget_low_s8(qa)), vget_low_s8(h0),
-                                                vget_low_s8(qb)));
+          a01[t] = vpadalq_s16(a01[t],
+                               vmlal_s8(vmull_s8(vget_low_s8(l0), vget_low_s8(qa)), vget_low_s8(h0), vget_low_s8(qb)));
           a23[t] = vpadalq_s16(a23[t], vmlal_high_s8(vmull_high_s8(l0, qa), h0, qb));
-          a45[t] = vpadalq_s16(a45[t], vmlal_s8(vmull_s8(vget_low_s8(l1), vget_low_s8(qa)), vget_low_s8(h1),
-                                                vget_low_s8(qb)));
+          a45[t] = vpadalq_s16(a45[t],
+                               vmlal_s8(vmull_s8(vget_low_s8(l1), vget_low_s8(qa)), vget_low_s8(h1), vget_low_s8(qb)));
           a67[t] = vpadalq_s16(a67[t], vmlal_high_s8(vmull_high_s8(l1, qa), h1, qb));
         }
       }
@@ -472,8 +471,8 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
 #if EMBER_SIMD_X86_DISPATCH || EMBER_LLM_NEON
   if (computes_float(selected_dtypes::linear_int8_out_optimized, x) && vector_path()) {
     portable::LlmLinearShape s;
-    if (!portable::llm_linear_checks(ctx, "ember_llm::linear_int8.out", x, weight, ScalarType::Char, 1, scales, 0,
-                                     bias, out, &s)) {
+    if (!portable::llm_linear_checks(ctx, "ember_llm::linear_int8.out", x, weight, ScalarType::Char, 1, scales, 0, bias,
+                                     out, &s)) {
       return;
     }
     const float* xs = x.const_data_ptr<float>();

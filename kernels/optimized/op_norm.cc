@@ -85,8 +85,10 @@ void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int
   }
   // The same checks as portable's, with its messages.
   const int64_t n = input.dim(), k = static_cast<int64_t>(normalized_shape.size());
-  EMBER_KERNEL_CHECK(ctx, k >= 1 && k <= n, InvalidArgument, "native_layer_norm.out: normalized_shape of %lld dims "
-                     "for a %lld-d input", static_cast<long long>(k), static_cast<long long>(n));
+  EMBER_KERNEL_CHECK(ctx, k >= 1 && k <= n, InvalidArgument,
+                     "native_layer_norm.out: normalized_shape of %lld dims "
+                     "for a %lld-d input",
+                     static_cast<long long>(k), static_cast<long long>(n));
   int64_t inner = 1;
   for (int64_t i = 0; i < k; ++i) {
     EMBER_KERNEL_CHECK(ctx, input.size(static_cast<int32_t>(n - k + i)) == normalized_shape[static_cast<size_t>(i)],
@@ -97,15 +99,17 @@ void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int
   const int64_t outer = inner ? input.numel() / inner : 0;
   int32_t stat_shape[kMaxTensorDim];
   for (int64_t i = 0; i < n; ++i) stat_shape[i] = i < n - k ? input.size(static_cast<int32_t>(i)) : 1;
-  EMBER_KERNEL_CHECK(ctx, portable::fit_output(out0, input.sizes()) &&
-                              portable::fit_output(out1, stat_shape, static_cast<size_t>(n)) &&
-                              portable::fit_output(out2, stat_shape, static_cast<size_t>(n)),
+  EMBER_KERNEL_CHECK(ctx,
+                     portable::fit_output(out0, input.sizes()) &&
+                         portable::fit_output(out1, stat_shape, static_cast<size_t>(n)) &&
+                         portable::fit_output(out2, stat_shape, static_cast<size_t>(n)),
                      InvalidArgument, "native_layer_norm.out: outputs have the wrong shapes");
-  EMBER_KERNEL_CHECK(ctx, (weight == nullptr || weight->numel() == inner) && (bias == nullptr || bias->numel() == inner),
+  EMBER_KERNEL_CHECK(ctx,
+                     (weight == nullptr || weight->numel() == inner) && (bias == nullptr || bias->numel() == inner),
                      InvalidArgument, "native_layer_norm.out: weight and bias must have %lld elements",
                      static_cast<long long>(inner));
-  if (inner == 0 || outer == 0) return portable::native_layer_norm_out(ctx, input, normalized_shape, weight, bias,
-                                                                        eps, out0, out1, out2);
+  if (inner == 0 || outer == 0)
+    return portable::native_layer_norm_out(ctx, input, normalized_shape, weight, bias, eps, out0, out1, out2);
   const float* w = weight ? weight->const_data_ptr<float>() : nullptr;
   const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
   const float* x = input.const_data_ptr<float>();

@@ -43,15 +43,15 @@ int64_t load_extent(int64_t s) {
 }
 
 // One output element, any window (padding included): portable's window, on floats.
-EMBER_ALWAYS_INLINE void one_window(const float* xp, const portable::PoolGeometry& g, int64_t oh, int64_t ow,
-                                    float* o, int64_t* ix) {
+EMBER_ALWAYS_INLINE void one_window(const float* xp, const portable::PoolGeometry& g, int64_t oh, int64_t ow, float* o,
+                                    int64_t* ix) {
   portable::max_window(xp, g.W, 1, g, oh, ow, o, ix);
 }
 
 // L output columns from ow0, every window column inside the row; rows [kh0, kh1) are the ones inside the plane.
 template <class V, int S>
-EMBER_ALWAYS_INLINE void chunk(const float* xp, const portable::PoolGeometry& g, int64_t oh, int64_t ow0,
-                               int64_t kh0, int64_t kh1, float* o, int64_t* ix) {
+EMBER_ALWAYS_INLINE void chunk(const float* xp, const portable::PoolGeometry& g, int64_t oh, int64_t ow0, int64_t kh0,
+                               int64_t kh1, float* o, int64_t* ix) {
   typedef typename IntVec<V>::type I;
   constexpr int L = Lanes<V>::value;
   I lane;
@@ -120,13 +120,12 @@ EMBER_ALWAYS_INLINE void planes(const float* x, const portable::PoolGeometry& ge
 }
 
 // Planes [p0, p1) (image-major: p = n * C + c).
-void planes_baseline(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1, float* o,
-                     int64_t* ix) {
+void planes_baseline(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1, float* o, int64_t* ix) {
   planes<f32x4, f32x4>(x, g, p0, p1, o, ix);
 }
 #if EMBER_SIMD_X86_DISPATCH
-EMBER_TARGET_AVX2 void planes_avx2(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1,
-                                   float* o, int64_t* ix) {
+EMBER_TARGET_AVX2 void planes_avx2(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1, float* o,
+                                   int64_t* ix) {
   planes<f32x8, f32x4>(x, g, p0, p1, o, ix);
 }
 #endif
@@ -147,8 +146,8 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
     return portable::max_pool2d_with_indices_out(ctx, self, kernel_size, stride, padding, dilation, ceil_mode, out,
                                                  indices);
   }
-  EMBER_KERNEL_CHECK(ctx, portable::fit_pooled(out, self, g) && portable::fit_pooled(indices, self, g),
-                     InvalidArgument, "max_pool2d_with_indices.out: out and indices must be %lldx%lld per channel",
+  EMBER_KERNEL_CHECK(ctx, portable::fit_pooled(out, self, g) && portable::fit_pooled(indices, self, g), InvalidArgument,
+                     "max_pool2d_with_indices.out: out and indices must be %lldx%lld per channel",
                      static_cast<long long>(g.OH), static_cast<long long>(g.OW));
   const float* x = self.const_data_ptr<float>();
   float* o = out.mutable_data_ptr<float>();

@@ -68,8 +68,7 @@ void mean_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>
                     self.is_contiguous() && portable::make_reduce_plan(self, dim, keepdim, plan) && trailing(plan);
   if (!mine) return portable::mean_out(ctx, self, dim, keepdim, dtype, out);
   EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, plan.out_shape, plan.out_rank), InvalidArgument,
-                     "mean.out: out has the wrong shape for a reduction of a %d-d input",
-                     static_cast<int>(self.dim()));
+                     "mean.out: out has the wrong shape for a reduction of a %d-d input", static_cast<int>(self.dim()));
   const float* x = self.const_data_ptr<float>();
   float* o = out.mutable_data_ptr<float>();
 #if EMBER_SIMD_X86_DISPATCH

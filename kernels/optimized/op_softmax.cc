@@ -76,15 +76,13 @@ EMBER_TARGET_AVX2 void softmax_avx2(const float* x, float* o, int64_t rows, int6
 // exp is stored before the row's sum is known).
 bool takes(uint32_t mask, const Tensor& self, int64_t dim, bool half_to_float, const Tensor& out) {
   const int64_t n = self.dim();
-  return computes_float(mask, self) && !half_to_float && n > 0 && (dim == n - 1 || dim == -1) &&
-         self.is_contiguous() && out.is_contiguous() && out.scalar_type() == ScalarType::Float &&
-         self.const_data_ptr() != out.const_data_ptr();
+  return computes_float(mask, self) && !half_to_float && n > 0 && (dim == n - 1 || dim == -1) && self.is_contiguous() &&
+         out.is_contiguous() && out.scalar_type() == ScalarType::Float && self.const_data_ptr() != out.const_data_ptr();
 }
 
-void softmax_last(KernelContext& ctx, const char* name, const Tensor& self, bool log, Tensor& out,
-                  bool safe = false) {
-  EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, self.sizes()), InvalidArgument,
-                     "%s: out must match self's shape", name);
+void softmax_last(KernelContext& ctx, const char* name, const Tensor& self, bool log, Tensor& out, bool safe = false) {
+  EMBER_KERNEL_CHECK(ctx, portable::fit_output(out, self.sizes()), InvalidArgument, "%s: out must match self's shape",
+                     name);
   const int64_t len = self.size(self.dim() - 1);
   if (len == 0) return;
   const float* x = self.const_data_ptr<float>();

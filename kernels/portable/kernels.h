@@ -44,8 +44,8 @@ void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor&
 
 // op_convolution.cc
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                     ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
 // ember::convolution_general.out: aten::convolution's transposed (1-3 d) and 3-d calls, which exir routes here.
 void convolution_general_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                              ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
@@ -85,9 +85,8 @@ void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int
                            const Tensor* weight, const Tensor* bias, double eps, Tensor& out0, Tensor& out1,
                            Tensor& out2);
 void native_batch_norm_legit_no_training_out(KernelContext& ctx, const Tensor& input, const Tensor* weight,
-                                             const Tensor* bias, const Tensor& running_mean,
-                                             const Tensor& running_var, double momentum, double eps, Tensor& out0,
-                                             Tensor& out1, Tensor& out2);
+                                             const Tensor* bias, const Tensor& running_mean, const Tensor& running_var,
+                                             double momentum, double eps, Tensor& out0, Tensor& out1, Tensor& out2);
 
 // op_select.cc
 void where_out(KernelContext& ctx, const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out);
@@ -113,16 +112,15 @@ void squeeze_copy_dims_out(KernelContext& ctx, const Tensor& self, ArrayRef<int6
 void unsqueeze_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out);
 void permute_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out);
 void expand_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, bool implicit, Tensor& out);
-void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optional<int64_t> start,
-                    Optional<int64_t> end, int64_t step, Tensor& out);
+void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optional<int64_t> start, Optional<int64_t> end,
+                    int64_t step, Tensor& out);
 void select_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t index, Tensor& out);
 void full_out(KernelContext& ctx, ArrayRef<int64_t> size, const Scalar& fill_value, Tensor& out);
 
 // Reductions, selection, distances and normalisation family (issue 15).
 // op_reduce.cc
 void any_all_out(KernelContext& ctx, const Tensor& self, Tensor& out);
-void any_dims_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim,
-                  Tensor& out);
+void any_dims_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim, Tensor& out);
 void any_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& out);
 void mean_dtype_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> dtype, Tensor& out);
 void prod_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Optional<int64_t> dtype,
@@ -155,8 +153,8 @@ void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& 
                          const Tensor& input_pos, double scale, Tensor& out);
 KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
 // Its checks (shapes, dtypes, positions within the cache), shared with kernels/optimized; *start = input_pos[0].
-bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tensor& key_cache,
-                            const Tensor& value_cache, const Tensor& input_pos, Tensor& out, int64_t* start);
+bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tensor& key_cache, const Tensor& value_cache,
+                            const Tensor& input_pos, Tensor& out, int64_t* start);
 
 // ember_llm::linear_int8.out and ember_llm::linear_8da4w.out (op_llm_linear.cc): linears with int8 or packed
 // int4 weights. The checks, shapes and activation quantization are shared with kernels/optimized.
@@ -203,20 +201,19 @@ void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t 
                      Tensor& values, Tensor& indices);
 
 // op_distance.cc
-void cdist_forward_out(KernelContext& ctx, const Tensor& x1, const Tensor& x2, double p,
-                       Optional<int64_t> compute_mode, Tensor& out);
+void cdist_forward_out(KernelContext& ctx, const Tensor& x1, const Tensor& x2, double p, Optional<int64_t> compute_mode,
+                       Tensor& out);
 void pdist_forward_out(KernelContext& ctx, const Tensor& self, double p, Tensor& out);
 
 // op_norm.cc
-void native_group_norm_out(KernelContext& ctx, const Tensor& input, const Tensor* weight, const Tensor* bias,
-                           int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, Tensor& out0, Tensor& out1,
-                           Tensor& out2);
+void native_group_norm_out(KernelContext& ctx, const Tensor& input, const Tensor* weight, const Tensor* bias, int64_t N,
+                           int64_t C, int64_t HxW, int64_t group, double eps, Tensor& out0, Tensor& out1, Tensor& out2);
 void native_batch_norm_legit_out(KernelContext& ctx, const Tensor& input, const Tensor* weight, const Tensor* bias,
-                                 Tensor& running_mean, Tensor& running_var, bool training, double momentum,
-                                 double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd);
+                                 Tensor& running_mean, Tensor& running_var, bool training, double momentum, double eps,
+                                 Tensor& out, Tensor& save_mean, Tensor& save_invstd);
 void native_batch_norm_legit_no_stats_out(KernelContext& ctx, const Tensor& input, const Tensor* weight,
-                                          const Tensor* bias, bool training, double momentum, double eps,
-                                          Tensor& out, Tensor& save_mean, Tensor& save_invstd);
+                                          const Tensor* bias, bool training, double momentum, double eps, Tensor& out,
+                                          Tensor& save_mean, Tensor& save_invstd);
 
 // op_split.cc: ops whose out is a Tensor[] list (exir's list-out lowering emits them).
 void split_copy_tensor_out(KernelContext& ctx, const Tensor& self, int64_t split_size, int64_t dim, TensorList out);
@@ -239,14 +236,13 @@ void upsample_bilinear2d_vec_out(KernelContext& ctx, const Tensor& input, Option
 void upsample_nearest2d_vec_out(KernelContext& ctx, const Tensor& input, Optional<ArrayRef<int64_t>> output_size,
                                 Optional<ArrayRef<double>> scale_factors, Tensor& out);
 void upsample_bilinear2d_aa_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> output_size,
-                                bool align_corners, Optional<double> scales_h, Optional<double> scales_w,
-                                Tensor& out);
+                                bool align_corners, Optional<double> scales_h, Optional<double> scales_w, Tensor& out);
 void grid_sampler_2d_out(KernelContext& ctx, const Tensor& input, const Tensor& grid, int64_t interpolation_mode,
                          int64_t padding_mode, bool align_corners, Tensor& out);
 void pixel_shuffle_out(KernelContext& ctx, const Tensor& self, int64_t upscale_factor, Tensor& out);
 void pixel_unshuffle_out(KernelContext& ctx, const Tensor& self, int64_t downscale_factor, Tensor& out);
-void convolution_backward_out(KernelContext& ctx, const Tensor& grad_output, const Tensor& input,
-                              const Tensor& weight, Optional<ArrayRef<int64_t>> bias_sizes, ArrayRef<int64_t> stride,
+void convolution_backward_out(KernelContext& ctx, const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                              Optional<ArrayRef<int64_t>> bias_sizes, ArrayRef<int64_t> stride,
                               ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
                               ArrayRef<int64_t> output_padding, int64_t groups, ArrayRef<bool> output_mask,
                               Tensor& out0, Tensor& out1, Tensor& out2);
@@ -303,13 +299,10 @@ void masked_fill_scalar_out(KernelContext& ctx, const Tensor& self, const Tensor
 void as_strided_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, ArrayRef<int64_t> stride,
                          Optional<int64_t> storage_offset, Tensor& out);
 void copy_out(KernelContext& ctx, const Tensor& self, const Tensor& src, bool non_blocking, Tensor& out);
-void diagonal_copy_out(KernelContext& ctx, const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2,
-                       Tensor& out);
+void diagonal_copy_out(KernelContext& ctx, const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2, Tensor& out);
 void flip_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Tensor& out);
-void narrow_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t start, int64_t length,
-                     Tensor& out);
-void roll_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> shifts, ArrayRef<int64_t> dims,
-              Tensor& out);
+void narrow_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t start, int64_t length, Tensor& out);
+void roll_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> shifts, ArrayRef<int64_t> dims, Tensor& out);
 void repeat_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> repeats, Tensor& out);
 void squeeze_copy_dim_out(KernelContext& ctx, const Tensor& self, int64_t dim, Tensor& out);
 void stack_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out);

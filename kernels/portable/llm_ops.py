@@ -12,6 +12,7 @@ Importing this module registers with torch.library (schemas: schema/operators.ya
   * ember_llm::embedding_int8 / embedding_4bit: token embeddings whose rows are stored as int8 (a scale per row)
     or as int4 in pack_int4's layout (a scale per group of the row); a gathered row is dequantized on the way out.
 """
+
 from __future__ import annotations
 
 import torch
@@ -35,13 +36,13 @@ def _sdpa_with_cache(query, key_cache, value_cache, input_pos, scale):
     p = input_pos.reshape(-1)[0]
     # The kernels' compute type: float64 for Double, float32 for the rest.
     c = torch.float64 if query.dtype == torch.float64 else torch.float32
-    q = query[0].transpose(0, 1).to(c)                                          # [H, T, D]
-    k = key_cache[0].transpose(0, 1).repeat_interleave(group, dim=0).to(c)      # [H, S, D]
+    q = query[0].transpose(0, 1).to(c)  # [H, T, D]
+    k = key_cache[0].transpose(0, 1).repeat_interleave(group, dim=0).to(c)  # [H, S, D]
     v = value_cache[0].transpose(0, 1).repeat_interleave(group, dim=0).to(c)
-    scores = torch.matmul(q, k.transpose(1, 2)) * scale                         # [H, T, S]
-    visible = torch.arange(S)[None, :] <= (p + torch.arange(T))[:, None]        # [T, S]
+    scores = torch.matmul(q, k.transpose(1, 2)) * scale  # [H, T, S]
+    visible = torch.arange(S)[None, :] <= (p + torch.arange(T))[:, None]  # [T, S]
     scores = scores.masked_fill(~visible, float("-inf"))
-    out = torch.matmul(torch.softmax(scores, dim=-1), v)                        # [H, T, D]
+    out = torch.matmul(torch.softmax(scores, dim=-1), v)  # [H, T, D]
     return out.transpose(0, 1).unsqueeze(0).to(query.dtype).contiguous()
 
 
@@ -62,6 +63,7 @@ sdpa_with_cache = torch.ops.ember_llm.sdpa_with_cache.default
 
 
 # ---- Quantized linears ------------------------------------------------------------------------------------------
+
 
 def _compute_dtype(x):
     return torch.float64 if x.dtype == torch.float64 else torch.float32
@@ -118,14 +120,16 @@ def pack_int4_blocked(w: torch.Tensor, scales: torch.Tensor):
     """
     N, K = w.shape
     if N % INT4_CHANNEL_BLOCK or K % INT4_BLOCK:
-        raise ValueError(f"pack_int4_blocked: [{N}, {K}] needs output channels a multiple of "
-                         f"{INT4_CHANNEL_BLOCK} and input channels a multiple of {INT4_BLOCK}")
+        raise ValueError(
+            f"pack_int4_blocked: [{N}, {K}] needs output channels a multiple of "
+            f"{INT4_CHANNEL_BLOCK} and input channels a multiple of {INT4_BLOCK}"
+        )
     if int(w.min()) < -8 or int(w.max()) > 7:
         raise ValueError("pack_int4_blocked: values must lie in -8 .. 7")
     if scales.dim() != 2 or scales.shape[0] != N:
         raise ValueError(f"pack_int4_blocked: scales must be [{N}, groups], got {list(scales.shape)}")
-    u = (w.to(torch.int16) + 8).reshape(N // 16, 2, 8, K // 8, 2, 4)       # b, h, c, j, nibble, i
-    u = u.permute(0, 3, 1, 2, 5, 4)                                          # b, j, h, c, i, nibble
+    u = (w.to(torch.int16) + 8).reshape(N // 16, 2, 8, K // 8, 2, 4)  # b, h, c, j, nibble, i
+    u = u.permute(0, 3, 1, 2, 5, 4)  # b, j, h, c, i, nibble
     packed = (u[..., 0] | (u[..., 1] << 4)).to(torch.uint8).reshape(N // 16, K // 8, 64)
     G = scales.shape[1]
     blocked_scales = scales.reshape(N // 16, 16, G).transpose(1, 2).contiguous()
@@ -135,8 +139,8 @@ def pack_int4_blocked(w: torch.Tensor, scales: torch.Tensor):
 def unpack_int4_blocked(packed: torch.Tensor, scales: torch.Tensor):
     """pack_int4_blocked's inverse: (int8 [N, K] in -8 .. 7, scales [N, G])."""
     B, J, _ = packed.shape
-    b = packed.to(torch.int16).reshape(B, J, 2, 8, 4)                       # b, j, h, c, i
-    u = torch.stack([b & 15, b >> 4], dim=-1)                                # b, j, h, c, i, nibble
+    b = packed.to(torch.int16).reshape(B, J, 2, 8, 4)  # b, j, h, c, i
+    u = torch.stack([b & 15, b >> 4], dim=-1)  # b, j, h, c, i, nibble
     w = (u.permute(0, 2, 3, 1, 5, 4).reshape(B * 16, J * 8) - 8).to(torch.int8)
     G = scales.shape[1]
     return w, scales.transpose(1, 2).reshape(B * 16, G)
@@ -167,7 +171,7 @@ def _linear_8da4w(x, packed_weight, scales, group_size, bias):
     w = w.to(torch.int64).reshape(N, G, group_size)
     d = (q - z[:, None]).to(torch.int64).reshape(M, G, group_size)
     # Exact integer sums per (token, output channel, group).
-    isum = torch.einsum("mgk,ngk->mng", d, w)                                  # [M, N, G] int64
+    isum = torch.einsum("mgk,ngk->mng", d, w)  # [M, N, G] int64
     out = (isum.to(torch.float32) * scales.to(torch.float32)[None]).sum(dim=2) * s[:, None]
     if bias is not None:
         out = out + bias.to(torch.float32)
@@ -196,6 +200,7 @@ linear_8da4w = torch.ops.ember_llm.linear_8da4w.default
 
 # ---- Quantized embeddings ---------------------------------------------------------------------------------------
 
+
 def _check_indices(indices, V, name):
     if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= V):
         raise IndexError(f"ember_llm::{name}: an index is outside 0 .. {V - 1}")
@@ -222,8 +227,8 @@ def _embedding_4bit(packed_weight, scales, group_size, indices):
     V, half = packed_weight.shape
     _check_indices(indices, V, "embedding_4bit")
     idx = indices.long().reshape(-1)
-    w = unpack_int4(packed_weight[idx]).to(torch.float32)                       # [n, D]
-    s = scales[idx].to(torch.float32).repeat_interleave(group_size, dim=1)      # [n, D]
+    w = unpack_int4(packed_weight[idx]).to(torch.float32)  # [n, D]
+    s = scales[idx].to(torch.float32).repeat_interleave(group_size, dim=1)  # [n, D]
     return (w * s).reshape(*indices.shape, 2 * half).to(scales.dtype)
 
 

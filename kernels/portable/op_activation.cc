@@ -15,8 +15,8 @@ namespace {
 template <uint32_t Mask, typename F>
 void unary(KernelContext& ctx, const char* name, const Tensor& in, Tensor& out, F f) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, in.sizes()), InvalidArgument, "%s: out's shape differs from self's", name);
-  EMBER_KERNEL_CHECK(ctx, in.scalar_type() == out.scalar_type(), InvalidArgument, "%s: self is %s but out is %s",
-                     name, scalar_type_name(in.scalar_type()), scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK(ctx, in.scalar_type() == out.scalar_type(), InvalidArgument, "%s: self is %s but out is %s", name,
+                     scalar_type_name(in.scalar_type()), scalar_type_name(out.scalar_type()));
   EMBER_DISPATCH(ctx, name, Mask, in.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -30,9 +30,8 @@ void unary(KernelContext& ctx, const char* name, const Tensor& in, Tensor& out, 
 }  // namespace
 
 void relu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
-  unary<selected_dtypes::relu_out_portable>(ctx, "relu.out", self, out, [](auto x) {
-    return x > decltype(x)(0) ? x : decltype(x)(0);
-  });
+  unary<selected_dtypes::relu_out_portable>(ctx, "relu.out", self, out,
+                                            [](auto x) { return x > decltype(x)(0) ? x : decltype(x)(0); });
 }
 
 namespace {
@@ -75,7 +74,7 @@ void clamp_kernel(KernelContext& ctx, const char* name, const Tensor& self, bool
 
 void hardtanh_out(KernelContext& ctx, const Tensor& self, const Scalar& min_val, const Scalar& max_val, Tensor& out) {
   clamp_kernel<selected_dtypes::hardtanh_out_portable>(ctx, "hardtanh.out", self, true, min_val.to_double(), true,
-                                                        max_val.to_double(), out);
+                                                       max_val.to_double(), out);
 }
 
 void sigmoid_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
@@ -86,13 +85,15 @@ void sigmoid_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
 }
 
 void tanh_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
-  unary<selected_dtypes::tanh_out_portable>(ctx, "tanh.out", self, out,
-                                            [](auto x) { return static_cast<decltype(x)>(tanh(static_cast<double>(x))); });
+  unary<selected_dtypes::tanh_out_portable>(ctx, "tanh.out", self, out, [](auto x) {
+    return static_cast<decltype(x)>(tanh(static_cast<double>(x)));
+  });
 }
 
 void exp_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
-  unary<selected_dtypes::exp_out_portable>(ctx, "exp.out", self, out,
-                                           [](auto x) { return static_cast<decltype(x)>(exp(static_cast<double>(x))); });
+  unary<selected_dtypes::exp_out_portable>(ctx, "exp.out", self, out, [](auto x) {
+    return static_cast<decltype(x)>(exp(static_cast<double>(x)));
+  });
 }
 
 void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Tensor& out) {
@@ -109,13 +110,15 @@ void gelu_out(KernelContext& ctx, const Tensor& self, StringView approximate, Te
 }
 
 void log_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
-  unary<selected_dtypes::log_out_portable>(ctx, "log.out", self, out,
-                                           [](auto x) { return static_cast<decltype(x)>(log(static_cast<double>(x))); });
+  unary<selected_dtypes::log_out_portable>(ctx, "log.out", self, out, [](auto x) {
+    return static_cast<decltype(x)>(log(static_cast<double>(x)));
+  });
 }
 
 void sqrt_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
-  unary<selected_dtypes::sqrt_out_portable>(ctx, "sqrt.out", self, out,
-                                            [](auto x) { return static_cast<decltype(x)>(sqrt(static_cast<double>(x))); });
+  unary<selected_dtypes::sqrt_out_portable>(ctx, "sqrt.out", self, out, [](auto x) {
+    return static_cast<decltype(x)>(sqrt(static_cast<double>(x)));
+  });
 }
 
 void rsqrt_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
@@ -139,11 +142,10 @@ void pow_tensor_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar&
   // Squares (RMSNorm's x.pow(2), 4% of an 8da4w decoder's decode in libm's pow) as one multiply: the double
   // product of two floats or of integers up to 2^26 is exact, as pow's is, so the result is the same bits.
   if (e == 2.0) {
-    return unary<selected_dtypes::pow_tensor_scalar_out_portable>(
-        ctx, "pow.Tensor_Scalar_out", self, out, [](auto x) {
-          const double d = static_cast<double>(x);
-          return static_cast<decltype(x)>(d * d);
-        });
+    return unary<selected_dtypes::pow_tensor_scalar_out_portable>(ctx, "pow.Tensor_Scalar_out", self, out, [](auto x) {
+      const double d = static_cast<double>(x);
+      return static_cast<decltype(x)>(d * d);
+    });
   }
   unary<selected_dtypes::pow_tensor_scalar_out_portable>(ctx, "pow.Tensor_Scalar_out", self, out, [e](auto x) {
     return static_cast<decltype(x)>(pow(static_cast<double>(x), e));
@@ -154,8 +156,8 @@ void clamp_out(KernelContext& ctx, const Tensor& self, Optional<Scalar> min, Opt
   EMBER_KERNEL_CHECK(ctx, min.has_value() || max.has_value(), InvalidArgument, "clamp.out: min and max are both None");
   const bool has_lo = min.has_value(), has_hi = max.has_value();
   clamp_kernel<selected_dtypes::clamp_out_portable>(ctx, "clamp.out", self, has_lo,
-                                                     has_lo ? min.value().to_double() : 0.0, has_hi,
-                                                     has_hi ? max.value().to_double() : 0.0, out);
+                                                    has_lo ? min.value().to_double() : 0.0, has_hi,
+                                                    has_hi ? max.value().to_double() : 0.0, out);
 }
 
 void silu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
@@ -168,8 +170,9 @@ void silu_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
 void hardswish_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
   unary<selected_dtypes::hardswish_out_portable>(ctx, "hardswish.out", self, out, [](auto x) {
     using C = decltype(x);
-    const C r6 = x + static_cast<C>(3) < static_cast<C>(0) ? static_cast<C>(0)
-                 : (x + static_cast<C>(3) > static_cast<C>(6) ? static_cast<C>(6) : x + static_cast<C>(3));
+    const C r6 = x + static_cast<C>(3) < static_cast<C>(0)
+                     ? static_cast<C>(0)
+                     : (x + static_cast<C>(3) > static_cast<C>(6) ? static_cast<C>(6) : x + static_cast<C>(3));
     return x * r6 / static_cast<C>(6);
   });
 }

@@ -20,30 +20,33 @@ KernelMemory sdpa_with_cache_memory(const KernelArgs& args) {
 }
 
 // Shared with kernels/optimized's Float kernel. Sets *start to input_pos[0].
-bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tensor& key_cache,
-                            const Tensor& value_cache, const Tensor& input_pos, Tensor& out, int64_t* start) {
+bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tensor& key_cache, const Tensor& value_cache,
+                            const Tensor& input_pos, Tensor& out, int64_t* start) {
   const char* name = "ember_llm::sdpa_with_cache.out";
   EMBER_KERNEL_CHECK_OR_FALSE(
       ctx, query.dim() == 4 && key_cache.dim() == 4 && value_cache.dim() == 4, InvalidArgument,
       "%s: query and caches must be 4-d ([1, T, heads, head_dim], [1, max_seq_len, kv_heads, head_dim]), got %d-d, "
-      "%d-d and %d-d", name, static_cast<int>(query.dim()), static_cast<int>(key_cache.dim()),
-      static_cast<int>(value_cache.dim()));
+      "%d-d and %d-d",
+      name, static_cast<int>(query.dim()), static_cast<int>(key_cache.dim()), static_cast<int>(value_cache.dim()));
   const int64_t T = query.size(1), H = query.size(2), D = query.size(3);
   const int64_t S = key_cache.size(1), KV = key_cache.size(2);
   bool same_caches = true;
   for (int32_t d = 0; d < 4; ++d) same_caches = same_caches && key_cache.size(d) == value_cache.size(d);
-  EMBER_KERNEL_CHECK_OR_FALSE(
-      ctx, query.size(0) == 1 && key_cache.size(0) == 1 && same_caches && key_cache.size(3) == D, InvalidArgument,
-      "%s: batch 1, equal key and value caches, and head_dim %lld in the caches", name, static_cast<long long>(D));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              query.size(0) == 1 && key_cache.size(0) == 1 && same_caches && key_cache.size(3) == D,
+                              InvalidArgument,
+                              "%s: batch 1, equal key and value caches, and head_dim %lld in the caches", name,
+                              static_cast<long long>(D));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, KV > 0 && H % KV == 0, InvalidArgument,
                               "%s: %lld query heads are not a multiple of %lld KV heads", name,
                               static_cast<long long>(H), static_cast<long long>(KV));
-  EMBER_KERNEL_CHECK_OR_FALSE(
-      ctx, key_cache.scalar_type() == query.scalar_type() && value_cache.scalar_type() == query.scalar_type() &&
-               out.scalar_type() == query.scalar_type(),
-      InvalidArgument, "%s: query, caches and out must share a dtype, got %s, %s, %s and %s", name,
-      scalar_type_name(query.scalar_type()), scalar_type_name(key_cache.scalar_type()),
-      scalar_type_name(value_cache.scalar_type()), scalar_type_name(out.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              key_cache.scalar_type() == query.scalar_type() &&
+                                  value_cache.scalar_type() == query.scalar_type() &&
+                                  out.scalar_type() == query.scalar_type(),
+                              InvalidArgument, "%s: query, caches and out must share a dtype, got %s, %s, %s and %s",
+                              name, scalar_type_name(query.scalar_type()), scalar_type_name(key_cache.scalar_type()),
+                              scalar_type_name(value_cache.scalar_type()), scalar_type_name(out.scalar_type()));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input_pos.scalar_type() == ScalarType::Long && input_pos.numel() == 1,
                               InvalidArgument, "%s: input_pos must be one int64, got %s with %lld elements", name,
                               scalar_type_name(input_pos.scalar_type()), static_cast<long long>(input_pos.numel()));

@@ -31,29 +31,41 @@ struct Alpha {
 struct Add {
   Alpha alpha;
   template <typename C>
-  C operator()(C a, C b) const { return wrapping_add(a, wrapping_mul(alpha.as<C>(), b)); }
+  C operator()(C a, C b) const {
+    return wrapping_add(a, wrapping_mul(alpha.as<C>(), b));
+  }
 };
 struct Sub {
   Alpha alpha;
   template <typename C>
-  C operator()(C a, C b) const { return wrapping_sub(a, wrapping_mul(alpha.as<C>(), b)); }
+  C operator()(C a, C b) const {
+    return wrapping_sub(a, wrapping_mul(alpha.as<C>(), b));
+  }
 };
 struct Rsub {
   Alpha alpha;
   template <typename C>
-  C operator()(C a, C b) const { return wrapping_sub(b, wrapping_mul(alpha.as<C>(), a)); }
+  C operator()(C a, C b) const {
+    return wrapping_sub(b, wrapping_mul(alpha.as<C>(), a));
+  }
 };
 struct Mul {
   template <typename C>
-  C operator()(C a, C b) const { return wrapping_mul(a, b); }
+  C operator()(C a, C b) const {
+    return wrapping_mul(a, b);
+  }
 };
 struct Div {
   template <typename C>
-  C operator()(C a, C b) const { return a / b; }
+  C operator()(C a, C b) const {
+    return a / b;
+  }
 };
 struct Atan2 {
   template <typename C>
-  C operator()(C a, C b) const { return static_cast<C>(std::atan2(a, b)); }
+  C operator()(C a, C b) const {
+    return static_cast<C>(std::atan2(a, b));
+  }
 };
 // NaN wins, as in PyTorch's maximum/minimum (std::max would return either operand).
 struct Maximum {
@@ -100,62 +112,69 @@ struct Pow {
 }  // namespace
 
 void add_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  elementwise_binary<selected_dtypes::add_out_portable, kNumbers, Result::kPromoted>(
-      ctx, "add.out", self, other, out, Add{Alpha(alpha)}, &alpha);
+  elementwise_binary<selected_dtypes::add_out_portable, kNumbers, Result::kPromoted>(ctx, "add.out", self, other, out,
+                                                                                     Add{Alpha(alpha)}, &alpha);
 }
 void add_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out) {
-  elementwise_binary<selected_dtypes::add_scalar_out_portable, kNumbers, Result::kPromoted>(
-      ctx, "add.Scalar_out", self, other, out, Add{Alpha(alpha)}, &alpha);
+  elementwise_binary<selected_dtypes::add_scalar_out_portable, kNumbers, Result::kPromoted>(ctx, "add.Scalar_out", self,
+                                                                                            other, out,
+                                                                                            Add{Alpha(alpha)}, &alpha);
 }
 void sub_out(KernelContext& ctx, const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  elementwise_binary<selected_dtypes::sub_out_portable, kNumbers, Result::kPromoted>(
-      ctx, "sub.out", self, other, out, Sub{Alpha(alpha)}, &alpha);
+  elementwise_binary<selected_dtypes::sub_out_portable, kNumbers, Result::kPromoted>(ctx, "sub.out", self, other, out,
+                                                                                     Sub{Alpha(alpha)}, &alpha);
 }
 void sub_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out) {
-  elementwise_binary<selected_dtypes::sub_scalar_out_portable, kNumbers, Result::kPromoted>(
-      ctx, "sub.Scalar_out", self, other, out, Sub{Alpha(alpha)}, &alpha);
+  elementwise_binary<selected_dtypes::sub_scalar_out_portable, kNumbers, Result::kPromoted>(ctx, "sub.Scalar_out", self,
+                                                                                            other, out,
+                                                                                            Sub{Alpha(alpha)}, &alpha);
 }
 void mul_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
-  elementwise_binary<selected_dtypes::mul_out_portable, kNumbers, Result::kPromoted>(
-      ctx, "mul.out", self, other, out, Mul{});
+  elementwise_binary<selected_dtypes::mul_out_portable, kNumbers, Result::kPromoted>(ctx, "mul.out", self, other, out,
+                                                                                     Mul{});
 }
 void mul_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out) {
-  elementwise_binary<selected_dtypes::mul_scalar_out_portable, kNumbers, Result::kPromoted>(
-      ctx, "mul.Scalar_out", self, other, out, Mul{});
+  elementwise_binary<selected_dtypes::mul_scalar_out_portable, kNumbers, Result::kPromoted>(ctx, "mul.Scalar_out", self,
+                                                                                            other, out, Mul{});
 }
 void div_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
-  elementwise_binary<selected_dtypes::div_out_portable, kFloatingTypes, Result::kFloating>(
-      ctx, "div.out", self, other, out, Div{});
+  elementwise_binary<selected_dtypes::div_out_portable, kFloatingTypes, Result::kFloating>(ctx, "div.out", self, other,
+                                                                                           out, Div{});
 }
 void div_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out) {
-  elementwise_binary<selected_dtypes::div_scalar_out_portable, kFloatingTypes, Result::kFloating>(
-      ctx, "div.Scalar_out", self, other, out, Div{});
+  elementwise_binary<selected_dtypes::div_scalar_out_portable, kFloatingTypes, Result::kFloating>(ctx, "div.Scalar_out",
+                                                                                                  self, other, out,
+                                                                                                  Div{});
 }
 
 // --- binary family (issue 15) ---
 void rsub_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out) {
-  elementwise_binary<selected_dtypes::rsub_scalar_out_portable, kNumbers, Result::kPromoted>(
-      ctx, "rsub.Scalar_out", self, other, out, Rsub{Alpha(alpha)}, &alpha);
+  elementwise_binary<selected_dtypes::rsub_scalar_out_portable, kNumbers, Result::kPromoted>(ctx, "rsub.Scalar_out",
+                                                                                             self, other, out,
+                                                                                             Rsub{Alpha(alpha)},
+                                                                                             &alpha);
 }
 void atan2_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
-  elementwise_binary<selected_dtypes::atan2_out_portable, kFloatingTypes, Result::kFloating>(
-      ctx, "atan2.out", self, other, out, Atan2{});
+  elementwise_binary<selected_dtypes::atan2_out_portable, kFloatingTypes, Result::kFloating>(ctx, "atan2.out", self,
+                                                                                             other, out, Atan2{});
 }
 void maximum_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
-  elementwise_binary<selected_dtypes::maximum_out_portable, kRealAndBoolTypes, Result::kPromoted>(
-      ctx, "maximum.out", self, other, out, Maximum{});
+  elementwise_binary<selected_dtypes::maximum_out_portable, kRealAndBoolTypes, Result::kPromoted>(ctx, "maximum.out",
+                                                                                                  self, other, out,
+                                                                                                  Maximum{});
 }
 void minimum_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {
-  elementwise_binary<selected_dtypes::minimum_out_portable, kRealAndBoolTypes, Result::kPromoted>(
-      ctx, "minimum.out", self, other, out, Minimum{});
+  elementwise_binary<selected_dtypes::minimum_out_portable, kRealAndBoolTypes, Result::kPromoted>(ctx, "minimum.out",
+                                                                                                  self, other, out,
+                                                                                                  Minimum{});
 }
 void pow_tensor_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& exponent, Tensor& out) {
   elementwise_binary<selected_dtypes::pow_tensor_tensor_out_portable, kNumbers, Result::kPromoted>(
       ctx, "pow.Tensor_Tensor_out", self, exponent, out, Pow{});
 }
 void pow_scalar_out(KernelContext& ctx, const Scalar& self, const Tensor& exponent, Tensor& out) {
-  elementwise_binary<selected_dtypes::pow_scalar_out_portable, kNumbers, Result::kPromoted>(
-      ctx, "pow.Scalar_out", self, exponent, out, Pow{});
+  elementwise_binary<selected_dtypes::pow_scalar_out_portable, kNumbers, Result::kPromoted>(ctx, "pow.Scalar_out", self,
+                                                                                            exponent, out, Pow{});
 }
 
 }  // namespace portable

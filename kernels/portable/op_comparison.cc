@@ -10,27 +10,39 @@ namespace {
 
 struct Eq {
   template <typename C>
-  bool operator()(C a, C b) const { return a == b; }
+  bool operator()(C a, C b) const {
+    return a == b;
+  }
 };
 struct Ne {
   template <typename C>
-  bool operator()(C a, C b) const { return a != b; }
+  bool operator()(C a, C b) const {
+    return a != b;
+  }
 };
 struct Lt {
   template <typename C>
-  bool operator()(C a, C b) const { return a < b; }
+  bool operator()(C a, C b) const {
+    return a < b;
+  }
 };
 struct Le {
   template <typename C>
-  bool operator()(C a, C b) const { return a <= b; }
+  bool operator()(C a, C b) const {
+    return a <= b;
+  }
 };
 struct Gt {
   template <typename C>
-  bool operator()(C a, C b) const { return a > b; }
+  bool operator()(C a, C b) const {
+    return a > b;
+  }
 };
 struct Ge {
   template <typename C>
-  bool operator()(C a, C b) const { return a >= b; }
+  bool operator()(C a, C b) const {
+    return a >= b;
+  }
 };
 
 template <uint32_t Mask, typename Op, typename B>
@@ -40,12 +52,12 @@ void compare(KernelContext& ctx, const char* name, const Tensor& a, const B& b, 
 
 }  // namespace
 
-#define EMBER_COMPARISON(op, Op)                                                                               \
-  void op##_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {            \
-    compare<selected_dtypes::op##_tensor_out_portable, Op>(ctx, #op ".Tensor_out", self, other, out);        \
-  }                                                                                                            \
-  void op##_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out) {            \
-    compare<selected_dtypes::op##_scalar_out_portable, Op>(ctx, #op ".Scalar_out", self, other, out);        \
+#define EMBER_COMPARISON(op, Op)                                                                      \
+  void op##_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor& out) {    \
+    compare<selected_dtypes::op##_tensor_out_portable, Op>(ctx, #op ".Tensor_out", self, other, out); \
+  }                                                                                                   \
+  void op##_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& other, Tensor& out) {    \
+    compare<selected_dtypes::op##_scalar_out_portable, Op>(ctx, #op ".Scalar_out", self, other, out); \
   }
 EMBER_COMPARISON(eq, Eq)
 EMBER_COMPARISON(ne, Ne)

@@ -38,37 +38,38 @@ bool list_value(ArrayRef<int64_t> v, int rank, int i, int64_t& value) {
 // Shape checks first, then sizes `out`. The transposed weight is [Cin, Cout / groups, k...]; the forward one is
 // [Cout, Cin / groups, k...], as in ATen.
 bool check_general(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                   ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                   bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out,
-                   GeneralConv& g) {
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.dim() >= 3 && input.dim() <= 5 && weight.dim() == input.dim(),
-                              InvalidArgument,
+                   ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                   ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out, GeneralConv& g) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.dim() >= 3 && input.dim() <= 5 && weight.dim() == input.dim(), InvalidArgument,
                               "convolution_general.out: input must be 3-d, 4-d or 5-d with a weight of the same rank "
-                              "(got %d-d and %d-d)", static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
+                              "(got %d-d and %d-d)",
+                              static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
   g.rank = static_cast<int>(input.dim()) - 2;
   g.transposed = transposed;
   g.N = input.size(0);
   g.Cin = input.size(1);
   g.groups = groups;
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, groups > 0 && groups <= INT32_MAX, InvalidArgument,
-                              "convolution_general.out: groups must be positive (got %lld)", static_cast<long long>(groups));
+                              "convolution_general.out: groups must be positive (got %lld)",
+                              static_cast<long long>(groups));
   if (transposed) {
     g.cin_g = g.Cin / groups;
     g.cout_g = weight.size(1);
     g.Cout = g.cout_g * groups;
-    EMBER_KERNEL_CHECK_OR_FALSE(ctx, g.Cin % groups == 0 && weight.size(0) == g.Cin, InvalidArgument,
-                                "convolution_general.out: transposed weight has %lld input channels, the input %lld (%lld "
-                                "groups)", static_cast<long long>(weight.size(0)), static_cast<long long>(g.Cin),
-                                static_cast<long long>(groups));
+    EMBER_KERNEL_CHECK_OR_FALSE(
+        ctx, g.Cin % groups == 0 && weight.size(0) == g.Cin, InvalidArgument,
+        "convolution_general.out: transposed weight has %lld input channels, the input %lld (%lld "
+        "groups)",
+        static_cast<long long>(weight.size(0)), static_cast<long long>(g.Cin), static_cast<long long>(groups));
   } else {
     g.Cout = weight.size(0);
     g.cin_g = weight.size(1);
     g.cout_g = g.Cout / groups;
-    EMBER_KERNEL_CHECK_OR_FALSE(ctx, g.Cin % groups == 0 && g.Cout % groups == 0 && g.cin_g == g.Cin / groups,
-                                InvalidArgument,
-                                "convolution_general.out: %lld input channels, %lld groups and weight of %lld channels per "
-                                "group do not agree", static_cast<long long>(g.Cin), static_cast<long long>(groups),
-                                static_cast<long long>(g.cin_g));
+    EMBER_KERNEL_CHECK_OR_FALSE(
+        ctx, g.Cin % groups == 0 && g.Cout % groups == 0 && g.cin_g == g.Cin / groups, InvalidArgument,
+        "convolution_general.out: %lld input channels, %lld groups and weight of %lld channels per "
+        "group do not agree",
+        static_cast<long long>(g.Cin), static_cast<long long>(groups), static_cast<long long>(g.cin_g));
   }
   int64_t out_sizes[5] = {g.N, g.Cout, 1, 1, 1};
   for (int a = 0; a < 3; ++a) {
@@ -78,22 +79,22 @@ bool check_general(KernelContext& ctx, const Tensor& input, const Tensor& weight
   for (int i = 0; i < g.rank; ++i) {
     const int a = 3 - g.rank + i;
     int64_t op = 0;
-    EMBER_KERNEL_CHECK_OR_FALSE(ctx, list_value(stride, g.rank, i, g.s[a]) &&
-                                         list_value(padding, g.rank, i, g.p[a]) &&
-                                         list_value(dilation, g.rank, i, g.d[a]) &&
-                                         (!transposed || output_padding.empty() ||
-                                          list_value(output_padding, g.rank, i, op)),
-                                InvalidArgument,
-                                "convolution_general.out: stride, padding, dilation and output_padding need 1 or %d values",
-                                g.rank);
+    EMBER_KERNEL_CHECK_OR_FALSE(
+        ctx,
+        list_value(stride, g.rank, i, g.s[a]) && list_value(padding, g.rank, i, g.p[a]) &&
+            list_value(dilation, g.rank, i, g.d[a]) &&
+            (!transposed || output_padding.empty() || list_value(output_padding, g.rank, i, op)),
+        InvalidArgument, "convolution_general.out: stride, padding, dilation and output_padding need 1 or %d values",
+        g.rank);
     // Below 2^31 each (as PyTorch refuses beyond), so no size arithmetic below overflows int64.
-    EMBER_KERNEL_CHECK_OR_FALSE(ctx, g.s[a] > 0 && g.d[a] > 0 && g.p[a] >= 0 && op >= 0 && g.s[a] <= INT32_MAX &&
-                                         g.d[a] <= INT32_MAX && g.p[a] <= INT32_MAX &&
-                                         (op < g.s[a] || op < g.d[a]),
-                                InvalidArgument,
-                                "convolution_general.out: stride and dilation must be positive, padding non-negative, all "
-                                "below 2^31, and output_padding (%lld) below the stride or the dilation",
-                                static_cast<long long>(op));
+    EMBER_KERNEL_CHECK_OR_FALSE(
+        ctx,
+        g.s[a] > 0 && g.d[a] > 0 && g.p[a] >= 0 && op >= 0 && g.s[a] <= INT32_MAX && g.d[a] <= INT32_MAX &&
+            g.p[a] <= INT32_MAX && (op < g.s[a] || op < g.d[a]),
+        InvalidArgument,
+        "convolution_general.out: stride and dilation must be positive, padding non-negative, all "
+        "below 2^31, and output_padding (%lld) below the stride or the dilation",
+        static_cast<long long>(op));
     g.in[a] = input.size(2 + i);
     g.k[a] = weight.size(2 + i);
     g.out[a] = transposed ? (g.in[a] - 1) * g.s[a] - 2 * g.p[a] + g.d[a] * (g.k[a] - 1) + op + 1
@@ -107,15 +108,15 @@ bool check_general(KernelContext& ctx, const Tensor& input, const Tensor& weight
                               "convolution_general.out: out must be %d-d: [%lld, %lld, %lld, ...]",
                               static_cast<int>(input.dim()), static_cast<long long>(g.N),
                               static_cast<long long>(g.Cout), static_cast<long long>(out_sizes[2]));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, bias == nullptr || (bias->dim() == 1 && bias->size(0) == g.Cout),
-                              InvalidArgument, "convolution_general.out: bias must have %lld elements",
-                              static_cast<long long>(g.Cout));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(),
-                              NotSupported, "convolution_general.out: only contiguous tensors are supported");
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == out.scalar_type() &&
-                                       weight.scalar_type() == out.scalar_type() &&
-                                       (bias == nullptr || bias->scalar_type() == out.scalar_type()),
-                              InvalidArgument, "convolution_general.out: input, weight, bias and out must share a dtype");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, bias == nullptr || (bias->dim() == 1 && bias->size(0) == g.Cout), InvalidArgument,
+                              "convolution_general.out: bias must have %lld elements", static_cast<long long>(g.Cout));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
+                              "convolution_general.out: only contiguous tensors are supported");
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
+                                  (bias == nullptr || bias->scalar_type() == out.scalar_type()),
+                              InvalidArgument,
+                              "convolution_general.out: input, weight, bias and out must share a dtype");
   return true;
 }
 
@@ -147,8 +148,8 @@ void convolve_general(const GeneralConv& g, const T* x, const T* w, const T* b, 
             for (int64_t ci = 0; ci < g.cin_g; ++ci) {
               const T* xc = x + (n * g.Cin + grp * g.cin_g + ci) * in_plane;
               // Forward weight [Cout][cin_g][taps]; transposed [Cin][cout_g][taps].
-              const T* wc = g.transposed ? w + ((grp * g.cin_g + ci) * g.cout_g + cog) * taps
-                                         : w + (co * g.cin_g + ci) * taps;
+              const T* wc =
+                  g.transposed ? w + ((grp * g.cin_g + ci) * g.cout_g + cog) * taps : w + (co * g.cin_g + ci) * taps;
               for (int64_t kd = 0; kd < g.k[0]; ++kd) {
                 const int64_t id = source(g, 0, od, kd);
                 if (id < 0) continue;
@@ -175,12 +176,11 @@ void convolve_general(const GeneralConv& g, const T* x, const T* w, const T* b, 
 }  // namespace
 
 void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                     bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
+                     ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                     ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
   (void)output_padding;
   // A program from another exporter may call it transposed (or 3-d, refused below); Ember's exir never does.
-  EMBER_KERNEL_CHECK(ctx, !transposed, NotSupported,
-                     "convolution.out: transposed: re-export with Ember's exir");
+  EMBER_KERNEL_CHECK(ctx, !transposed, NotSupported, "convolution.out: transposed: re-export with Ember's exir");
   const bool is1d = input.dim() == 3;
   EMBER_KERNEL_CHECK(ctx, (input.dim() == 4 || is1d) && weight.dim() == input.dim(), InvalidArgument,
                      "convolution.out: input must be 3-d or 4-d with a weight of the same rank (got %d-d and %d-d)",
@@ -195,14 +195,15 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
   const int64_t sh = is1d ? 1 : at(stride, 0), sw = at(stride, sd - 1);
   const int64_t ph = is1d ? 0 : at(padding, 0), pw = at(padding, sd - 1);
   const int64_t dh = is1d ? 1 : at(dilation, 0), dw = at(dilation, sd - 1);
-  EMBER_KERNEL_CHECK(ctx, groups > 0 && Cin % groups == 0 && Cout % groups == 0 && Cg == Cin / groups,
-                     InvalidArgument, "convolution.out: %lld input channels, %lld groups and weight of %lld channels "
-                     "per group do not agree", static_cast<long long>(Cin), static_cast<long long>(groups),
-                     static_cast<long long>(Cg));
+  EMBER_KERNEL_CHECK(ctx, groups > 0 && Cin % groups == 0 && Cout % groups == 0 && Cg == Cin / groups, InvalidArgument,
+                     "convolution.out: %lld input channels, %lld groups and weight of %lld channels "
+                     "per group do not agree",
+                     static_cast<long long>(Cin), static_cast<long long>(groups), static_cast<long long>(Cg));
   // Beyond int32 (as PyTorch refuses) the output size arithmetic below could overflow int64.
-  EMBER_KERNEL_CHECK(ctx, sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0 && sh <= INT32_MAX &&
-                              sw <= INT32_MAX && dh <= INT32_MAX && dw <= INT32_MAX && ph <= INT32_MAX &&
-                              pw <= INT32_MAX, InvalidArgument,
+  EMBER_KERNEL_CHECK(ctx,
+                     sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0 && sh <= INT32_MAX && sw <= INT32_MAX &&
+                         dh <= INT32_MAX && dw <= INT32_MAX && ph <= INT32_MAX && pw <= INT32_MAX,
+                     InvalidArgument,
                      "convolution.out: stride and dilation must be positive, padding non-negative, all below "
                      "2^31");
   const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
@@ -215,8 +216,9 @@ void convolution_out(KernelContext& ctx, const Tensor& input, const Tensor& weig
                      static_cast<long long>(Cout), static_cast<long long>(OH), static_cast<long long>(OW));
   EMBER_KERNEL_CHECK(ctx, bias == nullptr || (bias->dim() == 1 && bias->size(0) == Cout), InvalidArgument,
                      "convolution.out: bias must have %lld elements", static_cast<long long>(Cout));
-  EMBER_KERNEL_CHECK(ctx, input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
-                              (bias == nullptr || bias->scalar_type() == out.scalar_type()),
+  EMBER_KERNEL_CHECK(ctx,
+                     input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
+                         (bias == nullptr || bias->scalar_type() == out.scalar_type()),
                      InvalidArgument, "convolution.out: input, weight, bias and out must share a dtype");
   // Input, weight and out are read and written through their strides, so any dim order works: contiguous NCHW,
   // or channels-last from a model exported in that memory format (weights included).
@@ -268,16 +270,16 @@ void convolution_general_out(KernelContext& ctx, const Tensor& input, const Tens
                              ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                              bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out) {
   GeneralConv g;
-  if (!check_general(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, out,
-                     g)) {
+  if (!check_general(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, out, g)) {
     return;
   }
-  EMBER_DISPATCH(ctx, "convolution_general.out", selected_dtypes::convolution_general_out_portable,
-                 out.scalar_type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    convolve_general<T, compute_t<T>>(g, input.const_data_ptr<T>(), weight.const_data_ptr<T>(),
-                                      bias ? bias->const_data_ptr<T>() : nullptr, out.mutable_data_ptr<T>());
-  });
+  EMBER_DISPATCH(ctx, "convolution_general.out", selected_dtypes::convolution_general_out_portable, out.scalar_type(),
+                 [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   convolve_general<T, compute_t<T>>(g, input.const_data_ptr<T>(), weight.const_data_ptr<T>(),
+                                                     bias ? bias->const_data_ptr<T>() : nullptr,
+                                                     out.mutable_data_ptr<T>());
+                 });
 }
 
 // Ember's fused convolution + relu/hardtanh/clamp (exir's opt-in fuse_activations): the convolution above, then
@@ -289,12 +291,12 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
   EMBER_KERNEL_CHECK(ctx, out.scalar_type() == ScalarType::Float, InvalidArgument,
                      "convolution_clamp.out: out is %s, but the fused kernel computes Float only; export with "
                      "ExecutorchBackendConfig(fuse_activations=False) to run the convolution and its activation as "
-                     "separate kernels", scalar_type_name(out.scalar_type()));
+                     "separate kernels",
+                     scalar_type_name(out.scalar_type()));
   // exir never fuses a NaN bound (torch.clamp would make every element NaN, not compare-and-select).
   EMBER_KERNEL_CHECK(ctx, min == min && max == max, InvalidArgument,
                      "convolution_clamp.out: bounds [%g, %g] include NaN", min, max);
-  constexpr bool kFloat =
-      (selected_dtypes::convolution_clamp_out_portable >> static_cast<int>(ScalarType::Float)) & 1u;
+  constexpr bool kFloat = (selected_dtypes::convolution_clamp_out_portable >> static_cast<int>(ScalarType::Float)) & 1u;
   EMBER_KERNEL_CHECK(ctx, kFloat, InvalidArgument,
                      "convolution_clamp.out: this build's selection has no Float for it; select the program's "
                      "operators again (python -m selective_build.select)");
@@ -318,9 +320,9 @@ void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor&
   EMBER_KERNEL_CHECK(ctx, out.scalar_type() == ScalarType::Float, InvalidArgument,
                      "convolution_silu.out: out is %s, but the fused kernel computes Float only; export with "
                      "ExecutorchBackendConfig(fuse_activations=False) to run the convolution and its activation as "
-                     "separate kernels", scalar_type_name(out.scalar_type()));
-  constexpr bool kFloat =
-      (selected_dtypes::convolution_silu_out_portable >> static_cast<int>(ScalarType::Float)) & 1u;
+                     "separate kernels",
+                     scalar_type_name(out.scalar_type()));
+  constexpr bool kFloat = (selected_dtypes::convolution_silu_out_portable >> static_cast<int>(ScalarType::Float)) & 1u;
   EMBER_KERNEL_CHECK(ctx, kFloat, InvalidArgument,
                      "convolution_silu.out: this build's selection has no Float for it; select the program's "
                      "operators again (python -m selective_build.select)");

@@ -174,7 +174,8 @@ void copy_(KernelContext& ctx, Tensor& self, const Tensor& src, bool non_blockin
   EMBER_KERNEL_CHECK(ctx, n == self.dim() && ArrayRef<int32_t>(shape, static_cast<size_t>(n)).equals(self.sizes()),
                      InvalidArgument, "copy_: src does not broadcast to self's shape");
   if (src.scalar_type() == self.scalar_type() && src.numel() == self.numel()) {
-    if (self.mutable_data_ptr() != src.const_data_ptr()) memmove(self.mutable_data_ptr(), src.const_data_ptr(), src.nbytes());
+    if (self.mutable_data_ptr() != src.const_data_ptr())
+      memmove(self.mutable_data_ptr(), src.const_data_ptr(), src.nbytes());
     return;
   }
   EMBER_DISPATCH(ctx, "copy_", selected_dtypes::copy__portable, self.scalar_type(), [&](auto tag) {
@@ -182,7 +183,8 @@ void copy_(KernelContext& ctx, Tensor& self, const Tensor& src, bool non_blockin
     using C = compute_t<T>;
     T* o = self.mutable_data_ptr<T>();
     const BroadcastIndexer is(src.sizes(), shape, n);
-    for (int64_t i = 0; i < self.numel(); ++i) o[i] = static_cast<T>(load_as<C>(src.const_data_ptr(), src.scalar_type(), is(i)));
+    for (int64_t i = 0; i < self.numel(); ++i)
+      o[i] = static_cast<T>(load_as<C>(src.const_data_ptr(), src.scalar_type(), is(i)));
   });
 }
 
@@ -220,7 +222,8 @@ void to_copy_out(KernelContext& ctx, const Tensor& self, bool non_blocking, Opti
 void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> size, Tensor& out) {
   int64_t shape[kMaxTensorDim];
   int64_t known = 1, infer = -1;
-  EMBER_KERNEL_CHECK(ctx, size.size() <= static_cast<size_t>(kMaxTensorDim), InvalidArgument, "view_copy.out: too many dims");
+  EMBER_KERNEL_CHECK(ctx, size.size() <= static_cast<size_t>(kMaxTensorDim), InvalidArgument,
+                     "view_copy.out: too many dims");
   for (size_t i = 0; i < size.size(); ++i) {
     shape[i] = size[i];
     if (size[i] == -1) {
@@ -236,7 +239,8 @@ void view_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> siz
     }
   }
   if (infer >= 0) shape[infer] = known ? self.numel() / known : 0;
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, size.size()), InvalidArgument, "view_copy.out: out has the wrong shape");
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, size.size()), InvalidArgument,
+                     "view_copy.out: out has the wrong shape");
   bytes_copy(ctx, "view_copy.out", self, out);
 }
 
@@ -288,8 +292,9 @@ void permute_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> 
     sizes[i] = self.size(static_cast<int32_t>(d));
     strides[i] = self.strides()[static_cast<size_t>(d)];
   }
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(rank)) && out.scalar_type() == self.scalar_type() &&
-                              out.is_contiguous(),
+  EMBER_KERNEL_CHECK(ctx,
+                     fit_output(out, sizes, static_cast<size_t>(rank)) && out.scalar_type() == self.scalar_type() &&
+                         out.is_contiguous(),
                      InvalidArgument, "permute_copy.out: out has the wrong shape or dtype");
   strided_gather(static_cast<uint8_t*>(out.mutable_data_ptr()), static_cast<const uint8_t*>(self.const_data_ptr()),
                  self.element_size(), sizes, strides, rank, 0);
@@ -317,8 +322,8 @@ void expand_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> s
                  self.element_size(), sizes, strides, rank, 0);
 }
 
-void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optional<int64_t> start,
-                    Optional<int64_t> end, int64_t step, Tensor& out) {
+void slice_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, Optional<int64_t> start, Optional<int64_t> end,
+                    int64_t step, Tensor& out) {
   const int rank = self.dim();
   const int64_t d = wrap_dim(dim, rank);
   EMBER_KERNEL_CHECK(ctx, d >= 0 && d < rank && step > 0, InvalidArgument,
@@ -349,8 +354,10 @@ void select_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_
                      static_cast<long long>(dim));
   const int64_t len = self.size(static_cast<int32_t>(d));
   const int64_t i0 = index < 0 ? index + len : index;
-  EMBER_KERNEL_CHECK(ctx, i0 >= 0 && i0 < len, InvalidArgument, "select_copy.int_out: index %lld out of range for "
-                     "size %lld", static_cast<long long>(index), static_cast<long long>(len));
+  EMBER_KERNEL_CHECK(ctx, i0 >= 0 && i0 < len, InvalidArgument,
+                     "select_copy.int_out: index %lld out of range for "
+                     "size %lld",
+                     static_cast<long long>(index), static_cast<long long>(len));
   int64_t sizes[kMaxTensorDim], strides[kMaxTensorDim];
   int r = 0;
   for (int i = 0; i < rank; ++i) {
@@ -383,7 +390,8 @@ bool fill_fits(const Scalar& v) {
 }  // namespace
 
 void full_out(KernelContext& ctx, ArrayRef<int64_t> size, const Scalar& fill_value, Tensor& out) {
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, size.data(), size.size()), InvalidArgument, "full.out: out has the wrong shape");
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, size.data(), size.size()), InvalidArgument,
+                     "full.out: out has the wrong shape");
   EMBER_DISPATCH(ctx, "full.out", selected_dtypes::full_out_portable, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;

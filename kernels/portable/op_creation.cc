@@ -124,13 +124,15 @@ bool memory_format_ok(KernelContext& ctx, const char* name, Optional<int64_t> me
 // lift_fresh_copy, detach_copy and alias_copy: out is a copy of self (same dtype, shape and dim order).
 void plain_copy(KernelContext& ctx, const char* name, uint32_t mask, const Tensor& self, Tensor& out) {
   if (!unary_checks(ctx, name, self, mask, true, out)) return;
-  if (out.mutable_data_ptr() != self.const_data_ptr()) memmove(out.mutable_data_ptr(), self.const_data_ptr(), self.nbytes());
+  if (out.mutable_data_ptr() != self.const_data_ptr())
+    memmove(out.mutable_data_ptr(), self.const_data_ptr(), self.nbytes());
 }
 
 }  // namespace
 
 void arange_out(KernelContext& ctx, const Scalar& end, Tensor& out) {
-  arange_kernel<selected_dtypes::arange_out_portable>(ctx, "arange.out", Scalar(int64_t{0}), end, Scalar(int64_t{1}), out);
+  arange_kernel<selected_dtypes::arange_out_portable>(ctx, "arange.out", Scalar(int64_t{0}), end, Scalar(int64_t{1}),
+                                                      out);
 }
 
 void arange_start_out(KernelContext& ctx, const Scalar& start, const Scalar& end, const Scalar& step, Tensor& out) {
@@ -139,8 +141,8 @@ void arange_start_out(KernelContext& ctx, const Scalar& start, const Scalar& end
 
 void empty_out(KernelContext& ctx, ArrayRef<int64_t> size, Optional<int64_t> memory_format, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, size.data(), size.size()), InvalidArgument,
-                     "empty.out: out (rank %d) cannot take the requested shape of rank %zu", static_cast<int>(out.dim()),
-                     size.size());
+                     "empty.out: out (rank %d) cannot take the requested shape of rank %zu",
+                     static_cast<int>(out.dim()), size.size());
   // The contents are unspecified, as in PyTorch: nothing is written.
   (void)memory_format_ok(ctx, "empty.out", memory_format, out);
 }
@@ -154,7 +156,8 @@ void fill_scalar_out(KernelContext& ctx, const Tensor& self, const Scalar& value
 void fill_tensor_out(KernelContext& ctx, const Tensor& self, const Tensor& value, Tensor& out) {
   constexpr uint32_t kMask = selected_dtypes::fill_tensor_out_portable & kRealAndBoolTypes;
   EMBER_KERNEL_CHECK(ctx, value.dim() == 0, InvalidArgument,
-                     "fill.Tensor_out: value must be a 0-dim tensor, it has %d dimensions", static_cast<int>(value.dim()));
+                     "fill.Tensor_out: value must be a 0-dim tensor, it has %d dimensions",
+                     static_cast<int>(value.dim()));
   EMBER_KERNEL_CHECK(ctx, (kLoadableTypes >> static_cast<int>(value.scalar_type())) & 1u, InvalidArgument,
                      "fill.Tensor_out: value's dtype %s is not supported", scalar_type_name(value.scalar_type()));
   if (!unary_checks(ctx, "fill.Tensor_out", self, kMask, true, out)) return;
@@ -190,8 +193,8 @@ void ones_out(KernelContext& ctx, ArrayRef<int64_t> size, Tensor& out) {
 
 void zeros_out(KernelContext& ctx, ArrayRef<int64_t> size, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, size.data(), size.size()), InvalidArgument,
-                     "zeros.out: out (rank %d) cannot take the requested shape of rank %zu", static_cast<int>(out.dim()),
-                     size.size());
+                     "zeros.out: out (rank %d) cannot take the requested shape of rank %zu",
+                     static_cast<int>(out.dim()), size.size());
   // All-zero bytes are 0 (and +0.0) in every dtype: no dispatch needed.
   memset(out.mutable_data_ptr(), 0, out.nbytes());
 }

@@ -44,11 +44,13 @@ C distance(const C* a, const C* b, int64_t m, double p) {
 
 }  // namespace
 
-void cdist_forward_out(KernelContext& ctx, const Tensor& x1, const Tensor& x2, double p,
-                       Optional<int64_t> compute_mode, Tensor& out) {
+void cdist_forward_out(KernelContext& ctx, const Tensor& x1, const Tensor& x2, double p, Optional<int64_t> compute_mode,
+                       Tensor& out) {
   const int32_t r1 = x1.dim(), r2 = x2.dim();
-  EMBER_KERNEL_CHECK(ctx, r1 >= 2 && r2 >= 2, InvalidArgument, "_cdist_forward.out: x1 and x2 must be at least 2-d "
-                     "(got %d and %d)", static_cast<int>(r1), static_cast<int>(r2));
+  EMBER_KERNEL_CHECK(ctx, r1 >= 2 && r2 >= 2, InvalidArgument,
+                     "_cdist_forward.out: x1 and x2 must be at least 2-d "
+                     "(got %d and %d)",
+                     static_cast<int>(r1), static_cast<int>(r2));
   const int32_t m = x1.size(r1 - 1);
   EMBER_KERNEL_CHECK(ctx, x2.size(r2 - 1) == m, InvalidArgument, "_cdist_forward.out: x1 has %d columns, x2 %d",
                      static_cast<int>(m), static_cast<int>(x2.size(r2 - 1)));
@@ -111,14 +113,15 @@ void pdist_forward_out(KernelContext& ctx, const Tensor& self, double p, Tensor&
   EMBER_KERNEL_CHECK(ctx, self.is_contiguous(), NotSupported, "_pdist_forward.out: self must be contiguous");
   EMBER_DISPATCH(ctx, "_pdist_forward.out", selected_dtypes::pdist_forward_out_portable, self.scalar_type(),
                  [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    static_assert(std::is_same<T, compute_t<T>>::value, "pdist computes in its own dtype (Float or Double)");
-    const T* x = self.const_data_ptr<T>();
-    T* o = out.mutable_data_ptr<T>();
-    for (int64_t i = 0; i < rows; ++i) {
-      for (int64_t j = i + 1; j < rows; ++j) *o++ = distance<T>(x + i * m, x + j * m, m, p);
-    }
-  });
+                   using T = typename decltype(tag)::type;
+                   static_assert(std::is_same<T, compute_t<T>>::value,
+                                 "pdist computes in its own dtype (Float or Double)");
+                   const T* x = self.const_data_ptr<T>();
+                   T* o = out.mutable_data_ptr<T>();
+                   for (int64_t i = 0; i < rows; ++i) {
+                     for (int64_t j = i + 1; j < rows; ++j) *o++ = distance<T>(x + i * m, x + j * m, m, p);
+                   }
+                 });
 }
 
 }  // namespace portable

@@ -80,7 +80,9 @@ struct TruncDivide : IntDivision {
 };
 struct TrueDivide {
   template <typename C>
-  C operator()(C a, C b) const { return a / b; }
+  C operator()(C a, C b) const {
+    return a / b;
+  }
 };
 struct Fmod : IntDivision {
   template <typename C>
@@ -166,8 +168,7 @@ void div_out_mode(KernelContext& ctx, const Tensor& self, const Tensor& other, O
 }
 void div_scalar_mode_out(KernelContext& ctx, const Tensor& self, const Scalar& other,
                          Optional<StringView> rounding_mode, Tensor& out) {
-  div_mode<selected_dtypes::div_scalar_mode_out_portable>(ctx, "div.Scalar_mode_out", self, other, rounding_mode,
-                                                           out);
+  div_mode<selected_dtypes::div_scalar_mode_out_portable>(ctx, "div.Scalar_mode_out", self, other, rounding_mode, out);
 }
 
 }  // namespace portable

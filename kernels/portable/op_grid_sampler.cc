@@ -14,8 +14,7 @@ namespace {
 
 template <typename C>
 C unnormalize(C coord, int64_t size, bool align_corners) {
-  return align_corners ? (coord + 1) / 2 * static_cast<C>(size - 1)
-                       : ((coord + 1) * static_cast<C>(size) - 1) / 2;
+  return align_corners ? (coord + 1) / 2 * static_cast<C>(size - 1) : ((coord + 1) * static_cast<C>(size) - 1) / 2;
 }
 
 template <typename C>
@@ -56,9 +55,13 @@ bool to_index(C v, int64_t* i) {
 }
 
 template <typename C>
-C cubic1(C x, C A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
+C cubic1(C x, C A) {
+  return ((A + 2) * x - (A + 3)) * x * x + 1;
+}
 template <typename C>
-C cubic2(C x, C A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
+C cubic2(C x, C A) {
+  return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+}
 
 }  // namespace
 
@@ -66,8 +69,10 @@ void grid_sampler_2d_out(KernelContext& ctx, const Tensor& input, const Tensor& 
                          int64_t padding_mode, bool align_corners, Tensor& out) {
   const char* name = "grid_sampler_2d.out";
   EMBER_KERNEL_CHECK(ctx, input.dim() == 4 && grid.dim() == 4 && grid.size(3) == 2 && grid.size(0) == input.size(0),
-                     InvalidArgument, "%s: input must be 4-d and grid N x H x W x 2 with the same N (got %d-d and "
-                     "%d-d)", name, static_cast<int>(input.dim()), static_cast<int>(grid.dim()));
+                     InvalidArgument,
+                     "%s: input must be 4-d and grid N x H x W x 2 with the same N (got %d-d and "
+                     "%d-d)",
+                     name, static_cast<int>(input.dim()), static_cast<int>(grid.dim()));
   EMBER_KERNEL_CHECK(ctx, interpolation_mode >= 0 && interpolation_mode <= 2 && padding_mode >= 0 && padding_mode <= 2,
                      InvalidArgument, "%s: interpolation mode %lld and padding mode %lld must be 0, 1 or 2", name,
                      static_cast<long long>(interpolation_mode), static_cast<long long>(padding_mode));

@@ -19,9 +19,10 @@ void index_out(KernelContext& ctx, const Tensor& self, OptionalTensorList indice
   for (size_t k = 0; k < indices.size(); ++k) {
     const Tensor* t = indices[k];
     if (t == nullptr) continue;
-    EMBER_KERNEL_CHECK(ctx, t->scalar_type() == ScalarType::Long || t->scalar_type() == ScalarType::Int,
-                       NotSupported, "index.Tensor_out: index %zu is %s; only Long and Int indices are supported "
-                       "(boolean masks give data-dependent shapes)", k, scalar_type_name(t->scalar_type()));
+    EMBER_KERNEL_CHECK(ctx, t->scalar_type() == ScalarType::Long || t->scalar_type() == ScalarType::Int, NotSupported,
+                       "index.Tensor_out: index %zu is %s; only Long and Int indices are supported "
+                       "(boolean masks give data-dependent shapes)",
+                       k, scalar_type_name(t->scalar_type()));
     if (count == 0) {
       bdim = t->dim();
       for (int d = 0; d < bdim; ++d) bshape[d] = t->size(d);
@@ -82,8 +83,10 @@ void index_out(KernelContext& ctx, const Tensor& self, OptionalTensorList indice
       int64_t v = load_as<int64_t>(t->const_data_ptr(), t->scalar_type(), bi(bpos));
       const int64_t size = self.size(static_cast<int32_t>(k));
       if (v < 0) v += size;
-      EMBER_KERNEL_CHECK(ctx, v >= 0 && v < size, InvalidArgument, "index.Tensor_out: index %lld is out of bounds "
-                         "for dim %zu of size %lld", static_cast<long long>(v), k, static_cast<long long>(size));
+      EMBER_KERNEL_CHECK(ctx, v >= 0 && v < size, InvalidArgument,
+                         "index.Tensor_out: index %lld is out of bounds "
+                         "for dim %zu of size %lld",
+                         static_cast<long long>(v), k, static_cast<long long>(size));
       src += v * self.strides()[k];
     }
     memmove(o + static_cast<size_t>(i) * elem, x + static_cast<size_t>(src) * elem, elem);

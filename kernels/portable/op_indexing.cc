@@ -115,20 +115,20 @@ bool plan_along_dim(KernelContext& ctx, const char* name, const Tensor& self, in
   const int sr = dims_of(self, ss, st);
   p.dim = wrap(dim, self.dim());
   CHECK_OR_FALSE(ctx, p.dim >= 0, InvalidArgument, "%s: dim %lld is out of range for a %d-d tensor", name,
-                            static_cast<long long>(dim), static_cast<int>(self.dim()));
-  CHECK_OR_FALSE(ctx, is_index_type(index.scalar_type()), InvalidArgument, "%s: index is %s, must be Long or Int",
-                            name, scalar_type_name(index.scalar_type()));
+                 static_cast<long long>(dim), static_cast<int>(self.dim()));
+  CHECK_OR_FALSE(ctx, is_index_type(index.scalar_type()), InvalidArgument, "%s: index is %s, must be Long or Int", name,
+                 scalar_type_name(index.scalar_type()));
   p.rank = dims_of(index, p.index_sizes, p.index_strides);
   CHECK_OR_FALSE(ctx, p.rank == sr, InvalidArgument, "%s: index has %d dims, self has %d", name,
-                            static_cast<int>(index.dim()), static_cast<int>(self.dim()));
+                 static_cast<int>(index.dim()), static_cast<int>(self.dim()));
   int64_t rs[kMaxTensorDim], rt[kMaxTensorDim];
   const int rr = src ? dims_of(*src, rs, rt) : 0;
   CHECK_OR_FALSE(ctx, src == nullptr || rr == sr, InvalidArgument, "%s: src has %d dims, self has %d", name,
-                            static_cast<int>(src ? src->dim() : 0), static_cast<int>(self.dim()));
+                 static_cast<int>(src ? src->dim() : 0), static_cast<int>(self.dim()));
   for (int d = 0; d < p.rank; ++d) {
     CHECK_OR_FALSE(ctx, (d == p.dim || p.index_sizes[d] <= ss[d]) && (!src || p.index_sizes[d] <= rs[d]),
                    InvalidArgument, "%s: index's size %lld in dim %d exceeds self's or src's", name,
-                              static_cast<long long>(p.index_sizes[d]), d);
+                   static_cast<long long>(p.index_sizes[d]), d);
   }
   if (index.numel() == 0) return true;
   Walk w(p.index_sizes, p.rank);
@@ -136,9 +136,11 @@ bool plan_along_dim(KernelContext& ctx, const char* name, const Tensor& self, in
   const int64_t n = ss[p.dim];
   for (int64_t i = 0; i < index.numel(); ++i, w.next()) {
     const int64_t v = load_index(index, w.off[0]);
-    CHECK_OR_FALSE(ctx, v >= 0 && v < n, InvalidArgument, "%s: index %lld at position %lld is out of bounds for "
-                              "dim %lld of size %lld", name, static_cast<long long>(v), static_cast<long long>(i),
-                              static_cast<long long>(p.dim), static_cast<long long>(n));
+    CHECK_OR_FALSE(ctx, v >= 0 && v < n, InvalidArgument,
+                   "%s: index %lld at position %lld is out of bounds for "
+                   "dim %lld of size %lld",
+                   name, static_cast<long long>(v), static_cast<long long>(i), static_cast<long long>(p.dim),
+                   static_cast<long long>(n));
   }
   return true;
 }
@@ -168,7 +170,8 @@ void gather_out(KernelContext& ctx, const Tensor& self, int64_t dim, const Tenso
   AlongDim p;
   if (!plan_along_dim(ctx, "gather.out", self, dim, index, nullptr, p)) return;
   EMBER_KERNEL_CHECK(ctx, fit_output(out, index.sizes()) && out.scalar_type() == self.scalar_type(), InvalidArgument,
-                     "gather.out: out must have index's shape and self's dtype (%s)", scalar_type_name(self.scalar_type()));
+                     "gather.out: out must have index's shape and self's dtype (%s)",
+                     scalar_type_name(self.scalar_type()));
   const size_t e = self.element_size();
   walk_along_dim(p, index, self, out, [&](int64_t s, int64_t o) { memmove(at(out, o), at(self, s), e); });
 }
@@ -182,7 +185,8 @@ void scatter_common(KernelContext& ctx, const char* name, const Tensor& self, in
   if (!plan_along_dim(ctx, name, self, dim, index, src, p)) return;
   EMBER_KERNEL_CHECK(ctx, src == nullptr || src->scalar_type() == self.scalar_type(), InvalidArgument,
                      "%s: src is %s, self is %s (they must match)", name,
-                     scalar_type_name(src ? src->scalar_type() : self.scalar_type()), scalar_type_name(self.scalar_type()));
+                     scalar_type_name(src ? src->scalar_type() : self.scalar_type()),
+                     scalar_type_name(self.scalar_type()));
   if (!copy_self(ctx, name, self, out)) return;
   walk_along_dim(p, index, out, src ? *src : index, fn);
 }
@@ -234,16 +238,18 @@ void index_select_out(KernelContext& ctx, const Tensor& self, int64_t dim, const
   for (int i = 0; i < self.dim(); ++i) sizes[i] = i == d ? index.numel() : self.size(i);
   EMBER_KERNEL_CHECK(ctx, self.dim() > 0 || index.numel() == 1, InvalidArgument,
                      "%s: a 0-d self takes exactly one index, got %lld", name, static_cast<long long>(index.numel()));
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(self.dim())) &&
-                              out.scalar_type() == self.scalar_type(),
+  EMBER_KERNEL_CHECK(ctx,
+                     fit_output(out, sizes, static_cast<size_t>(self.dim())) && out.scalar_type() == self.scalar_type(),
                      InvalidArgument, "%s: out must have self's dtype and shape with %lld entries along dim %lld", name,
                      static_cast<long long>(index.numel()), static_cast<long long>(d));
   const int64_t istride = index.dim() == 1 ? index.strides()[0] : 0;
   for (int64_t k = 0; k < index.numel(); ++k) {
     const int64_t v = load_index(index, k * istride);
-    EMBER_KERNEL_CHECK(ctx, v >= 0 && v < n, InvalidArgument, "%s: index %lld at position %lld is out of bounds for "
-                       "dim %lld of size %lld", name, static_cast<long long>(v), static_cast<long long>(k),
-                       static_cast<long long>(d), static_cast<long long>(n));
+    EMBER_KERNEL_CHECK(ctx, v >= 0 && v < n, InvalidArgument,
+                       "%s: index %lld at position %lld is out of bounds for "
+                       "dim %lld of size %lld",
+                       name, static_cast<long long>(v), static_cast<long long>(k), static_cast<long long>(d),
+                       static_cast<long long>(n));
   }
   StridedView sv = view_of(self), dv = view_of(out);
   const int64_t sstep = self.dim() ? sv.strides[d] : 0, dstep = self.dim() ? dv.strides[d] : 0;
@@ -262,9 +268,10 @@ void select_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& sr
   EMBER_KERNEL_CHECK(ctx, d >= 0, InvalidArgument, "%s: dim %lld is out of range for a %d-d tensor", name,
                      static_cast<long long>(dim), static_cast<int>(self.dim()));
   const int64_t n = self.size(static_cast<int32_t>(d));
-  EMBER_KERNEL_CHECK(ctx, index >= -n && index < n, InvalidArgument, "%s: index %lld is out of range for dim %lld of "
-                     "size %lld", name, static_cast<long long>(index), static_cast<long long>(d),
-                     static_cast<long long>(n));
+  EMBER_KERNEL_CHECK(ctx, index >= -n && index < n, InvalidArgument,
+                     "%s: index %lld is out of range for dim %lld of "
+                     "size %lld",
+                     name, static_cast<long long>(index), static_cast<long long>(d), static_cast<long long>(n));
   StridedView dv = view_of(self);
   dv.drop(static_cast<int>(d));
   bool same = src.dim() == dv.rank;
@@ -329,10 +336,10 @@ namespace {
 bool masked_walk(KernelContext& ctx, const char* name, const Tensor& self, const Tensor& mask, int32_t* shape,
                  int* rank, int64_t* self_st, int64_t* mask_st) {
   CHECK_OR_FALSE(ctx, mask.scalar_type() == ScalarType::Bool, InvalidArgument, "%s: mask is %s, must be Bool", name,
-                            scalar_type_name(mask.scalar_type()));
+                 scalar_type_name(mask.scalar_type()));
   *rank = broadcast_shape(self.sizes(), mask.sizes(), shape);
   CHECK_OR_FALSE(ctx, *rank >= 0, InvalidArgument, "%s: self (rank %d) and mask (rank %d) do not broadcast", name,
-                            static_cast<int>(self.dim()), static_cast<int>(mask.dim()));
+                 static_cast<int>(self.dim()), static_cast<int>(mask.dim()));
   const ArrayRef<int32_t> s(shape, static_cast<size_t>(*rank));
   broadcast_strides(self, s, self_st);
   broadcast_strides(mask, s, mask_st);
@@ -386,9 +393,8 @@ void masked_scatter_out(KernelContext& ctx, const Tensor& self, const Tensor& ma
                      scalar_type_name(self.scalar_type()));
   const ArrayRef<int32_t> s(shape, static_cast<size_t>(rank));
   const int64_t count = count_true(mask, s, mst);
-  EMBER_KERNEL_CHECK(ctx, count <= source.numel(), InvalidArgument,
-                     "%s: mask has %lld true elements, source only %lld", name, static_cast<long long>(count),
-                     static_cast<long long>(source.numel()));
+  EMBER_KERNEL_CHECK(ctx, count <= source.numel(), InvalidArgument, "%s: mask has %lld true elements, source only %lld",
+                     name, static_cast<long long>(count), static_cast<long long>(source.numel()));
   EMBER_KERNEL_CHECK(ctx, fit_output(out, s) && out.scalar_type() == self.scalar_type(), InvalidArgument,
                      "%s: out must have the broadcast shape of self and mask, and self's dtype", name);
   StridedView sv;
@@ -419,8 +425,8 @@ void repeat_interleave_tensor_out(KernelContext& ctx, const Tensor& repeats, Opt
   int64_t total = 0;
   for (int64_t i = 0; i < repeats.numel(); ++i) {
     const int64_t r = load_index(repeats, i * stride);
-    EMBER_KERNEL_CHECK(ctx, r >= 0 && !__builtin_add_overflow(total, r, &total) && total <= INT32_MAX,
-                       InvalidArgument, "%s: repeat %lld at position %lld is negative or the total exceeds 2^31", name,
+    EMBER_KERNEL_CHECK(ctx, r >= 0 && !__builtin_add_overflow(total, r, &total) && total <= INT32_MAX, InvalidArgument,
+                       "%s: repeat %lld at position %lld is negative or the total exceeds 2^31", name,
                        static_cast<long long>(r), static_cast<long long>(i));
   }
   EMBER_KERNEL_CHECK(ctx, !output_size.has_value() || output_size.value() == total, InvalidArgument,
@@ -460,10 +466,10 @@ bool plan_put(KernelContext& ctx, const char* name, const Tensor& self, Optional
               const Tensor& values, PutPlan& p) {
   const int rank = self.dim();
   CHECK_OR_FALSE(ctx, static_cast<int>(indices.size()) <= rank, InvalidArgument, "%s: %zu indices for a %d-d tensor",
-                            name, indices.size(), rank);
+                 name, indices.size(), rank);
   CHECK_OR_FALSE(ctx, values.scalar_type() == self.scalar_type(), InvalidArgument,
-                            "%s: values are %s, self is %s (they must match)", name,
-                            scalar_type_name(values.scalar_type()), scalar_type_name(self.scalar_type()));
+                 "%s: values are %s, self is %s (they must match)", name, scalar_type_name(values.scalar_type()),
+                 scalar_type_name(self.scalar_type()));
   int count = 0, first = -1, last = -1;
   bool any_mask = false;
   for (size_t k = 0; k < indices.size(); ++k) {
@@ -471,8 +477,7 @@ bool plan_put(KernelContext& ctx, const char* name, const Tensor& self, Optional
     if (t == nullptr) continue;
     const ScalarType st = t->scalar_type();
     CHECK_OR_FALSE(ctx, is_index_type(st) || st == ScalarType::Bool || st == ScalarType::Byte, InvalidArgument,
-                              "%s: index %zu is %s; indices must be Long, Int, Bool or Byte", name, k,
-                              scalar_type_name(st));
+                   "%s: index %zu is %s; indices must be Long, Int, Bool or Byte", name, k, scalar_type_name(st));
     any_mask = any_mask || st == ScalarType::Bool || st == ScalarType::Byte;
     if (first < 0) first = static_cast<int>(k);
     last = static_cast<int>(k);
@@ -480,19 +485,19 @@ bool plan_put(KernelContext& ctx, const char* name, const Tensor& self, Optional
   }
   CHECK_OR_FALSE(ctx, count > 0, InvalidArgument, "%s: all indices are None", name);
   CHECK_OR_FALSE(ctx, !any_mask || count == 1, NotSupported,
-                            "%s: a boolean mask together with other index tensors is not supported", name);
+                 "%s: a boolean mask together with other index tensors is not supported", name);
   bool indexed[kMaxTensorDim] = {false};
   if (any_mask) {
     const Tensor& m = *indices[static_cast<size_t>(first)];
     p.mask = true;
     p.mask_at = first;
     p.mask_dims = m.dim();
-    CHECK_OR_FALSE(ctx, first + m.dim() <= rank, InvalidArgument, "%s: a %d-d mask at index %d of a %d-d tensor",
-                              name, static_cast<int>(m.dim()), first, rank);
+    CHECK_OR_FALSE(ctx, first + m.dim() <= rank, InvalidArgument, "%s: a %d-d mask at index %d of a %d-d tensor", name,
+                   static_cast<int>(m.dim()), first, rank);
     for (int j = 0; j < m.dim(); ++j) {
       CHECK_OR_FALSE(ctx, m.size(j) == self.size(first + j), InvalidArgument,
-                                "%s: mask's size %d in dim %d differs from self's %d in dim %d", name,
-                                static_cast<int>(m.size(j)), j, static_cast<int>(self.size(first + j)), first + j);
+                     "%s: mask's size %d in dim %d differs from self's %d in dim %d", name, static_cast<int>(m.size(j)),
+                     j, static_cast<int>(self.size(first + j)), first + j);
       indexed[first + j] = true;
     }
     int64_t trues = 0;
@@ -519,9 +524,10 @@ bool plan_put(KernelContext& ctx, const char* name, const Tensor& self, Optional
       w.add(t->strides());
       for (int64_t i = 0; i < t->numel(); ++i, w.next()) {
         const int64_t v = load_index(*t, w.off[0]);
-        CHECK_OR_FALSE(ctx, v >= -size && v < size, InvalidArgument, "%s: index %lld at position %lld of index "
-                                  "%zu is out of bounds for dim %zu of size %lld", name, static_cast<long long>(v),
-                                  static_cast<long long>(i), k, k, static_cast<long long>(size));
+        CHECK_OR_FALSE(ctx, v >= -size && v < size, InvalidArgument,
+                       "%s: index %lld at position %lld of index "
+                       "%zu is out of bounds for dim %zu of size %lld",
+                       name, static_cast<long long>(v), static_cast<long long>(i), k, k, static_cast<long long>(size));
       }
     }
   }
@@ -548,8 +554,9 @@ bool plan_put(KernelContext& ctx, const char* name, const Tensor& self, Optional
   for (int d = 0; d < p.rank; ++d) {
     writes *= p.shape[d];
     CHECK_OR_FALSE(ctx, writes <= INT32_MAX, InvalidArgument,
-                              "%s: self[indices] would have more than 2^31-1 elements (over %d of its %d dims); a "
-                              "tensor holds at most 2^31-1", name, d + 1, p.rank);
+                   "%s: self[indices] would have more than 2^31-1 elements (over %d of its %d dims); a "
+                   "tensor holds at most 2^31-1",
+                   name, d + 1, p.rank);
   }
   // values broadcast to the result (leading size-1 dims beyond its rank allowed, as ATen strips them).
   bool ok = true;
@@ -562,7 +569,7 @@ bool plan_put(KernelContext& ctx, const char* name, const Tensor& self, Optional
     p.vstride[d] = s == 1 ? 0 : values.strides()[static_cast<size_t>(j)];
   }
   CHECK_OR_FALSE(ctx, ok, InvalidArgument, "%s: values (rank %d) do not broadcast to the indexed result (rank %d)",
-                            name, vr, p.rank);
+                 name, vr, p.rank);
   return true;
 }
 

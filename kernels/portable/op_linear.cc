@@ -6,10 +6,7 @@
 
 namespace ember {
 namespace portable {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                const Scalar& alpha, Tensor& out) {
@@ -24,12 +21,14 @@ void addmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat1, const
   EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 2), InvalidArgument, "addmm.out: out must be %lldx%lld",
                      static_cast<long long>(M), static_cast<long long>(N));
   int32_t bshape[kMaxTensorDim];
-  EMBER_KERNEL_CHECK(ctx, broadcast_shape(self.sizes(), ArrayRef<int32_t>(shape, 2), bshape) == 2 &&
-                              bshape[0] == M && bshape[1] == N,
+  EMBER_KERNEL_CHECK(ctx,
+                     broadcast_shape(self.sizes(), ArrayRef<int32_t>(shape, 2), bshape) == 2 && bshape[0] == M &&
+                         bshape[1] == N,
                      InvalidArgument, "addmm.out: self does not broadcast to %lldx%lld", static_cast<long long>(M),
                      static_cast<long long>(N));
-  EMBER_KERNEL_CHECK(ctx, self.scalar_type() == out.scalar_type() && mat1.scalar_type() == out.scalar_type() &&
-                              mat2.scalar_type() == out.scalar_type(),
+  EMBER_KERNEL_CHECK(ctx,
+                     self.scalar_type() == out.scalar_type() && mat1.scalar_type() == out.scalar_type() &&
+                         mat2.scalar_type() == out.scalar_type(),
                      InvalidArgument, "addmm.out: self, mat1, mat2 and out must share a dtype");
   EMBER_DISPATCH(ctx, "addmm.out", selected_dtypes::addmm_out_portable, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -65,8 +64,8 @@ void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& 
                      "mm.out: cannot multiply %d-d and %d-d (inner sizes must match)", static_cast<int>(self.dim()),
                      static_cast<int>(mat2.dim()));
   const int32_t shape[2] = {self.size(0), mat2.size(1)};
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 2), InvalidArgument, "mm.out: out must be %dx%d", static_cast<int>(shape[0]),
-                     static_cast<int>(shape[1]));
+  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 2), InvalidArgument, "mm.out: out must be %dx%d",
+                     static_cast<int>(shape[0]), static_cast<int>(shape[1]));
   EMBER_KERNEL_CHECK(ctx, self.scalar_type() == out.scalar_type() && mat2.scalar_type() == out.scalar_type(),
                      InvalidArgument, "mm.out: self, mat2 and out must share a dtype");
   EMBER_DISPATCH(ctx, "mm.out", selected_dtypes::mm_out_portable, out.scalar_type(), [&](auto tag) {
@@ -87,8 +86,8 @@ void mm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& 
 }
 
 void bmm_out(KernelContext& ctx, const Tensor& self, const Tensor& mat2, Tensor& out) {
-  EMBER_KERNEL_CHECK(ctx, self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) &&
-                              self.size(2) == mat2.size(1),
+  EMBER_KERNEL_CHECK(ctx,
+                     self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) && self.size(2) == mat2.size(1),
                      InvalidArgument, "bmm.out: batch or inner sizes differ");
   const int32_t shape[3] = {self.size(0), self.size(1), mat2.size(2)};
   EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, 3), InvalidArgument, "bmm.out: out must be %dx%dx%d",

@@ -28,8 +28,8 @@ bool embedding_checks(KernelContext& ctx, const char* name, const Tensor& weight
   *D = weight.size(1) * packed;
   const bool scales_ok = groups == 0 ? scales.dim() == 1 && scales.size(0) == *V
                                      : scales.dim() == 2 && scales.size(0) == *V && scales.size(1) == groups;
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, scales_ok, InvalidArgument, "%s: scales must be [%lld%s] for a %lld-row table",
-                              name, static_cast<long long>(*V), groups ? ", groups" : "", static_cast<long long>(*V));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, scales_ok, InvalidArgument, "%s: scales must be [%lld%s] for a %lld-row table", name,
+                              static_cast<long long>(*V), groups ? ", groups" : "", static_cast<long long>(*V));
   const ScalarType t = out.scalar_type();
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, scales.scalar_type() == t && (kOutTypes & dtype_bit(t)), InvalidArgument,
                               "%s: scales and out must share one of Float, Half, BFloat16, got %s and %s", name,
@@ -45,8 +45,8 @@ bool embedding_checks(KernelContext& ctx, const char* name, const Tensor& weight
   int32_t shape[kMaxTensorDim];
   for (int32_t i = 0; i < indices.dim(); ++i) shape[i] = indices.size(i);
   shape[indices.dim()] = static_cast<int32_t>(*D);
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, shape, static_cast<size_t>(indices.dim() + 1)) &&
-                                       out.is_contiguous(),
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              fit_output(out, shape, static_cast<size_t>(indices.dim() + 1)) && out.is_contiguous(),
                               InvalidArgument, "%s: out must be indices' shape with %lld last", name,
                               static_cast<long long>(*D));
   return true;
@@ -88,9 +88,9 @@ void embedding_4bit_out(KernelContext& ctx, const Tensor& packed_weight, const T
                         const Tensor& indices, Tensor& out) {
   const char* name = "ember_llm::embedding_4bit.out";
   const int64_t D_arg = packed_weight.dim() == 2 ? packed_weight.size(1) * 2 : 0;
-  EMBER_KERNEL_CHECK(ctx, group_size > 0 && group_size % kInt4Block == 0 && D_arg % group_size == 0,
-                     InvalidArgument, "%s: group_size %lld must be a multiple of %d dividing the row's %lld values",
-                     name, static_cast<long long>(group_size), kInt4Block, static_cast<long long>(D_arg));
+  EMBER_KERNEL_CHECK(ctx, group_size > 0 && group_size % kInt4Block == 0 && D_arg % group_size == 0, InvalidArgument,
+                     "%s: group_size %lld must be a multiple of %d dividing the row's %lld values", name,
+                     static_cast<long long>(group_size), kInt4Block, static_cast<long long>(D_arg));
   int64_t V = 0, D = 0;
   if (!embedding_checks(ctx, name, packed_weight, ScalarType::Byte, 2, scales, D_arg / group_size, indices, out, &V,
                         &D)) {

@@ -123,34 +123,42 @@ KernelMemory linear_8da4w_memory(const KernelArgs& args) {
 bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
                          int64_t group_size, const Tensor* bias, Tensor& out, LlmLinearShape* shape) {
   const char* name = "ember_llm::linear_8da4w.out";
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, group_size >= kInt4Block && group_size % kInt4Block == 0 && x.dim() >= 1 &&
-                                       x.size(x.dim() - 1) % group_size == 0,
-                              InvalidArgument, "%s: group_size %lld must be a multiple of %d dividing the %lld input "
-                              "channels", name, static_cast<long long>(group_size), kInt4Block,
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              group_size >= kInt4Block && group_size % kInt4Block == 0 && x.dim() >= 1 &&
+                                  x.size(x.dim() - 1) % group_size == 0,
+                              InvalidArgument,
+                              "%s: group_size %lld must be a multiple of %d dividing the %lld input "
+                              "channels",
+                              name, static_cast<long long>(group_size), kInt4Block,
                               static_cast<long long>(x.dim() >= 1 ? x.size(x.dim() - 1) : 0));
   const int64_t K = x.size(x.dim() - 1), groups = K / group_size;
   if (packed_weight.dim() == 3) {
     // The blocked layout: [N / 16, K / 8, 64] bytes and [N / 16, groups, 16] scales.
     const int64_t blocks = packed_weight.size(0);
-    EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.dim() <= kMaxTensorDim && packed_weight.scalar_type() == ScalarType::Byte &&
-                                         packed_weight.size(1) * 8 == K && packed_weight.size(2) == 64,
-                                InvalidArgument, "%s: a blocked weight must be uint8 [N / 16, %lld, 64] for %lld "
-                                "input channels, got %s [%lld, %lld, %lld]", name, static_cast<long long>(K / 8),
-                                static_cast<long long>(K), scalar_type_name(packed_weight.scalar_type()),
-                                static_cast<long long>(blocks), static_cast<long long>(packed_weight.size(1)),
+    EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                                x.dim() <= kMaxTensorDim && packed_weight.scalar_type() == ScalarType::Byte &&
+                                    packed_weight.size(1) * 8 == K && packed_weight.size(2) == 64,
+                                InvalidArgument,
+                                "%s: a blocked weight must be uint8 [N / 16, %lld, 64] for %lld "
+                                "input channels, got %s [%lld, %lld, %lld]",
+                                name, static_cast<long long>(K / 8), static_cast<long long>(K),
+                                scalar_type_name(packed_weight.scalar_type()), static_cast<long long>(blocks),
+                                static_cast<long long>(packed_weight.size(1)),
                                 static_cast<long long>(packed_weight.size(2)));
-    EMBER_KERNEL_CHECK_OR_FALSE(ctx, scales.scalar_type() == ScalarType::Float && scales.dim() == 3 &&
-                                         scales.size(0) == blocks && scales.size(1) == groups &&
-                                         scales.size(2) == kInt4ChannelBlock,
-                                InvalidArgument, "%s: blocked scales must be float32 [%lld, %lld, 16], got %s with "
-                                "%d dims", name, static_cast<long long>(blocks), static_cast<long long>(groups),
+    EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                                scales.scalar_type() == ScalarType::Float && scales.dim() == 3 &&
+                                    scales.size(0) == blocks && scales.size(1) == groups &&
+                                    scales.size(2) == kInt4ChannelBlock,
+                                InvalidArgument,
+                                "%s: blocked scales must be float32 [%lld, %lld, 16], got %s with "
+                                "%d dims",
+                                name, static_cast<long long>(blocks), static_cast<long long>(groups),
                                 scalar_type_name(scales.scalar_type()), static_cast<int>(scales.dim()));
     EMBER_KERNEL_CHECK_OR_FALSE(ctx, packed_weight.is_contiguous() && scales.is_contiguous(), NotSupported,
                                 "%s: only contiguous tensors are supported", name);
     if (!llm_linear_io_checks(ctx, name, x, blocks * kInt4ChannelBlock, bias, out, shape)) return false;
     shape->blocked = true;
-  } else if (!llm_linear_checks(ctx, name, x, packed_weight, ScalarType::Byte, 2, scales, groups, bias, out,
-                                shape)) {
+  } else if (!llm_linear_checks(ctx, name, x, packed_weight, ScalarType::Byte, 2, scales, groups, bias, out, shape)) {
     return false;
   }
   const size_t need = linear_8da4w_scratch_bytes(shape->M, shape->K);
@@ -201,8 +209,8 @@ void quantize_rows(const T* x, int64_t rows, int64_t K, int16_t* d, float* token
   for (int64_t t = 0; t < rows; ++t) {
     int16_t* dr = d + t * K;
     int32_t zi = 0;
-    token_scale[t] = quantize_row(x + t * K, K, [&](int32_t z) { zi = z; },
-                                  [&](int64_t k, int32_t q) { dr[k] = static_cast<int16_t>(q - zi); });
+    token_scale[t] = quantize_row(
+        x + t * K, K, [&](int32_t z) { zi = z; }, [&](int64_t k, int32_t q) { dr[k] = static_cast<int16_t>(q - zi); });
   }
 }
 
@@ -227,19 +235,20 @@ void quantize_tokens_8da4w_int8(const float* x, int64_t rows, int64_t K, int64_t
     int8_t* qr = out.q + t * K;
     int32_t* terms = out.terms + t * (G + 1);
     int32_t zi = 0, sum = 0;
-    out.scale[t] = quantize_row(x + t * K, K,
-                                [&](int32_t z) {
-                                  zi = z;
-                                  terms[0] = z;
-                                },
-                                [&](int64_t k, int32_t q) {
-                                  qr[k] = static_cast<int8_t>(q);
-                                  sum += q - zi;
-                                  if ((k + 1) % group == 0) {
-                                    terms[1 + k / group] = -8 * sum;
-                                    sum = 0;
-                                  }
-                                });
+    out.scale[t] = quantize_row(
+        x + t * K, K,
+        [&](int32_t z) {
+          zi = z;
+          terms[0] = z;
+        },
+        [&](int64_t k, int32_t q) {
+          qr[k] = static_cast<int8_t>(q);
+          sum += q - zi;
+          if ((k + 1) % group == 0) {
+            terms[1 + k / group] = -8 * sum;
+            sum = 0;
+          }
+        });
   }
 }
 
@@ -259,8 +268,7 @@ struct Int4Runs {
 
 // One channel's sum over the groups of I * scale, I = sum (q - z) * w exact in int32, in group order. Out of the
 // per-dtype loop: the dtypes share it.
-float int4_dot(const int16_t* dr, const uint8_t* wn, const float* sn, const Int4Runs& runs, int64_t G,
-               int64_t group) {
+float int4_dot(const int16_t* dr, const uint8_t* wn, const float* sn, const Int4Runs& runs, int64_t G, int64_t group) {
   float acc = 0.0f;
   for (int64_t g = 0; g < G; ++g) {
     int32_t isum = 0;

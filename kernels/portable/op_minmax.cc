@@ -16,12 +16,15 @@ void arg_extreme(KernelContext& ctx, const char* name, const Tensor& self, Optio
   ReducePlan plan;
   // No dim: the index into the flattened input (keepdim gives every dim size 1).
   const int64_t d = dim.has_value() ? dim.value() : 0;
-  EMBER_KERNEL_CHECK(ctx, make_reduce_plan(self, dim.has_value() ? &d : nullptr, dim.has_value() ? 1 : 0, true,
-                                           keepdim, plan),
+  EMBER_KERNEL_CHECK(ctx,
+                     make_reduce_plan(self, dim.has_value() ? &d : nullptr, dim.has_value() ? 1 : 0, true, keepdim,
+                                      plan),
                      InvalidArgument, "%s: dim %lld out of range for a %d-d input", name, static_cast<long long>(d),
                      static_cast<int>(self.dim()));
-  EMBER_KERNEL_CHECK(ctx, self.scalar_type() != ScalarType::Bool, InvalidArgument, "%s: Bool input is not supported "
-                     "(as in ATen)", name);
+  EMBER_KERNEL_CHECK(ctx, self.scalar_type() != ScalarType::Bool, InvalidArgument,
+                     "%s: Bool input is not supported "
+                     "(as in ATen)",
+                     name);
   extreme<Mask, Max>(ctx, name, self, plan, nullptr, &out);
 }
 
@@ -58,8 +61,7 @@ void argmin_out(KernelContext& ctx, const Tensor& self, Optional<int64_t> dim, b
 
 void max_dim_max_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& max,
                      Tensor& max_values) {
-  dim_extreme<selected_dtypes::max_dim_max_out_portable, true>(ctx, "max.dim_max", self, dim, keepdim, max,
-                                                               max_values);
+  dim_extreme<selected_dtypes::max_dim_max_out_portable, true>(ctx, "max.dim_max", self, dim, keepdim, max, max_values);
 }
 
 void min_dim_min_out(KernelContext& ctx, const Tensor& self, int64_t dim, bool keepdim, Tensor& min,

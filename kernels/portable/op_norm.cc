@@ -14,62 +14,68 @@ void native_layer_norm_out(KernelContext& ctx, const Tensor& input, ArrayRef<int
                            const Tensor* weight, const Tensor* bias, double eps, Tensor& out0, Tensor& out1,
                            Tensor& out2) {
   const int64_t n = input.dim(), k = static_cast<int64_t>(normalized_shape.size());
-  EMBER_KERNEL_CHECK(ctx, k >= 1 && k <= n, InvalidArgument, "native_layer_norm.out: normalized_shape of %lld dims "
-                     "for a %lld-d input", static_cast<long long>(k), static_cast<long long>(n));
+  EMBER_KERNEL_CHECK(ctx, k >= 1 && k <= n, InvalidArgument,
+                     "native_layer_norm.out: normalized_shape of %lld dims "
+                     "for a %lld-d input",
+                     static_cast<long long>(k), static_cast<long long>(n));
   int64_t inner = 1;
   for (int64_t i = 0; i < k; ++i) {
     EMBER_KERNEL_CHECK(ctx, input.size(static_cast<int32_t>(n - k + i)) == normalized_shape[static_cast<size_t>(i)],
-                       InvalidArgument, "native_layer_norm.out: normalized_shape does not match the input's trailing dims");
+                       InvalidArgument,
+                       "native_layer_norm.out: normalized_shape does not match the input's trailing dims");
     inner *= normalized_shape[static_cast<size_t>(i)];
   }
   const int64_t outer = inner ? input.numel() / inner : 0;
   int32_t stat_shape[kMaxTensorDim];
   for (int64_t i = 0; i < n; ++i) stat_shape[i] = i < n - k ? input.size(static_cast<int32_t>(i)) : 1;
-  EMBER_KERNEL_CHECK(ctx, fit_output(out0, input.sizes()) && fit_output(out1, stat_shape, static_cast<size_t>(n)) &&
-                              fit_output(out2, stat_shape, static_cast<size_t>(n)),
+  EMBER_KERNEL_CHECK(ctx,
+                     fit_output(out0, input.sizes()) && fit_output(out1, stat_shape, static_cast<size_t>(n)) &&
+                         fit_output(out2, stat_shape, static_cast<size_t>(n)),
                      InvalidArgument, "native_layer_norm.out: outputs have the wrong shapes");
-  EMBER_KERNEL_CHECK(ctx, (weight == nullptr || weight->numel() == inner) && (bias == nullptr || bias->numel() == inner),
+  EMBER_KERNEL_CHECK(ctx,
+                     (weight == nullptr || weight->numel() == inner) && (bias == nullptr || bias->numel() == inner),
                      InvalidArgument, "native_layer_norm.out: weight and bias must have %lld elements",
                      static_cast<long long>(inner));
   // Every tensor is read or written as the input's dtype.
   const ScalarType st = input.scalar_type();
-  EMBER_KERNEL_CHECK(ctx, out0.scalar_type() == st && out1.scalar_type() == st && out2.scalar_type() == st &&
-                              (weight == nullptr || weight->scalar_type() == st) &&
-                              (bias == nullptr || bias->scalar_type() == st),
+  EMBER_KERNEL_CHECK(ctx,
+                     out0.scalar_type() == st && out1.scalar_type() == st && out2.scalar_type() == st &&
+                         (weight == nullptr || weight->scalar_type() == st) &&
+                         (bias == nullptr || bias->scalar_type() == st),
                      InvalidArgument, "native_layer_norm.out: weight, bias and the outputs must be %s like the input",
                      scalar_type_name(st));
   EMBER_DISPATCH(ctx, "native_layer_norm.out", selected_dtypes::native_layer_norm_out_portable, input.scalar_type(),
                  [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    const T* x = input.const_data_ptr<T>();
-    const T* w = weight ? weight->const_data_ptr<T>() : nullptr;
-    const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
-    T* o = out0.mutable_data_ptr<T>();
-    T* mean_out = out1.mutable_data_ptr<T>();
-    T* rstd_out = out2.mutable_data_ptr<T>();
-    for (int64_t r = 0; r < outer; ++r) {
-      const T* xr = x + r * inner;
-      C sum = C(0);
-      for (int64_t i = 0; i < inner; ++i) sum += static_cast<C>(xr[i]);
-      const C mean = sum / static_cast<C>(inner);
-      C var = C(0);
-      for (int64_t i = 0; i < inner; ++i) {
-        const C dlt = static_cast<C>(xr[i]) - mean;
-        var += dlt * dlt;
-      }
-      var /= static_cast<C>(inner);
-      const C rstd = static_cast<C>(1.0 / sqrt(static_cast<double>(var) + eps));
-      for (int64_t i = 0; i < inner; ++i) {
-        C v = (static_cast<C>(xr[i]) - mean) * rstd;
-        if (w) v *= static_cast<C>(w[i]);
-        if (b) v += static_cast<C>(b[i]);
-        o[r * inner + i] = static_cast<T>(v);
-      }
-      mean_out[r] = static_cast<T>(mean);
-      rstd_out[r] = static_cast<T>(rstd);
-    }
-  });
+                   using T = typename decltype(tag)::type;
+                   using C = compute_t<T>;
+                   const T* x = input.const_data_ptr<T>();
+                   const T* w = weight ? weight->const_data_ptr<T>() : nullptr;
+                   const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
+                   T* o = out0.mutable_data_ptr<T>();
+                   T* mean_out = out1.mutable_data_ptr<T>();
+                   T* rstd_out = out2.mutable_data_ptr<T>();
+                   for (int64_t r = 0; r < outer; ++r) {
+                     const T* xr = x + r * inner;
+                     C sum = C(0);
+                     for (int64_t i = 0; i < inner; ++i) sum += static_cast<C>(xr[i]);
+                     const C mean = sum / static_cast<C>(inner);
+                     C var = C(0);
+                     for (int64_t i = 0; i < inner; ++i) {
+                       const C dlt = static_cast<C>(xr[i]) - mean;
+                       var += dlt * dlt;
+                     }
+                     var /= static_cast<C>(inner);
+                     const C rstd = static_cast<C>(1.0 / sqrt(static_cast<double>(var) + eps));
+                     for (int64_t i = 0; i < inner; ++i) {
+                       C v = (static_cast<C>(xr[i]) - mean) * rstd;
+                       if (w) v *= static_cast<C>(w[i]);
+                       if (b) v += static_cast<C>(b[i]);
+                       o[r * inner + i] = static_cast<T>(v);
+                     }
+                     mean_out[r] = static_cast<T>(mean);
+                     rstd_out[r] = static_cast<T>(rstd);
+                   }
+                 });
 }
 
 namespace {
@@ -88,22 +94,27 @@ void batch_norm(KernelContext& ctx, const char* name, const Tensor& input, const
                      "%s: running_mean and running_var come together", name);
   EMBER_KERNEL_CHECK(ctx, training || running_mean != nullptr, InvalidArgument,
                      "%s: inference (training=False) needs running statistics", name);
-  EMBER_KERNEL_CHECK(ctx, (running_mean == nullptr || (running_mean->numel() == C_ && running_var->numel() == C_)) &&
-                              (weight == nullptr || weight->numel() == C_) && (bias == nullptr || bias->numel() == C_),
+  EMBER_KERNEL_CHECK(ctx,
+                     (running_mean == nullptr || (running_mean->numel() == C_ && running_var->numel() == C_)) &&
+                         (weight == nullptr || weight->numel() == C_) && (bias == nullptr || bias->numel() == C_),
                      InvalidArgument, "%s: weight, bias and statistics must have %lld elements", name,
                      static_cast<long long>(C_));
   const int32_t stat_shape[1] = {training ? static_cast<int32_t>(C_) : 0};
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, input.sizes()) && fit_output(save_mean, stat_shape, 1) &&
-                              fit_output(save_invstd, stat_shape, 1),
-                     InvalidArgument, "%s: outputs have the wrong shapes (out like input, save_mean and save_invstd "
-                     "[%d])", name, static_cast<int>(stat_shape[0]));
+  EMBER_KERNEL_CHECK(ctx,
+                     fit_output(out, input.sizes()) && fit_output(save_mean, stat_shape, 1) &&
+                         fit_output(save_invstd, stat_shape, 1),
+                     InvalidArgument,
+                     "%s: outputs have the wrong shapes (out like input, save_mean and save_invstd "
+                     "[%d])",
+                     name, static_cast<int>(stat_shape[0]));
   // Every tensor is read or written as the input's dtype.
   const ScalarType st = input.scalar_type();
-  EMBER_KERNEL_CHECK(ctx, (running_mean == nullptr || (running_mean->scalar_type() == st &&
-                                                      running_var->scalar_type() == st)) &&
-                              (weight == nullptr || weight->scalar_type() == st) &&
-                              (bias == nullptr || bias->scalar_type() == st) && out.scalar_type() == st &&
-                              save_mean.scalar_type() == st && save_invstd.scalar_type() == st,
+  EMBER_KERNEL_CHECK(ctx,
+                     (running_mean == nullptr ||
+                      (running_mean->scalar_type() == st && running_var->scalar_type() == st)) &&
+                         (weight == nullptr || weight->scalar_type() == st) &&
+                         (bias == nullptr || bias->scalar_type() == st) && out.scalar_type() == st &&
+                         save_mean.scalar_type() == st && save_invstd.scalar_type() == st,
                      InvalidArgument, "%s: weight, bias, statistics and outputs must be %s like the input", name,
                      scalar_type_name(st));
   EMBER_KERNEL_CHECK(ctx, input.is_contiguous(), NotSupported, "%s: input must be contiguous", name);
@@ -139,8 +150,8 @@ void batch_norm(KernelContext& ctx, const char* name, const Tensor& input, const
           T* rv = running_var->mutable_data_ptr<T>();
           // One value per channel: the unbiased variance is n/0, infinite or NaN, as in ATen.
           const double unbiased = static_cast<double>(sq) / static_cast<double>(count - 1);
-          rm[c] = static_cast<T>(static_cast<C>((1.0 - momentum) * static_cast<double>(rm[c]) +
-                                                momentum * static_cast<double>(mean)));
+          rm[c] = static_cast<T>(
+              static_cast<C>((1.0 - momentum) * static_cast<double>(rm[c]) + momentum * static_cast<double>(mean)));
           rv[c] = static_cast<T>(static_cast<C>((1.0 - momentum) * static_cast<double>(rv[c]) + momentum * unbiased));
         }
       } else {
@@ -151,7 +162,8 @@ void batch_norm(KernelContext& ctx, const char* name, const Tensor& input, const
       const C b = bias ? static_cast<C>(bias->const_data_ptr<T>()[c]) : C(0);
       for (int64_t n = 0; n < N; ++n) {
         const int64_t base = (n * C_ + c) * spatial;
-        for (int64_t s = 0; s < spatial; ++s) o[base + s] = static_cast<T>((static_cast<C>(x[base + s]) - mean) * inv * g + b);
+        for (int64_t s = 0; s < spatial; ++s)
+          o[base + s] = static_cast<T>((static_cast<C>(x[base + s]) - mean) * inv * g + b);
       }
     }
   });
@@ -160,9 +172,8 @@ void batch_norm(KernelContext& ctx, const char* name, const Tensor& input, const
 }  // namespace
 
 void native_batch_norm_legit_no_training_out(KernelContext& ctx, const Tensor& input, const Tensor* weight,
-                                             const Tensor* bias, const Tensor& running_mean,
-                                             const Tensor& running_var, double momentum, double eps, Tensor& out0,
-                                             Tensor& out1, Tensor& out2) {
+                                             const Tensor* bias, const Tensor& running_mean, const Tensor& running_var,
+                                             double momentum, double eps, Tensor& out0, Tensor& out1, Tensor& out2) {
   // Inference never writes the running stats.
   batch_norm<selected_dtypes::native_batch_norm_legit_no_training_out_portable>(
       ctx, "_native_batch_norm_legit_no_training.out", input, weight, bias, const_cast<Tensor*>(&running_mean),
@@ -172,30 +183,34 @@ void native_batch_norm_legit_no_training_out(KernelContext& ctx, const Tensor& i
 // --- normalisation family (issue 15) ---------------------------------------------------------------------------
 
 void native_batch_norm_legit_out(KernelContext& ctx, const Tensor& input, const Tensor* weight, const Tensor* bias,
-                                 Tensor& running_mean, Tensor& running_var, bool training, double momentum,
-                                 double eps, Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
-  batch_norm<selected_dtypes::native_batch_norm_legit_out_portable>(ctx, "_native_batch_norm_legit.out", input,
-                                                                     weight, bias, &running_mean, &running_var,
-                                                                     training, momentum, eps, out, save_mean,
-                                                                     save_invstd);
+                                 Tensor& running_mean, Tensor& running_var, bool training, double momentum, double eps,
+                                 Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
+  batch_norm<selected_dtypes::native_batch_norm_legit_out_portable>(ctx, "_native_batch_norm_legit.out", input, weight,
+                                                                    bias, &running_mean, &running_var, training,
+                                                                    momentum, eps, out, save_mean, save_invstd);
 }
 
 void native_batch_norm_legit_no_stats_out(KernelContext& ctx, const Tensor& input, const Tensor* weight,
-                                          const Tensor* bias, bool training, double momentum, double eps,
-                                          Tensor& out, Tensor& save_mean, Tensor& save_invstd) {
+                                          const Tensor* bias, bool training, double momentum, double eps, Tensor& out,
+                                          Tensor& save_mean, Tensor& save_invstd) {
   // Without running stats only training is defined (ATen's eager call crashes on training=False).
-  EMBER_KERNEL_CHECK(ctx, training, InvalidArgument, "_native_batch_norm_legit.no_stats_out: training=False needs "
+  EMBER_KERNEL_CHECK(ctx, training, InvalidArgument,
+                     "_native_batch_norm_legit.no_stats_out: training=False needs "
                      "running statistics (use _native_batch_norm_legit.out)");
-  batch_norm<selected_dtypes::native_batch_norm_legit_no_stats_out_portable>(
-      ctx, "_native_batch_norm_legit.no_stats_out", input, weight, bias, nullptr, nullptr, true, momentum, eps, out,
-      save_mean, save_invstd);
+  batch_norm<selected_dtypes::native_batch_norm_legit_no_stats_out_portable>(ctx,
+                                                                             "_native_batch_norm_legit.no_stats_out",
+                                                                             input, weight, bias, nullptr, nullptr,
+                                                                             true, momentum, eps, out, save_mean,
+                                                                             save_invstd);
 }
 
-void native_group_norm_out(KernelContext& ctx, const Tensor& input, const Tensor* weight, const Tensor* bias,
-                           int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, Tensor& out0, Tensor& out1,
+void native_group_norm_out(KernelContext& ctx, const Tensor& input, const Tensor* weight, const Tensor* bias, int64_t N,
+                           int64_t C, int64_t HxW, int64_t group, double eps, Tensor& out0, Tensor& out1,
                            Tensor& out2) {
-  EMBER_KERNEL_CHECK(ctx, input.dim() >= 2, InvalidArgument, "native_group_norm.out: input must be [N, C, ...] "
-                     "(got %d-d)", static_cast<int>(input.dim()));
+  EMBER_KERNEL_CHECK(ctx, input.dim() >= 2, InvalidArgument,
+                     "native_group_norm.out: input must be [N, C, ...] "
+                     "(got %d-d)",
+                     static_cast<int>(input.dim()));
   int64_t spatial = 1;
   for (int32_t d = 2; d < input.dim(); ++d) spatial *= input.size(d);
   EMBER_KERNEL_CHECK(ctx, input.size(0) == N && input.size(1) == C && spatial == HxW, InvalidArgument,
@@ -208,14 +223,18 @@ void native_group_norm_out(KernelContext& ctx, const Tensor& input, const Tensor
                      InvalidArgument, "native_group_norm.out: weight and bias must have %lld elements",
                      static_cast<long long>(C));
   const int64_t stat_shape[2] = {N, group};
-  EMBER_KERNEL_CHECK(ctx, fit_output(out0, input.sizes()) && fit_output(out1, stat_shape, 2) &&
-                              fit_output(out2, stat_shape, 2),
-                     InvalidArgument, "native_group_norm.out: outputs have the wrong shapes (out like input, mean "
-                     "and rstd [%lld, %lld])", static_cast<long long>(N), static_cast<long long>(group));
+  EMBER_KERNEL_CHECK(ctx,
+                     fit_output(out0, input.sizes()) && fit_output(out1, stat_shape, 2) &&
+                         fit_output(out2, stat_shape, 2),
+                     InvalidArgument,
+                     "native_group_norm.out: outputs have the wrong shapes (out like input, mean "
+                     "and rstd [%lld, %lld])",
+                     static_cast<long long>(N), static_cast<long long>(group));
   const ScalarType st = input.scalar_type();
-  EMBER_KERNEL_CHECK(ctx, out0.scalar_type() == st && out1.scalar_type() == st && out2.scalar_type() == st &&
-                              (weight == nullptr || weight->scalar_type() == st) &&
-                              (bias == nullptr || bias->scalar_type() == st),
+  EMBER_KERNEL_CHECK(ctx,
+                     out0.scalar_type() == st && out1.scalar_type() == st && out2.scalar_type() == st &&
+                         (weight == nullptr || weight->scalar_type() == st) &&
+                         (bias == nullptr || bias->scalar_type() == st),
                      InvalidArgument, "native_group_norm.out: weight, bias and the outputs must be %s like the input",
                      scalar_type_name(st));
   EMBER_KERNEL_CHECK(ctx, input.is_contiguous(), NotSupported, "native_group_norm.out: input must be contiguous");

@@ -60,7 +60,7 @@ void pad_copy(const Tensor& self, ArrayRef<int64_t> pads, int k, PadMode mode, c
       }
       if (hi > j) {
         memmove(orow + static_cast<size_t>(j) * es, xrow + static_cast<size_t>(j - before_w) * es,
-               static_cast<size_t>(hi - j) * es);
+                static_cast<size_t>(hi - j) * es);
         j = hi;
       }
       for (; j < ow; ++j) {
@@ -76,8 +76,8 @@ void pad_copy(const Tensor& self, ArrayRef<int64_t> pads, int k, PadMode mode, c
 }
 
 // Checks and output shape of a pad over the last `k` dims; fills `sizes`. Returns false after failing ctx.
-bool check_pad(KernelContext& ctx, const char* name, const Tensor& self, ArrayRef<int64_t> pads, int k,
-               PadMode mode, int min_dim, Tensor& out) {
+bool check_pad(KernelContext& ctx, const char* name, const Tensor& self, ArrayRef<int64_t> pads, int k, PadMode mode,
+               int min_dim, Tensor& out) {
   const int dim = static_cast<int>(self.dim());
   if (pads.size() != static_cast<size_t>(2 * k) || dim < min_dim || dim > min_dim + 1 || dim < k) {
     EMBER_LOG(ERROR, "%s: %d pad values for a %d-d input (need %d values and a %d-d or %d-d input)", name,
@@ -114,8 +114,7 @@ bool check_pad(KernelContext& ctx, const char* name, const Tensor& self, ArrayRe
     }
   }
   if (!fit_output(out, sizes, static_cast<size_t>(dim))) {
-    EMBER_LOG(ERROR, "%s: out has rank %d or sizes other than the padded input's", name,
-              static_cast<int>(out.dim()));
+    EMBER_LOG(ERROR, "%s: out has rank %d or sizes other than the padded input's", name, static_cast<int>(out.dim()));
     ctx.fail(Error::InvalidArgument);
     return false;
   }
@@ -147,20 +146,20 @@ void pad_nd(KernelContext& ctx, const char* name, const Tensor& self, ArrayRef<i
 
 void constant_pad_nd_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> pad, const Scalar& value,
                          Tensor& out) {
-  EMBER_KERNEL_CHECK(ctx, pad.size() % 2 == 0 && pad.size() / 2 <= static_cast<size_t>(self.dim()),
-                     InvalidArgument, "constant_pad_nd.out: %d pad values for a %d-d input (need pairs, at most "
-                     "two per dimension)", static_cast<int>(pad.size()), static_cast<int>(self.dim()));
+  EMBER_KERNEL_CHECK(ctx, pad.size() % 2 == 0 && pad.size() / 2 <= static_cast<size_t>(self.dim()), InvalidArgument,
+                     "constant_pad_nd.out: %d pad values for a %d-d input (need pairs, at most "
+                     "two per dimension)",
+                     static_cast<int>(pad.size()), static_cast<int>(self.dim()));
   const int k = static_cast<int>(pad.size() / 2);
-  if (!check_pad(ctx, "constant_pad_nd.out", self, pad, k, PadMode::Constant, self.dim() > 0 ? self.dim() - 1 : 0,
-                 out))
+  if (!check_pad(ctx, "constant_pad_nd.out", self, pad, k, PadMode::Constant, self.dim() > 0 ? self.dim() - 1 : 0, out))
     return;
   uint8_t fill[8] = {0};
   EMBER_DISPATCH(ctx, "constant_pad_nd.out", selected_dtypes::constant_pad_nd_out_portable, self.scalar_type(),
                  [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T v = static_cast<T>(value.to<compute_t<T>>());
-    memcpy(fill, &v, sizeof(T));
-  });
+                   using T = typename decltype(tag)::type;
+                   const T v = static_cast<T>(value.to<compute_t<T>>());
+                   memcpy(fill, &v, sizeof(T));
+                 });
   if (self.dim() == 0) {
     memmove(out.mutable_data_ptr(), self.const_data_ptr(), self.element_size());
     return;

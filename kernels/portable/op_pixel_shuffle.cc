@@ -13,8 +13,7 @@ namespace {
 // `shuffle`: small = self (channels C*r*r), big = out; else the other way round. Walks the big tensor's
 // (batch, c, h, i, w, j) and copies between it and the small tensor's (batch, c*r*r + i*r + j, h, w).
 template <uint32_t Mask>
-void shuffle_pixels(KernelContext& ctx, const char* name, const Tensor& self, int64_t r, bool shuffle,
-                    Tensor& out) {
+void shuffle_pixels(KernelContext& ctx, const char* name, const Tensor& self, int64_t r, bool shuffle, Tensor& out) {
   const int dim = static_cast<int>(self.dim());
   EMBER_KERNEL_CHECK(ctx, dim >= 3, InvalidArgument, "%s: input must have at least 3 dims, got %d", name, dim);
   EMBER_KERNEL_CHECK(ctx, r > 0 && r <= 65536, InvalidArgument, "%s: factor %lld must be in [1, 65536]", name,

@@ -14,7 +14,8 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
   PoolGeometry g;
   EMBER_KERNEL_CHECK(ctx, pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, &g), InvalidArgument,
                      "max_pool2d_with_indices.out: invalid geometry for a %d-d input (kernel, stride and dilation "
-                     "in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
+                     "in [1, 2^31), padding at most half the kernel)",
+                     static_cast<int>(self.dim()));
   EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g) && fit_pooled(indices, self, g), InvalidArgument,
                      "max_pool2d_with_indices.out: out and indices must be %lldx%lld per channel",
                      static_cast<long long>(g.OH), static_cast<long long>(g.OW));
@@ -25,27 +26,27 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
                      "max_pool2d_with_indices.out");
   EMBER_DISPATCH(ctx, "max_pool2d_with_indices.out", selected_dtypes::max_pool2d_with_indices_out_portable,
                  self.scalar_type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    const Nchw vi = nchw_of(self), vo = nchw_of(out), vx = nchw_of(indices);
-    const T* x = self.const_data_ptr<T>();
-    T* o = out.mutable_data_ptr<T>();
-    int64_t* ix = indices.mutable_data_ptr<int64_t>();
-    for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t c = 0; c < g.C; ++c) {
-        const T* xp = x + vi.at(n, c, 0, 0);
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            C best;
-            int64_t best_i;
-            max_window(xp, vi.sh, vi.sw, g, oh, ow, &best, &best_i);
-            o[vo.at(n, c, oh, ow)] = static_cast<T>(best);
-            ix[vx.at(n, c, oh, ow)] = best_i;
-          }
-        }
-      }
-    }
-  });
+                   using T = typename decltype(tag)::type;
+                   using C = compute_t<T>;
+                   const Nchw vi = nchw_of(self), vo = nchw_of(out), vx = nchw_of(indices);
+                   const T* x = self.const_data_ptr<T>();
+                   T* o = out.mutable_data_ptr<T>();
+                   int64_t* ix = indices.mutable_data_ptr<int64_t>();
+                   for (int64_t n = 0; n < g.batch; ++n) {
+                     for (int64_t c = 0; c < g.C; ++c) {
+                       const T* xp = x + vi.at(n, c, 0, 0);
+                       for (int64_t oh = 0; oh < g.OH; ++oh) {
+                         for (int64_t ow = 0; ow < g.OW; ++ow) {
+                           C best;
+                           int64_t best_i;
+                           max_window(xp, vi.sh, vi.sw, g, oh, ow, &best, &best_i);
+                           o[vo.at(n, c, oh, ow)] = static_cast<T>(best);
+                           ix[vx.at(n, c, oh, ow)] = best_i;
+                         }
+                       }
+                     }
+                   }
+                 });
 }
 
 void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
@@ -54,10 +55,13 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
   PoolGeometry g;
   const int64_t one[2] = {1, 1};
   EMBER_KERNEL_CHECK(ctx, pool_geometry(self, kernel_size, stride, padding, ArrayRef<int64_t>(one, 2), ceil_mode, &g),
-                     InvalidArgument, "avg_pool2d.out: invalid geometry for a %d-d input (kernel and "
-                     "stride in [1, 2^31), padding at most half the kernel)", static_cast<int>(self.dim()));
-  EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g), InvalidArgument, "avg_pool2d.out: out must be %lldx%lld per channel",
-                     static_cast<long long>(g.OH), static_cast<long long>(g.OW));
+                     InvalidArgument,
+                     "avg_pool2d.out: invalid geometry for a %d-d input (kernel and "
+                     "stride in [1, 2^31), padding at most half the kernel)",
+                     static_cast<int>(self.dim()));
+  EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g), InvalidArgument,
+                     "avg_pool2d.out: out must be %lldx%lld per channel", static_cast<long long>(g.OH),
+                     static_cast<long long>(g.OW));
   EMBER_KERNEL_CHECK(ctx, out.scalar_type() == self.scalar_type(), InvalidArgument,
                      "avg_pool2d.out: self is %s but out is %s", scalar_type_name(self.scalar_type()),
                      scalar_type_name(out.scalar_type()));
@@ -87,8 +91,8 @@ void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
           for (int64_t ih = hs; ih < h1; ++ih)
             for (int64_t iw = ws; iw < w1; ++iw) sum += static_cast<C>(xp[ih * vi.sh + iw * vi.sw]);
           const int64_t divisor = divisor_override.has_value() ? divisor_override.value()
-                                  : count_include_pad         ? padded
-                                                              : (h1 - hs) * (w1 - ws);
+                                  : count_include_pad          ? padded
+                                                               : (h1 - hs) * (w1 - ws);
           o[vo.at(n, c, oh, ow)] = static_cast<T>(sum / static_cast<C>(divisor));
         }
       }
@@ -105,8 +109,8 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<in
   const Nchw vi = nchw_of(self);
   const int64_t OH = output_size[0], OW = output_size[1];
   EMBER_KERNEL_CHECK(ctx, OH >= 0 && OW >= 0 && OH <= INT32_MAX && OW <= INT32_MAX && vi.H > 0 && vi.W > 0,
-                     InvalidArgument, "%s: output %lldx%lld must be non-negative and the input plane non-empty",
-                     name, static_cast<long long>(OH), static_cast<long long>(OW));
+                     InvalidArgument, "%s: output %lldx%lld must be non-negative and the input plane non-empty", name,
+                     static_cast<long long>(OH), static_cast<long long>(OW));
   const int64_t s4[4] = {vi.N, vi.C, OH, OW}, s3[3] = {vi.C, OH, OW};
   EMBER_KERNEL_CHECK(ctx, self.dim() == 4 ? fit_output(out, s4, 4) : fit_output(out, s3, 3), InvalidArgument,
                      "%s: out must be %lldx%lld per channel", name, static_cast<long long>(OH),

@@ -30,26 +30,29 @@ void rand_out(KernelContext& ctx, ArrayRef<int64_t> size, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, size.data(), size.size()), InvalidArgument,
                      "rand.out: out (rank %d) cannot take the requested shape of rank %zu", static_cast<int>(out.dim()),
                      size.size());
-  EMBER_DISPATCH(ctx, "rand.out", selected_dtypes::rand_out_portable & kFloatingTypes, out.scalar_type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const RandomStream rs = RandomStream::next();
-    T* o = out.mutable_data_ptr<T>();
-    const int64_t n = out.numel();
-    for (int64_t i = 0; i < n; ++i) o[i] = uniform_as<T>(rs, static_cast<uint64_t>(i));
-  });
+  EMBER_DISPATCH(ctx, "rand.out", selected_dtypes::rand_out_portable & kFloatingTypes, out.scalar_type(),
+                 [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   const RandomStream rs = RandomStream::next();
+                   T* o = out.mutable_data_ptr<T>();
+                   const int64_t n = out.numel();
+                   for (int64_t i = 0; i < n; ++i) o[i] = uniform_as<T>(rs, static_cast<uint64_t>(i));
+                 });
 }
 
 void randn_out(KernelContext& ctx, ArrayRef<int64_t> size, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, size.data(), size.size()), InvalidArgument,
-                     "randn.out: out (rank %d) cannot take the requested shape of rank %zu", static_cast<int>(out.dim()),
-                     size.size());
-  EMBER_DISPATCH(ctx, "randn.out", selected_dtypes::randn_out_portable & kFloatingTypes, out.scalar_type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const RandomStream rs = RandomStream::next();
-    T* o = out.mutable_data_ptr<T>();
-    const int64_t n = out.numel();
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(static_cast<compute_t<T>>(rs.normal(static_cast<uint64_t>(i))));
-  });
+                     "randn.out: out (rank %d) cannot take the requested shape of rank %zu",
+                     static_cast<int>(out.dim()), size.size());
+  EMBER_DISPATCH(ctx, "randn.out", selected_dtypes::randn_out_portable & kFloatingTypes, out.scalar_type(),
+                 [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   const RandomStream rs = RandomStream::next();
+                   T* o = out.mutable_data_ptr<T>();
+                   const int64_t n = out.numel();
+                   for (int64_t i = 0; i < n; ++i)
+                     o[i] = static_cast<T>(static_cast<compute_t<T>>(rs.normal(static_cast<uint64_t>(i))));
+                 });
 }
 
 void native_dropout_out(KernelContext& ctx, const Tensor& input, double p, Optional<bool> train, Tensor& out0,
@@ -59,7 +62,8 @@ void native_dropout_out(KernelContext& ctx, const Tensor& input, double p, Optio
   EMBER_KERNEL_CHECK(ctx, !training || (p >= 0.0 && p <= 1.0), InvalidArgument,
                      "native_dropout.out: p must be in [0, 1], got %g", p);
   EMBER_KERNEL_CHECK(ctx, out1.scalar_type() == ScalarType::Bool, InvalidArgument,
-                     "native_dropout.out: the mask (out1) is %s, it must be Bool", scalar_type_name(out1.scalar_type()));
+                     "native_dropout.out: the mask (out1) is %s, it must be Bool",
+                     scalar_type_name(out1.scalar_type()));
   if (!unary_checks(ctx, "native_dropout.out", input, selected_dtypes::native_dropout_out_portable & kFloatingTypes,
                     true, out0)) {
     return;
@@ -69,7 +73,8 @@ void native_dropout_out(KernelContext& ctx, const Tensor& input, double p, Optio
   bool* mask = out1.mutable_data_ptr<bool>();
   const int64_t n = input.numel();
   if (!training) {
-    if (out0.mutable_data_ptr() != input.const_data_ptr()) memmove(out0.mutable_data_ptr(), input.const_data_ptr(), input.nbytes());
+    if (out0.mutable_data_ptr() != input.const_data_ptr())
+      memmove(out0.mutable_data_ptr(), input.const_data_ptr(), input.nbytes());
     for (int64_t i = 0; i < n; ++i) mask[i] = true;
     return;
   }

@@ -22,8 +22,7 @@ C load_elem(const void* x, ScalarType xt, bool same, int64_t off) {
 // Computed in out's dtype (compute_t: float for Half/BFloat16), which may be wider than self's (ATen sums and
 // multiplies integers into int64); integers wrap.
 template <uint32_t Mask>
-void accumulate(KernelContext& ctx, const char* name, const Tensor& in, const ReducePlan& plan, Acc acc,
-                Tensor& out) {
+void accumulate(KernelContext& ctx, const char* name, const Tensor& in, const ReducePlan& plan, Acc acc, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, fit_output(out, plan.out_shape, plan.out_rank), InvalidArgument,
                      "%s: out has the wrong shape for a reduction of a %d-d input", name, static_cast<int>(in.dim()));
   EMBER_KERNEL_CHECK(ctx, in.is_contiguous(), NotSupported, "%s: self must be contiguous", name);
@@ -82,14 +81,15 @@ void accumulate(KernelContext& ctx, const char* name, const Tensor& in, const Re
 }
 
 template <uint32_t Mask>
-void reduce_dims(KernelContext& ctx, const char* name, const Tensor& in, Optional<ArrayRef<int64_t>> dims,
-                 bool keepdim, Optional<int64_t> dtype, Acc acc, Tensor& out) {
+void reduce_dims(KernelContext& ctx, const char* name, const Tensor& in, Optional<ArrayRef<int64_t>> dims, bool keepdim,
+                 Optional<int64_t> dtype, Acc acc, Tensor& out) {
   ReducePlan plan;
   EMBER_KERNEL_CHECK(ctx, make_reduce_plan(in, dims, keepdim, plan), InvalidArgument,
                      "%s: dims out of range or repeated for a %d-d input", name, static_cast<int>(in.dim()));
   EMBER_KERNEL_CHECK(ctx, !dtype.has_value() || dtype.value() == static_cast<int64_t>(out.scalar_type()),
                      InvalidArgument, "%s: dtype argument %lld does not match out's dtype %s", name,
-                     static_cast<long long>(dtype.has_value() ? dtype.value() : -1), scalar_type_name(out.scalar_type()));
+                     static_cast<long long>(dtype.has_value() ? dtype.value() : -1),
+                     scalar_type_name(out.scalar_type()));
   accumulate<Mask>(ctx, name, in, plan, acc, out);
 }
 
@@ -156,8 +156,7 @@ void any_all_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
   any_plan(ctx, "any.all_out", self, plan, out);
 }
 
-void any_dims_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim,
-                  Tensor& out) {
+void any_dims_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool keepdim, Tensor& out) {
   ReducePlan plan;
   // None reduces everything; an empty list nothing (ATen's any.dims).
   const bool ok = dim.has_value() ? make_reduce_plan(self, dim.value().data(), dim.value().size(), false, keepdim, plan)

@@ -27,14 +27,18 @@ void where_direct_as(const Bool8* c, const E* a, const E* b, E* o, int64_t n, in
 void where_direct(const Bool8* c, const void* a, const void* b, void* o, int64_t n, int64_t sc, int64_t sa, int64_t sb,
                   size_t size) {
   switch (size) {
-    case 1: return where_direct_as(c, static_cast<const Bytes1*>(a), static_cast<const Bytes1*>(b),
-                                   static_cast<Bytes1*>(o), n, sc, sa, sb);
-    case 2: return where_direct_as(c, static_cast<const Bytes2*>(a), static_cast<const Bytes2*>(b),
-                                   static_cast<Bytes2*>(o), n, sc, sa, sb);
-    case 4: return where_direct_as(c, static_cast<const Bytes4*>(a), static_cast<const Bytes4*>(b),
-                                   static_cast<Bytes4*>(o), n, sc, sa, sb);
-    default: return where_direct_as(c, static_cast<const Bytes8*>(a), static_cast<const Bytes8*>(b),
-                                    static_cast<Bytes8*>(o), n, sc, sa, sb);
+    case 1:
+      return where_direct_as(c, static_cast<const Bytes1*>(a), static_cast<const Bytes1*>(b), static_cast<Bytes1*>(o),
+                             n, sc, sa, sb);
+    case 2:
+      return where_direct_as(c, static_cast<const Bytes2*>(a), static_cast<const Bytes2*>(b), static_cast<Bytes2*>(o),
+                             n, sc, sa, sb);
+    case 4:
+      return where_direct_as(c, static_cast<const Bytes4*>(a), static_cast<const Bytes4*>(b), static_cast<Bytes4*>(o),
+                             n, sc, sa, sb);
+    default:
+      return where_direct_as(c, static_cast<const Bytes8*>(a), static_cast<const Bytes8*>(b), static_cast<Bytes8*>(o),
+                             n, sc, sa, sb);
   }
 }
 
@@ -162,7 +166,7 @@ void cat_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out) {
     const uint8_t* x = static_cast<const Bytes1*>(t.const_data_ptr());
     for (int64_t a = 0; a < outer; ++a) {
       memmove(o + static_cast<size_t>(a * out_row + at) * elem, x + static_cast<size_t>(a * rows) * elem,
-             static_cast<size_t>(rows) * elem);
+              static_cast<size_t>(rows) * elem);
     }
     at += rows;
   }
@@ -180,18 +184,20 @@ void embedding_out(KernelContext& ctx, const Tensor& weight, const Tensor& indic
   EMBER_KERNEL_CHECK(ctx, indices.dim() + 1 <= kMaxTensorDim, InvalidArgument, "embedding.out: too many dims");
   for (int32_t i = 0; i < indices.dim(); ++i) shape[i] = indices.size(i);
   shape[indices.dim()] = weight.size(1);
-  EMBER_KERNEL_CHECK(ctx, fit_output(out, shape, static_cast<size_t>(indices.dim() + 1)) &&
-                              out.scalar_type() == weight.scalar_type(),
+  EMBER_KERNEL_CHECK(ctx,
+                     fit_output(out, shape, static_cast<size_t>(indices.dim() + 1)) &&
+                         out.scalar_type() == weight.scalar_type(),
                      InvalidArgument, "embedding.out: out has the wrong shape or dtype");
   const int64_t rows = weight.size(0), width = weight.size(1);
   const size_t row_bytes = static_cast<size_t>(width) * weight.element_size();
   for (int64_t i = 0; i < indices.numel(); ++i) {
     const int64_t r = load_as<int64_t>(indices.const_data_ptr(), indices.scalar_type(), i);
-    EMBER_KERNEL_CHECK(ctx, r >= 0 && r < rows, InvalidArgument, "embedding.out: index %lld at position %lld is "
-                       "outside the %lld rows", static_cast<long long>(r), static_cast<long long>(i),
-                       static_cast<long long>(rows));
+    EMBER_KERNEL_CHECK(ctx, r >= 0 && r < rows, InvalidArgument,
+                       "embedding.out: index %lld at position %lld is "
+                       "outside the %lld rows",
+                       static_cast<long long>(r), static_cast<long long>(i), static_cast<long long>(rows));
     memmove(static_cast<Bytes1*>(out.mutable_data_ptr()) + static_cast<size_t>(i) * row_bytes,
-           static_cast<const Bytes1*>(weight.const_data_ptr()) + static_cast<size_t>(r) * row_bytes, row_bytes);
+            static_cast<const Bytes1*>(weight.const_data_ptr()) + static_cast<size_t>(r) * row_bytes, row_bytes);
   }
 }
 

@@ -57,8 +57,9 @@ void as_strided_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_
     v.sizes[d] = size[d], v.strides[d] = stride[d];
     empty = empty || size[d] == 0;
     int64_t step = 0;
-    EMBER_KERNEL_CHECK(ctx, !__builtin_mul_overflow(size[d] == 0 ? 0 : size[d] - 1, stride[d], &step) &&
-                                !__builtin_add_overflow(last, step, &last),
+    EMBER_KERNEL_CHECK(ctx,
+                       !__builtin_mul_overflow(size[d] == 0 ? 0 : size[d] - 1, stride[d], &step) &&
+                           !__builtin_add_overflow(last, step, &last),
                        InvalidArgument, "%s: the view's extent overflows int64", name);
   }
   EMBER_KERNEL_CHECK(ctx, empty || last < self.numel(), InvalidArgument,
@@ -73,8 +74,8 @@ void copy_out(KernelContext& ctx, const Tensor& self, const Tensor& src, bool no
   (void)non_blocking;
   StridedView sv = view_of(self);
   EMBER_KERNEL_CHECK(ctx, broadcast_strides(src, self.sizes(), sv.strides), InvalidArgument,
-                     "copy.out: src (rank %d) does not broadcast to self's shape (rank %d)", static_cast<int>(src.dim()),
-                     static_cast<int>(self.dim()));
+                     "copy.out: src (rank %d) does not broadcast to self's shape (rank %d)",
+                     static_cast<int>(src.dim()), static_cast<int>(self.dim()));
   EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()), InvalidArgument, "copy.out: out must have self's shape");
   EMBER_KERNEL_CHECK(ctx, out.scalar_type() == self.scalar_type(), InvalidArgument, "copy.out: out is %s, self is %s",
                      scalar_type_name(out.scalar_type()), scalar_type_name(self.scalar_type()));
@@ -121,8 +122,7 @@ void flip_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> dims, Te
   copy_view(ctx, "flip.out", self, v, out);
 }
 
-void narrow_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t start, int64_t length,
-                     Tensor& out) {
+void narrow_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_t start, int64_t length, Tensor& out) {
   const int64_t d = self.dim() > 0 ? wrap(dim, self.dim()) : -1;
   EMBER_KERNEL_CHECK(ctx, d >= 0, InvalidArgument, "narrow_copy.out: dim %lld is out of range for a %d-d tensor",
                      static_cast<long long>(dim), static_cast<int>(self.dim()));
@@ -138,12 +138,11 @@ void narrow_copy_out(KernelContext& ctx, const Tensor& self, int64_t dim, int64_
   copy_view(ctx, "narrow_copy.out", self, v, out);
 }
 
-void roll_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> shifts, ArrayRef<int64_t> dims,
-              Tensor& out) {
+void roll_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> shifts, ArrayRef<int64_t> dims, Tensor& out) {
   const char* name = "roll.out";
   EMBER_KERNEL_CHECK(ctx, !shifts.empty() && (dims.empty() ? shifts.size() == 1 : dims.size() == shifts.size()),
-                     InvalidArgument, "%s: %zu shifts for %zu dims (one shift when dims is empty)", name,
-                     shifts.size(), dims.size());
+                     InvalidArgument, "%s: %zu shifts for %zu dims (one shift when dims is empty)", name, shifts.size(),
+                     dims.size());
   EMBER_KERNEL_CHECK(ctx, fit_output(out, self.sizes()) && out.scalar_type() == self.scalar_type(), InvalidArgument,
                      "%s: out must have self's shape and dtype", name);
   const int64_t n = self.numel();
@@ -157,7 +156,7 @@ void roll_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> shifts, 
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = i >= s ? i - s : i - s + n;
       memmove(o + offset_of(i, out.sizes(), out.strides()) * static_cast<int64_t>(e),
-             x + offset_of(j, self.sizes(), self.strides()) * static_cast<int64_t>(e), e);
+              x + offset_of(j, self.sizes(), self.strides()) * static_cast<int64_t>(e), e);
     }
     return;
   }
@@ -204,8 +203,8 @@ void repeat_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> repeat
   for (int d = 0; d < r; ++d) {
     const int64_t in = d < lead ? 1 : self.size(d - lead);
     const int64_t st = d < lead ? 0 : self.strides()[static_cast<size_t>(d - lead)];
-    EMBER_KERNEL_CHECK(ctx, repeats[d] >= 0 && !__builtin_mul_overflow(repeats[d], in, &sizes[d]) &&
-                                sizes[d] <= INT32_MAX,
+    EMBER_KERNEL_CHECK(ctx,
+                       repeats[d] >= 0 && !__builtin_mul_overflow(repeats[d], in, &sizes[d]) && sizes[d] <= INT32_MAX,
                        InvalidArgument, "%s: repeat %lld of dim %d is negative or makes it exceed 2^31", name,
                        static_cast<long long>(repeats[d]), d);
     sv.sizes[2 * d] = dv.sizes[2 * d] = repeats[d];
@@ -245,7 +244,8 @@ void stack_out(KernelContext& ctx, TensorList tensors, int64_t dim, Tensor& out)
                        "%s: tensor %zu's shape differs from tensor 0's", name, k);
   }
   int64_t sizes[kMaxTensorDim];
-  for (int i = 0, j = 0; i <= first.dim(); ++i) sizes[i] = i == d ? static_cast<int64_t>(tensors.size()) : first.size(j++);
+  for (int i = 0, j = 0; i <= first.dim(); ++i)
+    sizes[i] = i == d ? static_cast<int64_t>(tensors.size()) : first.size(j++);
   EMBER_KERNEL_CHECK(ctx, fit_output(out, sizes, static_cast<size_t>(first.dim() + 1)), InvalidArgument,
                      "%s: out cannot take the stacked shape", name);
   StridedView dv = view_of(out);

@@ -16,8 +16,9 @@ void softmax_impl(KernelContext& ctx, const char* name, const Tensor& in, int64_
   EMBER_KERNEL_CHECK(ctx, !half_to_float, NotSupported, "%s: half_to_float is not supported", name);
   const int64_t n = in.dim();
   const int64_t d = dim < 0 ? dim + (n ? n : 1) : dim;
-  EMBER_KERNEL_CHECK(ctx, (n == 0 && d == 0) || (d >= 0 && d < n), InvalidArgument, "%s: dim %lld out of range for %lld-d",
-                     name, static_cast<long long>(dim), static_cast<long long>(n));
+  EMBER_KERNEL_CHECK(ctx, (n == 0 && d == 0) || (d >= 0 && d < n), InvalidArgument,
+                     "%s: dim %lld out of range for %lld-d", name, static_cast<long long>(dim),
+                     static_cast<long long>(n));
   EMBER_KERNEL_CHECK(ctx, fit_output(out, in.sizes()) && in.scalar_type() == out.scalar_type() && in.is_contiguous(),
                      InvalidArgument, "%s: out must match self's shape and dtype", name);
   EMBER_DISPATCH(ctx, name, Mask, in.scalar_type(), [&](auto tag) {

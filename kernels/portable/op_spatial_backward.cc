@@ -19,11 +19,13 @@ bool backward_geometry(KernelContext& ctx, const Tensor& input, const Tensor& we
   const char* name = "convolution_backward.out";
   const bool is1d = input.dim() == 3;
   const size_t sd = is1d ? 1 : 2;
-  bool ok = (input.dim() == 4 || is1d) && weight.dim() == input.dim() && stride.size() >= 1 &&
-            padding.size() >= 1 && dilation.size() >= 1;
+  bool ok = (input.dim() == 4 || is1d) && weight.dim() == input.dim() && stride.size() >= 1 && padding.size() >= 1 &&
+            dilation.size() >= 1;
   if (!ok) {
-    EMBER_LOG(ERROR, "%s: input must be 3-d or 4-d with a weight of the same rank (got %d-d and %d-d) and stride, "
-              "padding and dilation non-empty", name, static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
+    EMBER_LOG(ERROR,
+              "%s: input must be 3-d or 4-d with a weight of the same rank (got %d-d and %d-d) and stride, "
+              "padding and dilation non-empty",
+              name, static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
     ctx.fail(Error::InvalidArgument);
     return false;
   }
@@ -49,9 +51,10 @@ bool backward_geometry(KernelContext& ctx, const Tensor& input, const Tensor& we
   ok = ok && v.sh > 0 && v.sw > 0 && v.dh > 0 && v.dw > 0 && v.ph >= 0 && v.pw >= 0 && v.sh <= INT32_MAX &&
        v.sw <= INT32_MAX && v.dh <= INT32_MAX && v.dw <= INT32_MAX && v.ph <= INT32_MAX && v.pw <= INT32_MAX;
   if (!ok) {
-    EMBER_LOG(ERROR, "%s: %lld input channels, %lld groups and a weight of %lld channels per group do not agree, or "
-              "stride/dilation are not positive or padding negative (all below 2^31)", name,
-              static_cast<long long>(v.Cin), static_cast<long long>(groups), static_cast<long long>(v.Cg));
+    EMBER_LOG(ERROR,
+              "%s: %lld input channels, %lld groups and a weight of %lld channels per group do not agree, or "
+              "stride/dilation are not positive or padding negative (all below 2^31)",
+              name, static_cast<long long>(v.Cin), static_cast<long long>(groups), static_cast<long long>(v.Cg));
     ctx.fail(Error::InvalidArgument);
     return false;
   }
@@ -68,8 +71,8 @@ bool backward_geometry(KernelContext& ctx, const Tensor& input, const Tensor& we
 
 }  // namespace
 
-void convolution_backward_out(KernelContext& ctx, const Tensor& grad_output, const Tensor& input,
-                              const Tensor& weight, Optional<ArrayRef<int64_t>> bias_sizes, ArrayRef<int64_t> stride,
+void convolution_backward_out(KernelContext& ctx, const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                              Optional<ArrayRef<int64_t>> bias_sizes, ArrayRef<int64_t> stride,
                               ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
                               ArrayRef<int64_t> output_padding, int64_t groups, ArrayRef<bool> output_mask,
                               Tensor& out0, Tensor& out1, Tensor& out2) {
@@ -82,10 +85,11 @@ void convolution_backward_out(KernelContext& ctx, const Tensor& grad_output, con
   if (!backward_geometry(ctx, input, weight, stride, padding, dilation, groups, &g)) return;
   const bool is1d = input.dim() == 3;
   const int64_t go4[4] = {g.N, g.Cout, g.OH, g.OW}, go3[3] = {g.N, g.Cout, g.OW};
-  EMBER_KERNEL_CHECK(ctx, grad_output.dim() == input.dim() &&
-                              grad_output.sizes().size() == static_cast<size_t>(is1d ? 3 : 4) &&
-                              grad_output.size(0) == g.N && grad_output.size(1) == g.Cout &&
-                              (is1d || grad_output.size(2) == g.OH) && grad_output.size(is1d ? 2 : 3) == g.OW,
+  EMBER_KERNEL_CHECK(ctx,
+                     grad_output.dim() == input.dim() &&
+                         grad_output.sizes().size() == static_cast<size_t>(is1d ? 3 : 4) &&
+                         grad_output.size(0) == g.N && grad_output.size(1) == g.Cout &&
+                         (is1d || grad_output.size(2) == g.OH) && grad_output.size(is1d ? 2 : 3) == g.OW,
                      InvalidArgument, "%s: grad_output must be [%lld, %lld, %lld, %lld]", name,
                      static_cast<long long>(go4[0]), static_cast<long long>(go4[1]), static_cast<long long>(go4[2]),
                      static_cast<long long>(go4[3]));
@@ -96,18 +100,21 @@ void convolution_backward_out(KernelContext& ctx, const Tensor& grad_output, con
   EMBER_KERNEL_CHECK(ctx, !want_w || fit_output(out1, weight.sizes()), InvalidArgument,
                      "%s: out1 (grad_weight) must have weight's shape", name);
   const int64_t bshape[1] = {g.Cout};
-  EMBER_KERNEL_CHECK(ctx, !want_b || ((!bias_sizes.has_value() ||
-                                       (bias_sizes.value().size() == 1 && bias_sizes.value()[0] == g.Cout)) &&
-                                      fit_output(out2, bshape, 1)),
+  EMBER_KERNEL_CHECK(ctx,
+                     !want_b || ((!bias_sizes.has_value() ||
+                                  (bias_sizes.value().size() == 1 && bias_sizes.value()[0] == g.Cout)) &&
+                                 fit_output(out2, bshape, 1)),
                      InvalidArgument, "%s: out2 (grad_bias) and bias_sizes must be [%lld]", name,
                      static_cast<long long>(g.Cout));
-  EMBER_KERNEL_CHECK(ctx, grad_output.is_contiguous() && input.is_contiguous() && weight.is_contiguous() &&
-                              (!want_in || out0.is_contiguous()) && (!want_w || out1.is_contiguous()),
+  EMBER_KERNEL_CHECK(ctx,
+                     grad_output.is_contiguous() && input.is_contiguous() && weight.is_contiguous() &&
+                         (!want_in || out0.is_contiguous()) && (!want_w || out1.is_contiguous()),
                      NotSupported, "%s: only contiguous (NCHW) tensors are supported", name);
   const ScalarType st = grad_output.scalar_type();
-  EMBER_KERNEL_CHECK(ctx, input.scalar_type() == st && weight.scalar_type() == st &&
-                              (!want_in || out0.scalar_type() == st) && (!want_w || out1.scalar_type() == st) &&
-                              (!want_b || out2.scalar_type() == st),
+  EMBER_KERNEL_CHECK(ctx,
+                     input.scalar_type() == st && weight.scalar_type() == st &&
+                         (!want_in || out0.scalar_type() == st) && (!want_w || out1.scalar_type() == st) &&
+                         (!want_b || out2.scalar_type() == st),
                      InvalidArgument, "%s: grad_output, input, weight and the outputs must share a dtype", name);
   EMBER_DISPATCH(ctx, name, selected_dtypes::convolution_backward_out_portable, st, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -194,7 +201,8 @@ void max_pool2d_with_indices_backward_out(KernelContext& ctx, const Tensor& grad
   PoolGeometry g;
   EMBER_KERNEL_CHECK(ctx, pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, &g), InvalidArgument,
                      "%s: invalid geometry for a %d-d input (kernel, stride and dilation in [1, 2^31), padding at "
-                     "most half the kernel)", name, static_cast<int>(self.dim()));
+                     "most half the kernel)",
+                     name, static_cast<int>(self.dim()));
   const int64_t s4[4] = {g.batch, g.C, g.OH, g.OW}, s3[3] = {g.C, g.OH, g.OW};
   const ArrayRef<int64_t> want(self.dim() == 4 ? s4 : s3, static_cast<size_t>(self.dim()));
   auto has_pooled_shape = [&](const Tensor& t) {
@@ -208,12 +216,14 @@ void max_pool2d_with_indices_backward_out(KernelContext& ctx, const Tensor& grad
                      static_cast<long long>(g.OW));
   EMBER_KERNEL_CHECK(ctx, fit_output(grad_input, self.sizes()), InvalidArgument,
                      "%s: grad_input must have self's shape", name);
-  EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(self, grad_input) && same_spatial_dim_order(self, grad_output) &&
-                              same_spatial_dim_order(self, indices),
+  EMBER_KERNEL_CHECK(ctx,
+                     same_spatial_dim_order(self, grad_input) && same_spatial_dim_order(self, grad_output) &&
+                         same_spatial_dim_order(self, indices),
                      NotSupported, "%s: all tensors must be contiguous or all channels-last", name);
-  EMBER_KERNEL_CHECK(ctx, indices.scalar_type() == ScalarType::Long &&
-                              grad_output.scalar_type() == grad_input.scalar_type() &&
-                              self.scalar_type() == grad_input.scalar_type(),
+  EMBER_KERNEL_CHECK(ctx,
+                     indices.scalar_type() == ScalarType::Long &&
+                         grad_output.scalar_type() == grad_input.scalar_type() &&
+                         self.scalar_type() == grad_input.scalar_type(),
                      InvalidArgument, "%s: indices must be Long, grad_output, self and grad_input share a dtype", name);
   const Nchw vo = nchw_of(grad_output), vi = nchw_of(grad_input);
   const int64_t* ix = indices.const_data_ptr<int64_t>();
@@ -225,25 +235,24 @@ void max_pool2d_with_indices_backward_out(KernelContext& ctx, const Tensor& grad
         for (int64_t w = 0; w < vo.W; ++w) {
           const int64_t i = ix[vo.at(n, c, h, w)];
           EMBER_KERNEL_CHECK(ctx, i >= 0 && i < plane, InvalidArgument, "%s: index %lld is outside the %lldx%lld plane",
-                             name, static_cast<long long>(i), static_cast<long long>(g.H),
-                             static_cast<long long>(g.W));
+                             name, static_cast<long long>(i), static_cast<long long>(g.H), static_cast<long long>(g.W));
         }
   EMBER_DISPATCH(ctx, name, selected_dtypes::max_pool2d_with_indices_backward_out_portable, grad_input.scalar_type(),
                  [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* go = grad_output.const_data_ptr<T>();
-    T* gi = grad_input.mutable_data_ptr<T>();
-    memset(static_cast<void*>(gi), 0, grad_input.nbytes());
-    // Overlapping windows add into the same element, in T, as ATen's CPU kernel does.
-    for (int64_t n = 0; n < vo.N; ++n)
-      for (int64_t c = 0; c < vo.C; ++c)
-        for (int64_t h = 0; h < vo.H; ++h)
-          for (int64_t w = 0; w < vo.W; ++w) {
-            const int64_t at = vo.at(n, c, h, w), i = ix[at];
-            T& dst = gi[vi.at(n, c, i / g.W, i % g.W)];
-            dst = static_cast<T>(static_cast<compute_t<T>>(dst) + static_cast<compute_t<T>>(go[at]));
-          }
-  });
+                   using T = typename decltype(tag)::type;
+                   const T* go = grad_output.const_data_ptr<T>();
+                   T* gi = grad_input.mutable_data_ptr<T>();
+                   memset(static_cast<void*>(gi), 0, grad_input.nbytes());
+                   // Overlapping windows add into the same element, in T, as ATen's CPU kernel does.
+                   for (int64_t n = 0; n < vo.N; ++n)
+                     for (int64_t c = 0; c < vo.C; ++c)
+                       for (int64_t h = 0; h < vo.H; ++h)
+                         for (int64_t w = 0; w < vo.W; ++w) {
+                           const int64_t at = vo.at(n, c, h, w), i = ix[at];
+                           T& dst = gi[vi.at(n, c, i / g.W, i % g.W)];
+                           dst = static_cast<T>(static_cast<compute_t<T>>(dst) + static_cast<compute_t<T>>(go[at]));
+                         }
+                 });
 }
 
 }  // namespace portable

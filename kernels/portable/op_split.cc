@@ -80,12 +80,14 @@ void split_pieces(KernelContext& ctx, const char* op, const Tensor& self, int64_
                        "%s: out[%zu] is %s, self is %s", op, i, scalar_type_name(piece.scalar_type()),
                        scalar_type_name(self.scalar_type()));
     EMBER_KERNEL_CHECK(ctx, fit_output(piece, sizes, static_cast<size_t>(r)), InvalidArgument,
-                       "%s: out[%zu] has the wrong shape (rank %d; piece %zu has %lld elements along dim %lld)", op,
-                       i, static_cast<int>(piece.dim()), i, static_cast<long long>(c), static_cast<long long>(d));
+                       "%s: out[%zu] has the wrong shape (rank %d; piece %zu has %lld elements along dim %lld)", op, i,
+                       static_cast<int>(piece.dim()), i, static_cast<long long>(c), static_cast<long long>(d));
     EMBER_KERNEL_CHECK(ctx, piece.is_contiguous(), InvalidArgument, "%s: out[%zu] is not contiguous", op, i);
   }
-  EMBER_KERNEL_CHECK(ctx, sum == len, InvalidArgument, "%s: the pieces cover %lld elements of dim %lld, which has "
-                     "%lld", op, static_cast<long long>(sum), static_cast<long long>(d), static_cast<long long>(len));
+  EMBER_KERNEL_CHECK(ctx, sum == len, InvalidArgument,
+                     "%s: the pieces cover %lld elements of dim %lld, which has "
+                     "%lld",
+                     op, static_cast<long long>(sum), static_cast<long long>(d), static_cast<long long>(len));
   int64_t start = 0;
   for (size_t i = 0; i < n; ++i) {
     Tensor piece = out[i];
@@ -102,38 +104,48 @@ bool valid_dim(const Tensor& self, int64_t dim, int64_t* d) {
 
 }  // namespace
 
-void split_copy_tensor_out(KernelContext& ctx, const Tensor& self, int64_t split_size, int64_t dim,
-                           TensorList out) {
+void split_copy_tensor_out(KernelContext& ctx, const Tensor& self, int64_t split_size, int64_t dim, TensorList out) {
   int64_t d = 0;
-  EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument, "split_copy.Tensor_out: dim %lld out of "
-                     "range for a tensor of rank %d", static_cast<long long>(dim), static_cast<int>(self.dim()));
+  EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument,
+                     "split_copy.Tensor_out: dim %lld out of "
+                     "range for a tensor of rank %d",
+                     static_cast<long long>(dim), static_cast<int>(self.dim()));
   const int64_t len = self.size(static_cast<int32_t>(d));
   // ATen: ceil(len / split_size) pieces, the last one shorter; one empty piece for an empty dim.
   EMBER_KERNEL_CHECK(ctx, split_size > 0 || (split_size == 0 && len == 0), InvalidArgument,
                      "split_copy.Tensor_out: split_size %lld must be positive", static_cast<long long>(split_size));
   // (len - 1) / size + 1, not (len + size - 1) / size: a huge split_size must not overflow.
   const size_t n = len == 0 ? 1 : static_cast<size_t>((len - 1) / split_size + 1);
-  split_pieces(ctx, "split_copy.Tensor_out", self, d, n, [&](size_t i) {
-    const int64_t begin = static_cast<int64_t>(i) * split_size;
-    return len - begin < split_size ? len - begin : split_size;
-  }, false, out);
+  split_pieces(
+      ctx, "split_copy.Tensor_out", self, d, n,
+      [&](size_t i) {
+        const int64_t begin = static_cast<int64_t>(i) * split_size;
+        return len - begin < split_size ? len - begin : split_size;
+      },
+      false, out);
 }
 
 void split_with_sizes_copy_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> split_sizes, int64_t dim,
                                TensorList out) {
   int64_t d = 0;
-  EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument, "split_with_sizes_copy.out: dim %lld out "
-                     "of range for a tensor of rank %d", static_cast<long long>(dim), static_cast<int>(self.dim()));
-  split_pieces(ctx, "split_with_sizes_copy.out", self, d, split_sizes.size(),
-               [&](size_t i) { return split_sizes[i]; }, false, out);
+  EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument,
+                     "split_with_sizes_copy.out: dim %lld out "
+                     "of range for a tensor of rank %d",
+                     static_cast<long long>(dim), static_cast<int>(self.dim()));
+  split_pieces(
+      ctx, "split_with_sizes_copy.out", self, d, split_sizes.size(), [&](size_t i) { return split_sizes[i]; }, false,
+      out);
 }
 
 void unbind_copy_int_out(KernelContext& ctx, const Tensor& self, int64_t dim, TensorList out) {
   int64_t d = 0;
-  EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument, "unbind_copy.int_out: dim %lld out of "
-                     "range for a tensor of rank %d", static_cast<long long>(dim), static_cast<int>(self.dim()));
-  split_pieces(ctx, "unbind_copy.int_out", self, d, static_cast<size_t>(self.size(static_cast<int32_t>(d))),
-               [](size_t) { return int64_t{1}; }, true, out);
+  EMBER_KERNEL_CHECK(ctx, valid_dim(self, dim, &d), InvalidArgument,
+                     "unbind_copy.int_out: dim %lld out of "
+                     "range for a tensor of rank %d",
+                     static_cast<long long>(dim), static_cast<int>(self.dim()));
+  split_pieces(
+      ctx, "unbind_copy.int_out", self, d, static_cast<size_t>(self.size(static_cast<int32_t>(d))),
+      [](size_t) { return int64_t{1}; }, true, out);
 }
 
 }  // namespace portable

@@ -24,7 +24,9 @@ struct ClampBounds {
 
 struct Fill {
   template <typename C>
-  C operator()(C x, bool m, C v) const { return m ? v : x; }
+  C operator()(C x, bool m, C v) const {
+    return m ? v : x;
+  }
 };
 
 }  // namespace

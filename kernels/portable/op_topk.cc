@@ -53,8 +53,9 @@ void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t 
   EMBER_KERNEL_CHECK(ctx, fit_output(values, shape, rank) && fit_output(indices, shape, rank), InvalidArgument,
                      "topk.values: values and indices must have self's shape with %lld along dim %lld",
                      static_cast<long long>(k), static_cast<long long>(d));
-  EMBER_KERNEL_CHECK(ctx, values.scalar_type() == self.scalar_type() && indices.scalar_type() == ScalarType::Long &&
-                              self.scalar_type() != ScalarType::Bool,
+  EMBER_KERNEL_CHECK(ctx,
+                     values.scalar_type() == self.scalar_type() && indices.scalar_type() == ScalarType::Long &&
+                         self.scalar_type() != ScalarType::Bool,
                      InvalidArgument, "topk.values: self must not be Bool, values must be %s like self, indices Long",
                      scalar_type_name(self.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, self.is_contiguous(), NotSupported, "topk.values: self must be contiguous");
@@ -84,8 +85,7 @@ void topk_values_out(KernelContext& ctx, const Tensor& self, int64_t k, int64_t 
       auto at = [&](int64_t i) { return static_cast<C>(row[i * in_step]); };
       if (order) {
         for (int64_t i = 0; i < n; ++i) order[i] = i;
-        std::partial_sort(order, order + k, order + n,
-                          [&](int64_t a, int64_t b) { return ahead(at(a), a, at(b), b); });
+        std::partial_sort(order, order + k, order + n, [&](int64_t a, int64_t b) { return ahead(at(a), a, at(b), b); });
         for (int64_t j = 0; j < k; ++j) {
           vo[ob + j * out_step] = row[order[j] * in_step];
           io[ob + j * out_step] = order[j];

@@ -68,8 +68,8 @@ void unary_predicate(KernelContext& ctx, const char* name, const Tensor& self, T
 
 }  // namespace
 
-#define EMBER_FLOAT_UNARY(op, expr)                                                                        \
-  void op##_out(KernelContext& ctx, const Tensor& self, Tensor& out) {                                     \
+#define EMBER_FLOAT_UNARY(op, expr)                                                                           \
+  void op##_out(KernelContext& ctx, const Tensor& self, Tensor& out) {                                        \
     float_unary<selected_dtypes::op##_out_portable>(ctx, #op ".out", self, out, [](auto x) { return expr; }); \
   }
 EMBER_FLOAT_UNARY(acos, std::acos(x))
@@ -176,7 +176,8 @@ void conj_physical_out(KernelContext& ctx, const Tensor& self, Tensor& out) {
                     true, out)) {
     return;
   }
-  if (out.mutable_data_ptr() != self.const_data_ptr()) memmove(out.mutable_data_ptr(), self.const_data_ptr(), self.nbytes());
+  if (out.mutable_data_ptr() != self.const_data_ptr())
+    memmove(out.mutable_data_ptr(), self.const_data_ptr(), self.nbytes());
 }
 
 }  // namespace portable

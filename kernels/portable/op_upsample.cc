@@ -32,8 +32,8 @@ bool upsample_sizes(KernelContext& ctx, const char* name, const Tensor& in, Opti
   }
   const Nchw v = nchw_of(in);
   *sh = *sw = 0;
-  if (size.has_value() == scales.has_value() ||
-      (size.has_value() && size.value().size() != 2) || (scales.has_value() && scales.value().size() != 2)) {
+  if (size.has_value() == scales.has_value() || (size.has_value() && size.value().size() != 2) ||
+      (scales.has_value() && scales.value().size() != 2)) {
     EMBER_LOG(ERROR, "%s: give exactly one of output_size and scale_factors, with two values", name);
     ctx.fail(Error::InvalidArgument);
     return false;
@@ -178,8 +178,8 @@ void upsample_nearest2d_vec_out(KernelContext& ctx, const Tensor& input, Optiona
         const int64_t ih = src(oh, vi.H, OH, rh);
         for (int64_t ow = 0; ow < OW; ++ow) {
           const int64_t iw = src(ow, vi.W, OW, rw);
-          memmove(o + static_cast<size_t>(vo.at(n, c, oh, ow)) * es,
-                 x + static_cast<size_t>(vi.at(n, c, ih, iw)) * es, es);
+          memmove(o + static_cast<size_t>(vo.at(n, c, oh, ow)) * es, x + static_cast<size_t>(vi.at(n, c, ih, iw)) * es,
+                  es);
         }
       }
     }
@@ -187,13 +187,12 @@ void upsample_nearest2d_vec_out(KernelContext& ctx, const Tensor& input, Optiona
 }
 
 void upsample_bilinear2d_aa_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> output_size,
-                                bool align_corners, Optional<double> scales_h, Optional<double> scales_w,
-                                Tensor& out) {
+                                bool align_corners, Optional<double> scales_h, Optional<double> scales_w, Tensor& out) {
   const char* name = "_upsample_bilinear2d_aa.out";
   int64_t OH, OW;
   double unused_h, unused_w;
-  if (!upsample_sizes(ctx, name, self, Optional<ArrayRef<int64_t>>(output_size), Optional<ArrayRef<double>>(),
-                      &OH, &OW, &unused_h, &unused_w))
+  if (!upsample_sizes(ctx, name, self, Optional<ArrayRef<int64_t>>(output_size), Optional<ArrayRef<double>>(), &OH, &OW,
+                      &unused_h, &unused_w))
     return;
   if (!fit_upsampled(ctx, name, self, OH, OW, out)) return;
   EMBER_DISPATCH(ctx, name, selected_dtypes::upsample_bilinear2d_aa_out_portable, out.scalar_type(), [&](auto tag) {
@@ -218,7 +217,10 @@ void upsample_bilinear2d_aa_out(KernelContext& ctx, const Tensor& self, ArrayRef
       *lo = a;
       *n = b > a ? b - a : 0;
     };
-    auto tri = [](C t) { t = t < 0 ? -t : t; return t < C(1) ? C(1) - t : C(0); };
+    auto tri = [](C t) {
+      t = t < 0 ? -t : t;
+      return t < C(1) ? C(1) - t : C(0);
+    };
     for (int64_t oh = 0; oh < OH; ++oh) {
       int64_t h_lo, h_n;
       C hc, hinv;

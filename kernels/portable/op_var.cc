@@ -16,12 +16,14 @@ void variance(KernelContext& ctx, const char* name, const Tensor& self, Optional
   ReducePlan plan;
   EMBER_KERNEL_CHECK(ctx, make_reduce_plan(self, dim, keepdim, plan), InvalidArgument,
                      "%s: dims out of range or repeated for a %d-d input", name, static_cast<int>(self.dim()));
-  EMBER_KERNEL_CHECK(ctx, fit_output(var, plan.out_shape, plan.out_rank) &&
-                              (mean == nullptr || fit_output(*mean, plan.out_shape, plan.out_rank)),
+  EMBER_KERNEL_CHECK(ctx,
+                     fit_output(var, plan.out_shape, plan.out_rank) &&
+                         (mean == nullptr || fit_output(*mean, plan.out_shape, plan.out_rank)),
                      InvalidArgument, "%s: outputs have the wrong shape for a reduction of a %d-d input", name,
                      static_cast<int>(self.dim()));
-  EMBER_KERNEL_CHECK(ctx, var.scalar_type() == self.scalar_type() &&
-                              (mean == nullptr || mean->scalar_type() == self.scalar_type()),
+  EMBER_KERNEL_CHECK(ctx,
+                     var.scalar_type() == self.scalar_type() &&
+                         (mean == nullptr || mean->scalar_type() == self.scalar_type()),
                      InvalidArgument, "%s: outputs must be %s like self", name, scalar_type_name(self.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, correction == correction, InvalidArgument, "%s: correction is NaN", name);
   EMBER_KERNEL_CHECK(ctx, self.is_contiguous(), NotSupported, "%s: self must be contiguous", name);
@@ -62,8 +64,7 @@ void var_correction_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRe
 
 void var_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim, bool unbiased, bool keepdim,
              Tensor& out) {
-  variance<selected_dtypes::var_out_portable>(ctx, "var.out", self, dim, unbiased ? 1.0 : 0.0, keepdim, out,
-                                              nullptr);
+  variance<selected_dtypes::var_out_portable>(ctx, "var.out", self, dim, unbiased ? 1.0 : 0.0, keepdim, out, nullptr);
 }
 
 void var_mean_correction_out(KernelContext& ctx, const Tensor& self, Optional<ArrayRef<int64_t>> dim,

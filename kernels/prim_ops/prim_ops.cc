@@ -45,33 +45,37 @@ void sym_size_int(KernelContext& ctx, const Tensor& self, int64_t dim, EValue& r
 void sym_numel(KernelContext&, const Tensor& self, EValue& result) { result = EValue(self.numel()); }
 
 void add_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
-  arith(ctx, "executorch_prim::add.Scalar", a, b, result,
-        [](int64_t x, int64_t y, int64_t* r) { return !__builtin_add_overflow(x, y, r); },
-        [](double x, double y) { return x + y; });
+  arith(
+      ctx, "executorch_prim::add.Scalar", a, b, result,
+      [](int64_t x, int64_t y, int64_t* r) { return !__builtin_add_overflow(x, y, r); },
+      [](double x, double y) { return x + y; });
 }
 
 void sub_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
-  arith(ctx, "executorch_prim::sub.Scalar", a, b, result,
-        [](int64_t x, int64_t y, int64_t* r) { return !__builtin_sub_overflow(x, y, r); },
-        [](double x, double y) { return x - y; });
+  arith(
+      ctx, "executorch_prim::sub.Scalar", a, b, result,
+      [](int64_t x, int64_t y, int64_t* r) { return !__builtin_sub_overflow(x, y, r); },
+      [](double x, double y) { return x - y; });
 }
 
 void mul_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
-  arith(ctx, "executorch_prim::mul.Scalar", a, b, result,
-        [](int64_t x, int64_t y, int64_t* r) { return !__builtin_mul_overflow(x, y, r); },
-        [](double x, double y) { return x * y; });
+  arith(
+      ctx, "executorch_prim::mul.Scalar", a, b, result,
+      [](int64_t x, int64_t y, int64_t* r) { return !__builtin_mul_overflow(x, y, r); },
+      [](double x, double y) { return x * y; });
 }
 
 void floordiv_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {
   EMBER_KERNEL_CHECK(ctx, b.to_double() != 0.0, InvalidArgument, "floordiv.Scalar: division by zero");
-  arith(ctx, "executorch_prim::floordiv.Scalar", a, b, result,
-        [](int64_t x, int64_t y, int64_t* r) {
-          if (x == INT64_MIN && y == -1) return false;  // 2^63; the CPU would trap on it
-          const int64_t q = x / y;
-          *r = (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
-          return true;
-        },
-        [](double x, double y) { return floor(x / y); });
+  arith(
+      ctx, "executorch_prim::floordiv.Scalar", a, b, result,
+      [](int64_t x, int64_t y, int64_t* r) {
+        if (x == INT64_MIN && y == -1) return false;  // 2^63; the CPU would trap on it
+        const int64_t q = x / y;
+        *r = (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+        return true;
+      },
+      [](double x, double y) { return floor(x / y); });
 }
 
 void truediv_scalar(KernelContext& ctx, const Scalar& a, const Scalar& b, EValue& result) {

@@ -21,9 +21,8 @@ void quantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double sca
 void dequantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double scale, int64_t zero_point,
                                int64_t quant_min, int64_t quant_max, int64_t dtype, Optional<int64_t> out_dtype,
                                Tensor& out);
-void quantize_per_channel_out(KernelContext& ctx, const Tensor& input, const Tensor& scales,
-                              const Tensor& zero_points, int64_t axis, int64_t quant_min, int64_t quant_max,
-                              int64_t dtype, Tensor& out);
+void quantize_per_channel_out(KernelContext& ctx, const Tensor& input, const Tensor& scales, const Tensor& zero_points,
+                              int64_t axis, int64_t quant_min, int64_t quant_max, int64_t dtype, Tensor& out);
 void dequantize_per_channel_out(KernelContext& ctx, const Tensor& input, const Tensor& scales,
                                 const Tensor* zero_points, int64_t axis, int64_t quant_min, int64_t quant_max,
                                 int64_t dtype, Optional<int64_t> out_dtype, Tensor& out);
@@ -60,8 +59,8 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double inp
                              ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
                              Tensor& out);
 void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
-                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
-                    bool ceil_mode, bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
+                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, bool ceil_mode,
+                    bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
                     int64_t output_zero_point, Tensor& out);
 
 // op_softmax.cc (prepare step: the exponential table, util/softmax_table.h)

@@ -40,10 +40,9 @@ Error conv2d_prepare(const KernelArgs& args, void* state) { return requant_prepa
 
 // The quantization arguments are read from the state conv2d_prepare filled, not from here.
 void conv2d_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/, int64_t /*input_zero_point*/,
-                const Tensor& weight, const Tensor& /*weight_scales*/, const Tensor* /*bias*/,
-                ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups,
-                double /*output_scale*/, int64_t /*output_zero_point*/, int64_t /*activation_min*/,
-                int64_t /*activation_max*/, Tensor& out) {
+                const Tensor& weight, const Tensor& /*weight_scales*/, const Tensor* /*bias*/, ArrayRef<int64_t> stride,
+                ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups, double /*output_scale*/,
+                int64_t /*output_zero_point*/, int64_t /*activation_min*/, int64_t /*activation_max*/, Tensor& out) {
   Conv2dGeometry geo;
   if (!conv2d_geometry(ctx, input, weight, stride, padding, dilation, groups, out, &geo)) return;
   const int64_t N = geo.N, C = geo.C, H = geo.H, W = geo.W, OC = geo.OC, Cg = geo.Cg, KH = geo.KH, KW = geo.KW;

@@ -31,9 +31,8 @@ Error linear_prepare(const KernelArgs& args, void* state) {
 
 // The quantization arguments are read from the state linear_prepare filled, not from here.
 void linear_out(KernelContext& ctx, const Tensor& input, double /*input_scale*/, int64_t /*input_zero_point*/,
-                const Tensor& weight, const Tensor& /*weight_scales*/, const Tensor* /*bias*/,
-                double /*output_scale*/, int64_t /*output_zero_point*/, int64_t /*activation_min*/,
-                int64_t /*activation_max*/, Tensor& out) {
+                const Tensor& weight, const Tensor& /*weight_scales*/, const Tensor* /*bias*/, double /*output_scale*/,
+                int64_t /*output_zero_point*/, int64_t /*activation_min*/, int64_t /*activation_max*/, Tensor& out) {
   LinearGeometry geo;
   if (!linear_call_geometry(ctx, input, weight, out, &geo)) return;
   const int64_t IC = geo.IC, OC = geo.OC;

@@ -35,8 +35,8 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double inp
                              ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
                              Tensor& out) {
   PoolPlan plan;
-  if (!plan_adaptive_avg_pool(ctx, input, input_scale, input_zero_point, output_size, output_scale,
-                              output_zero_point, out, &plan)) {
+  if (!plan_adaptive_avg_pool(ctx, input, input_scale, input_zero_point, output_size, output_scale, output_zero_point,
+                              out, &plan)) {
     return;
   }
   constexpr uint32_t kMask = selected_dtypes::adaptive_avg_pool2d_out_quantized & dtype_bit(ScalarType::Char);
@@ -71,8 +71,8 @@ void adaptive_avg_pool2d_out(KernelContext& ctx, const Tensor& input, double inp
 // The checks and the plan are util/geometry.h's plan_avg_pool, and each window's bounds, divisor, sum and rounding
 // its helpers, which kernels/helium's vector pool shares.
 void avg_pool2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
-                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
-                    bool ceil_mode, bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
+                    ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, bool ceil_mode,
+                    bool count_include_pad, Optional<int64_t> divisor_override, double output_scale,
                     int64_t output_zero_point, Tensor& out) {
   AvgPoolPlan plan;
   if (!plan_avg_pool(ctx, input, input_scale, input_zero_point, kernel_size, stride, padding, ceil_mode,

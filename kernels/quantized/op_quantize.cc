@@ -67,7 +67,7 @@ ChannelLayout channel_layout(const Tensor& t, int64_t axis) {
 
 int64_t zero_point_at(const Tensor& zp, int64_t i) {
   return zp.scalar_type() == ScalarType::Long ? zp.const_data_ptr<int64_t>()[i]
-                                               : static_cast<int64_t>(zp.const_data_ptr<int32_t>()[i]);
+                                              : static_cast<int64_t>(zp.const_data_ptr<int32_t>()[i]);
 }
 
 bool is_zero_point_dtype(ScalarType t) { return t == ScalarType::Long || t == ScalarType::Int; }
@@ -82,20 +82,25 @@ inline double round_half_even(double v) { return nearbyint(v); }
 bool check_quantize_per_tensor(KernelContext& ctx, const Tensor& input, double scale, int64_t quant_min,
                                int64_t quant_max, int64_t dtype, Tensor& out) {
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, input.sizes()), InvalidArgument,
-                              "quantize_per_tensor.out: out must have the input's shape (%d-d)", static_cast<int>(input.dim()));
+                              "quantize_per_tensor.out: out must have the input's shape (%d-d)",
+                              static_cast<int>(input.dim()));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && out.is_contiguous(), NotSupported,
                               "quantize_per_tensor.out: only contiguous tensors are supported");
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_dtype_arg(dtype) && static_cast<ScalarType>(dtype) == out.scalar_type(),
-                              InvalidArgument, "quantize_per_tensor.out: dtype argument %lld does not match out's dtype %s",
+                              InvalidArgument,
+                              "quantize_per_tensor.out: dtype argument %lld does not match out's dtype %s",
                               static_cast<long long>(dtype), scalar_type_name(out.scalar_type()));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Float, InvalidArgument,
-                              "quantize_per_tensor.out: input must be float32, got %s", scalar_type_name(input.scalar_type()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, is_quantized_type(out.scalar_type()) && bounds_fit(out.scalar_type(), quant_min, quant_max),
+                              "quantize_per_tensor.out: input must be float32, got %s",
+                              scalar_type_name(input.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              is_quantized_type(out.scalar_type()) &&
+                                  bounds_fit(out.scalar_type(), quant_min, quant_max),
                               InvalidArgument, "quantize_per_tensor.out: [%lld, %lld] is not a valid range of %s",
                               static_cast<long long>(quant_min), static_cast<long long>(quant_max),
                               scalar_type_name(out.scalar_type()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(scale), InvalidArgument, "quantize_per_tensor.out: scale %g must be positive",
-                              scale);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(scale), InvalidArgument,
+                              "quantize_per_tensor.out: scale %g must be positive", scale);
   return true;
 }
 
@@ -112,8 +117,8 @@ void quantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double sca
       const float inv_scale = static_cast<float>(1.0 / scale);
       const float zp = static_cast<float>(zero_point);
       for (int64_t i = 0; i < input.numel(); ++i) {
-        o[i] = static_cast<Out>(clamp_rounded(round_half_even(static_cast<float>(x[i]) * inv_scale) + zp, quant_min,
-                                              quant_max));
+        o[i] = static_cast<Out>(
+            clamp_rounded(round_half_even(static_cast<float>(x[i]) * inv_scale) + zp, quant_min, quant_max));
       }
     });
   });
@@ -130,8 +135,8 @@ void dequantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double s
   EMBER_KERNEL_CHECK(ctx, valid_dtype_arg(dtype) && static_cast<ScalarType>(dtype) == input.scalar_type(),
                      InvalidArgument, "dequantize_per_tensor.out: dtype argument %lld does not match input's dtype %s",
                      static_cast<long long>(dtype), scalar_type_name(input.scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, is_quantized_type(input.scalar_type()) &&
-                              bounds_fit(input.scalar_type(), quant_min, quant_max),
+  EMBER_KERNEL_CHECK(ctx,
+                     is_quantized_type(input.scalar_type()) && bounds_fit(input.scalar_type(), quant_min, quant_max),
                      InvalidArgument, "dequantize_per_tensor.out: input %s with range [%lld, %lld] is not quantized",
                      scalar_type_name(input.scalar_type()), static_cast<long long>(quant_min),
                      static_cast<long long>(quant_max));
@@ -159,20 +164,21 @@ void dequantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double s
   });
 }
 
-void quantize_per_channel_out(KernelContext& ctx, const Tensor& input, const Tensor& scales,
-                              const Tensor& zero_points, int64_t axis, int64_t quant_min, int64_t quant_max,
-                              int64_t dtype, Tensor& out) {
+void quantize_per_channel_out(KernelContext& ctx, const Tensor& input, const Tensor& scales, const Tensor& zero_points,
+                              int64_t axis, int64_t quant_min, int64_t quant_max, int64_t dtype, Tensor& out) {
   EMBER_KERNEL_CHECK(ctx, axis >= -input.dim() && axis < input.dim(), InvalidArgument,
                      "quantize_per_channel.out: axis %lld is out of range for a %d-d input",
                      static_cast<long long>(axis), static_cast<int>(input.dim()));
   if (axis < 0) axis += input.dim();
   const ChannelLayout l = channel_layout(input, axis);
-  EMBER_KERNEL_CHECK(ctx, scales.dim() == 1 && scales.numel() == l.channels && zero_points.dim() == 1 &&
-                              zero_points.numel() == l.channels,
-                     InvalidArgument, "quantize_per_channel.out: scales and zero_points need %lld elements (the size "
-                     "of axis %lld), got %lld and %lld", static_cast<long long>(l.channels),
-                     static_cast<long long>(axis), static_cast<long long>(scales.numel()),
-                     static_cast<long long>(zero_points.numel()));
+  EMBER_KERNEL_CHECK(ctx,
+                     scales.dim() == 1 && scales.numel() == l.channels && zero_points.dim() == 1 &&
+                         zero_points.numel() == l.channels,
+                     InvalidArgument,
+                     "quantize_per_channel.out: scales and zero_points need %lld elements (the size "
+                     "of axis %lld), got %lld and %lld",
+                     static_cast<long long>(l.channels), static_cast<long long>(axis),
+                     static_cast<long long>(scales.numel()), static_cast<long long>(zero_points.numel()));
   EMBER_KERNEL_CHECK(ctx, fit_output(out, input.sizes()), InvalidArgument,
                      "quantize_per_channel.out: out must have the input's shape (%d-d)", static_cast<int>(input.dim()));
   EMBER_KERNEL_CHECK(ctx, input.is_contiguous() && out.is_contiguous(), NotSupported,
@@ -183,9 +189,10 @@ void quantize_per_channel_out(KernelContext& ctx, const Tensor& input, const Ten
   EMBER_KERNEL_CHECK(ctx, input.scalar_type() == ScalarType::Float, InvalidArgument,
                      "quantize_per_channel.out: input must be float32, got %s", scalar_type_name(input.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, is_scale_dtype(scales.scalar_type()) && is_zero_point_dtype(zero_points.scalar_type()),
-                     InvalidArgument, "quantize_per_channel.out: scales must be float32/float64 and zero_points "
-                     "int64/int32, got %s and %s", scalar_type_name(scales.scalar_type()),
-                     scalar_type_name(zero_points.scalar_type()));
+                     InvalidArgument,
+                     "quantize_per_channel.out: scales must be float32/float64 and zero_points "
+                     "int64/int32, got %s and %s",
+                     scalar_type_name(scales.scalar_type()), scalar_type_name(zero_points.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, is_quantized_type(out.scalar_type()) && bounds_fit(out.scalar_type(), quant_min, quant_max),
                      InvalidArgument, "quantize_per_channel.out: [%lld, %lld] is not a valid range of %s",
                      static_cast<long long>(quant_min), static_cast<long long>(quant_max),
@@ -235,12 +242,14 @@ void dequantize_per_channel_out(KernelContext& ctx, const Tensor& input, const T
                      static_cast<long long>(axis), static_cast<int>(input.dim()));
   if (axis < 0) axis += input.dim();
   const ChannelLayout l = channel_layout(input, axis);
-  EMBER_KERNEL_CHECK(ctx, scales.dim() == 1 && scales.numel() == l.channels &&
-                              (zero_points == nullptr || (zero_points->dim() == 1 &&
-                                                          zero_points->numel() == l.channels)),
-                     InvalidArgument, "dequantize_per_channel.out: scales and zero_points need %lld elements (the "
-                     "size of axis %lld), got %lld and %lld", static_cast<long long>(l.channels),
-                     static_cast<long long>(axis), static_cast<long long>(scales.numel()),
+  EMBER_KERNEL_CHECK(ctx,
+                     scales.dim() == 1 && scales.numel() == l.channels &&
+                         (zero_points == nullptr || (zero_points->dim() == 1 && zero_points->numel() == l.channels)),
+                     InvalidArgument,
+                     "dequantize_per_channel.out: scales and zero_points need %lld elements (the "
+                     "size of axis %lld), got %lld and %lld",
+                     static_cast<long long>(l.channels), static_cast<long long>(axis),
+                     static_cast<long long>(scales.numel()),
                      static_cast<long long>(zero_points ? zero_points->numel() : l.channels));
   EMBER_KERNEL_CHECK(ctx, fit_output(out, input.sizes()), InvalidArgument,
                      "dequantize_per_channel.out: out must have the input's shape (%d-d)",
@@ -250,8 +259,8 @@ void dequantize_per_channel_out(KernelContext& ctx, const Tensor& input, const T
   EMBER_KERNEL_CHECK(ctx, valid_dtype_arg(dtype) && static_cast<ScalarType>(dtype) == input.scalar_type(),
                      InvalidArgument, "dequantize_per_channel.out: dtype argument %lld does not match input's dtype %s",
                      static_cast<long long>(dtype), scalar_type_name(input.scalar_type()));
-  EMBER_KERNEL_CHECK(ctx, is_quantized_type(input.scalar_type()) &&
-                              bounds_fit(input.scalar_type(), quant_min, quant_max),
+  EMBER_KERNEL_CHECK(ctx,
+                     is_quantized_type(input.scalar_type()) && bounds_fit(input.scalar_type(), quant_min, quant_max),
                      InvalidArgument, "dequantize_per_channel.out: input %s with range [%lld, %lld] is not quantized",
                      scalar_type_name(input.scalar_type()), static_cast<long long>(quant_min),
                      static_cast<long long>(quant_max));
@@ -264,9 +273,11 @@ void dequantize_per_channel_out(KernelContext& ctx, const Tensor& input, const T
   EMBER_KERNEL_CHECK(ctx, want == ScalarType::Float, NotSupported,
                      "dequantize_per_channel.out: out_dtype %s is not supported (float32 only)",
                      scalar_type_name(want));
-  EMBER_KERNEL_CHECK(ctx, is_scale_dtype(scales.scalar_type()) &&
-                              (zero_points == nullptr || is_zero_point_dtype(zero_points->scalar_type())),
-                     InvalidArgument, "dequantize_per_channel.out: scales must be float32/float64 and zero_points "
+  EMBER_KERNEL_CHECK(ctx,
+                     is_scale_dtype(scales.scalar_type()) &&
+                         (zero_points == nullptr || is_zero_point_dtype(zero_points->scalar_type())),
+                     InvalidArgument,
+                     "dequantize_per_channel.out: scales must be float32/float64 and zero_points "
                      "int64/int32");
   // (q - zero_point) is computed in int64: a zero point beyond int32 (no quantized dtype has one) could overflow it.
   for (int64_t c = 0; zero_points != nullptr && c < l.channels; ++c) {

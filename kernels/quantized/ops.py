@@ -14,6 +14,7 @@ to [activation_min, activation_max]. The kernels compute the same thing in int32
 requantization and agree to within one int8 unit (tests/kernels/test_quantized_ops.py measures how often
 they differ at all).
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence
@@ -35,6 +36,7 @@ _I8_MIN, _I8_MAX = -128, 127
 
 
 # --- references: dequantize -> float op -> quantize ------------------------------------------------------------
+
 
 def _dequant(x: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
     return _qd.dequantize_per_tensor(x, scale, zero_point, _I8_MIN, _I8_MAX, torch.int8)
@@ -59,8 +61,22 @@ def _dequant_bias(bias: Optional[torch.Tensor], input_scale: float, weight_scale
     return (bias.to(torch.float64) * scales).to(torch.float32)
 
 
-def conv2d(input, input_scale, input_zero_point, weight, weight_scales, bias, stride, padding, dilation, groups,
-           output_scale, output_zero_point, activation_min, activation_max):
+def conv2d(
+    input,
+    input_scale,
+    input_zero_point,
+    weight,
+    weight_scales,
+    bias,
+    stride,
+    padding,
+    dilation,
+    groups,
+    output_scale,
+    output_zero_point,
+    activation_min,
+    activation_max,
+):
     x = _dequant(input, input_scale, input_zero_point)
     w = _dequant_weight(weight, weight_scales)
     b = _dequant_bias(bias, input_scale, weight_scales, weight.shape[0])
@@ -68,25 +84,57 @@ def conv2d(input, input_scale, input_zero_point, weight, weight_scales, bias, st
     return _requant(y, output_scale, output_zero_point, activation_min, activation_max)
 
 
-def linear(input, input_scale, input_zero_point, weight, weight_scales, bias, output_scale, output_zero_point,
-           activation_min, activation_max):
+def linear(
+    input,
+    input_scale,
+    input_zero_point,
+    weight,
+    weight_scales,
+    bias,
+    output_scale,
+    output_zero_point,
+    activation_min,
+    activation_max,
+):
     x = _dequant(input, input_scale, input_zero_point)
     w = _dequant_weight(weight, weight_scales)
     b = _dequant_bias(bias, input_scale, weight_scales, weight.shape[0])
     return _requant(F.linear(x, w, b), output_scale, output_zero_point, activation_min, activation_max)
 
 
-def add(self, self_scale, self_zero_point, other, other_scale, other_zero_point, output_scale, output_zero_point,
-        activation_min, activation_max):
+def add(
+    self,
+    self_scale,
+    self_zero_point,
+    other,
+    other_scale,
+    other_zero_point,
+    output_scale,
+    output_zero_point,
+    activation_min,
+    activation_max,
+):
     if self.shape != other.shape:
-        raise RuntimeError(f"ember_quantized::add: self {list(self.shape)} and other {list(other.shape)} must have "
-                           f"the same shape (no broadcasting)")
+        raise RuntimeError(
+            f"ember_quantized::add: self {list(self.shape)} and other {list(other.shape)} must have "
+            f"the same shape (no broadcasting)"
+        )
     y = _dequant(self, self_scale, self_zero_point) + _dequant(other, other_scale, other_zero_point)
     return _requant(y, output_scale, output_zero_point, activation_min, activation_max)
 
 
-def mul(self, self_scale, self_zero_point, other, other_scale, other_zero_point, output_scale, output_zero_point,
-        activation_min, activation_max):
+def mul(
+    self,
+    self_scale,
+    self_zero_point,
+    other,
+    other_scale,
+    other_zero_point,
+    output_scale,
+    output_zero_point,
+    activation_min,
+    activation_max,
+):
     y = _dequant(self, self_scale, self_zero_point) * _dequant(other, other_scale, other_zero_point)
     return _requant(y, output_scale, output_zero_point, activation_min, activation_max)
 
@@ -96,24 +144,63 @@ def adaptive_avg_pool2d(input, input_scale, input_zero_point, output_size, outpu
     return _requant(y, output_scale, output_zero_point, _I8_MIN, _I8_MAX)
 
 
-def avg_pool2d(input, input_scale, input_zero_point, kernel_size, stride, padding, ceil_mode, count_include_pad,
-               divisor_override, output_scale, output_zero_point):
-    y = F.avg_pool2d(_dequant(input, input_scale, input_zero_point), list(kernel_size), list(stride), list(padding),
-                     ceil_mode, count_include_pad, divisor_override)
+def avg_pool2d(
+    input,
+    input_scale,
+    input_zero_point,
+    kernel_size,
+    stride,
+    padding,
+    ceil_mode,
+    count_include_pad,
+    divisor_override,
+    output_scale,
+    output_zero_point,
+):
+    y = F.avg_pool2d(
+        _dequant(input, input_scale, input_zero_point),
+        list(kernel_size),
+        list(stride),
+        list(padding),
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
     return _requant(y, output_scale, output_zero_point, _I8_MIN, _I8_MAX)
 
 
-REFERENCES = {"conv2d": conv2d, "linear": linear, "add": add, "adaptive_avg_pool2d": adaptive_avg_pool2d,
-              "avg_pool2d": avg_pool2d}
+REFERENCES = {
+    "conv2d": conv2d,
+    "linear": linear,
+    "add": add,
+    "adaptive_avg_pool2d": adaptive_avg_pool2d,
+    "avg_pool2d": avg_pool2d,
+}
 REFERENCES["mul"] = mul
 
 
 # --- shapes for export (fake tensors) ---------------------------------------------------------------------------
 
-def _conv2d_fake(input, input_scale, input_zero_point, weight, weight_scales, bias, stride, padding, dilation,
-                 groups, output_scale, output_zero_point, activation_min, activation_max):
+
+def _conv2d_fake(
+    input,
+    input_scale,
+    input_zero_point,
+    weight,
+    weight_scales,
+    bias,
+    stride,
+    padding,
+    dilation,
+    groups,
+    output_scale,
+    output_zero_point,
+    activation_min,
+    activation_max,
+):
     def pair(v: Sequence[int]) -> List[int]:
         return [v[0], v[-1]]
+
     (sh, sw), (ph, pw), (dh, dw) = pair(stride), pair(padding), pair(dilation)
     n, _, h, w = input.shape
     oc, _, kh, kw = weight.shape
@@ -122,18 +209,48 @@ def _conv2d_fake(input, input_scale, input_zero_point, weight, weight_scales, bi
     return input.new_empty((n, oc, oh, ow))
 
 
-def _linear_fake(input, input_scale, input_zero_point, weight, weight_scales, bias, output_scale, output_zero_point,
-                 activation_min, activation_max):
+def _linear_fake(
+    input,
+    input_scale,
+    input_zero_point,
+    weight,
+    weight_scales,
+    bias,
+    output_scale,
+    output_zero_point,
+    activation_min,
+    activation_max,
+):
     return input.new_empty((*input.shape[:-1], weight.shape[0]))
 
 
-def _add_fake(self, self_scale, self_zero_point, other, other_scale, other_zero_point, output_scale,
-              output_zero_point, activation_min, activation_max):
+def _add_fake(
+    self,
+    self_scale,
+    self_zero_point,
+    other,
+    other_scale,
+    other_zero_point,
+    output_scale,
+    output_zero_point,
+    activation_min,
+    activation_max,
+):
     return self.new_empty(self.shape)
 
 
-def _mul_fake(self, self_scale, self_zero_point, other, other_scale, other_zero_point, output_scale,
-              output_zero_point, activation_min, activation_max):
+def _mul_fake(
+    self,
+    self_scale,
+    self_zero_point,
+    other,
+    other_scale,
+    other_zero_point,
+    output_scale,
+    output_zero_point,
+    activation_min,
+    activation_max,
+):
     return self.new_empty(torch.broadcast_shapes(self.shape, other.shape))
 
 
@@ -141,15 +258,38 @@ def _pool_fake(input, input_scale, input_zero_point, output_size, output_scale, 
     return input.new_empty((*input.shape[:-2], output_size[0], output_size[1]))
 
 
-def _avg_pool2d_fake(input, input_scale, input_zero_point, kernel_size, stride, padding, ceil_mode,
-                     count_include_pad, divisor_override, output_scale, output_zero_point):
+def _avg_pool2d_fake(
+    input,
+    input_scale,
+    input_zero_point,
+    kernel_size,
+    stride,
+    padding,
+    ceil_mode,
+    count_include_pad,
+    divisor_override,
+    output_scale,
+    output_zero_point,
+):
     # The float op on a float stand-in gives PyTorch's output size (ceil_mode's rule included).
-    return F.avg_pool2d(input.new_empty(input.shape, dtype=torch.float32), list(kernel_size), list(stride),
-                        list(padding), ceil_mode, count_include_pad, divisor_override).to(input.dtype)
+    return F.avg_pool2d(
+        input.new_empty(input.shape, dtype=torch.float32),
+        list(kernel_size),
+        list(stride),
+        list(padding),
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    ).to(input.dtype)
 
 
-_FAKES = {"conv2d": _conv2d_fake, "linear": _linear_fake, "add": _add_fake, "adaptive_avg_pool2d": _pool_fake,
-          "avg_pool2d": _avg_pool2d_fake}
+_FAKES = {
+    "conv2d": _conv2d_fake,
+    "linear": _linear_fake,
+    "add": _add_fake,
+    "adaptive_avg_pool2d": _pool_fake,
+    "avg_pool2d": _avg_pool2d_fake,
+}
 _FAKES["mul"] = _mul_fake
 
 
@@ -169,11 +309,13 @@ _FAKES["softmax"] = _softmax_fake
 
 # --- registration -----------------------------------------------------------------------------------------------
 
+
 def _make_out(fn):
     def out_variant(*args, out, **kwargs):
         result = fn(*args, **kwargs)
         out.resize_(result.shape)
         return out.copy_(result)
+
     return out_variant
 
 
@@ -190,9 +332,11 @@ def _register():
         return ()
     missing = sorted(set(_OPS) - (set(REFERENCES) & set(_FAKES)))
     if missing:
-        raise RuntimeError(f"schema/operators.yaml declares {', '.join(NAMESPACE + '::' + m for m in missing)}, "
-                           f"which kernels/quantized/ops.py lacks a reference implementation or fake for (REFERENCES, "
-                           f"_FAKES): add them there")
+        raise RuntimeError(
+            f"schema/operators.yaml declares {', '.join(NAMESPACE + '::' + m for m in missing)}, "
+            f"which kernels/quantized/ops.py lacks a reference implementation or fake for (REFERENCES, "
+            f"_FAKES): add them there"
+        )
     lib = torch.library.Library(NAMESPACE, "DEF")
     for name, op in _OPS.items():
         lib.define(op.functional)

@@ -153,9 +153,9 @@ TEST(BinaryOps, ChannelsLastOperandsOfOneLayoutWork) {
   // Other broadcasts, or a contiguous operand with a channels-last out, need a layout-aware walk: refused.
   F32 per_channel(ScalarType::Float, {1, 3, 1, 1}, {1, 2, 3}), contiguous(ScalarType::Float, {1, 3, 2, 2}, av);
   EXPECT_EQ(run([&](KernelContext& c) { portable::mul_out(c, a.t, per_channel.t, out.t); }), Error::NotSupported);
-  EXPECT_TRUE(logged("mul.out: input 1 is broadcast or has another dim order than a non-contiguous out")) << testing::last_log();
-  EXPECT_EQ(run([&](KernelContext& c) { portable::lt_tensor_out(c, a.t, contiguous.t, eq.t); }),
-            Error::NotSupported);
+  EXPECT_TRUE(logged("mul.out: input 1 is broadcast or has another dim order than a non-contiguous out"))
+      << testing::last_log();
+  EXPECT_EQ(run([&](KernelContext& c) { portable::lt_tensor_out(c, a.t, contiguous.t, eq.t); }), Error::NotSupported);
 }
 
 TEST(BinaryOps, ComparisonsPromoteAcrossDtypes) {

@@ -142,8 +142,7 @@ TEST(Portable, NanClampBoundsGiveNanAndLowAboveHighGivesHigh) {
             Error::Ok);
   for (float v : out.data) EXPECT_TRUE(isnan(v));
   // torch.nn.functional.hardtanh(x, 2.0, 1.0) is min(max(x, 2), 1): every element 1.
-  ASSERT_EQ(run([&](KernelContext& c) { portable::hardtanh_out(c, x.t, Scalar(2.0), Scalar(1.0), out.t); }),
-            Error::Ok);
+  ASSERT_EQ(run([&](KernelContext& c) { portable::hardtanh_out(c, x.t, Scalar(2.0), Scalar(1.0), out.t); }), Error::Ok);
   EXPECT_EQ(out.data, (std::vector<float>{1.0f, 1.0f, 1.0f}));
 }
 #endif
@@ -155,12 +154,12 @@ TEST(Portable, IntegerClampBoundsMustFitTheDtype) {
             }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("clamp.out: bounds [nan, inf] do not fit Int"), std::string::npos) << log();
-  EXPECT_EQ(run([&](KernelContext& c) { portable::hardtanh_out(c, x.t, Scalar(int64_t{-(int64_t{1} << 40)}),
-                                                                Scalar(int64_t{1} << 40), out.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::hardtanh_out(c, x.t, Scalar(int64_t{-(int64_t{1} << 40)}), Scalar(int64_t{1} << 40), out.t);
+            }),
             Error::InvalidArgument);
   ASSERT_EQ(run([&](KernelContext& c) {
-              portable::clamp_out(c, x.t, Optional<Scalar>(Scalar(int64_t{3})), Optional<Scalar>(Scalar(7.5)),
-                                  out.t);
+              portable::clamp_out(c, x.t, Optional<Scalar>(Scalar(int64_t{3})), Optional<Scalar>(Scalar(7.5)), out.t);
             }),
             Error::Ok);
   EXPECT_EQ(out.data, (std::vector<int32_t>{3, 5, 7}));
@@ -242,13 +241,13 @@ TEST(Portable, PoolAndConvolutionGeometryBeyondInt32IsRefused) {
             Error::InvalidArgument);
   EXPECT_NE(log().find("max_pool2d_with_indices.out: invalid geometry"), std::string::npos) << log();
   EXPECT_EQ(run([&](KernelContext& c) {
-              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(huge), ArrayRef<int64_t>(two),
-                                       ArrayRef<int64_t>(zero), true, true, Optional<int64_t>(), out.t);
+              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(huge), ArrayRef<int64_t>(two), ArrayRef<int64_t>(zero),
+                                       true, true, Optional<int64_t>(), out.t);
             }),
             Error::InvalidArgument);
   EXPECT_EQ(run([&](KernelContext& c) {
-              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(two), ArrayRef<int64_t>(two),
-                                       ArrayRef<int64_t>(zero), false, true, Optional<int64_t>(int64_t{0}), out.t);
+              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(two), ArrayRef<int64_t>(two), ArrayRef<int64_t>(zero),
+                                       false, true, Optional<int64_t>(int64_t{0}), out.t);
             }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("divisor_override must not be 0"), std::string::npos) << log();
@@ -256,8 +255,8 @@ TEST(Portable, PoolAndConvolutionGeometryBeyondInt32IsRefused) {
   for (ArrayRef<int64_t> stride : {ArrayRef<int64_t>(huge), ArrayRef<int64_t>(one)}) {
     const bool bad_stride = stride.data() == huge;
     EXPECT_EQ(run([&](KernelContext& c) {
-                portable::convolution_out(c, x.t, w.t, nullptr, stride, bad_stride ? ArrayRef<int64_t>(zero)
-                                                                                    : ArrayRef<int64_t>(huge),
+                portable::convolution_out(c, x.t, w.t, nullptr, stride,
+                                          bad_stride ? ArrayRef<int64_t>(zero) : ArrayRef<int64_t>(huge),
                                           ArrayRef<int64_t>(one), false, ArrayRef<int64_t>(zero), 1, out.t);
               }),
               Error::InvalidArgument);
@@ -284,9 +283,7 @@ TEST(Portable, IndicesOutOfRangeAreNamed) {
     I64 idx(ScalarType::Long, {1}, {bad});
     F32 o(ScalarType::Float, {1, 2});
     const Tensor* list[1] = {&idx.t};
-    EXPECT_EQ(run([&](KernelContext& c) {
-                portable::index_out(c, w.t, OptionalTensorList(list, 1), o.t);
-              }),
+    EXPECT_EQ(run([&](KernelContext& c) { portable::index_out(c, w.t, OptionalTensorList(list, 1), o.t); }),
               Error::InvalidArgument);
     EXPECT_NE(log().find("is out of bounds for dim 0 of size 3"), std::string::npos) << log();
   }
@@ -405,15 +402,16 @@ TEST(Quantized, ScalesMustBeFinitePositive) {
   EXPECT_EQ(q.data, (std::vector<int8_t>{-128, 127, -128}));
   // A scale so small that 1 / scale overflows float is still a defined, saturated result.
   ASSERT_EQ(run([&](KernelContext& c) {
-              quantized::quantize_per_tensor_out(c, x.t, 1e-300, 0, -128, 127,
-                                                 static_cast<int64_t>(ScalarType::Char), q.t);
+              quantized::quantize_per_tensor_out(c, x.t, 1e-300, 0, -128, 127, static_cast<int64_t>(ScalarType::Char),
+                                                 q.t);
             }),
             Error::Ok);
   I8 a(ScalarType::Char, {2}, {1, 2}), o(ScalarType::Char, {2});
   EXPECT_EQ(run([&](KernelContext& c) { quantized::add_out(c, a.t, NAN, 0, a.t, 0.1, 0, 0.1, 0, -128, 127, o.t); }),
             Error::InvalidArgument);
-  EXPECT_EQ(run([&](KernelContext& c) { quantized::add_out(c, a.t, 1e-300, 0, a.t, 1e-300, 0, 1e300, 0, -128, 127,
-                                                          o.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              quantized::add_out(c, a.t, 1e-300, 0, a.t, 1e-300, 0, 1e300, 0, -128, 127, o.t);
+            }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("no usable requantization multiplier"), std::string::npos) << log();
 }
@@ -431,12 +429,13 @@ struct LinearCall {
 
   LinearCall(std::vector<int32_t> out_sizes, size_t x_capacity = 0)
       : x(ScalarType::Char, {2, 8}, {1, -5, 9, 12, -128, 127, 3, 0, 7, 7, -7, 100, -100, 2, 4, 8}, {}, x_capacity),
-        w(ScalarType::Char, {3, 8}, {1, 2, 3, 4, 5, 6, 7, 8, -8, -7, -6, -5, -4, -3, -2, -1, 127, -128, 0, 1, 64, 32, 16, 8}),
+        w(ScalarType::Char, {3, 8},
+          {1, 2, 3, 4, 5, 6, 7, 8, -8, -7, -6, -5, -4, -3, -2, -1, 127, -128, 0, 1, 64, 32, 16, 8}),
         out(ScalarType::Char, std::move(out_sizes)),
         scales(ScalarType::Float, {3}, {0.01f, 0.02f, 0.005f}),
         bias(ScalarType::Int, {3}, {100, -2000, 7}) {
-    const EValue v[11] = {EValue(x.t),         EValue(0.05),          EValue(int64_t{1}),    EValue(w.t),
-                          EValue(scales.t),    EValue(bias.t),        EValue(0.1),           EValue(int64_t{-2}),
+    const EValue v[11] = {EValue(x.t),           EValue(0.05),         EValue(int64_t{1}), EValue(w.t),
+                          EValue(scales.t),      EValue(bias.t),       EValue(0.1),        EValue(int64_t{-2}),
                           EValue(int64_t{-128}), EValue(int64_t{127}), EValue(out.t)};
     for (size_t i = 0; i < 11; ++i) values[i] = v[i], args[i] = &values[i];
   }
@@ -489,18 +488,19 @@ TEST(Quantized, MulRefusesWhatDoesNotBroadcast) {
   EXPECT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 0.1, 0, b.t, 0.1, 0, 0.2, 0, -128, 127, o.t); }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("self [2, 3] and other [3, 2] do not broadcast"), std::string::npos) << log();
-  EXPECT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 0.1, 0, row.t, 0.1, 0, 0.2, 0, -128, 127,
-                                                          wrong.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              quantized::mul_out(c, a.t, 0.1, 0, row.t, 0.1, 0, 0.2, 0, -128, 127, wrong.t);
+            }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("out must have the inputs' broadcast shape [2, 3]"), std::string::npos) << log();
-  EXPECT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 1e300, 0, row.t, 1e300, 0, 1e-300, 0, -128, 127,
-                                                          o.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              quantized::mul_out(c, a.t, 1e300, 0, row.t, 1e300, 0, 1e-300, 0, -128, 127, o.t);
+            }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("no usable requantization multiplier"), std::string::npos) << log();
   // The row broadcasts along the first dim: (a - 0) * (1 - 0) * 0.1 * 0.1 / 0.01 = a.
   I8 ones(ScalarType::Char, {3}, {1, 1, 1});
-  ASSERT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 0.1, 0, ones.t, 0.1, 0, 0.01, 0, -128, 127,
-                                                          o.t); }),
+  ASSERT_EQ(run([&](KernelContext& c) { quantized::mul_out(c, a.t, 0.1, 0, ones.t, 0.1, 0, 0.01, 0, -128, 127, o.t); }),
             Error::Ok);
   EXPECT_EQ(o.data, (std::vector<int8_t>{1, 2, 3, 4, 5, 6}));
 }
@@ -563,8 +563,8 @@ TEST(Portable, AvgPoolRefusesAnOutOfAnotherDtype) {
   Owned<uint8_t> out(ScalarType::Byte, {1, 1, 1, 1});
   const int64_t two[2] = {2, 2}, zero[2] = {0, 0};
   EXPECT_EQ(run([&](KernelContext& c) {
-              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(two), ArrayRef<int64_t>(two),
-                                       ArrayRef<int64_t>(zero), false, true, Optional<int64_t>(), out.t);
+              portable::avg_pool2d_out(c, x.t, ArrayRef<int64_t>(two), ArrayRef<int64_t>(two), ArrayRef<int64_t>(zero),
+                                       false, true, Optional<int64_t>(), out.t);
             }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("avg_pool2d.out: self is Half but out is Byte"), std::string::npos) << log();
@@ -617,9 +617,9 @@ TEST(Optimized, NanClampBounds) {
   F32 o(ScalarType::Float, {1, 1, 2, 2});
   const int64_t one[2] = {1, 1}, zero[2] = {0, 0};
   EXPECT_EQ(run([&](KernelContext& c) {
-              optimized::convolution_clamp_out(c, in.t, w.t, nullptr, ArrayRef<int64_t>(one),
-                                               ArrayRef<int64_t>(zero), ArrayRef<int64_t>(one), false,
-                                               ArrayRef<int64_t>(zero), 1, 0.0, NAN, o.t);
+              optimized::convolution_clamp_out(c, in.t, w.t, nullptr, ArrayRef<int64_t>(one), ArrayRef<int64_t>(zero),
+                                               ArrayRef<int64_t>(one), false, ArrayRef<int64_t>(zero), 1, 0.0, NAN,
+                                               o.t);
             }),
             Error::InvalidArgument);
   const int64_t huge[2] = {int64_t{1} << 40, int64_t{1} << 40};
@@ -646,8 +646,7 @@ TEST(Portable, SplitPiecesAreChecked) {
   EXPECT_EQ(b.data, (std::vector<float>{2, 3, 5, 6}));
   for (const auto& bad : std::vector<std::vector<int64_t>>{{1, 1}, {-1, 4}, {INT64_MAX, INT64_MIN + 3}, {2, 2}}) {
     EXPECT_EQ(run([&](KernelContext& c) {
-                portable::split_with_sizes_copy_out(c, x.t, ArrayRef<int64_t>(bad.data(), 2), 1,
-                                                    TensorList(pieces, 2));
+                portable::split_with_sizes_copy_out(c, x.t, ArrayRef<int64_t>(bad.data(), 2), 1, TensorList(pieces, 2));
               }),
               Error::InvalidArgument);
   }

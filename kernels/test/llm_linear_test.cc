@@ -61,8 +61,7 @@ TEST(LlmLinear, Int8MatchesPortable) {
           bias(ScalarType::Float, {s.N}, bv), want(ScalarType::Float, {s.M, s.N}), got(ScalarType::Float, {s.M, s.N});
       Owned<int8_t> w(ScalarType::Char, {s.N, s.K}, wv);
       const Tensor* b = with_bias ? &bias.t : nullptr;
-      ASSERT_EQ(run([&](KernelContext& c) { portable::linear_int8_out(c, x.t, w.t, scales.t, b, want.t); }),
-                Error::Ok);
+      ASSERT_EQ(run([&](KernelContext& c) { portable::linear_int8_out(c, x.t, w.t, scales.t, b, want.t); }), Error::Ok);
       // AVX-512F's kernel, AVX2's, and portable's behind the optimized entry point (x86; elsewhere the same thrice).
       for (optimized::X86Isa isa :
            {optimized::X86Isa::kAvx512, optimized::X86Isa::kAvx2, optimized::X86Isa::kBaseline}) {

@@ -34,7 +34,9 @@ using I64 = Owned<int64_t>;
 TEST(Arange, IntOutWithAFractionalStepHasPyTorchsLengthAndStartEverywhere) {
   // ceil((3 - 0) / 0.5) = 6 elements; the int64 step is 0, so all are 0 (eager gives the same).
   I32 out(ScalarType::Int, {6});
-  ASSERT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(int64_t{0}), Scalar(int64_t{3}), Scalar(0.5), out.t); }),
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::arange_start_out(c, Scalar(int64_t{0}), Scalar(int64_t{3}), Scalar(0.5), out.t);
+            }),
             Error::Ok);
   EXPECT_EQ(out.data, std::vector<int32_t>(6, 0));
 }
@@ -49,7 +51,9 @@ TEST(Arange, LongOutCountsInIntegers) {
   // Beyond double's precision the count is still exact: 2^53 + 1 to 2^53 + 3 by 1 is 2 elements.
   I64 big(ScalarType::Long, {2});
   const int64_t b = (int64_t{1} << 53) + 1;
-  ASSERT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(b), Scalar(b + 2), Scalar(int64_t{1}), big.t); }),
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::arange_start_out(c, Scalar(b), Scalar(b + 2), Scalar(int64_t{1}), big.t);
+            }),
             Error::Ok);
   EXPECT_EQ(big.data, (std::vector<int64_t>{b, b + 1}));
 }
@@ -62,24 +66,32 @@ TEST(Arange, EndOnlyOverloadAndFloatValues) {
 
 TEST(Arange, BoundedOutIsResizedToTheRange) {
   F32 out(ScalarType::Float, {16}, {}, {}, 16);  // bounded-dynamic, room for its 16 elements
-  ASSERT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(1.0), Scalar(2.0), Scalar(0.25), out.t); }),
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::arange_start_out(c, Scalar(1.0), Scalar(2.0), Scalar(0.25), out.t);
+            }),
             Error::Ok);
   ASSERT_EQ(out.t.numel(), 4);
   EXPECT_FLOAT_EQ(out.data[3], 1.75f);
   // A range beyond the bound's capacity is refused.
-  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_out(c, Scalar(int64_t{17}), out.t); }), Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_out(c, Scalar(int64_t{17}), out.t); }),
+            Error::InvalidArgument);
 }
 
 TEST(Arange, RefusalsNameTheProblem) {
   F32 out(ScalarType::Float, {4});
-  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_out(c, Scalar(int64_t{10}), out.t); }), Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_out(c, Scalar(int64_t{10}), out.t); }),
+            Error::InvalidArgument);
   EXPECT_NE(log().find("arange.out: out has 4 elements, the range 0 to 10 by 1 has 10"), std::string::npos) << log();
   EXPECT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(0.0), Scalar(1.0), Scalar(NAN), out.t); }),
             Error::InvalidArgument);
-  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(0.0), Scalar(INFINITY), Scalar(1.0), out.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::arange_start_out(c, Scalar(0.0), Scalar(INFINITY), Scalar(1.0), out.t);
+            }),
             Error::InvalidArgument);
   // 1e12 elements: more than any tensor holds.
-  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(0.0), Scalar(1e12), Scalar(1.0), out.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::arange_start_out(c, Scalar(0.0), Scalar(1e12), Scalar(1.0), out.t);
+            }),
             Error::InvalidArgument);
   I64 lout(ScalarType::Long, {4});
   // int64 overflow of end - start (PyTorch's own arithmetic would wrap), a step that is 0 as int64, a bound past
@@ -93,13 +105,18 @@ TEST(Arange, RefusalsNameTheProblem) {
               portable::arange_start_out(c, Scalar(int64_t{0}), Scalar(INT64_MIN), Scalar(int64_t{-1}), lout.t);
             }),
             Error::InvalidArgument);
-  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(int64_t{0}), Scalar(int64_t{3}), Scalar(0.5), lout.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::arange_start_out(c, Scalar(int64_t{0}), Scalar(int64_t{3}), Scalar(0.5), lout.t);
+            }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("step must be nonzero"), std::string::npos) << log();
-  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_start_out(c, Scalar(0.0), Scalar(1e300), Scalar(1e299), lout.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::arange_start_out(c, Scalar(0.0), Scalar(1e300), Scalar(1e299), lout.t);
+            }),
             Error::InvalidArgument);
   F32 two_d(ScalarType::Float, {2, 2});
-  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_out(c, Scalar(int64_t{4}), two_d.t); }), Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::arange_out(c, Scalar(int64_t{4}), two_d.t); }),
+            Error::InvalidArgument);
 }
 
 // --- creation and fill -----------------------------------------------------------------------------------------
@@ -107,10 +124,12 @@ TEST(Arange, RefusalsNameTheProblem) {
 TEST(Creation, OnesZerosScalarTensorAndFill) {
   std::vector<int64_t> shape{2, 2};
   Owned<Half> ones(ScalarType::Half, {2, 2});
-  ASSERT_EQ(run([&](KernelContext& c) { portable::ones_out(c, ArrayRef<int64_t>(shape.data(), 2), ones.t); }), Error::Ok);
+  ASSERT_EQ(run([&](KernelContext& c) { portable::ones_out(c, ArrayRef<int64_t>(shape.data(), 2), ones.t); }),
+            Error::Ok);
   for (const Half& h : ones.data) EXPECT_EQ(static_cast<float>(h), 1.0f);
   Owned<uint8_t> zeros(ScalarType::Bool, {2, 2}, {1, 1, 1, 1});  // bool storage
-  ASSERT_EQ(run([&](KernelContext& c) { portable::zeros_out(c, ArrayRef<int64_t>(shape.data(), 2), zeros.t); }), Error::Ok);
+  ASSERT_EQ(run([&](KernelContext& c) { portable::zeros_out(c, ArrayRef<int64_t>(shape.data(), 2), zeros.t); }),
+            Error::Ok);
   EXPECT_EQ(zeros.data, (std::vector<uint8_t>(4, 0)));
   std::vector<int64_t> wrong{3};
   EXPECT_EQ(run([&](KernelContext& c) { portable::zeros_out(c, ArrayRef<int64_t>(wrong.data(), 1), zeros.t); }),
@@ -138,7 +157,8 @@ TEST(Creation, OverflowingValuesAreRefusedAsInPyTorch) {
   EXPECT_EQ(run([&](KernelContext& c) { portable::scalar_tensor_out(c, Scalar(1e6), h.t); }), Error::InvalidArgument);
   // The Tensor overload: a 1-d value is refused; out must have self's dtype.
   F32 self(ScalarType::Float, {3}), vec(ScalarType::Float, {1}, {1.0f});
-  EXPECT_EQ(run([&](KernelContext& c) { portable::fill_tensor_out(c, self.t, vec.t, self.t); }), Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::fill_tensor_out(c, self.t, vec.t, self.t); }),
+            Error::InvalidArgument);
   EXPECT_EQ(run([&](KernelContext& c) { portable::fill_scalar_out(c, self.t, Scalar(1.0), i8.t); }),
             Error::InvalidArgument);
 }
@@ -180,7 +200,8 @@ TEST(Creation, CopiesKeepDtypeShapeAndDimOrder) {
   EXPECT_EQ(run([&](KernelContext& c) { portable::detach_copy_out(c, self.t, wider.t); }), Error::InvalidArgument);
   EXPECT_NE(log().find("detach_copy.out: self is Float but out is Double"), std::string::npos) << log();
   F32 transposed(ScalarType::Float, {2, 3}, {}, {1, 0});
-  EXPECT_EQ(run([&](KernelContext& c) { portable::lift_fresh_copy_out(c, self.t, transposed.t); }), Error::NotSupported);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::lift_fresh_copy_out(c, self.t, transposed.t); }),
+            Error::NotSupported);
 }
 
 // --- unary math and activations --------------------------------------------------------------------------------
@@ -235,7 +256,8 @@ TEST(Activation, GluChecksAndValues) {
   EXPECT_EQ(run([&](KernelContext& c) { portable::glu_out(c, odd.t, 1, out.t); }), Error::InvalidArgument);
   EXPECT_EQ(run([&](KernelContext& c) { portable::glu_out(c, scalar.t, 0, scalar.t); }), Error::InvalidArgument);
   EXPECT_EQ(run([&](KernelContext& c) { portable::glu_out(c, x.t, 2, out.t); }), Error::InvalidArgument);
-  EXPECT_EQ(run([&](KernelContext& c) { portable::glu_out(c, x.t, 0, out.t); }), Error::InvalidArgument);  // needs [1, 2]
+  EXPECT_EQ(run([&](KernelContext& c) { portable::glu_out(c, x.t, 0, out.t); }),
+            Error::InvalidArgument);  // needs [1, 2]
   I32 ints(ScalarType::Int, {2, 2}), iout(ScalarType::Int, {2, 1});
   EXPECT_EQ(run([&](KernelContext& c) { portable::glu_out(c, ints.t, 1, iout.t); }), Error::InvalidArgument);
 }
@@ -264,12 +286,16 @@ TEST(Random, SeededCallsRepeatAndSuccessiveCallsDiffer) {
 TEST(Random, DropoutEvalIsIdentityAndArgumentsAreChecked) {
   F32 x(ScalarType::Float, {3}, {1.0f, NAN, -2.0f}), out(ScalarType::Float, {3});
   Owned<uint8_t> mask(ScalarType::Bool, {3});  // bool storage
-  ASSERT_EQ(run([&](KernelContext& c) { portable::native_dropout_out(c, x.t, 0.9, Optional<bool>(false), out.t, mask.t); }),
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::native_dropout_out(c, x.t, 0.9, Optional<bool>(false), out.t, mask.t);
+            }),
             Error::Ok);
   EXPECT_EQ(out.data[0], 1.0f);
   EXPECT_TRUE(isnan(out.data[1]));
   EXPECT_EQ(mask.data, (std::vector<uint8_t>{1, 1, 1}));
-  EXPECT_EQ(run([&](KernelContext& c) { portable::native_dropout_out(c, x.t, 1.5, Optional<bool>(true), out.t, mask.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::native_dropout_out(c, x.t, 1.5, Optional<bool>(true), out.t, mask.t);
+            }),
             Error::InvalidArgument);
   EXPECT_NE(log().find("native_dropout.out: p must be in [0, 1], got 1.5"), std::string::npos) << log();
   // train=None trains, as in PyTorch.

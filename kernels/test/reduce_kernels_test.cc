@@ -57,8 +57,8 @@ TEST(BatchNormLegit, TrainingUpdatesRunningStats) {
   F32 out(ScalarType::Float, {2, 2, 2}), mean(ScalarType::Float, {2}), invstd(ScalarType::Float, {2});
   const double eps = 1e-5, momentum = 0.1;
   ASSERT_EQ(run([&](KernelContext& c) {
-              portable::native_batch_norm_legit_out(c, x.t, &w.t, &b.t, rm.t, rv.t, true, momentum, eps, out.t,
-                                                    mean.t, invstd.t);
+              portable::native_batch_norm_legit_out(c, x.t, &w.t, &b.t, rm.t, rv.t, true, momentum, eps, out.t, mean.t,
+                                                    invstd.t);
             }),
             Error::Ok);
   const float inv0 = static_cast<float>(1.0 / sqrt(5.0 + eps)), inv1 = static_cast<float>(1.0 / sqrt(eps));
@@ -91,7 +91,8 @@ TEST(BatchNormLegit, TrainingUpdatesRunningStats) {
 }
 
 TEST(BatchNormLegit, NoStatsNeedsTrainingAndStatsMatchChannels) {
-  F32 x(ScalarType::Float, {2, 3}), out(ScalarType::Float, {2, 3}), m(ScalarType::Float, {3}), s(ScalarType::Float, {3});
+  F32 x(ScalarType::Float, {2, 3}), out(ScalarType::Float, {2, 3}), m(ScalarType::Float, {3}),
+      s(ScalarType::Float, {3});
   EXPECT_EQ(run([&](KernelContext& c) {
               portable::native_batch_norm_legit_no_stats_out(c, x.t, nullptr, nullptr, false, 0.1, 1e-5, out.t, m.t,
                                                              s.t);
@@ -100,8 +101,8 @@ TEST(BatchNormLegit, NoStatsNeedsTrainingAndStatsMatchChannels) {
   EXPECT_NE(testing::last_log().find("_native_batch_norm_legit.no_stats_out"), std::string::npos);
   F32 rm(ScalarType::Float, {2}), rv(ScalarType::Float, {2});
   EXPECT_EQ(run([&](KernelContext& c) {
-              portable::native_batch_norm_legit_out(c, x.t, nullptr, nullptr, rm.t, rv.t, true, 0.1, 1e-5, out.t,
-                                                    m.t, s.t);
+              portable::native_batch_norm_legit_out(c, x.t, nullptr, nullptr, rm.t, rv.t, true, 0.1, 1e-5, out.t, m.t,
+                                                    s.t);
             }),
             Error::InvalidArgument);
 }
@@ -152,8 +153,7 @@ TEST(Extremes, EmptyReducedDimIsANamedError) {
   // Reducing the non-empty dim of an empty tensor is fine: an empty result.
   F32 none(ScalarType::Float, {0});
   I64 none_idx(ScalarType::Long, {0});
-  EXPECT_EQ(run([&](KernelContext& c) { portable::max_dim_max_out(c, x.t, 1, false, none.t, none_idx.t); }),
-            Error::Ok);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::max_dim_max_out(c, x.t, 1, false, none.t, none_idx.t); }), Error::Ok);
 }
 
 }  // namespace

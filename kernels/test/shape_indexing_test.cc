@@ -42,7 +42,9 @@ TEST(IndexPutInPlace, AccumulateSumsDuplicatesAndNegativeIndicesWrap) {
   I64 idx(ScalarType::Long, {3}, {0, 0, -1});
   F32 values(ScalarType::Float, {3, 2}, {10, 20, 30, 40, 50, 60});
   const Tensor* indices[] = {&idx.t};
-  ASSERT_EQ(run([&](KernelContext& c) { portable::index_put_(c, self.t, OptionalTensorList(indices, 1), values.t, true); }),
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::index_put_(c, self.t, OptionalTensorList(indices, 1), values.t, true);
+            }),
             Error::Ok);
   EXPECT_EQ(self.data, (std::vector<float>{41, 62, 3, 4, 55, 66}));
 }
@@ -52,7 +54,9 @@ TEST(IndexPutInPlace, BoolMaskWritesBroadcastValue) {
   B mask(ScalarType::Bool, {2, 3}, {true, false, true, false, false, true});
   I32 values(ScalarType::Int, {1}, {-7});
   const Tensor* indices[] = {&mask.t};
-  ASSERT_EQ(run([&](KernelContext& c) { portable::index_put_(c, self.t, OptionalTensorList(indices, 1), values.t, false); }),
+  ASSERT_EQ(run([&](KernelContext& c) {
+              portable::index_put_(c, self.t, OptionalTensorList(indices, 1), values.t, false);
+            }),
             Error::Ok);
   EXPECT_EQ(self.data, (std::vector<int32_t>{-7, 2, -7, 4, 5, -7}));
 }
@@ -72,7 +76,9 @@ TEST(IndexPutInPlace, RefusesOutOfRangeMixedMaskAndDtypeMismatch) {
   B mask(ScalarType::Bool, {3}, {true, false, true});
   I64 zero(ScalarType::Long, {1}, {0});
   const Tensor* mixed[] = {&mask.t, &zero.t};
-  EXPECT_EQ(run([&](KernelContext& c) { portable::index_put_(c, self.t, OptionalTensorList(mixed, 2), values.t, false); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::index_put_(c, self.t, OptionalTensorList(mixed, 2), values.t, false);
+            }),
             Error::NotSupported);
   I32 ivalues(ScalarType::Int, {2});
   EXPECT_EQ(run([&](KernelContext& c) { portable::index_put_(c, self.t, OptionalTensorList(b, 1), ivalues.t, false); }),
@@ -187,13 +193,19 @@ TEST(RepeatInterleave, ExpandsAndChecksRepeats) {
             }),
             Error::InvalidArgument);
   I64 neg(ScalarType::Long, {2}, {1, -1});
-  EXPECT_EQ(run([&](KernelContext& c) { portable::repeat_interleave_tensor_out(c, neg.t, Optional<int64_t>(), out.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::repeat_interleave_tensor_out(c, neg.t, Optional<int64_t>(), out.t);
+            }),
             Error::InvalidArgument);
   I64 huge(ScalarType::Long, {2}, {INT64_MAX, INT64_MAX});
-  EXPECT_EQ(run([&](KernelContext& c) { portable::repeat_interleave_tensor_out(c, huge.t, Optional<int64_t>(), out.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::repeat_interleave_tensor_out(c, huge.t, Optional<int64_t>(), out.t);
+            }),
             Error::InvalidArgument);
   I64 small(ScalarType::Long, {2}, {}, {}, 2);
-  EXPECT_EQ(run([&](KernelContext& c) { portable::repeat_interleave_tensor_out(c, r.t, Optional<int64_t>(), small.t); }),
+  EXPECT_EQ(run([&](KernelContext& c) {
+              portable::repeat_interleave_tensor_out(c, r.t, Optional<int64_t>(), small.t);
+            }),
             Error::InvalidArgument);
 }
 
@@ -205,8 +217,9 @@ TEST(DimOrder, ChannelsLastInputAndOutputKeepLogicalValues) {
   F32 x(ScalarType::Float, {1, 2, 2, 3}, v, {0, 2, 3, 1});
   for (int c = 0; c < 2; ++c)
     for (int h = 0; h < 2; ++h)
-      for (int w = 0; w < 3; ++w) x.data[static_cast<size_t>(h * x.strides[2] + w * x.strides[3] + c * x.strides[1])] =
-          static_cast<float>(100 * c + 10 * h + w);
+      for (int w = 0; w < 3; ++w)
+        x.data[static_cast<size_t>(h * x.strides[2] + w * x.strides[3] + c * x.strides[1])] =
+            static_cast<float>(100 * c + 10 * h + w);
   F32 out(ScalarType::Float, {1, 2, 2, 3}, {}, {0, 2, 3, 1});
   const int64_t dims[] = {1, 3};
   ASSERT_EQ(run([&](KernelContext& c) { portable::flip_out(c, x.t, ArrayRef<int64_t>(dims, 2), out.t); }), Error::Ok);
@@ -329,7 +342,8 @@ TEST(Hostile, IndexValuesAreCheckedBeforeUse) {
   EXPECT_EQ(run([&](KernelContext& c) { portable::scatter_add_out(c, x.t, 1, idx.t, src.t, out.t); }),
             Error::InvalidArgument);
   I64 wide(ScalarType::Long, {3, 1}, {0, 0, 0});  // larger than self in a dim other than `dim`
-  EXPECT_EQ(run([&](KernelContext& c) { portable::gather_out(c, x.t, 1, wide.t, false, g.t); }), Error::InvalidArgument);
+  EXPECT_EQ(run([&](KernelContext& c) { portable::gather_out(c, x.t, 1, wide.t, false, g.t); }),
+            Error::InvalidArgument);
   I64 sel(ScalarType::Long, {1}, {INT64_MAX});
   F32 s1(ScalarType::Float, {2, 1});
   EXPECT_EQ(run([&](KernelContext& c) { portable::index_select_out(c, x.t, 1, sel.t, s1.t); }), Error::InvalidArgument);

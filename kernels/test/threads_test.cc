@@ -120,7 +120,8 @@ TEST(Threads, ElementwiseAndRowPassesGiveTheSingleThreadedBits) {
 
 TEST(Threads, LlmLinearsGiveTheSingleThreadedBits) {
   const int32_t M = 5, K = 256, N = 1000, G = K / 32;
-  Owned<float> x(ScalarType::Float, {M, K}, random_floats(M * K)), s8(ScalarType::Float, {N}, random_floats(N, 0.01f, 0.02f)),
+  Owned<float> x(ScalarType::Float, {M, K}, random_floats(M * K)),
+      s8(ScalarType::Float, {N}, random_floats(N, 0.01f, 0.02f)),
       s4(ScalarType::Float, {N, G}, random_floats(N * G, 0.1f, 1.0f)), bias(ScalarType::Float, {N}, random_floats(N));
   std::vector<int8_t> w8(N * K);
   std::vector<uint8_t> w4(N * K / 2);

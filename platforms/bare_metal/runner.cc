@@ -60,19 +60,43 @@ void out(const char* format, ...) {
 // pow brought about 10 KB of newlib's tables into every firmware. Scaling by tens in doubles gives the six digits
 // printf gives, but for values within an ulp or so of a rounding tie.
 void format_double(char* buf, size_t size, double v) {
-  if (v != v) { snprintf(buf, size, "nan"); return; }
+  if (v != v) {
+    snprintf(buf, size, "nan");
+    return;
+  }
   const char* sign = v < 0 ? "-" : "";
   v = v < 0 ? -v : v;
-  if (v > 1.7976931348623157e308) { snprintf(buf, size, "%sinf", sign); return; }
-  if (v == 0) { snprintf(buf, size, "%s0", sign); return; }
+  if (v > 1.7976931348623157e308) {
+    snprintf(buf, size, "%sinf", sign);
+    return;
+  }
+  if (v == 0) {
+    snprintf(buf, size, "%s0", sign);
+    return;
+  }
   // v = m x 10^(e - 5), with m in [1e5, 1e6): e is the exponent of the leading digit.
   int e = 5;
-  while (v >= 1e21) { v *= 1e-16; e += 16; }
-  while (v >= 1e6) { v /= 10; ++e; }
-  while (v < 1e-11) { v *= 1e16; e -= 16; }
-  while (v < 1e5) { v *= 10; --e; }
+  while (v >= 1e21) {
+    v *= 1e-16;
+    e += 16;
+  }
+  while (v >= 1e6) {
+    v /= 10;
+    ++e;
+  }
+  while (v < 1e-11) {
+    v *= 1e16;
+    e -= 16;
+  }
+  while (v < 1e5) {
+    v *= 10;
+    --e;
+  }
   long m = static_cast<long>(v + 0.5);  // six significant digits, a tie rounded away from zero as lround does
-  if (m >= 1000000) { m /= 10; ++e; }
+  if (m >= 1000000) {
+    m /= 10;
+    ++e;
+  }
   char digits[12];
   snprintf(digits, sizeof(digits), "%06ld", m);
   int last = 5;
@@ -216,8 +240,8 @@ int write_trace(const char* path, const BufferEventTracer& tracer) {
     return 6;
   }
   out("profile: %s: %u events%s, %u bytes (raw trace: python -m devtools.profile MODEL.pte %s)\n", path,
-      static_cast<unsigned>(h.records),
-      h.dropped ? " (buffer full: later events dropped)" : "", static_cast<unsigned>(sizeof(h) + bytes), path);
+      static_cast<unsigned>(h.records), h.dropped ? " (buffer full: later events dropped)" : "",
+      static_cast<unsigned>(sizeof(h) + bytes), path);
   return 0;
 }
 #endif
@@ -322,8 +346,9 @@ int main(int argc, char** argv) {
   if (predicted_16 > arena || scratch > arena - predicted_16) {
     const size_t need = predicted_16 + scratch;
     out("runner: method '%s' needs %u bytes of bookkeeping and %u of kernel scratch; " EMBER_BOARD_ARENA_MEMORY
-        " has %u left: %u bytes short\n", kEmbeddedMethod, static_cast<unsigned>(predicted),
-        static_cast<unsigned>(scratch), static_cast<unsigned>(arena), static_cast<unsigned>(need - arena));
+        " has %u left: %u bytes short\n",
+        kEmbeddedMethod, static_cast<unsigned>(predicted), static_cast<unsigned>(scratch), static_cast<unsigned>(arena),
+        static_cast<unsigned>(need - arena));
     return 3;
   }
   MemoryAllocator method_alloc(__method_arena_start, predicted);
@@ -356,8 +381,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < runs; ++r) {
     for (size_t i = 0; i < method->num_inputs(); ++i) {
       const char* spec = i < static_cast<size_t>(num_inputs) ? inputs[i]
-                         : num_inputs                       ? inputs[num_inputs - 1]
-                                                            : "random";
+                         : num_inputs                        ? inputs[num_inputs - 1]
+                                                             : "random";
       const int status = fill_input(method.get(), i, spec);
       if (status != 0) return status;
     }
@@ -381,10 +406,9 @@ int main(int argc, char** argv) {
     if (status != 0) return status;
   }
 #endif
-  out("program: %s (embedded, %u bytes), method '%s': %u instructions, %u inputs, %u outputs\n",
-      kEmbeddedProgramName, static_cast<unsigned>(kEmbeddedProgramSize), kEmbeddedMethod,
-      static_cast<unsigned>(method->num_instructions()), static_cast<unsigned>(method->num_inputs()),
-      static_cast<unsigned>(method->num_outputs()));
+  out("program: %s (embedded, %u bytes), method '%s': %u instructions, %u inputs, %u outputs\n", kEmbeddedProgramName,
+      static_cast<unsigned>(kEmbeddedProgramSize), kEmbeddedMethod, static_cast<unsigned>(method->num_instructions()),
+      static_cast<unsigned>(method->num_inputs()), static_cast<unsigned>(method->num_outputs()));
   for (size_t p = 0; p < num_pools; ++p) {
     out("memory: pool %u: %u bytes planned, in %s at 0x%08lx\n", static_cast<unsigned>(p + 1),
         static_cast<unsigned>(pools[p].size()), kEmbeddedPools[p].memory,
@@ -406,7 +430,8 @@ int main(int argc, char** argv) {
       out("runner: output %u is not readable: %s\n", static_cast<unsigned>(i), error_name(result.error()));
       return 5;
     }
-    if (selected_features::kScalarOutputs && !result->is_tensor()) {  // a scalar (a computed size, a constant method's value): printed only
+    if (selected_features::kScalarOutputs &&
+        !result->is_tensor()) {  // a scalar (a computed size, a constant method's value): printed only
       const EValue& v = result.get();
       if (v.is_int()) out("output %u: Int %ld\n", static_cast<unsigned>(i), static_cast<long>(v.as_int()));
       if (v.is_double()) out("output %u: Double %g\n", static_cast<unsigned>(i), v.as_double());

@@ -128,8 +128,8 @@ void ember_fault_report(const uint32_t* frame, uint32_t exc_return) {
     __asm__ volatile("mrs %0, ipsr" : "=r"(v));
     return v;
   }();
-  static const char* const kNames[] = {"?",        "reset",       "NMI",       "HardFault", "MemManage",
-                                       "BusFault", "UsageFault", "SecureFault"};
+  static const char* const kNames[] = {"?",         "reset",    "NMI",        "HardFault",
+                                       "MemManage", "BusFault", "UsageFault", "SecureFault"};
   const uint32_t n = ipsr & 0x1FF;
   char name[40];
   snprintf(name, sizeof(name), "%s", n < 8 ? kNames[n] : "unexpected interrupt");
@@ -140,8 +140,7 @@ void ember_fault_report(const uint32_t* frame, uint32_t exc_return) {
          *reg(kBfar));
 #if __ARM_ARCH >= 8
   // The Security Extension's fault status (Armv8-M).
-  report("fault: SFSR 0x%08lx; stopping with exit status %lu%.0lu%.0lu\n", *reg(kSfsr), ember::board::kExitFault, 0,
-         0);
+  report("fault: SFSR 0x%08lx; stopping with exit status %lu%.0lu%.0lu\n", *reg(kSfsr), ember::board::kExitFault, 0, 0);
 #else
   // A data access in the MPU's stack guard (MMFAR valid): the stack overflowed. The stacked frame above is then
   // missing too, since pushing it is what faulted.

@@ -16,14 +16,26 @@ namespace {
 
 // "6.71e-08": three significant digits without newlib's float printf (which would need a heap).
 void sci(char* buf, size_t size, double v) {
-  if (isnan(v)) { snprintf(buf, size, "nan"); return; }
-  if (isinf(v)) { snprintf(buf, size, v < 0 ? "-inf" : "inf"); return; }
-  if (v == 0) { snprintf(buf, size, "0"); return; }
+  if (isnan(v)) {
+    snprintf(buf, size, "nan");
+    return;
+  }
+  if (isinf(v)) {
+    snprintf(buf, size, v < 0 ? "-inf" : "inf");
+    return;
+  }
+  if (v == 0) {
+    snprintf(buf, size, "0");
+    return;
+  }
   const char* sign = v < 0 ? "-" : "";
   v = fabs(v);
   int e = static_cast<int>(floor(log10(v)));
   long m = lround(v / pow(10.0, e - 2));
-  if (m >= 1000) { m /= 10; ++e; }
+  if (m >= 1000) {
+    m /= 10;
+    ++e;
+  }
   snprintf(buf, size, "%s%ld.%02lde%c%02d", sign, m / 100, m % 100, e < 0 ? '-' : '+', e < 0 ? -e : e);
 }
 
@@ -54,8 +66,7 @@ int board_verify(Method& method, void (*out)(const char*, ...)) {
       bundled::CaseReport r;
       e = bundle->check_outputs(method, s, c, atol, rtol, &r);
       if (e != Error::Ok) {
-        out("verify: %s case %u: outputs not comparable: %s\n", method.name(), static_cast<unsigned>(c),
-            error_name(e));
+        out("verify: %s case %u: outputs not comparable: %s\n", method.name(), static_cast<unsigned>(c), error_name(e));
         return 3;
       }
       char err[24], got[24], want[24], a[24], rt[24];

@@ -16,6 +16,7 @@ Indirect calls (the method's kernel calls, the data loader's virtual functions) 
 function whose address is taken (every linked function no one calls directly), assuming they nest at most two
 deep (a kernel call; a loader's free callback) and never recurse: an upper bound, not a tight one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,13 +31,31 @@ from collections import defaultdict
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIRMWARE_MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "mlp_int8",
-                   "small_cnn_int8", "mobilenet_v2_005_96_int8", "ds_cnn_kws_int8", "resnet8_cifar10_int8",
-                   "mobilenet_v1_025_vww_int8", "autoencoder_ad_int8"]
+FIRMWARE_MODELS = [
+    "add",
+    "softmax",
+    "linear",
+    "mlp",
+    "small_cnn",
+    "mobilenet_v2_035_96",
+    "mlp_int8",
+    "small_cnn_int8",
+    "mobilenet_v2_005_96_int8",
+    "ds_cnn_kws_int8",
+    "resnet8_cifar10_int8",
+    "mobilenet_v1_025_vww_int8",
+    "autoencoder_ad_int8",
+]
 # GCC writes the .su/.ci files beside each object, which Bazel does not declare: --sandbox_debug keeps each
 # action's sandbox so they can be collected, and no disk cache hit may skip an action that would write them.
-STACK_FLAGS = ["--config=cortex_m55", "--copt=-fstack-usage", "--copt=-fcallgraph-info=su",
-               "--platform_suffix=cortex_m55_stack", "--sandbox_debug", "--disk_cache="]
+STACK_FLAGS = [
+    "--config=cortex_m55",
+    "--copt=-fstack-usage",
+    "--copt=-fcallgraph-info=su",
+    "--platform_suffix=cortex_m55_stack",
+    "--sandbox_debug",
+    "--disk_cache=",
+]
 # Armv8-M with the FPU on: an exception pushes r0-r3, r12, lr, pc, xpsr and s0-s15, fpscr (plus a reserved word).
 EXCEPTION_FRAME_BYTES = 26 * 4
 HANDLERS = ("systick_handler", "fault_handler", "ember_fault_report")
@@ -50,9 +69,9 @@ INDIRECT_NESTING = 2
 class Function:
     name: str
     frame: int = 0
-    known: bool = False         # frame from -fstack-usage or a parsed prologue
-    dynamic: bool = False       # a variable-sized frame (alloca, VLA): no static bound
-    source: str = ""            # "su" or "elf"
+    known: bool = False  # frame from -fstack-usage or a parsed prologue
+    dynamic: bool = False  # a variable-sized frame (alloca, VLA): no static bound
+    source: str = ""  # "su" or "elf"
     calls: Set[str] = dataclasses.field(default_factory=set)
 
 
@@ -180,8 +199,11 @@ def worst_case(funcs: Dict[str, Function], root: str, linked: Optional[Set[str]]
     frames noted as making the bound not computable."""
     called = {c for f in funcs.values() for c in f.calls}
     excluded = set(ROOTS) | set(HANDLERS) | {"main", INDIRECT}
-    candidates = sorted(n for n, f in funcs.items() if n not in called and n not in excluded and f.known and
-                        (linked is None or _plain(n) in linked))
+    candidates = sorted(
+        n
+        for n, f in funcs.items()
+        if n not in called and n not in excluded and f.known and (linked is None or _plain(n) in linked)
+    )
     notes: List[str] = []
     unknown: Set[str] = set()
     computable = True
@@ -194,12 +216,11 @@ def worst_case(funcs: Dict[str, Function], root: str, linked: Optional[Set[str]]
 
         def depth(name: str) -> Tuple[int, List[Tuple[str, int]]]:
             if name == INDIRECT:
-                return indirect[0], [("(indirect call) " + (indirect[1][0][0] if indirect[1] else ""), 0)] + \
-                    indirect[1]
+                return indirect[0], [("(indirect call) " + (indirect[1][0][0] if indirect[1] else ""), 0)] + indirect[1]
             if name in memo:
                 return memo[name]
             if name in active:
-                found.append("recursion: " + " -> ".join(active[active.index(name):] + [name]))
+                found.append("recursion: " + " -> ".join(active[active.index(name) :] + [name]))
                 return 0, []
             f = funcs.get(name)
             if f is None or not f.known:
@@ -229,8 +250,11 @@ def worst_case(funcs: Dict[str, Function], root: str, linked: Optional[Set[str]]
         if note not in notes:
             notes.append(note)
     if unknown:
-        notes.append("no frame information (counted as 0): " + ", ".join(sorted(unknown)[:8]) +
-                     (" ..." if len(unknown) > 8 else ""))
+        notes.append(
+            "no frame information (counted as 0): "
+            + ", ".join(sorted(unknown)[:8])
+            + (" ..." if len(unknown) > 8 else "")
+        )
     return Bound(total, path, computable, notes)
 
 
@@ -238,12 +262,16 @@ def firmware_bound(funcs: Dict[str, Function], linked: Optional[Set[str]] = None
     main = worst_case(funcs, "reset_handler", linked)
     handlers = [worst_case(funcs, h, linked) for h in HANDLERS if h in funcs]
     deepest = max(handlers, key=lambda b: b.bytes) if handlers else Bound(0, [], True, [])
-    return Bound(main.bytes + EXCEPTION_FRAME_BYTES + deepest.bytes,
-                 main.path + [("exception frame", EXCEPTION_FRAME_BYTES)] + deepest.path,
-                 main.computable and deepest.computable, main.notes + deepest.notes)
+    return Bound(
+        main.bytes + EXCEPTION_FRAME_BYTES + deepest.bytes,
+        main.path + [("exception frame", EXCEPTION_FRAME_BYTES)] + deepest.path,
+        main.computable and deepest.computable,
+        main.notes + deepest.notes,
+    )
 
 
 # --- building and running ---------------------------------------------------------------------------------------
+
 
 def bazel(*args, capture=True) -> str:
     r = subprocess.run(["bazel", *args], cwd=ROOT, capture_output=capture, text=True)
@@ -261,8 +289,9 @@ def collect_callgraphs(output_base: str, bin_dir: str) -> str:
     for box in glob.glob(os.path.join(sandboxes, "*")):
         trees = glob.glob(os.path.join(box, "execroot", "*", "bazel-out", "*cortex_m55_stack", "bin"))
         for tree in trees:
-            for path in glob.glob(os.path.join(tree, "**", "*.ci"), recursive=True) + \
-                    glob.glob(os.path.join(tree, "**", "*.su"), recursive=True):
+            for path in glob.glob(os.path.join(tree, "**", "*.ci"), recursive=True) + glob.glob(
+                os.path.join(tree, "**", "*.su"), recursive=True
+            ):
                 dest = os.path.join(into, os.path.relpath(path, tree))
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
                 shutil.copyfile(path, dest)
@@ -275,25 +304,33 @@ def static_bounds(models: List[str]) -> Dict[str, Bound]:
     bazel("build", *STACK_FLAGS, "//examples/firmware:firmware")
     bin_dir = bazel("info", *STACK_FLAGS, "bazel-bin")
     graphs = collect_callgraphs(bazel("info", "output_base"), bin_dir)
-    common = [p for p in glob.glob(os.path.join(graphs, "**", "*.ci"), recursive=True)
-              if not p.startswith(os.path.join(graphs, "examples", "firmware") + os.sep)]
+    common = [
+        p
+        for p in glob.glob(os.path.join(graphs, "**", "*.ci"), recursive=True)
+        if not p.startswith(os.path.join(graphs, "examples", "firmware") + os.sep)
+    ]
     if not common:
-        raise SystemExit(f"stack_usage: no -fcallgraph-info files under {graphs}: delete it and "
-                         f"{bin_dir} to build again")
+        raise SystemExit(
+            f"stack_usage: no -fcallgraph-info files under {graphs}: delete it and {bin_dir} to build again"
+        )
     out = {}
     for model in models:
         objs = os.path.join(graphs, "examples", "firmware", "_objs")
-        own = [p for d in glob.glob(os.path.join(objs, "*")) if os.path.basename(d) == model or
-               os.path.basename(d).startswith(model + "_kernels") for p in glob.glob(os.path.join(d, "**", "*.ci"),
-                                                                                     recursive=True)]
+        own = [
+            p
+            for d in glob.glob(os.path.join(objs, "*"))
+            if os.path.basename(d) == model or os.path.basename(d).startswith(model + "_kernels")
+            for p in glob.glob(os.path.join(d, "**", "*.ci"), recursive=True)
+        ]
         texts = []
         for p in common + own:
             with open(p) as f:
                 texts.append(f.read())
         funcs = parse_callgraph(texts)
         elf = os.path.join(bin_dir, "examples", "firmware", model)
-        dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", elf], capture_output=True,
-                             text=True, check=True).stdout
+        dis = subprocess.run(
+            ["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", elf], capture_output=True, text=True, check=True
+        ).stdout
         from_elf = parse_disassembly(dis)
         merge_elf(funcs, from_elf)
         resolve(funcs)
@@ -309,9 +346,23 @@ def high_water(models: List[str]) -> Dict[str, Tuple[int, int]]:
     out = {}
     for model in models:
         elf = os.path.join(bin_dir, "examples", "firmware", model)
-        r = subprocess.run([qemu, "-M", "mps3-an547", "-nographic", "-icount", "shift=0", "-semihosting-config",
-                            "enable=on,target=native,arg=runner", "-kernel", elf], capture_output=True, text=True,
-                           timeout=600)
+        r = subprocess.run(
+            [
+                qemu,
+                "-M",
+                "mps3-an547",
+                "-nographic",
+                "-icount",
+                "shift=0",
+                "-semihosting-config",
+                "enable=on,target=native,arg=runner",
+                "-kernel",
+                elf,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         m = re.search(r"stack: (\d+) bytes used of (\d+)", r.stdout)
         if r.returncode != 0 or m is None:
             raise SystemExit(f"stack_usage: {model} did not run cleanly (exit {r.returncode}):\n{r.stdout[-2000:]}")
@@ -320,8 +371,11 @@ def high_water(models: List[str]) -> Dict[str, Tuple[int, int]]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m platforms.mps3_an547.stack_usage", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m platforms.mps3_an547.stack_usage",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--models", default=",".join(FIRMWARE_MODELS), help="comma-separated firmware names")
     ap.add_argument("--markdown", action="store_true", help="print the README's table")
     ap.add_argument("--path", action="store_true", help="print each static worst-case path")
@@ -345,8 +399,10 @@ def main(argv=None) -> int:
         if args.markdown:
             print(f"| {m} | {used:,} | {bound} | {region:,} |")
         else:
-            print(f"{m}: high-water {used} bytes, static worst case {bound} bytes, region {region} bytes"
-                  f"{'' if fits else '  <-- DOES NOT FIT'}")
+            print(
+                f"{m}: high-water {used} bytes, static worst case {bound} bytes, region {region} bytes"
+                f"{'' if fits else '  <-- DOES NOT FIT'}"
+            )
         if args.path:
             for name, frame in s.path:
                 print(f"    {frame:6d}  {name}")

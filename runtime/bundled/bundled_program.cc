@@ -72,16 +72,13 @@ Error check_values(const flatbuffers::Vector<flatbuffers::Offset<fb::Value>>* va
                               w.test_case, w.what);
   for (w.index = 0; w.index < values->size(); ++w.index) {
     const fb::Value* v = values->Get(static_cast<flatbuffers::uoffset_t>(w.index));
-    EMBER_CHECK_OR_RETURN_ERROR(v != nullptr && v->val() != nullptr, InvalidProgram,
-                                EMBER_BUNDLE_WHERE_FMT " is empty", EMBER_BUNDLE_WHERE_ARGS(w));
+    EMBER_CHECK_OR_RETURN_ERROR(v != nullptr && v->val() != nullptr, InvalidProgram, EMBER_BUNDLE_WHERE_FMT " is empty",
+                                EMBER_BUNDLE_WHERE_ARGS(w));
     switch (v->val_type()) {
-      case fb::ValueUnion::Tensor:
-        EMBER_TRY(check_tensor(v->val_as_Tensor(), w));
-        break;
+      case fb::ValueUnion::Tensor: EMBER_TRY(check_tensor(v->val_as_Tensor(), w)); break;
       case fb::ValueUnion::Int:
       case fb::ValueUnion::Bool:
-      case fb::ValueUnion::Double:
-        break;
+      case fb::ValueUnion::Double: break;
       default:
         EMBER_LOG(ERROR, EMBER_BUNDLE_WHERE_FMT ": unknown value kind %d", EMBER_BUNDLE_WHERE_ARGS(w),
                   static_cast<int>(v->val_type()));
@@ -124,10 +121,8 @@ double element_at(ScalarType type, const uint8_t* base, uint64_t index) {
       memcpy(&v, p, sizeof(v));
       return static_cast<float>(v);
     }
-    case ScalarType::Bool:
-      return *p != 0 ? 1.0 : 0.0;
-    default:
-      return 0;
+    case ScalarType::Bool: return *p != 0 ? 1.0 : 0.0;
+    default: return 0;
   }
 }
 
@@ -192,8 +187,7 @@ Result<BundledProgram> BundledProgram::parse(const void* data, size_t size) {
   }
   const fb::BundledProgram* root = fb::GetBundledProgram(base);
   const auto* program = root->program();
-  EMBER_CHECK_OR_RETURN_ERROR(program != nullptr && program->size() > 0, InvalidProgram,
-                              "the bundle holds no program");
+  EMBER_CHECK_OR_RETURN_ERROR(program != nullptr && program->size() > 0, InvalidProgram, "the bundle holds no program");
   // The verifier proved the vector lies inside the buffer; the .pte inside must keep the alignment its own
   // segments and tables were laid out for.
   const size_t offset = static_cast<size_t>(program->Data() - base);
@@ -226,10 +220,9 @@ Result<BundledProgram> BundledProgram::parse(const void* data, size_t size) {
 size_t BundledProgram::num_suites() const { return root_->method_test_suites()->size(); }
 
 const char* BundledProgram::method_name(size_t suite) const {
-  return suite < num_suites() ? root_->method_test_suites()->Get(static_cast<flatbuffers::uoffset_t>(suite))
-                                    ->method_name()
-                                    ->c_str()
-                              : "";
+  return suite < num_suites()
+             ? root_->method_test_suites()->Get(static_cast<flatbuffers::uoffset_t>(suite))->method_name()->c_str()
+             : "";
 }
 
 size_t BundledProgram::num_cases(size_t suite) const {
@@ -253,15 +246,14 @@ namespace {
 Result<const fb::BundledMethodTestCase*> find_case(const fb::BundledProgram* root, size_t suite, size_t test_case,
                                                    const Method& method) {
   const auto* suites = root->method_test_suites();
-  EMBER_CHECK_OR_RETURN_ERROR(suite < suites->size(), InvalidArgument, "test suite %zu out of range (%u suites)",
-                              suite, static_cast<unsigned>(suites->size()));
+  EMBER_CHECK_OR_RETURN_ERROR(suite < suites->size(), InvalidArgument, "test suite %zu out of range (%u suites)", suite,
+                              static_cast<unsigned>(suites->size()));
   const auto* s = suites->Get(static_cast<flatbuffers::uoffset_t>(suite));
   const flatbuffers::String* name = s->method_name();
   const size_t length = strlen(method.name());
   EMBER_CHECK_OR_RETURN_ERROR(name->size() == length && memcmp(name->data(), method.name(), length) == 0,
-                              InvalidArgument,
-                              "test suite %zu is for method '%s', not '%s'", suite, s->method_name()->c_str(),
-                              method.name());
+                              InvalidArgument, "test suite %zu is for method '%s', not '%s'", suite,
+                              s->method_name()->c_str(), method.name());
   EMBER_CHECK_OR_RETURN_ERROR(test_case < s->test_cases()->size(), InvalidArgument,
                               "method '%s' case %zu out of range (%u cases)", method.name(), test_case,
                               static_cast<unsigned>(s->test_cases()->size()));
@@ -279,8 +271,8 @@ Error BundledProgram::load_inputs(Method& method, size_t suite, size_t test_case
   for (flatbuffers::uoffset_t i = 0; i < inputs->size(); ++i) {
     const fb::Value* v = inputs->Get(i);
     EMBER_CHECK_OR_RETURN_ERROR(v->val_type() == fb::ValueUnion::Tensor, NotSupported,
-                                "method '%s' case %zu input %u is a scalar; Ember methods take tensors",
-                                method.name(), test_case, static_cast<unsigned>(i));
+                                "method '%s' case %zu input %u is a scalar; Ember methods take tensors", method.name(),
+                                test_case, static_cast<unsigned>(i));
     const fb::Tensor* t = v->val_as_Tensor();
     const uint8_t* bytes = t->data() == nullptr ? nullptr : t->data()->Data();
     const size_t nbytes = t->data() == nullptr ? 0 : t->data()->size();
@@ -347,8 +339,8 @@ Error BundledProgram::check_outputs(const Method& method, size_t suite, size_t t
           report->passed = false;
           ++report->failed_elements;
         }
-        compare(static_cast<double>(got.as_int()), static_cast<double>(want->val_as_Int()->int_val()), false, 0, 0,
-                o, 0, report);
+        compare(static_cast<double>(got.as_int()), static_cast<double>(want->val_as_Int()->int_val()), false, 0, 0, o,
+                0, report);
         break;
       case fb::ValueUnion::Bool:
         if (!got.is_bool()) {

@@ -107,7 +107,9 @@ class EValue {
   Optional<StringView> as_optional_string() const {
     return tag_ == Tag::String ? Optional<StringView>(payload_.s) : Optional<StringView>();
   }
-  Optional<Scalar> as_optional_scalar() const { return is_scalar() ? Optional<Scalar>(as_scalar()) : Optional<Scalar>(); }
+  Optional<Scalar> as_optional_scalar() const {
+    return is_scalar() ? Optional<Scalar>(as_scalar()) : Optional<Scalar>();
+  }
   Optional<ArrayRef<int64_t>> as_optional_int_list() const {
     return tag_ == Tag::IntList ? Optional<ArrayRef<int64_t>>(as_int_list()) : Optional<ArrayRef<int64_t>>();
   }

@@ -21,8 +21,8 @@ class HierarchicalAllocator {
 
   Result<void*> get_offset_address(uint32_t memory_id, uint64_t offset, uint64_t size) const {
     EMBER_CHECK_OR_RETURN_ERROR(memory_id >= 1 && memory_id <= buffers_.size(), MemoryAllocationFailed,
-                                "memory id %u has no buffer (%zu planned buffers were provided)", static_cast<unsigned>(memory_id),
-                                buffers_.size());
+                                "memory id %u has no buffer (%zu planned buffers were provided)",
+                                static_cast<unsigned>(memory_id), buffers_.size());
     const Span<uint8_t>& buffer = buffers_[memory_id - 1];
     EMBER_CHECK_OR_RETURN_ERROR(offset <= buffer.size() && size <= buffer.size() - offset, MemoryAllocationFailed,
                                 "bytes [%llu, %llu + %llu) are outside memory id %u's buffer of %zu bytes",

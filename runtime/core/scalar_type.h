@@ -42,14 +42,14 @@ struct CppTypeOf;
 template <typename T>
 struct ScalarTypeOf;
 
-#define EMBER_INTERNAL_SCALAR_PAIR(cpp, st)                   \
-  template <>                                                 \
-  struct CppTypeOf<ScalarType::st> {                          \
-    using type = cpp;                                         \
-  };                                                          \
-  template <>                                                 \
-  struct ScalarTypeOf<cpp> {                                  \
-    static constexpr ScalarType value = ScalarType::st;       \
+#define EMBER_INTERNAL_SCALAR_PAIR(cpp, st)             \
+  template <>                                           \
+  struct CppTypeOf<ScalarType::st> {                    \
+    using type = cpp;                                   \
+  };                                                    \
+  template <>                                           \
+  struct ScalarTypeOf<cpp> {                            \
+    static constexpr ScalarType value = ScalarType::st; \
   };
 EMBER_FOR_EACH_CPP_SCALAR_TYPE(EMBER_INTERNAL_SCALAR_PAIR)
 #undef EMBER_INTERNAL_SCALAR_PAIR

@@ -69,11 +69,10 @@ Error compute_strides(ArrayRef<int32_t> sizes, ArrayRef<uint8_t> dim_order, Span
   return Error::Ok;
 }
 
-Result<TensorImpl> TensorImpl::make(ScalarType type, int32_t dim, int32_t* sizes, uint8_t* dim_order,
-                                    int32_t* strides, void* data, ShapeDynamism dynamism) {
+Result<TensorImpl> TensorImpl::make(ScalarType type, int32_t dim, int32_t* sizes, uint8_t* dim_order, int32_t* strides,
+                                    void* data, ShapeDynamism dynamism) {
   EMBER_CHECK_OR_RETURN_ERROR(dim >= 0 && dim <= kMaxTensorDim, NotSupported,
-                              "tensor of %d dimensions (at most %d supported)", static_cast<int>(dim),
-                              kMaxTensorDim);
+                              "tensor of %d dimensions (at most %d supported)", static_cast<int>(dim), kMaxTensorDim);
   EMBER_CHECK_OR_RETURN_ERROR(is_valid_scalar_type(static_cast<int>(type)), InvalidType, "scalar type %d is invalid",
                               static_cast<int>(type));
   const size_t n = static_cast<size_t>(dim);
@@ -94,8 +93,8 @@ Result<TensorImpl> TensorImpl::make(ScalarType type, int32_t dim, int32_t* sizes
 
 Error TensorImpl::resize(ArrayRef<int32_t> new_sizes) {
   EMBER_CHECK_OR_RETURN_ERROR(new_sizes.size() == static_cast<size_t>(dim_), NotSupported,
-                              "cannot resize a %d-d tensor to %u dimensions: the rank is fixed",
-                              static_cast<int>(dim_), static_cast<unsigned>(new_sizes.size()));
+                              "cannot resize a %d-d tensor to %u dimensions: the rank is fixed", static_cast<int>(dim_),
+                              static_cast<unsigned>(new_sizes.size()));
   if (dynamism_ == ShapeDynamism::Static) {
     for (int32_t i = 0; i < dim_; ++i) {
       EMBER_CHECK_OR_RETURN_ERROR(new_sizes[static_cast<size_t>(i)] == sizes_[i], NotSupported,

@@ -30,9 +30,8 @@ class TensorImpl {
  public:
   // `sizes`, `dim_order` and `strides` each hold `dim` entries and must outlive the TensorImpl. Strides are
   // computed here from sizes and dim order; the caller only provides the storage.
-  static Result<TensorImpl> make(ScalarType type, int32_t dim, int32_t* sizes, uint8_t* dim_order,
-                                 int32_t* strides, void* data,
-                                 ShapeDynamism dynamism = ShapeDynamism::Static);
+  static Result<TensorImpl> make(ScalarType type, int32_t dim, int32_t* sizes, uint8_t* dim_order, int32_t* strides,
+                                 void* data, ShapeDynamism dynamism = ShapeDynamism::Static);
 
   ScalarType scalar_type() const { return type_; }
   int32_t dim() const { return dim_; }

@@ -39,8 +39,9 @@ inline void parallel_for(ThreadPool* pool, int64_t n, int64_t tile, F&& f) {
     return;
   }
   using Fn = std::remove_reference_t<F>;
-  pool->run(n, tile, [](void* c, int64_t b, int64_t e) { (*static_cast<Fn*>(c))(b, e); },
-            const_cast<void*>(static_cast<const void*>(&f)));
+  pool->run(
+      n, tile, [](void* c, int64_t b, int64_t e) { (*static_cast<Fn*>(c))(b, e); },
+      const_cast<void*>(static_cast<const void*>(&f)));
 }
 
 }  // namespace ember

@@ -6,8 +6,8 @@
 
 namespace ember {
 
-void BufferEventTracer::add(TraceKind kind, uint32_t chain, uint32_t instruction, uint32_t op_index,
-                            uint64_t start, uint64_t end, uint8_t item) {
+void BufferEventTracer::add(TraceKind kind, uint32_t chain, uint32_t instruction, uint32_t op_index, uint64_t start,
+                            uint64_t end, uint8_t item) {
   if (used_ >= records_.size()) {
     ++dropped_;
     return;

@@ -22,18 +22,12 @@ std::string event_name(const TraceRecord& r, const OperatorNames& names) {
       if (name == nullptr) return "operator #" + std::to_string(r.op_index);
       return overload[0] != '\0' ? std::string(name) + "." + overload : std::string(name);
     }
-    case TraceKind::kDelegate:
-      return "DELEGATE_CALL";
-    case TraceKind::kMove:
-      return "MoveCall";
-    case TraceKind::kJumpFalse:
-      return "JumpFalseCall";
-    case TraceKind::kFree:
-      return "FreeCall";
-    case TraceKind::kRun:
-      return "Method::execute";  // ExecuTorch's name for a whole run
-    case TraceKind::kAllocation:
-      break;
+    case TraceKind::kDelegate: return "DELEGATE_CALL";
+    case TraceKind::kMove: return "MoveCall";
+    case TraceKind::kJumpFalse: return "JumpFalseCall";
+    case TraceKind::kFree: return "FreeCall";
+    case TraceKind::kRun: return "Method::execute";  // ExecuTorch's name for a whole run
+    case TraceKind::kAllocation: break;
   }
   return "instruction";
 }
@@ -97,8 +91,7 @@ std::vector<uint8_t> write_etdump(ArrayRef<TraceRecord> records, size_t dropped,
       if (which != EtdumpEvents::kProfileAndAllocations) continue;
       // A corrupt record's huge id is written as it is but not named: the list would take gigabytes.
       if (r.op_index < 0xFFFFu && r.op_index + 1 > allocators) allocators = r.op_index + 1;
-      events.push_back(et::CreateEvent(b, 0, et::CreateAllocationEvent(b, static_cast<int32_t>(r.op_index),
-                                                                       r.start)));
+      events.push_back(et::CreateEvent(b, 0, et::CreateAllocationEvent(b, static_cast<int32_t>(r.op_index), r.start)));
       continue;
     }
     if (static_cast<TraceKind>(r.kind) == TraceKind::kOutput) {
@@ -126,13 +119,13 @@ std::vector<uint8_t> write_etdump(ArrayRef<TraceRecord> records, size_t dropped,
         value = et::CreateValue(b, et::ValueType::TensorList, 0, et::CreateTensorList(b, b.CreateVector(items)));
       }
       const auto name = b.CreateString(event_name(r, names));
-      events.push_back(et::CreateEvent(
-          b, 0, 0, et::CreateDebugEvent(b, r.chain, as_id(r.instruction), value, -1, 0, name)));
+      events.push_back(
+          et::CreateEvent(b, 0, 0, et::CreateDebugEvent(b, r.chain, as_id(r.instruction), value, -1, 0, name)));
       continue;
     }
     const auto name = b.CreateString(event_name(r, names));
-    const auto pe = et::CreateProfileEvent(b, name, static_cast<int32_t>(r.chain), as_id(r.instruction), -1, 0, 0,
-                                           r.start, r.end);
+    const auto pe =
+        et::CreateProfileEvent(b, name, static_cast<int32_t>(r.chain), as_id(r.instruction), -1, 0, 0, r.start, r.end);
     events.push_back(et::CreateEvent(b, pe));
     if (static_cast<TraceKind>(r.kind) == TraceKind::kRun) close_run(i + 1 == records.size());
   }

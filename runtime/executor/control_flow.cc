@@ -15,9 +15,10 @@ Error load_jump(const char* method, size_t pc, const ember_pte::JumpFalseCall* j
   // instructions against the caller's limit (Method::set_instruction_limit).
   if (dest <= static_cast<int32_t>(pc)) *loops = true;
   const EValue& cond = values[jf->cond_value_index()];
-  EMBER_CHECK_OR_RETURN_ERROR(!cond.is_tensor() || cond.as_tensor().scalar_type() == ScalarType::Bool,
-                              InvalidProgram, "method '%s' instruction %zu: the jump's predicate (value %d) is a %s "
-                              "tensor; it must be Bool", method, pc, static_cast<int>(jf->cond_value_index()),
+  EMBER_CHECK_OR_RETURN_ERROR(!cond.is_tensor() || cond.as_tensor().scalar_type() == ScalarType::Bool, InvalidProgram,
+                              "method '%s' instruction %zu: the jump's predicate (value %d) is a %s "
+                              "tensor; it must be Bool",
+                              method, pc, static_cast<int>(jf->cond_value_index()),
                               scalar_type_name(cond.as_tensor().scalar_type()));
   out->jump = Method::Instruction::Jump{static_cast<uint32_t>(jf->cond_value_index()), static_cast<uint32_t>(dest)};
   return Error::Ok;

@@ -210,8 +210,8 @@ Error load_call(DelegateLoad& load, size_t pc, const fb::DelegateCall* call, Met
   EValue** args = allocator->allocate_list<EValue*>(nargs);
   DelegateCallState* s = allocator->allocate_instance<DelegateCallState>();
   EMBER_CHECK_OR_RETURN_ERROR((nargs == 0 || args != nullptr) && s != nullptr, MemoryAllocationFailed,
-                              "method '%s' instruction %zu: no room for the delegate call's %zu arguments",
-                              load.method, pc, nargs);
+                              "method '%s' instruction %zu: no room for the delegate call's %zu arguments", load.method,
+                              pc, nargs);
   for (size_t k = 0; k < nargs; ++k) args[k] = &load.values[at(call->args(), k)];
   *s = DelegateCallState{r, static_cast<uint32_t>(nargs)};
   out->kind = static_cast<uint8_t>(fb::InstructionArguments::KernelCall);
@@ -275,8 +275,8 @@ Result<size_t> method_bytes(const Program* program, const fb::ExecutionPlan* pla
           EMBER_TRY_ASSIGN(loaded, program->load_segment(ref->index(), SegmentInfo::Type::Backend));
           blob = static_cast<FreeableBuffer&&>(loaded);
         }
-        Result<size_t> sized = backend->init_bytes(blob.data(), blob.size(),
-                                                   ArrayRef<CompileSpec>(views, views ? num_specs : 0));
+        Result<size_t> sized =
+            backend->init_bytes(blob.data(), blob.size(), ArrayRef<CompileSpec>(views, views ? num_specs : 0));
         if (!sized.ok()) {
           EMBER_LOG(ERROR, "method '%s' delegate %u: backend '%s' refused its %zu-byte blob: %s", method,
                     static_cast<unsigned>(index), id, blob.size(), error_name(sized.error()));

@@ -23,8 +23,10 @@ Error Method::run() {
     if constexpr (kJumps) {
       // Only a method with a backward jump can run for ever; a straight one ends after num_instructions_ steps.
       if (loops_ && instruction_limit_ != 0 && ++steps > instruction_limit_) {
-        EMBER_LOG(ERROR, "method '%s': stopped at instruction %zu after %llu instructions (set_instruction_limit; "
-                  "a loop that does not end?)", name(), pc, static_cast<unsigned long long>(instruction_limit_));
+        EMBER_LOG(ERROR,
+                  "method '%s': stopped at instruction %zu after %llu instructions (set_instruction_limit; "
+                  "a loop that does not end?)",
+                  name(), pc, static_cast<unsigned long long>(instruction_limit_));
         return Error::OutOfResources;
       }
     }
@@ -56,7 +58,8 @@ Error Method::run() {
             const Tensor& t = cond.as_tensor();
             EMBER_CHECK_OR_RETURN_ERROR(t.numel() == 1, InvalidArgument,
                                         "method '%s' instruction %zu: the predicate (value %u) has %lld elements; a "
-                                        "branch needs exactly one", name(), pc, static_cast<unsigned>(ins.jump.cond),
+                                        "branch needs exactly one",
+                                        name(), pc, static_cast<unsigned>(ins.jump.cond),
                                         static_cast<long long>(t.numel()));
             taken = !t.const_data_ptr<Bool8>()[0];
           } else {
@@ -72,8 +75,7 @@ Error Method::run() {
         // nothing to free. (Dropping the pointer, as this once did, let a later kernel read a null one.)
         ++pc;
         break;
-      default:
-        return Error::InvalidProgram;  // unreachable: load() accepted only the kinds above
+      default: return Error::InvalidProgram;  // unreachable: load() accepted only the kinds above
     }
     EMBER_TRACE_INSTRUCTION_END()
   }

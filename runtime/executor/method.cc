@@ -34,8 +34,10 @@ namespace {
 
 // One message for every feature a program needs and this build compiled out (feature_support.h).
 Error feature_missing(const char* method, const char* what, size_t index, const char* feature) {
-  EMBER_LOG(ERROR, "method '%s' %s %zu needs the runtime feature '%s', which this build compiled out (its selection's "
-            "features: python -m selective_build.select on this program)", method, what, index, feature);
+  EMBER_LOG(ERROR,
+            "method '%s' %s %zu needs the runtime feature '%s', which this build compiled out (its selection's "
+            "features: python -m selective_build.select on this program)",
+            method, what, index, feature);
   return Error::NotSupported;
 }
 
@@ -146,9 +148,9 @@ constexpr ArrayType kArrays[] = {
 
 Error allocate(const MethodLayout& l, MemoryAllocator* alloc, const char* method, MethodStorage* s) {
   constexpr size_t kNum = sizeof(kArrays) / sizeof(kArrays[0]);
-  const size_t counts[kNum] = {l.kernel_state, l.values, l.tensors, l.ints, l.ints, l.doubles, l.tensor_items,
-                               l.optional_items, l.operators, l.instructions, l.args, l.dims, l.dims, l.dims,
-                               l.bools};
+  const size_t counts[kNum] = {l.kernel_state, l.values,       l.tensors,        l.ints,      l.ints,
+                               l.doubles,      l.tensor_items, l.optional_items, l.operators, l.instructions,
+                               l.args,         l.dims,         l.dims,           l.dims,      l.bools};
   void* p[kNum];
   for (size_t i = 0; i < kNum; ++i) {
     const ArrayType& a = kArrays[i];
@@ -309,8 +311,8 @@ class MethodLoader {
       TensorImpl* impl = new (&s_.tensors[next++]) TensorImpl(made.get());
       const size_t nbytes = impl->nbytes();
       if (const auto* a = t->allocation_info()) {
-        EMBER_TRY_ASSIGN(p, d_.memory->planned_memory->get_offset_address(a->memory_id(), pte::planned_offset(a),
-                                                                        nbytes));
+        EMBER_TRY_ASSIGN(p,
+                         d_.memory->planned_memory->get_offset_address(a->memory_id(), pte::planned_offset(a), nbytes));
         impl->set_data(p);
         if (t->data_buffer_idx() > 0) {
           const uint64_t list = t->extra_tensor_info() ? t->extra_tensor_info()->mutable_data_segments_idx() : 0;
@@ -322,8 +324,10 @@ class MethodLoader {
       } else {
         // Neither planned nor constant: a kernel would read a null pointer, and set_input has nowhere to copy
         // (program_fuzz found the null read). Every tensor of a runnable program has bytes, or none at all.
-        EMBER_CHECK_OR_RETURN_ERROR(nbytes == 0, NotSupported, "method '%s': value %zu is a %zu-byte tensor with "
-                                    "no storage (neither planned nor constant)", d_.method, i, nbytes);
+        EMBER_CHECK_OR_RETURN_ERROR(nbytes == 0, NotSupported,
+                                    "method '%s': value %zu is a %zu-byte tensor with "
+                                    "no storage (neither planned nor constant)",
+                                    d_.method, i, nbytes);
       }
       s_.values[i] = EValue(Tensor(impl));
     }
@@ -406,8 +410,8 @@ class MethodLoader {
   Error check_outputs() {
     if (feature_support()->scalar_outputs) return Error::Ok;
     for (size_t k = 0; k < count(d_.plan->outputs()); ++k) {
-      if (!s_.values[at(d_.plan->outputs(), k)].is_tensor()) return feature_missing(d_.method, "output", k,
-                                                                                     "scalar_outputs");
+      if (!s_.values[at(d_.plan->outputs(), k)].is_tensor())
+        return feature_missing(d_.method, "output", k, "scalar_outputs");
     }
     return Error::Ok;
   }
@@ -442,8 +446,10 @@ class MethodLoader {
           if (entry == nullptr) {
             const char* overload;
             const char* name = instruction_op_name(d_.plan, op, &overload);
-            EMBER_LOG(ERROR, "method '%s' instruction %zu: operator %s%s%s is not in this build (%zu kernels "
-                      "registered)", d_.method, pc, name, overload[0] ? "." : "", overload, registered_kernels().size());
+            EMBER_LOG(ERROR,
+                      "method '%s' instruction %zu: operator %s%s%s is not in this build (%zu kernels "
+                      "registered)",
+                      d_.method, pc, name, overload[0] ? "." : "", overload, registered_kernels().size());
             ++missing;
             continue;
           }
@@ -465,8 +471,8 @@ class MethodLoader {
         }
         case InstructionArguments::MoveCall: {
           const auto* mv = ins->instr_args_as_MoveCall();
-          out.move = Method::Instruction::Move{static_cast<uint32_t>(mv->move_from()),
-                                               static_cast<uint32_t>(mv->move_to())};
+          out.move =
+              Method::Instruction::Move{static_cast<uint32_t>(mv->move_from()), static_cast<uint32_t>(mv->move_to())};
           break;
         }
         case InstructionArguments::JumpFalseCall:
@@ -524,7 +530,8 @@ class MethodLoader {
         const ScalarType st = args[k]->as_tensor().scalar_type();
         EMBER_CHECK_OR_RETURN_ERROR((entry->dtype_mask >> static_cast<int>(st)) & 1u, OperatorMissing,
                                     "method '%s' instruction %zu (%s): dtype %s is not compiled into this build "
-                                    "(selected dtypes mask 0x%08x)", d_.method, pc, entry->name, scalar_type_name(st),
+                                    "(selected dtypes mask 0x%08x)",
+                                    d_.method, pc, entry->name, scalar_type_name(st),
                                     static_cast<unsigned>(entry->dtype_mask));
         checked_dtype = true;
       }
@@ -621,8 +628,8 @@ Error Method::resize_input(size_t index, ArrayRef<int32_t> sizes) {
   // The sizes the program was planned at: a static input's shape, a bounded input's upper bounds (the .pte
   // keeps them; the tensor's own sizes change with every input). Checked before anything changes.
   // (A 0-d tensor may have no sizes vector at all: tensor_sizes reads that as empty; bundled_program_fuzz found it.)
-  const ArrayRef<int32_t> planned = pte::tensor_sizes(
-      pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor());
+  const ArrayRef<int32_t> planned =
+      pte::tensor_sizes(pte::at(plan_->values(), static_cast<size_t>(at(plan_->inputs(), index)))->val_as_Tensor());
   // A bounded input loaded only in a build with dynamic shapes (load refuses it otherwise).
   if (t.impl()->shape_dynamism() != ShapeDynamism::Static) {
     return feature_support()->dynamic_shapes->resize_input(*this, index, t, planned, sizes);
@@ -640,12 +647,11 @@ Error Method::resize_input(size_t index, ArrayRef<int32_t> sizes) {
 
 Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, const void* data, size_t nbytes) {
   EMBER_TRY_ASSIGN(t, input(index));
-  EMBER_CHECK_OR_RETURN_ERROR(t.scalar_type() == type, InvalidArgument,
-                              "method '%s' input %zu is %s; got %s", name(), index, scalar_type_name(t.scalar_type()),
-                              scalar_type_name(type));
+  EMBER_CHECK_OR_RETURN_ERROR(t.scalar_type() == type, InvalidArgument, "method '%s' input %zu is %s; got %s", name(),
+                              index, scalar_type_name(t.scalar_type()), scalar_type_name(type));
   EMBER_TRY(resize_input(index, sizes));
-  EMBER_CHECK_OR_RETURN_ERROR(nbytes == t.nbytes(), InvalidArgument,
-                              "method '%s' input %zu takes %zu bytes; got %zu", name(), index, t.nbytes(), nbytes);
+  EMBER_CHECK_OR_RETURN_ERROR(nbytes == t.nbytes(), InvalidArgument, "method '%s' input %zu takes %zu bytes; got %zu",
+                              name(), index, t.nbytes(), nbytes);
   EMBER_CHECK_OR_RETURN_ERROR(t.mutable_data_ptr() != nullptr, NotSupported,
                               "method '%s' input %zu is not memory-planned; this runtime needs planned inputs", name(),
                               index);

@@ -58,7 +58,8 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   // The flatbuffer holds 8-byte scalars at 8-byte offsets from its start, so its start must be 8-byte aligned too.
   EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(data.data()) % alignof(int64_t) == 0, InvalidArgument,
                               "the program's bytes at %p are not 8-byte aligned (give the loader an alignas(16) "
-                              "buffer)", data.data());
+                              "buffer)",
+                              data.data());
   if (verification == Verification::InternalConsistency) {
     flatbuffers::Verifier::Options options;
     options.max_depth = 64;

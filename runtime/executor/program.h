@@ -51,8 +51,8 @@ class Program {
   Program& operator=(Program&&) = delete;
 
  private:
-  Program(DataLoader* loader, FreeableBuffer&& program_data, const ember_pte::Program* program,
-          uint64_t segment_base, FreeableBuffer&& constants)
+  Program(DataLoader* loader, FreeableBuffer&& program_data, const ember_pte::Program* program, uint64_t segment_base,
+          FreeableBuffer&& constants)
       : loader_(loader),
         program_data_(static_cast<FreeableBuffer&&>(program_data)),
         program_(program),

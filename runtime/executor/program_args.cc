@@ -115,8 +115,8 @@ size_t threaded_scratch(const fb::ExecutionPlan* plan, int threads) {
   return most;
 }
 
-Error loaded_prepare(const fb::ExecutionPlan* plan, const fb::KernelCall* call, const KernelEntry* entry,
-                     EValue** args, size_t num_args, bool values_fixed, void* state) {
+Error loaded_prepare(const fb::ExecutionPlan* plan, const fb::KernelCall* call, const KernelEntry* entry, EValue** args,
+                     size_t num_args, bool values_fixed, void* state) {
   if (entry->prepare == nullptr) return Error::Ok;
   const ProgramKernelArgs in_program(plan, call);
   uint64_t constants = 0;

@@ -65,8 +65,7 @@ class PlanVerifier {
   Error run() {
     EMBER_CHECK_OR_RETURN_ERROR(plan_->name() != nullptr, InvalidProgram, "method %zu has no name", plan_index_);
     method_ = plan_->name()->c_str();
-    EMBER_CHECK_OR_RETURN_ERROR(plan_->values() != nullptr, InvalidProgram, "method '%s' has no value table",
-                                method_);
+    EMBER_CHECK_OR_RETURN_ERROR(plan_->values() != nullptr, InvalidProgram, "method '%s' has no value table", method_);
     num_values_ = plan_->values()->size();
     EMBER_TRY(check_pools());
     for (size_t i = 0; i < num_values_; ++i) EMBER_TRY(check_value(i));
@@ -76,8 +75,7 @@ class PlanVerifier {
       EMBER_CHECK_OR_RETURN_ERROR(at(plan_->operators(), k)->name() != nullptr, InvalidProgram,
                                   "method '%s': operator %zu has no name", method_, k);
     }
-    EMBER_CHECK_OR_RETURN_ERROR(plan_->chains() != nullptr, InvalidProgram, "method '%s' has no chain table",
-                                method_);
+    EMBER_CHECK_OR_RETURN_ERROR(plan_->chains() != nullptr, InvalidProgram, "method '%s' has no chain table", method_);
     for (size_t c = 0; c < plan_->chains()->size(); ++c) EMBER_TRY(check_chain(c));
     return Error::Ok;
   }
@@ -96,8 +94,8 @@ class PlanVerifier {
     if (!elements_aligned(sizes)) return misaligned(method_, "planned pool sizes", 0);
     for (size_t p = 1; p < count(sizes); ++p) {
       const int64_t bytes = at(sizes, p);
-      EMBER_CHECK_OR_RETURN_ERROR(bytes >= 0, InvalidProgram, "method '%s': planned pool %zu has size %lld",
-                                  method_, p, static_cast<long long>(bytes));
+      EMBER_CHECK_OR_RETURN_ERROR(bytes >= 0, InvalidProgram, "method '%s': planned pool %zu has size %lld", method_, p,
+                                  static_cast<long long>(bytes));
       EMBER_CHECK_OR_RETURN_ERROR(static_cast<uint64_t>(bytes) <= SIZE_MAX, NotSupported,
                                   "method '%s': planned pool %zu is %llu bytes, more than this target can address",
                                   method_, p, static_cast<ull>(bytes));
@@ -120,9 +118,11 @@ class PlanVerifier {
       // field; one alignment check serves both (tools/fuzz.sh long found a misaligned [double] at cf3e79c).
       case KernelTypes::IntList:
       case KernelTypes::DoubleList: {
-        static_assert(static_cast<int>(fb::IntList::VT_ITEMS) == static_cast<int>(fb::DoubleList::VT_ITEMS), "IntList and DoubleList share a layout");
-        const auto* items = static_cast<const flatbuffers::Table*>(v->val())
-                                ->GetPointer<const flatbuffers::Vector<int64_t>*>(fb::IntList::VT_ITEMS);
+        static_assert(static_cast<int>(fb::IntList::VT_ITEMS) == static_cast<int>(fb::DoubleList::VT_ITEMS),
+                      "IntList and DoubleList share a layout");
+        const auto* items =
+            static_cast<const flatbuffers::Table*>(v->val())->GetPointer<const flatbuffers::Vector<int64_t>*>(
+                fb::IntList::VT_ITEMS);
         if (!elements_aligned(items)) return misaligned(method_, "list (value)", i);
         if (type == KernelTypes::DoubleList) return Error::Ok;
         for (size_t k = 0; k < count(items); ++k) {
@@ -141,7 +141,8 @@ class PlanVerifier {
           if (optional && idx == -1) continue;  // None
           EMBER_CHECK_OR_RETURN_ERROR(names(idx, KernelTypes::Tensor), InvalidProgram,
                                       "method '%s': tensor list %zu item %zu refers to value %d, which is not a "
-                                      "tensor", method_, i, k, static_cast<int>(idx));
+                                      "tensor",
+                                      method_, i, k, static_cast<int>(idx));
         }
         return Error::Ok;
       }
@@ -166,8 +167,8 @@ class PlanVerifier {
                                 static_cast<int>(t->storage_offset()));
     Result<size_t> nbytes = checked_nbytes(static_cast<ScalarType>(type), pte::tensor_sizes(t));
     if (!nbytes.ok()) {
-      EMBER_LOG(ERROR, "method '%s': value %zu has a negative size or more bytes than this target can address",
-                method_, i);
+      EMBER_LOG(ERROR, "method '%s': value %zu has a negative size or more bytes than this target can address", method_,
+                i);
       return Error::InvalidProgram;
     }
     if (t->allocation_info() != nullptr) {
@@ -180,14 +181,16 @@ class PlanVerifier {
       const uint64_t offset = pte::planned_offset(a);
       EMBER_CHECK_OR_RETURN_ERROR(offset <= pool && nbytes.get() <= pool - offset, InvalidProgram,
                                   "method '%s': value %zu (%zu bytes at offset %llu) does not fit memory id %u's "
-                                  "%llu planned bytes", method_, i, nbytes.get(), static_cast<ull>(offset),
+                                  "%llu planned bytes",
+                                  method_, i, nbytes.get(), static_cast<ull>(offset),
                                   static_cast<unsigned>(a->memory_id()), static_cast<ull>(pool));
       // Kernels read elements in place (pools are 16-byte aligned), so an element must start at a multiple of its
       // size: a float at an odd offset is undefined behaviour in C++ and a fault on cores without unaligned access.
       EMBER_CHECK_OR_RETURN_ERROR(offset % element_size(static_cast<ScalarType>(type)) == 0, InvalidProgram,
                                   "method '%s': value %zu is planned at offset %llu of memory id %u, not a multiple "
-                                  "of its %zu-byte elements", method_, i, static_cast<ull>(offset),
-                                  static_cast<unsigned>(a->memory_id()), element_size(static_cast<ScalarType>(type)));
+                                  "of its %zu-byte elements",
+                                  method_, i, static_cast<ull>(offset), static_cast<unsigned>(a->memory_id()),
+                                  element_size(static_cast<ScalarType>(type)));
       if (t->data_buffer_idx() > 0) EMBER_TRY(check_initial_value(i, t, nbytes.get()));
     } else if (t->data_buffer_idx() > 0) {
       const uint32_t idx = t->data_buffer_idx();
@@ -207,8 +210,8 @@ class PlanVerifier {
                                   static_cast<ull>(program_.constant_bytes));
       EMBER_CHECK_OR_RETURN_ERROR(offset % element_size(static_cast<ScalarType>(type)) == 0, InvalidProgram,
                                   "method '%s': value %zu's constant starts at byte %llu of the constant segment, not "
-                                  "a multiple of its %zu-byte elements", method_, i, static_cast<ull>(offset),
-                                  element_size(static_cast<ScalarType>(type)));
+                                  "a multiple of its %zu-byte elements",
+                                  method_, i, static_cast<ull>(offset), element_size(static_cast<ScalarType>(type)));
     }
     return Error::Ok;
   }
@@ -231,7 +234,8 @@ class PlanVerifier {
     const uint64_t offset = at(list->offsets(), idx);
     EMBER_CHECK_OR_RETURN_ERROR(offset <= size && nbytes <= size - offset, InvalidProgram,
                                 "method '%s': value %zu's initial value needs bytes [%llu, +%zu) of a %llu-byte "
-                                "segment", method_, i, static_cast<ull>(offset), nbytes, static_cast<ull>(size));
+                                "segment",
+                                method_, i, static_cast<ull>(offset), nbytes, static_cast<ull>(size));
     return Error::Ok;
   }
 
@@ -239,11 +243,11 @@ class PlanVerifier {
   Error check_io(const flatbuffers::Vector<int32_t>* io, const char* what, bool scalars) {
     for (size_t k = 0; k < count(io); ++k) {
       const int64_t v = at(io, k);
-      const bool ok = names(v, KernelTypes::Tensor) || (scalars && (names(v, KernelTypes::Int) ||
-                                                                     names(v, KernelTypes::Double) ||
-                                                                     names(v, KernelTypes::Bool)));
-      EMBER_CHECK_OR_RETURN_ERROR(ok, NotSupported, "method '%s': %s %zu is value %d, which is not a tensor%s",
-                                  method_, what, k, static_cast<int>(v), scalars ? ", int, double or bool" : "");
+      const bool ok =
+          names(v, KernelTypes::Tensor) ||
+          (scalars && (names(v, KernelTypes::Int) || names(v, KernelTypes::Double) || names(v, KernelTypes::Bool)));
+      EMBER_CHECK_OR_RETURN_ERROR(ok, NotSupported, "method '%s': %s %zu is value %d, which is not a tensor%s", method_,
+                                  what, k, static_cast<int>(v), scalars ? ", int, double or bool" : "");
     }
     return Error::Ok;
   }
@@ -252,7 +256,8 @@ class PlanVerifier {
     for (size_t k = 0; k < count(args); ++k) {
       EMBER_CHECK_OR_RETURN_ERROR(names(at(args, k), KernelTypes::NONE), InvalidProgram,
                                   "method '%s' chain %zu instruction %zu: argument %zu is value %d, out of range (%zu "
-                                  "values)", method_, chain, pc, k, static_cast<int>(at(args, k)), num_values_);
+                                  "values)",
+                                  method_, chain, pc, k, static_cast<int>(at(args, k)), num_values_);
     }
     return Error::Ok;
   }
@@ -274,8 +279,8 @@ class PlanVerifier {
                                           static_cast<size_t>(call->op_index()) < count(plan_->operators()),
                                       InvalidProgram,
                                       "method '%s' chain %zu instruction %zu: operator index %d out of range (%zu "
-                                      "operators)", method_, c, pc, static_cast<int>(call->op_index()),
-                                      count(plan_->operators()));
+                                      "operators)",
+                                      method_, c, pc, static_cast<int>(call->op_index()), count(plan_->operators()));
           EMBER_TRY(check_args(call->args(), c, pc));
           break;
         }
@@ -285,7 +290,8 @@ class PlanVerifier {
                                           static_cast<size_t>(call->delegate_index()) < count(plan_->delegates()),
                                       InvalidProgram,
                                       "method '%s' chain %zu instruction %zu: delegate index %d out of range (%zu "
-                                      "delegates)", method_, c, pc, static_cast<int>(call->delegate_index()),
+                                      "delegates)",
+                                      method_, c, pc, static_cast<int>(call->delegate_index()),
                                       count(plan_->delegates()));
           EMBER_TRY(check_args(call->args(), c, pc));
           break;
@@ -294,15 +300,19 @@ class PlanVerifier {
           const auto* mv = ins->instr_args_as_MoveCall();
           EMBER_CHECK_OR_RETURN_ERROR(names(mv->move_from(), KernelTypes::NONE) &&
                                           names(mv->move_to(), KernelTypes::NONE),
-                                      InvalidProgram, "method '%s' chain %zu instruction %zu: move %d -> %d out of "
-                                      "range (%zu values)", method_, c, pc, static_cast<int>(mv->move_from()),
+                                      InvalidProgram,
+                                      "method '%s' chain %zu instruction %zu: move %d -> %d out of "
+                                      "range (%zu values)",
+                                      method_, c, pc, static_cast<int>(mv->move_from()),
                                       static_cast<int>(mv->move_to()), num_values_);
           // A move replaces a value whole: of another kind, a kernel checked at load against the old kind would
           // read the new one as the old (program_fuzz: an Int moved over an IntList, then read as its items).
           EMBER_CHECK_OR_RETURN_ERROR(value(static_cast<size_t>(mv->move_from()))->val_type() ==
                                           value(static_cast<size_t>(mv->move_to()))->val_type(),
-                                      InvalidProgram, "method '%s' chain %zu instruction %zu: move %d -> %d between "
-                                      "values of different kinds", method_, c, pc, static_cast<int>(mv->move_from()),
+                                      InvalidProgram,
+                                      "method '%s' chain %zu instruction %zu: move %d -> %d between "
+                                      "values of different kinds",
+                                      method_, c, pc, static_cast<int>(mv->move_from()),
                                       static_cast<int>(mv->move_to()));
           break;
         }
@@ -314,12 +324,14 @@ class PlanVerifier {
                                           names(jf->cond_value_index(), KernelTypes::Tensor),
                                       InvalidProgram,
                                       "method '%s' chain %zu instruction %zu: jump condition %d is neither a Bool "
-                                      "nor a tensor", method_, c, pc, static_cast<int>(jf->cond_value_index()));
+                                      "nor a tensor",
+                                      method_, c, pc, static_cast<int>(jf->cond_value_index()));
           EMBER_CHECK_OR_RETURN_ERROR(jf->destination_instruction() >= 0 &&
                                           static_cast<size_t>(jf->destination_instruction()) <= n,
-                                      InvalidProgram, "method '%s' chain %zu instruction %zu: jump to %d, outside the "
-                                      "chain's %zu instructions", method_, c, pc,
-                                      static_cast<int>(jf->destination_instruction()), n);
+                                      InvalidProgram,
+                                      "method '%s' chain %zu instruction %zu: jump to %d, outside the "
+                                      "chain's %zu instructions",
+                                      method_, c, pc, static_cast<int>(jf->destination_instruction()), n);
           break;
         }
         case InstructionArguments::FreeCall: {

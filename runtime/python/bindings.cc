@@ -51,7 +51,8 @@ struct Aligned {
 
 // An int argument as int64, or a ValueError naming `what` (a Python int may exceed 64 bits).
 int64_t as_int64(py::handle v, const std::string& what) {
-  if (!py::isinstance<py::int_>(v)) throw py::type_error(what + " must be an int, got " + std::string(py::str(py::repr(v))));
+  if (!py::isinstance<py::int_>(v))
+    throw py::type_error(what + " must be an int, got " + std::string(py::str(py::repr(v))));
   try {
     return v.cast<int64_t>();
   } catch (const py::cast_error&) {
@@ -173,11 +174,21 @@ class LoadedMethod {
     py::list outs;
     for (size_t i = 0; i < method_->num_outputs(); ++i) {
       Result<EValue> out = method_->output_value(i);
-      if (!out.ok()) raise(("output " + std::to_string(i) + " of '" + std::string(method_->name()) + "'").c_str(), out.error());
+      if (!out.ok())
+        raise(("output " + std::to_string(i) + " of '" + std::string(method_->name()) + "'").c_str(), out.error());
       // Scalars (a constant method's value, a computed size) come back as Python numbers.
-      if (out->is_int()) { outs.append(py::int_(out->as_int())); continue; }
-      if (out->is_double()) { outs.append(py::float_(out->as_double())); continue; }
-      if (out->is_bool()) { outs.append(py::bool_(out->as_bool())); continue; }
+      if (out->is_int()) {
+        outs.append(py::int_(out->as_int()));
+        continue;
+      }
+      if (out->is_double()) {
+        outs.append(py::float_(out->as_double()));
+        continue;
+      }
+      if (out->is_bool()) {
+        outs.append(py::bool_(out->as_bool()));
+        continue;
+      }
       // Copied into a new bytes object while this call still holds the copy: the next run overwrites the
       // planned memory the output lives in.
       const Tensor& t = out->as_tensor();

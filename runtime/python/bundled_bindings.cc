@@ -119,9 +119,10 @@ py::list verify(const std::string& data, py::object atol, py::object rtol, py::o
       d["expected"] = report.worst_expected;
       d["failed_elements"] = report.failed_elements;
       d["elements"] = report.elements;
-      d["mismatch"] = report.mismatch == nullptr ? py::object(py::none())
-                                                 : py::object(py::str("output " + std::to_string(
-                                                       report.mismatch_output) + " has " + report.mismatch));
+      d["mismatch"] =
+          report.mismatch == nullptr
+              ? py::object(py::none())
+              : py::object(py::str("output " + std::to_string(report.mismatch_output) + " has " + report.mismatch));
       d["atol"] = a;
       d["rtol"] = r;
       results.append(d);

@@ -18,7 +18,8 @@ extern "C" {
 void ember_pal_init(void) {}
 void ember_pal_log(ember_log_level_t level, const char*, int, const char* message, size_t length) {
   if (level == EMBER_LOG_ERROR) {
-    const size_t n = length < sizeof(ember::python::g_last_error) - 1 ? length : sizeof(ember::python::g_last_error) - 1;
+    const size_t n =
+        length < sizeof(ember::python::g_last_error) - 1 ? length : sizeof(ember::python::g_last_error) - 1;
     memcpy(ember::python::g_last_error, message, n);
     ember::python::g_last_error[n] = '\0';
   }

@@ -63,8 +63,15 @@ Error fill_generated(ScalarType type, void* data, int64_t n, const char* spec) {
   const bool zeros = strcmp(spec, "zeros") == 0, ones = strcmp(spec, "ones") == 0;
   // Only "random:SEED" has a seed: shorter specs ("ones") end before the colon's position.
   switch (type) {
-    case ScalarType::Float: case ScalarType::Double: case ScalarType::Half: case ScalarType::BFloat16:
-    case ScalarType::Long: case ScalarType::Int: case ScalarType::Short: case ScalarType::Char: case ScalarType::Byte:
+    case ScalarType::Float:
+    case ScalarType::Double:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Long:
+    case ScalarType::Int:
+    case ScalarType::Short:
+    case ScalarType::Char:
+    case ScalarType::Byte:
     case ScalarType::Bool: break;
     // Refused whatever n is: an empty tensor of a type with no generator must not pass either.
     default: return Error::NotSupported;

@@ -11,8 +11,7 @@ uint64_t add_saturating(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UI
 
 }  // namespace
 
-bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
-                        char* why, size_t why_size) {
+bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims, char* why, size_t why_size) {
   *claims = MemoryClaims{};
   const size_t n = meta.num_memory_planned_buffers();
   if (n > MemoryClaims::kMaxPools) {
@@ -43,8 +42,8 @@ bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims
   size_t biggest = 0;
   for (size_t p = 1; p < n; ++p) biggest = claims->pool_bytes[p] > claims->pool_bytes[biggest] ? p : biggest;
   const bool pool_biggest = n > 0 && claims->pool_bytes[biggest] >= claims->method_allocator_bytes;
-  int w = snprintf(why, why_size, "method '%s' claims %llu bytes (", meta.name(),
-                   static_cast<unsigned long long>(total));
+  int w =
+      snprintf(why, why_size, "method '%s' claims %llu bytes (", meta.name(), static_cast<unsigned long long>(total));
   if (w > 0 && static_cast<size_t>(w) < why_size) {
     if (pool_biggest) {
       w += snprintf(why + w, why_size - static_cast<size_t>(w), "pool %zu: %zu bytes", biggest + 1,
@@ -62,8 +61,8 @@ bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims
   return false;
 }
 
-bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
-                        char* why, size_t why_size, int threads) {
+bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims, char* why, size_t why_size,
+                        int threads) {
   if (!read_memory_claims(meta, available, claims, why, why_size)) return false;
   if (threads <= 1) return true;
   // Kernels that give each thread a scratch slice of their own (depthwise convolution, attention) add theirs.

@@ -21,12 +21,11 @@ struct MemoryClaims {
 
 // Reads the claims of `meta` into `claims` and checks them against `available` bytes. On refusal returns false and writes one line to `why` naming the method,
 // each claim over the limit and the limit; nothing has been allocated.
-bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
-                        char* why, size_t why_size);
+bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims, char* why, size_t why_size);
 // The same for a method loaded for `threads` threads (MemoryManager::threads): its scratch is then
 // MethodMeta::scratch_bytes(threads). A separate function, so single-threaded builds link none of it.
-bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims,
-                        char* why, size_t why_size, int threads);
+bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims, char* why, size_t why_size,
+                        int threads);
 
 // The machine's physical memory in bytes (POSIX sysconf), or UINT64_MAX when it cannot be known.
 uint64_t physical_memory_bytes();

@@ -83,7 +83,8 @@ struct Options {
 };
 
 int usage(const char* argv0) {
-  fprintf(stderr, "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... "
+  fprintf(stderr,
+          "usage: %s MODEL.pte [--method NAME] [--input zeros|ones|random[:SEED]|FILE[@[SHAPE]]]... "
           "[--runs N]\n       [--warmup N] [--output-dir DIR] [--print N]%s"
 #if EMBER_RUNNER_THREADS
           " [--threads N]"
@@ -125,8 +126,7 @@ Error fill_input(Method& method, size_t index, const char* full_spec) {
   int32_t shape[kMaxTensorDim];
   int rank = -1;
   if (!parse_input_spec(full_spec, spec, sizeof(spec), shape, kMaxTensorDim, &rank)) {
-    fprintf(stderr, "runner: input %zu: cannot read the shape in '%s' (write e.g. random@[1,37])\n", index,
-            full_spec);
+    fprintf(stderr, "runner: input %zu: cannot read the shape in '%s' (write e.g. random@[1,37])\n", index, full_spec);
     return Error::InvalidArgument;
   }
   // The shape first: checked against the plan (naming the dimension and bound it breaks) before any buffer is
@@ -149,8 +149,8 @@ Error fill_input(Method& method, size_t index, const char* full_spec) {
   if (is_generated_spec(spec)) {
     // The same generator as every other runner (runtime/runner/fill.h), so targets can be compared.
     if (fill_generated(st, buf, n, spec) != Error::Ok) {
-      fprintf(stderr, "runner: cannot generate values of dtype %s for input %zu; pass a file\n",
-              scalar_type_name(st), index);
+      fprintf(stderr, "runner: cannot generate values of dtype %s for input %zu; pass a file\n", scalar_type_name(st),
+              index);
       free(buf);
       return Error::NotSupported;
     }
@@ -173,8 +173,8 @@ Error fill_input(Method& method, size_t index, const char* full_spec) {
       return Error::AccessFailed;
     }
     if (length != nbytes) {
-      fprintf(stderr, "runner: input %zu needs exactly %zu bytes (%s [%lld elements]); %s has %llu\n", index,
-              nbytes, scalar_type_name(st), static_cast<long long>(n), spec, length);
+      fprintf(stderr, "runner: input %zu needs exactly %zu bytes (%s [%lld elements]); %s has %llu\n", index, nbytes,
+              scalar_type_name(st), static_cast<long long>(n), spec, length);
       free(buf);
       return Error::InvalidArgument;
     }
@@ -368,8 +368,8 @@ int main(int argc, char** argv) {
   }
 #endif
   if (static_cast<size_t>(o.num_inputs) > method->num_inputs()) {
-    fprintf(stderr, "runner: method '%s' takes %zu inputs; %d --input flags given\n", o.method,
-            method->num_inputs(), o.num_inputs);
+    fprintf(stderr, "runner: method '%s' takes %zu inputs; %d --input flags given\n", o.method, method->num_inputs(),
+            o.num_inputs);
     return 4;
   }
   uint64_t total = 0, best = UINT64_MAX;
@@ -414,8 +414,8 @@ int main(int argc, char** argv) {
     // Inputs are set before every run: the plan reuses an input's bytes once the input is no longer needed.
     for (size_t i = 0; i < method->num_inputs(); ++i) {
       const char* spec = i < static_cast<size_t>(o.num_inputs) ? o.inputs[i]
-                         : o.num_inputs                       ? o.inputs[o.num_inputs - 1]
-                                                              : "random";
+                         : o.num_inputs                        ? o.inputs[o.num_inputs - 1]
+                                                               : "random";
       Error e = fill_input(method.get(), i, spec);
       if (e != Error::Ok) {
         fprintf(stderr, "runner: input %zu (%s) refused: %s\n", i, spec, error_name(e));
@@ -441,7 +441,8 @@ int main(int argc, char** argv) {
   printf("program: %s, method '%s': %zu instructions, %zu inputs, %zu outputs\n", o.model, o.method,
          method->num_instructions(), method->num_inputs(), method->num_outputs());
   for (size_t p = 0; p < num_pools; ++p) printf("memory: pool %zu: %zu bytes planned\n", p + 1, pools[p].size());
-  printf("memory: method allocator: %zu bytes used, %zu predicted by MethodMeta\n", method_alloc.used_bytes(), predicted);
+  printf("memory: method allocator: %zu bytes used, %zu predicted by MethodMeta\n", method_alloc.used_bytes(),
+         predicted);
   printf("memory: kernel scratch: %zu bytes used, %zu predicted by MethodMeta\n", temp_alloc.used_bytes(), temp_size);
   printf("time: %d runs, mean %.1f us, min %.1f us\n", o.runs, static_cast<double>(total) / o.runs / 1000.0,
          static_cast<double>(best) / 1000.0);
@@ -488,11 +489,12 @@ int main(int argc, char** argv) {
         return 6;
       }
       fclose(d);
-      printf("profile: %s: %zu bytes of kernel outputs (the ETDump's debug buffer)\n", o.profile_outputs,
-             debug.size());
+      printf("profile: %s: %zu bytes of kernel outputs (the ETDump's debug buffer)\n", o.profile_outputs, debug.size());
       if (tracer->dropped_outputs() != 0) {
-        fprintf(stderr, "runner: the output buffer (%lld bytes) was full: %zu output tensors dropped; raise "
-                "--profile-output-bytes\n", o.profile_output_bytes, tracer->dropped_outputs());
+        fprintf(stderr,
+                "runner: the output buffer (%lld bytes) was full: %zu output tensors dropped; raise "
+                "--profile-output-bytes\n",
+                o.profile_output_bytes, tracer->dropped_outputs());
       }
     }
   }

@@ -133,12 +133,13 @@ int verify_suite(const Program& program, const bundled::BundledProgram& bundle, 
       fprintf(stderr, "verify: %s case %zu: outputs not comparable: %s\n", name, c, error_name(e));
       return 3;
     }
-    printf("case %s/%zu: %s  worst |error| %.3g at output %zu element %llu (got %.9g, expected %.9g); %llu of %llu "
-           "elements beyond atol %g + rtol %g",
-           name, c, report.passed ? "PASS" : "FAIL", report.worst_error, report.worst_output,
-           static_cast<unsigned long long>(report.worst_index), report.worst_actual, report.worst_expected,
-           static_cast<unsigned long long>(report.failed_elements), static_cast<unsigned long long>(report.elements),
-           a, r);
+    printf(
+        "case %s/%zu: %s  worst |error| %.3g at output %zu element %llu (got %.9g, expected %.9g); %llu of %llu "
+        "elements beyond atol %g + rtol %g",
+        name, c, report.passed ? "PASS" : "FAIL", report.worst_error, report.worst_output,
+        static_cast<unsigned long long>(report.worst_index), report.worst_actual, report.worst_expected,
+        static_cast<unsigned long long>(report.failed_elements), static_cast<unsigned long long>(report.elements), a,
+        r);
     if (report.mismatch != nullptr) printf("; output %zu has %s", report.mismatch_output, report.mismatch);
     printf("\n");
     if (report.passed) {

@@ -58,8 +58,9 @@ void compare(const std::vector<uint8_t>& bytes, const Limits& limits, const std:
       verify_flatbuffer(ember_pte::program_schema(), by_table, buf, bytes.size(), ember_pte::ProgramIdentifier());
   (flatc_ok ? tally->accepted : tally->refused)++;
   if (flatc_ok != table_ok && tally->disagreements++ == 0) {
-    tally->first_disagreement = what + (flatc_ok ? ": flatc accepts, the table refuses" : ": flatc refuses, the "
-                                                                                          "table accepts");
+    tally->first_disagreement = what + (flatc_ok ? ": flatc accepts, the table refuses"
+                                                 : ": flatc refuses, the "
+                                                   "table accepts");
   }
 }
 
@@ -84,8 +85,8 @@ TEST(FlatbufferSchemaTest, AgreesWithFlatcOnProgramsAndDamagedCopies) {
     compare(fb, {}, path, &tally);
     // Every byte, set to values that make offsets point nowhere or at themselves, lengths huge, and alignment odd.
     for (size_t i = 0; i < fb.size(); ++i) {
-      for (uint8_t value : {uint8_t{0x00}, uint8_t{0xff}, static_cast<uint8_t>(fb[i] ^ 0x01),
-                            static_cast<uint8_t>(fb[i] + 0x10)}) {
+      for (uint8_t value :
+           {uint8_t{0x00}, uint8_t{0xff}, static_cast<uint8_t>(fb[i] ^ 0x01), static_cast<uint8_t>(fb[i] + 0x10)}) {
         if (value == fb[i]) continue;
         std::vector<uint8_t> damaged = fb;
         damaged[i] = value;

@@ -11,8 +11,16 @@
 namespace ember {
 namespace {
 
-constexpr Tag kTags[] = {Tag::None,   Tag::Int,        Tag::Double,   Tag::Bool,       Tag::Tensor,
-                         Tag::String, Tag::IntList,    Tag::DoubleList, Tag::BoolList, Tag::TensorList,
+constexpr Tag kTags[] = {Tag::None,
+                         Tag::Int,
+                         Tag::Double,
+                         Tag::Bool,
+                         Tag::Tensor,
+                         Tag::String,
+                         Tag::IntList,
+                         Tag::DoubleList,
+                         Tag::BoolList,
+                         Tag::TensorList,
                          Tag::OptionalTensorList};
 
 static_assert(argument_code_accepts('T', Tag::Tensor) && !argument_code_accepts('T', Tag::None),

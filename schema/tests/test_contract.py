@@ -1,5 +1,6 @@
 """The format contract against the outside facts it encodes (PyTorch's numbering, flatc, the registered torch ops)
 and against every user that reads it (manifests, codegen, exir's serializer)."""
+
 import os
 import struct
 import subprocess
@@ -34,10 +35,13 @@ def test_pte_enum_is_the_contracts():
     assert "  FLOAT = 6,\n" in text and "Complex" not in text.split("enum")[1]
 
 
-@pytest.mark.parametrize("dtype, message", [
-    (torch.complex64, r"torch.complex64 \(ScalarType ComplexFloat\) cannot be exported: .* no complex types"),
-    (torch.bits8, r"torch.bits8 \(ScalarType Bits8\) has no .pte scalar type"),
-])
+@pytest.mark.parametrize(
+    "dtype, message",
+    [
+        (torch.complex64, r"torch.complex64 \(ScalarType ComplexFloat\) cannot be exported: .* no complex types"),
+        (torch.bits8, r"torch.bits8 \(ScalarType Bits8\) has no .pte scalar type"),
+    ],
+)
 def test_dtypes_a_pte_cannot_hold_are_named(dtype, message):
     with pytest.raises(scalar_types.NotInFormat, match=message):
         scalar_types.pte_scalar_type(dtype)
@@ -52,9 +56,11 @@ def test_unknown_names_say_which_exist():
 def _flatc_vtable_slots(header: str) -> dict:
     """{table: [field names by vtable slot]} from flatc's generated C++ (its VT_ enums)."""
     import re
+
     tables = {}
-    for name, body in re.findall(r"struct (\w+) FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table \{(.*?)\n\};",
-                                 header, re.S):
+    for name, body in re.findall(
+        r"struct (\w+) FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table \{(.*?)\n\};", header, re.S
+    ):
         offsets = {int(v): f.lower() for f, v in re.findall(r"VT_(\w+) = (\d+)", body)}
         tables[name] = [offsets.get(o, "?") for o in range(4, max(offsets, default=2) + 2, 2)]
     return tables
@@ -64,13 +70,17 @@ def test_verifier_table_has_flatcs_slots(tmp_path):
     """The runtime's flatbuffer verifier walks program.fbs as generate.py reads it (program_schema.h): the same
     tables, with every field in the vtable slot flatc gives it (a union's type byte in the slot before it)."""
     path = fbs.write_fbs(str(tmp_path))
-    subprocess.run(["flatc", "--cpp", "--scoped-enums", "-o", str(tmp_path), path,
-                    os.path.join(str(tmp_path), "scalar_type.fbs")], check=True, capture_output=True)
+    subprocess.run(
+        ["flatc", "--cpp", "--scoped-enums", "-o", str(tmp_path), path, os.path.join(str(tmp_path), "scalar_type.fbs")],
+        check=True,
+        capture_output=True,
+    )
     flatc = _flatc_vtable_slots((tmp_path / "program_generated.h").read_text())
     schema = fbs.program_schema()
     assert {t: [s.field for s in slots] for t, slots in schema.tables.items()} == flatc
     assert schema.root == "Program" and schema.unions["InstructionArguments"][0] == "KernelCall"
     from schema import generate
+
     header = generate.program_schema_h()
     assert "kUnion | 0,  // val: KernelTypes" in header and "kNesting = 5;" in header
 
@@ -84,6 +94,7 @@ def test_verifier_table_refuses_what_it_cannot_describe():
     with pytest.raises(ContractError, match="struct S"):
         fbs.parse_schema("struct S { x: int; }\n" + base)
     from schema import generate
+
     loop = fbs.parse_schema("table T { a: U; }\ntable U { t: T; }\nroot_type T;\n")
     with pytest.raises(ContractError, match="table T contains itself"):
         generate._nesting(loop, "T")
@@ -91,8 +102,11 @@ def test_verifier_table_refuses_what_it_cannot_describe():
 
 def test_flatc_compiles_the_schema(tmp_path):
     path = fbs.write_fbs(str(tmp_path))
-    r = subprocess.run(["flatc", "--cpp", "--scoped-enums", "-o", str(tmp_path), path,
-                        os.path.join(str(tmp_path), "scalar_type.fbs")], capture_output=True, text=True)
+    r = subprocess.run(
+        ["flatc", "--cpp", "--scoped-enums", "-o", str(tmp_path), path, os.path.join(str(tmp_path), "scalar_type.fbs")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     header = (tmp_path / "scalar_type_generated.h").read_text()
     assert "FLOAT8E4M3FNUZ = 26" in header
@@ -102,14 +116,15 @@ def test_flatc_compiles_the_schema(tmp_path):
 def test_serialized_header_is_at_the_contracts_offsets():
     from exir.serialize import serialize_pte
     from schema import program as S
+
     data = serialize_pte(S.Program(version=0), [b"\1" * 5])
     o = extended_header.FIELD_OFFSETS
     assert data[4:8] == fbs.FILE_IDENTIFIER
-    assert data[o["magic"]:o["magic"] + 4] == extended_header.MAGIC
+    assert data[o["magic"] : o["magic"] + 4] == extended_header.MAGIC
     (length,) = struct.unpack_from("<I", data, o["length"])
     (program_size, base, size) = struct.unpack_from("<QQQ", data, o["program_size"])
     assert length == extended_header.LENGTH == 32
-    assert program_size < base == 4096 and size == 5 and data[base:base + size] == b"\1" * 5
+    assert program_size < base == 4096 and size == 5 and data[base : base + size] == b"\1" * 5
 
 
 def test_registered_ops_have_the_contracts_schemas():
@@ -119,6 +134,7 @@ def test_registered_ops_have_the_contracts_schemas():
     import exir.lowering.safe_softmax  # noqa: F401  (registers ember::safe_softmax)
     import kernels.quantized.ops  # noqa: F401  (registers ember_quantized::*, quantized_decomposed::*.out)
     import kernels.portable.llm_ops  # noqa: F401  (registers ember_llm::*)
+
     for op in operators.OPERATORS:
         packet = getattr(getattr(torch.ops, op.namespace), op.name)
         assert str(packet.out._schema) == f"{op.namespace}::{op.out}"
@@ -135,6 +151,7 @@ def test_out_schema_keeps_keyword_arguments_first():
 def test_every_manifest_argument_has_a_code():
     from codegen.gen_registration import arg_signature
     from codegen.manifest import load_manifest
+
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     seen = set()
     for lib in ("portable", "optimized", "quantized", "prim_ops"):

@@ -1,4 +1,5 @@
 """Selections from programs, merging, checking before a build, and the checked-in per-model selections."""
+
 import os
 
 import pytest
@@ -19,8 +20,13 @@ def _program(name):
 def test_records_every_dtype_a_call_sees():
     ops = operators_of(_program("small_cnn"))
     assert ops["aten::max_pool2d_with_indices.out"] == {"Float", "Long"}  # the indices output is Long
-    assert set(ops) == {"aten::convolution.out", "aten::relu.out", "aten::max_pool2d_with_indices.out",
-                        "aten::avg_pool2d.out", "aten::addmm.out"}
+    assert set(ops) == {
+        "aten::convolution.out",
+        "aten::relu.out",
+        "aten::max_pool2d_with_indices.out",
+        "aten::avg_pool2d.out",
+        "aten::addmm.out",
+    }
 
 
 def test_merge_and_round_trip(tmp_path):
@@ -39,20 +45,22 @@ def test_check_names_missing_ops_and_dtypes():
     assert "aten::convolution.out: not in the selection" in missing
     # A custom operator (examples/custom_ops): the default libraries have no kernel for it.
     assert check.problems({"ember_example::scaled_tanh.out": {"Float"}}) == [
-        "ember_example::scaled_tanh.out: no kernel library implements it"]
+        "ember_example::scaled_tanh.out: no kernel library implements it"
+    ]
     assert check.problems({"aten::gelu.out": {"Int"}}) == [
-        "aten::gelu.out: called with ['Int'], the kernel computes ['BFloat16', 'Double', 'Float', 'Half']"]
+        "aten::gelu.out: called with ['Int'], the kernel computes ['BFloat16', 'Double', 'Float', 'Half']"
+    ]
 
 
-@pytest.mark.parametrize("name", ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96",
-                                  "transformer_block"])
+@pytest.mark.parametrize(
+    "name", ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "transformer_block"]
+)
 def test_checked_in_selections_are_current(name):
     # The per-model selections under examples/selections must be what the current exporter needs.
     path = os.path.join(ROOT, "examples", "selections", f"{name}.yaml")
     program = _program(name)
     assert load(path) == operators_of(program), f"regenerate examples/selections/{name}.yaml"
     assert load_features(path) == features_of(program), f"regenerate examples/selections/{name}.yaml"
-
 
 
 def _exported(module, name):
@@ -62,6 +70,7 @@ def _exported(module, name):
 
 def test_records_the_runtime_features_a_program_uses():
     from zoo import control_flow, dynamic
+
     assert features_of(_program("mlp")) == set()
     assert features_of(_exported(control_flow, "cond_gate")) == {"control_flow"}
     assert "control_flow" in features_of(_exported(control_flow, "while_refine"))
@@ -71,6 +80,7 @@ def test_records_the_runtime_features_a_program_uses():
 def test_select_writes_features_and_merges_them(tmp_path):
     from zoo import control_flow
     from selective_build.select import main as select_main
+
     gate = tmp_path / "cond_gate.pte"
     programs, _, _ = control_flow.export_methods("cond_gate")
     exir.to_edge(programs).to_executorch().save(str(gate))
@@ -89,6 +99,7 @@ def test_select_writes_features_and_merges_them(tmp_path):
 
 def test_unknown_feature_is_named(tmp_path):
     from selective_build.selection import SelectionError
+
     bad = tmp_path / "bad.yaml"
     bad.write_text("operators: {}\nfeatures: [control_flow, threads]\n")
     with pytest.raises(SelectionError, match="unknown runtime feature 'threads'"):
@@ -97,6 +108,7 @@ def test_unknown_feature_is_named(tmp_path):
 
 def test_check_names_a_feature_the_selection_lacks(tmp_path, capsys):
     from zoo import control_flow
+
     programs, _, _ = control_flow.export_methods("cond_gate")
     pte = tmp_path / "cond_gate.pte"
     exir.to_edge(programs).to_executorch().save(str(pte))
@@ -104,6 +116,8 @@ def test_check_names_a_feature_the_selection_lacks(tmp_path, capsys):
     sel = tmp_path / "sel.yaml"
     sel.write_text(dump(operators_of(program), features=[]))
     assert check.main([str(pte), "--selection", str(sel)]) == 1
-    assert "control_flow: a runtime feature the programs use, not in the selection's features" in capsys.readouterr().err
+    assert (
+        "control_flow: a runtime feature the programs use, not in the selection's features" in capsys.readouterr().err
+    )
     sel.write_text(dump(operators_of(program), features=["control_flow"]))
     assert check.main([str(pte), "--selection", str(sel)]) == 0

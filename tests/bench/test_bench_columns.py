@@ -1,6 +1,7 @@
 """The benchmark's column table without running anything: which runner, program, thread count and CPUs each
 column gets, which ratios the report draws, and that the model benchmark's scratch clean-up keeps the LLM
 benchmark's export cache (it used to delete it, and ExecuTorch's LLM exports take about 20 minutes to remake)."""
+
 import os
 
 from bench import harness as H
@@ -21,9 +22,14 @@ def _threads(args):
 def test_every_column_has_a_runner_a_program_and_its_threads(tmp_path):
     env = _env(tmp_path)
     expect = {  # column -> (binary, threads)
-        "ember": ("/r/ember", 1), "ember_portable": ("/r/portable", 1), "ember_2t": ("/r/ember", 2),
-        "ember_xnnpack": ("/r/xnnpack", 1), "ember_xnnpack_2t": ("/r/xnnpack", 2),
-        "et_portable": ("/r/et", 1), "et_xnnpack": ("/r/et", 1), "et_xnnpack_2t": ("/r/et", 2),
+        "ember": ("/r/ember", 1),
+        "ember_portable": ("/r/portable", 1),
+        "ember_2t": ("/r/ember", 2),
+        "ember_xnnpack": ("/r/xnnpack", 1),
+        "ember_xnnpack_2t": ("/r/xnnpack", 2),
+        "et_portable": ("/r/et", 1),
+        "et_xnnpack": ("/r/et", 1),
+        "et_xnnpack_2t": ("/r/et", 2),
     }
     for fw, (binary, threads) in expect.items():
         args = H._runner_args(fw, env, str(tmp_path), "p.pte", 2, "out")

@@ -4,6 +4,7 @@ full-length greedy runs, fp32 outputs equal to eager PyTorch's, and the report's
 
 Needs the ExecuTorch venv (tools/setup_executorch_venv.sh); skipped, saying so, without it.
 """
+
 import json
 import os
 import subprocess
@@ -14,8 +15,9 @@ import pytest
 from tests.conftest import ROOT
 
 ET_PYTHON = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
-pytestmark = pytest.mark.skipif(not os.path.exists(ET_PYTHON),
-                                reason=f"no ExecuTorch venv at {ET_PYTHON} (run tools/setup_executorch_venv.sh)")
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(ET_PYTHON), reason=f"no ExecuTorch venv at {ET_PYTHON} (run tools/setup_executorch_venv.sh)"
+)
 
 VARIANTS = ["fp32", "int8", "8da4w"]
 THREADS = [t for t in (1, 2) if t <= len(os.sched_getaffinity(0))]
@@ -25,8 +27,13 @@ THREADS = [t for t in (1, 2) if t <= len(os.sched_getaffinity(0))]
 def llm_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("llm_out")
     work = tmp_path_factory.mktemp("llm_work")
-    r = subprocess.run([sys.executable, "-m", "bench", "--llm", "--quick", "--out", str(out), "--work", str(work),
-                        "--name", "quick"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [sys.executable, "-m", "bench", "--llm", "--quick", "--out", str(out), "--work", str(work), "--name", "quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, f"bench --llm --quick failed:\n{r.stderr[-4000:]}"
     with open(out / "quick.json") as f:
         return json.load(f), (out / "quick.md").read_text()

@@ -4,6 +4,7 @@ included) measured, numbers sane, the report's columns and goals there.
 Needs both peer venvs (tools/setup_executorch_venv.sh, tools/setup_bench_venv.sh); skipped, saying which is
 missing, without them. Runs in about a minute.
 """
+
 import json
 import os
 import subprocess
@@ -15,9 +16,11 @@ from tests.conftest import ROOT
 
 ET_PYTHON = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
 BENCH_PYTHON = os.environ.get("EMBER_BENCH_PYTHON", os.path.join(ROOT, ".venv-bench", "bin", "python3"))
-MISSING = [f"{path} (run {script})" for path, script in ((ET_PYTHON, "tools/setup_executorch_venv.sh"),
-                                                         (BENCH_PYTHON, "tools/setup_bench_venv.sh"))
-           if not os.path.exists(path)]
+MISSING = [
+    f"{path} (run {script})"
+    for path, script in ((ET_PYTHON, "tools/setup_executorch_venv.sh"), (BENCH_PYTHON, "tools/setup_bench_venv.sh"))
+    if not os.path.exists(path)
+]
 
 pytestmark = pytest.mark.skipif(bool(MISSING), reason="benchmark peer venvs not found: " + "; ".join(MISSING))
 
@@ -30,9 +33,26 @@ EMBERS = ["ember", "ember_portable"]
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench_out")
     work = tmp_path_factory.mktemp("bench_work")
-    r = subprocess.run([sys.executable, "-m", "bench", "--quick", "--models", ",".join(MODELS), "--out", str(out),
-                        "--work", str(work), "--name", "quick"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=900)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--models",
+            ",".join(MODELS),
+            "--out",
+            str(out),
+            "--work",
+            str(work),
+            "--name",
+            "quick",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, f"bench --quick failed:\n{r.stderr[-4000:]}"
     with open(out / "quick.json") as f:
         return json.load(f), out

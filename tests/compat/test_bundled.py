@@ -3,6 +3,7 @@ bundles in its own runtime, and Ember reads and verifies ExecuTorch's.
 
 ExecuTorch's side runs in its venv through tools/et_bundled.py (skipped, saying why, where the venv is missing).
 """
+
 import json
 import os
 import subprocess
@@ -19,7 +20,8 @@ DRIVER = os.path.join(ROOT, "tools", "et_bundled.py")
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(ET_PYTHON),
-    reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh to enable these tests")
+    reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh to enable these tests",
+)
 
 
 def _driver(*args, timeout=900):

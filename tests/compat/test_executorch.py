@@ -3,6 +3,7 @@
 These run in ExecuTorch's own venv (tools/setup_executorch_venv.sh makes .venv-executorch; EMBER_ET_PYTHON
 points elsewhere) through tools/et_reference.py, and are skipped, saying why, where it does not exist.
 """
+
 import json
 import os
 import subprocess
@@ -22,7 +23,8 @@ DRIVER = os.path.join(ROOT, "tools", "et_reference.py")
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(ET_PYTHON),
-    reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh to enable these tests")
+    reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh to enable these tests",
+)
 
 
 def _driver(*args, timeout=900):
@@ -104,6 +106,7 @@ def executorch_outputs(executorch_zoo):
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_executorch_programs_run_on_ember(executorch_outputs, runner, tmp_path, name):
     from zoo.runner_io import read_outputs, run
+
     out, status = executorch_outputs
     assert status[name] == "ok", status[name]
     inputs = torch.load(out / f"{name}.inputs.pt")

@@ -1,6 +1,7 @@
 """ExecuTorch 1.5.1's Inspector reads an Ember trace: a zoo model profiled by Ember's runner (--config=profiling)
 and the .etdp handed to `executorch.devtools.Inspector(etdump_path=...)` with no ETRecord (it needs none to list
 events and their timings). Runs in ExecuTorch's venv through tools/et_reference.py; skipped where it is missing."""
+
 import json
 import os
 import subprocess
@@ -18,15 +19,18 @@ DRIVER = os.path.join(ROOT, "tools", "et_reference.py")
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(ET_PYTHON),
-    reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh to enable these tests")
+    reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh to enable these tests",
+)
 
 
 def _profiling_runner():
-    r = subprocess.run(["bazel", "build", "--config=profiling", "//:runner"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=1800)
+    r = subprocess.run(
+        ["bazel", "build", "--config=profiling", "//:runner"], cwd=ROOT, capture_output=True, text=True, timeout=1800
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    info = subprocess.run(["bazel", "info", "--config=profiling", "bazel-bin"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    info = subprocess.run(
+        ["bazel", "info", "--config=profiling", "bazel-bin"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     return os.path.join(info.stdout.strip(), "runtime", "runner", "runner")
 
 
@@ -37,8 +41,9 @@ def host_trace(tmp_path_factory):
     pte = str(d / "small_cnn.pte")
     exir.to_edge(programs).to_executorch().save(pte)
     trace = str(d / "small_cnn.etdp")
-    r = subprocess.run([_profiling_runner(), pte, "--runs", "3", "--profile", trace], capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [_profiling_runner(), pte, "--runs", "3", "--profile", trace], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     return d, trace
 
@@ -86,8 +91,23 @@ def test_executorch_inspector_reads_the_kernel_outputs_of_a_debug_trace(tmp_path
     pte = str(tmp_path / "small_cnn.pte")
     exir.to_edge(programs).to_executorch().save(pte)
     trace, debug = str(tmp_path / "debug.etdp"), str(tmp_path / "debug.bin")
-    r = subprocess.run([_profiling_runner(), pte, "--runs", "1", "--input", "random:3", "--profile", trace,
-                        "--profile-outputs", debug], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            _profiling_runner(),
+            pte,
+            "--runs",
+            "1",
+            "--input",
+            "random:3",
+            "--profile",
+            trace,
+            "--profile-outputs",
+            debug,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     with open(trace, "rb") as f, open(debug, "rb") as g:
         ours = etdump.outputs(f.read(), g.read())
@@ -95,8 +115,12 @@ def test_executorch_inspector_reads_the_kernel_outputs_of_a_debug_trace(tmp_path
     kernels = [e.instruction for e in run.events if e.instruction >= 0 and e.name.startswith("aten::")]
     assert sorted(ours) == kernels
     saved = str(tmp_path / "inspected.pt")
-    p = subprocess.run([ET_PYTHON, DRIVER, "inspect", trace, "--debug-buffer", debug, "--save-outputs", saved],
-                       capture_output=True, text=True, timeout=900)
+    p = subprocess.run(
+        [ET_PYTHON, DRIVER, "inspect", trace, "--debug-buffer", debug, "--save-outputs", saved],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert p.returncode == 0, f"ExecuTorch's Inspector refused the debug trace:\n{p.stderr[-3000:]}"
     theirs = torch.load(saved)
     assert sorted(theirs) == kernels

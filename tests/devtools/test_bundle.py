@@ -1,5 +1,6 @@
 """devtools.bundled_program.bundle: .bpte round trip, the embedded program's alignment, and refusals that name
 what is wrong."""
+
 import pytest
 import torch
 
@@ -22,7 +23,7 @@ def test_round_trip_keeps_program_cases_and_tolerances(mlp):
     data = bundle(prog, cases, expected=model, atol=1e-3, rtol=2e-3).buffer
     assert data[4:8] == b"BP08"
     off = program_offset(data)
-    assert off % 32 == 0 and data[off:off + len(prog.buffer)] == prog.buffer
+    assert off % 32 == 0 and data[off : off + len(prog.buffer)] == prog.buffer
     b = deserialize_bpte(data)
     assert b.version == 2 and b.program == prog.buffer
     s = b.suite("forward")
@@ -39,14 +40,17 @@ def test_expected_outputs_given_by_the_caller(mlp):
     assert torch.equal(b.suite("forward").test_cases[0].expected_outputs[0], torch.ones(1, 4))
 
 
-@pytest.mark.parametrize("cases,expected,message", [
-    ([(torch.randn(2, 16),)], None, "expected outputs are needed"),
-    ([(torch.randn(2, 16),)], "model", r"input 0 has shape \[2, 16\]; the program wants \[1, 16\]"),
-    ([(torch.randn(1, 16).double(),)], "model", "has dtype torch.float64; the program wants FLOAT"),
-    ([(torch.randn(1, 16), torch.randn(1, 16))], [torch.zeros(1, 4)], "2 inputs given, the method takes 1"),
-    ([(torch.randn(1, 16),)], [(torch.zeros(1, 4), torch.zeros(1))], "2 expected outputs, the method returns 1"),
-    ({"encode": [(torch.randn(1, 16),)]}, "model", "the program has no method 'encode'"),
-])
+@pytest.mark.parametrize(
+    "cases,expected,message",
+    [
+        ([(torch.randn(2, 16),)], None, "expected outputs are needed"),
+        ([(torch.randn(2, 16),)], "model", r"input 0 has shape \[2, 16\]; the program wants \[1, 16\]"),
+        ([(torch.randn(1, 16).double(),)], "model", "has dtype torch.float64; the program wants FLOAT"),
+        ([(torch.randn(1, 16), torch.randn(1, 16))], [torch.zeros(1, 4)], "2 inputs given, the method takes 1"),
+        ([(torch.randn(1, 16),)], [(torch.zeros(1, 4), torch.zeros(1))], "2 expected outputs, the method returns 1"),
+        ({"encode": [(torch.randn(1, 16),)]}, "model", "the program has no method 'encode'"),
+    ],
+)
 def test_refusals(mlp, cases, expected, message):
     model, prog = mlp
     with pytest.raises(BundleError, match=message):

@@ -2,6 +2,7 @@
 reports no divergence, and the int8 MobileNetV2 of the zoo reports its worst operator (and a planted bug in one of
 its convolutions). Bugs are planted in the lowered graph the debug variant is emitted from (a constant changed
 after to_executorch), which the eager side never sees."""
+
 import pytest
 import torch
 
@@ -46,7 +47,7 @@ def test_planted_bias_bug_is_named_with_module_and_line(mlp, runtime):
     _, edge, prog, x = mlp
     call = [c for c in prog.method_graphs["forward"].calls if c.op_name == "aten::addmm.out"][1]
     bias = call.args[0]
-    bias.data = bias.data + 0.5   # a new tensor: the model's own parameter is untouched
+    bias.data = bias.data + 0.5  # a new tensor: the model's own parameter is untouched
     report = debug.compare(edge, prog, (x,))
     first = report.first_divergence
     assert first is not None and first.name == call.outs[0].name == "addmm_1"
@@ -76,6 +77,7 @@ def test_runtime_capture_names_the_operator_a_planted_plan_bug_breaks(mlp, runti
     # captured by the runtime, shows where.
     _, edge, _, x = mlp
     import exir.program as program_module
+
     real_plan = program_module._plan
 
     def overlapping(graph, cfg):
@@ -111,6 +113,7 @@ def test_refuses_what_it_cannot_compare(mlp, runtime):
 @pytest.fixture(scope="module")
 def int8_mobilenet():
     from zoo.quantized import quantize_zoo
+
     q, args, _ = quantize_zoo("mobilenet_v2_005_96")
     edge = exir.to_edge(q.exported_program)
     return edge, args
@@ -126,8 +129,10 @@ def test_int8_mobilenet_reports_its_worst_operator(int8_mobilenet, runtime):
     # The int8 kernels equal PyTorch's reference computation: within one step everywhere.
     assert report.first_divergence is None
     assert report.worst is not None and report.worst.max_abs_error <= 1
-    print(f"\nint8 MobileNetV2 0.05: worst operator {report.worst.op} '{report.worst.name}' "
-          f"(|error| {report.worst.max_abs_error})")
+    print(
+        f"\nint8 MobileNetV2 0.05: worst operator {report.worst.op} '{report.worst.name}' "
+        f"(|error| {report.worst.max_abs_error})"
+    )
 
 
 def test_int8_mobilenet_planted_scale_bug(int8_mobilenet, runtime):

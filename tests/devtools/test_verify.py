@@ -1,5 +1,6 @@
 """Verifying bundled programs on Ember's runtime: runner_verify --verify and ember.runtime.load_bundled().verify(),
 both over runtime/bundled (the C++ a device runs). A bundle with one expected element moved must fail, naming it."""
+
 import os
 import subprocess
 
@@ -22,8 +23,13 @@ def runner_verify():
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
     torch.manual_seed(1)
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
-                                torch.nn.Flatten(), torch.nn.Linear(8, 5)).eval()
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(8, 5),
+    ).eval()
     prog = exir.to_edge(torch.export.export(model, (torch.randn(1, 3, 16, 16),))).to_executorch()
     cases = [(torch.randn(1, 3, 16, 16),) for _ in range(3)]
     out = tmp_path_factory.mktemp("bundles")
@@ -62,8 +68,9 @@ def test_runner_verify_fails_the_moved_case_naming_the_element(runner_verify, bu
 
 def test_runner_verify_tolerance_override_and_refusals(runner_verify, bundles, tmp_path):
     verify, runner = runner_verify
-    r = subprocess.run([verify, str(bundles[1]), "--verify", "--atol", "0.3"], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [verify, str(bundles[1]), "--verify", "--atol", "0.3"], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0 and "verify: 3 of 3 cases passed" in r.stdout, r.stdout + r.stderr
     r = subprocess.run([verify, str(bundles[0]), "--verify", "--atol", "nan"], capture_output=True, text=True)
     assert r.returncode == 2 and "--atol and --rtol take a number in [0, 1e300]" in r.stderr

@@ -1,6 +1,7 @@
 """Control flow (issue 16 item 2): torch.cond, map, scan and while_loop exported by exir and run on both builds
 against eager on every input set (both branches, several trip counts); Ember's cond/map/scan programs run on
 ExecuTorch 1.5.1 and ExecuTorch's run on Ember; a loop that does not end stops at the instruction limit."""
+
 import json
 import os
 import subprocess
@@ -15,8 +16,10 @@ from exir.lowering.ir import Jump, Label
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ET_PYTHON = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
 DRIVER = os.path.join(ROOT, "tools", "et_reference.py")
-needs_et = pytest.mark.skipif(not os.path.exists(ET_PYTHON),
-                              reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh")
+needs_et = pytest.mark.skipif(
+    not os.path.exists(ET_PYTHON),
+    reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh",
+)
 
 
 def _flat(out):
@@ -77,6 +80,7 @@ def test_while_loop_trip_counts(runtime, programs):
 class Forever(torch.nn.Module):
     def forward(self, x):
         from torch._higher_order_ops.while_loop import while_loop
+
         return while_loop(lambda i, v: i >= 0, lambda i, v: (i + 1, v + 1.0), (torch.zeros((), dtype=torch.int64), x))
 
 

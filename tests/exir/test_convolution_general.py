@@ -1,6 +1,7 @@
 """Transposed and 3-d convolutions: exir routes them to ember::convolution_general.out, both builds compute what
 eager computes, only programs that make such a call select its kernel, and the aten kernel refuses them by name
 (a program from another exporter)."""
+
 import pytest
 import torch
 
@@ -19,8 +20,9 @@ class Decoder(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.t1 = torch.nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1)
-        self.t2 = torch.nn.ConvTranspose2d(4, 6, 3, stride=(2, 1), padding=(1, 2), output_padding=(1, 0), groups=2,
-                                           dilation=(1, 2))
+        self.t2 = torch.nn.ConvTranspose2d(
+            4, 6, 3, stride=(2, 1), padding=(1, 2), output_padding=(1, 0), groups=2, dilation=(1, 2)
+        )
         self.t3 = torch.nn.ConvTranspose3d(4, 2, 2, stride=2, bias=False)
         self.c3 = torch.nn.Conv3d(4, 3, (1, 3, 3), padding=(0, 1, 1), stride=(1, 2, 1))
         self.c2 = torch.nn.Conv2d(4, 5, 3)
@@ -42,8 +44,11 @@ def _x():
 def test_general_calls_are_routed_and_plain_ones_stay():
     torch.manual_seed(0)
     prog = _program(Decoder(), _x())
-    ops = [c.op for c in prog.method_graphs["forward"].calls if c.op in (aten.convolution.out,
-                                                                          general.convolution_general_out)]
+    ops = [
+        c.op
+        for c in prog.method_graphs["forward"].calls
+        if c.op in (aten.convolution.out, general.convolution_general_out)
+    ]
     assert ops == [general.convolution_general_out] * 4 + [aten.convolution.out]
 
 
@@ -70,8 +75,7 @@ def test_half_is_rounded_once_from_float(runtime):
     want = Decoder().float()
     want.load_state_dict({k: v.float() for k, v in module.state_dict().items()})
     for g, w in zip(got, want(x.float())):
-        torch.testing.assert_close(g.float(), w.half().float(), atol=1e-3 * max(1.0, w.abs().max().item()),
-                                   rtol=2 ** -10)
+        torch.testing.assert_close(g.float(), w.half().float(), atol=1e-3 * max(1.0, w.abs().max().item()), rtol=2**-10)
 
 
 def test_only_programs_that_need_it_select_it():

@@ -1,5 +1,6 @@
 """Bounded dynamic shapes (issue 16 item 1): export with torch.export.Dim, planned at the upper bound, run at any
 shape within it on both builds, compared with eager; shapes out of bounds and rank changes refused by name."""
+
 import pytest
 import torch
 from torch.export import Dim
@@ -29,8 +30,14 @@ def _encoder():
 
 def _cnn():
     torch.manual_seed(4)
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
-                              torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 10)).eval()
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1),
+        torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(8 * 8 * 8, 10),
+    ).eval()
     with torch.no_grad():
         net[1].running_mean.uniform_(-0.2, 0.2)
         net[1].running_var.uniform_(0.8, 1.2)
@@ -39,11 +46,19 @@ def _cnn():
 
 def _bert():
     from zoo.public import torchvision_cpu
+
     torchvision_cpu.ensure()
     import transformers
+
     torch.manual_seed(5)
-    cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                  intermediate_size=64, max_position_embeddings=64)
+    cfg = transformers.BertConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     bert = transformers.BertModel(cfg).eval()
     return Fn(lambda ids: bert(input_ids=ids).last_hidden_state)
 
@@ -58,11 +73,18 @@ CASES = {
     "cnn_batch": (_cnn, [rnd(2, 3, 16, 16)], ({0: batch},), [[(1, 3, 16, 16)], [(5, 3, 16, 16)], [(8, 3, 16, 16)]]),
     "bert_seq": (_bert, [torch.randint(0, 100, (1, 16), generator=g)], ({1: seq},), [[(1, 1)], [(1, 7)], [(1, 64)]]),
     # Sizes computed from shapes: x.shape[0] into a view (sym_size), and a derived dimension 2*half.
-    "view_of_sym_size": (lambda: Fn(lambda x: (x.view(x.shape[0], 4, 4) * 2).sum(1)), [rnd(5, 16)], ({0: seq},),
-                         [[(1, 16)], [(33, 16)], [(64, 16)]]),
-    "derived_dim": (lambda: Fn(lambda x, y: torch.cat([x[: y.shape[0]] + y, x[y.shape[0]:] - y])),
-                    [rnd(6, 8), rnd(3, 8)], ({0: 2 * half}, {0: half}),
-                    [[(2, 8), (1, 8)], [(14, 8), (7, 8)], [(32, 8), (16, 8)]]),
+    "view_of_sym_size": (
+        lambda: Fn(lambda x: (x.view(x.shape[0], 4, 4) * 2).sum(1)),
+        [rnd(5, 16)],
+        ({0: seq},),
+        [[(1, 16)], [(33, 16)], [(64, 16)]],
+    ),
+    "derived_dim": (
+        lambda: Fn(lambda x, y: torch.cat([x[: y.shape[0]] + y, x[y.shape[0] :] - y])),
+        [rnd(6, 8), rnd(3, 8)],
+        ({0: 2 * half}, {0: half}),
+        [[(2, 8), (1, 8)], [(14, 8), (7, 8)], [(32, 8), (16, 8)]],
+    ),
 }
 
 
@@ -108,8 +130,9 @@ def test_the_plan_is_at_the_bound_and_the_report_says_so(runtime, programs):
     pool = prog.reports["forward"].pools[0]
     assert 0 < pool.smallest_live_bytes < pool.lower_bound_bytes <= pool.planned_bytes
     meta = runtime.load(prog.buffer).method_meta("forward")
-    assert meta["inputs"] == [{"dtype": 6, "shape": [1, 64, 32], "nbytes": 64 * 32 * 4, "dynamic": True,
-                              "dim_order": [0, 1, 2]}]
+    assert meta["inputs"] == [
+        {"dtype": 6, "shape": [1, 64, 32], "nbytes": 64 * 32 * 4, "dynamic": True, "dim_order": [0, 1, 2]}
+    ]
     assert meta["outputs"][0]["dynamic"]
 
 
@@ -153,4 +176,6 @@ def test_every_plan_is_at_its_lower_bound_at_the_bound(programs):
         for pool in prog.reports["forward"].pools:
             assert pool.planned_bytes == pool.lower_bound_bytes, name
             assert 0 < pool.smallest_live_bytes < pool.planned_bytes, name
-            print(f"  {name:18s} {pool.planned_bytes:>9,d} {pool.lower_bound_bytes:>9,d} {pool.smallest_live_bytes:>9,d}")
+            print(
+                f"  {name:18s} {pool.planned_bytes:>9,d} {pool.lower_bound_bytes:>9,d} {pool.smallest_live_bytes:>9,d}"
+            )

@@ -1,6 +1,7 @@
 """The opt-in convolution + activation fusion (ExecutorchBackendConfig.fuse_activations): which pairs it fuses,
 which it leaves alone, and that fused programs, run over their planned arena by the reference interpreter,
 compute what eager computes."""
+
 import math
 
 import pytest
@@ -59,14 +60,18 @@ def _check_against_eager(prog, module, x):
         torch.testing.assert_close(a, b, atol=1e-5 * max(1.0, b.abs().max().item()), rtol=1e-5)
 
 
-@pytest.mark.parametrize("act,bounds", [
-    (F.relu, (0.0, math.inf)),
-    (F.relu6, (0.0, 6.0)),
-    (lambda y: F.hardtanh(y, -0.5, 2.0), (-0.5, 2.0)),
-    (lambda y: torch.clamp(y, -1, 1), (-1.0, 1.0)),
-    (lambda y: torch.clamp(y, min=0.25), (0.25, math.inf)),
-    (lambda y: torch.clamp(y, max=3.0), (-math.inf, 3.0)),
-], ids=["relu", "relu6", "hardtanh", "clamp", "clamp_min", "clamp_max"])
+@pytest.mark.parametrize(
+    "act,bounds",
+    [
+        (F.relu, (0.0, math.inf)),
+        (F.relu6, (0.0, 6.0)),
+        (lambda y: F.hardtanh(y, -0.5, 2.0), (-0.5, 2.0)),
+        (lambda y: torch.clamp(y, -1, 1), (-1.0, 1.0)),
+        (lambda y: torch.clamp(y, min=0.25), (0.25, math.inf)),
+        (lambda y: torch.clamp(y, max=3.0), (-math.inf, 3.0)),
+    ],
+    ids=["relu", "relu6", "hardtanh", "clamp", "clamp_min", "clamp_max"],
+)
 def test_conv_and_activation_become_one_call(act, bounds):
     module, x = ConvThen(act), _x()
     plain, fused = _export(module, x), _export(module, x, FUSED)
@@ -104,10 +109,14 @@ def test_default_config_does_not_fuse():
     assert "ember::" not in str(prog.program.execution_plan[0].operators)
 
 
-@pytest.mark.parametrize("act", [
-    lambda y: F.relu(y) + y,          # a second reader
-    lambda y: (F.relu(y), y),         # the convolution's output is also a graph output
-], ids=["second_reader", "graph_output"])
+@pytest.mark.parametrize(
+    "act",
+    [
+        lambda y: F.relu(y) + y,  # a second reader
+        lambda y: (F.relu(y), y),  # the convolution's output is also a graph output
+    ],
+    ids=["second_reader", "graph_output"],
+)
 def test_shared_conv_output_is_not_fused(act):
     module, x = ConvThen(act), _x()
     prog = _export(module, x, FUSED)
@@ -138,6 +147,7 @@ def test_activation_of_another_op_is_left_alone():
 
 def test_mobilenet_v2_fuses_every_relu6():
     from zoo.models import export_methods
+
     programs, inputs, module = export_methods("mobilenet_v2_035_96")
     edge = exir.to_edge(programs)
     plain, fused = edge.to_executorch(), edge.to_executorch(FUSED)
@@ -182,13 +192,16 @@ class Act(torch.nn.Module):
         return self.fn(x)
 
 
-@pytest.mark.parametrize("fn,op", [
-    (F.silu, aten.silu.out),
-    (lambda x: x * torch.sigmoid(x), aten.silu.out),
-    (lambda x: torch.sigmoid(x) * x, aten.silu.out),
-    (F.hardswish, aten.hardswish.out),
-    (lambda x: x * F.relu6(x + 3) / 6, aten.hardswish.out),
-])
+@pytest.mark.parametrize(
+    "fn,op",
+    [
+        (F.silu, aten.silu.out),
+        (lambda x: x * torch.sigmoid(x), aten.silu.out),
+        (lambda x: torch.sigmoid(x) * x, aten.silu.out),
+        (F.hardswish, aten.hardswish.out),
+        (lambda x: x * F.relu6(x + 3) / 6, aten.hardswish.out),
+    ],
+)
 def test_decomposed_activation_becomes_one_call(fn, op):
     module, x = Act(fn), _x() * 4
     prog = _export(module, x, FUSED)
@@ -197,13 +210,16 @@ def test_decomposed_activation_becomes_one_call(fn, op):
     assert aten.sigmoid.out in _ops(_export(module, x)) or aten.div.Scalar_out in _ops(_export(module, x))
 
 
-@pytest.mark.parametrize("fn", [
-    lambda x: (lambda s: (x * s, s + 1))(torch.sigmoid(x)),  # the sigmoid read twice
-    lambda x: x * torch.sigmoid(x * 2),                       # sigmoid of another tensor
-    lambda x: x * F.hardtanh(x + 3, 0, 5) / 6,                # other bounds
-    lambda x: x * F.relu6(x + 3) / 5,                         # another divisor
-    lambda x: (lambda r: (x * r / 6, r))(F.relu6(x + 3)),     # an intermediate returned
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: (lambda s: (x * s, s + 1))(torch.sigmoid(x)),  # the sigmoid read twice
+        lambda x: x * torch.sigmoid(x * 2),  # sigmoid of another tensor
+        lambda x: x * F.hardtanh(x + 3, 0, 5) / 6,  # other bounds
+        lambda x: x * F.relu6(x + 3) / 5,  # another divisor
+        lambda x: (lambda r: (x * r / 6, r))(F.relu6(x + 3)),  # an intermediate returned
+    ],
+)
 def test_other_chains_are_left_alone(fn):
     module, x = Act(fn), _x() * 4
     prog = _export(module, x, FUSED)
@@ -214,6 +230,7 @@ def test_other_chains_are_left_alone(fn):
 def test_squeeze_excitation_block_fuses_its_activations():
     """torchvision's MobileNetV3 and EfficientNet blocks: hardswish / SiLU after the convolutions (SiLU then
     joins its convolution), the squeeze-excitation gate (hardsigmoid, sigmoid) left as it was."""
+
     class Block(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -225,6 +242,7 @@ def test_squeeze_excitation_block_fuses_its_activations():
             a = a * F.hardsigmoid(self.fc(a.mean((2, 3), keepdim=True)))
             b = F.silu(self.conv(x))
             return a + b * torch.sigmoid(self.fc(b.mean((2, 3), keepdim=True)))
+
     module, x = Block(), _x()
     prog = _export(module, x, FUSED)
     ops = _ops(prog)

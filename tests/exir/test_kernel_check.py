@@ -5,6 +5,7 @@ by a selection) and names every missing operator and dtype with the user's sourc
 The refusals use what stays unsupported while the portable library grows: a float8 dtype and custom operators
 with no kernel.
 """
+
 import os
 
 import pytest
@@ -85,17 +86,23 @@ def test_a_users_manifest_provides_the_kernel(tmp_path):
     manifest = tmp_path / "kernels.yaml"
     manifest.write_text(TWICE_MANIFEST)
     prog = _edge(UsesTwice()).to_executorch(
-        exir.ExecutorchBackendConfig(kernels=KernelTarget(manifests=[str(manifest)])))
+        exir.ExecutorchBackendConfig(kernels=KernelTarget(manifests=[str(manifest)]))
+    )
     assert "ember_kcheck::twice.out" in [c.op_name for c in prog.method_graphs["forward"].calls]
     # Its dtypes count too: a Double call is refused, naming what the kernel computes.
-    with pytest.raises(KernelMissingError, match=r"ember_kcheck::twice.out with Double: its kernels compute "
-                                                 r"\[Float\]"):
+    with pytest.raises(
+        KernelMissingError,
+        match=r"ember_kcheck::twice.out with Double: its kernels compute "
+        r"\[Float\]",
+    ):
         _edge(UsesTwice(), torch.randn(2, 3, dtype=torch.float64)).to_executorch(
-            exir.ExecutorchBackendConfig(kernels=KernelTarget(manifests=[str(manifest)])))
+            exir.ExecutorchBackendConfig(kernels=KernelTarget(manifests=[str(manifest)]))
+        )
 
 
 def test_the_custom_ops_example_exports_with_its_library():
     from examples.custom_ops.scaled_tanh import ScaledTanhModel
+
     with pytest.raises(KernelMissingError, match="ember_example::scaled_tanh.out"):
         _edge(ScaledTanhModel()).to_executorch()
     path = os.path.join(ROOT, "examples", "custom_ops", "kernels.yaml")
@@ -140,6 +147,7 @@ def test_default_libraries_are_the_default_builds():
 
 def test_selective_build_check_names_source_lines_from_the_program(tmp_path, capsys):
     from selective_build import check
+
     prog = _edge(Both()).to_executorch(exir.ExecutorchBackendConfig(check_kernels=False, emit_stacktrace=True))
     pte = tmp_path / "both.pte"
     prog.save(str(pte))

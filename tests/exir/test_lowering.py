@@ -1,4 +1,5 @@
 """Lowering checked by execution: every zoo model, lowered and run by the reference interpreter, equals eager."""
+
 import pytest
 import torch
 
@@ -101,13 +102,19 @@ def test_scalar_operand_uses_scalar_overload():
     assert {c.outs[0].fqn for c in g.calls[-2:]} == {"mean", "count"}
 
 
-@pytest.mark.parametrize("op,expected", [
-    (aten.add.Tensor, aten.add.out), (aten.add.Scalar, aten.add.Scalar_out), (aten.view.default, aten.view_copy.out),
-    (aten.squeeze.dims, aten.squeeze_copy.dims_out), (aten.max_pool2d_with_indices.default,
-                                                      aten.max_pool2d_with_indices.out),
-    (aten._to_copy.default, aten._to_copy.out), (aten.full.default, aten.full.out),
-    (aten.split_with_sizes.default, aten.split_with_sizes_copy.out),
-])
+@pytest.mark.parametrize(
+    "op,expected",
+    [
+        (aten.add.Tensor, aten.add.out),
+        (aten.add.Scalar, aten.add.Scalar_out),
+        (aten.view.default, aten.view_copy.out),
+        (aten.squeeze.dims, aten.squeeze_copy.dims_out),
+        (aten.max_pool2d_with_indices.default, aten.max_pool2d_with_indices.out),
+        (aten._to_copy.default, aten._to_copy.out),
+        (aten.full.default, aten.full.out),
+        (aten.split_with_sizes.default, aten.split_with_sizes_copy.out),
+    ],
+)
 def test_out_variant_resolution(op, expected):
     assert out_variant(op) == expected
 

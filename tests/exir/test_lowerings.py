@@ -8,6 +8,7 @@ arena:
   an input, a buffer or a constant, the same tensor returned twice;
 - non-core ops PyTorch decomposes (linalg_vector_norm, F.normalize, bucketize) applied, not refused.
 """
+
 import pytest
 import torch
 
@@ -36,7 +37,8 @@ def _flat(out):
 
 def _export(module, inputs, **config):
     return exir.to_edge(torch.export.export(module, tuple(inputs))).to_executorch(
-        exir.ExecutorchBackendConfig(**config))
+        exir.ExecutorchBackendConfig(**config)
+    )
 
 
 LIST_OUT = {
@@ -48,8 +50,10 @@ LIST_OUT = {
     "split_long": (lambda x: torch.split(x, [2, 1], dim=0), [torch.arange(12).reshape(3, 4)]),
     "split_half": (lambda x: torch.split(x, [3, 5], dim=1), [rnd(2, 8, dtype=torch.float16)]),
     "split_bool": (lambda x: torch.split(x, [1, 1], dim=0), [rnd(2, 5) > 0]),
-    "split_channels_last": (lambda x: torch.split(x, [1, 2], dim=1),
-                            [rnd(1, 3, 4, 5).contiguous(memory_format=torch.channels_last)]),
+    "split_channels_last": (
+        lambda x: torch.split(x, [1, 2], dim=1),
+        [rnd(1, 3, 4, 5).contiguous(memory_format=torch.channels_last)],
+    ),
     "unbind_dim0": (lambda x: x.unbind(0), [rnd(3, 4)]),
     "unbind_middle": (lambda x: x.unbind(1), [rnd(2, 3, 4)]),
 }
@@ -72,6 +76,7 @@ def test_list_out_lowers_to_one_call_writing_a_tensor_list(list_out_programs):
     assert len(calls[0].outs) == 3
     # As ExecuTorch writes it: schema arguments (the out list included), then the out list again as the return.
     from schema import program as S
+
     plan = prog.program.execution_plan[0]
     args = plan.chains[0].instructions[0].instr_args.args
     kinds = [type(plan.values[i].val).__name__ for i in args]
@@ -264,6 +269,7 @@ def test_list_out_program_runs_on_executorch(tmp_path):
     import os
     import subprocess
     from tests.conftest import ROOT
+
     et_python = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
     if not os.path.exists(et_python):
         pytest.skip(f"ExecuTorch venv not found at {et_python}: run tools/setup_executorch_venv.sh")
@@ -272,8 +278,18 @@ def test_list_out_program_runs_on_executorch(tmp_path):
     prog = _export(module, [x], alias_views=False)
     prog.save(str(tmp_path / "split.pte"))
     torch.save([x], str(tmp_path / "inputs.pt"))
-    r = subprocess.run([et_python, os.path.join(ROOT, "tools", "et_reference.py"), "run", str(tmp_path / "split.pte"),
-                        str(tmp_path / "inputs.pt")], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            et_python,
+            os.path.join(ROOT, "tools", "et_reference.py"),
+            "run",
+            str(tmp_path / "split.pte"),
+            str(tmp_path / "inputs.pt"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])
     want = _flat(module(x))
@@ -290,8 +306,10 @@ LAYOUT = {
     "mul_after_permute": (lambda x: x.permute(0, 2, 1, 3) * 2 + 1, [rnd(1, 3, 4, 5)]),
     "add_transposed_and_plain": (lambda x, y: x.transpose(1, 2) + y, [rnd(2, 3, 4), rnd(2, 4, 3)]),
     "clone_after_permute": (lambda x: x.permute(0, 2, 1).clone() - 1, [rnd(2, 3, 4)]),
-    "conv_after_permute": (lambda x: torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), _w, padding=1) * 0.5,
-                           [rnd(1, 6, 6, 4)]),
+    "conv_after_permute": (
+        lambda x: torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), _w, padding=1) * 0.5,
+        [rnd(1, 6, 6, 4)],
+    ),
 }
 
 

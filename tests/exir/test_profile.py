@@ -1,6 +1,7 @@
 """Profiling end to end: a model exported with its source map, run with profile=True on the traced build of the
 bindings, the ETDump read back, and python -m devtools.profile's tables and pictures. Float32, so the traced run's
 outputs must equal the untraced run's exactly and eager's within 1e-5."""
+
 import os
 import re
 import subprocess
@@ -109,8 +110,11 @@ def test_allocation_events_say_what_each_run_ran_in(runtime, exported, traced, t
     etdp = str(tmp_path / "memory.etdp")
     trace.save(etdp)
     assert prof.main([path, etdp, "--no-svg"]) == 0
-    line = ("memory per run (allocation events): " + ", ".join(f"{a.allocator} {a.bytes:,} B" for a in want)
-            + f"; {sum(a.bytes for a in want):,} B in all")
+    line = (
+        "memory per run (allocation events): "
+        + ", ".join(f"{a.allocator} {a.bytes:,} B" for a in want)
+        + f"; {sum(a.bytes for a in want):,} B in all"
+    )
     assert line in capsys.readouterr().out.splitlines()
 
 
@@ -189,43 +193,66 @@ def test_refusals_name_the_problem(exported, traced, tmp_path, capsys):
 
 def test_runner_profile_flag(exported, tmp_path):
     _, _, path = exported
-    r = subprocess.run(["bazel", "build", "--config=profiling", "//:runner"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=1800)
+    r = subprocess.run(
+        ["bazel", "build", "--config=profiling", "//:runner"], cwd=ROOT, capture_output=True, text=True, timeout=1800
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    info = subprocess.run(["bazel", "info", "--config=profiling", "bazel-bin"], cwd=ROOT, capture_output=True,
-                          text=True)
+    info = subprocess.run(
+        ["bazel", "info", "--config=profiling", "bazel-bin"], cwd=ROOT, capture_output=True, text=True
+    )
     runner = os.path.join(info.stdout.strip(), "runtime", "runner", "runner")
     etdp = str(tmp_path / "runner.etdp")
-    r = subprocess.run([runner, path, "--runs", "4", "--warmup", "2", "--profile", etdp], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [runner, path, "--runs", "4", "--warmup", "2", "--profile", etdp], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     runs = etdump.read(etdp)
     assert len(runs) == 4  # warm-up runs are not traced
     assert all(r.allocations == [] for r in runs)
-    r = subprocess.run([runner, path, "--runs", "2", "--profile", etdp, "--profile-memory"], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [runner, path, "--runs", "2", "--profile", etdp, "--profile-memory"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     used = int(re_search(r"memory: method allocator: (\d+) bytes used", r.stdout))
     for run in etdump.read(etdp):
         assert run.allocations[0] == etdump.Allocation("method allocator", used)
         assert [a.allocator for a in run.allocations][-1] == "planned pool 1"
         assert not [e for e in run.events if e.instruction >= 0 and e.name == ""]
-    r = subprocess.run([runner, path, "--runs", "4", "--profile", etdp, "--profile-events", "3"], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [runner, path, "--runs", "4", "--profile", etdp, "--profile-events", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0 and "events dropped; raise --profile-events" in r.stderr
-    r = subprocess.run([runner, path, "--profile", str(tmp_path / "no" / "such" / "dir.etdp")], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [runner, path, "--profile", str(tmp_path / "no" / "such" / "dir.etdp")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 6 and "cannot write the profile" in r.stderr
     # Debug mode: the outputs file holds what the ETDump's debug events point at; too small a buffer says so.
     debug = str(tmp_path / "runner.debug")
-    r = subprocess.run([runner, path, "--runs", "1", "--profile", etdp, "--profile-outputs", debug],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [runner, path, "--runs", "1", "--profile", etdp, "--profile-outputs", debug],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0 and "bytes of kernel outputs" in r.stdout, r.stderr
     with open(etdp, "rb") as f, open(debug, "rb") as g:
         kept = etdump.outputs(f.read(), g.read())
     assert len(kept) == 4 and all(len(v) == 1 for v in kept.values())
-    r = subprocess.run([runner, path, "--runs", "1", "--profile", etdp, "--profile-outputs", debug,
-                        "--profile-output-bytes", "64"], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [runner, path, "--runs", "1", "--profile", etdp, "--profile-outputs", debug, "--profile-output-bytes", "64"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0 and "output tensors dropped; raise --profile-output-bytes" in r.stderr
     r = subprocess.run([runner, path, "--profile-outputs", debug], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "give --profile OUT.etdp too" in r.stderr

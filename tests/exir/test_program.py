@@ -1,5 +1,6 @@
 """to_executorch over the zoo: plans are valid and tight, bytes are deterministic and round-trip, the planned
 arena computes what eager computes, and the inspector agrees with the planner."""
+
 import functools
 
 import pytest
@@ -81,8 +82,9 @@ def test_multiple_methods():
 
 
 def test_pools_by_memory_id_and_budget():
-    cfg = exir.ExecutorchBackendConfig(memory_planning=exir.MemoryPlanningConfig(
-        mem_id=lambda t: 2 if t.role is Role.BUFFER else 1))
+    cfg = exir.ExecutorchBackendConfig(
+        memory_planning=exir.MemoryPlanningConfig(mem_id=lambda t: 2 if t.role is Role.BUFFER else 1)
+    )
     prog, inputs, module = _program("running_mean", cfg)
     pools = {p.mem_id: p.planned_bytes for p in prog.reports["forward"].pools}
     assert pools[2] == 32  # mean (16 B) and count (4 B), each 16-aligned
@@ -90,10 +92,14 @@ def test_pools_by_memory_id_and_budget():
     plan = prog.program.execution_plan[0]
     assert plan.non_const_buffer_sizes[0] == 0 and plan.non_const_buffer_sizes[2] == 32
 
-    tight = exir.ExecutorchBackendConfig(memory_planning=exir.MemoryPlanningConfig(
-        pool_limits={1: 1000}, pool_names={1: "SRAM"}))
-    with pytest.raises(exir.MemoryBudgetError, match=r"needs 4160 bytes in SRAM \(memory id 1\) but the target has "
-                                                     r"1000: 3160 bytes over"):
+    tight = exir.ExecutorchBackendConfig(
+        memory_planning=exir.MemoryPlanningConfig(pool_limits={1: 1000}, pool_names={1: "SRAM"})
+    )
+    with pytest.raises(
+        exir.MemoryBudgetError,
+        match=r"needs 4160 bytes in SRAM \(memory id 1\) but the target has "
+        r"1000: 3160 bytes over",
+    ):
         _program("mlp", tight)
 
 
@@ -103,12 +109,15 @@ def test_buffer_initial_values_are_kept():
     prog = exir.to_edge(programs).to_executorch()
     pte = deserialize_pte(prog.buffer)
     plan = pte.program.execution_plan[0]
-    buffers = [v.val for v in plan.values
-               if hasattr(v.val, "allocation_info") and v.val.allocation_info and v.val.data_buffer_idx]
+    buffers = [
+        v.val
+        for v in plan.values
+        if hasattr(v.val, "allocation_info") and v.val.allocation_info and v.val.data_buffer_idx
+    ]
     assert len(buffers) == 2
     seg = pte.program.mutable_data_segments[0]
     mean = next(b for b in buffers if b.sizes == [4])
-    raw = pte.segment(seg.segment_index)[seg.offsets[mean.data_buffer_idx]:][:16]
+    raw = pte.segment(seg.segment_index)[seg.offsets[mean.data_buffer_idx] :][:16]
     assert torch.frombuffer(bytearray(raw), dtype=torch.float32).tolist() == [0.5] * 4
 
 
@@ -121,23 +130,28 @@ def test_non_core_op_is_named_with_its_source_line():
 
     ep = torch.export.export(UsesHistc(), (torch.randn(4),))
     from exir.edge import OpSetError
-    with pytest.raises(OpSetError, match=r"aten::histc: not in the core ATen op set, at .*test_program.py:.*"
-                                         r"no decomposition"):
+
+    with pytest.raises(
+        OpSetError,
+        match=r"aten::histc: not in the core ATen op set, at .*test_program.py:.*"
+        r"no decomposition",
+    ):
         exir.to_edge(ep)
 
 
 def test_malformed_files_raise_clear_errors():
     from exir.serialize import PteFormatError
+
     prog, _, _ = _program("linear")
     data = prog.buffer
     with pytest.raises(PteFormatError, match="expected identifier 'ET12'"):
         deserialize_pte(b"\x00" * 4 + b"XY12" + data[8:])
     with pytest.raises(PteFormatError, match="truncated"):
-        deserialize_pte(data[:len(data) // 2])
+        deserialize_pte(data[: len(data) // 2])
     with pytest.raises(PteFormatError, match="at least 8"):
         deserialize_pte(data[:5])
     corrupt = bytearray(data)
-    corrupt[0:4] = (10 ** 6).to_bytes(4, "little")
+    corrupt[0:4] = (10**6).to_bytes(4, "little")
     with pytest.raises(PteFormatError, match="root offset"):
         deserialize_pte(bytes(corrupt))
 
@@ -152,11 +166,16 @@ def test_non_finite_doubles_round_trip():
             return torch.clamp(x, min=float("-inf"), max=float("inf")) + torch.clamp(x, min=float("nan"))
 
     prog = exir.to_edge(torch.export.export(Clamps(), (torch.ones(2),))).to_executorch()
-    doubles = [v.val.double_val for v in deserialize_pte(prog.buffer).program.execution_plan[0].values
-               if type(v.val).__name__ == "Double"]
+    doubles = [
+        v.val.double_val
+        for v in deserialize_pte(prog.buffer).program.execution_plan[0].values
+        if type(v.val).__name__ == "Double"
+    ]
     assert float("inf") in doubles and float("-inf") in doubles and any(d != d for d in doubles)
-    assert _read_nonfinite('{"s": "x: inf, -nan", "d": [inf, -inf, nan, -nan], "info": 1}') == \
-        '{"s": "x: inf, -nan", "d": [Infinity, -Infinity, NaN, NaN], "info": 1}'
+    assert (
+        _read_nonfinite('{"s": "x: inf, -nan", "d": [inf, -inf, nan, -nan], "info": 1}')
+        == '{"s": "x: inf, -nan", "d": [Infinity, -Infinity, NaN, NaN], "info": 1}'
+    )
 
 
 CONSTANT_METHODS = {"get_max_seq_len": 128, "get_eos_ids": [2, 7], "use_kv_cache": True, "get_scale": 0.5}
@@ -189,6 +208,7 @@ def test_constant_methods_run_on_executorch(tmp_path):
     import json
     import os
     import subprocess
+
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     et_python = os.path.join(root, ".venv-executorch", "bin", "python3")
     if not os.path.exists(et_python):
@@ -197,8 +217,20 @@ def test_constant_methods_run_on_executorch(tmp_path):
     _with_constant_methods().save(str(path))
     torch.save([], tmp_path / "none.pt")
     for name, value in CONSTANT_METHODS.items():
-        r = subprocess.run([et_python, os.path.join(root, "tools", "et_reference.py"), "run", str(path),
-                            str(tmp_path / "none.pt"), "--method", name], capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [
+                et_python,
+                os.path.join(root, "tools", "et_reference.py"),
+                "run",
+                str(path),
+                str(tmp_path / "none.pt"),
+                "--method",
+                name,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr[-2000:]
         got = json.loads(r.stdout.strip().splitlines()[-1])["outputs"]
         assert got == (value if isinstance(value, list) else [value]), name

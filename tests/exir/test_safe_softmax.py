@@ -2,6 +2,7 @@
 decomposition as one ember::safe_softmax.out call, which both builds compute as eager does, including rows whose
 every key is masked out (zeros, not NaN); without the option, and where the chain's pieces are used elsewhere, the
 program keeps ATen's calls."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -83,12 +84,13 @@ def test_half_types_round_once_from_float(runtime, dtype):
     x[1, 2] = float("-inf")
     x[0, 0, :4] = float("-inf")
     prog = exir.to_edge(torch.export.export(_SafeSoftmax().eval(), (x,))).to_executorch(
-        exir.ExecutorchBackendConfig(fuse_activations=True))
+        exir.ExecutorchBackendConfig(fuse_activations=True)
+    )
     assert SAFE in _ops(prog)
     got = runtime.load(prog.buffer, kernels="portable").run("forward", [x])[0]
     # Computed in float and rounded once: within one ulp of the type of eager's float32 result.
     want = torch.ops.aten._safe_softmax(x.float(), -1).to(dtype)
-    torch.testing.assert_close(got, want, atol=0, rtol=2 ** -7 if dtype == torch.bfloat16 else 2 ** -10)
+    torch.testing.assert_close(got, want, atol=0, rtol=2**-7 if dtype == torch.bfloat16 else 2**-10)
     assert torch.equal(got[1, 2], torch.zeros(9, dtype=dtype))
 
 

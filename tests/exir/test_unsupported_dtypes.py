@@ -1,5 +1,6 @@
 """The emitter's last line of defence (to_edge refuses these earlier, see test_unsupported_features): a dtype the
 .pte format cannot hold is an EmitError that names it and says what to do, never a bare ValueError."""
+
 import pytest
 import torch
 
@@ -7,11 +8,14 @@ from exir.emit.emitter import EmitError, scalar_type_of
 from schema import program as S
 
 
-@pytest.mark.parametrize("dtype, message", [
-    (torch.complex64, r"dtype torch.complex64 \(ScalarType ComplexFloat\) cannot be exported: .* no complex types"),
-    (torch.complex128, r"ScalarType ComplexDouble\) cannot be exported"),
-    (torch.bits8, r"dtype torch.bits8 \(ScalarType Bits8\) has no .pte scalar type"),
-])
+@pytest.mark.parametrize(
+    "dtype, message",
+    [
+        (torch.complex64, r"dtype torch.complex64 \(ScalarType ComplexFloat\) cannot be exported: .* no complex types"),
+        (torch.complex128, r"ScalarType ComplexDouble\) cannot be exported"),
+        (torch.bits8, r"dtype torch.bits8 \(ScalarType Bits8\) has no .pte scalar type"),
+    ],
+)
 def test_dtype_without_pte_scalar_type_is_named(dtype, message):
     with pytest.raises(EmitError, match=message):
         scalar_type_of(dtype)

@@ -1,6 +1,7 @@
 """Models with features Ember cannot export fail in exir with an error naming the feature, the node and the
 user's source line, instead of an unrelated error from deep inside decomposition or emission (a bare
 "9 is not a valid ScalarType", a result_type cast error from a sparse decomposition)."""
+
 import pytest
 import torch
 
@@ -45,8 +46,11 @@ def test_sparse_input_and_sparse_op():
     assert f"{THIS_FILE}:" in msg
 
 
-@pytest.mark.parametrize("fn", [lambda x: torch.nonzero(x), lambda x: x[x > 0], lambda x: torch.unique(x)],
-                         ids=["nonzero", "mask_index", "unique"])
+@pytest.mark.parametrize(
+    "fn",
+    [lambda x: torch.nonzero(x), lambda x: x[x > 0], lambda x: torch.unique(x)],
+    ids=["nonzero", "mask_index", "unique"],
+)
 def test_data_dependent_shapes(fn):
     msg = export_error(fn, torch.randn(6))
     assert "has a data-dependent shape [u" in msg and "plans every tensor's bytes before any data exists" in msg
@@ -59,6 +63,7 @@ def test_control_flow_is_lowered_not_refused():
     class Branchy(torch.nn.Module):
         def forward(self, x):
             return torch.cond(x.sum() > 0, lambda x: x + 1, lambda x: x - 1, (x,))
+
     prog = exir.to_edge(torch.export.export(Branchy(), (torch.randn(4),))).to_executorch()
     assert any(c.op is None for c in prog.method_graphs["forward"].calls)
 
@@ -67,6 +72,7 @@ def test_an_unbounded_dynamic_dimension_is_refused_naming_it():
     class Double(torch.nn.Module):
         def forward(self, x):
             return x * 2
+
     ep = torch.export.export(Double(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: torch.export.Dim("b")}})
     with pytest.raises(Exception, match=r"dimension 0 of node 'x' .*no upper bound.*max=128"):
         exir.to_edge(ep).to_executorch()

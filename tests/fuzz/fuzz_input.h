@@ -42,8 +42,26 @@ class FuzzInput {
 // extremes of each width sometimes, or any 64-bit number.
 inline int64_t edgy_int(FuzzInput& in) {
   static constexpr int64_t kEdges[] = {
-      0, 1, -1, 2, 3, 4, -2, 8, 16, 255, 256, 65535, 65536, INT32_MAX, INT32_MIN, static_cast<int64_t>(UINT32_MAX),
-      INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
+      0,
+      1,
+      -1,
+      2,
+      3,
+      4,
+      -2,
+      8,
+      16,
+      255,
+      256,
+      65535,
+      65536,
+      INT32_MAX,
+      INT32_MIN,
+      static_cast<int64_t>(UINT32_MAX),
+      INT64_MAX,
+      INT64_MIN,
+      INT64_MAX - 1,
+      INT64_MIN + 1,
   };
   const uint8_t b = in.u8();
   if (b < 128) return static_cast<int64_t>(b % 8) - 2;  // -2..5: the common case, dims and small sizes
@@ -54,8 +72,24 @@ inline int64_t edgy_int(FuzzInput& in) {
 // Doubles likewise: ordinary ones, then zeros, infinities, NaN, denormals, the int64 range's edges.
 inline double edgy_double(FuzzInput& in) {
   static constexpr double kEdges[] = {
-      0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-7, 1e30, -1e30, 1e300, 9.2233720368547758e18, -9.2233720368547758e18,
-      __builtin_inf(), -__builtin_inf(), __builtin_nan(""), 4.9e-324, 2147483648.0, -2147483649.0,
+      0.0,
+      -0.0,
+      1.0,
+      -1.0,
+      0.5,
+      2.0,
+      1e-7,
+      1e30,
+      -1e30,
+      1e300,
+      9.2233720368547758e18,
+      -9.2233720368547758e18,
+      __builtin_inf(),
+      -__builtin_inf(),
+      __builtin_nan(""),
+      4.9e-324,
+      2147483648.0,
+      -2147483649.0,
   };
   const uint8_t b = in.u8();
   if (b < 96) return static_cast<double>(static_cast<int>(b % 16) - 8) * 0.25;

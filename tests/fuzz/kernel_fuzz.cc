@@ -27,11 +27,10 @@ constexpr int64_t kMaxIndexBroadcast = 256;  // an optional-tensor list's broadc
 
 // Every dtype a .pte may give a tensor (Method::load refuses the ones without storage: the complex types).
 constexpr ScalarType kStorageTypes[] = {
-    ScalarType::Byte,        ScalarType::Char,         ScalarType::Short,          ScalarType::Int,
-    ScalarType::Long,        ScalarType::Half,         ScalarType::Float,          ScalarType::Double,
-    ScalarType::Bool,        ScalarType::BFloat16,     ScalarType::UInt16,         ScalarType::UInt32,
-    ScalarType::UInt64,      ScalarType::QInt8,        ScalarType::QUInt8,         ScalarType::QInt32,
-    ScalarType::QUInt4x2,    ScalarType::Bits8,        ScalarType::Bits16,         ScalarType::Float8_e4m3fn,
+    ScalarType::Byte,   ScalarType::Char,     ScalarType::Short,  ScalarType::Int,    ScalarType::Long,
+    ScalarType::Half,   ScalarType::Float,    ScalarType::Double, ScalarType::Bool,   ScalarType::BFloat16,
+    ScalarType::UInt16, ScalarType::UInt32,   ScalarType::UInt64, ScalarType::QInt8,  ScalarType::QUInt8,
+    ScalarType::QInt32, ScalarType::QUInt4x2, ScalarType::Bits8,  ScalarType::Bits16, ScalarType::Float8_e4m3fn,
 };
 constexpr size_t kNumStorageTypes = sizeof(kStorageTypes) / sizeof(kStorageTypes[0]);
 
@@ -130,8 +129,7 @@ void store(ScalarType type, void* data, int64_t i, double v) {
 }
 
 struct Builder {
-  Builder(fuzz::FuzzInput& input, Arena& blocks, const KernelEntry& entry)
-      : in(input), arena(blocks), kernel(entry) {}
+  Builder(fuzz::FuzzInput& input, Arena& blocks, const KernelEntry& entry) : in(input), arena(blocks), kernel(entry) {}
 
   fuzz::FuzzInput& in;
   Arena& arena;
@@ -244,7 +242,7 @@ struct Builder {
     for (int64_t i = 0; i < n; ++i) {
       double v = static_cast<double>((seed + i * 7) % 5) - 1;  // -1..3
       if (mode == 2 && is_floating(type)) {
-        static constexpr double kSpecial[] = {0.0, -0.0, 1.0, __builtin_inf(), -__builtin_inf(), __builtin_nan(""),
+        static constexpr double kSpecial[] = {0.0,     -0.0,  1.0, __builtin_inf(), -__builtin_inf(), __builtin_nan(""),
                                               65504.0, 1e-40, -3.5};
         v = kSpecial[(seed + i) % (sizeof(kSpecial) / sizeof(kSpecial[0]))];
       } else if (mode == 3) {
@@ -279,8 +277,8 @@ struct Builder {
   // One argument for signature letter `code` (KernelEntry::arg_types).
   bool arg(char code, EValue* out) {
     // Optional letters: None a quarter of the time.
-    const bool optional = code == 't' || code == 'r' || code == 'n' || code == 'f' || code == 'c' || code == 'J' ||
-                          code == 'z';
+    const bool optional =
+        code == 't' || code == 'r' || code == 'n' || code == 'f' || code == 'c' || code == 'J' || code == 'z';
     if (optional && in.u8() < 64) {
       *out = EValue();
       return true;
@@ -296,8 +294,9 @@ struct Builder {
       case 's':
       case 'r': {
         const Scalar s = scalar();
-        *out = s.is_integral() ? EValue(s.to<int64_t>())
-                               : s.is_floating() ? EValue(s.to_double()) : EValue(s.to<bool>());
+        *out = s.is_integral()   ? EValue(s.to<int64_t>())
+               : s.is_floating() ? EValue(s.to_double())
+                                 : EValue(s.to<bool>());
         return true;
       }
       case 'i':
@@ -453,8 +452,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const uint8_t scratch_choice = in.u8() % 4;
-  const size_t scratch_size = scratch_choice == 0 ? 0 : scratch_choice == 1 ? (need.scratch < 64 ? need.scratch : 64)
-                                                                            : need.scratch;
+  const size_t scratch_size = scratch_choice == 0   ? 0
+                              : scratch_choice == 1 ? (need.scratch < 64 ? need.scratch : 64)
+                                                    : need.scratch;
   void* scratch = scratch_size ? aligned_alloc(16, (scratch_size + 15) & ~size_t{15}) : nullptr;
   KernelContext ctx(state, Span<uint8_t>(static_cast<uint8_t*>(scratch), scratch_size));
   kernel->fn(ctx, args);

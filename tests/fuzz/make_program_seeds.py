@@ -7,6 +7,7 @@ spends its mutations on structure, not on weight bytes.
 The committed corpus (tests/fuzz/corpus/program) holds these seeds plus inputs the fuzzer found that reach new
 code (tools/fuzz.sh merge). Run this again when the exporter changes what it writes.
 """
+
 import argparse
 import os
 import sys
@@ -81,6 +82,7 @@ def seeds():
     yield "tiny_transformer.pte", _export(TransformerBlock(dim=8, heads=2, mlp=16), (torch.randn(1, 4, 8),))
 
     from exir.quantization import quantize
+
     example = (torch.randn(1, 2, 6, 6),)
     q = quantize(TinyQuantizable(), example, [(torch.randn(1, 2, 6, 6),) for _ in range(4)])
     yield "tiny_int8.pte", exir.to_edge(q.exported_program).to_executorch()

@@ -11,8 +11,18 @@ A = torch.ops.aten
 g = torch.Generator().manual_seed(4321)
 
 # Element sizes 1, 2, 4 and 8 bytes, floating and integral, and Bool.
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.int16,
-          torch.int32, torch.int64, torch.bool]
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int8,
+    torch.uint8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+]
 # One dtype of each element size (1, 2, 4, 8 bytes) and class, for kernels that move bytes.
 SIZES = [torch.float32, torch.float16, torch.float64, torch.int64, torch.int8, torch.bool]
 
@@ -76,7 +86,7 @@ class Many(torch.nn.Module):
     def forward(self, *args):
         outs, at = [], 0
         for fn, n in zip(self.fns, self.counts):
-            outs.append(fn(*args[at:at + n]))
+            outs.append(fn(*args[at : at + n]))
             at += n
         return tuple(outs)
 
@@ -95,8 +105,7 @@ def check_many(runtime, cases):
         assert op in ops, f"{name}: {op} not in {ops}"
     gots = runtime.load(prog.buffer, kernels="portable").run("forward", [t.clone() for t in inputs])
     for (name, *_), got, want in zip(cases, gots, wants):
-        assert got.dtype == want.dtype and got.shape == want.shape, (name, got.dtype, got.shape, want.dtype,
-                                                                      want.shape)
+        assert got.dtype == want.dtype and got.shape == want.shape, (name, got.dtype, got.shape, want.dtype, want.shape)
         if want.dtype in (torch.float16, torch.bfloat16):
             torch.testing.assert_close(got, want, atol=1e-2, rtol=1e-2, msg=name)
         elif want.dtype.is_floating_point:

@@ -10,6 +10,7 @@ with bounds [0, 6] (ReLU6), [0, inf) (ReLU) and [-1, 1] (clamp), and with SiLU; 
 wide enough for several column chunks. Tolerances as the
 optimized convolution tests: 1e-4 of the output's scale.
 """
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -30,30 +31,39 @@ def rnd(*shape):
 CONVS = {
     "pointwise": (lambda x, w, b: F.conv2d(x, w, b), [rnd(1, 32, 12, 12), rnd(24, 32, 1, 1), rnd(24)]),
     "pointwise_grouped": (lambda x, w: F.conv2d(x, w, groups=2), [rnd(2, 8, 5, 7), rnd(6, 4, 1, 1)]),
-    "depthwise_s1": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=12),
-                     [rnd(2, 12, 14, 14), rnd(12, 1, 3, 3), rnd(12)]),
-    "depthwise_s2": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=8),
-                     [rnd(1, 8, 13, 15), rnd(8, 1, 3, 3), rnd(8)]),
-    "depthwise_dilated": (lambda x, w: F.conv2d(x, w, padding=2, dilation=2, groups=4), [rnd(1, 4, 9, 10),
-                                                                                            rnd(4, 1, 3, 3)]),
-    "depthwise_5x5": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=6), [rnd(1, 6, 11, 11),
-                                                                                      rnd(6, 1, 5, 5)]),
+    "depthwise_s1": (
+        lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=12),
+        [rnd(2, 12, 14, 14), rnd(12, 1, 3, 3), rnd(12)],
+    ),
+    "depthwise_s2": (
+        lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=8),
+        [rnd(1, 8, 13, 15), rnd(8, 1, 3, 3), rnd(8)],
+    ),
+    "depthwise_dilated": (
+        lambda x, w: F.conv2d(x, w, padding=2, dilation=2, groups=4),
+        [rnd(1, 4, 9, 10), rnd(4, 1, 3, 3)],
+    ),
+    "depthwise_5x5": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=6), [rnd(1, 6, 11, 11), rnd(6, 1, 5, 5)]),
     "im2col_3x3": (lambda x, w, b: F.conv2d(x, w, b, padding=1), [rnd(1, 16, 13, 11), rnd(8, 16, 3, 3), rnd(8)]),
-    "im2col_tiles": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
-                     [rnd(1, 64, 33, 33), rnd(10, 64, 3, 3), rnd(10)]),
+    "im2col_tiles": (
+        lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
+        [rnd(1, 64, 33, 33), rnd(10, 64, 3, 3), rnd(10)],
+    ),
     "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [rnd(2, 3, 21), rnd(5, 3, 3), rnd(5)]),
 }
 ACTIVATIONS = {
-    "relu6": F.relu6,                           # hardtanh.out [0, 6]
-    "relu": F.relu,                             # relu.out [0, inf)
-    "clamp": lambda y: torch.clamp(y, -1, 1),   # clamp.out [-1, 1]
-    "silu": F.silu,                             # sigmoid.out + mul.out, put back together as silu.out
+    "relu6": F.relu6,  # hardtanh.out [0, 6]
+    "relu": F.relu,  # relu.out [0, inf)
+    "clamp": lambda y: torch.clamp(y, -1, 1),  # clamp.out [-1, 1]
+    "silu": F.silu,  # sigmoid.out + mul.out, put back together as silu.out
 }
 CASES = {f"{c}-{a}": (CONVS[c], ACTIVATIONS[a]) for c in CONVS for a in ACTIVATIONS}
 # 640 output channels over a 12x12 plane: the SiLU chunks of the pointwise GEMM (64 K floats of C) are 96 columns
 # wide here, so one image takes two chunks, of 96 and 48 columns.
-CASES["pointwise_chunks-silu"] = ((lambda x, w, b: F.conv2d(x, w, b), [rnd(1, 24, 12, 12), rnd(640, 24, 1, 1),
-                                                                       rnd(640)]), F.silu)
+CASES["pointwise_chunks-silu"] = (
+    (lambda x, w, b: F.conv2d(x, w, b), [rnd(1, 24, 12, 12), rnd(640, 24, 1, 1), rnd(640)]),
+    F.silu,
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +73,8 @@ def programs():
         module = Fn(lambda *xs, conv=conv, act=act: act(conv(*xs))).eval()
         # Weights stay inputs (no folding), as in the other kernel tests; the fusion is asked for.
         prog = exir.to_edge(torch.export.export(module, tuple(inputs))).to_executorch(
-            exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False, fuse_activations=True))
+            exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False, fuse_activations=True)
+        )
         fused = convolution_silu_out if name.endswith("-silu") else convolution_clamp_out
         assert [c.op for c in prog.method_graphs["forward"].calls] == [fused], name
         out[name] = (prog.buffer, inputs, module(*inputs), conv(*inputs))
@@ -83,6 +94,7 @@ def test_matches_eager(runtime, programs, name, kernels):
 def test_double_is_refused_by_name(runtime):
     """The fused kernels compute Float only: export refuses another dtype naming the op, and a program exported
     without that check is refused when the method loads, again by name."""
+
     class Direct(torch.nn.Module):
         def forward(self, x, w):
             return torch.ops.ember.convolution_clamp(x, w, None, [1], [0], [1], False, [0], 1, 0.0, 6.0)

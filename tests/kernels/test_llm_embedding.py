@@ -5,6 +5,7 @@ group size, Float/Half/BFloat16 tables.
 
 Exact: each value is one float32 product of an integer and its scale, rounded once to the output's dtype, in the
 kernel as in the reference."""
+
 import pytest
 import torch
 
@@ -34,9 +35,11 @@ def _run(runtime, module, inputs, kernels):
 
 
 V, D = 50, 128
-INDICES = {"decode": lambda dt: torch.tensor([[7]], dtype=dt),
-           "prompt": lambda dt: torch.randint(0, V, (1, 13), generator=g).to(dt),
-           "batch_edges": lambda dt: torch.tensor([[0, V - 1, 3], [V - 1, 0, 0]], dtype=dt)}
+INDICES = {
+    "decode": lambda dt: torch.tensor([[7]], dtype=dt),
+    "prompt": lambda dt: torch.randint(0, V, (1, 13), generator=g).to(dt),
+    "batch_edges": lambda dt: torch.tensor([[0, V - 1, 3], [V - 1, 0, 0]], dtype=dt),
+}
 
 
 @pytest.mark.parametrize("kernels", ["default", "portable"])
@@ -77,8 +80,10 @@ def test_an_index_outside_the_table_is_refused_by_value_and_position(runtime, ke
     s = torch.rand(V, generator=g)
     prog = exir.to_edge(torch.export.export(Int8(), (w, s, torch.tensor([[1, 2, 3]])))).to_executorch()
     method = runtime.load(prog.buffer, kernels=kernels)
-    for idx, message in (([1, 2, V], "index 50 at position 2 is outside the table's rows 0 .. 49"),
-                         ([-1, 2, 3], "index -1 at position 0 is outside")):
+    for idx, message in (
+        ([1, 2, V], "index 50 at position 2 is outside the table's rows 0 .. 49"),
+        ([-1, 2, 3], "index -1 at position 0 is outside"),
+    ):
         with pytest.raises(RuntimeError, match=r"ember_llm::embedding_int8.out\) failed"):
             method.run("forward", [w, s, torch.tensor([idx])])
         assert f"ember_llm::embedding_int8.out: {message}" in capfd.readouterr().err
@@ -88,7 +93,7 @@ def test_an_index_outside_the_table_is_refused_by_value_and_position(runtime, ke
 def test_scales_that_do_not_match_the_groups_are_refused(runtime, kernels, capfd, monkeypatch):
     monkeypatch.setenv("EMBER_LOG", "1")
     q = pack_int4(torch.randint(-8, 8, (V, D), generator=g, dtype=torch.int8))
-    inputs = [q, torch.rand(V, 3, generator=g), torch.tensor([[1]])]   # 128 values in groups of 64 need 2 scales
+    inputs = [q, torch.rand(V, 3, generator=g), torch.tensor([[1]])]  # 128 values in groups of 64 need 2 scales
     prog = exir.to_edge(torch.export.export(Four(64), tuple(inputs))).to_executorch()
     method = runtime.load(prog.buffer, kernels=kernels)
     with pytest.raises(RuntimeError, match=r"ember_llm::embedding_4bit.out\) failed"):

@@ -6,6 +6,7 @@ Integer parts are exact: linear_8da4w's test scales make one unit of any group's
 the float tolerance, so a single rounding difference in the activations' quantization, or a wrong nibble, fails.
 Tolerances: float32 1e-5 relative + 1e-5 x the output's scale absolute (the kernels sum groups and lanes in
 another order than the reference); float16/bfloat16: two units in the last place of the output."""
+
 import pytest
 import torch
 
@@ -39,12 +40,20 @@ class Da4wNoBias(Da4w):
         return linear_8da4w(x, w, s, self.group, None)
 
 
-TOL = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float16: dict(rtol=2e-3, atol=2e-3),
-       torch.bfloat16: dict(rtol=1.6e-2, atol=1.6e-2)}
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-5),
+    torch.float16: dict(rtol=2e-3, atol=2e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1.6e-2),
+}
 # name -> (tokens, K, N)
-SHAPES = {"decode": (1, 256, 40), "tile_and_rest": (7, 128, 24), "odd_k_int8": (3, 100, 9),
-          # Output channels in whole blocks of 16, for the blocked layout.
-          "decode_blocks": (1, 256, 48), "tile_and_rest_blocks": (7, 128, 32)}
+SHAPES = {
+    "decode": (1, 256, 40),
+    "tile_and_rest": (7, 128, 24),
+    "odd_k_int8": (3, 100, 9),
+    # Output channels in whole blocks of 16, for the blocked layout.
+    "decode_blocks": (1, 256, 48),
+    "tile_and_rest_blocks": (7, 128, 32),
+}
 
 
 def _run(runtime, module, inputs, kernels):
@@ -54,8 +63,11 @@ def _run(runtime, module, inputs, kernels):
 
 # (shape, bias, dtype, kernels): Float on both builds; Half/BFloat16 only on portable (the default build hands
 # them to the same portable kernel).
-INT8_CASES = [(shape, bias, torch.float32, kernels) for kernels in ("default", "portable")
-              for shape, bias in (("decode", True), ("tile_and_rest", False), ("odd_k_int8", True))]
+INT8_CASES = [
+    (shape, bias, torch.float32, kernels)
+    for kernels in ("default", "portable")
+    for shape, bias in (("decode", True), ("tile_and_rest", False), ("odd_k_int8", True))
+]
 INT8_CASES += [("tile_and_rest", True, dtype, "portable") for dtype in (torch.float16, torch.bfloat16)]
 
 
@@ -74,8 +86,14 @@ def test_linear_int8_matches_the_reference(runtime, shape, bias, dtype, kernels)
 
 
 # (shape, group, bias): every group size at decode, the 4-token tile plus a remainder at two.
-DA4W_CASES = [("decode", 32, True), ("decode", 64, False), ("decode", 128, True), ("decode", 256, False),
-              ("tile_and_rest", 32, False), ("tile_and_rest", 128, True)]
+DA4W_CASES = [
+    ("decode", 32, True),
+    ("decode", 64, False),
+    ("decode", 128, True),
+    ("decode", 256, False),
+    ("tile_and_rest", 32, False),
+    ("tile_and_rest", 128, True),
+]
 
 
 @pytest.mark.parametrize("kernels", ["default", "portable"])
@@ -85,9 +103,16 @@ def test_linear_8da4w_matches_the_reference_exactly_in_its_integers(runtime, sha
 
 
 @pytest.mark.parametrize("kernels", ["default", "portable"])
-@pytest.mark.parametrize("shape,group,bias", [("decode_blocks", 32, True), ("decode_blocks", 256, False),
-                                              ("tile_and_rest_blocks", 32, False),
-                                              ("tile_and_rest_blocks", 64, True)], ids=str)
+@pytest.mark.parametrize(
+    "shape,group,bias",
+    [
+        ("decode_blocks", 32, True),
+        ("decode_blocks", 256, False),
+        ("tile_and_rest_blocks", 32, False),
+        ("tile_and_rest_blocks", 64, True),
+    ],
+    ids=str,
+)
 def test_linear_8da4w_blocked_matches_the_reference_exactly_in_its_integers(runtime, shape, group, bias, kernels):
     _check_8da4w(runtime, shape, group, bias, kernels, blocked=True)
 
@@ -127,7 +152,7 @@ def test_linear_8da4w_half_types_on_portable(runtime, dtype):
 def test_mismatched_scales_are_refused(runtime, kernels):
     x = torch.randn(1, 1, 64, generator=g)
     w = torch.randint(-8, 8, (16, 64), generator=g, dtype=torch.int8)
-    inputs = [x, pack_int4(w), torch.rand(16, 1, generator=g)]   # one group of scales where group 32 needs 2
+    inputs = [x, pack_int4(w), torch.rand(16, 1, generator=g)]  # one group of scales where group 32 needs 2
     prog = exir.to_edge(torch.export.export(Da4wNoBias(32), tuple(inputs))).to_executorch()
     method = runtime.load(prog.buffer, kernels=kernels)
     with pytest.raises(RuntimeError, match="linear_8da4w"):
@@ -145,4 +170,4 @@ def test_linear_8da4w_rounds_activation_ties_to_even_as_the_reference(runtime, k
     inputs = [x, pack_int4(w), torch.full((8, 2), 0.25)]
     got = _run(runtime, Da4wNoBias(32), inputs, kernels)
     want = Da4wNoBias(32)(*inputs)
-    assert torch.equal(got, want)   # every step exact: integer sums, scales of 2^-k
+    assert torch.equal(got, want)  # every step exact: integer sums, scales of 2^-k

@@ -5,6 +5,7 @@ that are not a multiple of the vector width, every dtype on both builds; positio
 Tolerances: float32 1e-5 absolute and relative (the kernels sum in another order than the reference's matmul);
 float64 1e-10; float16/bfloat16 two units in the last place of the output (scores and sums in float32, rounded
 once)."""
+
 import pytest
 import torch
 
@@ -30,8 +31,12 @@ CASES = {
     "prefill_from_0": (7, 4, 2, 8, 16, 0),
     "prefill_after_cache": (5, 8, 1, 24, 40, 30),
 }
-TOL = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-10, atol=1e-10),
-       torch.float16: dict(rtol=2e-3, atol=2e-3), torch.bfloat16: dict(rtol=1.6e-2, atol=1.6e-2)}
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-5),
+    torch.float64: dict(rtol=1e-10, atol=1e-10),
+    torch.float16: dict(rtol=2e-3, atol=2e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1.6e-2),
+}
 
 
 def _inputs(case, dtype):
@@ -39,7 +44,7 @@ def _inputs(case, dtype):
     q = torch.randn(1, T, H, D, generator=g).to(dtype)
     k = torch.randn(1, S, KV, D, generator=g).to(dtype)
     v = torch.randn(1, S, KV, D, generator=g).to(dtype)
-    return [q, k, v, torch.tensor([p])], 1.0 / D ** 0.5
+    return [q, k, v, torch.tensor([p])], 1.0 / D**0.5
 
 
 @pytest.mark.parametrize("kernels", ["default", "portable"])

@@ -10,6 +10,7 @@ dtypes the optimized kernels hand to portable (double, half).
 Tolerances: float32 1e-4 of the output's scale (the tiled GEMM sums in another order than ATen); float64 1e-10;
 float16 1e-2.
 """
+
 import os
 import shutil
 import subprocess
@@ -37,48 +38,73 @@ CASES = {
     "addmm_bias_row": (lambda b, x, y: torch.addmm(b, x, y), [rnd(17), rnd(7, 33), rnd(33, 17)]),
     "addmm_bias_1xn": (lambda b, x, y: torch.addmm(b, x, y, alpha=0.5), [rnd(1, 17), rnd(7, 33), rnd(33, 17)]),
     "addmm_bias_col": (lambda b, x, y: torch.addmm(b, x, y), [rnd(7, 1), rnd(7, 33), rnd(33, 17)]),
-    "addmm_full_beta": (lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0),
-                        [rnd(7, 17), rnd(7, 33), rnd(33, 17)]),
+    "addmm_full_beta": (
+        lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0),
+        [rnd(7, 17), rnd(7, 33), rnd(33, 17)],
+    ),
     "addmm_beta0": (lambda b, x, y: torch.addmm(b, x, y, beta=0.0), [rnd(17), rnd(3, 8), rnd(8, 17)]),
     "bmm": (torch.bmm, [rnd(3, 7, 33), rnd(3, 33, 20)]),
     "conv_pointwise": (lambda x, w, b: F.conv2d(x, w, b), [rnd(1, 32, 12, 12), rnd(24, 32, 1, 1), rnd(24)]),
     "conv_pointwise_grouped": (lambda x, w: F.conv2d(x, w, groups=2), [rnd(2, 8, 5, 7), rnd(6, 4, 1, 1)]),
     "conv_3x3_s1": (lambda x, w, b: F.conv2d(x, w, b, padding=1), [rnd(1, 16, 13, 11), rnd(8, 16, 3, 3), rnd(8)]),
-    "conv_3x3_s2_tiles": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
-                          [rnd(1, 64, 33, 33), rnd(10, 64, 3, 3), rnd(10)]),
+    "conv_3x3_s2_tiles": (
+        lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
+        [rnd(1, 64, 33, 33), rnd(10, 64, 3, 3), rnd(10)],
+    ),
     "conv_first_layer": (lambda x, w: F.conv2d(x, w, stride=2, padding=1), [rnd(1, 3, 32, 32), rnd(8, 3, 3, 3)]),
     "conv_5x5_dilated": (lambda x, w: F.conv2d(x, w, padding=3, dilation=2), [rnd(1, 4, 9, 10), rnd(5, 4, 5, 5)]),
     "conv_strided_1x1": (lambda x, w: F.conv2d(x, w, stride=2), [rnd(1, 6, 9, 9), rnd(4, 6, 1, 1)]),
-    "depthwise_s1": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=12),
-                     [rnd(2, 12, 14, 14), rnd(12, 1, 3, 3), rnd(12)]),
-    "depthwise_s2_odd": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=8),
-                         [rnd(1, 8, 13, 15), rnd(8, 1, 3, 3), rnd(8)]),
-    "depthwise_s2_even": (lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=4),
-                          [rnd(1, 4, 16, 16), rnd(4, 1, 3, 3)]),
+    "depthwise_s1": (
+        lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=12),
+        [rnd(2, 12, 14, 14), rnd(12, 1, 3, 3), rnd(12)],
+    ),
+    "depthwise_s2_odd": (
+        lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=8),
+        [rnd(1, 8, 13, 15), rnd(8, 1, 3, 3), rnd(8)],
+    ),
+    "depthwise_s2_even": (
+        lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=4),
+        [rnd(1, 4, 16, 16), rnd(4, 1, 3, 3)],
+    ),
     "depthwise_no_pad": (lambda x, w: F.conv2d(x, w, groups=4), [rnd(1, 4, 6, 5), rnd(4, 1, 3, 3)]),
     "depthwise_tiny": (lambda x, w: F.conv2d(x, w, padding=1, groups=3), [rnd(1, 3, 2, 1), rnd(3, 1, 3, 3)]),
     "depthwise_multiplier": (lambda x, w: F.conv2d(x, w, padding=1, groups=4), [rnd(1, 4, 7, 7), rnd(8, 1, 3, 3)]),
-    "depthwise_5x5": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=6), [rnd(1, 6, 11, 11),
-                                                                                      rnd(6, 1, 5, 5)]),
+    "depthwise_5x5": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=6), [rnd(1, 6, 11, 11), rnd(6, 1, 5, 5)]),
     # The general depthwise sweep (kernels other than 3x3, and stride 2 over a copy split by column parity):
     # rows of four vectors and more, a partial last vector, rows narrower than a vector, odd and even padding.
-    "depthwise_5x5_s1_wide": (lambda x, w, b: F.conv2d(x, w, b, padding=2, groups=5),
-                              [rnd(1, 5, 9, 45), rnd(5, 1, 5, 5), rnd(5)]),
-    "depthwise_5x5_s2_wide": (lambda x, w, b: F.conv2d(x, w, b, padding=2, stride=2, groups=3),
-                              [rnd(2, 3, 21, 83), rnd(3, 1, 5, 5), rnd(3)]),
-    "depthwise_3x3_s2_wide": (lambda x, w: F.conv2d(x, w, padding=1, stride=2, groups=4),
-                              [rnd(1, 4, 17, 70), rnd(4, 1, 3, 3)]),
+    "depthwise_5x5_s1_wide": (
+        lambda x, w, b: F.conv2d(x, w, b, padding=2, groups=5),
+        [rnd(1, 5, 9, 45), rnd(5, 1, 5, 5), rnd(5)],
+    ),
+    "depthwise_5x5_s2_wide": (
+        lambda x, w, b: F.conv2d(x, w, b, padding=2, stride=2, groups=3),
+        [rnd(2, 3, 21, 83), rnd(3, 1, 5, 5), rnd(3)],
+    ),
+    "depthwise_3x3_s2_wide": (
+        lambda x, w: F.conv2d(x, w, padding=1, stride=2, groups=4),
+        [rnd(1, 4, 17, 70), rnd(4, 1, 3, 3)],
+    ),
     "depthwise_3x3_s2_nopad": (lambda x, w: F.conv2d(x, w, stride=2, groups=2), [rnd(1, 2, 9, 40), rnd(2, 1, 3, 3)]),
-    "depthwise_5x5_s2_tiny": (lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=4),
-                              [rnd(1, 4, 3, 2), rnd(4, 1, 5, 5)]),
-    "depthwise_7x7_multiplier": (lambda x, w: F.conv2d(x, w, padding=3, groups=3),
-                                 [rnd(1, 3, 10, 19), rnd(6, 1, 7, 7)]),
-    "depthwise_5x3_s2_rect": (lambda x, w: F.conv2d(x, w, padding=(2, 1), stride=(1, 2), groups=2),
-                              [rnd(1, 2, 8, 27), rnd(2, 1, 5, 3)]),
-    "depthwise_5x5_s3": (lambda x, w: F.conv2d(x, w, padding=2, stride=3, groups=2),
-                         [rnd(1, 2, 11, 14), rnd(2, 1, 5, 5)]),
-    "depthwise_5x5_dilated": (lambda x, w: F.conv2d(x, w, padding=4, dilation=2, groups=2),
-                              [rnd(1, 2, 9, 12), rnd(2, 1, 5, 5)]),
+    "depthwise_5x5_s2_tiny": (
+        lambda x, w: F.conv2d(x, w, padding=2, stride=2, groups=4),
+        [rnd(1, 4, 3, 2), rnd(4, 1, 5, 5)],
+    ),
+    "depthwise_7x7_multiplier": (
+        lambda x, w: F.conv2d(x, w, padding=3, groups=3),
+        [rnd(1, 3, 10, 19), rnd(6, 1, 7, 7)],
+    ),
+    "depthwise_5x3_s2_rect": (
+        lambda x, w: F.conv2d(x, w, padding=(2, 1), stride=(1, 2), groups=2),
+        [rnd(1, 2, 8, 27), rnd(2, 1, 5, 3)],
+    ),
+    "depthwise_5x5_s3": (
+        lambda x, w: F.conv2d(x, w, padding=2, stride=3, groups=2),
+        [rnd(1, 2, 11, 14), rnd(2, 1, 5, 5)],
+    ),
+    "depthwise_5x5_dilated": (
+        lambda x, w: F.conv2d(x, w, padding=4, dilation=2, groups=2),
+        [rnd(1, 2, 9, 12), rnd(2, 1, 5, 5)],
+    ),
     # Squeeze-excitation's scale and its relatives: one value per channel over the dims after it, either side,
     # planes not a multiple of a vector, a batch over a [1, C, 1, 1] or an [N, C, 1, 1] operand.
     "mul_per_channel": (torch.mul, [rnd(2, 6, 7, 7), rnd(1, 6, 1, 1)]),
@@ -103,15 +129,21 @@ CASES = {
     # The implicit im2col (sgemm_packed): 300 output channels x K 360 is past one row block (96-row blocks, a
     # 12-row rest), K in two blocks, 23 x 23 = 529 positions in three calls of 192, 192 and 145 columns, with
     # padding on both sides of every output row.
-    "conv_3x3_row_blocks": (lambda x, w, b: F.conv2d(x, w, b, padding=1),
-                            [rnd(1, 40, 23, 23), rnd(300, 40, 3, 3), rnd(300)]),
+    "conv_3x3_row_blocks": (
+        lambda x, w, b: F.conv2d(x, w, b, padding=1),
+        [rnd(1, 40, 23, 23), rnd(300, 40, 3, 3), rnd(300)],
+    ),
     # ResNet's last stage in small: 7 x 7 outputs, so a 24-column panel spans four output rows, and 49 columns
     # end in a one-vector panel; stride 2 gathers every other input column.
-    "conv_3x3_s2_small_plane": (lambda x, w: F.conv2d(x, w, stride=2, padding=1),
-                                [rnd(2, 24, 14, 13), rnd(40, 24, 3, 3)]),
+    "conv_3x3_s2_small_plane": (
+        lambda x, w: F.conv2d(x, w, stride=2, padding=1),
+        [rnd(2, 24, 14, 13), rnd(40, 24, 3, 3)],
+    ),
     "conv_grouped_3x3": (lambda x, w: F.conv2d(x, w, padding=(0, 2), groups=2), [rnd(1, 6, 9, 17), rnd(10, 3, 3, 3)]),
-    "conv_double": (lambda x, w: F.conv2d(x, w, padding=1), [rnd(1, 3, 6, 6, dtype=torch.float64),
-                                                              rnd(4, 3, 3, 3, dtype=torch.float64)]),
+    "conv_double": (
+        lambda x, w: F.conv2d(x, w, padding=1),
+        [rnd(1, 3, 6, 6, dtype=torch.float64), rnd(4, 3, 3, 3, dtype=torch.float64)],
+    ),
     "mm_double": (torch.mm, [rnd(5, 7, dtype=torch.float64), rnd(7, 3, dtype=torch.float64)]),
     "mm_half": (torch.mm, [rnd(4, 8, dtype=torch.float16), rnd(8, 3, dtype=torch.float16)]),
 }
@@ -132,7 +164,8 @@ def programs():
         module = Fn(fn).eval()
         # Weights stay inputs (no constant folding), so each case reaches the kernel exactly as written.
         prog = exir.to_edge(torch.export.export(module, tuple(inputs))).to_executorch(
-            exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False))
+            exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False)
+        )
         out[name] = (prog.buffer, inputs, module(*inputs))
     return out
 
@@ -150,10 +183,11 @@ def test_matches_eager(runtime, programs, name, kernels):
 def test_default_build_registers_optimized_kernels(runtime):
     """The default runtime really holds kernels/optimized (and the portable one does not), so the parity above
     covers both libraries."""
+
     def defined(so):
         path = os.path.join(ROOT, "bazel-bin", "runtime", "python", so)
-        return subprocess.run(["nm", "-C", "--defined-only", path], capture_output=True, text=True,
-                              check=True).stdout
+        return subprocess.run(["nm", "-C", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+
     runtime.load(programs_of_one(), kernels="portable")  # builds the portable extension if needed
     assert "ember::optimized::convolution_out" in defined("_ember_runtime.so")
     assert "ember::optimized::" not in defined("_ember_runtime_portable.so")
@@ -175,7 +209,8 @@ FUSED_CASES = {
 def test_fused_activation_kernels_match_eager(runtime, name, kernels):
     fn, x = FUSED_CASES[name]
     prog = exir.to_edge(torch.export.export(Fn(fn).eval(), (x,))).to_executorch(
-        exir.ExecutorchBackendConfig(fuse_activations=True))
+        exir.ExecutorchBackendConfig(fuse_activations=True)
+    )
     assert [c.op for c in prog.method_graphs["forward"].calls] == [getattr(torch.ops.aten, name).out]
     got = runtime.load(prog.buffer, kernels=kernels).run("forward", [x])[0]
     torch.testing.assert_close(got, fn(x), **tolerance(fn(x)))
@@ -254,7 +289,8 @@ def test_channels_last_model_runs(runtime, fused):
     module = Net().eval().to(memory_format=cl)
     x = rnd(2, 3, 6, 7).contiguous(memory_format=cl)
     prog = exir.to_edge(torch.export.export(module, (x,))).to_executorch(
-        exir.ExecutorchBackendConfig(fuse_activations=fused))
+        exir.ExecutorchBackendConfig(fuse_activations=fused)
+    )
     assert any(tuple(t.dim_order) == (0, 2, 3, 1) for c in prog.method_graphs["forward"].calls for t in c.outs)
     want = module(x)
     for kernels in ("default", "portable"):

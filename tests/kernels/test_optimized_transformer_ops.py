@@ -9,6 +9,7 @@ the calls they hand to portable (softmax over another dim, a general broadcast, 
 Tolerances: float32 1e-5 relative elementwise (the vector exp/erf are within a few ulp), 1e-4 for the reductions
 (layer norm, softmax: another summation order); float64 1e-10; float16 1e-2.
 """
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -80,7 +81,8 @@ def programs():
     for name, (fn, inputs) in CASES.items():
         module = Fn(fn).eval()
         prog = exir.to_edge(torch.export.export(module, tuple(inputs))).to_executorch(
-            exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False))
+            exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False)
+        )
         out[name] = (prog.buffer, inputs, module(*inputs))
     return out
 

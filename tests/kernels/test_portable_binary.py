@@ -52,8 +52,12 @@ class Fn(torch.nn.Module):
 
 
 CONFIG = exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False)
-SHIFTS = ["aten::bitwise_left_shift.Tensor", "aten::bitwise_left_shift.Tensor_Scalar",
-          "aten::bitwise_right_shift.Tensor", "aten::bitwise_right_shift.Tensor_Scalar"]
+SHIFTS = [
+    "aten::bitwise_left_shift.Tensor",
+    "aten::bitwise_left_shift.Tensor_Scalar",
+    "aten::bitwise_right_shift.Tensor",
+    "aten::bitwise_right_shift.Tensor_Scalar",
+]
 PLACEHOLDERS = (torch.ops.aten.lt.Tensor, torch.ops.aten.lt.Scalar)
 
 
@@ -96,8 +100,9 @@ def _tolerance(dtype):
 def check(got, want):
     assert len(got) == len(want)
     for k, (a, b) in enumerate(zip(got, want)):
-        assert a.dtype == b.dtype and a.shape == b.shape, \
+        assert a.dtype == b.dtype and a.shape == b.shape, (
             f"output {k}: {a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
+        )
         torch.testing.assert_close(a, b, equal_nan=True, msg=lambda m: f"output {k}: {m}", **_tolerance(b.dtype))
 
 
@@ -106,27 +111,66 @@ def compare_all(a, b):
 
 
 def bitwise_all(a, b):
-    return (a & b, a | b, a ^ b, a & 3, a | 2, a ^ 1,
-            torch.logical_and(a, b), torch.logical_or(a, b), torch.logical_xor(a, b))
+    return (
+        a & b,
+        a | b,
+        a ^ b,
+        a & 3,
+        a | 2,
+        a ^ 1,
+        torch.logical_and(a, b),
+        torch.logical_or(a, b),
+        torch.logical_xor(a, b),
+    )
 
 
 def shifts(a, b):
-    return (torch.bitwise_left_shift(a, b), torch.bitwise_right_shift(a, b), torch.bitwise_left_shift(a, 3),
-            torch.bitwise_right_shift(a, 2), torch.bitwise_right_shift(a, -1))
+    return (
+        torch.bitwise_left_shift(a, b),
+        torch.bitwise_right_shift(a, b),
+        torch.bitwise_left_shift(a, 3),
+        torch.bitwise_right_shift(a, 2),
+        torch.bitwise_right_shift(a, -1),
+    )
 
 
 def arith_all(a, b):
-    return (torch.atan2(a, b), torch.maximum(a, b), torch.minimum(a, b), torch.fmod(a, b), torch.fmod(a, 1.5),
-            torch.remainder(a, b), torch.remainder(a, -1.5), torch.div(a, b, rounding_mode="floor"),
-            torch.div(a, b, rounding_mode="trunc"), torch.div(a, b), torch.floor_divide(a, b), torch.pow(a.abs(), b),
-            torch.pow(2.0, b))
+    return (
+        torch.atan2(a, b),
+        torch.maximum(a, b),
+        torch.minimum(a, b),
+        torch.fmod(a, b),
+        torch.fmod(a, 1.5),
+        torch.remainder(a, b),
+        torch.remainder(a, -1.5),
+        torch.div(a, b, rounding_mode="floor"),
+        torch.div(a, b, rounding_mode="trunc"),
+        torch.div(a, b),
+        torch.floor_divide(a, b),
+        torch.pow(a.abs(), b),
+        torch.pow(2.0, b),
+    )
 
 
 def int_arith_all(a, b):
-    return (torch.atan2(a, b), torch.maximum(a, b), torch.minimum(a, b), torch.fmod(a, b), torch.fmod(a, 4),
-            torch.remainder(a, b), torch.remainder(a, -4), torch.div(a, b, rounding_mode="floor"),
-            torch.div(a, b, rounding_mode="trunc"), torch.div(a, b), a // b, torch.pow(a, b), torch.pow(2, b),
-            torch.pow(a, b.abs() % 4), torch.fmod(a, 2.5), torch.remainder(a, 2.5))
+    return (
+        torch.atan2(a, b),
+        torch.maximum(a, b),
+        torch.minimum(a, b),
+        torch.fmod(a, b),
+        torch.fmod(a, 4),
+        torch.remainder(a, b),
+        torch.remainder(a, -4),
+        torch.div(a, b, rounding_mode="floor"),
+        torch.div(a, b, rounding_mode="trunc"),
+        torch.div(a, b),
+        a // b,
+        torch.pow(a, b),
+        torch.pow(2, b),
+        torch.pow(a, b.abs() % 4),
+        torch.fmod(a, 2.5),
+        torch.remainder(a, 2.5),
+    )
 
 
 def clamps(x, lo, hi):
@@ -146,20 +190,28 @@ CASES = {
     # bitwise and logical
     "bitwise_int": (bitwise_all, [ints(3, 4, lo=-100, hi=100), ints(4, lo=-100, hi=100)]),
     "bitwise_int8_uint8": (bitwise_all, [ints(6, dtype=torch.int8), ints(6, dtype=torch.uint8, lo=0, hi=255)]),
-    "bitwise_int64": (bitwise_all, [ints(5, dtype=torch.int64, lo=-(2 ** 40), hi=2 ** 40),
-                                    ints(5, dtype=torch.int64, lo=-(2 ** 40), hi=2 ** 40)]),
+    "bitwise_int64": (
+        bitwise_all,
+        [ints(5, dtype=torch.int64, lo=-(2**40), hi=2**40), ints(5, dtype=torch.int64, lo=-(2**40), hi=2**40)],
+    ),
     "bitwise_bool": (bitwise_all, [ints(8, lo=0, hi=2).bool(), ints(2, 8, lo=0, hi=2).bool()]),
-    "logical_mixed": (lambda a, b, c: (torch.logical_and(a, b), torch.logical_or(a, c), torch.logical_xor(b, c)),
-                      [with_nan(ints(10, lo=-1, hi=2).float()), ints(10, lo=-1, hi=2), ints(10, lo=0, hi=2).bool()]),
+    "logical_mixed": (
+        lambda a, b, c: (torch.logical_and(a, b), torch.logical_or(a, c), torch.logical_xor(b, c)),
+        [with_nan(ints(10, lo=-1, hi=2).float()), ints(10, lo=-1, hi=2), ints(10, lo=0, hi=2).bool()],
+    ),
     # shifts by negative and too-large amounts behave as PyTorch's CPU kernels
     "shift_int8": (shifts, [ints(12, dtype=torch.int8, lo=-128, hi=128), ints(12, dtype=torch.int8, lo=-2, hi=10)]),
     "shift_uint8": (shifts, [ints(12, dtype=torch.uint8, lo=0, hi=256), ints(12, dtype=torch.uint8, lo=0, hi=10)]),
     "shift_int32": (shifts, [ints(3, 12, lo=-1000, hi=1000), ints(12, lo=-2, hi=35)]),
-    "shift_int64": (shifts, [ints(12, dtype=torch.int64, lo=-(2 ** 40), hi=2 ** 40),
-                             ints(12, dtype=torch.int64, lo=-2, hi=66)]),
+    "shift_int64": (
+        shifts,
+        [ints(12, dtype=torch.int64, lo=-(2**40), hi=2**40), ints(12, dtype=torch.int64, lo=-2, hi=66)],
+    ),
     # division with Python's sign rules, atan2, maximum/minimum with NaN, pow
-    "arith_float": (arith_all, [with_nan(rnd(2, 3, 4)),
-                                rnd(3, 1, lo=0.5, hi=2.0) * torch.tensor([[1.0], [-1.0], [1.0]])]),
+    "arith_float": (
+        arith_all,
+        [with_nan(rnd(2, 3, 4)), rnd(3, 1, lo=0.5, hi=2.0) * torch.tensor([[1.0], [-1.0], [1.0]])],
+    ),
     "arith_float_zero": (arith_all, [rnd(6), torch.tensor([0.0, -0.0, 1.0, -2.0, 0.5, 0.0])]),
     "arith_double": (arith_all, [rnd(5, 4, dtype=torch.float64), rnd(4, dtype=torch.float64, lo=0.5, hi=2.0)]),
     "arith_half": (arith_all, [rnd(8, dtype=torch.float16), rnd(8, dtype=torch.float16, lo=0.5, hi=2.0)]),
@@ -167,28 +219,42 @@ CASES = {
     "arith_int": (int_arith_all, [ints(3, 5, lo=-20, hi=20), nonzero(5)]),
     "arith_int8": (int_arith_all, [ints(9, dtype=torch.int8, lo=-20, hi=20), nonzero(9, dtype=torch.int8)]),
     "arith_int64": (int_arith_all, [ints(9, dtype=torch.int64, lo=-20, hi=20), nonzero(9, dtype=torch.int64)]),
-    "arith_int_float_promotes": (lambda a, b: (torch.maximum(a, b), torch.remainder(a, b), a // b, torch.pow(a, b)),
-                                 [ints(6), rnd(6, lo=0.5, hi=2.0)]),
-    "minmax_bool": (lambda a, b: (torch.maximum(a, b), torch.minimum(a, b)),
-                    [ints(6, lo=0, hi=2).bool(), ints(6, lo=0, hi=2).bool()]),
+    "arith_int_float_promotes": (
+        lambda a, b: (torch.maximum(a, b), torch.remainder(a, b), a // b, torch.pow(a, b)),
+        [ints(6), rnd(6, lo=0.5, hi=2.0)],
+    ),
+    "minmax_bool": (
+        lambda a, b: (torch.maximum(a, b), torch.minimum(a, b)),
+        [ints(6, lo=0, hi=2).bool(), ints(6, lo=0, hi=2).bool()],
+    ),
     # clamp with tensor bounds: broadcasting, one-sided, min > max, NaN anywhere
     "clamp_float": (clamps, [with_nan(rnd(3, 4)), with_nan(rnd(4, lo=-2, hi=0)), rnd(3, 1, lo=0, hi=2)]),
     "clamp_int": (clamps, [ints(2, 5), ints(5, lo=-5, hi=0), ints(2, 1, lo=0, hi=5)]),
     # Bool (the OpInfo sweep's clamp_min/clamp_max samples: the kernel refused Bool although its manifest lists it)
     # (one-sided: eager's two-sided clamp refuses Bool)
-    "clamp_bool": (lambda x, lo, hi: (torch.clamp(x, min=lo), torch.clamp(x, max=hi)),
-                   [rnd(2, 4) > 0, rnd(4) > 0, rnd(2, 1) > 0]),
-    "clamp_half": (clamps, [rnd(6, dtype=torch.float16), rnd(6, dtype=torch.float16, lo=-2, hi=0),
-                            rnd(6, dtype=torch.float16, lo=0, hi=2)]),
+    "clamp_bool": (
+        lambda x, lo, hi: (torch.clamp(x, min=lo), torch.clamp(x, max=hi)),
+        [rnd(2, 4) > 0, rnd(4) > 0, rnd(2, 1) > 0],
+    ),
+    "clamp_half": (
+        clamps,
+        [
+            rnd(6, dtype=torch.float16),
+            rnd(6, dtype=torch.float16, lo=-2, hi=0),
+            rnd(6, dtype=torch.float16, lo=0, hi=2),
+        ],
+    ),
     "clamp_int_float_bounds": (clamps, [ints(6), rnd(6, lo=-3, hi=0), rnd(6, lo=0, hi=3)]),
     # 0-dim operands (made in the graph: c[0]), which promote only across categories, and empty tensors
-    "zero_dim": (lambda a, c: (a < c[0], a + c[0], torch.remainder(a, c[0]), torch.maximum(a, c[0]), a & c[0]),
-                 [ints(3, 4), torch.tensor([3], dtype=torch.int64)]),
-    "zero_dim_float_with_int": (lambda a, c: (a < c[0], torch.maximum(a, c[0]),
-                                              torch.div(a, c[0], rounding_mode="floor")),
-                                [ints(5), torch.tensor([2.5], dtype=torch.float64)]),
-    "empty": (lambda a, b: (a == b, torch.fmod(a, b), torch.maximum(a, b), torch.clamp(a, b, b)),
-              [rnd(0, 3), rnd(3)]),
+    "zero_dim": (
+        lambda a, c: (a < c[0], a + c[0], torch.remainder(a, c[0]), torch.maximum(a, c[0]), a & c[0]),
+        [ints(3, 4), torch.tensor([3], dtype=torch.int64)],
+    ),
+    "zero_dim_float_with_int": (
+        lambda a, c: (a < c[0], torch.maximum(a, c[0]), torch.div(a, c[0], rounding_mode="floor")),
+        [ints(5), torch.tensor([2.5], dtype=torch.float64)],
+    ),
+    "empty": (lambda a, b: (a == b, torch.fmod(a, b), torch.maximum(a, b), torch.clamp(a, b, b)), [rnd(0, 3), rnd(3)]),
 }
 
 
@@ -205,44 +271,69 @@ def _placeholder(a, b, c=None):
 
 REWRITTEN = {
     # the three placeholders become: rsub with alpha, div with a scalar and a rounding mode, masked_fill
-    "float": ([rnd(3, 4), rnd(4) > 0],
-              [(torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], -1.5)),
-               (torch.ops.aten.rsub.Scalar, lambda a: (a[0], 2.0, 0.5)),
-               (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], -0.75), {"rounding_mode": "floor"})]),
-    "int": ([ints(2, 5, lo=-20, hi=20), ints(2, 1, lo=0, hi=2).bool()],
-            [(torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], 7)),
-             (torch.ops.aten.rsub.Scalar, lambda a: (a[0], 3, 2)),
-             (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], -3), {"rounding_mode": "floor"})]),
-    "int_trunc_float_fill": ([ints(7, lo=-20, hi=20), ints(7, lo=0, hi=2).bool()],
-                             [(torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], 2.7)),
-                              (torch.ops.aten.rsub.Scalar, lambda a: (a[0], 2.5)),
-                              (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], 4), {"rounding_mode": "trunc"})]),
-    "half": ([rnd(6, dtype=torch.float16), rnd(1) > 0],
-             [(torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], 0.1)),
-              (torch.ops.aten.rsub.Scalar, lambda a: (a[0], 1)),
-              (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], 3.0), {"rounding_mode": "trunc"})]),
-    "bool": ([ints(5, lo=0, hi=2).bool(), ints(5, lo=0, hi=2).bool()],
-             [(torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], True)),
-              (torch.ops.aten.bitwise_xor.Scalar, lambda a: (a[0], True)),
-              (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], 2), {"rounding_mode": None})]),
+    "float": (
+        [rnd(3, 4), rnd(4) > 0],
+        [
+            (torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], -1.5)),
+            (torch.ops.aten.rsub.Scalar, lambda a: (a[0], 2.0, 0.5)),
+            (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], -0.75), {"rounding_mode": "floor"}),
+        ],
+    ),
+    "int": (
+        [ints(2, 5, lo=-20, hi=20), ints(2, 1, lo=0, hi=2).bool()],
+        [
+            (torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], 7)),
+            (torch.ops.aten.rsub.Scalar, lambda a: (a[0], 3, 2)),
+            (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], -3), {"rounding_mode": "floor"}),
+        ],
+    ),
+    "int_trunc_float_fill": (
+        [ints(7, lo=-20, hi=20), ints(7, lo=0, hi=2).bool()],
+        [
+            (torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], 2.7)),
+            (torch.ops.aten.rsub.Scalar, lambda a: (a[0], 2.5)),
+            (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], 4), {"rounding_mode": "trunc"}),
+        ],
+    ),
+    "half": (
+        [rnd(6, dtype=torch.float16), rnd(1) > 0],
+        [
+            (torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], 0.1)),
+            (torch.ops.aten.rsub.Scalar, lambda a: (a[0], 1)),
+            (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], 3.0), {"rounding_mode": "trunc"}),
+        ],
+    ),
+    "bool": (
+        [ints(5, lo=0, hi=2).bool(), ints(5, lo=0, hi=2).bool()],
+        [
+            (torch.ops.aten.masked_fill.Scalar, lambda a: (a[0], a[1], True)),
+            (torch.ops.aten.bitwise_xor.Scalar, lambda a: (a[0], True)),
+            (torch.ops.aten.div.Scalar_mode, lambda a: (a[0], 2), {"rounding_mode": None}),
+        ],
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(REWRITTEN))
 def test_rewritten_overloads_match_eager(runtime, name):
     inputs, replacements = REWRITTEN[name]
-    want = tuple(op(*args(tuple(inputs) if k == 0 else (inputs[0], None)), **(kwargs[0] if kwargs else {}))
-                 for k, (op, args, *kwargs) in enumerate(replacements))
+    want = tuple(
+        op(*args(tuple(inputs) if k == 0 else (inputs[0], None)), **(kwargs[0] if kwargs else {}))
+        for k, (op, args, *kwargs) in enumerate(replacements)
+    )
     got = run(runtime, _placeholder, inputs, replacements)
     check(got, want)
 
 
-@pytest.mark.parametrize("fn, op", [
-    (lambda a, b: a // b, "div.out_mode"),
-    (lambda a, b: torch.div(a, b, rounding_mode="trunc"), "div.out_mode"),
-    (lambda a, b: torch.remainder(a, b), "remainder.Tensor_out"),
-    (lambda a, b: torch.fmod(a, b), "fmod.Tensor_out"),
-])
+@pytest.mark.parametrize(
+    "fn, op",
+    [
+        (lambda a, b: a // b, "div.out_mode"),
+        (lambda a, b: torch.div(a, b, rounding_mode="trunc"), "div.out_mode"),
+        (lambda a, b: torch.remainder(a, b), "remainder.Tensor_out"),
+        (lambda a, b: torch.fmod(a, b), "fmod.Tensor_out"),
+    ],
+)
 def test_integer_division_by_zero_is_refused(runtime, fn, op):
     a, b = ints(4), torch.tensor([1, 2, 0, 3], dtype=torch.int32)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):

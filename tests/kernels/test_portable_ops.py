@@ -77,8 +77,10 @@ CASES = {
     "addmm": (lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0), [rnd(4), rnd(3, 5), rnd(5, 4)]),
     # convolution and pooling
     "conv2d": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [rnd(1, 3, 9, 9), rnd(4, 3, 3, 3), rnd(4)]),
-    "conv2d_depthwise_dilated": (lambda x, w: F.conv2d(x, w, None, padding=2, dilation=2, groups=4),
-                                 [rnd(2, 4, 8, 8), rnd(4, 1, 3, 3)]),
+    "conv2d_depthwise_dilated": (
+        lambda x, w: F.conv2d(x, w, None, padding=2, dilation=2, groups=4),
+        [rnd(2, 4, 8, 8), rnd(4, 1, 3, 3)],
+    ),
     "conv2d_grouped": (lambda x, w: F.conv2d(x, w, groups=2), [rnd(1, 4, 5, 5), rnd(6, 2, 1, 1)]),
     "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), [rnd(1, 3, 10), rnd(4, 3, 3), rnd(4)]),
     "max_pool2d": (lambda x: F.max_pool2d(x, 3, 2, 1), [rnd(1, 2, 9, 9)]),
@@ -88,8 +90,10 @@ CASES = {
     "adaptive_avg_pool": (lambda x: F.adaptive_avg_pool2d(x, 1), [rnd(1, 3, 5, 5)]),
     # normalization, softmax, reductions
     "layer_norm": (lambda x, w, b: F.layer_norm(x, (6,), w, b), [rnd(2, 3, 6), rnd(6), rnd(6)]),
-    "batch_norm": (lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
-                   [rnd(2, 3, 4, 4), rnd(3), rnd(3, lo=0.5, hi=1.5), rnd(3), rnd(3)]),
+    "batch_norm": (
+        lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+        [rnd(2, 3, 4, 4), rnd(3), rnd(3, lo=0.5, hi=1.5), rnd(3), rnd(3)],
+    ),
     "softmax": (lambda x: torch.softmax(x, 1), [rnd(2, 5, 3)]),
     "log_softmax": (lambda x: torch.log_softmax(x, -1), [rnd(2, 5)]),
     "mean": (lambda x: x.mean(dim=(0, 2), keepdim=True), [rnd(3, 4, 5)]),
@@ -127,8 +131,10 @@ CASES = {
     "where_promoted": (lambda c, a, b: torch.where(c, a, b), [rnd(3, 4) > 0, rnd(3, 4), rnd(3, 1).double()]),
     "embedding": (lambda w, i: F.embedding(i, w), [rnd(10, 4), torch.tensor([[1, 3], [9, 0]])]),
     "index_rows": (lambda x, i: x[i], [rnd(5, 3), torch.tensor([4, 0, -1])]),
-    "index_cols_broadcast": (lambda x, i, j: x[:, i, j], [rnd(2, 4, 5), torch.tensor([[0], [3]]),
-                                                          torch.tensor([1, 2, 4])]),
+    "index_cols_broadcast": (
+        lambda x, i, j: x[:, i, j],
+        [rnd(2, 4, 5), torch.tensor([[0], [3]]), torch.tensor([1, 2, 4])],
+    ),
     "index_non_adjacent": (lambda x, i, j: x[i, :, j], [rnd(3, 4, 5), torch.tensor([0, 2]), torch.tensor([4, 1])]),
     "to_float": (lambda x: x.to(torch.float32), [ints(6)]),
     "to_half": (lambda x: x.to(torch.float16), [rnd(6)]),
@@ -147,7 +153,6 @@ def _tolerance(dtype, name):
     return {"atol": 0, "rtol": 0}
 
 
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_matches_eager(runtime, name):
     fn, inputs = CASES[name]
@@ -159,7 +164,8 @@ def test_op_matches_eager(runtime, name):
     want = module(*inputs)
     # Fold nothing: constants would hide the kernel under test behind the exporter.
     prog = exir.to_edge(torch.export.export(module, tuple(inputs))).to_executorch(
-        exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False))
+        exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False)
+    )
     # Portable kernels only: kernels/optimized, registered ahead of them by default, has its own tests.
     got = runtime.load(prog.buffer, kernels="portable").run("forward", inputs)[0]
     assert got.dtype == want.dtype and got.shape == want.shape

@@ -112,8 +112,10 @@ CASES = {
     "var_one_element": (lambda x: torch.var(x, 1), [rnd(3, 1)]),
     "var_correction_over_n": (lambda x: torch.var(x, 1, correction=4), [rnd(2, 3)]),
     "var_mean": (lambda x: torch.var_mean(x, 1), [rnd(3, 5)]),
-    "var_mean_all_keepdim": (lambda x: torch.var_mean(x, None, correction=0, keepdim=True),
-                             [rnd(2, 3, dtype=torch.float64)]),
+    "var_mean_all_keepdim": (
+        lambda x: torch.var_mean(x, None, correction=0, keepdim=True),
+        [rnd(2, 3, dtype=torch.float64)],
+    ),
     # cumsum: integers (Bool too) into int64, a dtype argument, every dim, 0-d and empty
     "cumsum": (lambda x: torch.cumsum(x, 1), [rnd(3, 5)]),
     "cumsum_dim0": (lambda x: torch.cumsum(x, 0), [rnd(4, 2, 3)]),
@@ -141,8 +143,10 @@ CASES = {
     "cdist_p1": (lambda a, b: torch.cdist(a, b, p=1.0), [rnd(4, 3), rnd(2, 3)]),
     "cdist_p0": (lambda a, b: torch.cdist(a, b, p=0.0), [ints(4, 3, hi=2).float(), ints(3, 3, hi=2).float()]),
     "cdist_pinf": (lambda a, b: torch.cdist(a, b, p=math.inf), [rnd(3, 4), rnd(5, 4)]),
-    "cdist_p3_double": (lambda a, b: torch.cdist(a, b, p=3.0), [rnd(3, 4, dtype=torch.float64),
-                                                                rnd(2, 4, dtype=torch.float64)]),
+    "cdist_p3_double": (
+        lambda a, b: torch.cdist(a, b, p=3.0),
+        [rnd(3, 4, dtype=torch.float64), rnd(2, 4, dtype=torch.float64)],
+    ),
     "cdist_p_half": (lambda a, b: torch.cdist(a, b, p=0.5), [rnd(3, 2, lo=0.1), rnd(4, 2, lo=0.1)]),
     "cdist_batch_broadcast": (lambda a, b: torch.cdist(a, b), [rnd(2, 1, 3, 4), rnd(3, 5, 4)]),
     "cdist_empty": (lambda a, b: torch.cdist(a, b), [rnd(0, 3), rnd(2, 3)]),
@@ -160,27 +164,53 @@ CASES = {
     "group_norm_half": (lambda x: F.group_norm(x, 2), [rnd(2, 4, 6, dtype=torch.float16)]),
     "group_norm_bf16": (lambda x: F.group_norm(x, 2), [rnd(2, 4, 6, dtype=torch.bfloat16)]),
     # training batch norm without running stats (_native_batch_norm_legit.no_stats_out)
-    "batch_norm_train": (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
-                         [rnd(4, 3, 5), rnd(3), rnd(3)]),
+    "batch_norm_train": (
+        lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+        [rnd(4, 3, 5), rnd(3), rnd(3)],
+    ),
     "batch_norm_train_2d": (lambda x: F.batch_norm(x, None, None, training=True, eps=1e-3), [rnd(6, 4)]),
-    "batch_norm_train_double": (lambda x: F.batch_norm(x, None, None, training=True),
-                                [rnd(2, 3, 2, 2, dtype=torch.float64)]),
+    "batch_norm_train_double": (
+        lambda x: F.batch_norm(x, None, None, training=True),
+        [rnd(2, 3, 2, 2, dtype=torch.float64)],
+    ),
 }
 
 # Ops outside core ATen that ExecuTorch's portable library still has kernels for.
-ALLOWED = {"max_unary": ["aten::max"], "max_unary_nan": ["aten::max"], "min_unary_int": ["aten::min"],
-           "min_unary_half": ["aten::min"], "var_mean": ["aten::var_mean.correction"],
-           "var_mean_all_keepdim": ["aten::var_mean.correction"]}
+ALLOWED = {
+    "max_unary": ["aten::max"],
+    "max_unary_nan": ["aten::max"],
+    "min_unary_int": ["aten::min"],
+    "min_unary_half": ["aten::min"],
+    "var_mean": ["aten::var_mean.correction"],
+    "var_mean_all_keepdim": ["aten::var_mean.correction"],
+}
 
 # The kernel each case must reach (checked in the lowered program, so a decomposition cannot hide it).
-KERNEL = {"any_all": "any.all_out", "any_dim": "any.out", "any_dims": "any.dims_out", "any_0d": "any.out",
-          "amin": "amin.out", "amax": "amax.out", "argmax": "argmax.out", "argmin": "argmin.out",
-          "max_dim": "max.dim_max", "min_dim": "min.dim_min", "max_unary": "max.unary_out",
-          "min_unary": "min.unary_out", "mean_all": "mean.dtype_out", "prod_all": "prod.out",
-          "prod_dim": "prod.int_out", "var_mean": "var_mean.correction_out", "var": "var.correction_out",
-          "cumsum": "cumsum.out", "topk": "topk.values", "cdist": "_cdist_forward.out",
-          "pdist": "_pdist_forward.out", "group_norm": "native_group_norm.out",
-          "batch_norm_train": "_native_batch_norm_legit.no_stats_out"}
+KERNEL = {
+    "any_all": "any.all_out",
+    "any_dim": "any.out",
+    "any_dims": "any.dims_out",
+    "any_0d": "any.out",
+    "amin": "amin.out",
+    "amax": "amax.out",
+    "argmax": "argmax.out",
+    "argmin": "argmin.out",
+    "max_dim": "max.dim_max",
+    "min_dim": "min.dim_min",
+    "max_unary": "max.unary_out",
+    "min_unary": "min.unary_out",
+    "mean_all": "mean.dtype_out",
+    "prod_all": "prod.out",
+    "prod_dim": "prod.int_out",
+    "var_mean": "var_mean.correction_out",
+    "var": "var.correction_out",
+    "cumsum": "cumsum.out",
+    "topk": "topk.values",
+    "cdist": "_cdist_forward.out",
+    "pdist": "_pdist_forward.out",
+    "group_norm": "native_group_norm.out",
+    "batch_norm_train": "_native_batch_norm_legit.no_stats_out",
+}
 
 
 def _tolerance(dtype):
@@ -229,7 +259,7 @@ class Group(torch.nn.Module):
         outs, k = [], 0
         for name in self.names:
             fn, inputs = CASES[name]
-            r = fn(*args[k:k + len(inputs)])
+            r = fn(*args[k : k + len(inputs)])
             k += len(inputs)
             outs.extend(r if isinstance(r, tuple) else [r])
         return tuple(outs)
@@ -241,8 +271,9 @@ def test_op_matches_eager(runtime, kernel):
     inputs = [t for name in names for t in CASES[name][1]]
     allowed = sorted({op for name in names for op in ALLOWED.get(name, ())})
     module = Group(names).eval()
-    edge = exir.to_edge(torch.export.export(module, tuple(inputs)),
-                        compile_config=exir.EdgeCompileConfig(allowed_ops=allowed))
+    edge = exir.to_edge(
+        torch.export.export(module, tuple(inputs)), compile_config=exir.EdgeCompileConfig(allowed_ops=allowed)
+    )
     prog = edge.to_executorch(exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False))
     ops = summarize(deserialize_pte(prog.buffer))["methods"][0]["operators"]
     assert f"aten::{kernel}" in ops or kernel in ops, f"expected {kernel} among {sorted(ops)}"
@@ -251,7 +282,7 @@ def test_op_matches_eager(runtime, kernel):
     for name in names:
         fn, case_inputs = CASES[name]
         want = fn(*case_inputs)
-        for wv in (want if isinstance(want, tuple) else [want]):
+        for wv in want if isinstance(want, tuple) else [want]:
             gv = got[k]
             k += 1
             assert gv.dtype == wv.dtype and gv.shape == wv.shape, (name, gv.dtype, wv.dtype, gv.shape, wv.shape)

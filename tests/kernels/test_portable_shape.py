@@ -12,36 +12,80 @@ from tests.kernels.shape_cases import A, SIZES, check_many, rnd
 
 # name -> (fn, inputs(dtype), operator, ops kept undecomposed)
 CASES = {
-    "as_strided": (lambda x: torch.as_strided(x, (2, 3), (1, 2), 1), lambda t: [rnd(3, 4, dtype=t)],
-                   "aten::as_strided_copy.out", ()),
-    "copy_broadcast": (lambda x, y: A.copy(x, y), lambda t: [rnd(3, 4, dtype=t), rnd(4, dtype=t)],
-                       "aten::copy.out", ()),
+    "as_strided": (
+        lambda x: torch.as_strided(x, (2, 3), (1, 2), 1),
+        lambda t: [rnd(3, 4, dtype=t)],
+        "aten::as_strided_copy.out",
+        (),
+    ),
+    "copy_broadcast": (
+        lambda x, y: A.copy(x, y),
+        lambda t: [rnd(3, 4, dtype=t), rnd(4, dtype=t)],
+        "aten::copy.out",
+        (),
+    ),
     "diagonal": (lambda x: torch.diagonal(x, 1), lambda t: [rnd(3, 4, dtype=t)], "aten::diagonal_copy.out", ()),
-    "diagonal_neg_dims": (lambda x: torch.diagonal(x, -1, 2, 0), lambda t: [rnd(3, 2, 4, dtype=t)],
-                          "aten::diagonal_copy.out", ()),
+    "diagonal_neg_dims": (
+        lambda x: torch.diagonal(x, -1, 2, 0),
+        lambda t: [rnd(3, 2, 4, dtype=t)],
+        "aten::diagonal_copy.out",
+        (),
+    ),
     "flip": (lambda x: torch.flip(x, [0, -1]), lambda t: [rnd(3, 4, 5, dtype=t)], "aten::flip.out", ()),
-    "narrow": (lambda x: torch.narrow_copy(x, 1, -3, 2), lambda t: [rnd(3, 4, dtype=t)], "aten::narrow_copy.out",
-               (A.narrow_copy.default,)),
-    "roll_dims": (lambda x: torch.roll(x, (1, -5), (0, 2)), lambda t: [rnd(3, 2, 4, dtype=t)], "aten::roll.out",
-                  (A.roll.default,)),
+    "narrow": (
+        lambda x: torch.narrow_copy(x, 1, -3, 2),
+        lambda t: [rnd(3, 4, dtype=t)],
+        "aten::narrow_copy.out",
+        (A.narrow_copy.default,),
+    ),
+    "roll_dims": (
+        lambda x: torch.roll(x, (1, -5), (0, 2)),
+        lambda t: [rnd(3, 2, 4, dtype=t)],
+        "aten::roll.out",
+        (A.roll.default,),
+    ),
     "roll_flat": (lambda x: torch.roll(x, 7), lambda t: [rnd(3, 4, dtype=t)], "aten::roll.out", (A.roll.default,)),
     "repeat": (lambda x: x.repeat(2, 1, 3), lambda t: [rnd(3, 2, dtype=t)], "aten::repeat.out", ()),
-    "squeeze_dim": (lambda x: A.squeeze_copy(x, -2), lambda t: [rnd(3, 1, 4, dtype=t)],
-                    "aten::squeeze_copy.dim_out", (A.squeeze_copy.dim,)),
-    "squeeze_dim_noop": (lambda x: A.squeeze_copy(x, 0), lambda t: [rnd(3, 4, dtype=t)],
-                         "aten::squeeze_copy.dim_out", (A.squeeze_copy.dim,)),
-    "stack": (lambda a, b: torch.stack([a, b], 1), lambda t: [rnd(3, 4, dtype=t), rnd(3, 4, dtype=t)],
-              "aten::stack.out", (A.stack.default,)),
-    "stack_last": (lambda a, b, c: torch.stack([a, b, c], -1), lambda t: [rnd(2, 3, dtype=t)] * 3,
-                   "aten::stack.out", (A.stack.default,)),
+    "squeeze_dim": (
+        lambda x: A.squeeze_copy(x, -2),
+        lambda t: [rnd(3, 1, 4, dtype=t)],
+        "aten::squeeze_copy.dim_out",
+        (A.squeeze_copy.dim,),
+    ),
+    "squeeze_dim_noop": (
+        lambda x: A.squeeze_copy(x, 0),
+        lambda t: [rnd(3, 4, dtype=t)],
+        "aten::squeeze_copy.dim_out",
+        (A.squeeze_copy.dim,),
+    ),
+    "stack": (
+        lambda a, b: torch.stack([a, b], 1),
+        lambda t: [rnd(3, 4, dtype=t), rnd(3, 4, dtype=t)],
+        "aten::stack.out",
+        (A.stack.default,),
+    ),
+    "stack_last": (
+        lambda a, b, c: torch.stack([a, b, c], -1),
+        lambda t: [rnd(2, 3, dtype=t)] * 3,
+        "aten::stack.out",
+        (A.stack.default,),
+    ),
     "t": (lambda x: A.t_copy(x), lambda t: [rnd(3, 5, dtype=t)], "aten::t_copy.out", (A.t_copy.default,)),
     "t_1d": (lambda x: A.t_copy(x), lambda t: [rnd(5, dtype=t)], "aten::t_copy.out", (A.t_copy.default,)),
-    "transpose": (lambda x: A.transpose_copy(x, 0, -1), lambda t: [rnd(2, 3, 4, dtype=t)],
-                  "aten::transpose_copy.int_out", (A.transpose_copy.int,)),
+    "transpose": (
+        lambda x: A.transpose_copy(x, 0, -1),
+        lambda t: [rnd(2, 3, 4, dtype=t)],
+        "aten::transpose_copy.int_out",
+        (A.transpose_copy.int,),
+    ),
     "tril": (lambda x: torch.tril(x), lambda t: [rnd(2, 4, 5, dtype=t)], "aten::tril.out", (A.tril.default,)),
     "tril_diag": (lambda x: torch.tril(x, -2), lambda t: [rnd(5, 4, dtype=t)], "aten::tril.out", (A.tril.default,)),
-    "unfold": (lambda x: A.unfold_copy(x, 1, 3, 2), lambda t: [rnd(2, 7, dtype=t)], "aten::unfold_copy.out",
-               (A.unfold_copy.default,)),
+    "unfold": (
+        lambda x: A.unfold_copy(x, 1, 3, 2),
+        lambda t: [rnd(2, 7, dtype=t)],
+        "aten::unfold_copy.out",
+        (A.unfold_copy.default,),
+    ),
 }
 
 
@@ -63,21 +107,45 @@ EDGES = {
     "roll_repeated_dim": (lambda x: torch.roll(x, (1, 2), (1, 1)), [rnd(2, 5)], "aten::roll.out", (A.roll.default,)),
     "diagonal_offset_past_end": (lambda x: torch.diagonal(x, 7), [rnd(3, 4)], "aten::diagonal_copy.out", ()),
     "tril_huge_diagonal": (lambda x: torch.tril(x, 2**40), [rnd(3, 4)], "aten::tril.out", (A.tril.default,)),
-    "tril_very_negative": (lambda x: torch.tril(x, -2**40), [rnd(3, 4)], "aten::tril.out", (A.tril.default,)),
-    "unfold_0d": (lambda x: A.unfold_copy(x, 0, 1, 1), [torch.tensor(2.0)], "aten::unfold_copy.out",
-                  (A.unfold_copy.default,)),
+    "tril_very_negative": (lambda x: torch.tril(x, -(2**40)), [rnd(3, 4)], "aten::tril.out", (A.tril.default,)),
+    "unfold_0d": (
+        lambda x: A.unfold_copy(x, 0, 1, 1),
+        [torch.tensor(2.0)],
+        "aten::unfold_copy.out",
+        (A.unfold_copy.default,),
+    ),
     "t_0d": (lambda x: A.t_copy(x), [torch.tensor(2.0)], "aten::t_copy.out", (A.t_copy.default,)),
-    "transpose_0d": (lambda x: A.transpose_copy(x, 0, -1), [torch.tensor(2.0)], "aten::transpose_copy.int_out",
-                     (A.transpose_copy.int,)),
+    "transpose_0d": (
+        lambda x: A.transpose_copy(x, 0, -1),
+        [torch.tensor(2.0)],
+        "aten::transpose_copy.int_out",
+        (A.transpose_copy.int,),
+    ),
     "copy_converts": (lambda x, y: A.copy(x, y), [rnd(2, 3), torch.tensor([1, -2, 3])], "aten::copy.out", ()),
-    "copy_int_to_half": (lambda x, y: A.copy(x, y), [rnd(2, 3, dtype=torch.float16), torch.tensor([1, -2, 3])],
-                         "aten::copy.out", ()),
-    "stack_mixed_dtypes": (lambda a, b: torch.stack([a, b]), [rnd(3), torch.tensor([1, 2, 3], dtype=torch.int32)],
-                           "aten::stack.out", (A.stack.default,)),
-    "as_strided_overlapping": (lambda x: torch.as_strided(x, (3, 3), (1, 1)), [rnd(6)],
-                               "aten::as_strided_copy.out", ()),
-    "narrow_empty": (lambda x: torch.narrow_copy(x, 0, 3, 0), [rnd(3, 2)], "aten::narrow_copy.out",
-                     (A.narrow_copy.default,)),
+    "copy_int_to_half": (
+        lambda x, y: A.copy(x, y),
+        [rnd(2, 3, dtype=torch.float16), torch.tensor([1, -2, 3])],
+        "aten::copy.out",
+        (),
+    ),
+    "stack_mixed_dtypes": (
+        lambda a, b: torch.stack([a, b]),
+        [rnd(3), torch.tensor([1, 2, 3], dtype=torch.int32)],
+        "aten::stack.out",
+        (A.stack.default,),
+    ),
+    "as_strided_overlapping": (
+        lambda x: torch.as_strided(x, (3, 3), (1, 1)),
+        [rnd(6)],
+        "aten::as_strided_copy.out",
+        (),
+    ),
+    "narrow_empty": (
+        lambda x: torch.narrow_copy(x, 0, 3, 0),
+        [rnd(3, 2)],
+        "aten::narrow_copy.out",
+        (A.narrow_copy.default,),
+    ),
 }
 
 
@@ -91,6 +159,7 @@ def test_cat_of_channels_last_tensors(runtime, dim):
     them as if contiguous before, wrong values without an error)."""
     from tests.kernels.test_portable_ops import Fn
     import exir
+
     cl = torch.channels_last
     shapes = {1: [(2, 3, 4, 5), (2, 2, 4, 5)], 3: [(2, 3, 4, 5), (2, 3, 4, 2)], -2: [(1, 3, 2, 5), (1, 3, 3, 5)]}[dim]
     xs = [rnd(*s, dtype=torch.float32).contiguous(memory_format=cl) for s in shapes]
@@ -108,6 +177,7 @@ def test_clone_and_copy_change_the_dim_order(runtime, case):
     conv output made contiguous for a flatten, an input made channels-last, a dtype change at the same time."""
     from tests.kernels.test_portable_ops import Fn
     import exir
+
     cl = torch.channels_last
     x = rnd(2, 3, 4, 5, dtype=torch.float32)
     fn, x = {

@@ -60,6 +60,7 @@ def _export(fn, inputs, keep=(), monkeypatch=None):
                 if op in t:
                     del t[op]
             return t
+
         monkeypatch.setattr(torch.export, "default_decompositions", table)
     ep = torch.export.export(Fn(fn).eval(), tuple(inputs))
     allowed = [n for op in keep for n in (op.name(), str(op))]
@@ -100,10 +101,23 @@ def check(got, want):
 
 # Each op with an input inside its domain: (op, lo, hi).
 FLOAT_OPS = [
-    (torch.acos, -0.95, 0.95), (torch.asin, -0.95, 0.95), (torch.atan, -4, 4), (torch.atanh, -0.9, 0.9),
-    (torch.acosh, 1.0, 5.0), (torch.asinh, -4, 4), (torch.cos, -4, 4), (torch.sin, -4, 4), (torch.tan, -1.4, 1.4),
-    (torch.cosh, -3, 3), (torch.sinh, -3, 3), (torch.erf, -3, 3), (torch.expm1, -3, 3), (torch.log10, 0.05, 9),
-    (torch.log2, 0.05, 9), (torch.log1p, -0.9, 9), (torch.reciprocal, -4, 4),
+    (torch.acos, -0.95, 0.95),
+    (torch.asin, -0.95, 0.95),
+    (torch.atan, -4, 4),
+    (torch.atanh, -0.9, 0.9),
+    (torch.acosh, 1.0, 5.0),
+    (torch.asinh, -4, 4),
+    (torch.cos, -4, 4),
+    (torch.sin, -4, 4),
+    (torch.tan, -1.4, 1.4),
+    (torch.cosh, -3, 3),
+    (torch.sinh, -3, 3),
+    (torch.erf, -3, 3),
+    (torch.expm1, -3, 3),
+    (torch.log10, 0.05, 9),
+    (torch.log2, 0.05, 9),
+    (torch.log1p, -0.9, 9),
+    (torch.reciprocal, -4, 4),
 ]
 SPECIAL = [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0, -1.0]
 
@@ -119,8 +133,9 @@ def _float_ops(*xs):
 # number of tensors: programs here stay at about 20 outputs.
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_float_ops_match_eager(runtime, dtype):
-    xs = [torch.cat([rnd(24, dtype=dtype, lo=lo, hi=hi), torch.tensor(SPECIAL, dtype=dtype)])
-          for _, lo, hi in FLOAT_OPS]
+    xs = [
+        torch.cat([rnd(24, dtype=dtype, lo=lo, hi=hi), torch.tensor(SPECIAL, dtype=dtype)]) for _, lo, hi in FLOAT_OPS
+    ]
     check(run(runtime, _float_ops, xs), _float_ops(*xs))
 
 
@@ -135,12 +150,18 @@ def test_float_ops_promote_integer_and_bool_inputs(runtime, dtype):
 def test_logit(runtime, monkeypatch):
     x32 = torch.cat([rnd(20, lo=0.0, hi=1.0), torch.tensor([0.0, 1.0, -0.5, 1.5, float("nan")])])
     xs = [x32, x32.half(), ints(6, lo=0, hi=2)]
-    fn = lambda a, b, c: (torch.logit(a), torch.logit(a, 1e-3), torch.logit(a, -1.0), torch.logit(b, 0.01),
-                          torch.logit(c, 0.25))
+    fn = lambda a, b, c: (
+        torch.logit(a),
+        torch.logit(a, 1e-3),
+        torch.logit(a, -1.0),
+        torch.logit(b, 0.01),
+        torch.logit(c, 0.25),
+    )
     check(run(runtime, fn, xs, keep=[aten.logit.default], monkeypatch=monkeypatch), fn(*xs))
 
 
 # --- rounding, sign, predicates, bitwise and logical not -------------------------------------------------------
+
 
 def _rounding(*ts):
     return tuple(f(t) for t in ts for f in (torch.floor, torch.ceil, torch.round, torch.trunc, torch.sign))
@@ -150,10 +171,13 @@ def _rounding(*ts):
 def test_rounding_and_sign_keep_dtype(runtime, dtype):
     # Halves (round to even), negative zero, NaN and infinities; integers pass through; a channels-last tensor.
     if dtype.is_floating_point:
-        special = torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5, -0.0, float("nan"), float("inf"), -float("inf"),
-                                1e3 + 0.5, 2.0 ** 23 + 1])
-        xs = [torch.cat([rnd(12, dtype=dtype, lo=-20, hi=20), special.to(dtype)]),
-              rnd(2, 3, 4, 5, dtype=dtype, lo=-1e3, hi=1e3).contiguous(memory_format=torch.channels_last)]
+        special = torch.tensor(
+            [0.5, 1.5, 2.5, -0.5, -2.5, -0.0, float("nan"), float("inf"), -float("inf"), 1e3 + 0.5, 2.0**23 + 1]
+        )
+        xs = [
+            torch.cat([rnd(12, dtype=dtype, lo=-20, hi=20), special.to(dtype)]),
+            rnd(2, 3, 4, 5, dtype=dtype, lo=-1e3, hi=1e3).contiguous(memory_format=torch.channels_last),
+        ]
     else:
         xs = [ints(3, 5, dtype=dtype, lo=-100, hi=100)]
     check(run(runtime, _rounding, xs), _rounding(*xs))
@@ -176,10 +200,16 @@ def test_isinf_isnan_bitwise_and_logical_not_of_integers(runtime):
 
     def fn(*ts):
         ns, z = ts[:-1], ts[-1]
-        return (tuple(torch.isnan(t) for t in ns[:3]) + tuple(torch.isinf(t) for t in ns[3:]) +
-                tuple(torch.logical_not(t) for t in ns) + tuple(torch.bitwise_not(t) for t in ns) +
-                # logical_not into a Float out (its dtype is out's), and of a Float
-                (torch.logical_not(z).float() + torch.logical_not(z.float()),))
+        return (
+            tuple(torch.isnan(t) for t in ns[:3])
+            + tuple(torch.isinf(t) for t in ns[3:])
+            + tuple(torch.logical_not(t) for t in ns)
+            + tuple(torch.bitwise_not(t) for t in ns)
+            +
+            # logical_not into a Float out (its dtype is out's), and of a Float
+            (torch.logical_not(z).float() + torch.logical_not(z.float()),)
+        )
+
     check(run(runtime, fn, xs + [zeros]), fn(*xs, zeros))
 
 
@@ -191,30 +221,56 @@ def test_conj_physical_is_a_copy_for_real_dtypes(runtime, monkeypatch):
 
 # --- parametric activations ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_elu_leaky_relu_glu(runtime, monkeypatch, dtype):
     x = torch.cat([rnd(30, dtype=dtype, lo=-4, hi=4), torch.tensor([0.0, -0.0, float("nan"), -1e-6], dtype=dtype)])
     gate = rnd(2, 6, 4, dtype=dtype, lo=-4, hi=4)
 
     def fn(t, u):
-        return (F.elu(t), F.elu(t, alpha=0.5), aten.elu(t, 1.5, 2.0, 0.5), F.selu(t), F.leaky_relu(t),
-                F.leaky_relu(t, 0.2)) + tuple(F.glu(u, d) for d in (-1, 1, 0, -2))
+        return (
+            F.elu(t),
+            F.elu(t, alpha=0.5),
+            aten.elu(t, 1.5, 2.0, 0.5),
+            F.selu(t),
+            F.leaky_relu(t),
+            F.leaky_relu(t, 0.2),
+        ) + tuple(F.glu(u, d) for d in (-1, 1, 0, -2))
+
     check(run(runtime, fn, [x, gate], keep=[aten.glu.default], monkeypatch=monkeypatch), fn(x, gate))
 
 
 # --- creation, fill, aliases -----------------------------------------------------------------------------------
 
-ARANGE_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int8,
-                 torch.uint8]
+ARANGE_DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int8,
+    torch.uint8,
+]
 
 
 def test_arange(runtime, monkeypatch):
     # Both overloads in every dtype; ceil((end - start) / step) with 0.1 steps, negative and float steps, empty.
     def fn(t):
-        per_dtype = tuple(r for d in ARANGE_DTYPES for r in (
-            torch.arange(1, 9, 2, dtype=d), torch.arange(7, 0, -3, dtype=d), aten.arange.default(5, dtype=d)))
-        return per_dtype + (torch.arange(0.0, 1.0, 0.1), torch.arange(-1.0, 1.0001, 0.25, dtype=torch.float64),
-                            torch.arange(2.5, -1.0, -0.7), torch.arange(0, 0), aten.arange.default(4.5), t)
+        per_dtype = tuple(
+            r
+            for d in ARANGE_DTYPES
+            for r in (torch.arange(1, 9, 2, dtype=d), torch.arange(7, 0, -3, dtype=d), aten.arange.default(5, dtype=d))
+        )
+        return per_dtype + (
+            torch.arange(0.0, 1.0, 0.1),
+            torch.arange(-1.0, 1.0001, 0.25, dtype=torch.float64),
+            torch.arange(2.5, -1.0, -0.7),
+            torch.arange(0, 0),
+            aten.arange.default(4.5),
+            t,
+        )
+
     x = torch.zeros(1)
     check(run(runtime, fn, [x], keep=[aten.arange.default], monkeypatch=monkeypatch), fn(x))
 
@@ -227,9 +283,17 @@ def test_full_like_scalar_tensor_empty(runtime, dtype):
     x = rnd(2, 3).to(dtype)
 
     def fn(t):
-        return (torch.full_like(t, 1), torch.zeros_like(t), torch.ones_like(t), torch.full_like(t, True),
-                torch.scalar_tensor(1, dtype=dtype), torch.scalar_tensor(0.0, dtype=dtype), torch.empty(3, 0, 2),
-                torch.empty(4, dtype=dtype))
+        return (
+            torch.full_like(t, 1),
+            torch.zeros_like(t),
+            torch.ones_like(t),
+            torch.full_like(t, True),
+            torch.scalar_tensor(1, dtype=dtype),
+            torch.scalar_tensor(0.0, dtype=dtype),
+            torch.empty(3, 0, 2),
+            torch.empty(4, dtype=dtype),
+        )
+
     got, want = run(runtime, fn, [x]), fn(x)
     # empty's contents are unspecified; its shape and dtype are not.
     check(got[:-2], want[:-2])
@@ -240,23 +304,36 @@ def test_fill_ones_zeros_and_copies(runtime, monkeypatch):
     x, v, i, b = rnd(3, 4), torch.tensor([-1.75]), ints(5, dtype=torch.int16), torch.tensor([True])
 
     def fn(t, v, i, b):
-        fills = (aten.fill.Scalar(t, 2.5), aten.fill.Tensor(t, v[0]), aten.fill.Scalar(i, 7), aten.fill.Tensor(i, v[0]),
-                 aten.fill.Tensor(t, b[0]))
-        made = tuple(r for d in (torch.float32, torch.bfloat16, torch.int32, torch.bool)
-                     for r in (torch.ones(2, 3, dtype=d), torch.zeros(4, dtype=d)))
+        fills = (
+            aten.fill.Scalar(t, 2.5),
+            aten.fill.Tensor(t, v[0]),
+            aten.fill.Scalar(i, 7),
+            aten.fill.Tensor(i, v[0]),
+            aten.fill.Tensor(t, b[0]),
+        )
+        made = tuple(
+            r
+            for d in (torch.float32, torch.bfloat16, torch.int32, torch.bool)
+            for r in (torch.ones(2, 3, dtype=d), torch.zeros(4, dtype=d))
+        )
         return fills + made + (aten.alias(t), aten.detach(i))
+
     keep = [aten.fill.Scalar, aten.fill.Tensor, aten.ones.default, aten.zeros.default, aten.detach.default]
     check(run(runtime, fn, [x, v, i, b], keep=keep, monkeypatch=monkeypatch), fn(x, v, i, b))
 
 
 # --- random ----------------------------------------------------------------------------------------------------
 
+
 def test_rand_and_randn_distributions(runtime):
-    fn = lambda t: tuple(r for d in FLOATS for r in (torch.rand(64, 64, dtype=d), torch.rand(64, 64, dtype=d),
-                                                      torch.randn(8192, dtype=d)))
+    fn = lambda t: tuple(
+        r
+        for d in FLOATS
+        for r in (torch.rand(64, 64, dtype=d), torch.rand(64, 64, dtype=d), torch.randn(8192, dtype=d))
+    )
     got = run(runtime, fn, [torch.zeros(1)])
     for k, dtype in enumerate(FLOATS):
-        a, b, n = got[3 * k:3 * k + 3]
+        a, b, n = got[3 * k : 3 * k + 3]
         assert a.shape == (64, 64) and a.dtype == dtype and n.shape == (8192,) and n.dtype == dtype
         v = a.double().flatten()
         assert v.min() >= 0 and v.max() < 1
@@ -278,16 +355,22 @@ def test_native_dropout(runtime):
     def fn(*ts):
         train = tuple(r for t in ts[:3] for r in aten.native_dropout(t, 0.25, True))
         e = ts[3]
-        return train + aten.native_dropout(e, 0.5, False) + aten.native_dropout(e, 0.0, True) + \
-            aten.native_dropout(e, 1.0, True)
+        return (
+            train
+            + aten.native_dropout(e, 0.5, False)
+            + aten.native_dropout(e, 0.0, True)
+            + aten.native_dropout(e, 1.0, True)
+        )
+
     got = run(runtime, fn, xs + [edge])
     for k, x in enumerate(xs):
         out, mask = got[2 * k], got[2 * k + 1]
         assert mask.dtype == torch.bool and mask.shape == x.shape and out.dtype == x.dtype
         assert abs(mask.double().mean() - 0.75) < 0.02
         scaled = (x.double() if x.dtype == torch.float64 else x.float()) * (1 / 0.75)
-        torch.testing.assert_close(out, torch.where(mask, scaled.to(x.dtype), torch.zeros((), dtype=x.dtype)),
-                                   **tol(x.dtype))
+        torch.testing.assert_close(
+            out, torch.where(mask, scaled.to(x.dtype), torch.zeros((), dtype=x.dtype)), **tol(x.dtype)
+        )
     want = fn(*xs, edge)[6:]
     got = got[6:]
     for i in (0, 1, 2, 3):  # eval and p = 0: the identity, bit for bit, with an all-true mask
@@ -297,26 +380,39 @@ def test_native_dropout(runtime):
 
 # --- errors a valid export cannot produce: hand-built programs -------------------------------------------------
 
+
 def _tensor(dtype, sizes, offset):
-    return S.Tensor(scalar_type=dtype, sizes=sizes, dim_order=list(range(len(sizes))),
-                    allocation_info=S.AllocationDetails.from_offset(1, offset))
+    return S.Tensor(
+        scalar_type=dtype,
+        sizes=sizes,
+        dim_order=list(range(len(sizes))),
+        allocation_info=S.AllocationDetails.from_offset(1, offset),
+    )
 
 
 def _program(op, overload, values, args):
     """One instruction calling aten::op.overload on `values` (the last one is the output)."""
-    plan = S.ExecutionPlan(name="forward", values=[S.EValue(v) for v in values], inputs=[],
-                           outputs=[len(values) - 1],
-                           chains=[S.Chain(instructions=[S.Instruction(S.KernelCall(0, args))])],
-                           operators=[S.Operator(f"aten::{op}", overload)], non_const_buffer_sizes=[0, 256])
+    plan = S.ExecutionPlan(
+        name="forward",
+        values=[S.EValue(v) for v in values],
+        inputs=[],
+        outputs=[len(values) - 1],
+        chains=[S.Chain(instructions=[S.Instruction(S.KernelCall(0, args))])],
+        operators=[S.Operator(f"aten::{op}", overload)],
+        non_const_buffer_sizes=[0, 256],
+    )
     return serialize_pte(S.Program(execution_plan=[plan]))
 
 
-@pytest.mark.parametrize("start,end,step,out_len,message", [
-    (0, 10, 1, 4, r"out has 4 elements, the range 0 to 10 by 1 has 10"),
-    (0, 10, 0, 4, r"step must be nonzero"),
-    (0, 10, -1, 4, r"inconsistent with step sign"),
-    (0, float("inf"), 1, 4, r"unsupported range"),
-])
+@pytest.mark.parametrize(
+    "start,end,step,out_len,message",
+    [
+        (0, 10, 1, 4, r"out has 4 elements, the range 0 to 10 by 1 has 10"),
+        (0, 10, 0, 4, r"step must be nonzero"),
+        (0, 10, -1, 4, r"inconsistent with step sign"),
+        (0, float("inf"), 1, 4, r"unsupported range"),
+    ],
+)
 def test_arange_refusals_name_the_op(runtime, start, end, step, out_len, message, capfd, monkeypatch):
     monkeypatch.setenv("EMBER_LOG", "1")
     scalar = lambda v: S.Double(v) if isinstance(v, float) else S.Int(v)
@@ -329,13 +425,25 @@ def test_arange_refusals_name_the_op(runtime, start, end, step, out_len, message
 
 def test_glu_odd_dimension_and_fill_with_a_vector_are_refused(runtime, capfd, monkeypatch):
     monkeypatch.setenv("EMBER_LOG", "1")
-    odd = _program("glu", "out", [_tensor(S.ScalarType.FLOAT, [2, 3], 0), S.Int(-1),
-                                  _tensor(S.ScalarType.FLOAT, [2, 1], 64)], [0, 1, 2, 2])
+    odd = _program(
+        "glu",
+        "out",
+        [_tensor(S.ScalarType.FLOAT, [2, 3], 0), S.Int(-1), _tensor(S.ScalarType.FLOAT, [2, 1], 64)],
+        [0, 1, 2, 2],
+    )
     with pytest.raises(RuntimeError, match=r"aten::glu.out\) failed"):
         runtime.load(odd, kernels="portable").run("forward", [])
     assert "dimension 1 has size 3; halving it needs an even size" in capfd.readouterr().err
-    vec = _program("fill", "Tensor_out", [_tensor(S.ScalarType.FLOAT, [3], 0), _tensor(S.ScalarType.FLOAT, [1], 64),
-                                          _tensor(S.ScalarType.FLOAT, [3], 128)], [0, 1, 2, 2])
+    vec = _program(
+        "fill",
+        "Tensor_out",
+        [
+            _tensor(S.ScalarType.FLOAT, [3], 0),
+            _tensor(S.ScalarType.FLOAT, [1], 64),
+            _tensor(S.ScalarType.FLOAT, [3], 128),
+        ],
+        [0, 1, 2, 2],
+    )
     with pytest.raises(RuntimeError, match=r"aten::fill.Tensor_out\) failed"):
         runtime.load(vec, kernels="portable").run("forward", [])
     assert "value must be a 0-dim tensor, it has 1 dimensions" in capfd.readouterr().err
@@ -347,8 +455,7 @@ def test_overflowing_fill_value_and_integer_out_of_a_float_op_are_refused(runtim
     with pytest.raises(RuntimeError, match=r"aten::scalar_tensor.out\) failed"):
         runtime.load(ovf, kernels="portable").run("forward", [])
     assert "value 300 cannot be converted to Char without overflow" in capfd.readouterr().err
-    sin = _program("sin", "out", [_tensor(S.ScalarType.FLOAT, [4], 0), _tensor(S.ScalarType.INT, [4], 64)],
-                   [0, 1, 1])
+    sin = _program("sin", "out", [_tensor(S.ScalarType.FLOAT, [4], 0), _tensor(S.ScalarType.INT, [4], 64)], [0, 1, 1])
     with pytest.raises(RuntimeError, match=r"aten::sin.out\) failed"):
         runtime.load(sin, kernels="portable").run("forward", [])
     assert "out is Int; the result is floating point" in capfd.readouterr().err

@@ -34,6 +34,7 @@ reference's float32 arithmetic lands a hair to one side of.
 The tests allow at most one unit of difference anywhere, and at most 2% of a case's outputs differing (30% in a
 tie stress case). `pytest -s` prints the counts of a run.
 """
+
 from typing import Dict, List, Tuple
 
 import pytest
@@ -74,15 +75,20 @@ class Fn(torch.nn.Module):
 def run_on_runtime(runtime, module, inputs, check_kernels=True):
     # Fold nothing: a folded constant would hide the kernel under test behind the exporter.
     prog = exir.to_edge(torch.export.export(module, tuple(inputs))).to_executorch(
-        exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False, check_kernels=check_kernels))
+        exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False, check_kernels=check_kernels)
+    )
     return runtime.load(prog.buffer).run("forward", list(inputs))[0]
 
 
 # Cases built so that many real results sit exactly on a rounding tie (equal or 2x scales; averages of an even
 # count at the input's own scale). There the kernels' fixed point rounds away from zero and the reference's
 # float32 rounds to even (or lands a hair to either side), so up to half of the ties may differ by one.
-TIE_CASES = {"exact_ties_same_scales", "exact_ties_global_same_scale", "exact_ties_same_scale_windows",
-             "exact_ties_2x2_same_scale"}
+TIE_CASES = {
+    "exact_ties_same_scales",
+    "exact_ties_global_same_scale",
+    "exact_ties_same_scale_windows",
+    "exact_ties_2x2_same_scale",
+}
 
 
 def check_close(family: str, got: torch.Tensor, want: torch.Tensor, ties: bool = False) -> Tuple[int, int]:
@@ -157,14 +163,29 @@ def test_conv2d(runtime, name):
     g = torch.Generator().manual_seed(100 + sorted(CONV_CASES).index(name))
     x = int8(g, *shape)
     in_scale, in_zp = 0.02, -7
-    w, ws, b = quantized_weights(g, oc, shape[1] // groups, kh, kw, bias=has_bias,
-                                 per_tensor=name == "per_tensor_weight_scale", input_scale=in_scale)
+    w, ws, b = quantized_weights(
+        g,
+        oc,
+        shape[1] // groups,
+        kh,
+        kw,
+        bias=has_bias,
+        per_tensor=name == "per_tensor_weight_scale",
+        input_scale=in_scale,
+    )
     # The output range from the float result, as calibration would find it.
     xf = qd.dequantize_per_tensor(x, in_scale, in_zp, -128, 127, torch.int8)
     wf = w.float() * ws.reshape(-1, 1, 1, 1)
     bf = None if b is None else b.double() * in_scale * ws.double()
-    yf = F.conv2d(xf, wf, None if bf is None else bf.float(), stride * (3 - len(stride)), padding * (3 - len(padding)),
-                  dilation * (3 - len(dilation)), groups)
+    yf = F.conv2d(
+        xf,
+        wf,
+        None if bf is None else bf.float(),
+        stride * (3 - len(stride)),
+        padding * (3 - len(padding)),
+        dilation * (3 - len(dilation)),
+        groups,
+    )
     out_scale, out_zp = calibrate(yf)
     act_min, act_max = -128, 127
     if act == "relu":
@@ -173,8 +194,22 @@ def test_conv2d(runtime, name):
         act_min, act_max = out_zp, min(127, out_zp + round(6.0 / out_scale))
 
     def conv(x, w, ws, *bias):
-        return eq.conv2d(x, in_scale, in_zp, w, ws, bias[0] if bias else None, stride, padding, dilation, groups,
-                         out_scale, out_zp, act_min, act_max)
+        return eq.conv2d(
+            x,
+            in_scale,
+            in_zp,
+            w,
+            ws,
+            bias[0] if bias else None,
+            stride,
+            padding,
+            dilation,
+            groups,
+            out_scale,
+            out_zp,
+            act_min,
+            act_max,
+        )
 
     constants = (w, ws) + ((b,) if b is not None else ())
     module = Fn(conv, *constants).eval()
@@ -332,15 +367,22 @@ AVG_POOL_CASES = {
     # name: (input shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, in, out qparams)
     "2x2_s2": ((1, 16, 8, 8), [2, 2], [2, 2], [0, 0], False, True, None, (0.0431, -3), (0.0277, 5)),
     "3x3_s1_p1_counting_pad": ((2, 5, 7, 9), [3, 3], [1, 1], [1, 1], False, True, None, (0.0513, 2), (0.0391, -1)),
-    "3x3_s2_p1_not_counting_pad": ((1, 6, 9, 8), [3, 3], [2, 2], [1, 1], False, False, None, (0.0389, -7),
-                                   (0.0233, 0)),
+    "3x3_s2_p1_not_counting_pad": ((1, 6, 9, 8), [3, 3], [2, 2], [1, 1], False, False, None, (0.0389, -7), (0.0233, 0)),
     "ceil_mode_partial_windows": ((1, 4, 7, 7), [3, 2], [2, 2], [1, 0], True, True, None, (0.0299, 0), (0.0347, 4)),
-    "ceil_mode_not_counting_pad": ((1, 3, 6, 5), [3, 3], [2, 2], [1, 1], True, False, None, (0.0602, 1),
-                                   (0.0418, -2)),
+    "ceil_mode_not_counting_pad": ((1, 3, 6, 5), [3, 3], [2, 2], [1, 1], True, False, None, (0.0602, 1), (0.0418, -2)),
     "divisor_override": ((1, 8, 6, 6), [2, 3], [2, 3], [0, 1], False, True, 5, (0.0217, -4), (0.0301, 3)),
     "global_25x5": ((1, 64, 25, 5), [25, 5], [25, 5], [0, 0], False, True, None, (0.0512, -11), (0.0089, 6)),
-    "global_8x8_shared_scale": ((1, 64, 8, 8), [8, 8], [8, 8], [0, 0], False, True, None, (0.0417, -128),
-                                (0.0417, -128)),
+    "global_8x8_shared_scale": (
+        (1, 64, 8, 8),
+        [8, 8],
+        [8, 8],
+        [0, 0],
+        False,
+        True,
+        None,
+        (0.0417, -128),
+        (0.0417, -128),
+    ),
     "three_d_input": ((7, 10, 10), [4, 4], [3, 3], [2, 2], False, False, None, (0.0481, 0), (0.0263, 2)),
     "exact_ties_2x2_same_scale": ((1, 8, 6, 6), [2, 2], [2, 2], [0, 0], False, True, None, (0.05, 0), (0.05, 0)),
 }
@@ -396,8 +438,17 @@ def test_softmax(runtime, name):
     module = Fn(lambda x: eq.softmax(x, si, zi, dim, so, zo)).eval()
     want = module(x)
     # The reference is PyTorch's float32 softmax between dequantize and quantize.
-    assert torch.equal(want, qd.quantize_per_tensor(torch.softmax(qd.dequantize_per_tensor(
-        x, si, zi, -128, 127, torch.int8), dim), so, zo, -128, 127, torch.int8))
+    assert torch.equal(
+        want,
+        qd.quantize_per_tensor(
+            torch.softmax(qd.dequantize_per_tensor(x, si, zi, -128, 127, torch.int8), dim),
+            so,
+            zo,
+            -128,
+            127,
+            torch.int8,
+        ),
+    )
     got = run_on_runtime(runtime, module, [x])
     check_close("softmax", got, want, ties=name in SOFTMAX_TIES)
     if values != "random":
@@ -428,6 +479,7 @@ def test_error_softmax_dim_out_of_range(runtime, capfd, monkeypatch):
 
 # --- quantize / dequantize: bit-exact --------------------------------------------------------------------------
 
+
 def _ties(scale: float, n: int = 64) -> torch.Tensor:
     """Values exactly halfway between quantization steps (scale a power of two keeps them exact), both signs."""
     k = torch.arange(-n // 2, n // 2, dtype=torch.float32)
@@ -444,9 +496,15 @@ QPT_CASES = {
     "uint8": (lambda g: torch.randn(3, 4, 5, generator=g), 0.02, 128, 0, 255, torch.uint8),
     "uint8_ties_clamping": (lambda g: _ties(0.125, 600), 0.125, 100, 0, 255, torch.uint8),
     "int16": (lambda g: torch.randn(40, generator=g) * 100, 0.01, 7, -32768, 32767, torch.int16),
-    "int32": (lambda g: torch.randn(40, generator=g) * 1e4, 0.001, -3, -(2 ** 31), 2 ** 31 - 1, torch.int32),
-    "special_values": (lambda g: torch.tensor([float("inf"), float("-inf"), 0.0, -0.0, 1e30, -1e30]), 0.1, 0,
-                       -128, 127, torch.int8),
+    "int32": (lambda g: torch.randn(40, generator=g) * 1e4, 0.001, -3, -(2**31), 2**31 - 1, torch.int32),
+    "special_values": (
+        lambda g: torch.tensor([float("inf"), float("-inf"), 0.0, -0.0, 1e30, -1e30]),
+        0.1,
+        0,
+        -128,
+        127,
+        torch.int8,
+    ),
 }
 
 
@@ -468,7 +526,7 @@ DQPT_CASES = {
     "int8": (torch.int8, -128, 127, 0.037, -5),
     "uint8": (torch.uint8, 0, 255, 0.02, 128),
     "int16": (torch.int16, -32768, 32767, 0.0003, 11),
-    "int32": (torch.int32, -(2 ** 31), 2 ** 31 - 1, 1e-5, 0),
+    "int32": (torch.int32, -(2**31), 2**31 - 1, 1e-5, 0),
 }
 
 
@@ -571,6 +629,7 @@ def test_quantize_dequantize_round_trip_in_one_program(runtime):
 
 # --- errors: clear messages from the runtime, never a crash ------------------------------------------------------
 
+
 def _expect_kernel_error(runtime, capfd, monkeypatch, module, inputs, op: str, message: str):
     monkeypatch.setenv("EMBER_LOG", "1")  # the runtime's log (with the kernel's message) goes to stderr
     capfd.readouterr()
@@ -584,68 +643,126 @@ def _expect_kernel_error(runtime, capfd, monkeypatch, module, inputs, op: str, m
 def test_error_add_shapes_differ(runtime, capfd, monkeypatch):
     g = torch.Generator().manual_seed(1000)
     module = Fn(lambda a, b: eq.add(a, 0.1, 0, b, 0.1, 0, 0.2, 0, -128, 127)).eval()
-    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 2, 3), int8(g, 3, 2)],
-                         "ember_quantized::add.out",
-                         "self [2, 3] and other [3, 2] must have the same shape (no broadcasting)")
+    _expect_kernel_error(
+        runtime,
+        capfd,
+        monkeypatch,
+        module,
+        [int8(g, 2, 3), int8(g, 3, 2)],
+        "ember_quantized::add.out",
+        "self [2, 3] and other [3, 2] must have the same shape (no broadcasting)",
+    )
 
 
 def test_error_conv_float_weight(runtime, capfd, monkeypatch):
     g = torch.Generator().manual_seed(1001)
     w = torch.randn(4, 3, 3, 3, generator=g)
-    module = Fn(lambda x, w, ws: eq.conv2d(x, 0.1, 0, w, ws, None, [1, 1], [1, 1], [1, 1], 1, 0.1, 0, -128, 127),
-                w, torch.full((4,), 0.01)).eval()
-    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 1, 3, 5, 5)], "ember_quantized::conv2d.out",
-                         "weight must be int8, got Float")
+    module = Fn(
+        lambda x, w, ws: eq.conv2d(x, 0.1, 0, w, ws, None, [1, 1], [1, 1], [1, 1], 1, 0.1, 0, -128, 127),
+        w,
+        torch.full((4,), 0.01),
+    ).eval()
+    _expect_kernel_error(
+        runtime,
+        capfd,
+        monkeypatch,
+        module,
+        [int8(g, 1, 3, 5, 5)],
+        "ember_quantized::conv2d.out",
+        "weight must be int8, got Float",
+    )
 
 
 def test_error_conv_float_bias(runtime, capfd, monkeypatch):
     g = torch.Generator().manual_seed(1002)
     w, ws, _ = quantized_weights(g, 4, 3, 3, 3)
-    module = Fn(lambda x, w, ws, b: eq.conv2d(x, 0.1, 0, w, ws, b, [1, 1], [1, 1], [1, 1], 1, 0.1, 0, -128, 127),
-                w, ws, torch.zeros(4)).eval()
-    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 1, 3, 5, 5)], "ember_quantized::conv2d.out",
-                         "bias must be int32")
+    module = Fn(
+        lambda x, w, ws, b: eq.conv2d(x, 0.1, 0, w, ws, b, [1, 1], [1, 1], [1, 1], 1, 0.1, 0, -128, 127),
+        w,
+        ws,
+        torch.zeros(4),
+    ).eval()
+    _expect_kernel_error(
+        runtime, capfd, monkeypatch, module, [int8(g, 1, 3, 5, 5)], "ember_quantized::conv2d.out", "bias must be int32"
+    )
 
 
 def test_error_conv_groups_do_not_fit(runtime, capfd, monkeypatch):
     g = torch.Generator().manual_seed(1003)
     w, ws, b = quantized_weights(g, 4, 2, 3, 3)  # 2 channels per group: wrong for 6 channels in 2 groups
-    module = Fn(lambda x, w, ws, b: eq.conv2d(x, 0.1, 0, w, ws, b, [1, 1], [1, 1], [1, 1], 2, 0.1, 0, -128, 127),
-                w, ws, b).eval()
-    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 1, 6, 5, 5)], "ember_quantized::conv2d.out",
-                         "6 input channels, 4 output channels and 2 groups do not fit a weight of 2 channels per group")
+    module = Fn(
+        lambda x, w, ws, b: eq.conv2d(x, 0.1, 0, w, ws, b, [1, 1], [1, 1], [1, 1], 2, 0.1, 0, -128, 127), w, ws, b
+    ).eval()
+    _expect_kernel_error(
+        runtime,
+        capfd,
+        monkeypatch,
+        module,
+        [int8(g, 1, 6, 5, 5)],
+        "ember_quantized::conv2d.out",
+        "6 input channels, 4 output channels and 2 groups do not fit a weight of 2 channels per group",
+    )
 
 
 def test_error_linear_features_differ(runtime, capfd, monkeypatch):
     g = torch.Generator().manual_seed(1004)
     w, ws, b = quantized_weights(g, 3, 4)
     module = Fn(lambda x, w, ws, b: eq.linear(x, 0.1, 0, w, ws, b, 0.1, 0, -128, 127), w, ws, b).eval()
-    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 2, 5)], "ember_quantized::linear.out",
-                         "input has 5 features but weight expects 4")
+    _expect_kernel_error(
+        runtime,
+        capfd,
+        monkeypatch,
+        module,
+        [int8(g, 2, 5)],
+        "ember_quantized::linear.out",
+        "input has 5 features but weight expects 4",
+    )
 
 
 def test_error_linear_weight_scales_count(runtime, capfd, monkeypatch):
     g = torch.Generator().manual_seed(1005)
     w, _, b = quantized_weights(g, 3, 4)
-    module = Fn(lambda x, w, ws, b: eq.linear(x, 0.1, 0, w, ws, b, 0.1, 0, -128, 127), w, torch.full((2,), 0.01),
-                b).eval()
-    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 2, 4)], "ember_quantized::linear.out",
-                         "weight_scales must have 3 elements (one per output channel) or 1")
+    module = Fn(
+        lambda x, w, ws, b: eq.linear(x, 0.1, 0, w, ws, b, 0.1, 0, -128, 127), w, torch.full((2,), 0.01), b
+    ).eval()
+    _expect_kernel_error(
+        runtime,
+        capfd,
+        monkeypatch,
+        module,
+        [int8(g, 2, 4)],
+        "ember_quantized::linear.out",
+        "weight_scales must have 3 elements (one per output channel) or 1",
+    )
 
 
 def test_error_activation_range_outside_int8(runtime, capfd, monkeypatch):
     g = torch.Generator().manual_seed(1006)
     module = Fn(lambda a, b: eq.add(a, 0.1, 0, b, 0.1, 0, 0.2, 0, 0, 300)).eval()
-    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 4), int8(g, 4)], "ember_quantized::add.out",
-                         "activation range [0, 300] must be int8 values")
+    _expect_kernel_error(
+        runtime,
+        capfd,
+        monkeypatch,
+        module,
+        [int8(g, 4), int8(g, 4)],
+        "ember_quantized::add.out",
+        "activation range [0, 300] must be int8 values",
+    )
 
 
 def test_error_avg_pool2d_divisor_not_positive(runtime, capfd, monkeypatch):
     # PyTorch refuses only a zero divisor; a negative one has no use in a quantized model and is refused too.
     g = torch.Generator().manual_seed(1010)
     module = Fn(lambda x: eq.avg_pool2d(x, 0.1, 0, [2, 2], [2, 2], [0, 0], False, True, -2, 0.1, 0)).eval()
-    _expect_kernel_error(runtime, capfd, monkeypatch, module, [int8(g, 1, 2, 4, 4)], "ember_quantized::avg_pool2d.out",
-                         "divisor_override must be positive, got -2")
+    _expect_kernel_error(
+        runtime,
+        capfd,
+        monkeypatch,
+        module,
+        [int8(g, 1, 2, 4, 4)],
+        "ember_quantized::avg_pool2d.out",
+        "divisor_override must be positive, got -2",
+    )
 
 
 def test_error_float_input_refused_at_load(runtime):
@@ -661,8 +778,6 @@ def test_error_float_input_refused_at_load(runtime):
     # The runtime survived and still runs a valid program.
     a = int8(g, 3)
     assert torch.equal(run_on_runtime(runtime, module, [a, a]), module(a, a))
-
-
 
 
 def test_error_linear_weight_computed_at_run_time(runtime, capfd, monkeypatch):

@@ -1,6 +1,7 @@
 """The Python packages' import graph: every module of exir, backends, devtools and zoo imports on its own (nothing
 works only because something else was imported first), exir's modules import one another without a circle, and
 exir reaches no backend and no devtool (data flows from exir to them, never back)."""
+
 import ast
 import os
 import subprocess
@@ -26,7 +27,7 @@ def _modules():
                     continue
                 path = os.path.join(folder, f)
                 name = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
-                found[name[:-len(".__init__")] if name.endswith(".__init__") else name] = path
+                found[name[: -len(".__init__")] if name.endswith(".__init__") else name] = path
     return found
 
 
@@ -41,7 +42,7 @@ def _imported(name, path, known):
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parts = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join(parts + ([node.module] if node.module else []))
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
@@ -50,8 +51,10 @@ def _imported(name, path, known):
 
 def _graph():
     known = _modules()
-    return {name: sorted({t for t in _imported(name, path, known) if t in known and t != name})
-            for name, path in known.items()}
+    return {
+        name: sorted({t for t in _imported(name, path, known) if t in known and t != name})
+        for name, path in known.items()
+    }
 
 
 def _cycles(graph):
@@ -104,8 +107,9 @@ def test_cycle_finder_finds_a_planted_circle():
 
 def test_no_import_circle_among_the_packages():
     cycles = _cycles(_graph())
-    assert not cycles, "import circles (each a set of modules that import one another, at any depth):\n" + \
-        "\n".join(" <-> ".join(c) for c in cycles)
+    assert not cycles, "import circles (each a set of modules that import one another, at any depth):\n" + "\n".join(
+        " <-> ".join(c) for c in cycles
+    )
 
 
 def _is_test(name):
@@ -115,8 +119,13 @@ def _is_test(name):
 def test_exir_imports_no_backend_and_no_devtool():
     graph = _graph()
     # exir's own tests may run a backend (exir/backend/tests delegates to EmberPortable).
-    wrong = [(m, t) for m, targets in graph.items() if m.split(".")[0] == "exir" and not _is_test(m)
-             for t in targets if t.split(".")[0] in ("backends", "devtools") and (m, t) not in EXIR_TO_DEVTOOLS]
+    wrong = [
+        (m, t)
+        for m, targets in graph.items()
+        if m.split(".")[0] == "exir" and not _is_test(m)
+        for t in targets
+        if t.split(".")[0] in ("backends", "devtools") and (m, t) not in EXIR_TO_DEVTOOLS
+    ]
     assert not wrong, f"exir imports upward (backends register themselves; devtools read exir's output): {wrong}"
 
 
@@ -156,8 +165,9 @@ def test_every_module_imports_alone():
     names = sorted(_modules())
     assert len(names) > 20, names  # the walk found the packages
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "runtime", "python")]))
-    r = subprocess.run([sys.executable, "-c", _IMPORT_EACH, *names], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EACH, *names], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
     assert r.returncode == 0, f"modules that fail to import on their own:\n{r.stdout[-6000:]}{r.stderr[-2000:]}"
 
 
@@ -176,8 +186,9 @@ def test_registry_finds_each_known_backend_that_nobody_imported():
     """A program may name a backend id its user never imported (a DelegationSpec made by hand): the registry
     loads the module KNOWN_BACKEND_MODULES names, which registers the id itself."""
     env = dict(os.environ, PYTHONPATH=ROOT)
-    r = subprocess.run([sys.executable, "-c", _RESOLVE_KNOWN], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", _RESOLVE_KNOWN], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "EmberPortable backends.ember_portable.preprocess EmberPortableBackend" in r.stdout
     assert "XnnpackBackend backends.xnnpack.preprocess XnnpackBackend" in r.stdout

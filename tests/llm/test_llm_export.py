@@ -2,6 +2,7 @@
 token ids of Hugging Face `generate` on the same random-weight model (fp32), for a grouped-query Llama and a Qwen2
 (attention biases, tied embeddings), on the default and portable builds; the KV cache is updated in place and
 planned once; the metadata is in constant methods; a position past the cache is refused by name."""
+
 import pytest
 import torch
 
@@ -20,17 +21,34 @@ NEW_TOKENS = 24
 
 def _llama():
     torch.manual_seed(181)
-    cfg = transformers.LlamaConfig(vocab_size=320, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                                   bos_token_id=1, eos_token_id=2)
+    cfg = transformers.LlamaConfig(
+        vocab_size=320,
+        hidden_size=64,
+        intermediate_size=160,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     return transformers.LlamaForCausalLM(cfg).eval()
 
 
 def _qwen2():
     torch.manual_seed(182)
-    cfg = transformers.Qwen2Config(vocab_size=300, hidden_size=48, intermediate_size=96, num_hidden_layers=2,
-                                   num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=128,
-                                   tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
+    cfg = transformers.Qwen2Config(
+        vocab_size=300,
+        hidden_size=48,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=6,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        tie_word_embeddings=True,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     return transformers.Qwen2ForCausalLM(cfg).eval()
 
 
@@ -49,15 +67,15 @@ def exported():
 
 def _hf_greedy(hf, prompt, n):
     with torch.no_grad():
-        ids = hf.generate(torch.tensor([prompt]), max_new_tokens=n, do_sample=False, eos_token_id=None,
-                          pad_token_id=0)
-    return ids[0, len(prompt):].tolist()
+        ids = hf.generate(torch.tensor([prompt]), max_new_tokens=n, do_sample=False, eos_token_id=None, pad_token_id=0)
+    return ids[0, len(prompt) :].tolist()
 
 
 @pytest.mark.parametrize("kernels", ["default", "portable"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_greedy_generation_matches_hugging_face(runtime, exported, name, kernels):
     from ember import llm
+
     hf, prog = exported[name]
     program = runtime.load(prog.buffer, kernels=kernels)
     result = llm.generate(program, PROMPT, NEW_TOKENS, eos_ids=[])
@@ -99,9 +117,15 @@ def test_metadata_constant_methods(runtime, exported):
     hf, prog = exported["qwen2_tied"]
     program = runtime.load(prog.buffer)
     from ember import llm
+
     meta = llm.metadata(program)
-    assert meta == {"get_max_seq_len": MAX_SEQ_LEN, "get_vocab_size": 300, "get_bos_id": 1, "get_eos_ids": [2],
-                    "get_n_layers": 2}
+    assert meta == {
+        "get_max_seq_len": MAX_SEQ_LEN,
+        "get_vocab_size": 300,
+        "get_bos_id": 1,
+        "get_eos_ids": [2],
+        "get_n_layers": 2,
+    }
     assert program.run("use_kv_cache", []) == [True]
 
 
@@ -115,12 +139,14 @@ def test_positions_past_the_cache_are_refused(runtime, exported):
     # The method is still usable afterwards.
     assert program.run("forward", [torch.tensor([[5]]), torch.tensor([0])])[0].shape == (1, 320)
     from ember import llm
+
     with pytest.raises(ValueError, match="exceed the program's max_seq_len 48"):
         llm.generate(program, PROMPT, MAX_SEQ_LEN)
 
 
 def test_sampling_is_seeded(runtime, exported):
     from ember import llm
+
     _, prog = exported["llama_gqa"]
     program = runtime.load(prog.buffer)
     a = llm.generate(program, PROMPT, 12, temperature=1.0, seed=7, eos_ids=[]).ids

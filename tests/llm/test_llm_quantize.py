@@ -15,6 +15,7 @@ the PyTorch references agree to 1e-4 (8da4w: but for an isolated activation roun
 error above is the quantization's, not the kernels'. Every linear layer becomes an Ember op, and the .pte shrinks
 by what the weights do (fp32 546,816 B, of which 81,920 B is the embedding, which int8 rows make 21,760 B and
 4-bit groups of 32 12,800 B)."""
+
 import pytest
 import torch
 
@@ -33,8 +34,12 @@ GROUP = 32
 PROMPTS = [[1, 17, 42, 7, 99, 5], [1, 300, 2, 64, 64, 9, 11], [1, 250, 123, 45]]
 STEPS = 16
 # scheme -> (max abs logit error, min cosine similarity, min top-1 agreement)
-BOUNDS = {"int8": (0.03, 0.999, 0.9), "8da4w": (0.25, 0.96, 0.5),
-          "int8+int8 embedding": (0.03, 0.999, 0.9), "8da4w+4bit embedding": (0.25, 0.96, 0.5)}
+BOUNDS = {
+    "int8": (0.03, 0.999, 0.9),
+    "8da4w": (0.25, 0.96, 0.5),
+    "int8+int8 embedding": (0.03, 0.999, 0.9),
+    "8da4w+4bit embedding": (0.25, 0.96, 0.5),
+}
 
 
 def _quantize(model, scheme):
@@ -48,9 +53,17 @@ def _quantize(model, scheme):
 
 def _hf():
     torch.manual_seed(181)
-    cfg = transformers.LlamaConfig(vocab_size=320, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                                   bos_token_id=1, eos_token_id=2)
+    cfg = transformers.LlamaConfig(
+        vocab_size=320,
+        hidden_size=64,
+        intermediate_size=160,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     return transformers.LlamaForCausalLM(cfg).eval()
 
 
@@ -64,8 +77,6 @@ def models():
         assert len(replaced) == 2 * 7 + 1  # q, k, v, o, gate, up, down per layer, and the output head
         out[scheme] = (model, export_decoder(model))
     return out
-
-
 
 
 def _run_all(models, runtime):
@@ -131,8 +142,9 @@ def test_ember_runs_the_quantized_model_as_its_reference_does(logits, scheme):
 def test_every_linear_is_an_ember_op_and_the_pte_shrinks(models):
     fp32 = models[None][0]
     linear_weights = sum(m.weight.numel() for m in fp32.modules() if isinstance(m, torch.nn.Linear))
-    other_bytes = 4 * sum(p.numel() for n, p in fp32.named_parameters() if not n.endswith("proj.weight")
-                          and n != "lm_head.weight")
+    other_bytes = 4 * sum(
+        p.numel() for n, p in fp32.named_parameters() if not n.endswith("proj.weight") and n != "lm_head.weight"
+    )
     outs = sum(m.out_features for m in fp32.modules() if isinstance(m, torch.nn.Linear))
     slack = 40 * 1024  # program, constant methods, rotary tables, alignment: 37.6 KB in this model's fp32 .pte
     # int8: a byte per weight and a float32 scale per output channel; 8da4w: half a byte and a scale per group.
@@ -153,8 +165,10 @@ def test_a_quantized_embedding_is_one_ember_op_and_shrinks_by_its_table(models):
     fp32 = models[None][0]
     V, D = fp32.embed_tokens.weight.shape
     int4_table = V * D // 2 + 4 * V * D // GROUP
-    for scheme, op, table in (("int8+int8 embedding", "ember_llm::embedding_int8.out", V * D + 4 * V),
-                              ("8da4w+4bit embedding", "ember_llm::embedding_4bit.out", int4_table)):
+    for scheme, op, table in (
+        ("int8+int8 embedding", "ember_llm::embedding_int8.out", V * D + 4 * V),
+        ("8da4w+4bit embedding", "ember_llm::embedding_4bit.out", int4_table),
+    ):
         ops = [c.op_name for c in models[scheme][1].method_graphs["forward"].calls]
         assert ops.count(op) == 1 and "aten::embedding.out" not in ops
         saved = len(models[scheme.split("+")[0]][1].buffer) - len(models[scheme][1].buffer)
@@ -165,6 +179,9 @@ def test_a_quantized_embedding_is_one_ember_op_and_shrinks_by_its_table(models):
 
 def test_an_embedding_group_size_that_does_not_divide_is_refused_with_what_fits():
     model = Decoder.from_hf(_hf(), MAX_SEQ_LEN)
-    with pytest.raises(ValueError, match=r"--embedding-group-size 128 does not divide the embedding width \[64\].*"
-                                         r"\[32, 64\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"--embedding-group-size 128 does not divide the embedding width \[64\].*"
+        r"\[32, 64\]",
+    ):
         quant.quantize_embeddings(model, "4bit", 128)

@@ -2,6 +2,7 @@
 examples/llm/export.py, generates the same greedy tokens as transformers' own generate; a byte-level BPE
 tokenizer trained here drives a text run; seeded sampling is reproducible; bad inputs are refused with named
 errors and the runner's exit codes (3: program/tokenizer refused, 4: prompt refused)."""
+
 import os
 import subprocess
 
@@ -26,13 +27,18 @@ def tokenizer_file(tmp_path_factory):
     """A byte-level BPE tokenizer.json trained on a small generated corpus (nothing downloaded)."""
     pytest.importorskip("tokenizers")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
     words = ["hello", "world", "edge", "runtime", "token", "model", "memory", "planned", "kernel", "tensor"]
     lines = [" ".join(words[(i * 7 + j * 3) % len(words)] for j in range(8)) + f" {i}." for i in range(400)]
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=SPECIALS,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(lines, trainer)
     assert [tok.token_to_id(s) for s in SPECIALS] == [0, BOS, EOS]
     path = str(tmp_path_factory.mktemp("tok") / "tokenizer.json")
@@ -44,14 +50,24 @@ def tokenizer_file(tmp_path_factory):
 def model(tmp_path_factory, tokenizer_file):
     """(transformers model, .pte path): a seeded random 2-layer Llama whose vocabulary is the tokenizer's."""
     from zoo.public import torchvision_cpu
+
     torchvision_cpu.ensure()
     import transformers
     from examples.llm.export import export_decoder
     from examples.llm.model import Decoder
+
     vocab = tokenizer_file[0].get_vocab_size()
-    cfg = transformers.LlamaConfig(vocab_size=vocab, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, bos_token_id=BOS,
-                                   eos_token_id=EOS, max_position_embeddings=MAX_SEQ_LEN)
+    cfg = transformers.LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        bos_token_id=BOS,
+        eos_token_id=EOS,
+        max_position_embeddings=MAX_SEQ_LEN,
+    )
     torch.manual_seed(0)
     hf = transformers.LlamaForCausalLM(cfg).eval()
     path = str(tmp_path_factory.mktemp("llm") / "tiny_llama.pte")
@@ -74,20 +90,38 @@ def runner_ids(r):
 def test_greedy_ids_match_transformers(llm_runner, model, prompt):
     hf, pte = model
     with torch.no_grad():
-        out = hf.generate(torch.tensor([prompt]), max_new_tokens=20, do_sample=False, eos_token_id=None,
-                          pad_token_id=0)
-    expected = out[0, len(prompt):].tolist()
-    r = run(llm_runner, "--model", pte, "--prompt-ids", " ".join(map(str, prompt)), "--ids",
-            "--max-new-tokens", "20", "--temperature", "0")
+        out = hf.generate(torch.tensor([prompt]), max_new_tokens=20, do_sample=False, eos_token_id=None, pad_token_id=0)
+    expected = out[0, len(prompt) :].tolist()
+    r = run(
+        llm_runner,
+        "--model",
+        pte,
+        "--prompt-ids",
+        " ".join(map(str, prompt)),
+        "--ids",
+        "--max-new-tokens",
+        "20",
+        "--temperature",
+        "0",
+    )
     ours = runner_ids(r)
     # The runner stops at EOS (and prints it); transformers was told not to.
     if EOS in expected:
-        expected = expected[:expected.index(EOS) + 1]
+        expected = expected[: expected.index(EOS) + 1]
     assert ours == expected
     # --ignore-eos runs the whole 20 tokens whatever comes out.
-    r = run(llm_runner, "--model", pte, "--prompt-ids", " ".join(map(str, prompt)), "--ids",
-            "--max-new-tokens", "20", "--ignore-eos")
-    assert runner_ids(r) == out[0, len(prompt):].tolist()
+    r = run(
+        llm_runner,
+        "--model",
+        pte,
+        "--prompt-ids",
+        " ".join(map(str, prompt)),
+        "--ids",
+        "--max-new-tokens",
+        "20",
+        "--ignore-eos",
+    )
+    assert runner_ids(r) == out[0, len(prompt) :].tolist()
 
 
 def test_text_generation_streams_text_and_stats(llm_runner, model, tokenizer_file):
@@ -105,16 +139,38 @@ def test_text_generation_streams_text_and_stats(llm_runner, model, tokenizer_fil
     prompt_tokens = 1 + len(tok.encode("hello world", add_special_tokens=False).ids)  # BOS + the text
     assert f"prompt tokens: {prompt_tokens}\n" in err
     assert f"generated tokens: {len(generated)} " in err
-    for line in ("time to first token: ", "prefill: ", "decode: ", "tokens/s", "peak RSS", "bytes planned by MethodMeta"):
+    for line in (
+        "time to first token: ",
+        "prefill: ",
+        "decode: ",
+        "tokens/s",
+        "peak RSS",
+        "bytes planned by MethodMeta",
+    ):
         assert line in err, f"no '{line}' in:\n{err}"
 
 
 def test_seeded_sampling_is_reproducible(llm_runner, model):
     _, pte = model
+
     def sample(seed):
-        r = run(llm_runner, "--model", pte, "--prompt-ids", "1 5 7", "--ids", "--max-new-tokens", "24",
-                "--temperature", "1.0", "--seed", str(seed), "--ignore-eos")
+        r = run(
+            llm_runner,
+            "--model",
+            pte,
+            "--prompt-ids",
+            "1 5 7",
+            "--ids",
+            "--max-new-tokens",
+            "24",
+            "--temperature",
+            "1.0",
+            "--seed",
+            str(seed),
+            "--ignore-eos",
+        )
         return runner_ids(r)
+
     a, b, c = sample(1), sample(1), sample(2)
     assert len(a) == 24
     assert a == b
@@ -128,8 +184,9 @@ def test_prompt_longer_than_max_seq_len_is_refused(llm_runner, model):
     err = r.stderr.decode()
     assert "InvalidArgument" in err and f"max_seq_len is {MAX_SEQ_LEN}" in err
     # The prompt fits but prompt + new tokens do not: refused too, saying how many would fit.
-    r = run(llm_runner, "--model", pte, "--prompt-ids", " ".join(["5"] * 10), "--max-new-tokens", "60", "--ids",
-            check=False)
+    r = run(
+        llm_runner, "--model", pte, "--prompt-ids", " ".join(["5"] * 10), "--max-new-tokens", "60", "--ids", check=False
+    )
     assert r.returncode == 4
     assert f"--max-new-tokens {MAX_SEQ_LEN - 10 + 1} or less" in r.stderr.decode()
     r = run(llm_runner, "--model", pte, "--prompt-ids", "1 99999", "--ids", check=False)

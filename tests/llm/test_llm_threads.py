@@ -4,6 +4,7 @@ on a score row of its own, so a program loaded with threads=2 (Python) or run wi
 gives the single-threaded logits bit for bit. The model is large enough for every one of those calls to split
 (compute/parallel.h: a part must read 64 KiB of weights, or attend 64K multiply-adds): 2 layers,
 dim 256, MLP 1024, 8 query and 4 KV heads of 32, vocab 2048, a 48-token prompt."""
+
 import os
 import subprocess
 
@@ -29,9 +30,17 @@ STEPS = 6
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
     torch.manual_seed(1825)
-    cfg = transformers.LlamaConfig(vocab_size=2048, hidden_size=256, intermediate_size=1024, num_hidden_layers=2,
-                                   num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=128,
-                                   bos_token_id=1, eos_token_id=2)
+    cfg = transformers.LlamaConfig(
+        vocab_size=2048,
+        hidden_size=256,
+        intermediate_size=1024,
+        num_hidden_layers=2,
+        num_attention_heads=8,
+        num_key_value_heads=4,
+        max_position_embeddings=128,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     hf = transformers.LlamaForCausalLM(cfg).eval()
     out = {}
     folder = tmp_path_factory.mktemp("llm_threads")
@@ -73,15 +82,32 @@ def test_llm_runner_threads_flag(programs):
     runner = os.path.realpath(os.path.join(ROOT, "bazel-bin", "examples", "llm", "llm_runner"))
     ids, stats = {}, {}
     for threads in (1, 2):
-        r = subprocess.run([runner, "--model", programs["8da4w"], "--prompt-ids", " ".join(map(str, PROMPT)),
-                            "--ids", "--ignore-eos", "--max-new-tokens", "12", "--threads", str(threads)],
-                           capture_output=True, timeout=300)
+        r = subprocess.run(
+            [
+                runner,
+                "--model",
+                programs["8da4w"],
+                "--prompt-ids",
+                " ".join(map(str, PROMPT)),
+                "--ids",
+                "--ignore-eos",
+                "--max-new-tokens",
+                "12",
+                "--threads",
+                str(threads),
+            ],
+            capture_output=True,
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr.decode()
         ids[threads] = r.stdout.decode().split()
         stats[threads] = r.stderr.decode()
     assert len(ids[1]) == 12 and ids[1] == ids[2]
     assert "; 1 thread\n" in stats[1] and "; 2 threads\n" in stats[2]
     for bad in ("0", "65", "x"):
-        r = subprocess.run([runner, "--model", programs["8da4w"], "--prompt-ids", "1 2", "--threads", bad],
-                           capture_output=True, timeout=60)
+        r = subprocess.run(
+            [runner, "--model", programs["8da4w"], "--prompt-ids", "1 2", "--threads", bad],
+            capture_output=True,
+            timeout=60,
+        )
         assert r.returncode == 2, (bad, r.stderr.decode())

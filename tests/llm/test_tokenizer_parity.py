@@ -8,6 +8,7 @@ C++ decode must equal the reference's decode, streaming decode (one token at a t
 and decode(encode(s)) must give s back where the format keeps the text (byte-level BPE; SentencePiece without
 normalization or white-space folding). `pytest -s` prints how many strings each comparison covered.
 """
+
 import importlib.util
 import os
 import unicodedata
@@ -26,10 +27,14 @@ HF_EXTRA = ["<custom>", "<strip>", "<word>"]  # a normalized added token, an lst
 SP_USER_SYMBOLS = ["<sep>", "<cls>"]
 
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
-LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
-                  r"\s*[\r\n]+|\s+(?!\S)|\s+")
-QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
-                 r"\s*[\r\n]+|\s+(?!\S)|\s+")
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+    r"\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+    r"\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 
 SUMMARY = []  # (what, strings compared, identical), printed at the end with -s
 
@@ -67,7 +72,8 @@ def _compare(what, strings, ref, ours, show=5):
             bad.append((s, r, o))
     SUMMARY.append((what, len(strings), len(strings) - len(bad)))
     assert not bad, f"{what}: {len(bad)} of {len(strings)} differ; first ones:\n" + "\n".join(
-        f"  {s!r}\n    reference {r!r}\n    ember     {o!r}" for s, r, o in bad[:show])
+        f"  {s!r}\n    reference {r!r}\n    ember     {o!r}" for s, r, o in bad[:show]
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -86,22 +92,29 @@ def _train_hf(kind, lines, path):
     else:
         tok = Tokenizer(models.BPE(ignore_merges=True))
         pattern = LLAMA3_PATTERN if kind == "llama3" else QWEN2_PATTERN
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False),
+            ]
+        )
         if kind == "qwen2":
             tok.normalizer = normalizers.NFC()
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=HF_SPECIALS, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=1500,
+        special_tokens=HF_SPECIALS,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(lines, trainer)
     tok.add_tokens([AddedToken("<custom>", normalized=True)])
-    tok.add_special_tokens([AddedToken("<strip>", lstrip=True, rstrip=True),
-                            AddedToken("<word>", single_word=True)])
+    tok.add_special_tokens([AddedToken("<strip>", lstrip=True, rstrip=True), AddedToken("<word>", single_word=True)])
     if kind == "llama3":
         bos = tok.token_to_id("<|begin_of_text|>")
-        tok.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A",
-                                                           special_tokens=[("<|begin_of_text|>", bos)])
+        tok.post_processor = processors.TemplateProcessing(
+            single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", bos)]
+        )
     tok.save(path)
     return tok
 
@@ -140,24 +153,34 @@ def test_hf_decode_matches_reference_and_round_trips(kind, hf_models, ember_toke
     ours = ember_tokenizer.load(path)
     strings = _hf_strings()
     ids = {s: ours.encode(s) for s in strings}
-    _compare(f"hf {kind}: decode == reference decode", strings,
-             lambda s: ref.decode(ids[s], skip_special_tokens=False), lambda s: ours.decode(ids[s]).decode())
+    _compare(
+        f"hf {kind}: decode == reference decode",
+        strings,
+        lambda s: ref.decode(ids[s], skip_special_tokens=False),
+        lambda s: ours.decode(ids[s]).decode(),
+    )
     if kind == "gpt2_prefix_space":  # the prefix space is part of the text the tokens spell
         expected = {s: " " + s if s and not s.startswith(" ") else s for s in strings}
         strings = [s for s in strings if not any(t in s for t in HF_SPECIALS + HF_EXTRA)]
     else:
         expected = {s: s for s in strings}
         strings = [s for s in strings if "<strip>" not in s]  # lstrip/rstrip swallow the spaces beside it
-    _compare(f"hf {kind}: decode(encode(s)) == s", strings, expected.__getitem__, lambda s: ours.decode(ids[s]).decode())
-    _compare(f"hf {kind}: streaming decode == decode", strings, lambda s: ours.decode(ids[s]),
-             lambda s: b"".join(ours.decode_token(p, i) for p, i in zip([-1] + ids[s][:-1], ids[s])))
+    _compare(
+        f"hf {kind}: decode(encode(s)) == s", strings, expected.__getitem__, lambda s: ours.decode(ids[s]).decode()
+    )
+    _compare(
+        f"hf {kind}: streaming decode == decode",
+        strings,
+        lambda s: ours.decode(ids[s]),
+        lambda s: b"".join(ours.decode_token(p, i) for p, i in zip([-1] + ids[s][:-1], ids[s])),
+    )
 
 
 def test_hf_skip_special_and_bos_eos(hf_models, ember_tokenizer):
     ref, path = hf_models["llama3"]
     ours = ember_tokenizer.load(path)
     assert ours.bos_id == ref.token_to_id("<|begin_of_text|>")  # from the TemplateProcessing post-processor
-    assert ours.eos_id == ref.token_to_id("<|end_of_text|>")    # by its well-known name
+    assert ours.eos_id == ref.token_to_id("<|end_of_text|>")  # by its well-known name
     ids = ours.encode("hi <|eot_id|> there", bos=True, eos=True)
     assert ids[0] == ours.bos_id and ids[-1] == ours.eos_id
     assert ids == ref.encode("hi <|eot_id|> there").ids + [ours.eos_id]
@@ -169,14 +192,21 @@ def test_hf_skip_special_and_bos_eos(hf_models, ember_tokenizer):
 
 SP_KINDS = {
     # Llama-2's settings: BPE, byte fallback, no normalization, spaces kept, digits split.
-    "bpe_llama2": dict(model_type="bpe", byte_fallback=True, normalization_rule_name="identity",
-                       remove_extra_whitespaces=False, split_digits=True, allow_whitespace_only_pieces=True),
+    "bpe_llama2": dict(
+        model_type="bpe",
+        byte_fallback=True,
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        split_digits=True,
+        allow_whitespace_only_pieces=True,
+    ),
     # SentencePiece's defaults: nmt_nfkc normalization, extra white space removed, unknown characters as <unk>.
     "bpe_nfkc": dict(model_type="bpe"),
     # T5-like: Unigram with nmt_nfkc; and Unigram with byte fallback and no normalization.
     "unigram_nfkc": dict(model_type="unigram"),
-    "unigram_bytes": dict(model_type="unigram", byte_fallback=True, normalization_rule_name="identity",
-                          remove_extra_whitespaces=False),
+    "unigram_bytes": dict(
+        model_type="unigram", byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False
+    ),
 }
 SP_KEEPS_TEXT = {"bpe_llama2", "unigram_bytes"}
 
@@ -188,9 +218,16 @@ def sp_models(tmp_path_factory, train_lines):
     lines = [l for l in train_lines if l.strip()]
     for kind, options in SP_KINDS.items():
         prefix = str(d / kind)
-        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=prefix, vocab_size=1200,
-                                       character_coverage=0.995, user_defined_symbols=SP_USER_SYMBOLS,
-                                       minloglevel=2, num_threads=2, **options)
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines),
+            model_prefix=prefix,
+            vocab_size=1200,
+            character_coverage=0.995,
+            user_defined_symbols=SP_USER_SYMBOLS,
+            minloglevel=2,
+            num_threads=2,
+            **options,
+        )
         out[kind] = (spm.SentencePieceProcessor(model_file=prefix + ".model"), prefix + ".model")
     return out
 
@@ -218,23 +255,36 @@ def test_sentencepiece_decode_matches_reference(kind, sp_models, ember_tokenizer
     ours = ember_tokenizer.load(path)
     strings = _sp_strings()
     ids = {s: ours.encode(s) for s in strings}
-    _compare(f"sentencepiece {kind}: decode == reference decode", strings, lambda s: ref.decode(ids[s]),
-             lambda s: ours.decode(ids[s]).decode())
+    _compare(
+        f"sentencepiece {kind}: decode == reference decode",
+        strings,
+        lambda s: ref.decode(ids[s]),
+        lambda s: ours.decode(ids[s]).decode(),
+    )
     if kind in SP_KEEPS_TEXT:
-        _compare(f"sentencepiece {kind}: decode(encode(s)) == s", strings, lambda s: s,
-                 lambda s: ours.decode(ids[s]).decode())
+        _compare(
+            f"sentencepiece {kind}: decode(encode(s)) == s",
+            strings,
+            lambda s: s,
+            lambda s: ours.decode(ids[s]).decode(),
+        )
     with_bos = {s: [ours.bos_id] + ids[s] for s in strings}
-    _compare(f"sentencepiece {kind}: streaming decode after BOS", strings,
-             lambda s: ref.decode(with_bos[s]).encode(),
-             lambda s: b"".join(ours.decode_token(p, i) for p, i in zip([-1] + with_bos[s][:-1], with_bos[s])))
+    _compare(
+        f"sentencepiece {kind}: streaming decode after BOS",
+        strings,
+        lambda s: ref.decode(with_bos[s]).encode(),
+        lambda s: b"".join(ours.decode_token(p, i) for p, i in zip([-1] + with_bos[s][:-1], with_bos[s])),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # The Unicode table
 
+
 def test_unicode_table_is_generated_from_unicode_16():
     pytest.importorskip("unicodedata2")
     import runpy
+
     gen = runpy.run_path(os.path.join(ROOT, "examples", "llm", "tokenizer", "gen_unicode_table.py"))
     with open(os.path.join(ROOT, "examples", "llm", "tokenizer", "unicode_table.inc")) as f:
         assert f.read() == gen["render"](), "unicode_table.inc is stale: rerun gen_unicode_table.py"
@@ -246,6 +296,7 @@ def test_split_patterns_class_every_code_point_as_the_reference(ember_tokenizer)
     assigned class boundary lies), every 97th beyond them. EMBER_EVERY_CODE_POINT=1 takes all 1,112,064 (45 s in CI
     against 5 s for the sample)."""
     from tokenizers import Regex, pre_tokenizers
+
     step = 1 if os.environ.get("EMBER_EVERY_CODE_POINT") == "1" else 97
     cps = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and (c < 0x20000 or c % step == 0)]
     for name, pattern in [("gpt2", GPT2_PATTERN), ("llama3", LLAMA3_PATTERN), ("qwen2", QWEN2_PATTERN)]:
@@ -253,9 +304,10 @@ def test_split_patterns_class_every_code_point_as_the_reference(ember_tokenizer)
         ref = pre_tokenizers.Split(Regex(pattern), behavior="isolated")
         bad = 0
         for base in range(0, len(cps), 8192):
-            text = "".join(f"a{chr(c)}1{chr(c)}!{chr(c)} {chr(c)}\n{chr(c)}\x01" for c in cps[base:base + 8192])
+            text = "".join(f"a{chr(c)}1{chr(c)}!{chr(c)} {chr(c)}\n{chr(c)}\x01" for c in cps[base : base + 8192])
             if [p.encode() for p, _ in ref.pre_tokenize_str(text)] != ember_tokenizer.split(name, text):
                 bad += 1
-        SUMMARY.append((f"split {name}: blocks of 8192 code points", (len(cps) + 8191) // 8192,
-                        (len(cps) + 8191) // 8192 - bad))
+        SUMMARY.append(
+            (f"split {name}: blocks of 8192 code points", (len(cps) + 8191) // 8192, (len(cps) + 8191) // 8192 - bad)
+        )
         assert bad == 0, f"{name}: {bad} blocks of code points split differently"

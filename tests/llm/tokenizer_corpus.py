@@ -2,24 +2,91 @@
 white-space runs (spaces, tabs, newlines, CR LF, no-break and ideographic spaces), accented Latin, Greek, Cyrillic,
 CJK, kana, Hangul, Arabic, Devanagari (combining marks), emoji (with skin tones and ZWJ sequences) and mixed
 scripts. Nothing is downloaded."""
+
 import random
 
-WORDS = ("the of and to in is was he for it with as his on be at by had are but from or have an they which one "
-         "you were her all she there would their we him been has when who will more no if out so said what up its "
-         "about into than them can only other new some could time these two may then do first any my now such like "
-         "our over man me even most made after also did many before must through back years where much your way "
-         "well down should because each just those people how too little state good very make world still own see "
-         "tokenizer model Ember runtime kernel tensor Python GPT Llama Qwen HELLO World CamelCase snake_case "
-         "naïve café résumé coöperate façade Ångström jalapeño São Paulo Zürich Øresund Łódź Škoda").split()
+WORDS = (
+    "the of and to in is was he for it with as his on be at by had are but from or have an they which one "
+    "you were her all she there would their we him been has when who will more no if out so said what up its "
+    "about into than them can only other new some could time these two may then do first any my now such like "
+    "our over man me even most made after also did many before must through back years where much your way "
+    "well down should because each just those people how too little state good very make world still own see "
+    "tokenizer model Ember runtime kernel tensor Python GPT Llama Qwen HELLO World CamelCase snake_case "
+    "naïve café résumé coöperate façade Ångström jalapeño São Paulo Zürich Øresund Łódź Škoda"
+).split()
 CONTRACTIONS = ["'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'T", "'RE", "'Ve", "'M", "'LL", "'D", "'x", "'"]
-PUNCT = list(".,;:!?-()[]{}<>\"'/\\|@#$%^&*_+=~`") + ["...", "--", "—", "–", "«", "»", "“", "”", "‘", "’", "…",
-                                                    "¿", "¡", "§", "©", "€", "£", "¥", "→", "•", "½", "²", "³"]
-SPACES = [" ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", " \n", "\n ", " \t ", "\u00a0", "\u3000", "\u2009",
-          "    ", "\n\n\n", "\t\t", " \r\n ", "\u2028", "\x0b", "\x0c"]
-FOREIGN = ["Καλημέρα κόσμε", "Привет мир", "Съешь же ещё этих мягких французских булок", "你好，世界", "我们的模型很小",
-           "東京都", "こんにちは世界", "カタカナとひらがな", "안녕하세요 세계", "مرحبا بالعالم", "नमस्ते दुनिया",
-           "हिन्दी भाषा", "ภาษาไทย", "Tiếng Việt có dấu", "עברית", "Ελληνικά", "Ünïcödé", "ﬁne ligature",
-           "ＦＵＬＬ　ＷＩＤＴＨ １２３", "Ⅻ roman", "①②③", "٣٤٥ Arabic digits", "१२३ Devanagari digits"]
+PUNCT = list(".,;:!?-()[]{}<>\"'/\\|@#$%^&*_+=~`") + [
+    "...",
+    "--",
+    "—",
+    "–",
+    "«",
+    "»",
+    "“",
+    "”",
+    "‘",
+    "’",
+    "…",
+    "¿",
+    "¡",
+    "§",
+    "©",
+    "€",
+    "£",
+    "¥",
+    "→",
+    "•",
+    "½",
+    "²",
+    "³",
+]
+SPACES = [
+    " ",
+    "  ",
+    "   ",
+    "\t",
+    "\n",
+    "\n\n",
+    "\r\n",
+    " \n",
+    "\n ",
+    " \t ",
+    "\u00a0",
+    "\u3000",
+    "\u2009",
+    "    ",
+    "\n\n\n",
+    "\t\t",
+    " \r\n ",
+    "\u2028",
+    "\x0b",
+    "\x0c",
+]
+FOREIGN = [
+    "Καλημέρα κόσμε",
+    "Привет мир",
+    "Съешь же ещё этих мягких французских булок",
+    "你好，世界",
+    "我们的模型很小",
+    "東京都",
+    "こんにちは世界",
+    "カタカナとひらがな",
+    "안녕하세요 세계",
+    "مرحبا بالعالم",
+    "नमस्ते दुनिया",
+    "हिन्दी भाषा",
+    "ภาษาไทย",
+    "Tiếng Việt có dấu",
+    "עברית",
+    "Ελληνικά",
+    "Ünïcödé",
+    "ﬁne ligature",
+    "ＦＵＬＬ　ＷＩＤＴＨ １２３",
+    "Ⅻ roman",
+    "①②③",
+    "٣٤٥ Arabic digits",
+    "१२३ Devanagari digits",
+]
 EMOJI = ["😀", "👍🏽", "👩‍💻", "🇫🇷", "❤️", "🚀🚀", "🤖", "✨", "🧑‍🤝‍🧑", "😂😂😂", "☕", "🎉"]
 
 
@@ -31,7 +98,7 @@ def _number(rng):
         return str(rng.randint(10, 99999))
     if k < 0.8:
         return f"{rng.uniform(0, 1000):.{rng.randint(1, 4)}f}"
-    return str(rng.randint(10 ** 8, 10 ** 15))
+    return str(rng.randint(10**8, 10**15))
 
 
 def sentence(rng, specials=()):
@@ -73,13 +140,63 @@ def training_corpus(n=4000, seed=1):
 
 def test_strings(n=3000, seed=2, specials=()):
     """n strings to compare: generated sentences, plus fixed edge cases first."""
-    fixed = ["", " ", "  ", "\n", "\t", "a", " a", "a ", "  a  b  ", "hello world", "Hello, World!", "don't",
-             "DON'T", "it's 'S 'RE 'Ve", "'s's's", "x'sy", "1", "12", "123", "1234", "12345678901", "3.14159",
-             "a1b2c3", "   \n\n   ", "\r\n\r\n", "line1\nline2\r\nline3", "tab\tseparated\tvalues", "end\n",
-             "\n start", "naïve café", "日本語のテキスト", "emoji 😀 test 👍🏽", "👩‍💻", "mixed日本English123",
-             "a\u00a0b\u3000c", "     leading", "trailing     ", "!!!???", "...", "a.b.c", "$100.00", "x = y + 1;",
-             "def f(x):\n    return x * 2\n", "<html><body>hi</body></html>", "ﬁ", "Ⅻ", "①", "٣", "ß ẞ ſ 'ſ",
-             "\u2028\u2029", "\x0b\x0c", "A" * 200, " " * 100 + "x", "12" * 60, "😀" * 20]
+    fixed = [
+        "",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "a",
+        " a",
+        "a ",
+        "  a  b  ",
+        "hello world",
+        "Hello, World!",
+        "don't",
+        "DON'T",
+        "it's 'S 'RE 'Ve",
+        "'s's's",
+        "x'sy",
+        "1",
+        "12",
+        "123",
+        "1234",
+        "12345678901",
+        "3.14159",
+        "a1b2c3",
+        "   \n\n   ",
+        "\r\n\r\n",
+        "line1\nline2\r\nline3",
+        "tab\tseparated\tvalues",
+        "end\n",
+        "\n start",
+        "naïve café",
+        "日本語のテキスト",
+        "emoji 😀 test 👍🏽",
+        "👩‍💻",
+        "mixed日本English123",
+        "a\u00a0b\u3000c",
+        "     leading",
+        "trailing     ",
+        "!!!???",
+        "...",
+        "a.b.c",
+        "$100.00",
+        "x = y + 1;",
+        "def f(x):\n    return x * 2\n",
+        "<html><body>hi</body></html>",
+        "ﬁ",
+        "Ⅻ",
+        "①",
+        "٣",
+        "ß ẞ ſ 'ſ",
+        "\u2028\u2029",
+        "\x0b\x0c",
+        "A" * 200,
+        " " * 100 + "x",
+        "12" * 60,
+        "😀" * 20,
+    ]
     rng = random.Random(seed)
     out = fixed + [sentence(rng, specials) for _ in range(n - len(fixed))]
     for sp in specials:

@@ -12,6 +12,7 @@ Outcome per sample (Outcome.stage):
 - "fail": anything else: exir raised another exception, the runtime refused or failed the program, or an output
   differs. Each is a bug to fix or an entry of expectations.EXPECTED_FAILURES.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,7 +33,7 @@ class Outcome:
     opinfo: str
     dtype: str
     index: int
-    stage: str                  # pass | export | exir | fail
+    stage: str  # pass | export | exir | fail
     reason: str = ""
     kernels: Sequence[str] = ()
     random: bool = False
@@ -43,9 +44,15 @@ class Outcome:
 
 
 def _same(a: List[torch.Tensor], b: List[torch.Tensor]) -> bool:
-    return len(a) == len(b) and all(x.shape == y.shape and x.dtype == y.dtype and torch.equal(
-        torch.nan_to_num(x.double() if x.is_floating_point() else x, nan=7.25),
-        torch.nan_to_num(y.double() if y.is_floating_point() else y, nan=7.25)) for x, y in zip(a, b))
+    return len(a) == len(b) and all(
+        x.shape == y.shape
+        and x.dtype == y.dtype
+        and torch.equal(
+            torch.nan_to_num(x.double() if x.is_floating_point() else x, nan=7.25),
+            torch.nan_to_num(y.double() if y.is_floating_point() else y, nan=7.25),
+        )
+        for x, y in zip(a, b)
+    )
 
 
 def _reference(s: Sample):
@@ -79,8 +86,7 @@ def _run_batch(runtime, batch: Sequence[Sample], wants, randoms) -> List[Outcome
             program = runtime.load(prog.buffer, kernels=build)
             got[build] = program.run("forward", [t.clone() for s in batch for t in s.inputs])
         except Exception as e:
-            raise StageError("fail", f"{build} build: {type(e).__name__}: {' '.join(str(e).split())[:300]}",
-                             in_pte)
+            raise StageError("fail", f"{build} build: {type(e).__name__}: {' '.join(str(e).split())[:300]}", in_pte)
     outcomes, at = [], 0
     for s, want, rnd, ks in zip(batch, wants, randoms, kernels):
         # empty/new_empty: eager's values are whatever the allocator held; only dtype and shape are defined.
@@ -88,20 +94,26 @@ def _run_batch(runtime, batch: Sequence[Sample], wants, randoms) -> List[Outcome
         n = len(want)
         reason = ""
         for build in BUILDS:
-            outs = got[build][at:at + n]
+            outs = got[build][at : at + n]
             if len(outs) != n:
                 reason = f"{build} build: {len(outs)} outputs, eager {n}"
                 break
             for j, (g, w) in enumerate(zip(outs, want)):
                 if rnd:
-                    bad = None if (g.dtype, g.shape) == (w.dtype, w.shape) else \
-                        f"got {g.dtype}{list(g.shape)}, eager {w.dtype}{list(w.shape)}"
+                    bad = (
+                        None
+                        if (g.dtype, g.shape) == (w.dtype, w.shape)
+                        else f"got {g.dtype}{list(g.shape)}, eager {w.dtype}{list(w.shape)}"
+                    )
                 else:
                     bad = compare.mismatch(g, w, compare.reducing(ks))
                     if bad and w.dtype in (torch.float16, torch.bfloat16) and w.dtype == s.dtype:
                         alt = _rounded_float32(s)
-                        if alt is not None and len(alt) == n and \
-                                compare.mismatch(g, alt[j], compare.reducing(ks)) is None:
+                        if (
+                            alt is not None
+                            and len(alt) == n
+                            and compare.mismatch(g, alt[j], compare.reducing(ks)) is None
+                        ):
                             bad = None
                 if bad:
                     reason = f"{build} build, output {j}: {bad}"
@@ -109,8 +121,19 @@ def _run_batch(runtime, batch: Sequence[Sample], wants, randoms) -> List[Outcome
             if reason:
                 break
         at += n
-        outcomes.append(Outcome(s.key, s.opinfo, DTYPE_NAMES[s.dtype], s.index, "fail" if reason else "pass",
-                                reason, sorted(ks), rnd, s.text))
+        outcomes.append(
+            Outcome(
+                s.key,
+                s.opinfo,
+                DTYPE_NAMES[s.dtype],
+                s.index,
+                "fail" if reason else "pass",
+                reason,
+                sorted(ks),
+                rnd,
+                s.text,
+            )
+        )
     if len(got["default"]) != at:
         raise StageError("fail", f"the program returned {len(got['default'])} outputs for {at}")
     return outcomes
@@ -126,7 +149,7 @@ def run(runtime, samples: Sequence[Sample], batch_size: int = 16) -> List[Outcom
         except StageError as e:
             outcomes.append(Outcome(s.key, s.opinfo, DTYPE_NAMES[s.dtype], s.index, e.stage, e.reason, text=s.text))
     for at in range(0, len(ready), batch_size):
-        chunk = ready[at:at + batch_size]
+        chunk = ready[at : at + batch_size]
         outcomes.extend(_run_chunk(runtime, chunk))
     return outcomes
 
@@ -139,8 +162,9 @@ def _run_chunk(runtime, chunk) -> List[Outcome]:
         if len(chunk) == 1:
             s = batch[0]
             kernels = sorted(e.kernels)
-            return [Outcome(s.key, s.opinfo, DTYPE_NAMES[s.dtype], s.index, e.stage, e.reason, kernels, chunk[0][2],
-                            s.text)]
+            return [
+                Outcome(s.key, s.opinfo, DTYPE_NAMES[s.dtype], s.index, e.stage, e.reason, kernels, chunk[0][2], s.text)
+            ]
     # Bisect: halves first, so one bad sample costs log2(batch) extra exports, not batch.
     mid = len(chunk) // 2
     return _run_chunk(runtime, chunk[:mid]) + _run_chunk(runtime, chunk[mid:])

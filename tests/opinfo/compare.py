@@ -10,6 +10,7 @@
 - integers and Bool: exact.
 NaN must be NaN where eager has NaN, infinities equal; dtypes and shapes equal.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Optional
@@ -17,10 +18,38 @@ from typing import Iterable, Optional
 import torch
 
 # Kernels whose results depend on the order of a sum or product (or of an iterative algorithm).
-REDUCING = ("mm", "bmm", "addmm", "convolution", "native_layer_norm", "native_group_norm", "_native_batch_norm",
-            "_softmax", "_log_softmax", "sum", "mean", "var", "prod", "cumsum", "cumprod", "logsumexp", "avg_pool",
-            "adaptive_avg_pool", "linalg_vector_norm", "upsample", "grid_sampler", "_cdist", "pdist", "norm",
-            "std", "baddbmm", "addbmm", "addmv", "mv", "dot")
+REDUCING = (
+    "mm",
+    "bmm",
+    "addmm",
+    "convolution",
+    "native_layer_norm",
+    "native_group_norm",
+    "_native_batch_norm",
+    "_softmax",
+    "_log_softmax",
+    "sum",
+    "mean",
+    "var",
+    "prod",
+    "cumsum",
+    "cumprod",
+    "logsumexp",
+    "avg_pool",
+    "adaptive_avg_pool",
+    "linalg_vector_norm",
+    "upsample",
+    "grid_sampler",
+    "_cdist",
+    "pdist",
+    "norm",
+    "std",
+    "baddbmm",
+    "addbmm",
+    "addmv",
+    "mv",
+    "dot",
+)
 
 
 def reducing(kernels: Iterable[str]) -> bool:
@@ -49,13 +78,17 @@ def mismatch(got: torch.Tensor, want: torch.Tensor, reduce: bool) -> Optional[st
         if torch.equal(got, want):
             return None
         bad = (got != want).nonzero()[0].tolist()
-        return f"{int((got != want).sum())} of {want.numel()} differ; at {bad}: {got[tuple(bad)].item()} vs " \
-               f"{want[tuple(bad)].item()}"
+        return (
+            f"{int((got != want).sum())} of {want.numel()} differ; at {bad}: {got[tuple(bad)].item()} vs "
+            f"{want[tuple(bad)].item()}"
+        )
     g, w = got.double(), want.double()
     nan_g, nan_w = torch.isnan(g), torch.isnan(w)
     if not torch.equal(nan_g, nan_w):
-        return f"NaN where eager has {int((nan_g & ~nan_w).sum())} numbers, or a number where eager has NaN " \
-               f"({int((nan_w & ~nan_g).sum())})"
+        return (
+            f"NaN where eager has {int((nan_g & ~nan_w).sum())} numbers, or a number where eager has NaN "
+            f"({int((nan_w & ~nan_g).sum())})"
+        )
     inf_w = torch.isinf(w)
     if not torch.equal(g[inf_w], w[inf_w]) or torch.isinf(g[~inf_w & ~nan_w]).any():
         return "infinities differ"
@@ -73,5 +106,7 @@ def mismatch(got: torch.Tensor, want: torch.Tensor, reduce: bool) -> Optional[st
     if (err <= bound).all():
         return None
     i = int((err - bound).argmax())
-    return f"{int((err > bound).sum())} of {w.numel()} beyond tolerance; worst {g[i].item():.9g} vs eager " \
-           f"{w[i].item():.9g} (|diff| {err[i].item():.3g}, bound {bound[i].item():.3g})"
+    return (
+        f"{int((err > bound).sum())} of {w.numel()} beyond tolerance; worst {g[i].item():.9g} vs eager "
+        f"{w[i].item():.9g} (|diff| {err[i].item():.3g}, bound {bound[i].item():.3g})"
+    )

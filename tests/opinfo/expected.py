@@ -9,13 +9,19 @@ Refusals are not failures and are not listed here: torch.export's (not Ember's c
 (the results list them by reason).
 """
 
-UNFOLD_PAD = ("constant_pad_nd.out: refuses a non-contiguous input at run time (NotSupported), which exir's lowering "
-              "of unfold (im2col: pad, then gathers) gives it")
-TOPK_TIES = ("topk.values: among equal values (integer samples have ties) Ember returns other indices than eager; "
-             "the values match, and PyTorch does not specify which index a tie returns. Not yet compared by value")
-RANDN = ("randn.out: Ember's seeded counter-based generator is not torch's; OpInfo's randn samples pass a seeded "
-         "generator, so eager is deterministic and its values differ from Ember's by design. Not yet compared by "
-         "distribution")
+UNFOLD_PAD = (
+    "constant_pad_nd.out: refuses a non-contiguous input at run time (NotSupported), which exir's lowering "
+    "of unfold (im2col: pad, then gathers) gives it"
+)
+TOPK_TIES = (
+    "topk.values: among equal values (integer samples have ties) Ember returns other indices than eager; "
+    "the values match, and PyTorch does not specify which index a tie returns. Not yet compared by value"
+)
+RANDN = (
+    "randn.out: Ember's seeded counter-based generator is not torch's; OpInfo's randn samples pass a seeded "
+    "generator, so eager is deterministic and its values differ from Ember's by design. Not yet compared by "
+    "distribution"
+)
 SCALAR_TENSOR_U8 = "scalar_tensor.out with Byte: refused at run time (InvalidArgument); not investigated yet"
 
 EXPECTED_FAILURES = {

@@ -14,6 +14,7 @@ Each sample's kernels are read from the edge program: the nodes under its submod
 their out= variants as exir's lowering maps them (views to their *_copy ops), and checked against the .pte's
 operator table.
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,15 +31,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MANIFESTS = {lib: os.path.join(ROOT, "kernels", lib, "kernels.yaml") for lib in ("portable", "optimized")}
 
 # exir's own error types: a refusal that names its cause. Any other exception raised inside exir is a failure.
-EXIR_ERRORS = ("KernelMissingError", "OpSetError", "UnsupportedFeatureError", "EmitError", "LoweringError",
-               "ArenaError", "DynamicShapeError", "OutVariantError", "PlanError", "MemoryBudgetError",
-               "PteFormatError")
+EXIR_ERRORS = (
+    "KernelMissingError",
+    "OpSetError",
+    "UnsupportedFeatureError",
+    "EmitError",
+    "LoweringError",
+    "ArenaError",
+    "DynamicShapeError",
+    "OutVariantError",
+    "PlanError",
+    "MemoryBudgetError",
+    "PteFormatError",
+)
 
 
 @functools.lru_cache(maxsize=None)
 def manifest_ops(lib: str) -> Tuple[str, ...]:
     """The operators ('aten::add.out') of one kernel library's manifest, in manifest order."""
     from codegen.manifest import load_manifest
+
     decls = load_manifest(MANIFESTS[lib], namespace=f"ember::{lib}", library=f"kernels/{lib}")
     return tuple(dict.fromkeys(d.op for d in decls))
 
@@ -101,7 +113,7 @@ class Batch(torch.nn.Module):
     def forward(self, *args):
         outs, at = [], 0
         for i, n in enumerate(self.counts):
-            outs.extend(getattr(self, f"s{i}")(*args[at:at + n]))
+            outs.extend(getattr(self, f"s{i}")(*args[at : at + n]))
             at += n
         return tuple(outs)
 
@@ -127,7 +139,7 @@ def _sample_of(node) -> Optional[int]:
         if head.startswith("s") and head[1:].isdigit():
             return int(head[1:])
         if head.startswith("L['self'].s"):
-            return int(head[len("L['self'].s"):].split(".")[0].split("[")[0])
+            return int(head[len("L['self'].s") :].split(".")[0].split("[")[0])
     return None
 
 
@@ -154,8 +166,9 @@ def lower(batch: Sequence[Sample]):
         edge = exir.to_edge(ep, exir.EdgeCompileConfig(allowed_ops=allowed))
     except Exception as e:
         reached = {k for n in ep.graph.nodes if n.op == "call_function" for k in _kernel_keys(n.target)}
-        raise StageError("exir" if type(e).__name__ in EXIR_ERRORS else "fail", "to_edge: " + _short(e),
-                         reached) from None
+        raise StageError(
+            "exir" if type(e).__name__ in EXIR_ERRORS else "fail", "to_edge: " + _short(e), reached
+        ) from None
     finally:
         torch.export.default_decompositions = _DEFAULT_DECOMPOSITIONS
     per: List[Set[str]] = [set() for _ in batch]
@@ -164,15 +177,19 @@ def lower(batch: Sequence[Sample]):
             continue
         i = _sample_of(node)
         keys = _kernel_keys(node.target)
-        for j in ([i] if i is not None and i < len(batch) else range(len(batch))):
+        for j in [i] if i is not None and i < len(batch) else range(len(batch)):
             per[j].update(keys)
     try:
         prog = edge.to_executorch(exir.ExecutorchBackendConfig(fold_constants=False, alias_views=False))
     except Exception as e:
-        raise StageError("exir" if type(e).__name__ in EXIR_ERRORS else "fail",
-                         "to_executorch: " + _short(e), set().union(*per)) from None
-    in_pte = {f"{o.name}.{o.overload}" if o.overload and o.overload != "default" else o.name
-              for plan in prog.program.execution_plan for o in plan.operators}
+        raise StageError(
+            "exir" if type(e).__name__ in EXIR_ERRORS else "fail", "to_executorch: " + _short(e), set().union(*per)
+        ) from None
+    in_pte = {
+        f"{o.name}.{o.overload}" if o.overload and o.overload != "default" else o.name
+        for plan in prog.program.execution_plan
+        for o in plan.operators
+    }
     # Only kernels the program really calls (getitem, sym_size and views made aliases call none).
     per = [{k for k in ks if k in in_pte} for ks in per]
     return prog, per, in_pte

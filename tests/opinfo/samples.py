@@ -5,6 +5,7 @@ kwargs, lists included) become the program's inputs, everything else (ints, dims
 of the exported function. Samples are generated with a fixed seed per (OpInfo, dtype), so a sample's index is
 stable for a given torch version (2.13.0 here): expectations and results name samples by index.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,15 +19,38 @@ from torch.utils import _pytree as pytree
 
 # The dtypes swept: Ember's computed scalar types. Complex OpInfo dtypes are counted as refused (Ember has no
 # complex type); unsigned 16-64 bit and float8 types are not in OpInfo's CPU lists for the ops swept.
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.uint8, torch.int8, torch.int16,
-          torch.int32, torch.int64, torch.bool]
-DTYPE_NAMES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
-               torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64",
-               torch.bool: "bool"}
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+]
+DTYPE_NAMES = {
+    torch.float32: "f32",
+    torch.float64: "f64",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.uint8: "u8",
+    torch.int8: "i8",
+    torch.int16: "i16",
+    torch.int32: "i32",
+    torch.int64: "i64",
+    torch.bool: "bool",
+}
 BY_NAME = {v: k for k, v in DTYPE_NAMES.items()}
 # Dtype classes (the CI tier runs a sample or two of each class an OpInfo supports).
-CLASSES = {"float": [torch.float32, torch.float64], "half": [torch.float16, torch.bfloat16],
-           "int": [torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8], "bool": [torch.bool]}
+CLASSES = {
+    "float": [torch.float32, torch.float64],
+    "half": [torch.float16, torch.bfloat16],
+    "int": [torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8],
+    "bool": [torch.bool],
+}
 
 
 def op_db():
@@ -39,6 +63,7 @@ def op_db():
         stub.TestCase = unittest.TestCase
         sys.modules["expecttest"] = stub
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from torch.testing._internal.common_methods_invocations import op_db as db
@@ -65,9 +90,9 @@ class Sample:
     opinfo: str
     dtype: torch.dtype
     index: int
-    fn: Callable            # fn(*tensors) -> the op's result
+    fn: Callable  # fn(*tensors) -> the op's result
     inputs: List[torch.Tensor]
-    text: str               # a short description for reports
+    text: str  # a short description for reports
 
     @property
     def key(self) -> str:
@@ -101,8 +126,11 @@ def samples(op, dtype: torch.dtype, seed: int = 0) -> List[Sample]:
             inp, args, kwargs = pytree.tree_unflatten(vals, _spec)
             return _op(inp, *args, **kwargs)
 
-        text = _describe(s.input) + ("" if not s.args else " " + _describe(list(s.args))[1:-1]) + (
-            "" if not s.kwargs else " " + _describe(s.kwargs))
+        text = (
+            _describe(s.input)
+            + ("" if not s.args else " " + _describe(list(s.args))[1:-1])
+            + ("" if not s.kwargs else " " + _describe(s.kwargs))
+        )
         out.append(Sample(full_name(op), dtype, i, fn, tensors, text))
     return out
 

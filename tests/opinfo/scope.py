@@ -9,6 +9,7 @@ The samples are attributed to every kernel their programs really call, whatever 
 only decides which OpInfos are exported at all (sweeping all 702, about 117,000 samples, would take most of a
 day on this machine, and most of them test composites such as linalg.svd, not a kernel).
 """
+
 from __future__ import annotations
 
 from typing import Dict, List
@@ -19,27 +20,82 @@ PREFIXES = ("nn.functional.", "special.", "linalg.", "_refs.")
 
 # OpInfo name (prefix stripped) -> the manifest base name it reaches.
 ALIASES: Dict[str, str] = {
-    "conv1d": "convolution", "conv2d": "convolution", "conv3d": "convolution", "conv_transpose1d": "convolution",
-    "conv_transpose2d": "convolution", "conv_transpose3d": "convolution", "linear": "addmm", "matmul": "mm",
-    "addmm.decomposed": "addmm", "relu6": "hardtanh", "layer_norm": "native_layer_norm",
-    "batch_norm": "_native_batch_norm_legit_no_training", "group_norm": "native_group_norm",
-    "softmax": "_softmax", "log_softmax": "_log_softmax", "max_pool2d": "max_pool2d_with_indices",
-    "adaptive_avg_pool2d": "_adaptive_avg_pool2d", "avg_pool2d": "avg_pool2d", "cdist": "_cdist_forward",
-    "pdist": "_pdist_forward", "pad": "constant_pad_nd", "interpolate": "upsample_bilinear2d",
-    "upsample_bilinear": "upsample_bilinear2d", "upsample_nearest": "upsample_nearest2d",
-    "grid_sample": "grid_sampler_2d", "dropout": "native_dropout", "embedding": "embedding",
-    "to": "_to_copy", "double": "_to_copy", "float": "_to_copy", "half": "_to_copy", "bfloat16": "_to_copy",
-    "bool": "_to_copy", "byte": "_to_copy", "char": "_to_copy", "int": "_to_copy", "long": "_to_copy",
-    "short": "_to_copy", "type_as": "_to_copy", "contiguous": "clone", "empty_like": "empty",
-    "zeros_like": "zeros", "ones_like": "ones", "new_zeros": "zeros", "new_ones": "ones", "new_full": "full",
-    "new_empty": "empty", "rand_like": "rand", "randn_like": "randn", "view": "view_copy",
-    "reshape": "view_copy", "flatten": "view_copy", "view_as": "view_copy", "reshape_as": "view_copy",
-    "unflatten": "view_copy", "expand_as": "expand_copy", "broadcast_to": "expand_copy",
-    "narrow": "slice_copy", "chunk": "split_copy", "tensor_split": "split_copy", "movedim": "permute_copy",
-    "swapaxes": "transpose_copy", "clamp_min": "clamp", "clamp_max": "clamp", "clip": "clamp",
-    "true_divide": "div", "std": "var", "std_mean": "var_mean", "__getitem__": "index",
-    "take_along_dim": "gather", "index_add": "index_put", "masked_fill": "masked_fill",
-    "__rsub__": "rsub", "logaddexp": "exp", "hardsigmoid": "hardtanh", "threshold": "where",
+    "conv1d": "convolution",
+    "conv2d": "convolution",
+    "conv3d": "convolution",
+    "conv_transpose1d": "convolution",
+    "conv_transpose2d": "convolution",
+    "conv_transpose3d": "convolution",
+    "linear": "addmm",
+    "matmul": "mm",
+    "addmm.decomposed": "addmm",
+    "relu6": "hardtanh",
+    "layer_norm": "native_layer_norm",
+    "batch_norm": "_native_batch_norm_legit_no_training",
+    "group_norm": "native_group_norm",
+    "softmax": "_softmax",
+    "log_softmax": "_log_softmax",
+    "max_pool2d": "max_pool2d_with_indices",
+    "adaptive_avg_pool2d": "_adaptive_avg_pool2d",
+    "avg_pool2d": "avg_pool2d",
+    "cdist": "_cdist_forward",
+    "pdist": "_pdist_forward",
+    "pad": "constant_pad_nd",
+    "interpolate": "upsample_bilinear2d",
+    "upsample_bilinear": "upsample_bilinear2d",
+    "upsample_nearest": "upsample_nearest2d",
+    "grid_sample": "grid_sampler_2d",
+    "dropout": "native_dropout",
+    "embedding": "embedding",
+    "to": "_to_copy",
+    "double": "_to_copy",
+    "float": "_to_copy",
+    "half": "_to_copy",
+    "bfloat16": "_to_copy",
+    "bool": "_to_copy",
+    "byte": "_to_copy",
+    "char": "_to_copy",
+    "int": "_to_copy",
+    "long": "_to_copy",
+    "short": "_to_copy",
+    "type_as": "_to_copy",
+    "contiguous": "clone",
+    "empty_like": "empty",
+    "zeros_like": "zeros",
+    "ones_like": "ones",
+    "new_zeros": "zeros",
+    "new_ones": "ones",
+    "new_full": "full",
+    "new_empty": "empty",
+    "rand_like": "rand",
+    "randn_like": "randn",
+    "view": "view_copy",
+    "reshape": "view_copy",
+    "flatten": "view_copy",
+    "view_as": "view_copy",
+    "reshape_as": "view_copy",
+    "unflatten": "view_copy",
+    "expand_as": "expand_copy",
+    "broadcast_to": "expand_copy",
+    "narrow": "slice_copy",
+    "chunk": "split_copy",
+    "tensor_split": "split_copy",
+    "movedim": "permute_copy",
+    "swapaxes": "transpose_copy",
+    "clamp_min": "clamp",
+    "clamp_max": "clamp",
+    "clip": "clamp",
+    "true_divide": "div",
+    "std": "var",
+    "std_mean": "var_mean",
+    "__getitem__": "index",
+    "take_along_dim": "gather",
+    "index_add": "index_put",
+    "masked_fill": "masked_fill",
+    "__rsub__": "rsub",
+    "logaddexp": "exp",
+    "hardsigmoid": "hardtanh",
+    "threshold": "where",
 }
 
 
@@ -56,7 +112,7 @@ def _short(base: str) -> str:
 def strip(name: str) -> str:
     for p in PREFIXES:
         if name.startswith(p):
-            return name[len(p):]
+            return name[len(p) :]
     return name
 
 

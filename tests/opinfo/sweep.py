@@ -17,6 +17,7 @@ flight are failures and a new worker takes the next OpInfo. Exit status 1 when a
 expected.EXPECTED_FAILURES, or an entry there passed. Cost on this 2-core machine, shared with other jobs: about
 1 sample per second of wall time (batches of 24; mostly exir's export), so --full would take about 10 hours.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,13 +35,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # --- worker --------------------------------------------------------------------------------------------------------
 
+
 def worker(max_samples: int, batch: int) -> None:
     import warnings
+
     warnings.simplefilter("ignore")
     sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
     from ember import runtime
     from tests.opinfo.check import run
     from tests.opinfo.samples import DTYPE_NAMES, by_name, cpu_dtypes, samples
+
     db = by_name()
 
     def emit(obj):
@@ -71,8 +75,14 @@ def worker(max_samples: int, batch: int) -> None:
                 continue
             totals[DTYPE_NAMES[d]] = len(ss)
             queue.extend(s for s in (ss[:max_samples] if max_samples else ss) if s.key not in skip)
-        emit({"opinfo": name, "complex": [str(d).replace("torch.", "") for d in complex_], "totals": totals,
-              "errors": errors})
+        emit(
+            {
+                "opinfo": name,
+                "complex": [str(d).replace("torch.", "") for d in complex_],
+                "totals": totals,
+                "errors": errors,
+            }
+        )
         while len(queue) >= batch:
             flush(queue[:batch])
             queue = queue[batch:]
@@ -83,6 +93,7 @@ def worker(max_samples: int, batch: int) -> None:
 
 # --- driver --------------------------------------------------------------------------------------------------------
 
+
 def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkpoint=None):
     """Runs the worker over `names`; returns (outcomes, per-OpInfo info). `checkpoint(outcomes, info)` is called
     after each OpInfo is read (a long run can be reported on before it ends)."""
@@ -91,9 +102,23 @@ def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkp
     todo = list(names)
     t0 = time.time()
     while todo:
-        p = subprocess.Popen([sys.executable, "-m", "tests.opinfo.sweep", "--worker", "--max-samples",
-                              str(max_samples), "--batch", str(batch)], cwd=ROOT, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.opinfo.sweep",
+                "--worker",
+                "--max-samples",
+                str(max_samples),
+                "--batch",
+                str(batch),
+            ],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         p.stdin.write(json.dumps([o["key"] for o in outcomes]) + "\n" + "\n".join(todo) + "\n")
         p.stdin.close()
         pending, done = [], False
@@ -101,8 +126,12 @@ def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkp
             msg = json.loads(line)
             if "complex" in msg:
                 info[msg["opinfo"]].update(complex=msg["complex"], totals=msg["totals"], errors=msg["errors"])
-                print(f"[{len(info)}/{len(names)}] {msg['opinfo']}: {sum(msg['totals'].values())} samples; "
-                      f"{len(outcomes)} run so far, {time.time() - t0:.0f} s", file=log, flush=True)
+                print(
+                    f"[{len(info)}/{len(names)}] {msg['opinfo']}: {sum(msg['totals'].values())} samples; "
+                    f"{len(outcomes)} run so far, {time.time() - t0:.0f} s",
+                    file=log,
+                    flush=True,
+                )
                 if checkpoint:
                     checkpoint(outcomes, info, time.time() - t0)
             elif "start" in msg:
@@ -119,9 +148,19 @@ def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkp
         # The worker died: the batch in flight fails; a new worker takes the OpInfos after the last one read.
         for key in pending:
             opinfo, dtype, index = key.rsplit("/", 2)
-            outcomes.append({"key": key, "opinfo": opinfo, "dtype": dtype, "index": int(index), "stage": "fail",
-                             "reason": f"the worker process died (exit status {code}) running this sample's batch",
-                             "kernels": [], "random": False, "text": ""})
+            outcomes.append(
+                {
+                    "key": key,
+                    "opinfo": opinfo,
+                    "dtype": dtype,
+                    "index": int(index),
+                    "stage": "fail",
+                    "reason": f"the worker process died (exit status {code}) running this sample's batch",
+                    "kernels": [],
+                    "random": False,
+                    "text": "",
+                }
+            )
         print(f"worker died (status {code}) in a batch of {len(pending)}; restarting", file=log, flush=True)
         if not pending:
             raise RuntimeError(f"the sweep worker exited with status {code} outside a batch")
@@ -133,6 +172,7 @@ def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkp
 
 
 # --- report --------------------------------------------------------------------------------------------------------
+
 
 def attribute(outcomes: List[dict]) -> None:
     """A sample torch.export refused gets the kernels its OpInfo's exported samples reach (same dtype first)."""
@@ -149,6 +189,7 @@ def attribute(outcomes: List[dict]) -> None:
 def classify(outcomes: List[dict]):
     """Splits 'fail' into expected failures, new failures; finds expected entries that passed (XPASS)."""
     from tests.opinfo.expected import expected
+
     new, xfail, xpass = [], [], []
     for o in outcomes:
         cause = expected(o["key"])
@@ -162,6 +203,7 @@ def classify(outcomes: List[dict]):
 def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_samples: int, seconds: float) -> str:
     from tests.opinfo.programs import manifest_ops
     import torch
+
     attribute(outcomes)
     new, xfail, xpass = classify(outcomes)
     stages = collections.Counter(o["stage"] for o in outcomes)
@@ -174,8 +216,9 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
     complex_dtypes = sum(len(i["complex"]) for i in info.values())
     lines = []
     when = datetime.date.today().isoformat()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     total = len(outcomes)
 
     portable, optimized = manifest_ops("portable"), manifest_ops("optimized")
@@ -195,8 +238,11 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
     ]
     if len(info) < len(names):  # a checkpoint of a run still going, or stopped
         read = [n for n in names if n in info]
-        lines += [f"**Partial run: {len(read)} of the {len(names)} OpInfos in scope were read** (the last of them "
-                  f"{read[-1] if read else '-'}); the others have no outcomes here.", ""]
+        lines += [
+            f"**Partial run: {len(read)} of the {len(names)} OpInfos in scope were read** (the last of them "
+            f"{read[-1] if read else '-'}); the others have no outcomes here.",
+            "",
+        ]
     lines += [
         "## Summary",
         "",
@@ -214,55 +260,74 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
         "",
     ]
     import re
+
     reasons, dtypes_of = collections.Counter(), collections.defaultdict(list)
     for o in outcomes:
         if o["stage"] == "exir":
             r = _reason(o["reason"])
             m = re.search(r" with (\w+)( \('\w+'\))?:", r)
             if m:  # one line per operator and cause, its dtypes listed
-                dtypes_of[r[:m.start(1)] + "{dtypes}" + r[m.end(1):]].append(m.group(1))
-                r = r[:m.start(1)] + "{dtypes}" + r[m.end(1):]
+                dtypes_of[r[: m.start(1)] + "{dtypes}" + r[m.end(1) :]].append(m.group(1))
+                r = r[: m.start(1)] + "{dtypes}" + r[m.end(1) :]
             reasons[r] += 1
     if reasons:
         lines += ["## Refused by exir (named errors)", "", "| samples | reason |", "|---:|---|"]
-        lines += [f"| {n} | {r.replace('{dtypes}', ', '.join(dict.fromkeys(dtypes_of.get(r, []))))} |"
-                  for r, n in reasons.most_common()]
+        lines += [
+            f"| {n} | {r.replace('{dtypes}', ', '.join(dict.fromkeys(dtypes_of.get(r, []))))} |"
+            for r, n in reasons.most_common()
+        ]
         lines.append("")
     fails = [o for o in outcomes if o["stage"] == "fail"]
     if fails:
         lines += ["## Failures", "", "| sample | kernels | recorded | what differs |", "|---|---|---|---|"]
         from tests.opinfo.expected import expected
+
         for o in sorted(fails, key=lambda o: o["key"]):
-            lines.append(f"| `{o['key']}` {_cell(o['text'], 60)} | {', '.join(_k(k) for k in o['kernels'])} | "
-                         f"{'yes' if expected(o['key']) else '**no**'} | {_cell(o['reason'], 200)} |")
+            lines.append(
+                f"| `{o['key']}` {_cell(o['text'], 60)} | {', '.join(_k(k) for k in o['kernels'])} | "
+                f"{'yes' if expected(o['key']) else '**no**'} | {_cell(o['reason'], 200)} |"
+            )
         lines.append("")
     if xpass:
         lines += ["## Recorded failures that passed (remove from expected.py)", ""]
         lines += [f"- `{o['key']}`" for o in xpass]
         lines.append("")
     for title, ops in (("portable", portable), ("optimized", optimized)):
-        lines += [f"## Per {title} manifest operator", "",
-                  "| operator | tried | passed | refused by export | refused by exir | failed |",
-                  "|---|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"## Per {title} manifest operator",
+            "",
+            "| operator | tried | passed | refused by export | refused by exir | failed |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
         for op in ops:
             c = per[op]
             if c["tried"]:
                 lines.append(f"| {op} | {c['tried']} | {c['pass']} | {c['export']} | {c['exir']} | {c['fail']} |")
         missing = [op for op in ops if not per[op]["tried"]]
-        lines += ["", f"Not reached by any OpInfo sample ({len(missing)}; tests/kernels' hand-written tests cover "
-                      f"them): " + ", ".join(f"`{_k(op)}`" for op in missing), ""]
+        lines += [
+            "",
+            f"Not reached by any OpInfo sample ({len(missing)}; tests/kernels' hand-written tests cover "
+            f"them): " + ", ".join(f"`{_k(op)}`" for op in missing),
+            "",
+        ]
     other = sorted(k for k in per if k not in set(portable) | set(optimized))
     if other:
-        lines += ["## Other kernels reached (prim ops, or operators without a kernel)", "",
-                  "| operator | tried | passed | refused by export | refused by exir | failed |",
-                  "|---|---:|---:|---:|---:|---:|"]
+        lines += [
+            "## Other kernels reached (prim ops, or operators without a kernel)",
+            "",
+            "| operator | tried | passed | refused by export | refused by exir | failed |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
         for op in other:
             c = per[op]
             lines.append(f"| {op} | {c['tried']} | {c['pass']} | {c['export']} | {c['exir']} | {c['fail']} |")
         lines.append("")
-    lines += ["## Per OpInfo", "",
-              "| OpInfo | dtypes | samples (run / all) | passed | export | exir | failed | complex refused |",
-              "|---|---|---:|---:|---:|---:|---:|---|"]
+    lines += [
+        "## Per OpInfo",
+        "",
+        "| OpInfo | dtypes | samples (run / all) | passed | export | exir | failed | complex refused |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
     by_op = collections.defaultdict(list)
     for o in outcomes:
         by_op[o["opinfo"]].append(o)
@@ -271,8 +336,10 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
         c = collections.Counter(o["stage"] for o in os_)
         i = info.get(name, {"totals": {}, "complex": [], "errors": []})
         dts = " ".join(i["totals"]) + ("; sample errors: " + "; ".join(i["errors"]) if i["errors"] else "")
-        lines.append(f"| {name} | {dts} | {len(os_)} / {sum(i['totals'].values())} | {c['pass']} | {c['export']} | "
-                     f"{c['exir']} | {c['fail']} | {' '.join(i['complex'])} |")
+        lines.append(
+            f"| {name} | {dts} | {len(os_)} / {sum(i['totals'].values())} | {c['pass']} | {c['export']} | "
+            f"{c['exir']} | {c['fail']} | {' '.join(i['complex'])} |"
+        )
     lines.append("")
     return "\n".join(lines)
 
@@ -289,6 +356,7 @@ def _cell(text: str, limit: int) -> str:
 def _reason(reason: str) -> str:
     """A refusal's message, without the source lines and sample-specific numbers that would split one reason."""
     import re
+
     r = re.sub(r"; at .*", "", reason)
     r = re.sub(r",? at /\S+:\d+ \(.*?\)", "", r)
     r = re.sub(r"the program calls operators the runtime cannot run \(kernel libraries [^)]*\): ", "", r)
@@ -302,6 +370,7 @@ def _reason(reason: str) -> str:
 
 def dtype_class(dtype: str) -> str:
     from tests.opinfo.samples import BY_NAME, CLASSES
+
     return next(c for c, ds in CLASSES.items() if BY_NAME[dtype] in ds)
 
 
@@ -310,6 +379,7 @@ def ci_cover(outcomes: List[dict]) -> List[str]:
     samples first (a pair only failing samples reach gets one of those: its entry in expected.py is then
     checked too). Greedy set cover: each pick reaches the most pairs not yet reached."""
     from tests.opinfo.programs import manifest_ops
+
     have = set(manifest_ops("portable")) | set(manifest_ops("optimized"))
     cands = []
     for o in outcomes:
@@ -320,8 +390,9 @@ def ci_cover(outcomes: List[dict]) -> List[str]:
     uncovered = set().union(*(c[2] for c in cands)) if cands else set()
     picked = []
     while uncovered:
-        best = max(cands, key=lambda c: (len(c[2] & uncovered) if not c[0] else 0.5 * len(c[2] & uncovered),
-                                          -len(c[2]), c[1]))
+        best = max(
+            cands, key=lambda c: (len(c[2] & uncovered) if not c[0] else 0.5 * len(c[2] & uncovered), -len(c[2]), c[1])
+        )
         picked.append(best[1])
         uncovered -= best[2]
     return sorted(picked)
@@ -336,8 +407,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="write the results (markdown) here; default stdout")
     ap.add_argument("--json", help="also write every sample's outcome here")
     ap.add_argument("--ci-list", help="write the CI tier's samples (ci_cover) here, one key per line")
-    ap.add_argument("--from-json", help="no run: report the outcomes a --json file holds (after editing "
-                                         "expected.py, say)")
+    ap.add_argument(
+        "--from-json", help="no run: report the outcomes a --json file holds (after editing expected.py, say)"
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     max_samples = 0 if a.full else (a.max_samples if a.max_samples is not None else 4)
@@ -346,6 +418,7 @@ def main(argv=None) -> int:
         return 0
     from tests.opinfo.samples import full_name, op_db
     from tests.opinfo.scope import in_scope
+
     if a.from_json:
         with open(a.from_json) as f:
             saved = json.load(f)
@@ -353,20 +426,35 @@ def main(argv=None) -> int:
         max_samples = saved["max_samples"]
     else:
         names = a.ops.split(",") if a.ops else [full_name(op) for op in in_scope(op_db())]
+
         def save(outcomes, info, seconds, partial=True):
             if a.json:
                 with open(a.json + ".tmp", "w") as f:
-                    json.dump({"names": names, "outcomes": outcomes, "info": info, "seconds": seconds,
-                               "max_samples": max_samples, "partial": partial}, f)
+                    json.dump(
+                        {
+                            "names": names,
+                            "outcomes": outcomes,
+                            "info": info,
+                            "seconds": seconds,
+                            "max_samples": max_samples,
+                            "partial": partial,
+                        },
+                        f,
+                    )
                 os.replace(a.json + ".tmp", a.json)
+
         t = time.time()
         outcomes, info = sweep(names, max_samples, a.batch, checkpoint=save)
         seconds = time.time() - t
         save(outcomes, info, seconds, partial=False)
     text = report(outcomes, info, names, max_samples, seconds)
     if a.from_json and saved.get("rerun"):
-        text = text.replace("\n## Summary", f"\nOpInfos run again after a fix, their new outcomes replacing the run's: "
-                                           f"{', '.join(saved['rerun'])}.\n\n## Summary", 1)
+        text = text.replace(
+            "\n## Summary",
+            f"\nOpInfos run again after a fix, their new outcomes replacing the run's: "
+            f"{', '.join(saved['rerun'])}.\n\n## Summary",
+            1,
+        )
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)
@@ -375,8 +463,10 @@ def main(argv=None) -> int:
     if a.ci_list:
         keys = ci_cover(outcomes)
         with open(a.ci_list, "w") as f:
-            f.write("# The CI tier's OpInfo samples (tests/opinfo/test_opinfo_ci.py): one or more per (kernel, dtype "
-                    "class)\n# the sweep reached; written by `python -m tests.opinfo.sweep ... --ci-list`.\n")
+            f.write(
+                "# The CI tier's OpInfo samples (tests/opinfo/test_opinfo_ci.py): one or more per (kernel, dtype "
+                "class)\n# the sweep reached; written by `python -m tests.opinfo.sweep ... --ci-list`.\n"
+            )
             f.write("".join(k + "\n" for k in keys))
     new, _, xpass = classify(outcomes)
     for o in new:

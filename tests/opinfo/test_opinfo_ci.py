@@ -19,6 +19,7 @@ Cost, measured on this 2-core machine (shared with other jobs) with the extensio
 samples, took 88 s of CPU (85 s user, 3 s system) and 2 min 37 s of wall time, most of it exir's export; the
 OpInfo database takes about 7 s to import.
 """
+
 import collections
 import os
 
@@ -34,6 +35,7 @@ def _keys():
 
 def _by_class():
     from tests.opinfo.sweep import dtype_class
+
     groups = collections.defaultdict(list)
     for key in _keys():
         groups[dtype_class(key.rsplit("/", 2)[1])].append(key)
@@ -43,6 +45,7 @@ def _by_class():
 @pytest.fixture(scope="module")
 def db():
     from tests.opinfo.samples import by_name
+
     return by_name()
 
 
@@ -51,6 +54,7 @@ def test_opinfo_samples_match_eager(runtime, db, dtype_class):
     from tests.opinfo.check import run
     from tests.opinfo.expected import expected
     from tests.opinfo.samples import BY_NAME, samples
+
     keys = _by_class()[dtype_class]
     wanted = collections.defaultdict(set)
     for key in keys:

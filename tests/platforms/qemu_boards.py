@@ -1,5 +1,6 @@
 """Running bare-metal firmware under qemu-system-arm for the board tests (test_cortex_m55*.py, test_cortex_m4.py):
 every run has a host-side time limit besides the firmware's own watchdog, so nothing can hang."""
+
 import os
 import re
 import shutil
@@ -12,8 +13,10 @@ from tests.conftest import ROOT
 QEMU = shutil.which("qemu-system-arm")
 HOST_TIMEOUT_S = 120
 
-needs_qemu_and_arm_gcc = pytest.mark.skipif(QEMU is None or shutil.which("arm-none-eabi-gcc") is None,
-                                            reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
+needs_qemu_and_arm_gcc = pytest.mark.skipif(
+    QEMU is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh",
+)
 
 
 def run_firmware(machine, elf, args, cwd, icount=True):
@@ -55,5 +58,6 @@ def linker_regions(board, script):
 
 
 def bazel_bin(*flags):
-    return subprocess.run(["bazel", "info", *flags, "bazel-bin"], cwd=ROOT, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["bazel", "info", *flags, "bazel-bin"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()

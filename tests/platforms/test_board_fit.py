@@ -1,6 +1,7 @@
 """A program that cannot fit the board is refused before it reaches the device: at export, when exported for the
 board (exir.targets), and at build time (platforms/embed_program.py, which ember_firmware runs), each naming the
 memory and the bytes over. Moving the big tensors to another memory id makes the same model fit."""
+
 import pytest
 import torch
 
@@ -52,14 +53,18 @@ def test_unknown_board_lists_the_known_ones():
     assert "mps3_an547" in str(e.value)
 
 
-@pytest.mark.parametrize("size,message", [
-    (-5, "pool 1 has negative size -5: the program is corrupt"),
-    # 2^32 + 16 would become 16 in the board's 32-bit size_t: refused with the whole number instead.
-    ((1 << 32) + 16, "SRAM holds 2,097,152 bytes but needs 4,294,967,312 for pool 1 (4,294,967,312 bytes)"),
-    (1 << 62, "needs 4,611,686,018,427,387,904 for pool 1"),
-])
+@pytest.mark.parametrize(
+    "size,message",
+    [
+        (-5, "pool 1 has negative size -5: the program is corrupt"),
+        # 2^32 + 16 would become 16 in the board's 32-bit size_t: refused with the whole number instead.
+        ((1 << 32) + 16, "SRAM holds 2,097,152 bytes but needs 4,294,967,312 for pool 1 (4,294,967,312 bytes)"),
+        (1 << 62, "needs 4,611,686,018,427,387,904 for pool 1"),
+    ],
+)
 def test_build_refuses_hostile_pool_sizes(tmp_path, capsys, size, message):
     from tests.runtime.hostile import set_pool_size
+
     ep = torch.export.export(torch.nn.Linear(4, 4), (torch.ones(1, 4),))
     pte = tmp_path / "bad.pte"
     pte.write_bytes(set_pool_size(exir.to_edge(ep).to_executorch().buffer, 1, size))

@@ -4,6 +4,7 @@ kernels only), one per model with only its kernels, built from the same bare-met
 1e-5 of the output's scale, since the M4 build is -Os and may fuse multiply-adds; int8: the host's bytes), and the
 firmware's flash bytes with tests/size/budgets_cortex_m4.json. Every firmware compiles its own kernels, so this builds
 two: //:runner (the board's firmware for the default --//:model, the zoo's float MLP) and the int8 MLP."""
+
 import json
 import os
 import re
@@ -17,8 +18,13 @@ from zoo.models import export_methods
 from zoo.runner_io import read_outputs, run
 from exir.targets import load_board
 from tests.conftest import ROOT, bazel_build
-from tests.platforms.qemu_boards import (assert_stack_in_region, bazel_bin, linker_regions, needs_qemu_and_arm_gcc,
-                                         run_firmware)
+from tests.platforms.qemu_boards import (
+    assert_stack_in_region,
+    bazel_bin,
+    linker_regions,
+    needs_qemu_and_arm_gcc,
+    run_firmware,
+)
 
 pytestmark = needs_qemu_and_arm_gcc
 PACKAGE = os.path.join("examples", "firmware", "cortex_m4")
@@ -34,9 +40,13 @@ def firmware(tmp_path_factory):
     out = bazel_bin("--config=cortex_m4")
     # Copies: a later build for another platform moves bazel-bin.
     d = tmp_path_factory.mktemp("m4")
-    for src, dst in [(("platforms", "mps2_an386", "runner"), "mlp.elf"), (("zoo", "mlp.pte"), "mlp.pte"),
-                     ((PACKAGE, "mlp_int8"), "mlp_int8.elf"), ((PACKAGE, "mlp_int8.pte"), "mlp_int8.pte"),
-                     ((PACKAGE, "size_report.json"), "size_report.json")]:
+    for src, dst in [
+        (("platforms", "mps2_an386", "runner"), "mlp.elf"),
+        (("zoo", "mlp.pte"), "mlp.pte"),
+        ((PACKAGE, "mlp_int8"), "mlp_int8.elf"),
+        ((PACKAGE, "mlp_int8.pte"), "mlp_int8.pte"),
+        ((PACKAGE, "size_report.json"), "size_report.json"),
+    ]:
         shutil.copy(os.path.join(out, *src), d / dst)
     return d
 
@@ -68,6 +78,7 @@ def test_m4_matches_eager_and_host(firmware, runner, tmp_path):
 
 def test_m4_int8_matches_host_bit_for_bit(firmware, runner, tmp_path):
     from zoo.quantized import quantize_zoo
+
     name = "mlp"
     q, args, _ = quantize_zoo(name)
     ref = q.reference(*args)
@@ -92,8 +103,14 @@ def test_m4_reports_memory_and_time(firmware, tmp_path):
     assert "program: mlp.pte" in out and re.search(r"output 0: Float \[1, 10\]: \S+", out), out
     # The board's memories: planned memory in PSRAM, the method allocator in what SSRAM23 has left.
     assert re.search(r"pool 1: 4160 bytes planned, in PSRAM at 0x21", out), out
-    used, predicted = map(int, re.search(r"method allocator: (\d+) bytes used, (\d+) predicted by MethodMeta, in "
-                                         r"SSRAM23", out).groups())
+    used, predicted = map(
+        int,
+        re.search(
+            r"method allocator: (\d+) bytes used, (\d+) predicted by MethodMeta, in "
+            r"SSRAM23",
+            out,
+        ).groups(),
+    )
     assert used == predicted > 0
     # SysTick at the board's 25 MHz under -icount shift=0: ~269k multiply-adds, at least one instruction each.
     mean = int(re.search(r"mean (\d+) ns", out).group(1))
@@ -118,15 +135,18 @@ def test_m4_firmware_within_budget_and_scalar_only(firmware):
         budgets = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
     assert set(budgets) == set(report), "every reported firmware needs a budget, and every budget a firmware"
     sizes = {n: report[n]["code_data_bytes"] for n in budgets}
-    print("cortex_m4 firmware code+data bytes (budget): " +
-          ", ".join(f"{n} {sizes[n]:,} ({budgets[n]:,})" for n in budgets))
+    print(
+        "cortex_m4 firmware code+data bytes (budget): "
+        + ", ".join(f"{n} {sizes[n]:,} ({budgets[n]:,})" for n in budgets)
+    )
     over = {n: (sizes[n], b) for n, b in budgets.items() if sizes[n] > b}
     assert not over, f"firmware over budget (bytes, budget): {over}"
     for m in budgets:
         buckets = report[m]["buckets"]
         assert buckets["runtime core"] + buckets["registration table"] < 25 * 1024, (m, buckets)
-        symbols = subprocess.run(["arm-none-eabi-nm", "-C", str(firmware / f"{m}.elf")], capture_output=True,
-                                 text=True, check=True).stdout
+        symbols = subprocess.run(
+            ["arm-none-eabi-nm", "-C", str(firmware / f"{m}.elf")], capture_output=True, text=True, check=True
+        ).stdout
         assert "ember::helium" not in symbols, m
 
 

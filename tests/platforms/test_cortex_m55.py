@@ -2,6 +2,7 @@
 zoo under qemu-system-arm. Outputs are compared with eager PyTorch and with the host runtime on the same .pte
 (float32: 1e-5 of the output's scale; the M55 build is -Os with hard-float FPU and MVE, so sums may round
 differently). Every run has a host-side time limit and the firmware's own watchdog, so nothing can hang."""
+
 import os
 import re
 import shutil
@@ -19,8 +20,15 @@ from tests.platforms.qemu_boards import assert_stack_in_region, linker_regions, 
 pytestmark = needs_qemu_and_arm_gcc
 MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96"]
 # Int8: the seed's models, then MLPerf Tiny's four reference architectures (zoo/mlperf_tiny.py).
-INT8_ZOO = ["mlp", "small_cnn", "mobilenet_v2_005_96", "ds_cnn_kws", "resnet8_cifar10", "mobilenet_v1_025_vww",
-            "autoencoder_ad"]
+INT8_ZOO = [
+    "mlp",
+    "small_cnn",
+    "mobilenet_v2_005_96",
+    "ds_cnn_kws",
+    "resnet8_cifar10",
+    "mobilenet_v1_025_vww",
+    "autoencoder_ad",
+]
 INT8_MODELS = [f"{m}_int8" for m in INT8_ZOO]
 CONTROL_FLOW_MODELS = ["cond_gate", "while_refine", "dynamic_mlp"]
 
@@ -33,8 +41,9 @@ def run_m55(elf, args, cwd, icount=True):
 @pytest.fixture(scope="module")
 def firmware(tmp_path_factory):
     bazel_build("--config=cortex_m55", "//examples/firmware:firmware")
-    out = subprocess.run(["bazel", "info", "--config=cortex_m55", "bazel-bin"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        ["bazel", "info", "--config=cortex_m55", "bazel-bin"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     # Copies: a later build for another platform moves bazel-bin.
     d = tmp_path_factory.mktemp("m55")
     for m in MODELS + INT8_MODELS + CONTROL_FLOW_MODELS:
@@ -73,6 +82,7 @@ def test_m55_control_flow_and_dynamic_shapes_match_eager(firmware, tmp_path, nam
     with a bounded dynamic batch (1 to 8 rows, given as FILE@[rows,16]) on the device, against eager."""
     from zoo.control_flow import MODELS as CF
     from zoo.dynamic import MODELS as DYN
+
     entry = CF.get(name) or DYN[name]
     module = entry.make()
     for k, inputs in enumerate(entry.inputs()):
@@ -83,8 +93,9 @@ def test_m55_control_flow_and_dynamic_shapes_match_eager(firmware, tmp_path, nam
         (work / "m55").mkdir(parents=True)
         for i, x in enumerate(inputs):
             (work / f"input_{i}.bin").write_bytes(x.contiguous().numpy().tobytes())
-        args = [a for i, x in enumerate(inputs)
-                for a in ("--input", f"input_{i}.bin@[{','.join(str(d) for d in x.shape)}]")]
+        args = [
+            a for i, x in enumerate(inputs) for a in ("--input", f"input_{i}.bin@[{','.join(str(d) for d in x.shape)}]")
+        ]
         proc = run_m55(str(firmware / f"{name}.elf"), args + ["--output-dir", "m55"], work)
         assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
         assert_stack_in_region(proc.stdout)

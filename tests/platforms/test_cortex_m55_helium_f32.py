@@ -3,6 +3,7 @@ they hand to portable (kernels/helium/tests/f32_cases.py): each case's firmware 
 is compared with eager PyTorch and with the host runtime on the same .pte, NaN and inf included, at the zoo's
 float tolerance (tests/platforms/test_cortex_m55.py). The kernels' scratch must be exactly what MethodMeta
 predicted."""
+
 import os
 import re
 import shutil
@@ -23,8 +24,9 @@ pytestmark = needs_qemu_and_arm_gcc
 @pytest.fixture(scope="module")
 def firmware(tmp_path_factory):
     bazel_build("--config=cortex_m55", "//kernels/helium/tests:f32_firmware")
-    out = subprocess.run(["bazel", "info", "--config=cortex_m55", "bazel-bin"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        ["bazel", "info", "--config=cortex_m55", "bazel-bin"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     d = tmp_path_factory.mktemp("m55_f32")
     for name in CASES:
         for suffix, ext in (("", ".elf"), (".pte", ".pte")):

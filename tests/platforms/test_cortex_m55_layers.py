@@ -4,6 +4,7 @@ kernels (dilation, groups, channel multipliers, stride 3, padding wider than the
 counts, taps past 16, biases whose zero-point correction needs 64 bits). The same program, inputs from the
 runners' seeded generator (the same values on every target), run by the M55 firmware (Helium kernels, the
 default) and by the host runner (portable and quantized kernels)."""
+
 import json
 import os
 import shutil
@@ -26,16 +27,21 @@ def test_m55_helium_layers_equal_the_host_byte_for_byte(runner, tmp_path):
     assert {c["group"] for c in cases} >= {"anchor", "zoo", "edge", "wide bias"}
 
     (tmp_path / "m55").mkdir()
-    proc = run_firmware("mps3-an547", str(tmp_path / "layers"), ["--input", "random:7", "--output-dir", "m55"],
-                        tmp_path)
+    proc = run_firmware(
+        "mps3-an547", str(tmp_path / "layers"), ["--input", "random:7", "--output-dir", "m55"], tmp_path
+    )
     assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stdout[-3000:]}"
     assert_stack_in_region(proc.stdout)
     used, predicted = proc.stdout.split("kernel scratch: ")[1].split(" predicted")[0].split(" bytes used, ")
     assert int(used) == int(predicted) > 0, proc.stdout  # the planes and patches, as MethodMeta predicted them
 
     (tmp_path / "host").mkdir()
-    host = subprocess.run([runner, str(tmp_path / "layers.pte"), "--input", "random:7", "--output-dir",
-                           str(tmp_path / "host")], capture_output=True, text=True, timeout=300)
+    host = subprocess.run(
+        [runner, str(tmp_path / "layers.pte"), "--input", "random:7", "--output-dir", str(tmp_path / "host")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert host.returncode == 0, host.stderr[-2000:]
     for i, case in enumerate(cases):
         got = (tmp_path / "m55" / f"output_{i}.bin").read_bytes()

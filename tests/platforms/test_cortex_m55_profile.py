@@ -2,6 +2,7 @@
 of every run into a buffer in DDR and writes it to the host through semihosting (`--profile FILE`, a raw trace:
 no flatbuffer builder on a device without a heap); `python -m devtools.profile model.pte FILE` tabulates it in cycles
 (QEMU's -icount shift=0: one per instruction) with the same tables and pictures as a host trace."""
+
 import os
 import re
 import shutil
@@ -14,8 +15,10 @@ from exir.serialize import deserialize_pte
 from tests.conftest import ROOT, bazel_build
 from tests.platforms.test_cortex_m55 import assert_stack_in_region, run_m55
 
-pytestmark = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-                                reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh",
+)
 
 CONFIG = ("--config=cortex_m55", "--config=profiling")
 RUNS = 3
@@ -25,8 +28,9 @@ RUNS = 3
 def traced(tmp_path_factory):
     """(directory, runner stdout) after three traced runs of the zoo's small CNN on the board."""
     bazel_build(*CONFIG, "//examples/firmware:small_cnn")
-    out = subprocess.run(["bazel", "info", *CONFIG, "bazel-bin"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = subprocess.run(
+        ["bazel", "info", *CONFIG, "bazel-bin"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     d = tmp_path_factory.mktemp("m55_profile")
     for f in ("small_cnn", "small_cnn.pte"):
         shutil.copy(os.path.join(out, "examples", "firmware", f), d / f)
@@ -60,9 +64,10 @@ def test_every_instruction_of_every_run_is_timed(traced):
     pools = [int(b) for b in re.findall(r"pool \d+: (\d+) bytes", stdout)]
     for run in runs:
         names = [a.allocator for a in run.allocations]
-        assert names[0] == "method allocator" and names[-len(pools):] == [f"planned pool {p + 1}"
-                                                                          for p in range(len(pools))], names
-        assert [a.bytes for a in run.allocations[-len(pools):]] == pools
+        assert names[0] == "method allocator" and names[-len(pools) :] == [
+            f"planned pool {p + 1}" for p in range(len(pools))
+        ], names
+        assert [a.bytes for a in run.allocations[-len(pools) :]] == pools
     per_run = n_instr + 1 + len(runs[0].allocations)
     assert re.search(rf"profile: trace.emtr: {RUNS * per_run} events, \d+ bytes", stdout), stdout
 

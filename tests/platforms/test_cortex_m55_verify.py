@@ -1,6 +1,7 @@
 """A bundled program on the Cortex-M55: firmware built with ember_firmware(verify = True) embeds the zoo MLP's
 .bpte (two seeded cases, expected outputs from eager; zoo/bundle.py) and runs its test cases on the board
 under qemu-system-arm with --verify, through the same C++ verifier as the host (runtime/bundled)."""
+
 import os
 import re
 import shutil
@@ -11,15 +12,18 @@ import pytest
 from tests.conftest import ROOT, bazel_build
 from tests.platforms.test_cortex_m55 import assert_stack_in_region, run_m55
 
-pytestmark = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-                                reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh")
+pytestmark = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="qemu-system-arm or gcc-arm-none-eabi missing: run ./setup.sh",
+)
 
 
 @pytest.fixture(scope="module")
 def verify_firmware(tmp_path_factory):
     bazel_build("--config=cortex_m55", "//examples/firmware:mlp_verify")
-    out = subprocess.run(["bazel", "info", "--config=cortex_m55", "bazel-bin"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        ["bazel", "info", "--config=cortex_m55", "bazel-bin"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     d = tmp_path_factory.mktemp("m55_verify")
     for f in ("mlp_verify", "mlp.bpte"):
         shutil.copy(os.path.join(out, "examples", "firmware", f), d / f)

@@ -1,5 +1,6 @@
 """linux_aarch64: the runner cross-built with --config=linux_aarch64 runs the zoo under qemu-aarch64 with the
 host runtime's outputs (float32: same kernels, different FPU; 1e-5 of the output's scale) and eager's."""
+
 import os
 import shutil
 import subprocess
@@ -13,17 +14,19 @@ from tests.conftest import ROOT, bazel_build
 from zoo.runner_io import read_outputs, run
 
 QEMU = shutil.which("qemu-aarch64")
-pytestmark = pytest.mark.skipif(QEMU is None or not os.path.exists("/usr/bin/aarch64-linux-gnu-gcc"),
-                                reason="qemu-aarch64 or g++-aarch64-linux-gnu missing: run ./setup.sh")
-MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "transformer_block",
-          "running_mean"]
+pytestmark = pytest.mark.skipif(
+    QEMU is None or not os.path.exists("/usr/bin/aarch64-linux-gnu-gcc"),
+    reason="qemu-aarch64 or g++-aarch64-linux-gnu missing: run ./setup.sh",
+)
+MODELS = ["add", "softmax", "linear", "mlp", "small_cnn", "mobilenet_v2_035_96", "transformer_block", "running_mean"]
 
 
 @pytest.fixture(scope="module")
 def aarch64_runner(tmp_path_factory):
     bazel_build("--config=linux_aarch64", "//:runner")
-    out = subprocess.run(["bazel", "info", "--config=linux_aarch64", "bazel-bin"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        ["bazel", "info", "--config=linux_aarch64", "bazel-bin"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     # A copy: the next host build moves bazel-bin back, and this binary must stay where the tests look.
     path = tmp_path_factory.mktemp("aarch64") / "runner"
     shutil.copy(os.path.join(out, "runtime", "runner", "runner"), path)
@@ -53,6 +56,7 @@ def test_aarch64_matches_host_and_eager(aarch64_runner, runner, tmp_path, name):
 
 def _dynamic_encoder():
     from torch.export import Dim
+
     torch.manual_seed(3)
     enc = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True).eval()
     ep = torch.export.export(enc, (torch.randn(1, 8, 32),), dynamic_shapes=({1: Dim("seq", min=1, max=64)},))
@@ -62,6 +66,7 @@ def _dynamic_encoder():
 
 def _control_flow(name):
     from zoo.control_flow import MODELS, export_methods
+
     programs, _, module = export_methods(name)
     return module, programs["forward"], MODELS[name].inputs()
 

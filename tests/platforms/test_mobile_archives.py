@@ -2,6 +2,7 @@
 and the selected kernels, in the target's object format. With no NDK or Xcode here it cannot be linked into an
 app, so this checks what a link would need: the archive defines the runtime's entry points and asks the platform
 for nothing but ISO C functions and the PAL (no C++ runtime, no glibc-only symbols), and selection shrinks it."""
+
 import os
 import shutil
 import subprocess
@@ -10,35 +11,111 @@ import pytest
 
 from tests.conftest import ROOT, bazel_build
 
-pytestmark = pytest.mark.skipif(shutil.which("clang") is None or shutil.which("llvm-nm") is None,
-                                reason="clang/llvm missing: run ./setup.sh")
+pytestmark = pytest.mark.skipif(
+    shutil.which("clang") is None or shutil.which("llvm-nm") is None, reason="clang/llvm missing: run ./setup.sh"
+)
 
 TARGETS = {"android_arm64": "elf64-littleaarch64", "ios_arm64": "Mach-O arm64"}
 # What the platform's C library must provide: standard C (string, stdio formatting, math) and nothing else.
-ISO_C = {"memcpy", "memmove", "memset", "memcmp", "strcmp", "strncmp", "strlen", "snprintf", "vsnprintf",
-         "exp", "expf", "log", "logf", "pow", "powf", "sqrt", "sqrtf", "tanh", "tanhf", "erf", "erff", "frexp",
-         "ldexp", "floor", "floorf", "ceil", "ceilf", "round", "roundf", "nearbyint", "nearbyintf", "lround",
-         "fmod", "fmodf", "exp2", "exp2f", "log1p", "log1pf", "expm1", "expm1f", "fabs", "fabsf", "rint", "rintf",
-         "log2", "log2f", "log10", "log10f", "sin", "sinf", "cos", "cosf", "tan", "tanf", "asin", "asinf", "acos",
-         "acosf", "atan", "atanf", "atan2", "atan2f", "sinh", "sinhf", "cosh", "coshf", "asinh", "asinhf", "acosh",
-         "acoshf", "atanh", "atanhf"}
+ISO_C = {
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+    "strcmp",
+    "strncmp",
+    "strlen",
+    "snprintf",
+    "vsnprintf",
+    "exp",
+    "expf",
+    "log",
+    "logf",
+    "pow",
+    "powf",
+    "sqrt",
+    "sqrtf",
+    "tanh",
+    "tanhf",
+    "erf",
+    "erff",
+    "frexp",
+    "ldexp",
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "round",
+    "roundf",
+    "nearbyint",
+    "nearbyintf",
+    "lround",
+    "fmod",
+    "fmodf",
+    "exp2",
+    "exp2f",
+    "log1p",
+    "log1pf",
+    "expm1",
+    "expm1f",
+    "fabs",
+    "fabsf",
+    "rint",
+    "rintf",
+    "log2",
+    "log2f",
+    "log10",
+    "log10f",
+    "sin",
+    "sinf",
+    "cos",
+    "cosf",
+    "tan",
+    "tanf",
+    "asin",
+    "asinf",
+    "acos",
+    "acosf",
+    "atan",
+    "atanf",
+    "atan2",
+    "atan2f",
+    "sinh",
+    "sinhf",
+    "cosh",
+    "coshf",
+    "asinh",
+    "asinhf",
+    "acosh",
+    "acoshf",
+    "atanh",
+    "atanhf",
+}
 PAL = {"ember_pal_log", "ember_pal_ticks_ns", "ember_pal_abort", "ember_pal_init"}
 # What each platform's compiler itself calls into (stack protector; Darwin's zeroing and its 16-byte pattern fill,
 # which clang emits for loops that store one repeated non-zero value): part of every libc there.
-COMPILER_RUNTIME = {"android_arm64": {"__stack_chk_fail", "__stack_chk_guard"},
-                    "ios_arm64": {"__stack_chk_fail", "__stack_chk_guard", "bzero", "memset_pattern16"}}
+COMPILER_RUNTIME = {
+    "android_arm64": {"__stack_chk_fail", "__stack_chk_guard"},
+    "ios_arm64": {"__stack_chk_fail", "__stack_chk_guard", "bzero", "memset_pattern16"},
+}
 
 
 def build_archive(config, *flags):
     bazel_build(f"--config={config}", *flags, "//:runner")
-    out = subprocess.run(["bazel", "info", f"--config={config}", *flags, "bazel-bin"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        ["bazel", "info", f"--config={config}", *flags, "bazel-bin"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     return os.path.join(out, "platforms", "mobile", "libruntime_archive.a")
 
 
 def symbols(archive, which):
-    out = subprocess.run(["llvm-nm", which, "--format=posix", archive], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["llvm-nm", which, "--format=posix", archive], capture_output=True, text=True, check=True
+    ).stdout
     names = set()
     for line in out.splitlines():
         parts = line.split()

@@ -3,8 +3,16 @@
 units, indirect calls bounded by the address-taken functions, recursion and variable frames reported as making
 the bound not computable. (The dynamic half, the painted stack's high-water mark, is asserted on every zoo
 firmware in test_cortex_m55.py.)"""
-from platforms.mps3_an547.stack_usage import (EXCEPTION_FRAME_BYTES, firmware_bound, merge_elf, parse_callgraph,
-                                              parse_disassembly, resolve, worst_case)
+
+from platforms.mps3_an547.stack_usage import (
+    EXCEPTION_FRAME_BYTES,
+    firmware_bound,
+    merge_elf,
+    parse_callgraph,
+    parse_disassembly,
+    resolve,
+    worst_case,
+)
 
 UNIT_A = """graph: { title: "a.cc"
 node: { title: "reset_handler" label: "reset_handler\\na.cc:1:1\\n16 bytes (static)" }
@@ -58,9 +66,13 @@ def test_worst_path_across_units_with_indirect_calls_and_library_code():
     # reset 16 + main 100 + execute 40 + the deepest address-taken function: kernel1 (300) beats
     # kernel2 + helper (64 + 24), and beats memcpy's 56 on main's other branch.
     assert bound.bytes == 16 + 100 + 40 + 300
-    assert [name for name, _ in bound.path] == ["reset_handler", "main", "_Z7executev",
-                                                "(indirect call) b.cc:_ZN12_GLOBAL__N_17kernel1Ev",
-                                                "b.cc:_ZN12_GLOBAL__N_17kernel1Ev"]
+    assert [name for name, _ in bound.path] == [
+        "reset_handler",
+        "main",
+        "_Z7executev",
+        "(indirect call) b.cc:_ZN12_GLOBAL__N_17kernel1Ev",
+        "b.cc:_ZN12_GLOBAL__N_17kernel1Ev",
+    ]
     assert bound.computable
     # The __aeabi_helper frame was not parsed (no push/sub): zero, not unknown.
     whole = firmware_bound(funcs)

@@ -5,6 +5,7 @@ reference rounds in float). Most models' outputs are equal; where an int8 pool a
 small CNN's 2x2, ResNet-8's 8x8), an exact tie that the reference's float32 arithmetic puts a hair to one side
 changes an intermediate by one step, and about a quarter of the small CNN's outputs (5 in 90 of ResNet-8's)
 then differ by one step. Accuracy against fp32 is reported on a held-out random set, with model size."""
+
 import os
 
 import pytest
@@ -17,17 +18,26 @@ from zoo.runner_io import read_outputs, run
 from exir.quantization import QuantizationError, quantize
 
 # The seed's models, then MLPerf Tiny's four reference architectures (zoo/mlperf_tiny.py).
-MODELS = ["mlp", "small_cnn", "mobilenet_v2_005_96", "ds_cnn_kws", "resnet8_cifar10", "mobilenet_v1_025_vww",
-          "autoencoder_ad"]
+MODELS = [
+    "mlp",
+    "small_cnn",
+    "mobilenet_v2_005_96",
+    "ds_cnn_kws",
+    "resnet8_cifar10",
+    "mobilenet_v1_025_vww",
+    "autoencoder_ad",
+]
 CONV, LINEAR, ADD = "ember_quantized.conv2d.default", "ember_quantized.linear.default", "ember_quantized.add.default"
 AVG_POOL = "ember_quantized.avg_pool2d.default"
-FUSED = {"mlp": {LINEAR},
-         "small_cnn": {CONV, LINEAR, AVG_POOL, "aten.max_pool2d.default"},
-         "mobilenet_v2_005_96": {CONV, LINEAR, ADD, "ember_quantized.adaptive_avg_pool2d.default"},
-         "ds_cnn_kws": {CONV, LINEAR, AVG_POOL, "aten.pad.default"},
-         "resnet8_cifar10": {CONV, LINEAR, ADD, AVG_POOL},
-         "mobilenet_v1_025_vww": {CONV, LINEAR, AVG_POOL},
-         "autoencoder_ad": {LINEAR}}
+FUSED = {
+    "mlp": {LINEAR},
+    "small_cnn": {CONV, LINEAR, AVG_POOL, "aten.max_pool2d.default"},
+    "mobilenet_v2_005_96": {CONV, LINEAR, ADD, "ember_quantized.adaptive_avg_pool2d.default"},
+    "ds_cnn_kws": {CONV, LINEAR, AVG_POOL, "aten.pad.default"},
+    "resnet8_cifar10": {CONV, LINEAR, ADD, AVG_POOL},
+    "mobilenet_v1_025_vww": {CONV, LINEAR, AVG_POOL},
+    "autoencoder_ad": {LINEAR},
+}
 QUANTIZE = "quantized_decomposed.quantize_per_tensor.default"
 DEQUANTIZE = "quantized_decomposed.dequantize_per_tensor.default"
 REPORT = {}
@@ -94,8 +104,10 @@ def test_accuracy_and_size_against_fp32(quantized, runner, tmp_path, name):
     rel = max(diffs) / max(scales)
     ratio = os.path.getsize(int8) / os.path.getsize(fp32)
     REPORT[name] = (rel, os.path.getsize(fp32), os.path.getsize(int8))
-    print(f"\n{name}: int8 vs fp32 max |diff| {max(diffs):.4g} ({rel:.2%} of the output range), "
-          f".pte {os.path.getsize(fp32):,} -> {os.path.getsize(int8):,} bytes ({ratio:.2f}x)")
+    print(
+        f"\n{name}: int8 vs fp32 max |diff| {max(diffs):.4g} ({rel:.2%} of the output range), "
+        f".pte {os.path.getsize(fp32):,} -> {os.path.getsize(int8):,} bytes ({ratio:.2f}x)"
+    )
     # Random weights and inputs, worst element over 8 inputs: measured 1.8% (MLP), 5.6% (small CNN), 0.9%
     # (MobileNetV2 0.05); weights shrink about 4x, less where the program's structure is a larger share.
     assert rel < 0.08, f"{name}: int8 is {rel:.1%} of the output range away from fp32"
@@ -160,8 +172,11 @@ def test_mul_runs_as_one_int8_call_within_one_step_of_the_reference(runner, tmp_
     g = torch.Generator().manual_seed(33)
 
     def sample():
-        return (torch.randn(1, 3, 9, 7, generator=g), torch.rand(1, 6, 1, 1, generator=g) * 2,
-                torch.randn(7, generator=g))
+        return (
+            torch.randn(1, 3, 9, 7, generator=g),
+            torch.rand(1, 6, 1, 1, generator=g) * 2,
+            torch.randn(7, generator=g),
+        )
 
     args = sample()
     q = quantize(_Products().eval(), args, [sample() for _ in range(8)])

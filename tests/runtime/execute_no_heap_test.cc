@@ -29,7 +29,7 @@ volatile int g_calls = 0;
 #if defined(EMBER_TEST_ASAN)
 // The sanitizers' public interface (sanitizer/allocator_interface.h, which gcc does not install).
 extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
-                                                          void (*free_hook)(const volatile void*));
+                                                         void (*free_hook)(const volatile void*));
 
 namespace {
 void count_malloc(const volatile void*, size_t) {
@@ -105,7 +105,8 @@ TEST(ExecuteNoHeap, ZooProgramsExecuteWithoutAllocating) {
     alignas(16) static uint8_t method_buf[1 << 16];
     // The kernels' scratch as MethodMeta plans it (held before the heap check starts, like the pools).
     storage.emplace_back(meta->scratch_bytes() + 16);
-    uint8_t* temp_buf = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.back().data()) + 15) & ~uintptr_t{15});
+    uint8_t* temp_buf =
+        reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.back().data()) + 15) & ~uintptr_t{15});
     MemoryAllocator method_alloc(method_buf, sizeof(method_buf));
     MemoryAllocator temp_alloc(temp_buf, meta->scratch_bytes());
     MemoryManager memory{&method_alloc, &planned, &temp_alloc};

@@ -4,6 +4,7 @@
 
 Constants and mutable initial values are carried over byte for byte, so only the edit differs from the original.
 """
+
 from __future__ import annotations
 
 import copy
@@ -34,8 +35,10 @@ def rewrite(pte: bytes, edit: Callable[[S.Program], None]) -> bytes:
 
 def set_pool_size(pte: bytes, pool: int, size: int, method: int = 0) -> bytes:
     """`pool` counts from 1 (memory id), as non_const_buffer_sizes does."""
+
     def edit(p):
         p.execution_plan[method].non_const_buffer_sizes[pool] = size
+
     return rewrite(pte, edit)
 
 

@@ -7,7 +7,6 @@ import exir
 from zoo.models import ZOO, export_methods
 
 
-
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_zoo_parity(runtime, name):
     programs, inputs, module = export_methods(name)

@@ -3,6 +3,7 @@ its own, with the GIL released, so every output equals the serial one exactly (t
 shared one method's planned memory and most outputs were another call's. A method with mutable buffers keeps one
 copy and its calls take turns; a copy is given back however a call ends, so a failing call never leaves the others
 waiting. How much faster threads finish is the benchmark's business (bench/concurrent_run.py), not a timed test's."""
+
 import threading
 
 import pytest

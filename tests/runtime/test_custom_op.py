@@ -1,5 +1,6 @@
 """A custom operator end to end: registered from Python for export, declared in its own kernel manifest,
 built into a runner with ember_runtime(extra_libraries=...), and refused by builds that lack it."""
+
 import os
 
 import torch
@@ -11,15 +12,19 @@ from selective_build.selection import operators_of
 from tests.conftest import ROOT, bazel_build
 from zoo.runner_io import read_outputs, run
 
-MANIFEST = (os.path.join(ROOT, "examples", "custom_ops", "kernels.yaml"), "ember::custom_example",
-            "examples/custom_ops")
+MANIFEST = (
+    os.path.join(ROOT, "examples", "custom_ops", "kernels.yaml"),
+    "ember::custom_example",
+    "examples/custom_ops",
+)
 
 
 def _export(tmp_path):
     x = torch.randn(3, 7, generator=torch.Generator().manual_seed(3))
     # Exported for a runtime with the example's kernel library (to_executorch refuses ops no library provides).
     prog = exir.to_edge(torch.export.export(ScaledTanhModel(), (x,))).to_executorch(
-        exir.ExecutorchBackendConfig(kernels=exir.KernelTarget(manifests=[MANIFEST])))
+        exir.ExecutorchBackendConfig(kernels=exir.KernelTarget(manifests=[MANIFEST]))
+    )
     pte = tmp_path / "scaled_tanh.pte"
     prog.save(str(pte))
     return prog, pte, x

@@ -2,6 +2,7 @@
 through the Python bindings and a per-model runner whose selection names the backend, both built with
 --config=delegates, against eager (float32: atol 1e-5 scaled by the output's magnitude, rtol 1e-4, as the zoo
 parity tests). Runners built without it refuse the program by name."""
+
 import os
 import shutil
 import subprocess
@@ -43,15 +44,22 @@ def delegating_runtime(tmp_path_factory):
         "p = runtime.load(pte)\n"
         "xs = torch.load(inputs)\n"
         "res = [p.run('forward', xs) for _ in range(2)]\n"
-        "torch.save({'outputs': res, 'meta': p.method_meta('forward')['method_allocator_bytes']}, out)\n")
+        "torch.save({'outputs': res, 'meta': p.method_meta('forward')['method_allocator_bytes']}, out)\n"
+    )
 
     def go(pte, inputs, workdir):
         torch.save(list(inputs), workdir / "inputs.pt")
         env = dict(os.environ, EMBER_RUNTIME_LIB=str(lib), PYTHONPATH=f"{ROOT}:{ROOT}/runtime/python")
-        proc = subprocess.run([sys.executable, "-c", script, str(pte), str(workdir / "inputs.pt"),
-                               str(workdir / "out.pt")], env=env, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-c", script, str(pte), str(workdir / "inputs.pt"), str(workdir / "out.pt")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         return torch.load(workdir / "out.pt")
+
     return go
 
 
@@ -151,5 +159,6 @@ def test_executorch_xnnpack_program_is_refused_naming_the_backend(tmp_path):
     shutil.copy(os.path.join(ROOT, "bazel-bin", "examples", "selections", "mlp_delegated_runner"), runner)
     proc = run(runner, pte, [torch.randn(2, 8)], str(tmp_path / "w"))
     assert proc.returncode != 0
-    assert "delegate 0: backend 'XnnpackBackend' is not in this build (1 backends registered)" in proc.stderr, \
+    assert "delegate 0: backend 'XnnpackBackend' is not in this build (1 backends registered)" in proc.stderr, (
         proc.stderr
+    )

@@ -1,6 +1,7 @@
 """Programs exported with ExecutorchBackendConfig(fuse_activations=True) on the C++ runners: MobileNetV2 (every
 ReLU6 fused into its convolution) on the all-ops runners of both kernel libraries, and a selective runner whose only
 convolution kernel is the fused one."""
+
 import os
 
 import pytest
@@ -21,12 +22,18 @@ def _bin(*parts):
 
 @pytest.fixture(scope="module")
 def runners():
-    bazel_build("//:runner", "//runtime/runner:runner_portable", "//tests/runtime:small_cnn_fused_runner_portable",
-                "//tests/runtime:small_cnn_fused_runner_optimized")
-    return {"default": _bin("runtime", "runner", "runner"),
-            "portable": _bin("runtime", "runner", "runner_portable"),
-            "fused_only_portable": _bin("tests", "runtime", "small_cnn_fused_runner_portable"),
-            "fused_only_optimized": _bin("tests", "runtime", "small_cnn_fused_runner_optimized")}
+    bazel_build(
+        "//:runner",
+        "//runtime/runner:runner_portable",
+        "//tests/runtime:small_cnn_fused_runner_portable",
+        "//tests/runtime:small_cnn_fused_runner_optimized",
+    )
+    return {
+        "default": _bin("runtime", "runner", "runner"),
+        "portable": _bin("runtime", "runner", "runner_portable"),
+        "fused_only_portable": _bin("tests", "runtime", "small_cnn_fused_runner_portable"),
+        "fused_only_optimized": _bin("tests", "runtime", "small_cnn_fused_runner_optimized"),
+    }
 
 
 def _run_and_compare(runner, pte, inputs, want, work):
@@ -53,10 +60,12 @@ def test_fused_mobilenet_v2_matches_eager(runners, tmp_path, kernels):
     plain.save(str(tmp_path / "plain.pte"))
     fused.save(str(tmp_path / "fused.pte"))
     want = module(*inputs["forward"])
-    n_plain = _instructions(_run_and_compare(runners[kernels], tmp_path / "plain.pte", inputs["forward"], want,
-                                             tmp_path / "plain"))
-    n_fused = _instructions(_run_and_compare(runners[kernels], tmp_path / "fused.pte", inputs["forward"], want,
-                                             tmp_path / "fused"))
+    n_plain = _instructions(
+        _run_and_compare(runners[kernels], tmp_path / "plain.pte", inputs["forward"], want, tmp_path / "plain")
+    )
+    n_fused = _instructions(
+        _run_and_compare(runners[kernels], tmp_path / "fused.pte", inputs["forward"], want, tmp_path / "fused")
+    )
     pairs = fused.reports["forward"].fused_activations
     assert pairs == 35
     assert n_fused == n_plain - pairs == fused.reports["forward"].num_instructions
@@ -67,11 +76,17 @@ def test_selective_runner_with_only_the_fused_convolution(runners, tmp_path, var
     programs, inputs, module = export_methods("small_cnn")
     prog = exir.to_edge(programs).to_executorch(FUSED)
     from selective_build.selection import operators_of
+
     ops = operators_of(prog.program)
     assert "ember::convolution_clamp.out" in ops and "aten::convolution.out" not in ops
     prog.save(str(tmp_path / "small_cnn_fused.pte"))
-    _run_and_compare(runners[f"fused_only_{variant}"], tmp_path / "small_cnn_fused.pte", inputs["forward"],
-                     module(*inputs["forward"]), tmp_path / "w")
+    _run_and_compare(
+        runners[f"fused_only_{variant}"],
+        tmp_path / "small_cnn_fused.pte",
+        inputs["forward"],
+        module(*inputs["forward"]),
+        tmp_path / "w",
+    )
 
 
 def test_executorch_compatible_by_default(runners, tmp_path):
@@ -80,9 +95,14 @@ def test_executorch_compatible_by_default(runners, tmp_path):
     programs, inputs, _ = export_methods("small_cnn")
     edge = exir.to_edge(programs)
     from selective_build.selection import operators_of
+
     assert all(op.startswith("aten::") for op in operators_of(edge.to_executorch().program))
     edge.to_executorch(FUSED).save(str(tmp_path / "fused.pte"))
     bazel_build("//examples/selections:small_cnn_runner")
-    proc = run(_bin("examples", "selections", "small_cnn_runner"), tmp_path / "fused.pte", inputs["forward"],
-               str(tmp_path / "w"))
+    proc = run(
+        _bin("examples", "selections", "small_cnn_runner"),
+        tmp_path / "fused.pte",
+        inputs["forward"],
+        str(tmp_path / "w"),
+    )
     assert proc.returncode == 3 and "operator ember::convolution_clamp.out is not in this build" in proc.stderr

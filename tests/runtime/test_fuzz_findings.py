@@ -2,6 +2,7 @@
 fuzz_findings; the release Python bindings died with a segmentation fault on them): through ember.runtime each
 is now refused with a named error, or loads and runs. One subprocess runs them all, so a regression fails this
 test with the signal instead of killing pytest."""
+
 import json
 import os
 import subprocess

@@ -4,6 +4,7 @@ programs claiming more memory than any machine has. Each is refused with a messa
 was expected and what came; nothing crashes and nothing huge is allocated.
 
 Runner exit codes: 2 usage, 3 program refused, 4 input refused, 5 execution failed."""
+
 import subprocess
 
 import numpy as np
@@ -38,6 +39,7 @@ def run_runner(runner, *args):
 
 # --- the runner ------------------------------------------------------------------------------------------------
 
+
 def test_runner_input_file_of_wrong_length(runner, linear_pte, tmp_path):
     for n in (0, 15, 17, 4096):
         proc = run_runner(runner, linear_pte, "--input", write(tmp_path, f"in{n}.bin", b"\1" * n))
@@ -61,8 +63,10 @@ def test_runner_wrong_number_of_inputs(runner, linear_pte):
     assert proc.returncode == 2 and "at most 16 --input flags" in proc.stderr
 
 
-@pytest.mark.parametrize("flag,value", [("--runs", "0"), ("--runs", "12x"), ("--runs", "99999999999"),
-                                        ("--warmup", "-1"), ("--print", "many")])
+@pytest.mark.parametrize(
+    "flag,value",
+    [("--runs", "0"), ("--runs", "12x"), ("--runs", "99999999999"), ("--warmup", "-1"), ("--print", "many")],
+)
 def test_runner_bad_numbers_are_usage_errors(runner, linear_pte, flag, value):
     proc = run_runner(runner, linear_pte, flag, value)
     assert proc.returncode == 2, proc.stderr
@@ -79,6 +83,7 @@ def test_runner_refuses_terabyte_pool_before_allocating(runner, linear_pte, tmp_
 def test_runner_refuses_pools_whose_sum_overflows(runner, linear_pte, tmp_path):
     def edit(p):
         p.execution_plan[0].non_const_buffer_sizes = [0, 32, 2**63 - 1, 2**63 - 1]
+
     proc = run_runner(runner, write(tmp_path, "wrap.pte", rewrite(linear_pte.read_bytes(), edit)))
     assert proc.returncode == 3, proc.stderr
     # The sum saturates instead of wrapping into a small number.
@@ -91,27 +96,33 @@ def test_runner_refuses_negative_pool_and_too_many_pools(runner, linear_pte, tmp
 
     def many(p):
         p.execution_plan[0].non_const_buffer_sizes = [0] + [32] * 17
+
     proc = run_runner(runner, write(tmp_path, "many.pte", rewrite(linear_pte.read_bytes(), many)))
     assert proc.returncode == 3 and "plans 17 memory pools; this runner handles 16" in proc.stderr
 
 
-@pytest.mark.parametrize("sizes,message", [
-    ([2**31 - 1, 2**31 - 1, 2**31 - 1], "element count overflows 2^31-1 at dimension 1 (size 2147483647)"),
-    # Empty, but claiming 2^32 slices along its other dims for kernels to walk.
-    ([0, 65536, 65536], "element count overflows 2^31-1 at dimension 2 (size 65536)"),
-    ([-4], "size -4 of dimension 0 is negative"),
-    ([1, 2**27, 8], "value 0 (4294967296 bytes at offset 16) does not fit memory id 1"),
-])
+@pytest.mark.parametrize(
+    "sizes,message",
+    [
+        ([2**31 - 1, 2**31 - 1, 2**31 - 1], "element count overflows 2^31-1 at dimension 1 (size 2147483647)"),
+        # Empty, but claiming 2^32 slices along its other dims for kernels to walk.
+        ([0, 65536, 65536], "element count overflows 2^31-1 at dimension 2 (size 65536)"),
+        ([-4], "size -4 of dimension 0 is negative"),
+        ([1, 2**27, 8], "value 0 (4294967296 bytes at offset 16) does not fit memory id 1"),
+    ],
+)
 def test_runner_refuses_huge_or_negative_input_dims(runner, linear_pte, tmp_path, sizes, message):
     def edit(p):
         input_tensor(p, 0).sizes = sizes
         input_tensor(p, 0).dim_order = list(range(len(sizes)))
+
     proc = run_runner(runner, write(tmp_path, "dims.pte", rewrite(linear_pte.read_bytes(), edit)))
     assert proc.returncode == 3, proc.stderr
     assert message in proc.stderr and "is not a loadable program" in proc.stderr, proc.stderr
 
 
 # --- the Python bindings ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def linear(runtime, linear_pte):
@@ -177,8 +188,11 @@ def test_extension_refuses_malformed_raw_inputs(linear):
 def test_bindings_refuse_terabyte_pool_before_allocating(runtime, linear_pte):
     bad = runtime.load(set_pool_size(linear_pte.read_bytes(), 1, HUGE))
     assert bad.method_meta("forward")["planned_pools"] == [HUGE]  # describing it is fine
-    with pytest.raises(RuntimeError, match=rf"pool 1: {HUGE} bytes\) but this machine has \d+ bytes of memory; "
-                                           r"refused before allocating"):
+    with pytest.raises(
+        RuntimeError,
+        match=rf"pool 1: {HUGE} bytes\) but this machine has \d+ bytes of memory; "
+        r"refused before allocating",
+    ):
         bad.run("forward", [torch.zeros(1, 4)])
 
 
@@ -188,5 +202,6 @@ def test_bindings_refuse_negative_pool_and_bad_dims(runtime, linear_pte):
 
     def edit(p):
         input_tensor(p, 0).sizes = [-1, 4]
+
     with pytest.raises(RuntimeError, match="value 0 has a negative size or more bytes than this target can address"):
         runtime.load(rewrite(linear_pte.read_bytes(), edit))

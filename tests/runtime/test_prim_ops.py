@@ -7,30 +7,46 @@ from exir.serialize import serialize_pte
 from schema import program as S
 
 
-
 def _tensor(sizes, offset):
-    return S.Tensor(scalar_type=S.ScalarType.FLOAT, sizes=sizes, dim_order=list(range(len(sizes))),
-                    allocation_info=S.AllocationDetails.from_offset(1, offset))
+    return S.Tensor(
+        scalar_type=S.ScalarType.FLOAT,
+        sizes=sizes,
+        dim_order=list(range(len(sizes))),
+        allocation_info=S.AllocationDetails.from_offset(1, offset),
+    )
 
 
 def _program(size_expr_ops):
     """x[2, 3] -> full([n], 7.0) where n is computed at run time by `size_expr_ops` from sym_size(x, 1)."""
     values = [
-        S.EValue(_tensor([2, 3], 0)),       # 0: x
-        S.EValue(S.Int(1)),                 # 1: dim
-        S.EValue(S.Int(0)),                 # 2: sym_size result (0 until the op runs)
-        S.EValue(S.Int(2)),                 # 3: factor
-        S.EValue(S.Int(0)),                 # 4: arithmetic result
-        S.EValue(S.IntList([4])),           # 5: [n], boxed over value 4
-        S.EValue(S.Double(7.0)),            # 6: fill value
-        S.EValue(_tensor([6], 32)),         # 7: out
+        S.EValue(_tensor([2, 3], 0)),  # 0: x
+        S.EValue(S.Int(1)),  # 1: dim
+        S.EValue(S.Int(0)),  # 2: sym_size result (0 until the op runs)
+        S.EValue(S.Int(2)),  # 3: factor
+        S.EValue(S.Int(0)),  # 4: arithmetic result
+        S.EValue(S.IntList([4])),  # 5: [n], boxed over value 4
+        S.EValue(S.Double(7.0)),  # 6: fill value
+        S.EValue(_tensor([6], 32)),  # 7: out
     ]
-    ops = [S.Operator("aten::sym_size", "int"), S.Operator(f"executorch_prim::{size_expr_ops}", "Scalar"),
-           S.Operator("aten::full", "out")]
-    instrs = [S.Instruction(S.KernelCall(0, [0, 1, 2])), S.Instruction(S.KernelCall(1, [2, 3, 4])),
-              S.Instruction(S.KernelCall(2, [5, 6, 7, 7]))]
-    plan = S.ExecutionPlan(name="forward", values=values, inputs=[0], outputs=[7],
-                           chains=[S.Chain(instructions=instrs)], operators=ops, non_const_buffer_sizes=[0, 64])
+    ops = [
+        S.Operator("aten::sym_size", "int"),
+        S.Operator(f"executorch_prim::{size_expr_ops}", "Scalar"),
+        S.Operator("aten::full", "out"),
+    ]
+    instrs = [
+        S.Instruction(S.KernelCall(0, [0, 1, 2])),
+        S.Instruction(S.KernelCall(1, [2, 3, 4])),
+        S.Instruction(S.KernelCall(2, [5, 6, 7, 7])),
+    ]
+    plan = S.ExecutionPlan(
+        name="forward",
+        values=values,
+        inputs=[0],
+        outputs=[7],
+        chains=[S.Chain(instructions=instrs)],
+        operators=ops,
+        non_const_buffer_sizes=[0, 64],
+    )
     return serialize_pte(S.Program(execution_plan=[plan]))
 
 

@@ -68,8 +68,9 @@ def test_wrong_input_shape_is_refused(runner, linear_pte, tmp_path):
     assert proc.returncode == 4
     assert "input 0 has shape [1, 4]; got [1, 5]" in proc.stderr
     # A bare file of the wrong length: its byte count is.
-    proc = subprocess.run([runner, str(linear_pte), "--input", str(tmp_path / "input_0.bin")], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [runner, str(linear_pte), "--input", str(tmp_path / "input_0.bin")], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 4
     assert "input 0 needs exactly 16 bytes" in proc.stderr
 
@@ -86,6 +87,7 @@ def test_truncated_program_is_refused(runner, linear_pte, tmp_path):
 def test_corrupted_program_never_crashes(runner, linear_pte, tmp_path):
     data = bytearray(linear_pte.read_bytes())
     import random
+
     rng = random.Random(7)
     program_size = int.from_bytes(data[16:24], "little")
     for trial in range(40):
@@ -115,7 +117,8 @@ def test_missing_kernel_is_named(runner, tmp_path):
     x = torch.randn(2, 3)
     # to_executorch refuses it first (tests/exir/test_kernel_check.py); exported anyway, the runner names it.
     prog = exir.to_edge(torch.export.export(ScaledTanhModel(), (x,))).to_executorch(
-        exir.ExecutorchBackendConfig(check_kernels=False))
+        exir.ExecutorchBackendConfig(check_kernels=False)
+    )
     pte = tmp_path / "custom.pte"
     prog.save(str(pte))
     proc = run(runner, pte, [x], str(tmp_path / "w"))

@@ -1,4 +1,5 @@
 """Per-model selective runners (examples/selections) compute what eager computes, and refuse other programs."""
+
 import os
 
 import pytest
@@ -41,12 +42,14 @@ def test_selective_runner_refuses_other_programs(runners, tmp_path):
     assert "operator aten::convolution.out is not in this build (2 kernels registered)" in proc.stderr
 
 
-@pytest.mark.parametrize("name,feature", [("cond_gate", "control_flow"), ("while_refine", "control_flow"),
-                                          ("dynamic_mlp", "dynamic_shapes")])
+@pytest.mark.parametrize(
+    "name,feature", [("cond_gate", "control_flow"), ("while_refine", "control_flow"), ("dynamic_mlp", "dynamic_shapes")]
+)
 def test_runner_without_a_feature_refuses_programs_that_need_it(runners, tmp_path, name, feature):
     # The core-only runner's selection keeps no runtime feature (features: []): a program that jumps, or has a
     # bounded dynamic input, is refused at load by the feature's name, never run without it.
     from zoo import control_flow, dynamic
+
     module = control_flow if name in control_flow.MODELS else dynamic
     programs, inputs, _ = module.export_methods(name)
     pte = tmp_path / f"{name}.pte"

@@ -4,6 +4,7 @@ and every output is bit for bit the single-threaded one (each element is compute
 another thread), so these tests compare with torch.equal, not a tolerance. Memory needs grow with the thread count
 only by the depthwise convolution's scratch slice per thread, and MethodMeta says so. Speed is the benchmark's
 business (bench/run)."""
+
 import pytest
 import torch
 import torch.nn.functional as F

@@ -1,6 +1,7 @@
 """Binary size budgets: each runner (built --config=size) stays within its committed budget, the core stays under
 50 KB stripped with the hardening a Linux binary should have, and a model's selective runner is far smaller than
 the all-ops one."""
+
 import json
 import os
 
@@ -32,10 +33,10 @@ def test_size_build_keeps_linux_hardening():
     canaries. (Link-time optimization had silently dropped the toolchain's -fstack-protector: its test for a
     function to protect no longer fires on code gcc re-reads at link time; -fstack-protector-strong survives.)"""
     import subprocess
+
     bazel_build("--config=size", "//examples/selections:core_only_runner")
     runner = os.path.join(ROOT, "bazel-bin", "examples", "selections", "core_only_runner")
-    elf = subprocess.run(["readelf", "-h", "-l", "-d", "-W", runner], capture_output=True, text=True,
-                         check=True).stdout
+    elf = subprocess.run(["readelf", "-h", "-l", "-d", "-W", runner], capture_output=True, text=True, check=True).stdout
     assert "DYN (Position-Independent Executable file)" in elf
     assert "GNU_RELRO" in elf and "BIND_NOW" in elf and "PIE" in elf
     stack = [line.split() for line in elf.splitlines() if line.strip().startswith("GNU_STACK")]
@@ -61,6 +62,7 @@ def test_size_runners_compute_what_eager_computes(size_runners, tmp_path, name):
     import exir
     from zoo.models import export_methods
     from zoo.runner_io import read_outputs, run
+
     programs, inputs, module = export_methods(name)
     pte = tmp_path / f"{name}.pte"
     exir.to_edge(programs).to_executorch().save(str(pte))
@@ -76,11 +78,17 @@ def test_cortex_m55_firmware_within_budget():
     are (its framework is 9.7 KB on a Cortex-M3; ExecuTorch's bare-metal gate is 118,000 B)."""
     import shutil
     import subprocess
+
     if shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("gcc-arm-none-eabi missing: run ./setup.sh")
     bazel_build("--config=cortex_m55", "--config=size", "//examples/firmware:size_report")
-    out = subprocess.run(["bazel", "info", "--config=cortex_m55", "--config=size", "bazel-bin"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        ["bazel", "info", "--config=cortex_m55", "--config=size", "bazel-bin"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     with open(os.path.join(out, "examples", "firmware", "size_report.json")) as f:
         report = json.load(f)
     with open(os.path.join(ROOT, "tests", "size", "budgets_cortex_m55.json")) as f:

@@ -5,6 +5,7 @@ The end-to-end test clones HEAD twice into different directories, each with its 
 disk cache. The first checkout builds //:runner for the host and for cortex_m55 and fills a fresh server; the
 second builds the same and must execute nothing: Bazel's execution log shows every action as a remote cache hit.
 """
+
 import glob
 import json
 import os
@@ -114,12 +115,14 @@ def test_writers_limits_uploads_to_named_addresses(tmp_path):
 
 # --- end to end: two clean checkouts ---------------------------------------------------------------------------
 
+
 def checkout(dest):
     """A clean clone of HEAD at dest with a venv of its own: this worktree's installed packages linked in, but not
     its ember.pth, so the build's Python actions can import the project's packages only from their declared inputs
     (an undeclared import fails the build instead of reading some checkout's files behind the cache key's back)."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", ROOT, str(dest)], check=True)
     subprocess.run(["git", "checkout", "-q", "--detach", head], cwd=dest, check=True)
     base = os.path.join(ROOT, ".venv")
@@ -155,8 +158,17 @@ def build(work, output_base, url, name, flags):
     log = f"{output_base}.{name}.json"
     # No ~/.bazelrc, and no disk cache whatever an rc file says (the clone has no user.bazelrc, but the system
     # rc stays: Debian's Bazel finds its install base there): the server is the only cache.
-    cmd = ["bazel", "--nohome_rc", f"--output_base={output_base}", "build", "--disk_cache=",
-           f"--remote_cache={url}", f"--execution_log_json_file={log}", *flags, "//:runner"]
+    cmd = [
+        "bazel",
+        "--nohome_rc",
+        f"--output_base={output_base}",
+        "build",
+        "--disk_cache=",
+        f"--remote_cache={url}",
+        f"--execution_log_json_file={log}",
+        *flags,
+        "//:runner",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "EMBER_PYTHON"}  # the checkout's own .venv
     start = time.monotonic()
     r = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=3600)
@@ -174,8 +186,9 @@ def build(work, output_base, url, name, flags):
 def shutdown(work, output_base):
     """Stops the checkout's Bazel server and deletes its output base (about a gigabyte; Bazel leaves its outputs
     read-only)."""
-    subprocess.run(["bazel", "--nohome_rc", f"--output_base={output_base}", "shutdown"],
-                   cwd=work, capture_output=True, timeout=300)
+    subprocess.run(
+        ["bazel", "--nohome_rc", f"--output_base={output_base}", "shutdown"], cwd=work, capture_output=True, timeout=300
+    )
     subprocess.run(["chmod", "-R", "u+w", output_base], capture_output=True)
     shutil.rmtree(output_base, ignore_errors=True)
 
@@ -196,8 +209,10 @@ def test_second_checkout_builds_runner_for_two_targets_from_the_cache(tmp_path):
         server.stop()
 
     for (clone, name), (seconds, kinds, spawns) in results.items():
-        print(f"\nbuild cache: {clone} checkout, //:runner {name}: {seconds:.0f} s, {len(spawns)} spawned actions, "
-              f"{kinds}")
+        print(
+            f"\nbuild cache: {clone} checkout, //:runner {name}: {seconds:.0f} s, {len(spawns)} spawned actions, "
+            f"{kinds}"
+        )
 
     _, first_kinds, first_spawns = results["first", TARGETS[0][0]]
     assert first_spawns and "remote cache hit" not in first_kinds, f"the first build found a full cache: {first_kinds}"
@@ -206,7 +221,8 @@ def test_second_checkout_builds_runner_for_two_targets_from_the_cache(tmp_path):
         executed = [s for s in spawns if not s.get("remoteCacheHit")]
         assert spawns and not executed, (
             f"//:runner {name}: {len(executed)} of {len(spawns)} actions of the second checkout were executed, "
-            f"not served by the cache: " + ", ".join(s.get("progressMessage", "?") for s in executed[:20]))
+            f"not served by the cache: " + ", ".join(s.get("progressMessage", "?") for s in executed[:20])
+        )
         # Bazel's own summary agrees: hits, and its internal bookkeeping actions, nothing else.
         assert kinds.get("remote cache hit") == len(spawns), kinds
         assert set(kinds) <= {"remote cache hit", "internal"}, kinds

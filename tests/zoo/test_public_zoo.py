@@ -8,6 +8,7 @@ A model that does not pass yet is an expected failure (strict): EXPECTED_FAILURE
 - When it fails for any other reason, the test fails, naming the new cause.
 `python -m zoo.public.status` prints the same causes for every model.
 """
+
 import pytest
 
 from zoo.public.check import check
@@ -26,8 +27,9 @@ class RecordedFailure(Exception):
 def _param(name):
     if name not in EXPECTED_FAILURES:
         return name
-    return pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=RecordedFailure,
-                                                      reason="; ".join(EXPECTED_FAILURES[name])))
+    return pytest.param(
+        name, marks=pytest.mark.xfail(strict=True, raises=RecordedFailure, reason="; ".join(EXPECTED_FAILURES[name]))
+    )
 
 
 @pytest.mark.parametrize("name", [_param(n) for n in MODELS])
@@ -38,5 +40,6 @@ def test_public_model_matches_eager_on_both_builds(runtime, name):
     recorded = EXPECTED_FAILURES.get(name)
     if recorded is not None and set(r.causes()) <= set(recorded):
         raise RecordedFailure("; ".join(r.causes()))
-    assert r.ok, (f"{name} ({r.source}) failed at {r.stage}: {r.cause}"
-                  + (f"\n(EXPECTED_FAILURES records: {recorded})" if recorded else ""))
+    assert r.ok, f"{name} ({r.source}) failed at {r.stage}: {r.cause}" + (
+        f"\n(EXPECTED_FAILURES records: {recorded})" if recorded else ""
+    )

@@ -1,5 +1,6 @@
 """One public model through Ember: export with exir, run on the C++ runtime (default and portable-only builds),
 compare with eager. Returns what happened as a record instead of raising, so a report can list every model."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,6 +71,7 @@ def _missing_kernels(buffer) -> list:
     from exir.serialize import deserialize_pte
     from selective_build.check import problems
     from selective_build.selection import operators_of
+
     found = []
     for line in problems(operators_of(deserialize_pte(buffer).program)):
         op, _, why = line.partition(": ")
@@ -96,6 +98,7 @@ def _flatten(out):
 def check(model, size: str = "ci", runtime=None, kernels=KERNELS, source: Optional[str] = None) -> Result:
     """Runs one PublicModel; `runtime` is ember.runtime (imported here when None)."""
     from zoo.public.models import source_of
+
     if runtime is None:
         from ember import runtime
     r = Result(model.name, source or source_of(model), size)
@@ -110,8 +113,10 @@ def check(model, size: str = "ci", runtime=None, kernels=KERNELS, source: Option
         for i, w in enumerate(want):
             # A constant output (a zero-initialized head) matches anything that is also constant: no parity test.
             if w.is_floating_point() and w.numel() > 1 and bool((w == w.flatten()[0]).all()):
-                raise AssertionError(f"eager output {i} is constant ({w.flatten()[0].item()}); parity with it "
-                                     f"would test nothing: give the model's zero-initialized weights random values")
+                raise AssertionError(
+                    f"eager output {i} is constant ({w.flatten()[0].item()}); parity with it "
+                    f"would test nothing: give the model's zero-initialized weights random values"
+                )
         r.stage = "export"
         with torch.no_grad():
             ep = torch.export.export(module, inputs)
@@ -129,8 +134,11 @@ def check(model, size: str = "ci", runtime=None, kernels=KERNELS, source: Option
             r.parity[k] = err <= RELATIVE_TOLERANCE
         r.stage = "parity" if not r.ok else ""
         if not r.ok:
-            r.error = "outputs differ from eager: " + ", ".join(
-                f"{k} {r.max_error[k]:.2e}" for k in kernels if not r.parity[k]) + f" > {RELATIVE_TOLERANCE:g}"
+            r.error = (
+                "outputs differ from eager: "
+                + ", ".join(f"{k} {r.max_error[k]:.2e}" for k in kernels if not r.parity[k])
+                + f" > {RELATIVE_TOLERANCE:g}"
+            )
     except Exception as e:  # noqa: BLE001 - the report lists every failure, whatever raised it
         r.error = _first_line(e)
         if type(e).__name__ == "OpSetError":

@@ -8,6 +8,7 @@ Every entry builds its module with random weights from a fixed seed, in one of t
 Nothing is downloaded: torchvision and timm are asked for `weights=None` / `pretrained=False`, and Hugging Face
 models are built from a config object, never `from_pretrained`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -97,6 +98,7 @@ def _tv_classifier(fn_name, ci_px=32, full_px=224, ci_kwargs=None, **kwargs):
         if size == "ci":
             extra.update(ci_kwargs or {})
         return fn(weights=None, **extra), _image(ci_px, full_px, size)
+
     return make
 
 
@@ -104,8 +106,9 @@ def _tv_vit(size):
     models = _tv()
     if size == "full":
         return models.vit_b_16(weights=None), _image(0, 224, size)
-    vit = models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64,
-                                   mlp_dim=128, num_classes=10)
+    vit = models.VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128, num_classes=10
+    )
     return vit, _image(32, 0, size)
 
 
@@ -113,8 +116,15 @@ def _tv_swin(size):
     models = _tv()
     if size == "full":
         return models.swin_t(weights=None), _image(0, 224, size)
-    swin = models.SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2, 2, 2], num_heads=[2, 2, 4, 4],
-                                  window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=10)
+    swin = models.SwinTransformer(
+        patch_size=[4, 4],
+        embed_dim=24,
+        depths=[2, 2, 2, 2],
+        num_heads=[2, 2, 4, 4],
+        window_size=[4, 4],
+        stochastic_depth_prob=0.0,
+        num_classes=10,
+    )
     return swin, _image(64, 0, size)
 
 
@@ -123,8 +133,13 @@ def _tv_convnext(size):
     if size == "full":
         return models.convnext_tiny(weights=None), _image(0, 224, size)
     from torchvision.models.convnext import CNBlockConfig, ConvNeXt
-    blocks = [CNBlockConfig(16, 32, 1), CNBlockConfig(32, 64, 1), CNBlockConfig(64, 128, 2),
-              CNBlockConfig(128, None, 1)]
+
+    blocks = [
+        CNBlockConfig(16, 32, 1),
+        CNBlockConfig(32, 64, 1),
+        CNBlockConfig(64, 128, 2),
+        CNBlockConfig(128, None, 1),
+    ]
     return ConvNeXt(blocks, num_classes=10), _image(32, 0, size)
 
 
@@ -132,6 +147,7 @@ def _tv_segmentation(fn_name):
     def make(size):
         seg = getattr(_tv().segmentation, fn_name)(weights=None, weights_backbone=None, num_classes=4)
         return FirstTensor(seg, "out"), _image(64, 224, size)
+
     return make
 
 
@@ -141,10 +157,12 @@ def _tv_segmentation(fn_name):
 def _timm(name, ci_px, full_px=224, ci_kwargs=None):
     def make(size):
         import timm
+
         kwargs = dict(pretrained=False)
         if size == "ci":
             kwargs.update(ci_kwargs or {})
         return timm.create_model(name, **kwargs), _image(ci_px, full_px, size)
+
     return make
 
 
@@ -154,6 +172,7 @@ def _timm(name, ci_px, full_px=224, ci_kwargs=None):
 def _hf(model_cls_name, config_cls_name, ci_config, full_config, seq_ci=16, seq_full=128, key=0, inputs=None):
     def make(size):
         import transformers
+
         config_cls = getattr(transformers, config_cls_name)
         config = config_cls(**(ci_config if size == "ci" else full_config))
         if hasattr(config, "use_cache"):
@@ -164,18 +183,32 @@ def _hf(model_cls_name, config_cls_name, ci_config, full_config, seq_ci=16, seq_
         else:
             example = _tokens(config.vocab_size, seq_ci if size == "ci" else seq_full)
         return FirstTensor(model, key), example
+
     return make
 
 
 def _whisper_encoder(size):
     import transformers
     from transformers.models.whisper.modeling_whisper import WhisperEncoder
+
     if size == "ci":
-        config = transformers.WhisperConfig(d_model=32, encoder_layers=2, encoder_attention_heads=4,
-                                            encoder_ffn_dim=64, num_mel_bins=16, max_source_positions=32)
+        config = transformers.WhisperConfig(
+            d_model=32,
+            encoder_layers=2,
+            encoder_attention_heads=4,
+            encoder_ffn_dim=64,
+            num_mel_bins=16,
+            max_source_positions=32,
+        )
     else:  # whisper-tiny's encoder
-        config = transformers.WhisperConfig(d_model=384, encoder_layers=4, encoder_attention_heads=6,
-                                            encoder_ffn_dim=1536, num_mel_bins=80, max_source_positions=1500)
+        config = transformers.WhisperConfig(
+            d_model=384,
+            encoder_layers=4,
+            encoder_attention_heads=6,
+            encoder_ffn_dim=1536,
+            num_mel_bins=80,
+            max_source_positions=1500,
+        )
     g = torch.Generator().manual_seed(13)
     features = torch.randn(1, config.num_mel_bins, 2 * config.max_source_positions, generator=g)
     return FirstTensor(WhisperEncoder(config), 0), (features,)
@@ -188,60 +221,125 @@ def _hf_vit_inputs(config, size):
 
 _TINY_TEXT = dict(vocab_size=128, max_position_embeddings=64)
 
-MODELS: Dict[str, PublicModel] = {m.name: m for m in [
-    # torchvision classification
-    PublicModel("resnet18", "torchvision", _tv_classifier("resnet18", num_classes=10)),
-    PublicModel("mobilenet_v2", "torchvision", _tv_classifier("mobilenet_v2", ci_kwargs={"width_mult": 0.5})),
-    PublicModel("mobilenet_v3_small", "torchvision", _tv_classifier("mobilenet_v3_small")),
-    PublicModel("mobilenet_v3_large", "torchvision", _tv_classifier("mobilenet_v3_large")),
-    PublicModel("efficientnet_b0", "torchvision", _tv_classifier("efficientnet_b0")),
-    PublicModel("shufflenet_v2_x0_5", "torchvision", _tv_classifier("shufflenet_v2_x0_5")),
-    PublicModel("regnet_x_400mf", "torchvision", _tv_classifier("regnet_x_400mf")),
-    PublicModel("convnext_tiny", "torchvision", _tv_convnext),
-    PublicModel("swin_t", "torchvision", _tv_swin),
-    PublicModel("vit_b_16", "torchvision", _tv_vit),
-    PublicModel("squeezenet1_1", "torchvision", _tv_classifier("squeezenet1_1", ci_px=48)),
-    PublicModel("mnasnet0_5", "torchvision", _tv_classifier("mnasnet0_5")),
-    PublicModel("googlenet", "torchvision", _tv_classifier("googlenet", aux_logits=False, init_weights=True)),
-    # torchvision segmentation
-    PublicModel("deeplabv3_mobilenet_v3_large", "torchvision", _tv_segmentation("deeplabv3_mobilenet_v3_large")),
-    PublicModel("lraspp_mobilenet_v3_large", "torchvision", _tv_segmentation("lraspp_mobilenet_v3_large")),
-    # timm edge models
-    PublicModel("mixnet_s", "timm", _timm("mixnet_s", 32)),
-    PublicModel("mobilevitv2_050", "timm", _timm("mobilevitv2_050", 64, 256)),
-    PublicModel("efficientvit_b0", "timm", _timm("efficientvit_b0", 64)),
-    PublicModel("edgenext_xx_small", "timm", _timm("edgenext_xx_small", 64, 256)),
-    PublicModel("deit_tiny_patch16_224", "timm", _timm("deit_tiny_patch16_224", 32, ci_kwargs={"img_size": 32})),
-    PublicModel("mobilenetv4_conv_small", "timm", _timm("mobilenetv4_conv_small", 32)),
-    # Hugging Face transformers
-    PublicModel("bert", "transformers", _hf(
-        "BertModel", "BertConfig",
-        dict(_TINY_TEXT, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64),
-        {})),  # BertConfig() is bert-base
-    PublicModel("distilbert", "transformers", _hf(
-        "DistilBertModel", "DistilBertConfig", dict(_TINY_TEXT, dim=32, n_layers=2, n_heads=4, hidden_dim=64), {})),
-    PublicModel("gpt2", "transformers", _hf(
-        "GPT2Model", "GPT2Config",
-        dict(vocab_size=128, n_positions=64, n_embd=32, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0), {})),
-    PublicModel("llama", "transformers", _hf(
-        "LlamaModel", "LlamaConfig",
-        dict(_TINY_TEXT, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-             num_key_value_heads=2),
-        # SmolLM-135M's shape (a LlamaConfig() is 7B)
-        dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
-             num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=2048, tie_word_embeddings=True))),
-    PublicModel("vit_hf", "transformers", _hf(
-        "ViTModel", "ViTConfig",
-        dict(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-             intermediate_size=64),
-        {}, inputs=_hf_vit_inputs)),  # ViTConfig() is vit-base-patch16-224
-    PublicModel("whisper_encoder", "transformers", _whisper_encoder),
-    PublicModel("t5_encoder", "transformers", _hf(
-        "T5EncoderModel", "T5Config", dict(vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4),
-        {})),  # T5Config() is t5-small
-]}
+MODELS: Dict[str, PublicModel] = {
+    m.name: m
+    for m in [
+        # torchvision classification
+        PublicModel("resnet18", "torchvision", _tv_classifier("resnet18", num_classes=10)),
+        PublicModel("mobilenet_v2", "torchvision", _tv_classifier("mobilenet_v2", ci_kwargs={"width_mult": 0.5})),
+        PublicModel("mobilenet_v3_small", "torchvision", _tv_classifier("mobilenet_v3_small")),
+        PublicModel("mobilenet_v3_large", "torchvision", _tv_classifier("mobilenet_v3_large")),
+        PublicModel("efficientnet_b0", "torchvision", _tv_classifier("efficientnet_b0")),
+        PublicModel("shufflenet_v2_x0_5", "torchvision", _tv_classifier("shufflenet_v2_x0_5")),
+        PublicModel("regnet_x_400mf", "torchvision", _tv_classifier("regnet_x_400mf")),
+        PublicModel("convnext_tiny", "torchvision", _tv_convnext),
+        PublicModel("swin_t", "torchvision", _tv_swin),
+        PublicModel("vit_b_16", "torchvision", _tv_vit),
+        PublicModel("squeezenet1_1", "torchvision", _tv_classifier("squeezenet1_1", ci_px=48)),
+        PublicModel("mnasnet0_5", "torchvision", _tv_classifier("mnasnet0_5")),
+        PublicModel("googlenet", "torchvision", _tv_classifier("googlenet", aux_logits=False, init_weights=True)),
+        # torchvision segmentation
+        PublicModel("deeplabv3_mobilenet_v3_large", "torchvision", _tv_segmentation("deeplabv3_mobilenet_v3_large")),
+        PublicModel("lraspp_mobilenet_v3_large", "torchvision", _tv_segmentation("lraspp_mobilenet_v3_large")),
+        # timm edge models
+        PublicModel("mixnet_s", "timm", _timm("mixnet_s", 32)),
+        PublicModel("mobilevitv2_050", "timm", _timm("mobilevitv2_050", 64, 256)),
+        PublicModel("efficientvit_b0", "timm", _timm("efficientvit_b0", 64)),
+        PublicModel("edgenext_xx_small", "timm", _timm("edgenext_xx_small", 64, 256)),
+        PublicModel("deit_tiny_patch16_224", "timm", _timm("deit_tiny_patch16_224", 32, ci_kwargs={"img_size": 32})),
+        PublicModel("mobilenetv4_conv_small", "timm", _timm("mobilenetv4_conv_small", 32)),
+        # Hugging Face transformers
+        PublicModel(
+            "bert",
+            "transformers",
+            _hf(
+                "BertModel",
+                "BertConfig",
+                dict(_TINY_TEXT, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64),
+                {},
+            ),
+        ),  # BertConfig() is bert-base
+        PublicModel(
+            "distilbert",
+            "transformers",
+            _hf(
+                "DistilBertModel",
+                "DistilBertConfig",
+                dict(_TINY_TEXT, dim=32, n_layers=2, n_heads=4, hidden_dim=64),
+                {},
+            ),
+        ),
+        PublicModel(
+            "gpt2",
+            "transformers",
+            _hf(
+                "GPT2Model",
+                "GPT2Config",
+                dict(vocab_size=128, n_positions=64, n_embd=32, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0),
+                {},
+            ),
+        ),
+        PublicModel(
+            "llama",
+            "transformers",
+            _hf(
+                "LlamaModel",
+                "LlamaConfig",
+                dict(
+                    _TINY_TEXT,
+                    hidden_size=32,
+                    intermediate_size=64,
+                    num_hidden_layers=2,
+                    num_attention_heads=4,
+                    num_key_value_heads=2,
+                ),
+                # SmolLM-135M's shape (a LlamaConfig() is 7B)
+                dict(
+                    vocab_size=49152,
+                    hidden_size=576,
+                    intermediate_size=1536,
+                    num_hidden_layers=30,
+                    num_attention_heads=9,
+                    num_key_value_heads=3,
+                    max_position_embeddings=2048,
+                    tie_word_embeddings=True,
+                ),
+            ),
+        ),
+        PublicModel(
+            "vit_hf",
+            "transformers",
+            _hf(
+                "ViTModel",
+                "ViTConfig",
+                dict(
+                    image_size=32,
+                    patch_size=8,
+                    hidden_size=32,
+                    num_hidden_layers=2,
+                    num_attention_heads=4,
+                    intermediate_size=64,
+                ),
+                {},
+                inputs=_hf_vit_inputs,
+            ),
+        ),  # ViTConfig() is vit-base-patch16-224
+        PublicModel("whisper_encoder", "transformers", _whisper_encoder),
+        PublicModel(
+            "t5_encoder",
+            "transformers",
+            _hf(
+                "T5EncoderModel",
+                "T5Config",
+                dict(vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4),
+                {},
+            ),
+        ),  # T5Config() is t5-small
+    ]
+}
 
 
 def source_of(model: PublicModel) -> str:
     import importlib.metadata
+
     return f"{model.source} {importlib.metadata.version(model.source)}"

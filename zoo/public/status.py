@@ -11,6 +11,7 @@ Each model is exported with exir and run on the C++ runtime through ember.runtim
 Python extensions must exist (`bazel build //runtime/python:_ember_runtime.so
 //runtime/python:_ember_runtime_portable.so`; this command builds them when missing).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,12 @@ EXECUTORCH_PORTABLE_OVERLOADS = 209
 def portable_overloads() -> Tuple[int, int]:
     """(overloads of PyTorch's and ExecuTorch's namespaces, overloads of Ember's own) in the portable library."""
     from codegen.manifest import load_manifest
-    decls = load_manifest(os.path.join(ROOT, "kernels", "portable", "kernels.yaml"), namespace="ember::portable",
-                          library="kernels/portable")
+
+    decls = load_manifest(
+        os.path.join(ROOT, "kernels", "portable", "kernels.yaml"),
+        namespace="ember::portable",
+        library="kernels/portable",
+    )
     ops = {d.op for d in decls}
     own = {op for op in ops if op.split("::")[0] in ("ember", "ember_llm", "ember_quantized")}
     return len(ops - own), len(own)
@@ -50,8 +55,10 @@ def _yes_no(v):
 
 def table(results, size) -> str:
     passing = sum(r.ok for r in results)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip() or "unknown"
+    commit = (
+        subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        or "unknown"
+    )
     lines = [
         f"{passing} of {len(results)} public models export and match eager on both builds "
         f"({size} sizes, relative error at most {RELATIVE_TOLERANCE:g} of the output's largest magnitude; "
@@ -65,9 +72,11 @@ def table(results, size) -> str:
     for r in results:
         err = max(r.max_error.values()) if r.max_error else None
         cause = r.cause.replace("|", "\\|")
-        lines.append(f"| {r.name} | {r.source} | {'yes' if r.export_ok else '**no**'} | "
-                     f"{_yes_no(r.parity.get('portable'))} | {_yes_no(r.parity.get('default'))} | "
-                     f"{'-' if err is None else f'{err:.1e}'} | {cause} |")
+        lines.append(
+            f"| {r.name} | {r.source} | {'yes' if r.export_ok else '**no**'} | "
+            f"{_yes_no(r.parity.get('portable'))} | {_yes_no(r.parity.get('default'))} | "
+            f"{'-' if err is None else f'{err:.1e}'} | {cause} |"
+        )
     missing = [n for n in MODELS if n not in {r.name for r in results}]
     if missing:
         lines += ["", f"Not in this run: {', '.join(missing)}."]
@@ -87,24 +96,34 @@ def replace_readme_section(text: str) -> None:
     readme = open(path).read()
     begin, end = readme.find(README_BEGIN), readme.find(README_END)
     if begin < 0 or end < begin:
-        raise SystemExit(f"status: README.md has no section between '{README_BEGIN}' and '{README_END}'; "
-                         "add those two lines where the table belongs")
-    readme = readme[:begin + len(README_BEGIN)] + "\n" + text + readme[end:]
+        raise SystemExit(
+            f"status: README.md has no section between '{README_BEGIN}' and '{README_END}'; "
+            "add those two lines where the table belongs"
+        )
+    readme = readme[: begin + len(README_BEGIN)] + "\n" + text + readme[end:]
     open(path, "w").write(readme)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m zoo.public.status", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m zoo.public.status", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("models", nargs="*", help=f"default: all {len(MODELS)}")
     ap.add_argument("--size", choices=SIZES, default="ci")
     ap.add_argument("--out", help="write the table to this file")
     ap.add_argument("--readme", action="store_true", help="replace README.md's public zoo status section")
-    ap.add_argument("--expected", action="store_true",
-                    help="also print EXPECTED_FAILURES for tests/zoo/test_public_zoo.py from this run's failures")
+    ap.add_argument(
+        "--expected",
+        action="store_true",
+        help="also print EXPECTED_FAILURES for tests/zoo/test_public_zoo.py from this run's failures",
+    )
     ap.add_argument("--json", help="also save the results here, after each model (runs can be split and merged)")
-    ap.add_argument("--from-json", nargs="+", metavar="FILE",
-                    help="run nothing: write the table from results saved with --json (in the zoo's order)")
+    ap.add_argument(
+        "--from-json",
+        nargs="+",
+        metavar="FILE",
+        help="run nothing: write the table from results saved with --json (in the zoo's order)",
+    )
     args = ap.parse_args(argv)
     if args.from_json:
         saved = {}
@@ -128,6 +147,7 @@ def main(argv=None) -> int:
         print(f"status: `bazel build {' '.join(targets)}` failed:\n{build.stderr[-3000:]}", file=sys.stderr)
         return 1
     from ember import runtime
+
     results = []
     for name in args.models or list(MODELS):
         r = check(MODELS[name], args.size, runtime, source=source_of(MODELS[name]))
@@ -144,9 +164,10 @@ def _write(args, results, size) -> int:
     text = table(results, size)
     if args.out:
         with open(args.out, "w") as f:
-            f.write(f"# Public model zoo, {size} sizes\n\n"
-                    f"Written by `python -m zoo.public.status --size {size} --out {args.out}`.\n\n"
-                    + text)
+            f.write(
+                f"# Public model zoo, {size} sizes\n\n"
+                f"Written by `python -m zoo.public.status --size {size} --out {args.out}`.\n\n" + text
+            )
     if args.readme:
         replace_readme_section(text)
     print(text)

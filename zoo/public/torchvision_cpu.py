@@ -11,6 +11,7 @@ torchvision::nms does not exist".
 imports torchvision normally. Everything in torchvision.models is plain Python and works; calling NMS raises
 torchvision's own error. Call it before anything imports torchvision (timm does, at import).
 """
+
 import importlib.util
 import os
 import sys
@@ -48,14 +49,18 @@ def ensure():
         raise ImportError("torchvision is not installed: run ./setup.sh (requirements.txt pins torchvision==0.28.0)")
     package_dir = os.path.dirname(spec.origin)
     if not _extension_loads(package_dir):
-        missing = {op: s for op, s in _SCHEMAS.items() if not torch._C._dispatch_has_kernel(f"torchvision::{op}")
-                   and not _has_schema(f"torchvision::{op}")}
+        missing = {
+            op: s
+            for op, s in _SCHEMAS.items()
+            if not torch._C._dispatch_has_kernel(f"torchvision::{op}") and not _has_schema(f"torchvision::{op}")
+        }
         if missing:
             lib = torch.library.Library("torchvision", "FRAGMENT")
             for schema in missing.values():
                 lib.define(schema)
             _declared.append(lib)
     import torchvision
+
     return torchvision
 
 

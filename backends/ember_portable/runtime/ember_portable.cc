@@ -69,8 +69,10 @@ Result<size_t> init_bytes(const void* processed, size_t nbytes, ArrayRef<Compile
 void* take(MemoryAllocator* a, size_t bytes, const char* what, const char* method, uint32_t index) {
   void* p = a->allocate(round_up(bytes), kAlign);
   if (p == nullptr) {
-    EMBER_LOG(ERROR, "method '%s' delegate %u (EmberPortable): no room for %zu bytes of %s (%zu free in the method "
-              "allocator)", method, static_cast<unsigned>(index), round_up(bytes), what, a->free_bytes());
+    EMBER_LOG(ERROR,
+              "method '%s' delegate %u (EmberPortable): no room for %zu bytes of %s (%zu free in the method "
+              "allocator)",
+              method, static_cast<unsigned>(index), round_up(bytes), what, a->free_bytes());
   }
   return p;
 }
@@ -108,8 +110,8 @@ Result<void*> init(BackendInitContext& ctx, const FreeableBuffer& processed, Arr
   d->memory = MemoryManager{&d->method_allocator, &d->planned, &d->temp};
   Result<Method> method = d->program.load_method(name, &d->memory);
   if (!method.ok()) {
-    EMBER_LOG(ERROR, "method '%s' delegate %u (EmberPortable): its sub-program's method '%s' did not load",
-              ctx.method, static_cast<unsigned>(ctx.delegate_index), name);
+    EMBER_LOG(ERROR, "method '%s' delegate %u (EmberPortable): its sub-program's method '%s' did not load", ctx.method,
+              static_cast<unsigned>(ctx.delegate_index), name);
     d->program.~Program();
     return method.error();
   }
@@ -125,7 +127,8 @@ Error execute(void* handle, EValue** args, size_t num_args) {
   const size_t nin = m.num_inputs(), nout = m.num_outputs();
   EMBER_CHECK_OR_RETURN_ERROR(num_args == nin + nout, InvalidProgram,
                               "EmberPortable: the call passes %zu values; the sub-program takes %zu inputs and %zu "
-                              "outputs", num_args, nin, nout);
+                              "outputs",
+                              num_args, nin, nout);
   for (size_t i = 0; i < num_args; ++i) {
     EMBER_CHECK_OR_RETURN_ERROR(args[i]->is_tensor(), InvalidProgram,
                                 "EmberPortable: argument %zu is a %s; the sub-program's inputs and outputs are tensors",

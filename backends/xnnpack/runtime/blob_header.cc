@@ -38,7 +38,8 @@ Result<BlobParts> split_blob(const void* blob, size_t nbytes) {
     // A longer header is a newer writer's (new fields go at the end); a shorter one is not a header.
     EMBER_CHECK_OR_RETURN_ERROR(length >= kHeaderMinLength && length <= nbytes, InvalidProgram,
                                 "XnnpackBackend: XH00 header length %llu; it must be at least %zu and within the "
-                                "%zu-byte blob", static_cast<unsigned long long>(length), kHeaderMinLength, nbytes);
+                                "%zu-byte blob",
+                                static_cast<unsigned long long>(length), kHeaderMinLength, nbytes);
     EMBER_CHECK_OR_RETURN_ERROR(fb_size >= 8 && fb_offset >= length && fb_offset <= nbytes &&
                                     fb_size <= nbytes - fb_offset,
                                 InvalidProgram,
@@ -64,7 +65,8 @@ Result<BlobParts> split_blob(const void* blob, size_t nbytes) {
   }
   const uint8_t* id = parts.flatbuffer + 4;
   if (memcmp(id, "XN01", 4) != 0 && memcmp(id, "XN00", 4) != 0) {
-    EMBER_LOG(ERROR, "XnnpackBackend: wrong magic: the graph's identifier is '%c%c%c%c' (%02x %02x %02x %02x)%s; "
+    EMBER_LOG(ERROR,
+              "XnnpackBackend: wrong magic: the graph's identifier is '%c%c%c%c' (%02x %02x %02x %02x)%s; "
               "expected XN01 or XN00",
               printable(id[0]) ? id[0] : '?', printable(id[1]) ? id[1] : '?', printable(id[2]) ? id[2] : '?',
               printable(id[3]) ? id[3] : '?', id[0], id[1], id[2], id[3],

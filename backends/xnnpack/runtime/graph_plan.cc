@@ -39,16 +39,12 @@ uint32_t element_bytes(uint32_t datatype) {
   switch (static_cast<fb::Datatype>(datatype)) {
     case fb::Datatype::fp32:
     case fb::Datatype::qint32:
-    case fb::Datatype::qcint32:
-      return 4;
-    case fb::Datatype::fp16:
-      return 2;
+    case fb::Datatype::qcint32: return 4;
+    case fb::Datatype::fp16: return 2;
     case fb::Datatype::qint8:
     case fb::Datatype::quint8:
-    case fb::Datatype::qcint8:
-      return 1;
-    default:
-      return 0;
+    case fb::Datatype::qcint8: return 1;
+    default: return 0;
   }
 }
 
@@ -82,13 +78,15 @@ Error check_constant(const GraphPlan& p, uint32_t index, size_t nbytes, const ch
   if (c->named_key() != nullptr && c->named_key()->size() > 0) return Error::Ok;  // checked when bound
   EMBER_CHECK_OR_RETURN_ERROR(p.parts.has_header, InvalidProgram,
                               "XnnpackBackend: value %u's %s is constant %u at offset %llu, but the blob has no XH00 "
-                              "header, so no constant data", id, what, index, static_cast<ull>(c->offset()));
+                              "header, so no constant data",
+                              id, what, index, static_cast<ull>(c->offset()));
   EMBER_CHECK_OR_RETURN_ERROR(c->offset() <= p.parts.constant_data_size &&
                                   c->size() <= p.parts.constant_data_size - c->offset(),
                               InvalidProgram,
                               "XnnpackBackend: value %u's %s is constant %u at [%llu, +%llu), outside the %llu bytes "
-                              "of constant data", id, what, index, static_cast<ull>(c->offset()),
-                              static_cast<ull>(c->size()), static_cast<ull>(p.parts.constant_data_size));
+                              "of constant data",
+                              id, what, index, static_cast<ull>(c->offset()), static_cast<ull>(c->size()),
+                              static_cast<ull>(p.parts.constant_data_size));
   return Error::Ok;
 }
 
@@ -104,14 +102,16 @@ Error check_quantization(const GraphPlan& p, uint32_t id, const ValuePlan& v) {
                                        dt == fb::Datatype::qint32),
                                   InvalidProgram,
                                   "XnnpackBackend: value %u is quantized per tensor with datatype %s; expected qint8, "
-                                  "quint8 or qint32", id, datatype_name(v.datatype));
+                                  "quint8 or qint32",
+                                  id, datatype_name(v.datatype));
       return Error::Ok;
     case fb::QuantParams::PerChannelQuant: {
       const fb::PerChannelQuant* pc = q->quant_params_as_PerChannelQuant();
       EMBER_CHECK_OR_RETURN_ERROR(pc != nullptr && (dt == fb::Datatype::qcint8 || dt == fb::Datatype::qcint32),
                                   InvalidProgram,
                                   "XnnpackBackend: value %u is quantized per channel with datatype %s; expected qcint8 "
-                                  "or qcint32", id, datatype_name(v.datatype));
+                                  "or qcint32",
+                                  id, datatype_name(v.datatype));
       EMBER_CHECK_OR_RETURN_ERROR(pc->channel_dim() >= 0 && static_cast<uint32_t>(pc->channel_dim()) < v.num_dims,
                                   InvalidProgram, "XnnpackBackend: value %u: channel dim %d of a %u-dim tensor", id,
                                   pc->channel_dim(), v.num_dims);
@@ -128,9 +128,10 @@ Error check_quantization(const GraphPlan& p, uint32_t id, const ValuePlan& v) {
       return Error::Ok;
     }
     default:
-      EMBER_LOG(ERROR, "XnnpackBackend: value %u is quantized %s (datatype %s), which needs an XNNPACK newer than "
-                "this build's 2022 snapshot (it has per-tensor and per-channel quantization only)", id,
-                fb::EnumNameQuantParams(q->quant_params_type()), datatype_name(v.datatype));
+      EMBER_LOG(ERROR,
+                "XnnpackBackend: value %u is quantized %s (datatype %s), which needs an XNNPACK newer than "
+                "this build's 2022 snapshot (it has per-tensor and per-channel quantization only)",
+                id, fb::EnumNameQuantParams(q->quant_params_type()), datatype_name(v.datatype));
       return Error::NotSupported;
   }
 }
@@ -156,8 +157,8 @@ Error plan_values(GraphPlan& p, MemoryAllocator* a) {
     const fb::Value* value = values->Get(static_cast<flatbuffers::uoffset_t>(i));
     const fb::QuantizedTensorValue* q = value != nullptr ? value->value_as_QuantizedTensorValue() : nullptr;
     const fb::TensorValue* t = value == nullptr ? nullptr
-                               : q != nullptr  ? q->tensor_value()
-                                               : value->value_as_TensorValue();
+                               : q != nullptr   ? q->tensor_value()
+                                                : value->value_as_TensorValue();
     EMBER_CHECK_OR_RETURN_ERROR(t != nullptr, InvalidProgram, "XnnpackBackend: value %zu has no tensor", i);
     const uint32_t id = t->id_out();
     EMBER_CHECK_OR_RETURN_ERROR(id < n, InvalidProgram,
@@ -188,8 +189,8 @@ Error plan_values(GraphPlan& p, MemoryAllocator* a) {
     }
     EMBER_CHECK_OR_RETURN_ERROR(t->dq_datatype() == fb::Datatype::invalid, NotSupported,
                                 "XnnpackBackend: value %u is quantized at run time (to %s), which needs an XNNPACK "
-                                "newer than this build's 2022 snapshot", id, datatype_name(
-                                    static_cast<uint32_t>(t->dq_datatype())));
+                                "newer than this build's 2022 snapshot",
+                                id, datatype_name(static_cast<uint32_t>(t->dq_datatype())));
     const bool quantized_type = v.datatype != static_cast<uint32_t>(fb::Datatype::fp32) &&
                                 v.datatype != static_cast<uint32_t>(fb::Datatype::fp16);
     EMBER_CHECK_OR_RETURN_ERROR(quantized_type == (q != nullptr), InvalidProgram,
@@ -210,8 +211,8 @@ Error plan_args(GraphPlan& p, MemoryAllocator* a) {
   p.num_outputs = static_cast<uint32_t>(count(outs));
   EMBER_CHECK_OR_RETURN_ERROR(p.num_outputs > 0, InvalidProgram, "XnnpackBackend: the graph has no outputs");
   uint32_t* args = take<uint32_t>(a, p.num_inputs + p.num_outputs);
-  EMBER_CHECK_OR_RETURN_ERROR(args != nullptr, MemoryAllocationFailed,
-                              "XnnpackBackend: no room for %u argument ids", p.num_inputs + p.num_outputs);
+  EMBER_CHECK_OR_RETURN_ERROR(args != nullptr, MemoryAllocationFailed, "XnnpackBackend: no room for %u argument ids",
+                              p.num_inputs + p.num_outputs);
   for (uint32_t k = 0; k < p.num_inputs + p.num_outputs; ++k) {
     const bool input = k < p.num_inputs;
     const uint32_t id = input ? ins->Get(k) : outs->Get(k - p.num_inputs);
@@ -223,8 +224,8 @@ Error plan_args(GraphPlan& p, MemoryAllocator* a) {
                                 "XnnpackBackend: %s %u is value %u, which is %s", input ? "input" : "output",
                                 input ? k : k - p.num_inputs, id,
                                 v.constant ? "a constant" : "already another argument");
-    EMBER_CHECK_OR_RETURN_ERROR(v.quantized == nullptr || v.quantized->quant_params_type() ==
-                                                              fb::QuantParams::PerTensorQuant,
+    EMBER_CHECK_OR_RETURN_ERROR(v.quantized == nullptr ||
+                                    v.quantized->quant_params_type() == fb::QuantParams::PerTensorQuant,
                                 InvalidProgram, "XnnpackBackend: argument %u (value %u) is quantized per channel", k,
                                 id);
     v.arg = static_cast<int32_t>(k);
@@ -245,8 +246,10 @@ Error plan_nodes(GraphPlan& p) {
     const uint8_t kind = node != nullptr ? static_cast<uint8_t>(node->node_type()) : 0;
     const char* name = node_kind_name(kind);
     if (route_of(kind) == NodeRoute::Refused) {
-      EMBER_LOG(ERROR, "XnnpackBackend: node %u (%s) needs an XNNPACK newer than this build's (Debian's 2022-02-16 "
-                "snapshot has no such operator); export without delegating it (README: XNNPACK backend)", i, name);
+      EMBER_LOG(ERROR,
+                "XnnpackBackend: node %u (%s) needs an XNNPACK newer than this build's (Debian's 2022-02-16 "
+                "snapshot has no such operator); export without delegating it (README: XNNPACK backend)",
+                i, name);
       return Error::NotSupported;
     }
     uint32_t ids[8];
@@ -275,8 +278,9 @@ Error plan_nodes(GraphPlan& p) {
                                       v.producer == kNoId,
                                   InvalidProgram, "XnnpackBackend: node %u (%s) writes value %u, which is %s", i, name,
                                   ids[k],
-                                  v.constant ? "a constant" : v.producer != kNoId ? "written by an earlier node"
-                                                                                  : "a delegate input");
+                                  v.constant            ? "a constant"
+                                  : v.producer != kNoId ? "written by an earlier node"
+                                                        : "a delegate input");
       v.producer = i;
     }
     EMBER_TRY(check_node_shapes(p, i, node));
@@ -346,7 +350,8 @@ Error plan_stages(GraphPlan& p, MemoryAllocator* a, MemoryAllocator* buffers) {
     v.buffer = take<uint8_t>(buffers, v.nbytes + kExtraBytes);
     EMBER_CHECK_OR_RETURN_ERROR(v.buffer != nullptr, MemoryAllocationFailed,
                                 "XnnpackBackend: no room for value %u's %zu-byte buffer between stages (%zu bytes "
-                                "free)", id, v.nbytes + kExtraBytes, buffers->free_bytes());
+                                "free)",
+                                id, v.nbytes + kExtraBytes, buffers->free_bytes());
   }
   // External values per subgraph: arguments and buffers it touches, each once (scratch marks the stage that saw it).
   for (uint32_t id = 0; id < p.num_values; ++id) p.scratch[id] = kNoId;
@@ -372,9 +377,8 @@ Error plan_stages(GraphPlan& p, MemoryAllocator* a, MemoryAllocator* buffers) {
         st.num_externals = m;
         st.externals = take<uint32_t>(a, m);
         st.slots = take<ExternalSlot>(a, m);
-        EMBER_CHECK_OR_RETURN_ERROR(m == 0 || (st.externals != nullptr && st.slots != nullptr),
-                                    MemoryAllocationFailed, "XnnpackBackend: no room for stage %u's %u external values",
-                                    s, m);
+        EMBER_CHECK_OR_RETURN_ERROR(m == 0 || (st.externals != nullptr && st.slots != nullptr), MemoryAllocationFailed,
+                                    "XnnpackBackend: no room for stage %u's %u external values", s, m);
       }
     }
   }
@@ -385,16 +389,11 @@ Error plan_stages(GraphPlan& p, MemoryAllocator* a, MemoryAllocator* buffers) {
 
 ScalarType scalar_type_of(uint32_t datatype) {
   switch (static_cast<fb::Datatype>(datatype)) {
-    case fb::Datatype::fp16:
-      return ScalarType::Half;
-    case fb::Datatype::qint8:
-      return ScalarType::Char;
-    case fb::Datatype::quint8:
-      return ScalarType::Byte;
-    case fb::Datatype::qint32:
-      return ScalarType::Int;
-    default:
-      return ScalarType::Float;
+    case fb::Datatype::fp16: return ScalarType::Half;
+    case fb::Datatype::qint8: return ScalarType::Char;
+    case fb::Datatype::quint8: return ScalarType::Byte;
+    case fb::Datatype::qint32: return ScalarType::Int;
+    default: return ScalarType::Float;
   }
 }
 
@@ -534,8 +533,7 @@ bool node_values(const fb::Node* node, uint32_t* ids, size_t* num_inputs, size_t
       *num_outputs = 2;
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -561,7 +559,8 @@ Result<const fb::Graph*> read_graph(const BlobParts& parts) {
   flatbuffers::Verifier verifier(parts.flatbuffer, parts.flatbuffer_size);
   EMBER_CHECK_OR_RETURN_ERROR(verifier.VerifyBuffer<fb::Graph>(nullptr), InvalidProgram,
                               "XnnpackBackend: the %s graph (%zu bytes) is not a valid flatbuffer: truncated, or an "
-                              "offset points outside it", parts.identifier, parts.flatbuffer_size);
+                              "offset points outside it",
+                              parts.identifier, parts.flatbuffer_size);
   return flatbuffers::GetRoot<fb::Graph>(parts.flatbuffer);
 }
 
@@ -570,8 +569,8 @@ size_t plan_tables_bound(const fb::Graph* g) {
   const size_t values = count(g->values()), nodes = count(g->nodes());
   // Per stage at most 8 external values per node (node_values' limit), each an id and a slot.
   return units(sizeof(GraphPlan)) + units(values * sizeof(ValuePlan)) + units(values * sizeof(uint32_t)) +
-         units((count(g->input_ids()) + count(g->output_ids())) * sizeof(uint32_t)) +
-         units(nodes * sizeof(StagePlan)) + nodes * (units(8 * sizeof(uint32_t)) + units(8 * sizeof(ExternalSlot))) +
+         units((count(g->input_ids()) + count(g->output_ids())) * sizeof(uint32_t)) + units(nodes * sizeof(StagePlan)) +
+         nodes * (units(8 * sizeof(uint32_t)) + units(8 * sizeof(ExternalSlot))) +
          units(count(g->constant_data()) * sizeof(FreeableBuffer));
 }
 
@@ -614,7 +613,8 @@ Result<const void*> constant_bytes(GraphPlan* p, uint32_t index, size_t nbytes, 
   if (held.data() == nullptr) {
     EMBER_CHECK_OR_RETURN_ERROR(named_data != nullptr && named_data->load != nullptr, NotFound,
                                 "XnnpackBackend: value %u's constant is named data '%s', but the program has no named "
-                                "data", id, key);
+                                "data",
+                                id, key);
     EMBER_TRY_ASSIGN(loaded, named_data->load(named_data->context, key));
     held = static_cast<FreeableBuffer&&>(loaded);
   }
@@ -633,12 +633,11 @@ Error bind_constants(GraphPlan* p, const NamedDataMap* named_data) {
       EMBER_TRY_ASSIGN(data, constant_bytes(p, v.tensor->constant_buffer_idx(), v.nbytes, named_data, id));
       v.data = data;
     }
-    const fb::PerChannelQuant* pc =
-        v.quantized != nullptr ? v.quantized->quant_params_as_PerChannelQuant() : nullptr;
+    const fb::PerChannelQuant* pc = v.quantized != nullptr ? v.quantized->quant_params_as_PerChannelQuant() : nullptr;
     if (pc != nullptr) {
       if (pc->scale_buffer_idx() != 0) {
-        EMBER_TRY_ASSIGN(scales, constant_bytes(p, pc->scale_buffer_idx(), sizeof(float) * pc->num_scales(),
-                                                named_data, id));
+        EMBER_TRY_ASSIGN(scales,
+                         constant_bytes(p, pc->scale_buffer_idx(), sizeof(float) * pc->num_scales(), named_data, id));
         v.scales = static_cast<const float*>(scales);
       } else {
         v.scales = pc->scale()->data();

@@ -40,34 +40,25 @@ NodeRoute route_of(uint8_t kind) {
     case K::Abs:
     case K::PReLU:
     case K::ConvTranspose2d:
-    case K::Copy:
-      return NodeRoute::Subgraph;
-    case K::StaticTranspose:
-      return NodeRoute::Transpose;
+    case K::Copy: return NodeRoute::Subgraph;
+    case K::StaticTranspose: return NodeRoute::Transpose;
     case K::BatchMatrixMultiply:
     case K::Gelu:
     case K::Concatenate2:
     case K::Concatenate3:
     case K::Concatenate4:
-    case K::Concatenate5:
-      return NodeRoute::Cpu;
-    default:
-      return NodeRoute::Refused;
+    case K::Concatenate5: return NodeRoute::Cpu;
+    default: return NodeRoute::Refused;
   }
 }
 
 uint32_t concat_inputs(uint8_t kind) {
   switch (static_cast<K>(kind)) {
-    case K::Concatenate2:
-      return 2;
-    case K::Concatenate3:
-      return 3;
-    case K::Concatenate4:
-      return 4;
-    case K::Concatenate5:
-      return 5;
-    default:
-      return 0;
+    case K::Concatenate2: return 2;
+    case K::Concatenate3: return 3;
+    case K::Concatenate4: return 4;
+    case K::Concatenate5: return 5;
+    default: return 0;
   }
 }
 
@@ -123,8 +114,7 @@ const char* node_kind_name(uint8_t kind) {
       "XNNCopy",
       "XNNCos",
   };
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(K::MAX) + 1,
-                "one name per NodeUnion member");
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(K::MAX) + 1, "one name per NodeUnion member");
   return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "unknown";
 }
 

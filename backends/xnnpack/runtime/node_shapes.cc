@@ -74,14 +74,16 @@ Error expect_same_width(At at, const GraphPlan& p, uint32_t in, uint32_t out) {
   const ValuePlan& b = p.values[out];
   EMBER_CHECK_OR_RETURN_ERROR(width(a) == width(b) || width(a) == 0 || width(b) == 0, InvalidProgram,
                               "XnnpackBackend: node %u (%s) reads value %u (datatype %u) and writes value %u (datatype "
-                              "%u) of another element width", at.index, at.kind, in, a.datatype, out, b.datatype);
+                              "%u) of another element width",
+                              at.index, at.kind, in, a.datatype, out, b.datatype);
   return Error::Ok;
 }
 
 Error expect_constant(At at, const GraphPlan& p, uint32_t id, const char* what) {
   EMBER_CHECK_OR_RETURN_ERROR(id != kNoId && p.values[id].constant, NotSupported,
                               "XnnpackBackend: node %u (%s): its %s (value %u) is not a constant; this XNNPACK (2022) "
-                              "packs %ss at load only", at.index, at.kind, what, id, what);
+                              "packs %ss at load only",
+                              at.index, at.kind, what, id, what);
   return Error::Ok;
 }
 
@@ -100,8 +102,8 @@ Error check_window(At at, const ValuePlan& in, uint32_t in_id, uint32_t pads_h, 
   *ow = window_out(in.dims[2], pads_w, kw, sw, dw);
   EMBER_CHECK_OR_RETURN_ERROR(*oh > 0 && *ow > 0, InvalidProgram,
                               "XnnpackBackend: node %u (%s): a %ux%u window (stride %ux%u, dilation %ux%u) does not "
-                              "fit the %ux%u input (padded by %u, %u)", at.index, at.kind, kh, kw, sh, sw, dh, dw,
-                              in.dims[1], in.dims[2], pads_h, pads_w);
+                              "fit the %ux%u input (padded by %u, %u)",
+                              at.index, at.kind, kh, kw, sh, sw, dh, dw, in.dims[1], in.dims[2], pads_h, pads_w);
   return Error::Ok;
 }
 
@@ -251,8 +253,8 @@ Error check_transpose(At at, const GraphPlan& p, const fb::StaticTranspose* t) {
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t d = t->perm()->Get(i);
     EMBER_CHECK_OR_RETURN_ERROR(d < n && !(seen >> d & 1u), InvalidProgram,
-                                "XnnpackBackend: node %u (%s): perm[%u] = %u is not a permutation of %u dims",
-                                at.index, at.kind, i, d, n);
+                                "XnnpackBackend: node %u (%s): perm[%u] = %u is not a permutation of %u dims", at.index,
+                                at.kind, i, d, n);
     seen |= 1u << d;
     dims[i] = in.dims[d];
   }
@@ -264,7 +266,8 @@ Error expect_fp32(At at, const GraphPlan& p, const uint32_t* ids, size_t n) {
   for (size_t k = 0; k < n; ++k) {
     EMBER_CHECK_OR_RETURN_ERROR(p.values[ids[k]].datatype == static_cast<uint32_t>(fb::Datatype::fp32), NotSupported,
                                 "XnnpackBackend: node %u (%s): value %u has datatype %u; Ember runs this node on the "
-                                "CPU for fp32 only", at.index, at.kind, ids[k], p.values[ids[k]].datatype);
+                                "CPU for fp32 only",
+                                at.index, at.kind, ids[k], p.values[ids[k]].datatype);
   }
   return Error::Ok;
 }
@@ -342,7 +345,8 @@ Error check_reshape(At at, const GraphPlan& p, uint32_t in, uint32_t out, const 
     }
     EMBER_CHECK_OR_RETURN_ERROR(inferred <= 1, InvalidProgram,
                                 "XnnpackBackend: node %u (%s): %u dims of the new shape are 0 (inferred); at most one "
-                                "may be", at.index, at.kind, inferred);
+                                "may be",
+                                at.index, at.kind, inferred);
     EMBER_TRY(expect_dims(at, out, o, dims, shape->size()));
   }
   EMBER_CHECK_OR_RETURN_ERROR(numel(o) == numel(p.values[in]), InvalidProgram,
@@ -363,8 +367,7 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
     case K::Minimum:
     case K::Maximum:
     case K::Multiply:
-    case K::Subtract:
-      return check_binary(at, p, static_cast<const fb::Node2x1*>(node->node()));
+    case K::Subtract: return check_binary(at, p, static_cast<const fb::Node2x1*>(node->node()));
     case K::PReLU: {
       const auto* t = node->node_as_PReLU();
       const ValuePlan& in = p.values[t->input1_id()];
@@ -393,8 +396,7 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
       EMBER_TRY(expect_fp32(at, p, ids, 2));
       return check_unary(at, p, t->input_id(), t->output_id(), t->flags(), true);
     }
-    case K::BatchMatrixMultiply:
-      return check_batch_matmul(at, p, node->node_as_BatchMatrixMultiply());
+    case K::BatchMatrixMultiply: return check_batch_matmul(at, p, node->node_as_BatchMatrixMultiply());
     case K::Concatenate2:
     case K::Concatenate3:
     case K::Concatenate4:
@@ -413,12 +415,10 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
       const auto* t = node->node_as_LeakyReLU();
       return check_unary(at, p, t->input_id(), t->output_id(), t->flags(), true);
     }
-    case K::FullyConnected:
-      return check_fully_connected(at, p, node->node_as_FullyConnected());
+    case K::FullyConnected: return check_fully_connected(at, p, node->node_as_FullyConnected());
     case K::Conv2d:
     case K::DepthwiseConv2d:
-    case K::ConvTranspose2d:
-      return check_conv(at, p, static_cast<const fb::ConvNode*>(node->node()), kind);
+    case K::ConvTranspose2d: return check_conv(at, p, static_cast<const fb::ConvNode*>(node->node()), kind);
     case K::AvgPooling2d:
     case K::MaxPooling2d:
       return check_pooling(at, p, static_cast<const fb::Pooling2dNode*>(node->node()), kind == K::MaxPooling2d);
@@ -435,13 +435,12 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
       return out.num_dims == 2 ? expect_dims(at, t->output_id(), out, flat, 2)
                                : expect_dims(at, t->output_id(), out, kept, 4);
     }
-    case K::StaticTranspose:
-      return check_transpose(at, p, node->node_as_StaticTranspose());
+    case K::StaticTranspose: return check_transpose(at, p, node->node_as_StaticTranspose());
     case K::StaticReshape: {
       const auto* t = node->node_as_StaticReshape();
-      EMBER_CHECK_OR_RETURN_ERROR(t->new_shape() != nullptr && t->new_shape()->size() == t->num_dims(),
-                                  InvalidProgram, "XnnpackBackend: node %u (%s): num_dims %u, %u dims listed",
-                                  at.index, at.kind, t->num_dims(), t->new_shape() ? t->new_shape()->size() : 0u);
+      EMBER_CHECK_OR_RETURN_ERROR(t->new_shape() != nullptr && t->new_shape()->size() == t->num_dims(), InvalidProgram,
+                                  "XnnpackBackend: node %u (%s): num_dims %u, %u dims listed", at.index, at.kind,
+                                  t->num_dims(), t->new_shape() ? t->new_shape()->size() : 0u);
       return check_reshape(at, p, t->input_id(), t->output_id(), t->new_shape(), t->flags());
     }
     case K::Copy: {
@@ -477,8 +476,8 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
       EMBER_TRY(expect_same_width(at, p, t->input_id(), t->output_id()));
       if (in.num_dims != 4) return mismatch(at, t->input_id(), in, "an NHWC tensor (4 dims)");
       EMBER_CHECK_OR_RETURN_ERROR(t->new_height() > 0 && t->new_width() > 0, InvalidProgram,
-                                  "XnnpackBackend: node %u (%s): resizes to %ux%u", at.index, at.kind,
-                                  t->new_height(), t->new_width());
+                                  "XnnpackBackend: node %u (%s): resizes to %ux%u", at.index, at.kind, t->new_height(),
+                                  t->new_width());
       const uint32_t dims[4] = {in.dims[0], t->new_height(), t->new_width(), in.dims[3]};
       return expect_dims(at, t->output_id(), p.values[t->output_id()], dims, 4);
     }
@@ -500,9 +499,7 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
                                   t->output_index_id());
       return Error::Ok;
     }
-    default:
-      EMBER_LOG(ERROR, "XnnpackBackend: node %u (%s) is not routed", index, at.kind);
-      return Error::NotSupported;
+    default: EMBER_LOG(ERROR, "XnnpackBackend: node %u (%s) is not routed", index, at.kind); return Error::NotSupported;
   }
 }
 

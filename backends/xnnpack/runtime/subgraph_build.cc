@@ -31,22 +31,14 @@ namespace {
 
 const char* status_name(xnn_status s) {
   switch (s) {
-    case xnn_status_success:
-      return "success";
-    case xnn_status_uninitialized:
-      return "uninitialized";
-    case xnn_status_invalid_parameter:
-      return "invalid parameter";
-    case xnn_status_invalid_state:
-      return "invalid state";
-    case xnn_status_unsupported_parameter:
-      return "unsupported parameter";
-    case xnn_status_unsupported_hardware:
-      return "unsupported hardware";
-    case xnn_status_out_of_memory:
-      return "out of memory";
-    default:
-      return "unknown status";
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "uninitialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+    default: return "unknown status";
   }
 }
 
@@ -120,8 +112,7 @@ xnn_status define_node(GraphPlan* p, xnn_subgraph_t sg, const fb::Node* node, co
     }
     case K::Multiply: {
       const auto* t = node->node_as_Multiply();
-      return xnn_define_multiply2(sg, b.lo, b.hi, X(t->input1_id()), X(t->input2_id()), X(t->output_id()),
-                                  t->flags());
+      return xnn_define_multiply2(sg, b.lo, b.hi, X(t->input1_id()), X(t->input2_id()), X(t->output_id()), t->flags());
     }
     case K::Div: {
       const auto* t = node->node_as_Div();
@@ -146,31 +137,32 @@ xnn_status define_node(GraphPlan* p, xnn_subgraph_t sg, const fb::Node* node, co
     }
     case K::Conv2d: {
       const auto* c = node->node_as_Conv2d();
-      return xnn_define_convolution_2d(sg, c->padding_top(), c->padding_right(), c->padding_bottom(),
-                                       c->padding_left(), c->kernel_height(), c->kernel_width(),
-                                       c->subsampling_height(), c->subsampling_width(), c->dilation_height(),
-                                       c->dilation_width(), c->groups(), c->group_input_channels(),
-                                       c->group_output_channels(), b.lo, b.hi, X(c->input1_id()), X(c->filter_id()),
-                                       X(c->bias_id()), X(c->output_id()), c->flags());
+      return xnn_define_convolution_2d(sg, c->padding_top(), c->padding_right(), c->padding_bottom(), c->padding_left(),
+                                       c->kernel_height(), c->kernel_width(), c->subsampling_height(),
+                                       c->subsampling_width(), c->dilation_height(), c->dilation_width(), c->groups(),
+                                       c->group_input_channels(), c->group_output_channels(), b.lo, b.hi,
+                                       X(c->input1_id()), X(c->filter_id()), X(c->bias_id()), X(c->output_id()),
+                                       c->flags());
     }
     case K::DepthwiseConv2d: {
       // ExecuTorch writes the depth multiplier as group_output_channels and the input channels as groups.
       const auto* c = node->node_as_DepthwiseConv2d();
-      return xnn_define_depthwise_convolution_2d(
-          sg, c->padding_top(), c->padding_right(), c->padding_bottom(), c->padding_left(), c->kernel_height(),
-          c->kernel_width(), c->subsampling_height(), c->subsampling_width(), c->dilation_height(),
-          c->dilation_width(), c->group_output_channels(), c->groups(), b.lo, b.hi, X(c->input1_id()),
-          X(c->filter_id()), X(c->bias_id()), X(c->output_id()), c->flags());
+      return xnn_define_depthwise_convolution_2d(sg, c->padding_top(), c->padding_right(), c->padding_bottom(),
+                                                 c->padding_left(), c->kernel_height(), c->kernel_width(),
+                                                 c->subsampling_height(), c->subsampling_width(), c->dilation_height(),
+                                                 c->dilation_width(), c->group_output_channels(), c->groups(), b.lo,
+                                                 b.hi, X(c->input1_id()), X(c->filter_id()), X(c->bias_id()),
+                                                 X(c->output_id()), c->flags());
     }
     case K::ConvTranspose2d: {
       const auto* c = node->node_as_ConvTranspose2d();
       return xnn_define_deconvolution_2d(sg, c->padding_top(), c->padding_right(), c->padding_bottom(),
                                          c->padding_left(), c->adjustment_height(), c->adjustment_width(),
                                          c->kernel_height(), c->kernel_width(), c->subsampling_height(),
-                                         c->subsampling_width(), c->dilation_height(), c->dilation_width(),
-                                         c->groups(), c->group_input_channels(), c->group_output_channels(), b.lo,
-                                         b.hi, X(c->input1_id()), X(c->filter_id()), X(c->bias_id()),
-                                         X(c->output_id()), c->flags());
+                                         c->subsampling_width(), c->dilation_height(), c->dilation_width(), c->groups(),
+                                         c->group_input_channels(), c->group_output_channels(), b.lo, b.hi,
+                                         X(c->input1_id()), X(c->filter_id()), X(c->bias_id()), X(c->output_id()),
+                                         c->flags());
     }
     case K::AvgPooling2d: {
       const auto* t = node->node_as_AvgPooling2d();
@@ -181,17 +173,16 @@ xnn_status define_node(GraphPlan* p, xnn_subgraph_t sg, const fb::Node* node, co
     }
     case K::MaxPooling2d: {
       const auto* t = node->node_as_MaxPooling2d();
-      return xnn_define_max_pooling_2d(sg, t->padding_top(), t->padding_right(), t->padding_bottom(),
-                                       t->padding_left(), t->pooling_height(), t->pooling_width(), t->stride_height(),
-                                       t->stride_width(), t->dilation_height(), t->dilation_width(), b.lo, b.hi,
-                                       X(t->input_id()), X(t->output_id()), t->flags() & ~kFlagKeepDims);
+      return xnn_define_max_pooling_2d(sg, t->padding_top(), t->padding_right(), t->padding_bottom(), t->padding_left(),
+                                       t->pooling_height(), t->pooling_width(), t->stride_height(), t->stride_width(),
+                                       t->dilation_height(), t->dilation_width(), b.lo, b.hi, X(t->input_id()),
+                                       X(t->output_id()), t->flags() & ~kFlagKeepDims);
     }
     case K::ArgMaxPooling2d: {
       const auto* t = node->node_as_ArgMaxPooling2d();
       return xnn_define_argmax_pooling_2d(sg, t->padding_top(), t->padding_right(), t->padding_bottom(),
-                                          t->padding_left(), t->pooling_height(), t->pooling_width(),
-                                          X(t->input_id()), X(t->output_value_id()), X(t->output_index_id()),
-                                          t->flags());
+                                          t->padding_left(), t->pooling_height(), t->pooling_width(), X(t->input_id()),
+                                          X(t->output_value_id()), X(t->output_index_id()), t->flags());
     }
     case K::GlobalAvgPooling2d: {
       const auto* t = node->node_as_GlobalAvgPooling2d();
@@ -277,8 +268,7 @@ xnn_status define_node(GraphPlan* p, xnn_subgraph_t sg, const fb::Node* node, co
       return xnn_define_static_resize_bilinear_2d(sg, t->new_height(), t->new_width(), X(t->input_id()),
                                                   X(t->output_id()), t->flags());
     }
-    default:
-      return xnn_status_unsupported_parameter;
+    default: return xnn_status_unsupported_parameter;
   }
 }
 
@@ -296,10 +286,8 @@ bool takes_bounds(K kind) {
     case K::AvgPooling2d:
     case K::MaxPooling2d:
     case K::GlobalAvgPooling2d:
-    case K::Clamp:
-      return true;
-    default:
-      return false;
+    case K::Clamp: return true;
+    default: return false;
   }
 }
 
@@ -330,8 +318,10 @@ Error build_stage(GraphPlan* p, uint32_t s) {
     }
     const Bounds b = bounds_of(node);
     if (b.clamped && !takes_bounds(node->node_type())) {
-      EMBER_LOG(ERROR, "XnnpackBackend: node %u (%s) carries a fused clamp [%g, %g], which this XNNPACK's %s has no "
-                "parameter for", i, kind, static_cast<double>(b.lo), static_cast<double>(b.hi), kind);
+      EMBER_LOG(ERROR,
+                "XnnpackBackend: node %u (%s) carries a fused clamp [%g, %g], which this XNNPACK's %s has no "
+                "parameter for",
+                i, kind, static_cast<double>(b.lo), static_cast<double>(b.hi), kind);
       err = Error::NotSupported;
       break;
     }
@@ -350,8 +340,8 @@ Error build_stage(GraphPlan* p, uint32_t s) {
     // spinning, 20.1 ms yielding).
     status = xnn_create_runtime_v2(sg, static_cast<pthreadpool_t>(p->threadpool), XNN_FLAG_YIELD_WORKERS, &runtime);
     if (status != xnn_status_success) {
-      EMBER_LOG(ERROR, "XnnpackBackend: stage %u (nodes %u to %u): xnn_create_runtime_v2 failed: %s", s,
-                st.first_node, st.end_node - 1, status_name(status));
+      EMBER_LOG(ERROR, "XnnpackBackend: stage %u (nodes %u to %u): xnn_create_runtime_v2 failed: %s", s, st.first_node,
+                st.end_node - 1, status_name(status));
       err = Error::DelegateInvalidCompatibility;
     } else {
       st.runtime = runtime;

@@ -49,15 +49,9 @@ void transpose(const void* src, void* dst, const uint32_t* dims, const uint32_t*
   }
   const uint32_t r = rank == 0 ? 1 : rank;  // a scalar is one element
   switch (element_size) {
-    case 1:
-      permute(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), out_dims, strides, r);
-      break;
-    case 2:
-      permute(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), out_dims, strides, r);
-      break;
-    default:
-      permute(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), out_dims, strides, r);
-      break;
+    case 1: permute(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), out_dims, strides, r); break;
+    case 2: permute(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), out_dims, strides, r); break;
+    default: permute(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), out_dims, strides, r); break;
   }
 }
 

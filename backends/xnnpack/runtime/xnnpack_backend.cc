@@ -83,7 +83,8 @@ Error check_args(const GraphPlan& p, EValue** args, size_t num_args) {
     EMBER_CHECK_OR_RETURN_ERROR(t.scalar_type() == scalar_type_of(v.datatype) && t.nbytes() == v.nbytes,
                                 InvalidArgument,
                                 "XnnpackBackend: argument %zu is %s with %zu bytes; the graph's value %u is %s with "
-                                "%zu", k, scalar_type_name(t.scalar_type()), t.nbytes(), p.arg_values[k],
+                                "%zu",
+                                k, scalar_type_name(t.scalar_type()), t.nbytes(), p.arg_values[k],
                                 scalar_type_name(scalar_type_of(v.datatype)), v.nbytes);
   }
   return Error::Ok;
@@ -129,17 +130,14 @@ Error run_on_cpu(const GraphPlan& p, const StagePlan& st, EValue** args) {
   const fb::Node* node = p.graph->nodes()->Get(st.first_node);
   using K = fb::NodeUnion;
   switch (node->node_type()) {
-    case K::StaticTranspose:
-      return run_transpose(p, node->node_as_StaticTranspose(), args);
+    case K::StaticTranspose: return run_transpose(p, node->node_as_StaticTranspose(), args);
     case K::Gelu: {
       const fb::Node1x1* t = node->node_as_Gelu();
       gelu(static_cast<const float*>(address_of(p, t->input_id(), args)),
            static_cast<float*>(address_of(p, t->output_id(), args)), numel(p.values[t->input_id()]));
       return Error::Ok;
     }
-    case K::BatchMatrixMultiply:
-      run_batch_matmul(p, node->node_as_BatchMatrixMultiply(), args);
-      return Error::Ok;
+    case K::BatchMatrixMultiply: run_batch_matmul(p, node->node_as_BatchMatrixMultiply(), args); return Error::Ok;
     case K::Concatenate2:
     case K::Concatenate3:
     case K::Concatenate4:

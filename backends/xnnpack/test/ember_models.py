@@ -10,6 +10,7 @@ models.py (MLP, MobileNetV2, ResNet18). Made here and seeded; nothing downloaded
               pooling that counts padding, a max pooling whose indices are used): those run on Ember's kernels
               between several delegate calls.
 """
+
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -33,13 +34,13 @@ class SmallCnn(nn.Module):
         y = F.relu(self.bn1(self.c1(x)))
         y = F.hardtanh(self.grouped(y), 0.0, 6.0)
         y = torch.clamp(self.dw(y), min=-1.0)
-        y = self.bn2(y + 0.5)                                       # batch norm not after a convolution
-        y = F.max_pool2d(y, 3, 2, ceil_mode=True)                   # 8x8 -> 4x4 (ceil)
-        y = F.hardswish(self.up(y))                                 # 4x4 -> 8x8
-        y = F.silu(self.c2(F.pad(y, (1, 1, 1, 1), value=0.25)))     # 10x10
-        y = F.avg_pool2d(y, 2)                                      # 5x5
-        y = F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)   # 10x10
-        a = y.mean((2, 3))                                          # keepdim=False
+        y = self.bn2(y + 0.5)  # batch norm not after a convolution
+        y = F.max_pool2d(y, 3, 2, ceil_mode=True)  # 8x8 -> 4x4 (ceil)
+        y = F.hardswish(self.up(y))  # 4x4 -> 8x8
+        y = F.silu(self.c2(F.pad(y, (1, 1, 1, 1), value=0.25)))  # 10x10
+        y = F.avg_pool2d(y, 2)  # 5x5
+        y = F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)  # 10x10
+        a = y.mean((2, 3))  # keepdim=False
         b = F.adaptive_avg_pool2d(y * 2.0 - 1.0, 1).flatten(1)
         logits = self.fc(a + b)
         return logits, torch.softmax(logits, -1)
@@ -54,9 +55,9 @@ class Partial(nn.Module):
 
     def forward(self, x):
         y = F.relu(self.c1(x))
-        y = F.gelu(y)                                  # not in the 2022 library
+        y = F.gelu(y)  # not in the 2022 library
         y = F.relu6(self.c2(y))
-        y = torch.softmax(y, 1)                        # over channels, not the last dim
+        y = torch.softmax(y, 1)  # over channels, not the last dim
         y = F.avg_pool2d(self.c3(y), 3, 1, padding=1)  # counts the padding
         v, i = F.max_pool2d(y, 2, return_indices=True)
         return v + 1.0, i
@@ -69,4 +70,5 @@ def make(name: str):
     if name == "partial":
         return Partial().eval(), (torch.randn(1, 3, 12, 12),)
     from backends.xnnpack.test.models import make as shared
+
     return shared(name)

@@ -293,8 +293,8 @@ TEST(CpuNodes, MatchReferences) {
   const uint64_t row_bytes[] = {2 * 4, 6 * 4, 4 * 4};
   std::vector<float> out(24);
   concatenate(in, row_bytes, 3, 2, out.data());
-  EXPECT_EQ(out, (std::vector<float>{1, 2, 5, 6, 7, 8, 9, 10, 17, 18, 19, 20, 3, 4, 11, 12, 13, 14, 15, 16, 21, 22,
-                                     23, 24}));
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 5,  6,  7,  8,  9,  10, 17, 18, 19, 20,
+                                     3, 4, 11, 12, 13, 14, 15, 16, 21, 22, 23, 24}));
 }
 
 TEST(GraphPlan, KeepsTransposesOfSizeOneDimsInTheSubgraph) {
@@ -314,9 +314,8 @@ TEST(GraphPlan, RefusesBadPermutations) {
     const uint32_t perm[] = {0, 2, 2, 1};
     auto t = fb::CreateStaticTranspose(b, 4, b.CreateVector(perm, 4), 0, 1, 0);
     auto clamp = fb::CreateNode1x1(b, 1, 2, 0);
-    return std::vector<flatbuffers::Offset<fb::Node>>{
-        fb::CreateNode(b, fb::NodeUnion::StaticTranspose, t.Union()),
-        fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union())};
+    return std::vector<flatbuffers::Offset<fb::Node>>{fb::CreateNode(b, fb::NodeUnion::StaticTranspose, t.Union()),
+                                                      fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union())};
   };
   EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
   EXPECT_NE(last_log().find("node 0 (XNNStaticTranspose): perm[2] = 2 is not a permutation"), std::string::npos)

@@ -4,6 +4,7 @@ Each entry: name -> (module, example inputs). MobileNetV2 and ResNet18 are torch
 zoo/public/torchvision_cpu), with random weights and batch-norm statistics, so the folded convolutions
 are not near-identity.
 """
+
 import torch
 from torch import nn
 
@@ -22,8 +23,9 @@ def _randomize_batch_norms(model: nn.Module, seed: int) -> nn.Module:
 class Mlp(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.Hardtanh(0.0, 6.0),
-                                 nn.Linear(64, 10), nn.Sigmoid())
+        self.net = nn.Sequential(
+            nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.Hardtanh(0.0, 6.0), nn.Linear(64, 10), nn.Sigmoid()
+        )
 
     def forward(self, x):
         return self.net(x)
@@ -77,6 +79,7 @@ def make(name: str):
     if name == "tanh_mlp":  # XNNTanh: newer than Debian's XNNPACK, and not one the backend runs on the CPU
         return nn.Sequential(nn.Linear(16, 16), nn.Tanh()).eval(), (torch.randn(2, 16),)
     from zoo.public import torchvision_cpu
+
     tv = torchvision_cpu.ensure()
     if name == "mobilenet_v2":
         model = tv.models.mobilenet_v2(weights=None)

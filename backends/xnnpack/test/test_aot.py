@@ -2,6 +2,7 @@
 backends/xnnpack/test run the programs on Ember's runner and ExecuTorch 1.5.1's runtime): the blob's framing, the graph it holds (NCHW/NHWC transposes,
 weight layouts, fused clamps, arguments), weights in named data or in the blob, what is left undelegated and why,
 and the memory plan's padding around XNNPACK's tensors."""
+
 import hashlib
 import json
 import struct
@@ -57,14 +58,17 @@ def _blobs(pte):
     out = []
     for d in pte.program.execution_plan[0].delegates:
         ref = d.processed
-        out.append(pte.segment(ref.index) if ref.location.name == "SEGMENT"
-                   else bytes(pte.program.backend_delegate_data[ref.index].data))
+        out.append(
+            pte.segment(ref.index)
+            if ref.location.name == "SEGMENT"
+            else bytes(pte.program.backend_delegate_data[ref.index].data)
+        )
     return out
 
 
 def _graph(blob):
     magic, length, fb_off, fb_size, cd_off, cd_size = struct.unpack_from("<4sHIIIQ", blob, 4)
-    return json.loads(_read_nonfinite(decode(blob[fb_off:fb_off + fb_size], SCHEMA, "an XNNGraph")))
+    return json.loads(_read_nonfinite(decode(blob[fb_off : fb_off + fb_size], SCHEMA, "an XNNGraph")))
 
 
 def _named(pte):
@@ -82,7 +86,7 @@ def test_blob_framing_is_executorchs():
     assert blob[:4] == b"\0\0\0\0" and blob[4:8] == b"XH00"
     length, fb_off, fb_size, cd_off, cd_size = struct.unpack_from("<HIIIQ", blob, 8)
     assert length == 30 and fb_off == 32 and cd_off % 16 == 0 and cd_off >= fb_off + fb_size
-    assert blob[fb_off + 4:fb_off + 8] == b"XN01"
+    assert blob[fb_off + 4 : fb_off + 8] == b"XN01"
     assert cd_size == 0 and cd_off + cd_size == len(blob)  # named weights: no constant data in the blob
     assert pte.program.execution_plan[0].delegates[0].id == "XnnpackBackend"
 
@@ -95,8 +99,14 @@ def test_convolutions_run_nhwc_between_two_transposes():
     kinds = [n["node_type"] for n in g["nodes"]]
     # Input NCHW -> NHWC, convolutions (batch norm folded, ReLU fused: no Multiply, no Clamp), global pooling to
     # [1, 1, 1, 8] NHWC, its reshape to [1, 8], the fully connected layer on NCHW.
-    assert kinds == ["StaticTranspose", "Conv2d", "DepthwiseConv2d", "GlobalAvgPooling2d", "StaticReshape",
-                     "FullyConnected"], kinds
+    assert kinds == [
+        "StaticTranspose",
+        "Conv2d",
+        "DepthwiseConv2d",
+        "GlobalAvgPooling2d",
+        "StaticReshape",
+        "FullyConnected",
+    ], kinds
     assert g["nodes"][0]["node"]["perm"] == [0, 2, 3, 1]
     conv = g["nodes"][1]
     # flatc leaves out fields at their default (0).
@@ -133,8 +143,12 @@ def test_arguments_are_external_values_in_call_order():
 
 def test_inline_weights_stay_in_the_blob_except_run_time_operands():
     torch.manual_seed(0)
-    pte, _, _ = _lower(TwoInOut(), (torch.randn(3, 6), torch.randn(3, 5)), XnnpackPartitioner(weights="inline"),
-                       ExecutorchBackendConfig(extract_delegate_segments=False))
+    pte, _, _ = _lower(
+        TwoInOut(),
+        (torch.randn(3, 6), torch.randn(3, 5)),
+        XnnpackPartitioner(weights="inline"),
+        ExecutorchBackendConfig(extract_delegate_segments=False),
+    )
     (blob,) = _blobs(pte)
     assert pte.program.execution_plan[0].delegates[0].processed.location.name == "INLINE"
     _, _, _, cd_off, cd_size = struct.unpack_from("<HIIIQ", blob, 8)
@@ -173,13 +187,13 @@ class Unsupported(nn.Module):
 
     def forward(self, x, w):
         y = self.conv(x)
-        a = torch.nn.functional.conv2d(y, w, padding=1)                  # weights computed at run time
-        b = torch.softmax(y, 1)                                          # not over the last dim
-        c = torch.nn.functional.avg_pool2d(y, 3, 1, 1)                   # counts padding
-        d = y.mean(1, keepdim=True)                                      # not over H and W
-        e = torch.clamp(y, 1.0, -1.0)                                    # min > max
+        a = torch.nn.functional.conv2d(y, w, padding=1)  # weights computed at run time
+        b = torch.softmax(y, 1)  # not over the last dim
+        c = torch.nn.functional.avg_pool2d(y, 3, 1, 1)  # counts padding
+        d = y.mean(1, keepdim=True)  # not over H and W
+        e = torch.clamp(y, 1.0, -1.0)  # min > max
         f = torch.nn.functional.interpolate(y, scale_factor=1.7, mode="bilinear")  # scale not out/in exactly
-        g = (y > 0).float()                                              # a bool tensor in between
+        g = (y > 0).float()  # a bool tensor in between
         return a, b, c, d, e, f, g
 
 
@@ -195,8 +209,14 @@ def test_what_xnnpack_cannot_take_is_left_to_the_kernels_with_a_reason():
     assert "scale factors" in reasons["aten::upsample_bilinear2d.vec_out"]
     assert "not an operator" in reasons["aten::gt.Scalar_out"]
     ops = {f"{o.name}.{o.overload}" for o in pte.program.execution_plan[0].operators}
-    assert {"aten::convolution.out", "aten::_softmax.out", "aten::avg_pool2d.out", "aten::mean.out",
-            "aten::clamp.out", "aten::upsample_bilinear2d.vec_out"} <= ops
+    assert {
+        "aten::convolution.out",
+        "aten::_softmax.out",
+        "aten::avg_pool2d.out",
+        "aten::mean.out",
+        "aten::clamp.out",
+        "aten::upsample_bilinear2d.vec_out",
+    } <= ops
     # The first convolution (constant weights) is delegated.
     assert len(pte.program.execution_plan[0].delegates) == 1
 
@@ -213,8 +233,9 @@ def test_preprocess_refuses_a_call_it_cannot_lower_instead_of_guessing():
             return PartitionResult(ep, {"all": self.delegation_spec})
 
     torch.manual_seed(0)
-    edge = exir.to_edge_transform_and_lower(torch.export.export(Shared().eval(), (torch.randn(2, 8),)),
-                                            partitioner=[Everything()])
+    edge = exir.to_edge_transform_and_lower(
+        torch.export.export(Shared().eval(), (torch.randn(2, 8),)), partitioner=[Everything()]
+    )
     with pytest.raises(DelegationError, match=r"aten::gelu.out .* cannot be lowered: .*not an operator"):
         edge.to_executorch()
 
@@ -238,6 +259,7 @@ def test_every_buffer_of_a_method_with_xnnpack_has_spare_bytes_after_it():
     assert planned and all(off + n + XNNPACK_EXTRA_PADDING <= pool for off, n, pool in planned)
     # Without an XNNPACK delegate nothing is padded: some tensor ends at the pool's end.
     from backends.ember_portable import EmberPortablePartitioner
+
     plain, _, _ = _lower(TwoInOut(), (torch.randn(3, 6), torch.randn(3, 5)), EmberPortablePartitioner())
     assert any(off + n + 16 > pool for off, n, pool in _planned(plain))
 
@@ -245,8 +267,10 @@ def test_every_buffer_of_a_method_with_xnnpack_has_spare_bytes_after_it():
 def test_methods_sharing_weights_share_named_data():
     torch.manual_seed(0)
     model = Shared().eval()
-    programs = {"forward": torch.export.export(model, (torch.randn(2, 8),)),
-                "batch4": torch.export.export(model, (torch.randn(4, 8),))}
+    programs = {
+        "forward": torch.export.export(model, (torch.randn(2, 8),)),
+        "batch4": torch.export.export(model, (torch.randn(4, 8),)),
+    }
     prog = exir.to_edge_transform_and_lower(programs, partitioner=[XnnpackPartitioner()]).to_executorch()
     pte = deserialize_pte(prog.buffer)
     assert sorted(p.name for p in pte.program.execution_plan) == ["batch4", "forward"]

@@ -12,6 +12,7 @@ The numbers each model reaches are printed (-s).
 
 Skipped, saying why, without ExecuTorch's venv or Debian's libxnnpack-dev (./setup.sh installs it).
 """
+
 import json
 import os
 import subprocess
@@ -25,10 +26,13 @@ from tests.conftest import ROOT
 from backends.xnnpack.test.test_executorch_xnnpack import ET_PYTHON, _check, xnn_bindings, xnn_runner  # noqa: F401
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(ET_PYTHON),
-                       reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh"),
-    pytest.mark.skipif(not os.path.exists("/usr/include/xnnpack.h"),
-                       reason="Debian's libxnnpack-dev is not installed: run ./setup.sh"),
+    pytest.mark.skipif(
+        not os.path.exists(ET_PYTHON),
+        reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh",
+    ),
+    pytest.mark.skipif(
+        not os.path.exists("/usr/include/xnnpack.h"), reason="Debian's libxnnpack-dev is not installed: run ./setup.sh"
+    ),
 ]
 
 # name -> (model, weights, extract_delegate_segments)
@@ -48,6 +52,7 @@ def _lower(model_name, weights, extract):
     from exir import ExecutorchBackendConfig
     from backends.xnnpack import XnnpackPartitioner
     from backends.xnnpack.test.ember_models import make
+
     model, inputs = make(model_name)
     with torch.no_grad():
         eager = model(*inputs)
@@ -76,12 +81,18 @@ def lowered(tmp_path_factory):
 def executorch_outputs(lowered):
     """name -> the outputs of ExecuTorch 1.5.1's runtime (pybind portable_lib, XNNPACK built in), one process."""
     directory = os.path.dirname(next(iter(lowered.values()))[0])
-    proc = subprocess.run([ET_PYTHON, os.path.join(ROOT, "tools", "et_reference.py"), "run-batch", directory],
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [ET_PYTHON, os.path.join(ROOT, "tools", "et_reference.py"), "run-batch", directory],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     status = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {name: (torch.load(os.path.join(directory, f"{name}.et_outputs.pt"))["forward"] if s == "ok" else s)
-            for name, s in status.items()}
+    return {
+        name: (torch.load(os.path.join(directory, f"{name}.et_outputs.pt"))["forward"] if s == "ok" else s)
+        for name, s in status.items()
+    }
 
 
 def _compare(name, got, want, how):
@@ -133,8 +144,12 @@ def test_partial_delegation_leaves_the_rest_to_kernels(lowered):
     kinds = [type(i.instr_args).__name__ for c in plan.chains for i in c.instructions]
     assert kinds.count("DelegateCall") >= 3, kinds
     ops = {f"{o.name}.{o.overload}" for o in plan.operators}
-    assert {"aten::gelu.out", "aten::_softmax.out", "aten::avg_pool2d.out",
-            "aten::max_pool2d_with_indices.out"} <= ops, ops
+    assert {
+        "aten::gelu.out",
+        "aten::_softmax.out",
+        "aten::avg_pool2d.out",
+        "aten::max_pool2d_with_indices.out",
+    } <= ops, ops
     reasons = {op: why for _, op, why in rejected}
     assert "last dim" in reasons["aten::_softmax.out"]
     assert "count_include_pad" in reasons["aten::avg_pool2d.out"]
@@ -157,6 +172,7 @@ def test_weights_layouts(lowered):
 
 def test_selection_names_the_backend(lowered, tmp_path):
     from selective_build.select import main as select_main
+
     out = tmp_path / "sel.yaml"
     assert select_main([str(lowered["partial"][0]), "-o", str(out)]) == 0
     text = out.read_text()

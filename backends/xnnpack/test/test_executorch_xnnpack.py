@@ -12,6 +12,7 @@ are refused at load with a message naming what is wrong; the runner never crashe
 
 Skipped, saying why, without ExecuTorch's venv or Debian's libxnnpack-dev (./setup.sh installs it).
 """
+
 import json
 import os
 import random
@@ -36,20 +37,25 @@ DRIVER = os.path.join(ROOT, "tools", "et_xnnpack.py")
 SCHEMA = os.path.join(ROOT, "schema", "xnnpack_graph.fbs")
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(ET_PYTHON),
-                       reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh"),
-    pytest.mark.skipif(not os.path.exists("/usr/include/xnnpack.h"),
-                       reason="Debian's libxnnpack-dev is not installed: run ./setup.sh"),
+    pytest.mark.skipif(
+        not os.path.exists(ET_PYTHON),
+        reason=f"ExecuTorch venv not found at {ET_PYTHON}: run tools/setup_executorch_venv.sh",
+    ),
+    pytest.mark.skipif(
+        not os.path.exists("/usr/include/xnnpack.h"), reason="Debian's libxnnpack-dev is not installed: run ./setup.sh"
+    ),
 ]
 
 
 def _bazel_xnnpack(*targets):
     """Builds `targets` with --config=xnnpack; returns that configuration's bazel-bin (its own output tree)."""
-    r = subprocess.run(["bazel", "build", "--config=xnnpack", *targets], cwd=ROOT, capture_output=True, text=True,
-                       timeout=3600)
+    r = subprocess.run(
+        ["bazel", "build", "--config=xnnpack", *targets], cwd=ROOT, capture_output=True, text=True, timeout=3600
+    )
     assert r.returncode == 0, f"bazel build --config=xnnpack {' '.join(targets)} failed:\n{r.stderr[-3000:]}"
-    r = subprocess.run(["bazel", "info", "--config=xnnpack", "bazel-bin"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=600)
+    r = subprocess.run(
+        ["bazel", "info", "--config=xnnpack", "bazel-bin"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout.strip()
 
@@ -69,21 +75,36 @@ def xnn_bindings(tmp_path_factory):
     bin_dir = _bazel_xnnpack("//runtime/python:_ember_runtime.so")
     lib = tmp_path_factory.mktemp("ext") / "_ember_runtime.so"
     shutil.copy(os.path.join(bin_dir, "runtime", "python", "_ember_runtime.so"), lib)
-    script = ("import sys, torch\n"
-              "from ember import runtime\n"
-              "pte, inputs, out = sys.argv[1:4]\n"
-              "p = runtime.load(pte)\n"
-              "xs = torch.load(inputs)\n"
-              "torch.save([p.run('forward', xs) for _ in range(2)], out)\n")
+    script = (
+        "import sys, torch\n"
+        "from ember import runtime\n"
+        "pte, inputs, out = sys.argv[1:4]\n"
+        "p = runtime.load(pte)\n"
+        "xs = torch.load(inputs)\n"
+        "torch.save([p.run('forward', xs) for _ in range(2)], out)\n"
+    )
 
     def go(pte, inputs, workdir):
         os.makedirs(workdir, exist_ok=True)
         torch.save(list(inputs), os.path.join(workdir, "inputs.pt"))
         env = dict(os.environ, EMBER_RUNTIME_LIB=str(lib), PYTHONPATH=f"{ROOT}:{ROOT}/runtime/python")
-        proc = subprocess.run([sys.executable, "-c", script, str(pte), os.path.join(workdir, "inputs.pt"),
-                               os.path.join(workdir, "out.pt")], env=env, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                script,
+                str(pte),
+                os.path.join(workdir, "inputs.pt"),
+                os.path.join(workdir, "out.pt"),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         return torch.load(os.path.join(workdir, "out.pt"))
+
     return go
 
 
@@ -124,8 +145,14 @@ def _check(name, got, want, how):
 # library lacks: the backend runs them on the CPU between XNNPACK runtimes (cpu_nodes.h). With the 2022 configs
 # its linears, softmax, adds and permutes are delegated and the rest (layer norm, batched matmul, GELU) runs on
 # Ember's kernels around the delegate calls.
-CASES = [("mlp", "all"), ("mobilenet_v2", "all"), ("resnet18", "all"), ("transformer_block", "2022"),
-         ("transformer_block", "all"), ("head_split", "all")]
+CASES = [
+    ("mlp", "all"),
+    ("mobilenet_v2", "all"),
+    ("resnet18", "all"),
+    ("transformer_block", "2022"),
+    ("transformer_block", "all"),
+    ("head_split", "all"),
+]
 
 
 @pytest.mark.parametrize("name,partitioner", CASES)
@@ -184,6 +211,7 @@ def test_selection_names_the_backend(tmp_path_factory, tmp_path):
     # selective_build writes `backends: [XnnpackBackend]` beside the operators outside the delegates, so a
     # per-model runner built from it with --config=xnnpack offers exactly that backend.
     from selective_build.select import main as select_main
+
     pte, _, _, _ = export("mlp", tmp_path_factory)
     out = tmp_path / "sel.yaml"
     assert select_main([str(pte), "-o", str(out)]) == 0
@@ -192,12 +220,16 @@ def test_selection_names_the_backend(tmp_path_factory, tmp_path):
 
 # --- malformed blobs -------------------------------------------------------------------------------------------
 
+
 def _blob_span(data):
     """(offset, length) of the first delegate's blob inside the .pte bytes."""
     pte = deserialize_pte(data)
     ref = pte.program.execution_plan[0].delegates[0].processed
-    blob = (pte.segment(ref.index) if ref.location.name == "SEGMENT"
-            else bytes(pte.program.backend_delegate_data[ref.index].data))
+    blob = (
+        pte.segment(ref.index)
+        if ref.location.name == "SEGMENT"
+        else bytes(pte.program.backend_delegate_data[ref.index].data)
+    )
     at = data.find(blob)
     assert at >= 0 and blob[4:8] == b"XH00", blob[:16]
     return at, len(blob)
@@ -206,25 +238,27 @@ def _blob_span(data):
 def _patched(data, fn):
     """The .pte with its first blob rewritten in place by fn(bytearray blob) (same length)."""
     at, n = _blob_span(data)
-    blob = bytearray(data[at:at + n])
+    blob = bytearray(data[at : at + n])
     fn(blob)
     assert len(blob) == n
-    return data[:at] + bytes(blob) + data[at + n:]
+    return data[:at] + bytes(blob) + data[at + n :]
 
 
 def _rewrite_graph(edit):
     """A patch that decodes the blob's XNNGraph with schema/xnnpack_graph.fbs, applies edit(dict), re-encodes it in
     place (the flatbuffer region is padded to 16 bytes; re-encoding ExecuTorch's own flatc output fits in it)."""
+
     def fn(blob):
         fb_off, fb_size, cd_off = struct.unpack_from("<IIII", blob, 10)[:3]
         # flatc writes a clamp's unbounded side as `inf`, which JSON spells Infinity.
-        graph = json.loads(_read_nonfinite(decode(bytes(blob[fb_off:fb_off + fb_size]), SCHEMA, "an XNNGraph")))
+        graph = json.loads(_read_nonfinite(decode(bytes(blob[fb_off : fb_off + fb_size]), SCHEMA, "an XNNGraph")))
         edit(graph)
         text = re.sub(r"(?<![\w\"])(-?)Infinity", r"\1inf", json.dumps(graph))
         new = encode(text, SCHEMA, "the XNNGraph")
         assert len(new) <= cd_off - fb_off, (len(new), cd_off - fb_off)
         blob[fb_off:cd_off] = new + b"\0" * (cd_off - fb_off - len(new))
         struct.pack_into("<I", blob, 14, len(new))
+
     return fn
 
 
@@ -239,16 +273,26 @@ def _first_fc(graph):
 MALFORMED = {
     "truncated flatbuffer": (_set_u32(14, 24), "is not a valid flatbuffer"),
     "constant data past the end": (lambda b: struct.pack_into("<Q", b, 22, len(b)), "constant data at ["),
-    "flatbuffer offset past the end": (_set_u32(10, 0x7fff0000), "puts the flatbuffer at [2147418112"),
+    "flatbuffer offset past the end": (_set_u32(10, 0x7FFF0000), "puts the flatbuffer at [2147418112"),
     "wrong magic": (lambda b: b.__setitem__(slice(36, 40), b"XN99"), "wrong magic: the graph's identifier is 'XN99'"),
-    "output id out of range": (_rewrite_graph(lambda g: g.__setitem__("output_ids", [4096])),
-                               "output 0 is value 4096, out of range"),
-    "node input id out of range": (_rewrite_graph(lambda g: _first_fc(g).__setitem__("input1_id", 5000)),
-                                   "(XNNFullyConnected) input 0 is value 5000, out of range"),
+    "output id out of range": (
+        _rewrite_graph(lambda g: g.__setitem__("output_ids", [4096])),
+        "output 0 is value 4096, out of range",
+    ),
+    "node input id out of range": (
+        _rewrite_graph(lambda g: _first_fc(g).__setitem__("input1_id", 5000)),
+        "(XNNFullyConnected) input 0 is value 5000, out of range",
+    ),
     "output shape the operator cannot fill": (
-        _rewrite_graph(lambda g: [v["value"].__setitem__("dims", [4, 999]) for v in g["values"]
-                                  if v["value_type"] == "TensorValue" and v["value"].get("dims") == [4, 10]]),
-        "expected [4, 10]"),
+        _rewrite_graph(
+            lambda g: [
+                v["value"].__setitem__("dims", [4, 999])
+                for v in g["values"]
+                if v["value_type"] == "TensorValue" and v["value"].get("dims") == [4, 10]
+            ]
+        ),
+        "expected [4, 10]",
+    ),
 }
 
 
@@ -272,15 +316,16 @@ def test_random_bytes_in_the_blob_never_crash(xnn_runner, tmp_path_factory, tmp_
     rng = random.Random(17)
     outcomes = {}
     for trial in range(40):
-        blob = bytearray(data[at:at + n])
+        blob = bytearray(data[at : at + n])
         fb_end = min(n, 32 + struct.unpack_from("<I", blob, 14)[0])
         for _ in range(3):  # a few bytes of the header or graph, never the weights (those are just numbers)
             blob[rng.randrange(0, fb_end)] = rng.randrange(256)
         path = tmp_path / f"r{trial}.pte"
-        path.write_bytes(data[:at] + bytes(blob) + data[at + n:])
+        path.write_bytes(data[:at] + bytes(blob) + data[at + n :])
         # Bytes, not text: a corrupted named key is printed as it is, and need not be UTF-8.
-        proc = subprocess.run([xnn_runner, str(path), "--input", f"{tmp_path / 'x.bin'}@[4,32]"], capture_output=True,
-                              timeout=600)
+        proc = subprocess.run(
+            [xnn_runner, str(path), "--input", f"{tmp_path / 'x.bin'}@[4,32]"], capture_output=True, timeout=600
+        )
         assert proc.returncode >= 0, f"trial {trial}: killed by signal {-proc.returncode}\n{proc.stderr[-2000:]}"
         outcomes[proc.returncode] = outcomes.get(proc.returncode, 0) + 1
     print(f"\nrandom blob bytes: exit codes {outcomes}")

@@ -102,9 +102,8 @@ inline GraphSpec transposing() {
     auto t = fb::CreateStaticTranspose(b, 4, b.CreateVector(perm, 4), 0, 1, 0);
     auto clamp = fb::CreateNode1x1(b, 1, 2, 0);
     auto mm = fb::CreateOutputMinMax(b, 0.0f, 6.0f);
-    return std::vector<flatbuffers::Offset<fb::Node>>{
-        fb::CreateNode(b, fb::NodeUnion::StaticTranspose, t.Union()),
-        fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union(), 0, mm)};
+    return std::vector<flatbuffers::Offset<fb::Node>>{fb::CreateNode(b, fb::NodeUnion::StaticTranspose, t.Union()),
+                                                      fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union(), 0, mm)};
   };
   return g;
 }
@@ -114,8 +113,8 @@ inline GraphSpec transposing() {
 // [-0.5, 0.5] -> out. Four stages, the first three on the CPU.
 inline GraphSpec transformer_nodes() {
   GraphSpec g;
-  g.values = {{{2, 3, 4}, 0, kInput},  {{2, 4, 5}, 0, kInput}, {{2, 3, 5}, 0, 0}, {{2, 1, 5}, 1, 0},
-              {{2, 4, 5}, 0, 0},       {{2, 4, 5}, 0, 0},      {{2, 4, 5}, 0, kOutput}};
+  g.values = {{{2, 3, 4}, 0, kInput}, {{2, 4, 5}, 0, kInput}, {{2, 3, 5}, 0, 0},      {{2, 1, 5}, 1, 0},
+              {{2, 4, 5}, 0, 0},      {{2, 4, 5}, 0, 0},      {{2, 4, 5}, 0, kOutput}};
   g.inputs = {0, 1};
   g.outputs = {6};
   for (int i = 0; i < 10; ++i) g.constant_data.push_back(0.1f * static_cast<float>(i) - 0.45f);
@@ -126,11 +125,11 @@ inline GraphSpec transformer_nodes() {
     auto gelu = fb::CreateNode1x1(b, 4, 5, 0);
     auto clamp = fb::CreateNode1x1(b, 5, 6, 0);
     auto mm = fb::CreateOutputMinMax(b, -0.5f, 0.5f);
-    return std::vector<flatbuffers::Offset<fb::Node>>{
-        fb::CreateNode(b, fb::NodeUnion::BatchMatrixMultiply, bmm.Union()),
-        fb::CreateNode(b, fb::NodeUnion::Concatenate2, cat.Union()),
-        fb::CreateNode(b, fb::NodeUnion::Gelu, gelu.Union()),
-        fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union(), 0, mm)};
+    return std::vector<flatbuffers::Offset<fb::Node>>{fb::CreateNode(b, fb::NodeUnion::BatchMatrixMultiply,
+                                                                     bmm.Union()),
+                                                      fb::CreateNode(b, fb::NodeUnion::Concatenate2, cat.Union()),
+                                                      fb::CreateNode(b, fb::NodeUnion::Gelu, gelu.Union()),
+                                                      fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union(), 0, mm)};
   };
   return g;
 }

@@ -6,7 +6,9 @@ namespace ember {
 namespace llm {
 namespace {
 
-bool stands_for_itself(uint32_t b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); }
+bool stands_for_itself(uint32_t b) {
+  return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+}
 
 struct Tables {
   uint32_t to_cp[256];

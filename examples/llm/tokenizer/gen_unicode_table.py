@@ -11,6 +11,7 @@ it is installed, and says which version it used in the table's first line. Run i
 
 tests/llm/test_tokenizer_parity.py checks that the checked-in table equals this script's output.
 """
+
 import sys
 
 try:

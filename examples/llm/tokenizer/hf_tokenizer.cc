@@ -409,7 +409,8 @@ void HfTokenizer::encode_text(std::string_view text, std::vector<int32_t>* ids) 
         next.push_back(std::move(piece));
         continue;
       }
-      for (const ByteRange& r : split_text(piece, step.pattern)) next.push_back(piece.substr(r.first, r.second - r.first));
+      for (const ByteRange& r : split_text(piece, step.pattern))
+        next.push_back(piece.substr(r.first, r.second - r.first));
     }
     pieces.swap(next);
   }

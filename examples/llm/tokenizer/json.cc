@@ -17,18 +17,12 @@ const JsonValue* JsonValue::find(std::string_view key) const {
 
 const char* JsonValue::kind_name() const {
   switch (kind_) {
-    case Kind::kNull:
-      return "null";
-    case Kind::kBool:
-      return "bool";
-    case Kind::kNumber:
-      return "number";
-    case Kind::kString:
-      return "string";
-    case Kind::kArray:
-      return "array";
-    case Kind::kObject:
-      return "object";
+    case Kind::kNull: return "null";
+    case Kind::kBool: return "bool";
+    case Kind::kNumber: return "number";
+    case Kind::kString: return "string";
+    case Kind::kArray: return "array";
+    case Kind::kObject: return "object";
   }
   return "?";
 }
@@ -219,9 +213,7 @@ class JsonParser {
           append_utf8(out, cp);
           break;
         }
-        default:
-          --pos_;
-          return fail("one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u");
+        default: --pos_; return fail("one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u");
       }
     }
   }

@@ -6,8 +6,7 @@ namespace ember {
 namespace llm {
 namespace {
 
-constexpr const char* kGpt2Regex =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+constexpr const char* kGpt2Regex = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 constexpr const char* kLlama3Regex =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
@@ -44,7 +43,9 @@ class Matcher {
   size_t contraction(size_t i, bool fold) const {
     if (at(i) != '\'' || !valid(i + 1)) return 0;
     const uint32_t a = at(i + 1);
-    auto eq = [fold](uint32_t cp, char lower) { return fold ? folds_to(cp, lower) : cp == static_cast<uint32_t>(lower); };
+    auto eq = [fold](uint32_t cp, char lower) {
+      return fold ? folds_to(cp, lower) : cp == static_cast<uint32_t>(lower);
+    };
     if (eq(a, 's') || eq(a, 't') || eq(a, 'm') || eq(a, 'd')) return i + 2;
     if (valid(i + 2)) {
       const uint32_t b = at(i + 2);
@@ -127,12 +128,9 @@ bool split_pattern_from_regex(std::string_view regex, SplitPattern* pattern) {
 
 const char* split_pattern_regex(SplitPattern pattern) {
   switch (pattern) {
-    case SplitPattern::kGpt2:
-      return kGpt2Regex;
-    case SplitPattern::kLlama3:
-      return kLlama3Regex;
-    case SplitPattern::kQwen2:
-      return kQwen2Regex;
+    case SplitPattern::kGpt2: return kGpt2Regex;
+    case SplitPattern::kLlama3: return kLlama3Regex;
+    case SplitPattern::kQwen2: return kQwen2Regex;
   }
   return "";
 }
@@ -145,15 +143,9 @@ std::vector<ByteRange> split_text(std::string_view text, SplitPattern pattern) {
   while (i < chars.size()) {
     size_t e;
     switch (pattern) {
-      case SplitPattern::kGpt2:
-        e = m.gpt2(i);
-        break;
-      case SplitPattern::kLlama3:
-        e = m.llama3(i, 3);
-        break;
-      default:
-        e = m.llama3(i, 1);
-        break;
+      case SplitPattern::kGpt2: e = m.gpt2(i); break;
+      case SplitPattern::kLlama3: e = m.llama3(i, 3); break;
+      default: e = m.llama3(i, 1); break;
     }
     const size_t begin = chars[i].offset;
     const size_t end = e < chars.size() ? chars[e].offset : text.size();

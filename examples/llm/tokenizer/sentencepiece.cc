@@ -37,9 +37,8 @@ enum : uint32_t {
 enum ModelType : uint32_t { kUnigram = 1, kBpe = 2, kWord = 3, kChar = 4 };
 
 Error expect_wire(const ProtoField& f, WireType type, const char* message) {
-  EMBER_CHECK_OR_RETURN_ERROR(f.type == type, InvalidArgument,
-                              "protobuf %s: field %u has wire type %u, expected %u", message, f.number,
-                              static_cast<unsigned>(f.type), static_cast<unsigned>(type));
+  EMBER_CHECK_OR_RETURN_ERROR(f.type == type, InvalidArgument, "protobuf %s: field %u has wire type %u, expected %u",
+                              message, f.number, static_cast<unsigned>(f.type), static_cast<unsigned>(type));
   return Error::Ok;
 }
 
@@ -159,11 +158,11 @@ Error SentencePieceTokenizer::parse(std::string_view model) {
           EMBER_CHECK_OR_RETURN_ERROR(!denormalizer || g.bytes.empty(), NotSupported,
                                       "SentencePiece model: a denormalizer (denormalizer_spec rules) is not supported");
           charsmap = g.bytes;
-        } else if (!denormalizer && (g.number == kNormalizerAddDummyPrefix ||
-                                     g.number == kNormalizerRemoveExtraWhitespaces ||
-                                     g.number == kNormalizerEscapeWhitespaces)) {
+        } else if (!denormalizer &&
+                   (g.number == kNormalizerAddDummyPrefix || g.number == kNormalizerRemoveExtraWhitespaces ||
+                    g.number == kNormalizerEscapeWhitespaces)) {
           EMBER_TRY(expect_wire(g, WireType::kVarint, "NormalizerSpec"));
-          bool& b = g.number == kNormalizerAddDummyPrefix          ? add_dummy_prefix_
+          bool& b = g.number == kNormalizerAddDummyPrefix           ? add_dummy_prefix_
                     : g.number == kNormalizerRemoveExtraWhitespaces ? remove_extra_whitespaces_
                                                                     : escape_whitespaces_;
           b = g.as_bool();
@@ -173,11 +172,8 @@ Error SentencePieceTokenizer::parse(std::string_view model) {
   }
 
   switch (model_type) {
-    case kUnigram:
-      unigram_ = true;
-      break;
-    case kBpe:
-      break;
+    case kUnigram: unigram_ = true; break;
+    case kBpe: break;
     case kWord:
     case kChar:
       EMBER_LOG(ERROR, "SentencePiece model: model type %s is not supported (only BPE and UNIGRAM)",
@@ -216,8 +212,8 @@ Error SentencePieceTokenizer::parse(std::string_view model) {
     }
     if (p.type == kByte) {
       const int b = byte_of_piece(p.text);
-      EMBER_CHECK_OR_RETURN_ERROR(b >= 0, InvalidArgument, "SentencePiece model: byte piece \"%s\" (id %d) is not <0xNN>",
-                                  p.text.c_str(), id);
+      EMBER_CHECK_OR_RETURN_ERROR(b >= 0, InvalidArgument,
+                                  "SentencePiece model: byte piece \"%s\" (id %d) is not <0xNN>", p.text.c_str(), id);
       EMBER_CHECK_OR_RETURN_ERROR(byte_fallback_, InvalidArgument,
                                   "SentencePiece model: byte piece \"%s\" (id %d) although byte_fallback is off",
                                   p.text.c_str(), id);
@@ -534,14 +530,10 @@ Result<std::string> SentencePieceTokenizer::decode(int32_t prev, int32_t id) con
                               "token id %d is outside the vocabulary [0, %zu)", id, pieces_.size());
   const Piece& p = pieces_[id];
   switch (p.type) {
-    case kControl:
-      return std::string();
-    case kUnknown:
-      return unk_surface_;
-    case kByte:
-      return std::string(1, static_cast<char>(byte_of_piece(p.text)));
-    default:
-      break;
+    case kControl: return std::string();
+    case kUnknown: return unk_surface_;
+    case kByte: return std::string(1, static_cast<char>(byte_of_piece(p.text)));
+    default: break;
   }
   std::string s = unescape(p.text);
   if ((prev < 0 || prev == bos_id_) && (add_dummy_prefix_ || remove_extra_whitespaces_) && !s.empty() && s[0] == ' ') {

@@ -1,11 +1,19 @@
 """Partitioning, lowering and serialization of delegates (ahead of time only; tests/runtime/test_delegation.py
 runs the programs): the DelegateCall's layout, the blob inline or as a segment, the memory plan around it."""
+
 import pytest
 import torch
 
 from exir import ExecutorchBackendConfig
-from exir.backend import (BackendDetails, CompileSpec, DelegationError, DelegationSpec, PartitionResult, Partitioner,
-                          to_edge_transform_and_lower)
+from exir.backend import (
+    BackendDetails,
+    CompileSpec,
+    DelegationError,
+    DelegationSpec,
+    PartitionResult,
+    Partitioner,
+    to_edge_transform_and_lower,
+)
 from backends.ember_portable import EmberPortablePartitioner
 from exir.serialize import deserialize_pte
 from schema import program as S

@@ -1,4 +1,5 @@
 """The planner: every algorithm's plans are valid, deterministic, between the lower bound and naive."""
+
 import random
 
 import pytest
@@ -124,6 +125,7 @@ def test_zero_size_and_pool_zero():
 
 def test_300_allocations_plan_quickly():
     import time
+
     allocs = random_instance(1, n=300, steps=300)
     t0 = time.perf_counter()
     plan_memory(allocs)

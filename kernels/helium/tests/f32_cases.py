@@ -6,6 +6,7 @@ firmware and compares with eager PyTorch and the host runtime.
 
     python -m kernels.helium.tests.f32_cases --out DIR [NAME ...]     # NAME.pte for each case (default: all)
 """
+
 import argparse
 import os
 import sys
@@ -41,17 +42,17 @@ class ConvCases(nn.Module):
     def __init__(self):
         super().__init__()
         torch.manual_seed(20)
-        self.pw_partial = nn.Conv2d(8, 6, 1)                     # 6 channels: a partial block; 143 pixels
-        self.pw_odd_k = nn.Conv2d(7, 9, 1, bias=False)           # odd K, no bias
+        self.pw_partial = nn.Conv2d(8, 6, 1)  # 6 channels: a partial block; 143 pixels
+        self.pw_odd_k = nn.Conv2d(7, 9, 1, bias=False)  # odd K, no bias
         self.grouped = nn.Conv2d(8, 10, 3, padding=1, groups=2)  # patches per group, 5 channels each
         self.dense_s2 = nn.Conv2d(8, 5, 3, stride=2, padding=1)
         self.asym = nn.Conv2d(8, 4, (5, 3), padding=(2, 1), dilation=(1, 2))
-        self.pw_s2 = nn.Conv2d(8, 8, 1, stride=2)                # 1x1 at stride 2: patches
-        self.dw_s1 = nn.Conv2d(8, 8, 3, padding=1, groups=8)     # lanes
+        self.pw_s2 = nn.Conv2d(8, 8, 1, stride=2)  # 1x1 at stride 2: patches
+        self.dw_s1 = nn.Conv2d(8, 8, 3, padding=1, groups=8)  # lanes
         self.dw_s2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
         self.dw_rows_s2 = nn.Conv2d(8, 8, 3, stride=(2, 1), padding=1, groups=8)
         self.dw_mult = nn.Conv2d(6, 12, 3, padding=1, groups=6)  # two outputs per channel, a partial lane group
-        self.dw_5x5 = nn.Conv2d(8, 8, 5, padding=2, groups=8)    # rows path
+        self.dw_5x5 = nn.Conv2d(8, 8, 5, padding=2, groups=8)  # rows path
         self.dw_dilated = nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=8)
         self.dw_s3 = nn.Conv2d(8, 8, 3, stride=3, groups=8, bias=False)
         self.conv1d = nn.Conv1d(8, 6, 3, padding=1)
@@ -60,14 +61,34 @@ class ConvCases(nn.Module):
 
     def forward(self, x, y, z, big, deep):
         six = self.pw_partial(x)
-        return (six, self.pw_odd_k(y), self.grouped(x), self.dense_s2(x), self.asym(x), self.pw_s2(x),
-                self.dw_s1(x), self.dw_s2(x), self.dw_rows_s2(x), self.dw_mult(six), self.dw_5x5(x),
-                self.dw_dilated(x), self.dw_s3(x), self.conv1d(z), self.big_dw(big), self.deep(deep))
+        return (
+            six,
+            self.pw_odd_k(y),
+            self.grouped(x),
+            self.dense_s2(x),
+            self.asym(x),
+            self.pw_s2(x),
+            self.dw_s1(x),
+            self.dw_s2(x),
+            self.dw_rows_s2(x),
+            self.dw_mult(six),
+            self.dw_5x5(x),
+            self.dw_dilated(x),
+            self.dw_s3(x),
+            self.conv1d(z),
+            self.big_dw(big),
+            self.deep(deep),
+        )
 
 
 def _conv_inputs():
-    return (_with_specials(_randn(1, 8, 13, 11, seed=1)), _randn(1, 7, 5, 5, seed=2), _randn(1, 8, 13, seed=3),
-            _randn(1, 4, 66, 66, seed=4), _randn(1, 160, 4, 4, seed=5))
+    return (
+        _with_specials(_randn(1, 8, 13, 11, seed=1)),
+        _randn(1, 7, 5, 5, seed=2),
+        _randn(1, 8, 13, seed=3),
+        _randn(1, 4, 66, 66, seed=4),
+        _randn(1, 160, 4, 4, seed=5),
+    )
 
 
 class FusedConvCases(nn.Module):
@@ -83,8 +104,12 @@ class FusedConvCases(nn.Module):
         self.dense = nn.Conv2d(6, 3, 3, stride=2, padding=1)
 
     def forward(self, x):
-        return (F.relu(self.pw(x)), F.relu6(self.dw(x)), torch.clamp(self.dw5(x), -0.25, 0.5),
-                F.hardtanh(self.dense(x), -0.3, 0.3))
+        return (
+            F.relu(self.pw(x)),
+            F.relu6(self.dw(x)),
+            torch.clamp(self.dw5(x), -0.25, 0.5),
+            F.hardtanh(self.dense(x), -0.3, 0.3),
+        )
 
 
 def _fused_inputs():
@@ -106,8 +131,14 @@ class LinearCases(nn.Module):
         self.register_buffer("c", torch.randn(6))
 
     def forward(self, x, a, b, one):
-        return (self.fc45(x), self.fc64(x[:1]), self.no_bias(x), torch.bmm(a, b), self.k1(one),
-                torch.addmm(self.c, x, self.w, beta=0.5))
+        return (
+            self.fc45(x),
+            self.fc64(x[:1]),
+            self.no_bias(x),
+            torch.bmm(a, b),
+            self.k1(one),
+            torch.addmm(self.c, x, self.w, beta=0.5),
+        )
 
 
 def _linear_inputs():
@@ -120,25 +151,61 @@ class ElementwiseCases(nn.Module):
     takes); img: [1, 3, 10, 9]; scores: [6, 11] (rows with NaN, +inf, all -inf, and large spreads)."""
 
     def forward(self, x, y, row, block, one, chan, odd, img, scores):
-        return (torch.relu(x), F.hardtanh(x, -1.0, 1.0), torch.clamp(x, min=-0.5), torch.clamp(x, max=0.5),
-                torch.clamp(x, -0.5, 0.5),
-                x + y, x + row, block + x, x + one, one + x, x + chan, chan + x, torch.sub(x, y, alpha=2.0),
-                torch.add(x, row, alpha=0.5), x - one, x * y, x * row, one * x, chan * x, x * odd,
-                *F.max_pool2d(img, 2, return_indices=True),
-                *F.max_pool2d(img, 3, stride=2, padding=1, return_indices=True), F.avg_pool2d(img, 2),
-                F.avg_pool2d(img, 3, stride=2, padding=1, count_include_pad=False), img.mean((-1, -2), keepdim=True),
-                img.mean(-1), torch.softmax(scores, -1), torch.softmax(scores, 0), torch.softmax(x, -1),
-                # Element counts that are not a multiple of four (the loops' predicated last pass), NaN/inf in it.
-                torch.relu(img), F.hardtanh(img, -0.5, 0.5), img + img, img * chan, img - one,
-                *F.max_pool2d(img, 3, stride=2, ceil_mode=True, return_indices=True),
-                *F.max_pool2d(img, 2, dilation=2, return_indices=True), F.avg_pool2d(img, 2, divisor_override=3),
-                F.avg_pool2d(img, 3, stride=2, ceil_mode=True))
+        return (
+            torch.relu(x),
+            F.hardtanh(x, -1.0, 1.0),
+            torch.clamp(x, min=-0.5),
+            torch.clamp(x, max=0.5),
+            torch.clamp(x, -0.5, 0.5),
+            x + y,
+            x + row,
+            block + x,
+            x + one,
+            one + x,
+            x + chan,
+            chan + x,
+            torch.sub(x, y, alpha=2.0),
+            torch.add(x, row, alpha=0.5),
+            x - one,
+            x * y,
+            x * row,
+            one * x,
+            chan * x,
+            x * odd,
+            *F.max_pool2d(img, 2, return_indices=True),
+            *F.max_pool2d(img, 3, stride=2, padding=1, return_indices=True),
+            F.avg_pool2d(img, 2),
+            F.avg_pool2d(img, 3, stride=2, padding=1, count_include_pad=False),
+            img.mean((-1, -2), keepdim=True),
+            img.mean(-1),
+            torch.softmax(scores, -1),
+            torch.softmax(scores, 0),
+            torch.softmax(x, -1),
+            # Element counts that are not a multiple of four (the loops' predicated last pass), NaN/inf in it.
+            torch.relu(img),
+            F.hardtanh(img, -0.5, 0.5),
+            img + img,
+            img * chan,
+            img - one,
+            *F.max_pool2d(img, 3, stride=2, ceil_mode=True, return_indices=True),
+            *F.max_pool2d(img, 2, dilation=2, return_indices=True),
+            F.avg_pool2d(img, 2, divisor_override=3),
+            F.avg_pool2d(img, 3, stride=2, ceil_mode=True),
+        )
 
 
 def _elementwise_inputs():
-    return (_with_specials(_randn(2, 3, 4, 5, seed=11)), _randn(2, 3, 4, 5, seed=12), _randn(5, seed=13),
-            _randn(4, 5, seed=14), _randn(1, seed=15), _randn(1, 3, 1, 1, seed=16), _randn(2, 1, 4, 1, seed=17),
-            _with_specials(_randn(1, 3, 10, 9, seed=18)), _scores())
+    return (
+        _with_specials(_randn(2, 3, 4, 5, seed=11)),
+        _randn(2, 3, 4, 5, seed=12),
+        _randn(5, seed=13),
+        _randn(4, 5, seed=14),
+        _randn(1, seed=15),
+        _randn(1, 3, 1, 1, seed=16),
+        _randn(2, 1, 4, 1, seed=17),
+        _with_specials(_randn(1, 3, 10, 9, seed=18)),
+        _scores(),
+    )
 
 
 def _scores():
@@ -161,6 +228,7 @@ CASES: Dict[str, Case] = {
 
 def export(name: str, path: str) -> None:
     import exir
+
     case = CASES[name]
     module = case.make().eval()
     program = torch.export.export(module, case.inputs())

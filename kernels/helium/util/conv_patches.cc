@@ -82,8 +82,7 @@ void patches_times_channels(const ConvCall& k, int32_t oc0, int32_t n, int32_t c
     // A patch is one vector (MobileNet's narrow 1x1 layers): the four weight rows stay in registers and each pixel
     // is one load and four VMLADAV.
     const mve_pred16_t p = vctp8q(static_cast<uint32_t>(taps));
-    const int8x16_t v0 = vldrbq_z_s8(w0, p), v1 = vldrbq_z_s8(w1, p), v2 = vldrbq_z_s8(w2, p),
-                    v3 = vldrbq_z_s8(w3, p);
+    const int8x16_t v0 = vldrbq_z_s8(w0, p), v1 = vldrbq_z_s8(w1, p), v2 = vldrbq_z_s8(w2, p), v3 = vldrbq_z_s8(w3, p);
     for (int32_t i = 0; i < count; ++i) {
       const int8x16_t x = vldrbq_z_s8(patches + i * taps, p);
       sums[0][i] = vmladavq_s8(x, v0);
@@ -120,8 +119,8 @@ void run_patches(const ConvCall& k, const ConvPlan& plan) {
         for (int32_t j = 0; j < n; ++j) {
           const int32_t oc = oc0 + j;
           const int64_t wide = k.q->corrections_fit() ? 0
-                                                       : wide_correction(k.w + oc * plan.taps, plan.taps, k.bias, oc,
-                                                                         k.q->header.input_zero_point);
+                                                      : wide_correction(k.w + oc * plan.taps, plan.taps, k.bias, oc,
+                                                                        k.q->header.input_zero_point);
           finish_row(sums[j], count, *k.q, oc, wide, k.o + oc * out_plane + p0);
         }
       }

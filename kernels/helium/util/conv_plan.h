@@ -84,9 +84,8 @@ inline ConvPlan plan_conv(const ConvShape& s) {
   const int32_t taps = s.Cg * s.KH * s.KW;
   int32_t pixels = (kPatchBlockBytes / taps) & ~7;
   pixels = pixels < 8 ? 8 : pixels > kMaxPatchPixels ? kMaxPatchPixels : pixels;
-  return ConvPlan{ConvPath::kPatches, 0,    0,      0,
-                  false,              0,    taps,   pixels,
-                  static_cast<size_t>(pixels) * static_cast<size_t>(taps)};
+  return ConvPlan{
+      ConvPath::kPatches, 0, 0, 0, false, 0, taps, pixels, static_cast<size_t>(pixels) * static_cast<size_t>(taps)};
 }
 
 }  // namespace helium

@@ -129,15 +129,18 @@ struct alignas(16) LaneState {
 
 // Tap (kh, kw) for the tile's P outputs: the four lanes' weights into q6, then per output j its input (row
 // pointer `rr`, column j * S + kw) into q7 and one VFMA into qj.
-#define EMBER_HELIUM_LANE_MAC(rr, kw, j)                                          \
-  ".if %c[P] > " #j "\n"                                                         \
-  "   vldrw.u32 q7, [" rr ", #16*(%c[S]*" #j "+" #kw ")]\n"                      \
-  "   vfma.f32 q" #j ", q6, q7\n"                                                \
+#define EMBER_HELIUM_LANE_MAC(rr, kw, j)             \
+  ".if %c[P] > " #j                                  \
+  "\n"                                               \
+  "   vldrw.u32 q7, [" rr ", #16*(%c[S]*" #j "+" #kw \
+  ")]\n"                                             \
+  "   vfma.f32 q" #j                                 \
+  ", q6, q7\n"                                       \
   ".endif\n"
-#define EMBER_HELIUM_LANE_TAP(rr, kh, kw)                                         \
-  "   vldrw.u32 q6, [%[w], #16*(3*" #kh "+" #kw ")]\n"                           \
-  EMBER_HELIUM_LANE_MAC(rr, kw, 0) EMBER_HELIUM_LANE_MAC(rr, kw, 1) EMBER_HELIUM_LANE_MAC(rr, kw, 2)  \
-  EMBER_HELIUM_LANE_MAC(rr, kw, 3) EMBER_HELIUM_LANE_MAC(rr, kw, 4) EMBER_HELIUM_LANE_MAC(rr, kw, 5)
+#define EMBER_HELIUM_LANE_TAP(rr, kh, kw)                                                                \
+  "   vldrw.u32 q6, [%[w], #16*(3*" #kh "+" #kw ")]\n" EMBER_HELIUM_LANE_MAC(rr, kw, 0)                  \
+      EMBER_HELIUM_LANE_MAC(rr, kw, 1) EMBER_HELIUM_LANE_MAC(rr, kw, 2) EMBER_HELIUM_LANE_MAC(rr, kw, 3) \
+          EMBER_HELIUM_LANE_MAC(rr, kw, 4) EMBER_HELIUM_LANE_MAC(rr, kw, 5)
 #define EMBER_HELIUM_LANE_ROW(rr, kh) \
   EMBER_HELIUM_LANE_TAP(rr, kh, 0) EMBER_HELIUM_LANE_TAP(rr, kh, 1) EMBER_HELIUM_LANE_TAP(rr, kh, 2)
 // Output j's four lanes with one scatter. A group of fewer than four channels repeats its last channel in the
@@ -148,8 +151,8 @@ struct alignas(16) LaneState {
 // input position in the interleaved planes (rows row_bytes apart), w the taps' four-lane weights (9 x 4 floats),
 // out the first output of lane 0 (the lanes' planes at st.out_offsets from it).
 template <int S, int P, bool Clamp>
-__attribute__((always_inline)) inline void lane_tiles(LaneState& st, const float* w, const float* x,
-                                                      int32_t row_bytes, float* out, int32_t tiles) {
+__attribute__((always_inline)) inline void lane_tiles(LaneState& st, const float* w, const float* x, int32_t row_bytes,
+                                                      float* out, int32_t tiles) {
   static_assert(P >= 1 && P <= 6 && (S == 1 || S == 2), "tiles of one to six outputs at stride 1 or 2");
   if (tiles <= 0) return;
   __asm__ volatile(
@@ -185,8 +188,7 @@ __attribute__((always_inline)) inline void lane_tiles(LaneState& st, const float
 
 // Every output of four lanes (out: lane 0's output plane), 3x3 taps, column stride S, row stride d.sh.
 template <int S, bool Clamp>
-void depthwise3x3_lanes(const LanePlanes& p, const DepthwiseRows& d, LaneState& st, const float* w,
-                        float* out) {
+void depthwise3x3_lanes(const LanePlanes& p, const DepthwiseRows& d, LaneState& st, const float* w, float* out) {
   const int32_t row_bytes = p.cols * 16, whole = d.OW / 6, tail = d.OW - whole * 6;
   for (int32_t oh = 0; oh < d.OH; ++oh, out += d.OW) {
     const float* x = p.data + oh * d.sh * p.cols * 4;
@@ -201,8 +203,7 @@ void depthwise3x3_lanes(const LanePlanes& p, const DepthwiseRows& d, LaneState& 
 }
 
 template <bool Clamp>
-void depthwise3x3_lanes_any(const LanePlanes& p, const DepthwiseRows& d, LaneState& st, const float* w,
-                            float* out) {
+void depthwise3x3_lanes_any(const LanePlanes& p, const DepthwiseRows& d, LaneState& st, const float* w, float* out) {
   if (d.sw == 1) return depthwise3x3_lanes<1, Clamp>(p, d, st, w, out);
   depthwise3x3_lanes<2, Clamp>(p, d, st, w, out);
 }

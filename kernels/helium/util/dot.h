@@ -19,8 +19,7 @@ struct Sums4 {
 };
 
 // sum_k x[k] * w_r[k] for four weight rows at once, each 16 inputs loaded once for the four rows.
-inline Sums4 dot4(const int8_t* x, const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3,
-                  int32_t k) {
+inline Sums4 dot4(const int8_t* x, const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3, int32_t k) {
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   if (k <= 0) return Sums4{0, 0, 0, 0};
   // "Te": an even-numbered core register, which VMLADAVA's accumulator must be.
@@ -36,8 +35,8 @@ inline Sums4 dot4(const int8_t* x, const int8_t* w0, const int8_t* w1, const int
       "   vldrb.8 q2, [%[w3]], #16\n"
       "   vmladava.s8 %[s3], q0, q2\n"
       "   letp lr, 1b\n"
-      : [s0] "+Te"(s0), [s1] "+Te"(s1), [s2] "+Te"(s2), [s3] "+Te"(s3), [x] "+r"(x), [w0] "+r"(w0),
-        [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)
+      : [s0] "+Te"(s0), [s1] "+Te"(s1), [s2] "+Te"(s2), [s3] "+Te"(s3), [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1),
+        [w2] "+r"(w2), [w3] "+r"(w3)
       : [k] "r"(k)
       : "q0", "q1", "q2", "lr", "memory");
   return Sums4{s0, s1, s2, s3};

@@ -14,8 +14,7 @@ namespace ember {
 namespace helium {
 
 // `wide`: the channel's 64-bit correction (wide_correction) when the state's corrections do not fit int32.
-inline void finish_row(const int32_t* sums, int32_t n, const RequantState& q, int32_t oc, int64_t wide,
-                       int8_t* out) {
+inline void finish_row(const int32_t* sums, int32_t n, const RequantState& q, int32_t oc, int64_t wide, int8_t* out) {
   if (!q.corrections_fit()) {
     for (int32_t i = 0; i < n; ++i) out[i] = finish_wide(sums[i], wide, q, oc);
     return;
@@ -24,13 +23,13 @@ inline void finish_row(const int32_t* sums, int32_t n, const RequantState& q, in
   const int32_t negated_right = q.negated_right_shifts()[oc], zp_out = q.header.output_zero_point;
   const int32x4_t lo = vdupq_n_s32(q.header.activation_min), hi = vdupq_n_s32(q.header.activation_max);
   for (; n >= 4; n -= 4, sums += 4, out += 4) {
-    const int32x4_t v = requant_steps_lanes(vqaddq_n_s32(vldrwq_s32(sums), correction), multiplier, left,
-                                            negated_right);
+    const int32x4_t v =
+        requant_steps_lanes(vqaddq_n_s32(vldrwq_s32(sums), correction), multiplier, left, negated_right);
     vstrbq_s32(out, to_output_range(v, zp_out, lo, hi));
   }
   if (n > 0) {
-    const int32x4_t v = requant_steps_lanes(vqaddq_n_s32(vldrwq_s32(sums), correction), multiplier, left,
-                                            negated_right);
+    const int32x4_t v =
+        requant_steps_lanes(vqaddq_n_s32(vldrwq_s32(sums), correction), multiplier, left, negated_right);
     vstrbq_p_s32(out, to_output_range(v, zp_out, lo, hi), vctp32q(static_cast<uint32_t>(n)));
   }
 }

@@ -38,42 +38,42 @@ struct alignas(16) ChannelBlockState {
 // One step of a tile of P pixels (P a template constant): the four channels' weights for this input row gathered
 // into q6 (q7 holds their addresses and steps on), the P inputs into r4-r6, r8-r10 (r7 may be the frame pointer),
 // the input pointer on by one row, then one VFMA per pixel into q0..q(P-1).
-#define EMBER_HELIUM_CHANNEL_STEP                            \
-  "   vldrw.u32 q6, [q7, #4]!\n"                              \
-  ".if %c[P] == 1\n"                                         \
-  "   ldr r4, [%[x]]\n"                                      \
-  ".elseif %c[P] == 2\n"                                     \
-  "   ldrd r4, r5, [%[x]]\n"                                 \
-  ".elseif %c[P] == 3\n"                                     \
-  "   ldm %[x], {r4, r5, r6}\n"                              \
-  ".elseif %c[P] == 4\n"                                     \
-  "   ldm %[x], {r4, r5, r6, r8}\n"                          \
-  ".elseif %c[P] == 5\n"                                     \
-  "   ldm %[x], {r4, r5, r6, r8, r9}\n"                      \
-  ".else\n"                                                  \
-  "   ldm %[x], {r4, r5, r6, r8, r9, r10}\n"                 \
-  ".endif\n"                                                 \
-  "   add %[x], %[x], %[ldx]\n"                              \
-  "   vfma.f32 q0, q6, r4\n"                                 \
-  ".if %c[P] >= 2\n   vfma.f32 q1, q6, r5\n.endif\n"         \
-  ".if %c[P] >= 3\n   vfma.f32 q2, q6, r6\n.endif\n"         \
-  ".if %c[P] >= 4\n   vfma.f32 q3, q6, r8\n.endif\n"         \
-  ".if %c[P] >= 5\n   vfma.f32 q4, q6, r9\n.endif\n"         \
+#define EMBER_HELIUM_CHANNEL_STEP                    \
+  "   vldrw.u32 q6, [q7, #4]!\n"                     \
+  ".if %c[P] == 1\n"                                 \
+  "   ldr r4, [%[x]]\n"                              \
+  ".elseif %c[P] == 2\n"                             \
+  "   ldrd r4, r5, [%[x]]\n"                         \
+  ".elseif %c[P] == 3\n"                             \
+  "   ldm %[x], {r4, r5, r6}\n"                      \
+  ".elseif %c[P] == 4\n"                             \
+  "   ldm %[x], {r4, r5, r6, r8}\n"                  \
+  ".elseif %c[P] == 5\n"                             \
+  "   ldm %[x], {r4, r5, r6, r8, r9}\n"              \
+  ".else\n"                                          \
+  "   ldm %[x], {r4, r5, r6, r8, r9, r10}\n"         \
+  ".endif\n"                                         \
+  "   add %[x], %[x], %[ldx]\n"                      \
+  "   vfma.f32 q0, q6, r4\n"                         \
+  ".if %c[P] >= 2\n   vfma.f32 q1, q6, r5\n.endif\n" \
+  ".if %c[P] >= 3\n   vfma.f32 q2, q6, r6\n.endif\n" \
+  ".if %c[P] >= 4\n   vfma.f32 q3, q6, r8\n.endif\n" \
+  ".if %c[P] >= 5\n   vfma.f32 q4, q6, r9\n.endif\n" \
   ".if %c[P] >= 6\n   vfma.f32 q5, q6, r10\n.endif\n"
 
 // The clamp over the P sums, with the scalar kernels' comparisons so that NaN stays NaN: MVE's LT also holds for
 // unordered operands, so "below lo" is lo > sum (q7 holds lo), "above hi" is sum > hi (lr holds hi); GT holds for
 // ordered operands only. Shared with depthwise_f32.h's tiles, which hold their sums in the same registers.
-#define EMBER_HELIUM_CLAMP_LANE(j) \
-  ".if %c[P] > " #j "\n   vpt.f32 gt, q7, q" #j "\n   vmovt q" #j ", q7\n.endif\n"
-#define EMBER_HELIUM_CLAMP_HIGH(j) \
-  ".if %c[P] > " #j "\n   vpt.f32 gt, q" #j ", lr\n   vdupt.32 q" #j ", lr\n.endif\n"
-#define EMBER_HELIUM_CLAMP(lo_offset, hi_offset)                                                                 \
-  "   ldr lr, [%[st], #" #lo_offset "]\n"                                                                     \
-  "   vdup.32 q7, lr\n" EMBER_HELIUM_CLAMP_LANE(0) EMBER_HELIUM_CLAMP_LANE(1) EMBER_HELIUM_CLAMP_LANE(2)       \
-  EMBER_HELIUM_CLAMP_LANE(3) EMBER_HELIUM_CLAMP_LANE(4) EMBER_HELIUM_CLAMP_LANE(5)                            \
-  "   ldr lr, [%[st], #" #hi_offset "]\n" EMBER_HELIUM_CLAMP_HIGH(0) EMBER_HELIUM_CLAMP_HIGH(1)                 \
-  EMBER_HELIUM_CLAMP_HIGH(2) EMBER_HELIUM_CLAMP_HIGH(3) EMBER_HELIUM_CLAMP_HIGH(4) EMBER_HELIUM_CLAMP_HIGH(5)
+#define EMBER_HELIUM_CLAMP_LANE(j) ".if %c[P] > " #j "\n   vpt.f32 gt, q7, q" #j "\n   vmovt q" #j ", q7\n.endif\n"
+#define EMBER_HELIUM_CLAMP_HIGH(j) ".if %c[P] > " #j "\n   vpt.f32 gt, q" #j ", lr\n   vdupt.32 q" #j ", lr\n.endif\n"
+#define EMBER_HELIUM_CLAMP(lo_offset, hi_offset)                                                         \
+  "   ldr lr, [%[st], #" #lo_offset                                                                      \
+  "]\n"                                                                                                  \
+  "   vdup.32 q7, lr\n" EMBER_HELIUM_CLAMP_LANE(0) EMBER_HELIUM_CLAMP_LANE(1) EMBER_HELIUM_CLAMP_LANE(2) \
+      EMBER_HELIUM_CLAMP_LANE(3) EMBER_HELIUM_CLAMP_LANE(4)                                              \
+          EMBER_HELIUM_CLAMP_LANE(5) "   ldr lr, [%[st], #" #hi_offset "]\n" EMBER_HELIUM_CLAMP_HIGH(0)  \
+              EMBER_HELIUM_CLAMP_HIGH(1) EMBER_HELIUM_CLAMP_HIGH(2) EMBER_HELIUM_CLAMP_HIGH(3)           \
+                  EMBER_HELIUM_CLAMP_HIGH(4) EMBER_HELIUM_CLAMP_HIGH(5)
 
 // Pixel j's four channels stored into their output rows with one scatter (q6: the rows' addresses for pixel 0).
 // A block of fewer than four channels repeats its last channel in the spare lanes, weights, bias, output row and
@@ -131,10 +131,10 @@ struct ColumnSums {
 
 // One step of the row block for V vectors: a[k] into r4 (a steps on), V loads of b's row each met by a VFMA, b on
 // by one row.
-#define EMBER_HELIUM_ROW_STEP                                                    \
-  "   ldr r4, [%[a]], #4\n"                                                      \
-  "   vldrw.u32 %q[bv], [%[b]]\n"                                                \
-  "   vfma.f32 %q[s0], %q[bv], r4\n"                                             \
+#define EMBER_HELIUM_ROW_STEP                                                                  \
+  "   ldr r4, [%[a]], #4\n"                                                                    \
+  "   vldrw.u32 %q[bv], [%[b]]\n"                                                              \
+  "   vfma.f32 %q[s0], %q[bv], r4\n"                                                           \
   ".if %c[V] >= 2\n   vldrw.u32 %q[bv], [%[b], #16]\n   vfma.f32 %q[s1], %q[bv], r4\n.endif\n" \
   ".if %c[V] >= 3\n   vldrw.u32 %q[bv], [%[b], #32]\n   vfma.f32 %q[s2], %q[bv], r4\n.endif\n" \
   ".if %c[V] >= 4\n   vldrw.u32 %q[bv], [%[b], #48]\n   vfma.f32 %q[s3], %q[bv], r4\n.endif\n" \

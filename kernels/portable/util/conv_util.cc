@@ -34,10 +34,9 @@ bool conv_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayRef<i
 }
 
 bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                       ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                       bool transposed, int64_t groups, Tensor& out, ConvGeometry& geo) {
-  CHECK(ctx, !transposed, NotSupported,
-        "convolution.out: transposed: re-export with Ember's exir");
+                       ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                       int64_t groups, Tensor& out, ConvGeometry& geo) {
+  CHECK(ctx, !transposed, NotSupported, "convolution.out: transposed: re-export with Ember's exir");
   const bool is1d = input.dim() == 3;
   CHECK(ctx, (input.dim() == 4 || is1d) && weight.dim() == input.dim(), InvalidArgument,
         "convolution.out: input must be 3-d or 4-d with a weight of the same rank (got %d-d and %d-d)",
@@ -52,15 +51,15 @@ bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& we
   const int64_t sh = is1d ? 1 : at(stride, 0), sw = at(stride, sd - 1);
   const int64_t ph = is1d ? 0 : at(padding, 0), pw = at(padding, sd - 1);
   const int64_t dh = is1d ? 1 : at(dilation, 0), dw = at(dilation, sd - 1);
-  CHECK(ctx, groups > 0 && Cin % groups == 0 && Cout % groups == 0 && Cg == Cin / groups,
-        InvalidArgument, "convolution.out: %lld input channels, %lld groups and weight of %lld channels "
-        "per group do not agree", static_cast<long long>(Cin), static_cast<long long>(groups),
-        static_cast<long long>(Cg));
+  CHECK(ctx, groups > 0 && Cin % groups == 0 && Cout % groups == 0 && Cg == Cin / groups, InvalidArgument,
+        "convolution.out: %lld input channels, %lld groups and weight of %lld channels "
+        "per group do not agree",
+        static_cast<long long>(Cin), static_cast<long long>(groups), static_cast<long long>(Cg));
   // Beyond int32 (as PyTorch refuses) the output size arithmetic below could overflow int64.
-  CHECK(ctx, sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0 && sh <= INT32_MAX && sw <= INT32_MAX &&
-                 dh <= INT32_MAX && dw <= INT32_MAX && ph <= INT32_MAX && pw <= INT32_MAX,
-        InvalidArgument,
-        "convolution.out: stride and dilation must be positive, padding non-negative, all below 2^31");
+  CHECK(ctx,
+        sh > 0 && sw > 0 && dh > 0 && dw > 0 && ph >= 0 && pw >= 0 && sh <= INT32_MAX && sw <= INT32_MAX &&
+            dh <= INT32_MAX && dw <= INT32_MAX && ph <= INT32_MAX && pw <= INT32_MAX,
+        InvalidArgument, "convolution.out: stride and dilation must be positive, padding non-negative, all below 2^31");
   const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
   const int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
   CHECK(ctx, OH > 0 && OW > 0, InvalidArgument, "convolution.out: the kernel is larger than the input");
@@ -73,8 +72,9 @@ bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& we
         "convolution.out: bias must have %lld elements", static_cast<long long>(Cout));
   CHECK(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
         "convolution.out: only contiguous (NCHW) tensors are supported");
-  CHECK(ctx, input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
-                 (bias == nullptr || bias->scalar_type() == out.scalar_type()),
+  CHECK(ctx,
+        input.scalar_type() == out.scalar_type() && weight.scalar_type() == out.scalar_type() &&
+            (bias == nullptr || bias->scalar_type() == out.scalar_type()),
         InvalidArgument, "convolution.out: input, weight, bias and out must share a dtype");
   geo = ConvGeometry{N, Cin, H, W, Cout, Cg, KH, KW, groups, sh, sw, ph, pw, dh, dw, OH, OW};
   return true;

@@ -30,8 +30,8 @@ bool conv_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayRef<i
 
 // Checks shapes, then dtypes, and sizes `out`. On failure logs, records the error on ctx and returns false.
 bool check_convolution(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
-                       ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                       bool transposed, int64_t groups, Tensor& out, ConvGeometry& g);
+                       ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool transposed,
+                       int64_t groups, Tensor& out, ConvGeometry& g);
 
 }  // namespace portable
 }  // namespace ember

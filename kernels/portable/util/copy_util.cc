@@ -44,9 +44,21 @@ void copy_row(uint8_t* dst, int64_t ds, const uint8_t* src, int64_t ss, int64_t 
 
 int64_t load_int(const void* p, ScalarType t) {
   switch (t) {
-    case ScalarType::UInt16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case ScalarType::UInt32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case ScalarType::UInt64: { uint64_t v; memcpy(&v, p, 8); return static_cast<int64_t>(v); }
+    case ScalarType::UInt16: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case ScalarType::UInt32: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    case ScalarType::UInt64: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return static_cast<int64_t>(v);
+    }
     default: return load_as<int64_t>(p, t, 0);
   }
 }

@@ -157,15 +157,14 @@ template int16_t load_converted<int16_t>(const void*, ScalarType, int64_t);
 template int32_t load_converted<int32_t>(const void*, ScalarType, int64_t);
 template int64_t load_converted<int64_t>(const void*, ScalarType, int64_t);
 
-bool elementwise_types(KernelContext& ctx, const char* op, const ResultType& rt, ScalarType result,
-                       const Tensor& out) {
+bool elementwise_types(KernelContext& ctx, const char* op, const ResultType& rt, ScalarType result, const Tensor& out) {
   if (!rt.ok()) {
     EMBER_LOG(ERROR, "%s: an input dtype has no type promotion here (complex, quantized or wide unsigned)", op);
   } else if (!elementwise_out_type(out.scalar_type())) {
     EMBER_LOG(ERROR, "%s: out dtype %s is not supported", op, scalar_type_name(out.scalar_type()));
   } else if (!can_cast(result, out.scalar_type())) {
-    EMBER_LOG(ERROR, "%s: result type %s can't be cast to the desired output type %s", op,
-              scalar_type_name(result), scalar_type_name(out.scalar_type()));
+    EMBER_LOG(ERROR, "%s: result type %s can't be cast to the desired output type %s", op, scalar_type_name(result),
+              scalar_type_name(out.scalar_type()));
   } else {
     return true;
   }
@@ -238,8 +237,10 @@ bool elementwise_shape(KernelContext& ctx, const char* op, const Tensor* const* 
       // A view in another dim order (exir turns permutes into views): read through its strides, broadcast or not.
       s->mode[k] = ElementwiseShape::kStrided;
     } else {
-      EMBER_LOG(ERROR, "%s: input %d is broadcast or has another dim order than a non-contiguous out; this needs "
-                "a contiguous out", op, k);
+      EMBER_LOG(ERROR,
+                "%s: input %d is broadcast or has another dim order than a non-contiguous out; this needs "
+                "a contiguous out",
+                op, k);
       ctx.fail(Error::NotSupported);
       return false;
     }

@@ -79,9 +79,7 @@ class Reader {
                    : BroadcastIndexer(t.sizes(), s.sizes, s.mode[k] == ElementwiseShape::kBroadcast ? s.dim : 0)) {
     if (mode_ == ElementwiseShape::kOne) set_one(load(0));
   }
-  explicit Reader(const Scalar& v) : mode_(ElementwiseShape::kOne), index_({}, nullptr, 0) {
-    set_one(v.to<C>());
-  }
+  explicit Reader(const Scalar& v) : mode_(ElementwiseShape::kOne), index_({}, nullptr, 0) { set_one(v.to<C>()); }
 
   // For the loop without per-element dispatch: element i is direct()[i & direct_mask()] when direct() is not
   // null (an input of out's shape, dim order and T dtype; or one value, at index 0 for every i).
@@ -142,8 +140,8 @@ void elementwise_run(Tensor& out, Op& op, const R&... readers) {
       // Same shapes, dim orders and dtypes throughout, or single values (the common cases): array loads.
       [&](auto... pm) {
         for (int64_t i = 0; i < n; ++i) {
-          o[i] = static_cast<OutT>(
-              op(static_cast<compute_of_pointer_t<decltype(pm.first)>>(pm.first[i & pm.second])...));
+          o[i] =
+              static_cast<OutT>(op(static_cast<compute_of_pointer_t<decltype(pm.first)>>(pm.first[i & pm.second])...));
         }
       }(std::make_pair(readers.direct(), readers.direct_mask())...);
       return;
@@ -159,8 +157,7 @@ void elementwise_run(Tensor& out, Op& op, const R&... readers) {
 // Dtype checks every elementwise kernel makes after its shape checks: the operands promote (`rt`), the result
 // dtype `result` (the promoted one, or what the op makes of it) casts into out as PyTorch allows, and out is a
 // dtype the loop stores. Fails `ctx` naming `op` and returns false otherwise.
-bool elementwise_types(KernelContext& ctx, const char* op, const ResultType& rt, ScalarType result,
-                       const Tensor& out);
+bool elementwise_types(KernelContext& ctx, const char* op, const ResultType& rt, ScalarType result, const Tensor& out);
 
 template <typename T>
 Reader<T> make_reader(const Tensor& t, const ElementwiseShape& s, int k) {

@@ -31,8 +31,9 @@ template <uint32_t Mask>
 void fill_with(KernelContext& ctx, const char* name, const Scalar& v, Tensor& out) {
   EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    EMBER_KERNEL_CHECK(ctx, scalar_fits<T>(v), InvalidArgument, "%s: value %g cannot be converted to %s without overflow",
-                       name, v.to_double(), scalar_type_name(out.scalar_type()));
+    EMBER_KERNEL_CHECK(ctx, scalar_fits<T>(v), InvalidArgument,
+                       "%s: value %g cannot be converted to %s without overflow", name, v.to_double(),
+                       scalar_type_name(out.scalar_type()));
     const T value = static_cast<T>(v.to<compute_t<T>>());
     T* o = out.mutable_data_ptr<T>();
     const int64_t n = out.numel();

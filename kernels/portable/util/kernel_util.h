@@ -92,13 +92,13 @@ struct BroadcastIndexer {
 bool same_shape(const Tensor& a, const Tensor& b);
 
 // Dispatch helper: runs `fn` with the C++ type of `type` if it is in `Mask`, else fails the kernel naming `op`.
-#define EMBER_DISPATCH(ctx, op, Mask, type, ...)                                                      \
-  do {                                                                                                \
-    if (!::ember::dispatch_dtype<(Mask)>((type), __VA_ARGS__)) {                                      \
+#define EMBER_DISPATCH(ctx, op, Mask, type, ...)                                                              \
+  do {                                                                                                        \
+    if (!::ember::dispatch_dtype<(Mask)>((type), __VA_ARGS__)) {                                              \
       EMBER_LOG(ERROR, "%s: dtype %s is not supported by this build", (op), ::ember::scalar_type_name(type)); \
-      (ctx).fail(::ember::Error::InvalidArgument);                                                    \
-      return;                                                                                         \
-    }                                                                                                 \
+      (ctx).fail(::ember::Error::InvalidArgument);                                                            \
+      return;                                                                                                 \
+    }                                                                                                         \
   } while (0)
 
 }  // namespace portable

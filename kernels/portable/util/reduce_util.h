@@ -102,12 +102,14 @@ void extreme(KernelContext& ctx, const char* name, const Tensor& self, const Red
   EMBER_KERNEL_CHECK(ctx, plan.reduced_numel > 0, InvalidArgument,
                      "%s: the reduction of a %d-d input with %lld elements covers an empty dim", name,
                      static_cast<int>(self.dim()), static_cast<long long>(self.numel()));
-  EMBER_KERNEL_CHECK(ctx, (values == nullptr || fit_output(*values, plan.out_shape, plan.out_rank)) &&
-                              (indices == nullptr || fit_output(*indices, plan.out_shape, plan.out_rank)),
+  EMBER_KERNEL_CHECK(ctx,
+                     (values == nullptr || fit_output(*values, plan.out_shape, plan.out_rank)) &&
+                         (indices == nullptr || fit_output(*indices, plan.out_shape, plan.out_rank)),
                      InvalidArgument, "%s: outputs have the wrong shape for a reduction of a %d-d input", name,
                      static_cast<int>(self.dim()));
-  EMBER_KERNEL_CHECK(ctx, (values == nullptr || values->scalar_type() == self.scalar_type()) &&
-                              (indices == nullptr || indices->scalar_type() == ScalarType::Long),
+  EMBER_KERNEL_CHECK(ctx,
+                     (values == nullptr || values->scalar_type() == self.scalar_type()) &&
+                         (indices == nullptr || indices->scalar_type() == ScalarType::Long),
                      InvalidArgument, "%s: values must be %s like self and indices Long", name,
                      scalar_type_name(self.scalar_type()));
   EMBER_KERNEL_CHECK(ctx, self.is_contiguous(), NotSupported, "%s: self must be contiguous", name);

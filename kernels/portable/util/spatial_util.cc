@@ -38,8 +38,8 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool
 
 }  // namespace
 
-bool pool_geometry(const Tensor& in, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayRef<int64_t> p,
-                   ArrayRef<int64_t> d, bool ceil_mode, PoolGeometry* g) {
+bool pool_geometry(const Tensor& in, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayRef<int64_t> p, ArrayRef<int64_t> d,
+                   bool ceil_mode, PoolGeometry* g) {
   if ((in.dim() != 3 && in.dim() != 4) || k.size() < 1) return false;
   auto pick = [](ArrayRef<int64_t> v, size_t i, int64_t dflt) {
     return v.size() == 0 ? dflt : v.size() == 1 ? v[0] : v[i];

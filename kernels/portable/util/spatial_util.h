@@ -28,8 +28,8 @@ struct PoolGeometry {
 
 // ATen's pooling geometry for a 3-d or 4-d input (kernel, stride, padding, dilation lists of 0, 1 or 2 items);
 // false when an argument is out of range or the output would be empty.
-bool pool_geometry(const Tensor& in, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayRef<int64_t> p,
-                   ArrayRef<int64_t> d, bool ceil_mode, PoolGeometry* g);
+bool pool_geometry(const Tensor& in, ArrayRef<int64_t> k, ArrayRef<int64_t> s, ArrayRef<int64_t> p, ArrayRef<int64_t> d,
+                   bool ceil_mode, PoolGeometry* g);
 
 // Max pooling's one window at (oh, ow) of a plane read at x[ih * sh + iw * sw]: ATen's order (rows, then columns)
 // and test (`v > best || isnan(v)`), so the first of equal values wins and a NaN propagates. `index` is ih * W + iw

@@ -49,8 +49,7 @@ bool unary_checks(KernelContext& ctx, const char* name, const Tensor& in, uint32
   if (!((in_types >> static_cast<int>(it)) & 1u)) {
     EMBER_LOG(ERROR, "%s: self's dtype %s is not supported", name, scalar_type_name(it));
   } else if (same_dtype && it != ot) {
-    EMBER_LOG(ERROR, "%s: self is %s but out is %s; they must match", name, scalar_type_name(it),
-              scalar_type_name(ot));
+    EMBER_LOG(ERROR, "%s: self is %s but out is %s; they must match", name, scalar_type_name(it), scalar_type_name(ot));
   } else if (!fit_output(out, in.sizes())) {
     EMBER_LOG(ERROR, "%s: out (rank %d) cannot take self's shape (rank %d)", name, static_cast<int>(out.dim()),
               static_cast<int>(in.dim()));

@@ -27,8 +27,8 @@ Error check_requant_args(const KernelArgs& args, const RequantArgs& at, RequantH
   const char* op = at.op;
   const ArrayRef<int32_t> wsizes = args.sizes(at.weight);
   EMBER_CHECK_OR_RETURN_ERROR(wsizes.size() == at.weight_dim && wsizes[0] > 0, InvalidArgument,
-                              "%s: weight must be %zu-d with at least one output channel, got %zu-d", op,
-                              at.weight_dim, wsizes.size());
+                              "%s: weight must be %zu-d with at least one output channel, got %zu-d", op, at.weight_dim,
+                              wsizes.size());
   const int64_t OC = wsizes[0], taps = numel(wsizes) / OC;
   EMBER_CHECK_OR_RETURN_ERROR(args.dtype(at.weight) == ScalarType::Char, InvalidArgument,
                               "%s: weight must be int8, got %s", op, scalar_type_name(args.dtype(at.weight)));
@@ -54,23 +54,30 @@ Error check_requant_args(const KernelArgs& args, const RequantArgs& at, RequantH
   // Derived once, so they must not change: constant data, valid now.
   EMBER_CHECK_OR_RETURN_ERROR(args.is_constant(at.weight) && args.is_constant(at.weight_scales) &&
                                   (!has_bias || args.is_constant(at.bias)),
-                              NotSupported, "%s: weight, weight_scales and bias must be constants of the program "
-                              "(they are folded into per-channel constants at load)", op);
+                              NotSupported,
+                              "%s: weight, weight_scales and bias must be constants of the program "
+                              "(they are folded into per-channel constants at load)",
+                              op);
   const double input_scale = args.to_double(at.input_scale), output_scale = args.to_double(at.output_scale);
   EMBER_CHECK_OR_RETURN_ERROR(valid_scale(input_scale) && valid_scale(output_scale), InvalidArgument,
-                              "%s: scales must be positive, got input %g and output %g", op, input_scale,
-                              output_scale);
+                              "%s: scales must be positive, got input %g and output %g", op, input_scale, output_scale);
   const int64_t zp_in = args.to_int(at.input_zero_point), zp_out = args.to_int(at.output_zero_point);
   const int64_t act_min = args.to_int(at.activation_min), act_max = args.to_int(at.activation_max);
   EMBER_CHECK_OR_RETURN_ERROR(in_int8_range(zp_in) && in_int8_range(zp_out) && in_int8_range(act_min) &&
                                   in_int8_range(act_max) && act_min <= act_max,
-                              InvalidArgument, "%s: zero points (%lld, %lld) and activation range [%lld, %lld] must "
-                              "be int8 values", op, static_cast<long long>(zp_in), static_cast<long long>(zp_out),
+                              InvalidArgument,
+                              "%s: zero points (%lld, %lld) and activation range [%lld, %lld] must "
+                              "be int8 values",
+                              op, static_cast<long long>(zp_in), static_cast<long long>(zp_out),
                               static_cast<long long>(act_min), static_cast<long long>(act_max));
-  *header = RequantHeader{static_cast<int32_t>(zp_in),   static_cast<int32_t>(zp_out),
-                          static_cast<int32_t>(act_min), static_cast<int32_t>(act_max),
-                          static_cast<int32_t>(OC),      static_cast<int32_t>(taps),
-                          {0, 0},                        0,
+  *header = RequantHeader{static_cast<int32_t>(zp_in),
+                          static_cast<int32_t>(zp_out),
+                          static_cast<int32_t>(act_min),
+                          static_cast<int32_t>(act_max),
+                          static_cast<int32_t>(OC),
+                          static_cast<int32_t>(taps),
+                          {0, 0},
+                          0,
                           {0, 0, 0}};
   return Error::Ok;
 }
@@ -82,9 +89,10 @@ Error derive_channel(const KernelArgs& args, const RequantArgs& at, const Requan
   const double ws = scale_at(scales, scales.numel() == 1 ? 0 : oc);
   const double m = args.to_double(at.input_scale) * ws / args.to_double(at.output_scale);
   QuantizedMultiplier q;
-  EMBER_CHECK_OR_RETURN_ERROR(valid_scale(ws) && multiplier_in_range(m) && quantize_multiplier(m, &q),
-                              InvalidArgument, "%s: weight scale %g of channel %lld gives no usable "
-                              "requantization multiplier", at.op, ws, static_cast<long long>(oc));
+  EMBER_CHECK_OR_RETURN_ERROR(valid_scale(ws) && multiplier_in_range(m) && quantize_multiplier(m, &q), InvalidArgument,
+                              "%s: weight scale %g of channel %lld gives no usable "
+                              "requantization multiplier",
+                              at.op, ws, static_cast<long long>(oc));
   const int8_t* wk = args.tensor(at.weight)->const_data_ptr<int8_t>() + oc * taps;
   int64_t sum = 0;
   for (int64_t t = 0; t < taps; ++t) sum += wk[t];

@@ -45,8 +45,8 @@ static_assert(sizeof(RequantHeader) == 48 && sizeof(ChannelParams) == 16, "state
 struct RequantArgs {
   const char* op;            // for messages: "ember_quantized::conv2d.out"
   size_t weight_dim;         // 4 (OIHW) or 2 ([out, in])
-  size_t input_scale, input_zero_point, weight, weight_scales, bias, output_scale, output_zero_point,
-      activation_min, activation_max;
+  size_t input_scale, input_zero_point, weight, weight_scales, bias, output_scale, output_zero_point, activation_min,
+      activation_max;
 };
 
 // The state: a header and one ChannelParams per output channel (weight's first dim).

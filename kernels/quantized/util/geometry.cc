@@ -58,21 +58,25 @@ bool binary_qparams_ok(KernelContext& ctx, const char* op, const Tensor& self, d
                        const Tensor& out) {
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.is_contiguous() && other.is_contiguous() && out.is_contiguous(), NotSupported,
                               "%s: only contiguous tensors are supported", op);
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, self.scalar_type() == ScalarType::Char && other.scalar_type() == ScalarType::Char &&
-                                       out.scalar_type() == ScalarType::Char,
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              self.scalar_type() == ScalarType::Char && other.scalar_type() == ScalarType::Char &&
+                                  out.scalar_type() == ScalarType::Char,
                               InvalidArgument, "%s: self, other and out must be int8, got %s, %s and %s", op,
                               scalar_type_name(self.scalar_type()), scalar_type_name(other.scalar_type()),
                               scalar_type_name(out.scalar_type()));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(self_scale) && valid_scale(other_scale) && valid_scale(output_scale),
                               InvalidArgument, "%s: scales must be positive, got %g, %g and %g", op, self_scale,
                               other_scale, output_scale);
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(self_zero_point) && in_int8_range(other_zero_point) &&
-                                       in_int8_range(output_zero_point) && in_int8_range(activation_min) &&
-                                       in_int8_range(activation_max) && activation_min <= activation_max,
-                              InvalidArgument, "%s: zero points (%lld, %lld, %lld) and activation range [%lld, %lld] "
-                              "must be int8 values", op, static_cast<long long>(self_zero_point),
-                              static_cast<long long>(other_zero_point), static_cast<long long>(output_zero_point),
-                              static_cast<long long>(activation_min), static_cast<long long>(activation_max));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              in_int8_range(self_zero_point) && in_int8_range(other_zero_point) &&
+                                  in_int8_range(output_zero_point) && in_int8_range(activation_min) &&
+                                  in_int8_range(activation_max) && activation_min <= activation_max,
+                              InvalidArgument,
+                              "%s: zero points (%lld, %lld, %lld) and activation range [%lld, %lld] "
+                              "must be int8 values",
+                              op, static_cast<long long>(self_zero_point), static_cast<long long>(other_zero_point),
+                              static_cast<long long>(output_zero_point), static_cast<long long>(activation_min),
+                              static_cast<long long>(activation_max));
   return true;
 }
 
@@ -81,39 +85,50 @@ bool binary_qparams_ok(KernelContext& ctx, const char* op, const Tensor& self, d
 bool conv2d_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, ArrayRef<int64_t> stride,
                      ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups, Tensor& out,
                      Conv2dGeometry* g) {
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.dim() == 4 && weight.dim() == 4, InvalidArgument,
-                              "ember_quantized::conv2d.out: input and weight must be 4-d (NCHW, OIHW), got %d-d and %d-d",
-                              static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, (stride.size() == 1 || stride.size() == 2) && (padding.size() == 1 || padding.size() == 2) &&
-                                       (dilation.size() == 1 || dilation.size() == 2),
-                              InvalidArgument, "ember_quantized::conv2d.out: stride, padding and dilation need 1 or 2 values, "
-                              "got %d, %d and %d", static_cast<int>(stride.size()), static_cast<int>(padding.size()),
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, input.dim() == 4 && weight.dim() == 4, InvalidArgument,
+      "ember_quantized::conv2d.out: input and weight must be 4-d (NCHW, OIHW), got %d-d and %d-d",
+      static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              (stride.size() == 1 || stride.size() == 2) &&
+                                  (padding.size() == 1 || padding.size() == 2) &&
+                                  (dilation.size() == 1 || dilation.size() == 2),
+                              InvalidArgument,
+                              "ember_quantized::conv2d.out: stride, padding and dilation need 1 or 2 values, "
+                              "got %d, %d and %d",
+                              static_cast<int>(stride.size()), static_cast<int>(padding.size()),
                               static_cast<int>(dilation.size()));
   const int64_t N = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
   const int64_t OC = weight.size(0), Cg = weight.size(1), KH = weight.size(2), KW = weight.size(3);
   const int64_t sh = stride[0], sw = stride[stride.size() - 1];
   const int64_t ph = padding[0], pw = padding[padding.size() - 1];
   const int64_t dh = dilation[0], dw = dilation[dilation.size() - 1];
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, groups > 0 && C % groups == 0 && OC % groups == 0 && Cg == C / groups, InvalidArgument,
-                              "ember_quantized::conv2d.out: %lld input channels, %lld output channels and %lld groups do not "
-                              "fit a weight of %lld channels per group", static_cast<long long>(C),
-                              static_cast<long long>(OC), static_cast<long long>(groups), static_cast<long long>(Cg));
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, groups > 0 && C % groups == 0 && OC % groups == 0 && Cg == C / groups, InvalidArgument,
+      "ember_quantized::conv2d.out: %lld input channels, %lld output channels and %lld groups do not "
+      "fit a weight of %lld channels per group",
+      static_cast<long long>(C), static_cast<long long>(OC), static_cast<long long>(groups),
+      static_cast<long long>(Cg));
   // Bounded by int32 as tensor sizes are, so the output size arithmetic below cannot overflow int64.
   auto fits = [](int64_t v, int64_t lo) { return v >= lo && v <= INT32_MAX; };
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fits(sh, 1) && fits(sw, 1) && fits(dh, 1) && fits(dw, 1) && fits(ph, 0) && fits(pw, 0),
-                              InvalidArgument, "ember_quantized::conv2d.out: stride and dilation must be in [1, 2^31), padding "
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              fits(sh, 1) && fits(sw, 1) && fits(dh, 1) && fits(dw, 1) && fits(ph, 0) && fits(pw, 0),
+                              InvalidArgument,
+                              "ember_quantized::conv2d.out: stride and dilation must be in [1, 2^31), padding "
                               "in [0, 2^31)");
   const int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1;
   const int64_t OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, KH > 0 && KW > 0 && OH > 0 && OW > 0, InvalidArgument,
-                              "ember_quantized::conv2d.out: a %lldx%lld kernel (dilation %lldx%lld) does not fit the padded "
-                              "%lldx%lld input", static_cast<long long>(KH), static_cast<long long>(KW),
-                              static_cast<long long>(dh), static_cast<long long>(dw), static_cast<long long>(H + 2 * ph),
-                              static_cast<long long>(W + 2 * pw));
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, KH > 0 && KW > 0 && OH > 0 && OW > 0, InvalidArgument,
+      "ember_quantized::conv2d.out: a %lldx%lld kernel (dilation %lldx%lld) does not fit the padded "
+      "%lldx%lld input",
+      static_cast<long long>(KH), static_cast<long long>(KW), static_cast<long long>(dh), static_cast<long long>(dw),
+      static_cast<long long>(H + 2 * ph), static_cast<long long>(W + 2 * pw));
   const int64_t shape[4] = {N, OC, OH, OW};
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, shape, 4), InvalidArgument,
-                              "ember_quantized::conv2d.out: out must be [%lld, %lld, %lld, %lld]", static_cast<long long>(N),
-                              static_cast<long long>(OC), static_cast<long long>(OH), static_cast<long long>(OW));
+                              "ember_quantized::conv2d.out: out must be [%lld, %lld, %lld, %lld]",
+                              static_cast<long long>(N), static_cast<long long>(OC), static_cast<long long>(OH),
+                              static_cast<long long>(OW));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && weight.is_contiguous() && out.is_contiguous(), NotSupported,
                               "ember_quantized::conv2d.out: only contiguous (NCHW) tensors are supported");
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
@@ -121,18 +136,19 @@ bool conv2d_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weig
                               scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
   // The weights, scales, bias, zero points and activation range were checked, and folded into per-channel
   // constants, by conv2d_prepare.
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, prepared_for(ctx.state<RequantHeader>(), OC, Cg * KH * KW), InvalidState,
-                              "ember_quantized::conv2d.out: the weight is not the one its prepare step saw at load (or the "
-                              "kernel was called without it)");
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, prepared_for(ctx.state<RequantHeader>(), OC, Cg * KH * KW), InvalidState,
+      "ember_quantized::conv2d.out: the weight is not the one its prepare step saw at load (or the "
+      "kernel was called without it)");
   *g = Conv2dGeometry{N, C, H, W, OC, Cg, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, groups};
   return true;
 }
 
-bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, Tensor& out,
-                     LinearGeometry* g) {
+bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, Tensor& out, LinearGeometry* g) {
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.dim() >= 1 && weight.dim() == 2, InvalidArgument,
                               "ember_quantized::linear.out: input must be [..., in_features] and weight [out_features, "
-                              "in_features], got %d-d and %d-d", static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
+                              "in_features], got %d-d and %d-d",
+                              static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
   const int64_t IC = input.size(input.dim() - 1), OC = weight.size(0);
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.size(1) == IC, InvalidArgument,
                               "ember_quantized::linear.out: input has %lld features but weight expects %lld",
@@ -148,9 +164,10 @@ bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weig
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
                               InvalidArgument, "ember_quantized::linear.out: input and out must be int8, got %s and %s",
                               scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, prepared_for(ctx.state<RequantHeader>(), OC, IC), InvalidState,
-                              "ember_quantized::linear.out: the weight is not the one its prepare step saw at load (or the "
-                              "kernel was called without it)");
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, prepared_for(ctx.state<RequantHeader>(), OC, IC), InvalidState,
+      "ember_quantized::linear.out: the weight is not the one its prepare step saw at load (or the "
+      "kernel was called without it)");
   int64_t rows = 1;
   for (int32_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
   *g = LinearGeometry{rows, IC, OC};
@@ -173,12 +190,14 @@ bool plan_add(KernelContext& ctx, const Tensor& self, double self_scale, int64_t
               double other_scale, int64_t other_zero_point, double output_scale, int64_t output_zero_point,
               int64_t activation_min, int64_t activation_max, Tensor& out, AddPlan* plan) {
   char self_shape[64], other_shape[64];
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, portable::same_shape(self, other), InvalidArgument,
-                              "ember_quantized::add.out: self %s and other %s must have the same shape (no broadcasting)",
-                              shape_text(self.sizes(), self_shape, sizeof(self_shape)),
-                              shape_text(other.sizes(), other_shape, sizeof(other_shape)));
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, portable::same_shape(self, other), InvalidArgument,
+      "ember_quantized::add.out: self %s and other %s must have the same shape (no broadcasting)",
+      shape_text(self.sizes(), self_shape, sizeof(self_shape)),
+      shape_text(other.sizes(), other_shape, sizeof(other_shape)));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, self.sizes()), InvalidArgument,
-                              "ember_quantized::add.out: out must have the inputs' shape (%d-d)", static_cast<int>(self.dim()));
+                              "ember_quantized::add.out: out must have the inputs' shape (%d-d)",
+                              static_cast<int>(self.dim()));
   if (!binary_qparams_ok(ctx, "ember_quantized::add.out", self, self_scale, self_zero_point, other, other_scale,
                          other_zero_point, output_scale, output_zero_point, activation_min, activation_max, out)) {
     return false;
@@ -241,8 +260,8 @@ bool plan_mul(KernelContext& ctx, const Tensor& self, double self_scale, int64_t
 }
 
 bool plan_adaptive_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
-                            ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
-                            Tensor& out, PoolPlan* plan) {
+                            ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point, Tensor& out,
+                            PoolPlan* plan) {
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.dim() == 3 || input.dim() == 4, InvalidArgument,
                               "ember_quantized::adaptive_avg_pool2d.out: input must be 3-d or 4-d, got %d-d",
                               static_cast<int>(input.dim()));
@@ -254,41 +273,54 @@ bool plan_adaptive_avg_pool(KernelContext& ctx, const Tensor& input, double inpu
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, H > 0 && W > 0, InvalidArgument,
                               "ember_quantized::adaptive_avg_pool2d.out: cannot pool an empty %lldx%lld plane",
                               static_cast<long long>(H), static_cast<long long>(W));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, H * W <= INT32_MAX / 255, NotSupported,
-                              "ember_quantized::adaptive_avg_pool2d.out: a %lldx%lld plane could overflow the int32 sum",
-                              static_cast<long long>(H), static_cast<long long>(W));
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, H * W <= INT32_MAX / 255, NotSupported,
+      "ember_quantized::adaptive_avg_pool2d.out: a %lldx%lld plane could overflow the int32 sum",
+      static_cast<long long>(H), static_cast<long long>(W));
   int32_t shape[4];
   for (int32_t d = 0; d < rank - 2; ++d) shape[d] = input.size(d);
   shape[rank - 2] = static_cast<int32_t>(OH);
   shape[rank - 1] = static_cast<int32_t>(OW);
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fit_output(out, shape, static_cast<size_t>(rank)), InvalidArgument,
-                              "ember_quantized::adaptive_avg_pool2d.out: out must be the input's shape with a %lldx%lld plane",
-                              static_cast<long long>(OH), static_cast<long long>(OW));
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, fit_output(out, shape, static_cast<size_t>(rank)), InvalidArgument,
+      "ember_quantized::adaptive_avg_pool2d.out: out must be the input's shape with a %lldx%lld plane",
+      static_cast<long long>(OH), static_cast<long long>(OW));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && out.is_contiguous(), NotSupported,
                               "ember_quantized::adaptive_avg_pool2d.out: only contiguous (NCHW) tensors are supported");
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
-                              InvalidArgument, "ember_quantized::adaptive_avg_pool2d.out: input and out must be int8, got %s "
-                              "and %s", scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
+                              InvalidArgument,
+                              "ember_quantized::adaptive_avg_pool2d.out: input and out must be int8, got %s "
+                              "and %s",
+                              scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(input_scale) && valid_scale(output_scale), InvalidArgument,
-                              "ember_quantized::adaptive_avg_pool2d.out: scales must be positive, got %g and %g", input_scale,
-                              output_scale);
+                              "ember_quantized::adaptive_avg_pool2d.out: scales must be positive, got %g and %g",
+                              input_scale, output_scale);
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(input_zero_point) && in_int8_range(output_zero_point), InvalidArgument,
                               "ember_quantized::adaptive_avg_pool2d.out: zero points %lld and %lld must be int8 values",
                               static_cast<long long>(input_zero_point), static_cast<long long>(output_zero_point));
   int64_t h_short = 0, w_short = 0;
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, window_lengths(H, OH, &h_short) && window_lengths(W, OW, &w_short), InvalidArgument,
-                              "ember_quantized::adaptive_avg_pool2d.out: windows of %lldx%lld -> %lldx%lld vary by more than 1",
-                              static_cast<long long>(H), static_cast<long long>(W), static_cast<long long>(OH),
-                              static_cast<long long>(OW));
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, window_lengths(H, OH, &h_short) && window_lengths(W, OW, &w_short), InvalidArgument,
+      "ember_quantized::adaptive_avg_pool2d.out: windows of %lldx%lld -> %lldx%lld vary by more than 1",
+      static_cast<long long>(H), static_cast<long long>(W), static_cast<long long>(OH), static_cast<long long>(OW));
   // The smallest window has the largest multiplier: if it is usable, all four are.
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, multiplier_in_range(input_scale / (output_scale * static_cast<double>(h_short * w_short))),
-                              InvalidArgument, "ember_quantized::adaptive_avg_pool2d.out: scales %g -> %g give no usable "
-                              "requantization multiplier", input_scale, output_scale);
+  EMBER_KERNEL_CHECK_OR_FALSE(
+      ctx, multiplier_in_range(input_scale / (output_scale * static_cast<double>(h_short * w_short))), InvalidArgument,
+      "ember_quantized::adaptive_avg_pool2d.out: scales %g -> %g give no usable "
+      "requantization multiplier",
+      input_scale, output_scale);
   // A window's centered sum is small next to int32 (at most 255 per element): the spare bits let the multiply
   // keep fraction bits through both roundings (see multiply_by_quantized_multiplier_lifted).
   const int headroom = headroom_bits(255 * (h_short + 1) * (w_short + 1));
   // multipliers[a][b]: windows of (h_short + a) x (w_short + b) elements (all checked above).
-  PoolPlan p{H, W, OH, OW, h_short, w_short, {}, static_cast<int32_t>(input_zero_point),
+  PoolPlan p{H,
+             W,
+             OH,
+             OW,
+             h_short,
+             w_short,
+             {},
+             static_cast<int32_t>(input_zero_point),
              static_cast<int32_t>(output_zero_point)};
   for (int a = 0; a < 2; ++a) {
     for (int b = 0; b < 2; ++b) {
@@ -308,9 +340,11 @@ bool plan_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, 
                    int64_t output_zero_point, Tensor& out, AvgPoolPlan* plan) {
   portable::PoolGeometry g;
   const int64_t one[2] = {1, 1};
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, portable::pool_geometry(input, kernel_size, stride, padding,
-                                                           ArrayRef<int64_t>(one, 2), ceil_mode, &g),
-                              InvalidArgument, "ember_quantized::avg_pool2d.out: invalid geometry for a %d-d input "
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              portable::pool_geometry(input, kernel_size, stride, padding, ArrayRef<int64_t>(one, 2),
+                                                      ceil_mode, &g),
+                              InvalidArgument,
+                              "ember_quantized::avg_pool2d.out: invalid geometry for a %d-d input "
                               "(kernel and stride in [1, 2^31), padding at most half the kernel, a non-empty output)",
                               static_cast<int>(input.dim()));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, portable::fit_pooled(out, input, g), InvalidArgument,
@@ -319,13 +353,14 @@ bool plan_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, 
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.is_contiguous() && out.is_contiguous(), NotSupported,
                               "ember_quantized::avg_pool2d.out: only contiguous (NCHW) tensors are supported");
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, input.scalar_type() == ScalarType::Char && out.scalar_type() == ScalarType::Char,
-                              InvalidArgument, "ember_quantized::avg_pool2d.out: input and out must be int8, got %s "
-                              "and %s", scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
+                              InvalidArgument,
+                              "ember_quantized::avg_pool2d.out: input and out must be int8, got %s "
+                              "and %s",
+                              scalar_type_name(input.scalar_type()), scalar_type_name(out.scalar_type()));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, valid_scale(input_scale) && valid_scale(output_scale), InvalidArgument,
                               "ember_quantized::avg_pool2d.out: scales must be positive, got %g and %g", input_scale,
                               output_scale);
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(input_zero_point) && in_int8_range(output_zero_point),
-                              InvalidArgument,
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, in_int8_range(input_zero_point) && in_int8_range(output_zero_point), InvalidArgument,
                               "ember_quantized::avg_pool2d.out: zero points %lld and %lld must be int8 values",
                               static_cast<long long>(input_zero_point), static_cast<long long>(output_zero_point));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, !divisor_override.has_value() || divisor_override.value() > 0, InvalidArgument,
@@ -337,8 +372,10 @@ bool plan_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, 
   // The smallest divisor has the largest multiplier: a window has at least one element, or the override.
   const int64_t smallest = divisor_override.has_value() ? divisor_override.value() : 1;
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, multiplier_in_range(input_scale / (output_scale * static_cast<double>(smallest))),
-                              InvalidArgument, "ember_quantized::avg_pool2d.out: scales %g -> %g give no usable "
-                              "requantization multiplier", input_scale, output_scale);
+                              InvalidArgument,
+                              "ember_quantized::avg_pool2d.out: scales %g -> %g give no usable "
+                              "requantization multiplier",
+                              input_scale, output_scale);
   // As in the adaptive pool: the spare bits above a window's largest centered sum keep fraction bits through the
   // multiply's two roundings.
   *plan = AvgPoolPlan{g,

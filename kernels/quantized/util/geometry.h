@@ -36,8 +36,7 @@ struct LinearGeometry {
 };
 
 // ember_quantized::linear.out's arguments, as conv2d_geometry.
-bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, Tensor& out,
-                     LinearGeometry* g);
+bool linear_geometry(KernelContext& ctx, const Tensor& input, const Tensor& weight, Tensor& out, LinearGeometry* g);
 
 // In linear's prepare step, after the header is filled: when the call's shapes cannot change
 // (KernelArgs::shapes_fixed), linear_geometry's checks run here, once, and the header records the rows, so a
@@ -118,8 +117,8 @@ struct PoolPlan {
 
 // The pool's checks (rank, sizes, contiguous int8, scales and zero points), then its plan.
 bool plan_adaptive_avg_pool(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
-                            ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point,
-                            Tensor& out, PoolPlan* plan);
+                            ArrayRef<int64_t> output_size, double output_scale, int64_t output_zero_point, Tensor& out,
+                            PoolPlan* plan);
 
 // ember_quantized::avg_pool2d.out: ATen's window geometry and what each window's requantization needs. The
 // divisor (the window's padded or real size, or the override) changes only at borders, so kernels derive a

@@ -29,7 +29,7 @@ constexpr int64_t kMaxAccumulatedProducts = INT32_MAX / (255 * 128);
 
 struct QuantizedMultiplier {
   int32_t multiplier = 0;  // Q31, in [2^30, 2^31), or 0 when M rounds to nothing
-  int32_t shift = 0;       // M = multiplier * 2^(shift - 31); positive shifts are left shifts
+  int32_t shift = 0;  // M = multiplier * 2^(shift - 31); positive shifts are left shifts
 };
 
 // Whether `v` can serve as a quantization scale (finite and positive; NaN fails too).
@@ -131,8 +131,8 @@ inline int32_t rounding_divide_by_pot_half_even(int32_t x, int exponent) {
 // rounding right shift (ties away from zero, or to even where the kernel asks).
 struct RequantSteps {
   int32_t multiplier;  // Q31, as in QuantizedMultiplier
-  int32_t left;        // saturating left shift, in [0, 31]
-  int32_t right;       // rounding right shift, in [0, 31]
+  int32_t left;  // saturating left shift, in [0, 31]
+  int32_t right;  // rounding right shift, in [0, 31]
 };
 
 inline RequantSteps requant_steps(const QuantizedMultiplier& m, int headroom) {
@@ -193,7 +193,7 @@ inline int accumulator_headroom(const int8_t* weights, int64_t count, int64_t bi
 // Element `i` of a 1-d float32 or float64 scale tensor (callers check the dtype first).
 inline double scale_at(const Tensor& scales, int64_t i) {
   return scales.scalar_type() == ScalarType::Double ? scales.const_data_ptr<double>()[i]
-                                                     : static_cast<double>(scales.const_data_ptr<float>()[i]);
+                                                    : static_cast<double>(scales.const_data_ptr<float>()[i]);
 }
 
 inline bool is_scale_dtype(ScalarType t) { return t == ScalarType::Float || t == ScalarType::Double; }

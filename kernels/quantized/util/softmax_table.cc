@@ -68,8 +68,8 @@ Error softmax_table_prepare(const KernelArgs& args, void* state) {
                               static_cast<long long>(zp_out));
   // An output element is at most 1 / output_scale steps; that must be a usable multiplier.
   QuantizedMultiplier per_unit;
-  EMBER_CHECK_OR_RETURN_ERROR(multiplier_in_range(1.0 / output_scale) && quantize_multiplier(1.0 / output_scale,
-                                                                                              &per_unit),
+  EMBER_CHECK_OR_RETURN_ERROR(multiplier_in_range(1.0 / output_scale) &&
+                                  quantize_multiplier(1.0 / output_scale, &per_unit),
                               InvalidArgument, "%s: output scale %g gives no usable requantization multiplier", kOp,
                               output_scale);
   SoftmaxState* s = static_cast<SoftmaxState*>(state);
@@ -130,8 +130,8 @@ RequantSteps softmax_row_steps(const SoftmaxState& state, int64_t sum) {
   // integer division cost the M55 about 70 instructions a row), so the bits agree everywhere; its 24 bits put an
   // output at most about 2^-15 of a step from the exact multiplier's. In [1/2, 2], and scaled by a power of two
   // into Q31 exactly (a float of magnitude 2^30 is an integer).
-  const float ratio = static_cast<float>(static_cast<uint32_t>(state.output_multiplier)) /
-                      static_cast<float>(static_cast<uint32_t>(s));
+  const float ratio =
+      static_cast<float>(static_cast<uint32_t>(state.output_multiplier)) / static_cast<float>(static_cast<uint32_t>(s));
   int exponent = ratio >= 1.0f ? 30 : 31;
   uint32_t m = static_cast<uint32_t>(ratio * (exponent == 30 ? 1073741824.0f : 2147483648.0f));
   if (m >= uint32_t{1} << 31) {  // the ratio rounded up to 2

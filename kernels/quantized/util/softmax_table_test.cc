@@ -90,8 +90,8 @@ TEST(SoftmaxOne, IsTheSharedRequantizationWithTheRowsInvariants) {
     for (int k = 0; k < 16; ++k) {
       // Entries near a tie too: a multiple of a large power of two lands on exact halves more often.
       const int32_t entry = k % 4 == 0 ? entry_at(rng) & ~((int32_t{1} << 20) - 1) : entry_at(rng);
-      const int8_t general = clamp_to_int8(
-          int64_t{apply_requant_steps<true>(entry, steps)} + state.output_zero_point, -128, 127);
+      const int8_t general =
+          clamp_to_int8(int64_t{apply_requant_steps<true>(entry, steps)} + state.output_zero_point, -128, 127);
       ASSERT_EQ(softmax_one(entry, steps, state.output_zero_point), general) << entry;
     }
   }

@@ -63,10 +63,10 @@ Bytes build(const Spec& s) {
   const std::vector<uint8_t> pte = base_pte();
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::Value>> inputs, outputs;
-  inputs.push_back(tensor_value(b, static_cast<int8_t>(ember_pte::ScalarType::FLOAT), s.sizes, s.x, s.data_bytes_cut,
-                                s.dim_order));
-  for (int i = 0; i < s.extra_inputs; ++i) inputs.push_back(fb::CreateValue(b, fb::ValueUnion::Int,
-                                                                            fb::CreateInt(b, 3).Union()));
+  inputs.push_back(
+      tensor_value(b, static_cast<int8_t>(ember_pte::ScalarType::FLOAT), s.sizes, s.x, s.data_bytes_cut, s.dim_order));
+  for (int i = 0; i < s.extra_inputs; ++i)
+    inputs.push_back(fb::CreateValue(b, fb::ValueUnion::Int, fb::CreateInt(b, 3).Union()));
   outputs.push_back(tensor_value(b, s.expected_type, s.expected_sizes, s.expected, 0, s.dim_order));
   auto tc = fb::CreateBundledMethodTestCaseDirect(b, s.inputs_list ? &inputs : nullptr, &outputs);
   std::vector<flatbuffers::Offset<fb::BundledMethodTestCase>> cases = {tc};

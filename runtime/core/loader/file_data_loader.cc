@@ -32,7 +32,8 @@ Result<FreeableBuffer> FileDataLoader::load(uint64_t offset, uint64_t size, cons
                               "FileDataLoader::load of %llu bytes needs a MemoryAllocator; none was given",
                               static_cast<unsigned long long>(size));
   EMBER_CHECK_OR_RETURN_ERROR(static_cast<uint64_t>(static_cast<size_t>(size)) == size, NotSupported,
-                              "%llu bytes do not fit this target's address space", static_cast<unsigned long long>(size));
+                              "%llu bytes do not fit this target's address space",
+                              static_cast<unsigned long long>(size));
   // 16: enough for any scalar type and for flatbuffers, whose tables may hold 8-byte fields.
   void* buffer = allocator_->allocate(static_cast<size_t>(size), 16);
   EMBER_CHECK_OR_RETURN_ERROR(buffer != nullptr, MemoryAllocationFailed,

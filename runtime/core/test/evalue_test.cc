@@ -41,9 +41,17 @@ TEST(EValue, EachValueAnswersExactlyItsOwnPredicate) {
   for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
     const EValue& v = values[i];
     EXPECT_EQ(static_cast<size_t>(v.tag()), i);  // constructed in tag order
-    const bool answers[] = {v.is_none(),        v.is_int(),         v.is_double(),   v.is_bool(),
-                            v.is_tensor(),      v.is_string(),      v.is_int_list(), v.is_double_list(),
-                            v.is_bool_list(),   v.is_tensor_list(), v.is_optional_tensor_list()};
+    const bool answers[] = {v.is_none(),
+                            v.is_int(),
+                            v.is_double(),
+                            v.is_bool(),
+                            v.is_tensor(),
+                            v.is_string(),
+                            v.is_int_list(),
+                            v.is_double_list(),
+                            v.is_bool_list(),
+                            v.is_tensor_list(),
+                            v.is_optional_tensor_list()};
     for (size_t j = 0; j < sizeof(answers) / sizeof(answers[0]); ++j) {
       EXPECT_EQ(answers[j], i == j) << tag_name(v.tag()) << " asked about " << tag_name(static_cast<Tag>(j));
     }

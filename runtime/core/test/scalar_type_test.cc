@@ -26,7 +26,7 @@ TEST(Half, KnownBitPatterns) {
   struct Case {
     float value;
     uint16_t bits;
-  } cases[] = {{1.0f, 0x3c00}, {-2.0f, 0xc000}, {65504.0f, 0x7bff}, {0.1f, 0x2e66}, {1e-7f, 0x0002},
+  } cases[] = {{1.0f, 0x3c00},          {-2.0f, 0xc000},    {65504.0f, 0x7bff},   {0.1f, 0x2e66}, {1e-7f, 0x0002},
                {5.9604645e-8f, 0x0001}, {65520.0f, 0x7c00}, {1.0009766f, 0x3c01}, {0.0f, 0x0000}};
   for (const Case& c : cases) {
     EXPECT_EQ(Half(c.value).bits, c.bits) << c.value;

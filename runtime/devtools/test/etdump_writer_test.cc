@@ -31,9 +31,12 @@ TraceRecord rec(TraceKind kind, uint32_t instruction, uint32_t op, uint64_t star
 
 TEST(EtdumpWriter, WritesASizePrefixedED00WithOneRunDataPerExecute) {
   const TraceRecord records[] = {
-      rec(TraceKind::kKernel, 0, 0, 10, 20, 0), rec(TraceKind::kKernel, 1, 1, 20, 25, 0),
-      rec(TraceKind::kRun, kNoInstruction, kNoOperator, 5, 30, 0), rec(TraceKind::kKernel, 0, 0, 40, 48, 1),
-      rec(TraceKind::kMove, 1, kNoOperator, 48, 49, 1), rec(TraceKind::kRun, kNoInstruction, kNoOperator, 39, 50, 1),
+      rec(TraceKind::kKernel, 0, 0, 10, 20, 0),
+      rec(TraceKind::kKernel, 1, 1, 20, 25, 0),
+      rec(TraceKind::kRun, kNoInstruction, kNoOperator, 5, 30, 0),
+      rec(TraceKind::kKernel, 0, 0, 40, 48, 1),
+      rec(TraceKind::kMove, 1, kNoOperator, 48, 49, 1),
+      rec(TraceKind::kRun, kNoInstruction, kNoOperator, 39, 50, 1),
   };
   const std::vector<uint8_t> bytes = write_etdump(ArrayRef<TraceRecord>(records), 0, "forward", {nullptr, names});
   ASSERT_GT(bytes.size(), 12u);
@@ -153,9 +156,9 @@ TEST(EtdumpWriter, OutputsBecomeDebugEventsPointingIntoTheDebugBuffer) {
   EXPECT_EQ(list->debug_entry()->tensor_list()->tensors()->Get(1)->sizes()->Get(1), 2);
 
   // A record pointing past the buffer is left out, not described.
-  const std::vector<uint8_t> cut = write_etdump(ArrayRef<TraceRecord>(records.data(), records.size()), 0,
-                                                "forward", {nullptr, names}, EtdumpEvents::kProfile,
-                                                ArrayRef<uint8_t>(debug.data(), 40));
+  const std::vector<uint8_t> cut =
+      write_etdump(ArrayRef<TraceRecord>(records.data(), records.size()), 0, "forward", {nullptr, names},
+                   EtdumpEvents::kProfile, ArrayRef<uint8_t>(debug.data(), 40));
   EXPECT_EQ(ember_etdump::GetSizePrefixedETDump(cut.data())->run_data()->Get(0)->events()->size(), 3u);
 }
 

@@ -157,8 +157,10 @@ TEST(DelegateTest, MissingBackendNamesItAndTheDelegate) {
   Loaded r(*delegated(fb::DataLocation::INLINE, testing::offset_blob(1.0f), "NoSuchBackend"), {});
   TestMemory memory;
   EXPECT_EQ(r.load(memory).error(), Error::NotFound);
-  EXPECT_TRUE(logged("method 'forward' delegate 0: backend 'NoSuchBackend' is not in this build (2 backends "
-                     "registered)")) << ember::testing::last_log();
+  EXPECT_TRUE(
+      logged("method 'forward' delegate 0: backend 'NoSuchBackend' is not in this build (2 backends "
+             "registered)"))
+      << ember::testing::last_log();
 }
 
 TEST(DelegateTest, InitRefusalNamesTheBackend) {

@@ -60,8 +60,10 @@ TEST(FeatureTest, JumpRefusedNamingControlFlow) {
   auto& chain = forward(*p).chains[0]->instructions;
   chain.insert(chain.begin(), std::move(ins));
   EXPECT_EQ(load_error(*p), Error::NotSupported);
-  EXPECT_TRUE(logged("method 'forward' instruction 0 needs the runtime feature 'control_flow', which this build "
-                     "compiled out")) << testing::last_log();
+  EXPECT_TRUE(
+      logged("method 'forward' instruction 0 needs the runtime feature 'control_flow', which this build "
+             "compiled out"))
+      << testing::last_log();
 }
 
 TEST(FeatureTest, BoundedInputRefusedNamingDynamicShapes) {

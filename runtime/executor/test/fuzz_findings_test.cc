@@ -29,39 +29,41 @@ struct Expected {
 };
 
 const std::map<std::string, Expected> kExpected = {
-    {"program-crash-1.pte", {"load", ember::Error::InvalidProgram,
-                             "value 2 needs bytes [16, +1073741888) of a 80-byte constant segment"}},
+    {"program-crash-1.pte",
+     {"load", ember::Error::InvalidProgram, "value 2 needs bytes [16, +1073741888) of a 80-byte constant segment"}},
     {"program-crash-2.pte", {"load", ember::Error::InvalidProgram, "value 2 is tagged Tensor but holds no Tensor"}},
     {"program-crash-3.pte", {"load", ember::Error::InvalidProgram, "value 12 is tagged Tensor but holds no Tensor"}},
-    {"program-crash-4.pte", {"load", ember::Error::InvalidProgram,
-                             "int list 7 item 1 refers to value 432345564227567622, which is not an Int"}},
+    {"program-crash-4.pte",
+     {"load", ember::Error::InvalidProgram,
+      "int list 7 item 1 refers to value 432345564227567622, which is not an Int"}},
     {"program-crash-5.pte", {"load", ember::Error::InvalidProgram, "int list 11 item 1 refers to value 42"}},
     // Absent list vectors, read as empty lists: the program stays well formed.
     {"program-crash-6.pte", {"runs", ember::Error::Ok, ""}},
     {"program-crash-7.pte", {"runs", ember::Error::Ok, ""}},
     {"program-crash-8.pte", {"load", ember::Error::NotSupported, "output 0 is value 25, which is not a tensor"}},
-    {"program-crash-9.pte", {"method", ember::Error::InvalidProgram,
-                             "(aten::addmm.out): argument 1 is a None, the kernel expects 'T'"}},
+    {"program-crash-9.pte",
+     {"method", ember::Error::InvalidProgram, "(aten::addmm.out): argument 1 is a None, the kernel expects 'T'"}},
     {"program-crash-10.pte", {"load", ember::Error::InvalidProgram, "value 2 is tagged Tensor but holds no Tensor"}},
     // From tests/fuzz:program_fuzz under UBSan: 8-byte vector elements at 4-byte-aligned addresses.
-    {"misaligned-int64-constant_offsets.pte", {"load", ember::Error::InvalidProgram,
-                                               "program: constant offsets 0: 8-byte values not 8-byte aligned"}},
+    {"misaligned-int64-constant_offsets.pte",
+     {"load", ember::Error::InvalidProgram, "program: constant offsets 0: 8-byte values not 8-byte aligned"}},
     // Its pool sizes are misaligned as well as its int list, and are checked first.
     {"misaligned-int64-int_list.pte", {"load", ember::Error::InvalidProgram, "8-byte values not 8-byte aligned"}},
-    {"misaligned-planned-float.pte", {"load", ember::Error::InvalidProgram,
-                                      "value 4 is planned at offset 53 of memory id 1, not a multiple of its 4-byte"}},
+    {"misaligned-planned-float.pte",
+     {"load", ember::Error::InvalidProgram,
+      "value 4 is planned at offset 53 of memory id 1, not a multiple of its 4-byte"}},
     {"unplanned-kernel-argument.pte", {"method", ember::Error::NotSupported, "tensor with no storage"}},
     // An Int moved over an IntList that a kernel then read as its items (program_fuzz, CI's seeded prefix).
     {"move-changes-kind.pte", {"load", ember::Error::InvalidProgram, "move 3 -> 4 between values of different kinds"}},
-    {"misaligned-int64-pools.pte", {"load", ember::Error::InvalidProgram,
-                                    "planned pool sizes 0: 8-byte values not 8-byte aligned"}},
+    {"misaligned-int64-pools.pte",
+     {"load", ember::Error::InvalidProgram, "planned pool sizes 0: 8-byte values not 8-byte aligned"}},
     // A [double] at a 4-byte boundary (tools/fuzz.sh long, program_fuzz, 73 s into the run at cf3e79c).
     // slice_copy's output planned 4 bytes into its input (tools/fuzz.sh long, program_fuzz, 3.7M executions in
     // at 7749dd9: ASan memcpy-param-overlap); kernels copy with memmove, so it runs on to a later refusal.
-    {"overlapping-slice-copy.pte", {"execute", ember::Error::InvalidArgument,
-                                    "instruction 43 (aten::where.self_out) failed: InvalidArgument"}},
-    {"misaligned-double-list.pte", {"load", ember::Error::InvalidProgram,
-                                    "list (value) 15: 8-byte values not 8-byte aligned"}},
+    {"overlapping-slice-copy.pte",
+     {"execute", ember::Error::InvalidArgument, "instruction 43 (aten::where.self_out) failed: InvalidArgument"}},
+    {"misaligned-double-list.pte",
+     {"load", ember::Error::InvalidProgram, "list (value) 15: 8-byte values not 8-byte aligned"}},
 };
 
 std::vector<uint8_t> read(const std::string& path) {

@@ -203,8 +203,7 @@ TEST(MethodTest, PrepareRefusalFailsLoadNamingTheInstruction) {
   Scratch scratch(16);
   memory.manager.temp_allocator = &scratch.allocator;
   EXPECT_EQ(l.load_error(memory), Error::InvalidArgument);
-  EXPECT_TRUE(logged("instruction 0 (test::scaled.out): prepare failed"))
-      << ember::testing::last_log();
+  EXPECT_TRUE(logged("instruction 0 (test::scaled.out): prepare failed")) << ember::testing::last_log();
 }
 
 // The prepare step learns which arguments are the program's constants: here b is x (an input, of w's shape), not
@@ -396,7 +395,8 @@ TEST(MethodTest, FloatTensorPredicateRefused) {
   Loaded l(*p);
   TestMemory memory;
   EXPECT_EQ(l.load_error(memory), Error::InvalidProgram);
-  EXPECT_TRUE(logged("the jump's predicate (value 0) is a Float tensor; it must be Bool")) << ember::testing::last_log();
+  EXPECT_TRUE(logged("the jump's predicate (value 0) is a Float tensor; it must be Bool"))
+      << ember::testing::last_log();
 }
 
 // A bounded input takes any shape of its rank within the planned sizes, and names what it refuses.

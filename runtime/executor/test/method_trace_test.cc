@@ -121,7 +121,8 @@ TEST(MethodTraceTest, DebugModeKeepsEachKernelsOutputAfterItsTimedEvent) {
   m->set_event_tracer(&tracer);
   ASSERT_EQ(m->execute(), Error::Ok);
   size_t kernel = 0;
-  while (kernel < tracer.records().size() && tracer.records()[kernel].kind != static_cast<uint8_t>(TraceKind::kKernel)) {
+  while (kernel < tracer.records().size() &&
+         tracer.records()[kernel].kind != static_cast<uint8_t>(TraceKind::kKernel)) {
     ++kernel;
   }
   ASSERT_LT(kernel + 1, tracer.records().size());

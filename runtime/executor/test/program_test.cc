@@ -28,11 +28,10 @@ Error load_error(const std::vector<uint8_t>& bytes) {
   return p.ok() ? Error::Ok : p.error();
 }
 
-#define EXPECT_REFUSED(bytes, code, text)                                   \
-  do {                                                                      \
-    EXPECT_EQ(load_error(bytes), Error::code);                              \
-    EXPECT_NE(ember::testing::last_log().find(text), std::string::npos)     \
-        << "log: " << ember::testing::last_log();                           \
+#define EXPECT_REFUSED(bytes, code, text)                                                                         \
+  do {                                                                                                            \
+    EXPECT_EQ(load_error(bytes), Error::code);                                                                    \
+    EXPECT_NE(ember::testing::last_log().find(text), std::string::npos) << "log: " << ember::testing::last_log(); \
   } while (0)
 
 TEST(ProgramTest, BaseProgramLoads) {
@@ -45,9 +44,7 @@ TEST(ProgramTest, BaseProgramLoads) {
   EXPECT_STREQ(program->get_method_name(0).get(), "forward");
 }
 
-TEST(ProgramTest, NullLoader) {
-  EXPECT_EQ(Program::load(nullptr).error(), Error::InvalidArgument);
-}
+TEST(ProgramTest, NullLoader) { EXPECT_EQ(Program::load(nullptr).error(), Error::InvalidArgument); }
 
 TEST(ProgramTest, ShorterThanAnIdentifier) { EXPECT_REFUSED(std::vector<uint8_t>(7), InvalidProgram, "7 bytes"); }
 
@@ -101,8 +98,7 @@ TEST(ProgramTest, ProgramBytesMisaligned) {
   ember::testing::clear_log();
   BufferDataLoader loader(start, bytes.size());
   EXPECT_EQ(Program::load(&loader).error(), Error::InvalidArgument);
-  EXPECT_NE(ember::testing::last_log().find("are not 8-byte aligned"), std::string::npos)
-      << ember::testing::last_log();
+  EXPECT_NE(ember::testing::last_log().find("are not 8-byte aligned"), std::string::npos) << ember::testing::last_log();
 }
 
 // Constants are read in place too: a constant segment at an offset that is not a multiple of 8 is refused when
@@ -119,8 +115,7 @@ TEST(ProgramTest, ConstantSegmentMisaligned) {
   BufferDataLoader loader(bytes.data(), bytes.size());
   ember::testing::clear_log();
   EXPECT_EQ(Program::load(&loader).error(), Error::InvalidProgram);
-  EXPECT_NE(ember::testing::last_log().find("is not 8-byte aligned"), std::string::npos)
-      << ember::testing::last_log();
+  EXPECT_NE(ember::testing::last_log().find("is not 8-byte aligned"), std::string::npos) << ember::testing::last_log();
 }
 
 // --- the verifier: program level -------------------------------------------------------------------------

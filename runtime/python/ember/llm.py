@@ -9,6 +9,7 @@ runner reads them). The prompt is prefilled in one call of `forward(tokens [1, T
 token is then one call with T = 1. Greedy at temperature 0; otherwise softmax(logits / temperature) sampled with
 a torch.Generator seeded by `seed`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,11 +21,11 @@ import torch
 
 @dataclasses.dataclass
 class GenerationResult:
-    ids: List[int]                  # generated tokens only (the prompt excluded)
+    ids: List[int]  # generated tokens only (the prompt excluded)
     prompt_tokens: int
-    time_to_first_token_s: float    # prefill and the first sampled token
+    time_to_first_token_s: float  # prefill and the first sampled token
     prefill_tokens_per_s: float
-    decode_tokens_per_s: float      # tokens after the first, per second of decode calls (0 when none)
+    decode_tokens_per_s: float  # tokens after the first, per second of decode calls (0 when none)
     stopped_at_eos: bool
 
 
@@ -45,9 +46,15 @@ def _pick(logits: torch.Tensor, temperature: float, generator: torch.Generator) 
     return int(torch.multinomial(probs, 1, generator=generator))
 
 
-def generate(program, prompt_ids: Sequence[int], max_new_tokens: int, temperature: float = 0.0, seed: int = 0,
-             eos_ids: Optional[Sequence[int]] = None,
-             on_token: Optional[Callable[[int], None]] = None) -> GenerationResult:
+def generate(
+    program,
+    prompt_ids: Sequence[int],
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    seed: int = 0,
+    eos_ids: Optional[Sequence[int]] = None,
+    on_token: Optional[Callable[[int], None]] = None,
+) -> GenerationResult:
     """Generates up to `max_new_tokens` after `prompt_ids`, stopping at an EOS id (the program's get_eos_ids unless
     `eos_ids` is given). `on_token(id)` is called as each token is produced (for streaming)."""
     meta = metadata(program)
@@ -58,8 +65,10 @@ def generate(program, prompt_ids: Sequence[int], max_new_tokens: int, temperatur
     if not prompt:
         raise ValueError("the prompt is empty: give at least one token (the BOS id, for example)")
     if len(prompt) + max_new_tokens > max_seq_len:
-        raise ValueError(f"{len(prompt)} prompt tokens + {max_new_tokens} new ones exceed the program's max_seq_len "
-                         f"{max_seq_len}: export with a larger --max-seq-len or ask for fewer tokens")
+        raise ValueError(
+            f"{len(prompt)} prompt tokens + {max_new_tokens} new ones exceed the program's max_seq_len "
+            f"{max_seq_len}: export with a larger --max-seq-len or ask for fewer tokens"
+        )
     stop = set(meta.get("get_eos_ids", []) if eos_ids is None else eos_ids)
     generator = torch.Generator().manual_seed(seed)
     start = time.perf_counter()
@@ -82,7 +91,11 @@ def generate(program, prompt_ids: Sequence[int], max_new_tokens: int, temperatur
         logits = program.run("forward", [torch.tensor([[token]]), torch.tensor([len(prompt) + len(ids) - 1])])[0]
         decode_s += time.perf_counter() - t0
         token = _pick(logits[0], temperature, generator)
-    return GenerationResult(ids=ids, prompt_tokens=len(prompt), time_to_first_token_s=first_token_s,
-                            prefill_tokens_per_s=len(prompt) / prefill_s if prefill_s > 0 else 0.0,
-                            decode_tokens_per_s=(len(ids) - 1) / decode_s if decode_s > 0 else 0.0,
-                            stopped_at_eos=stopped)
+    return GenerationResult(
+        ids=ids,
+        prompt_tokens=len(prompt),
+        time_to_first_token_s=first_token_s,
+        prefill_tokens_per_s=len(prompt) / prefill_s if prefill_s > 0 else 0.0,
+        decode_tokens_per_s=(len(ids) - 1) / decode_s if decode_s > 0 else 0.0,
+        stopped_at_eos=stopped,
+    )

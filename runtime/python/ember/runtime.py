@@ -20,6 +20,7 @@ profile=True runs on a third build of the default extension, with the runtime's 
 (`bazel build --config=profiling //runtime/python:_ember_runtime_profiling.so`, built on first use; EMBER_RUNTIME_PROFILING_LIB
 points at another); the other two have no tracing code at all.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -60,12 +61,15 @@ def _profiling_extension():
     if not path:
         target = "//runtime/python:_ember_runtime_profiling.so"
         r = subprocess.run(["bazel", "build", "--config=profiling", target], cwd=_ROOT, capture_output=True, text=True)
-        info = subprocess.run(["bazel", "info", "--config=profiling", "bazel-bin"], cwd=_ROOT, capture_output=True,
-                              text=True)
+        info = subprocess.run(
+            ["bazel", "info", "--config=profiling", "bazel-bin"], cwd=_ROOT, capture_output=True, text=True
+        )
         path = os.path.join(info.stdout.strip(), "runtime", "python", "_ember_runtime_profiling.so")
         if r.returncode != 0 or info.returncode != 0 or not os.path.exists(path):
-            raise RuntimeError(f"profile=True needs the runtime built with its event tracer, and `bazel build "
-                               f"--config=profiling {target}` failed:\n{r.stderr[-2000:]}")
+            raise RuntimeError(
+                f"profile=True needs the runtime built with its event tracer, and `bazel build "
+                f"--config=profiling {target}` failed:\n{r.stderr[-2000:]}"
+            )
     lib = _load_module(path)
     if not hasattr(lib.Method, "profile_start"):
         raise RuntimeError(f"{path} was built without the event tracer; build it with --config=profiling")
@@ -81,8 +85,7 @@ class Trace:
     (devtools.etdump.outputs(trace.etdump, trace.debug_buffer) reads them back), and `dropped_outputs` counts the
     tensors that did not fit."""
 
-    def __init__(self, etdump: bytes, events: int, dropped: int, debug_buffer: bytes = b"",
-                 dropped_outputs: int = 0):
+    def __init__(self, etdump: bytes, events: int, dropped: int, debug_buffer: bytes = b"", dropped_outputs: int = 0):
         self.etdump, self.events, self.dropped = etdump, events, dropped
         self.debug_buffer, self.dropped_outputs = debug_buffer, dropped_outputs
 
@@ -107,13 +110,15 @@ def _extension(kernels: str = "default"):
         return _libs[kernels]
     name = _EXTENSIONS[kernels]
     path = (kernels == "default" and os.environ.get("EMBER_RUNTIME_LIB")) or os.path.join(
-        os.environ.get("EMBER_RUNTIME_LIB_DIR") or os.path.join(_ROOT, "bazel-bin", "runtime", "python"), name)
+        os.environ.get("EMBER_RUNTIME_LIB_DIR") or os.path.join(_ROOT, "bazel-bin", "runtime", "python"), name
+    )
     target = f"//runtime/python:{name}"
     if not os.path.exists(path):
         r = subprocess.run(["bazel", "build", target], cwd=_ROOT, capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(path):
-            raise RuntimeError(f"the Ember runtime extension is not built and `bazel build {target}` failed:\n"
-                               f"{r.stderr[-2000:]}")
+            raise RuntimeError(
+                f"the Ember runtime extension is not built and `bazel build {target}` failed:\n{r.stderr[-2000:]}"
+            )
     lib = _load_module(path)
     _libs[kernels] = lib
     return lib
@@ -123,19 +128,30 @@ class Program:
     """A loaded program: from `data` (bytes, copied into the runtime), or from the file at `path` (mapped, as the
     runner loads it: weights are file-backed pages, never copied)."""
 
-    def __init__(self, data: Optional[bytes], kernels: str = "default", threads: int = 1,
-                 path: Optional[str] = None, copies: Optional[int] = None):
+    def __init__(
+        self,
+        data: Optional[bytes],
+        kernels: str = "default",
+        threads: int = 1,
+        path: Optional[str] = None,
+        copies: Optional[int] = None,
+    ):
         if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
-            raise ValueError(f"threads={threads!r}: give a whole number of threads from 1 to 64 (the calling thread "
-                             f"included; 1 runs every kernel on it)")
+            raise ValueError(
+                f"threads={threads!r}: give a whole number of threads from 1 to 64 (the calling thread "
+                f"included; 1 runs every kernel on it)"
+            )
         if copies is None:
             copies = os.cpu_count() or 1
         if not isinstance(copies, int) or isinstance(copies, bool) or not 1 <= copies <= 1024:
-            raise ValueError(f"copies={copies!r}: give a whole number from 1 to 1024 (the most calls of one method "
-                             f"that run at once, each on a loaded copy of its own)")
+            raise ValueError(
+                f"copies={copies!r}: give a whole number from 1 to 1024 (the most calls of one method "
+                f"that run at once, each on a loaded copy of its own)"
+            )
         ext = _extension(kernels)
-        self._program = (ext.Program.from_file(path, threads, copies) if path is not None
-                         else ext.Program(data, threads, copies))
+        self._program = (
+            ext.Program.from_file(path, threads, copies) if path is not None else ext.Program(data, threads, copies)
+        )
         self._input_orders: Dict[str, list] = {}
         self._data, self._path, self._kernels = data, path, kernels
         self._traced = None  # the same program in the profiling extension, made on the first run(profile=True)
@@ -150,8 +166,16 @@ class Program:
     def method_meta(self, method: str = "forward") -> dict:
         return self._program.method_meta(method)
 
-    def run(self, method: str, inputs: Sequence[torch.Tensor], instruction_limit: int = 0, profile: bool = False,
-            profile_events: int = 0, profile_memory: bool = False, profile_outputs: int = 0):
+    def run(
+        self,
+        method: str,
+        inputs: Sequence[torch.Tensor],
+        instruction_limit: int = 0,
+        profile: bool = False,
+        profile_events: int = 0,
+        profile_memory: bool = False,
+        profile_outputs: int = 0,
+    ):
         """Runs `method` on `inputs` (checked against the program's dtypes and shapes); returns new tensors, and
         Python numbers for scalar outputs (a constant method's value). Safe from any number of threads at once: each
         call runs on a copy of the method of its own, with the GIL released (load()'s `copies`; docs/threads.md).
@@ -169,8 +193,9 @@ class Program:
         Trace.dropped_outputs)."""
         if profile:
             with self._profile_lock:
-                return self._run_profiled(method, inputs, instruction_limit, profile_events, profile_memory,
-                                          profile_outputs)
+                return self._run_profiled(
+                    method, inputs, instruction_limit, profile_events, profile_memory, profile_outputs
+                )
         if method not in self._input_orders:
             self._input_orders[method] = self._program.input_dim_orders(method)
         packed = self._pack(method, inputs, self._input_orders[method])
@@ -181,11 +206,20 @@ class Program:
         their own; a method with mutable buffers (state carried between calls) has one, so its calls take turns."""
         return tuple(self._program.copies(method))
 
-    def _run_profiled(self, method: str, inputs, instruction_limit: int, profile_events: int,
-                      profile_memory: bool, profile_outputs: int):
+    def _run_profiled(
+        self,
+        method: str,
+        inputs,
+        instruction_limit: int,
+        profile_events: int,
+        profile_memory: bool,
+        profile_outputs: int,
+    ):
         if self._kernels != "default":
-            raise ValueError(f"profile=True runs on the default kernels; this program was loaded with "
-                             f"kernels={self._kernels!r}: load it again without kernels= to profile it")
+            raise ValueError(
+                f"profile=True runs on the default kernels; this program was loaded with "
+                f"kernels={self._kernels!r}: load it again without kernels= to profile it"
+            )
         if self._traced is None:
             if self._data is None:  # loaded from a file: the profiling extension reads it on first use
                 with open(self._path, "rb") as f:
@@ -224,8 +258,10 @@ class Program:
             if x.dtype not in _CODES:
                 raise TypeError(f"input {i} of '{method}' has dtype {x.dtype}, which .pte programs cannot carry")
             if x.layout != torch.strided or x.device.type == "meta":
-                raise TypeError(f"input {i} of '{method}' is a {x.layout} tensor on {x.device}; pass a dense tensor "
-                                f"with data (x.to_dense(), or materialize it)")
+                raise TypeError(
+                    f"input {i} of '{method}' is a {x.layout} tensor on {x.device}; pass a dense tensor "
+                    f"with data (x.to_dense(), or materialize it)"
+                )
             shape = list(x.shape)
             x = x.detach().cpu()
             order = orders[i] if i < len(orders) else []
@@ -246,7 +282,9 @@ class Program:
                 continue
             data, code, shape, order = result
             if code not in _DTYPES:
-                raise RuntimeError(f"output {i} of '{method}' has ScalarType code {code}, which has no torch dtype here")
+                raise RuntimeError(
+                    f"output {i} of '{method}' has ScalarType code {code}, which has no torch dtype here"
+                )
             if not data:
                 outputs.append(torch.empty(shape, dtype=_DTYPES[code]))
                 continue
@@ -260,8 +298,9 @@ class Program:
         return outputs
 
 
-def load(source: Union[str, os.PathLike, bytes], kernels: str = "default", threads: int = 1,
-         copies: Optional[int] = None) -> Program:
+def load(
+    source: Union[str, os.PathLike, bytes], kernels: str = "default", threads: int = 1, copies: Optional[int] = None
+) -> Program:
     """A program from a path (mapped, as the runner does: weights are never copied) or bytes (copied), on the
     default kernels or (kernels="portable") portable ones only.
 
@@ -285,10 +324,10 @@ def load(source: Union[str, os.PathLike, bytes], kernels: str = "default", threa
 class BundledProgram:
     """A .bpte (a program with test cases, ExecuTorch's "BP08"), checked whole on load by the C++ runtime.
 
-        bundle = runtime.load_bundled("model.bpte")
-        for case in bundle.verify():          # every case run on this runtime, outputs compared in C++
-            print(case["method"], case["case"], case["passed"], case["worst_error"], case["worst_index"])
-        bundle.program.run("forward", [x])    # the embedded program, as runtime.load would give it
+    bundle = runtime.load_bundled("model.bpte")
+    for case in bundle.verify():          # every case run on this runtime, outputs compared in C++
+        print(case["method"], case["case"], case["passed"], case["worst_error"], case["worst_index"])
+    bundle.program.run("forward", [x])    # the embedded program, as runtime.load would give it
     """
 
     def __init__(self, data: bytes, kernels: str = "default"):
@@ -312,8 +351,11 @@ class BundledProgram:
         for name, v in (("atol", atol), ("rtol", rtol)):
             if v is not None and not (isinstance(v, (int, float)) and 0 <= v <= 1e300):
                 raise ValueError(f"{name} must be a number in [0, 1e300], got {v!r}")
-        return list(self._lib.verify_bundled(self._data, None if atol is None else float(atol),
-                                             None if rtol is None else float(rtol), method))
+        return list(
+            self._lib.verify_bundled(
+                self._data, None if atol is None else float(atol), None if rtol is None else float(rtol), method
+            )
+        )
 
 
 def load_bundled(source: Union[str, os.PathLike, bytes], kernels: str = "default") -> BundledProgram:

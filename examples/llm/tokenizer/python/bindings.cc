@@ -34,21 +34,26 @@ T take(ember::Result<T>&& r) {
 
 PYBIND11_MODULE(_ember_tokenizer, m) {
   py::class_<Tokenizer, std::shared_ptr<Tokenizer>>(m, "Tokenizer")
-      .def("encode",
-           [](const Tokenizer& t, const std::string& text, bool bos, bool eos) { return take(t.encode(text, bos, eos)); },
-           py::arg("text"), py::arg("bos") = false, py::arg("eos") = false)
+      .def(
+          "encode",
+          [](const Tokenizer& t, const std::string& text, bool bos, bool eos) {
+            return take(t.encode(text, bos, eos));
+          },
+          py::arg("text"), py::arg("bos") = false, py::arg("eos") = false)
       .def("encode_batch",
            [](const Tokenizer& t, const std::vector<std::string>& texts) {
              std::vector<std::vector<int32_t>> out;
              for (const auto& s : texts) out.push_back(take(t.encode(s, false, false)));
              return out;
            })
-      .def("decode",
-           [](const Tokenizer& t, const std::vector<int32_t>& ids, bool skip_special) {
-             return py::bytes(take(t.decode(ids, skip_special)));
-           },
-           py::arg("ids"), py::arg("skip_special") = false)
-      .def("decode_token", [](const Tokenizer& t, int32_t prev, int32_t id) { return py::bytes(take(t.decode(prev, id))); })
+      .def(
+          "decode",
+          [](const Tokenizer& t, const std::vector<int32_t>& ids, bool skip_special) {
+            return py::bytes(take(t.decode(ids, skip_special)));
+          },
+          py::arg("ids"), py::arg("skip_special") = false)
+      .def("decode_token",
+           [](const Tokenizer& t, int32_t prev, int32_t id) { return py::bytes(take(t.decode(prev, id))); })
       .def("id_to_piece", [](const Tokenizer& t, int32_t id) { return py::bytes(take(t.id_to_piece(id))); })
       .def("piece_to_id", &Tokenizer::piece_to_id)
       .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
@@ -68,7 +73,8 @@ PYBIND11_MODULE(_ember_tokenizer, m) {
       throw std::invalid_argument("pattern: gpt2, llama3 or qwen2");
     }
     py::list out;
-    for (const auto& r : ember::llm::split_text(text, p)) out.append(py::bytes(text.substr(r.first, r.second - r.first)));
+    for (const auto& r : ember::llm::split_text(text, p))
+      out.append(py::bytes(text.substr(r.first, r.second - r.first)));
     return out;
   });
   m.def("split_regex", [](const std::string& pattern) {

@@ -12,7 +12,8 @@ namespace llm {
 namespace {
 
 TEST(Json, ParsesNestedValues) {
-  auto v = parse_json(R"( {"a": [1, -2.5e1, true, false, null], "s": "x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00", "o": {}} )");
+  auto v =
+      parse_json(R"( {"a": [1, -2.5e1, true, false, null], "s": "x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00", "o": {}} )");
   ASSERT_TRUE(v.ok());
   ASSERT_TRUE(v->is_object());
   const JsonValue* a = v->find("a");

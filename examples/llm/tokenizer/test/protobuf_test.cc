@@ -49,7 +49,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Bad{"\x1A\x05hi"s, "protobuf Test: field 3: length 5 at byte 0 runs past the end (2 bytes left)"},
                       Bad{"\x1A"s, "protobuf Test: field 3: truncated length at byte 1 of 1"},
                       Bad{"\x15\x00\x00"s, "protobuf Test: field 2: 4-byte value truncated at byte 1 of 3"},
-                      Bad{"\x0B"s, "protobuf Test: field 1: wire type 3 at byte 0 is not supported (groups or invalid)"},
+                      Bad{"\x0B"s,
+                          "protobuf Test: field 1: wire type 3 at byte 0 is not supported (groups or invalid)"},
                       Bad{"\x00\x01"s, "protobuf Test: invalid field number 0 at byte 0"},
                       Bad{"\x08\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\x01"s,
                           "protobuf Test: field 1: truncated varint at byte 1 of 12"}));

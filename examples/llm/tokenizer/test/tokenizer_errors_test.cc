@@ -48,8 +48,16 @@ std::string sp_model(int model_type = 2, bool with_unk = true) {
   std::string m;
   if (with_unk) m += piece("<unk>", 0, 2);
   m += piece("<s>", 0, 3) + piece("</s>", 0, 3);
-  m += piece("\xE2\x96\x81", -1) + piece("a", -2) + piece("b", -3) + piece("\xE2\x96\x81" "a", -4) + piece("ab", -5) +
-       piece("\xE2\x96\x81" "ab", -6);
+  m += piece("\xE2\x96\x81", -1) + piece("a", -2) + piece("b", -3) +
+       piece(
+           "\xE2\x96\x81"
+           "a",
+           -4) +
+       piece("ab", -5) +
+       piece(
+           "\xE2\x96\x81"
+           "ab",
+           -6);
   m += ld(2, vi(3, model_type));                                     // trainer_spec.model_type
   m += ld(3, vi(3, 1) + vi(4, 0) + vi(5, 1));                        // dummy prefix, keep spaces, escape them
   return m;
@@ -142,8 +150,10 @@ std::string hf_json(const std::string& model_type = "BPE", const std::string& ex
   return R"({"version": "1.0", "normalizer": null, "pre_tokenizer": )" + pre +
          R"(, "decoder": {"type": "ByteLevel"},
   "added_tokens": [{"id": 5, "content": "<|endoftext|>", "special": true, "normalized": false}],
-  "model": {"type": ")" + model_type + R"(", "vocab": {"a": 0, "b": 1, "\u0120": 2, "ab": 3, "\u0120ab": 4},
-            "merges": ["a b", ["\u0120", "ab"])" + extra_merge + "]}}";
+  "model": {"type": ")" +
+         model_type + R"(", "vocab": {"a": 0, "b": 1, "\u0120": 2, "ab": 3, "\u0120ab": 4},
+            "merges": ["a b", ["\u0120", "ab"])" +
+         extra_merge + "]}}";
 }
 
 TEST(HuggingFace, HandMadeByteLevelBpe) {
@@ -183,8 +193,7 @@ TEST(HuggingFaceErrors, UnsupportedModelType) {
 TEST(HuggingFaceErrors, MergeOfUnknownTokens) {
   auto tok = load(hf_json("BPE", R"(, "a x")"));
   EXPECT_EQ(tok.error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(),
-            "tokenizer.json: merge 2 (\"a\", \"x\") names a token missing from the vocabulary");
+  EXPECT_EQ(testing::last_log(), "tokenizer.json: merge 2 (\"a\", \"x\") names a token missing from the vocabulary");
 }
 
 TEST(HuggingFaceErrors, UnknownSplitRegex) {
@@ -192,14 +201,16 @@ TEST(HuggingFaceErrors, UnknownSplitRegex) {
                           R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "\\w+"},
                               "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "use_regex": false}]})"));
   EXPECT_EQ(tok.error(), Error::NotSupported);
-  EXPECT_EQ(testing::last_log(),
-            "tokenizer.json: pre-tokenizer step 0 splits on a regex that is none of GPT-2's, Llama-3's or Qwen2's: \\w+");
+  EXPECT_EQ(
+      testing::last_log(),
+      "tokenizer.json: pre-tokenizer step 0 splits on a regex that is none of GPT-2's, Llama-3's or Qwen2's: \\w+");
 }
 
 TEST(HuggingFaceErrors, NotByteLevel) {
   auto tok = load(hf_json("BPE", "", R"({"type": "Whitespace"})"));
   EXPECT_EQ(tok.error(), Error::NotSupported);
-  EXPECT_EQ(testing::last_log(), "tokenizer.json: pre-tokenizer \"Whitespace\" is not supported (only ByteLevel and Split)");
+  EXPECT_EQ(testing::last_log(),
+            "tokenizer.json: pre-tokenizer \"Whitespace\" is not supported (only ByteLevel and Split)");
 }
 
 TEST(HuggingFaceErrors, BosAskedForButAbsent) {
