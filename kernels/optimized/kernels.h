@@ -79,6 +79,9 @@ void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& 
                          const Tensor& input_pos, double scale, Tensor& out);
 KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
 
+// op_llm_linear_f32.cc: ember_llm::linear.out (weight [N, K] read in place), Float on AVX2+FMA, AVX-512 and NEON.
+void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out);
+
 // op_llm_linear.cc: ember_llm::linear_int8.out and ember_llm::linear_8da4w.out, Float on AVX2+FMA and NEON.
 void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
                      const Tensor* bias, Tensor& out);

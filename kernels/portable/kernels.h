@@ -168,6 +168,10 @@ constexpr int64_t kLlmTokenTile = 4;   // tokens quantized into scratch at a tim
 bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
                        ScalarType weight_type, int64_t packed_k_divisor, const Tensor& scales, int64_t scale_cols,
                        const Tensor* bias, Tensor& out, LlmLinearShape* shape);
+// ember_llm::linear's checks (weight [N, K] of x's dtype), shared with kernels/optimized.
+bool linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                   Tensor& out, LlmLinearShape* shape);
+void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out);
 void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
                      const Tensor* bias, Tensor& out);
 void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,

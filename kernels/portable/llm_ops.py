@@ -3,6 +3,7 @@
 Importing this module registers with torch.library (schemas: schema/operators.yaml, which kernels.yaml names):
   * ember_llm::sdpa_with_cache: causal attention of T new positions against a KV cache read in place (no mask
     tensor, no copy of the cache, only rows 0 .. input_pos + T - 1 read). Functional and out= overloads.
+  * ember_llm::linear: a float linear reading its weight [N, K] in place (a tied embedding as the output head).
   * ember_llm::linear_int8: weight-only int8 linear (per-output-channel symmetric scales).
   * ember_llm::linear_8da4w: int4 group-wise weights, activations quantized per token to int8 at run time
     (ExecuTorch's 8da4w scheme); pack_int4 / unpack_int4 define the row layout and pack_int4_blocked /
@@ -23,7 +24,7 @@ _OP = operators.find("ember_llm::sdpa_with_cache")
 NAMESPACE = _OP.namespace
 
 _lib = torch.library.Library(NAMESPACE, "DEF")
-for _name in ("sdpa_with_cache", "linear_int8", "linear_8da4w", "embedding_int8", "embedding_4bit"):
+for _name in ("sdpa_with_cache", "linear", "linear_int8", "linear_8da4w", "embedding_int8", "embedding_4bit"):
     _lib.define(operators.find(f"{NAMESPACE}::{_name}").functional)
     _lib.define(operators.find(f"{NAMESPACE}::{_name}").out)
 
@@ -67,6 +68,23 @@ sdpa_with_cache = torch.ops.ember_llm.sdpa_with_cache.default
 
 def _compute_dtype(x):
     return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _linear(x, weight, bias):
+    """x [..., K], weight [N, K] of x's dtype: x @ weight.T + bias, summed in float32 (float64 for Double)."""
+    c = _compute_dtype(x)
+    out = torch.matmul(x.to(c), weight.to(c).t())
+    if bias is not None:
+        out = out + bias.to(c)
+    return out.to(x.dtype)
+
+
+def _linear_out(x, weight, bias, *, out):
+    return out.copy_(_linear(x, weight, bias))
+
+
+def _linear_fake(x, weight, bias):
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
 
 def _linear_int8(x, weight, scales, bias):
@@ -187,6 +205,9 @@ def _linear_8da4w_fake(x, packed_weight, scales, group_size, bias):
     return x.new_empty((*x.shape[:-1], N))
 
 
+_lib.impl("linear", _linear, "CompositeExplicitAutograd")
+_lib.impl("linear.out", _linear_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::linear")(_linear_fake)
 _lib.impl("linear_int8", _linear_int8, "CompositeExplicitAutograd")
 _lib.impl("linear_int8.out", _linear_int8_out, "CompositeExplicitAutograd")
 torch.library.register_fake(f"{NAMESPACE}::linear_int8")(_linear_int8_fake)
@@ -194,6 +215,7 @@ _lib.impl("linear_8da4w", _linear_8da4w, "CompositeExplicitAutograd")
 _lib.impl("linear_8da4w.out", _linear_8da4w_out, "CompositeExplicitAutograd")
 torch.library.register_fake(f"{NAMESPACE}::linear_8da4w")(_linear_8da4w_fake)
 
+linear = torch.ops.ember_llm.linear.default
 linear_int8 = torch.ops.ember_llm.linear_int8.default
 linear_8da4w = torch.ops.ember_llm.linear_8da4w.default
 

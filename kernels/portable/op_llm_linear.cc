@@ -1,4 +1,4 @@
-// ember_llm::linear_int8.out and ember_llm::linear_8da4w.out (schema/operators.yaml; PyTorch references in
+// ember_llm::linear.out, ember_llm::linear_int8.out and ember_llm::linear_8da4w.out (schema/operators.yaml; PyTorch references in
 // kernels/portable/llm_ops.py): the decoder's linear layers with int8 or packed int4 weights. Reference loops:
 // kernels/optimized/op_llm_linear.cc is the fast path for Float. The 8da4w activations are quantized here exactly
 // as the reference does (float32 division, round half to even), a tile of tokens at a time into planned scratch,
@@ -62,6 +62,50 @@ bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, co
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.is_contiguous() && scales.is_contiguous(), NotSupported,
                               "%s: only contiguous tensors are supported", name);
   return llm_linear_io_checks(ctx, name, x, N, bias, out, shape);
+}
+
+// ---- linear ----------------------------------------------------------------------------------------------------
+
+bool linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                   Tensor& out, LlmLinearShape* shape) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.dim() >= 1 && x.dim() <= kMaxTensorDim && weight.dim() == 2, InvalidArgument,
+                              "%s: x must have at least 1 dim and weight 2, got %d and %d", name,
+                              static_cast<int>(x.dim()), static_cast<int>(weight.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.scalar_type() == x.scalar_type(), InvalidArgument,
+                              "%s: weight must have x's dtype %s, got %s", name, scalar_type_name(x.scalar_type()),
+                              scalar_type_name(weight.scalar_type()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.size(1) == x.size(x.dim() - 1), InvalidArgument,
+                              "%s: weight [%lld, %lld] does not match %lld input channels", name,
+                              static_cast<long long>(weight.size(0)), static_cast<long long>(weight.size(1)),
+                              static_cast<long long>(x.size(x.dim() - 1)));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.is_contiguous(), NotSupported, "%s: only contiguous tensors are supported",
+                              name);
+  return llm_linear_io_checks(ctx, name, x, weight.size(0), bias, out, shape);
+}
+
+void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out) {
+  const char* name = "ember_llm::linear.out";
+  LlmLinearShape s;
+  if (!linear_checks(ctx, name, x, weight, bias, out, &s)) return;
+  constexpr uint32_t kMask = selected_dtypes::linear_out_portable;
+  EMBER_DISPATCH(ctx, name, kMask, x.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* xs = x.const_data_ptr<T>();
+    const T* w = weight.const_data_ptr<T>();
+    const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t m = 0; m < s.M; ++m) {
+      const T* xr = xs + m * s.K;
+      for (int64_t n = 0; n < s.N; ++n) {
+        const T* wr = w + n * s.K;
+        C acc = C(0);
+        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(wr[k]);
+        if (b) acc += static_cast<C>(b[n]);
+        o[m * s.N + n] = static_cast<T>(acc);
+      }
+    }
+  });
 }
 
 // ---- linear_int8 --------------------------------------------------------------------------------------------
