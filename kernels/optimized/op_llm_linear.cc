@@ -21,6 +21,7 @@
 #include "kernels/optimized/kernels.h"
 #include "compute/parallel.h"
 #include "compute/simd.h"
+#include "kernels/optimized/blocked_linear.h"
 #include "kernels/portable/kernels.h"
 
 #if EMBER_SIMD_X86_DISPATCH
@@ -471,15 +472,14 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
 #if EMBER_SIMD_X86_DISPATCH || EMBER_LLM_NEON
   if (computes_float(selected_dtypes::linear_int8_out_optimized, x) && vector_path()) {
     portable::LlmLinearShape s;
-    if (!portable::llm_linear_checks(ctx, "ember_llm::linear_int8.out", x, weight, ScalarType::Char, 1, scales, 0, bias,
-                                     out, &s)) {
-      return;
-    }
+    if (!portable::linear_int8_checks(ctx, "ember_llm::linear_int8.out", x, weight, scales, bias, out, &s)) return;
     const float* xs = x.const_data_ptr<float>();
     const int8_t* w = weight.const_data_ptr<int8_t>();
     const float* sc = scales.const_data_ptr<float>();
     const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
     float* o = out.mutable_data_ptr<float>();
+    // The blocked layout: blocked_linear.h's token x block tiles (prefill reads each weight once, not per 4 tokens).
+    if (s.blocked) return blocked_run(ctx.threads(), BlockedCall<int8_t>{xs, s.M, s.K, s.N, w, sc, b, o});
     // Output features split over the method's threads: each reads only its rows of the weights.
 #if EMBER_SIMD_X86_DISPATCH
     const bool wide = cpu_has_avx512f();

@@ -1,12 +1,14 @@
-// ember_llm::linear.out for Float: a linear whose weight is nn.Linear's own [N, K], read in place, so a tied token
-// embedding [V, D] is the output head without a transposed copy. Each weight row is read once per tile of up to 4
-// tokens and multiplied lane-wise against them, the lanes summed at the row's end: at decode (one token) the
-// weights stream in file order, which is what bounds that step. With a thread pool the output features are split
-// between the threads, each reading only its rows. Other CPUs and dtypes run portable's loop.
+// ember_llm::linear.out for Float. Row layout (nn.Linear's own [N, K], read in place, so a tied token embedding
+// [V, D] is the output head without a transposed copy): each weight row is read once per tile of up to 4 tokens and
+// multiplied lane-wise against them, the lanes summed at the row's end; at decode (one token) the weights stream in
+// file order, which is what bounds that step. Blocked layout ([N / 16, K, 16]): blocked_linear.h's register tiles,
+// for prefill's many tokens. With a thread pool the output features are split between the threads, each reading
+// only its rows. Other CPUs and dtypes run portable's loop.
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
 #include "compute/parallel.h"
 #include "compute/simd.h"
+#include "kernels/optimized/blocked_linear.h"
 #include "kernels/portable/kernels.h"
 
 #if EMBER_SIMD_X86_DISPATCH
@@ -130,16 +132,19 @@ bool row_kernels(RowsFn* tile, RowsFn* one) {
 }  // namespace
 
 void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out) {
-  RowsFn tile = nullptr, one = nullptr;
-  if (!computes_float(selected_dtypes::linear_out_optimized, x) || !row_kernels(&tile, &one)) {
-    return portable::linear_out(ctx, x, weight, bias, out);
-  }
+  if (!computes_float(selected_dtypes::linear_out_optimized, x)) return portable::linear_out(ctx, x, weight, bias, out);
   portable::LlmLinearShape s;
   if (!portable::linear_checks(ctx, "ember_llm::linear.out", x, weight, bias, out, &s)) return;
   const float* xs = x.const_data_ptr<float>();
   const float* w = weight.const_data_ptr<float>();
   const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
   float* o = out.mutable_data_ptr<float>();
+  if (s.blocked) {
+    if (!blocked_supported()) return portable::linear_out(ctx, x, weight, bias, out);
+    return blocked_run(ctx.threads(), BlockedCall<float>{xs, s.M, s.K, s.N, w, nullptr, b, o});
+  }
+  RowsFn tile = nullptr, one = nullptr;
+  if (!row_kernels(&tile, &one)) return portable::linear_out(ctx, x, weight, bias, out);
   // A thread's share must read at least kSplitPlain bytes of weights for waking it to pay.
   const int64_t row_bytes = s.K * static_cast<int64_t>(sizeof(float));
   const int64_t min_rows = row_bytes > 0 ? (kSplitPlain + row_bytes - 1) / row_bytes : 1;

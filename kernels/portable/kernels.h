@@ -160,17 +160,21 @@ bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tenso
 // int4 weights. The checks, shapes and activation quantization are shared with kernels/optimized.
 struct LlmLinearShape {
   int64_t M = 0, K = 0, N = 0;  // tokens (x's leading dims), input and output channels
-  bool blocked = false;         // linear_8da4w's weights and scales in the blocked layout (16 channels a block)
+  bool blocked = false;         // weights (and 8da4w's scales) in the blocked layout (16 channels a block)
 };
 constexpr int kInt4Block = 32;         // input channels per packed int4 block (16 bytes)
-constexpr int kInt4ChannelBlock = 16;  // output channels per block of linear_8da4w's blocked layout
+constexpr int kChannelBlock = 16;  // output channels per block of the blocked layouts (linear, int8, 8da4w)
+constexpr int kInt4ChannelBlock = kChannelBlock;
 constexpr int64_t kLlmTokenTile = 4;   // tokens quantized into scratch at a time by linear_8da4w
 bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
                        ScalarType weight_type, int64_t packed_k_divisor, const Tensor& scales, int64_t scale_cols,
                        const Tensor* bias, Tensor& out, LlmLinearShape* shape);
-// ember_llm::linear's checks (weight [N, K] of x's dtype), shared with kernels/optimized.
+// ember_llm::linear's checks (weight [N, K] of x's dtype, or blocked [N / 16, K, 16]) and linear_int8's (int8
+// weight, either layout; float32 scales [N]), shared with kernels/optimized.
 bool linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, const Tensor* bias,
                    Tensor& out, LlmLinearShape* shape);
+bool linear_int8_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
+                        const Tensor& scales, const Tensor* bias, Tensor& out, LlmLinearShape* shape);
 void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out);
 void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
                      const Tensor* bias, Tensor& out);

@@ -70,10 +70,37 @@ def _compute_dtype(x):
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
+CHANNEL_BLOCK = 16  # output channels per block of the float and int8 linears' blocked layout
+
+
+def pack_blocked(w: torch.Tensor) -> torch.Tensor:
+    """[N, K] (N a multiple of 16) -> [N / 16, K, 16]: element [b, k, c] is w[16b + c, k], so a token's input k meets
+    16 output channels' weights in one vector, and a block's K rows follow each other in memory."""
+    N, K = w.shape
+    if N % CHANNEL_BLOCK:
+        raise ValueError(f"pack_blocked: {N} output channels are not a multiple of {CHANNEL_BLOCK}")
+    return w.reshape(N // CHANNEL_BLOCK, CHANNEL_BLOCK, K).transpose(1, 2).contiguous()
+
+
+def unpack_blocked(w: torch.Tensor) -> torch.Tensor:
+    """pack_blocked's inverse: [N / 16, K, 16] -> [N, K]."""
+    B, K, C = w.shape
+    return w.transpose(1, 2).reshape(B * C, K)
+
+
+def _rows(weight):
+    return unpack_blocked(weight) if weight.dim() == 3 else weight
+
+
+def _out_features(weight):
+    return weight.shape[0] * weight.shape[2] if weight.dim() == 3 else weight.shape[0]
+
+
 def _linear(x, weight, bias):
-    """x [..., K], weight [N, K] of x's dtype: x @ weight.T + bias, summed in float32 (float64 for Double)."""
+    """x [..., K], weight [N, K] (or pack_blocked's [N / 16, K, 16]) of x's dtype: x @ weight.T + bias, summed in
+    float32 (float64 for Double)."""
     c = _compute_dtype(x)
-    out = torch.matmul(x.to(c), weight.to(c).t())
+    out = torch.matmul(x.to(c), _rows(weight).to(c).t())
     if bias is not None:
         out = out + bias.to(c)
     return out.to(x.dtype)
@@ -84,13 +111,14 @@ def _linear_out(x, weight, bias, *, out):
 
 
 def _linear_fake(x, weight, bias):
-    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+    return x.new_empty((*x.shape[:-1], _out_features(weight)))
 
 
 def _linear_int8(x, weight, scales, bias):
-    """x [..., K], weight int8 [N, K], scales float32 [N]: x @ weight.T * scales + bias, summed in float32."""
+    """x [..., K], weight int8 [N, K] (or pack_blocked's [N / 16, K, 16]), scales float32 [N]:
+    x @ weight.T * scales + bias, summed in float32."""
     c = _compute_dtype(x)
-    out = torch.matmul(x.to(c), weight.to(c).t()) * scales.to(c)
+    out = torch.matmul(x.to(c), _rows(weight).to(c).t()) * scales.to(c)
     if bias is not None:
         out = out + bias.to(c)
     return out.to(x.dtype)
@@ -101,7 +129,7 @@ def _linear_int8_out(x, weight, scales, bias, *, out):
 
 
 def _linear_int8_fake(x, weight, scales, bias):
-    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+    return x.new_empty((*x.shape[:-1], _out_features(weight)))
 
 
 INT4_BLOCK = 32  # input channels per packed block: 16 bytes, low nibbles then high nibbles
@@ -125,7 +153,7 @@ def unpack_int4(packed: torch.Tensor) -> torch.Tensor:
     return (torch.cat([b & 15, b >> 4], dim=2) - 8).reshape(N, 2 * half).to(torch.int8)
 
 
-INT4_CHANNEL_BLOCK = 16  # output channels per block of the blocked layout
+INT4_CHANNEL_BLOCK = CHANNEL_BLOCK  # output channels per block of the blocked layout
 
 
 def pack_int4_blocked(w: torch.Tensor, scales: torch.Tensor):

@@ -66,21 +66,60 @@ bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, co
 
 // ---- linear ----------------------------------------------------------------------------------------------------
 
-bool linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, const Tensor* bias,
-                   Tensor& out, LlmLinearShape* shape) {
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.dim() >= 1 && x.dim() <= kMaxTensorDim && weight.dim() == 2, InvalidArgument,
-                              "%s: x must have at least 1 dim and weight 2, got %d and %d", name,
-                              static_cast<int>(x.dim()), static_cast<int>(weight.dim()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.scalar_type() == x.scalar_type(), InvalidArgument,
-                              "%s: weight must have x's dtype %s, got %s", name, scalar_type_name(x.scalar_type()),
-                              scalar_type_name(weight.scalar_type()));
-  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.size(1) == x.size(x.dim() - 1), InvalidArgument,
-                              "%s: weight [%lld, %lld] does not match %lld input channels", name,
-                              static_cast<long long>(weight.size(0)), static_cast<long long>(weight.size(1)),
-                              static_cast<long long>(x.size(x.dim() - 1)));
+namespace {
+
+// A dense weight of `type` (ember_llm::linear, linear_int8): [N, K], or blocked [N / 16, K, 16].
+bool dense_weight_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, ScalarType type,
+                         int64_t* N, bool* blocked) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.dim() >= 1 && x.dim() <= kMaxTensorDim, InvalidArgument,
+                              "%s: x must have 1 to %d dims, got %d", name, kMaxTensorDim, static_cast<int>(x.dim()));
+  const int64_t K = x.size(x.dim() - 1);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.scalar_type() == type, InvalidArgument, "%s: weight must be %s, got %s", name,
+                              scalar_type_name(type), scalar_type_name(weight.scalar_type()));
+  *blocked = weight.dim() == 3;
+  const bool fits =
+      *blocked ? weight.size(1) == K && weight.size(2) == kChannelBlock : weight.dim() == 2 && weight.size(1) == K;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fits, InvalidArgument,
+                              "%s: weight must be [N, %lld] or blocked [N / %d, %lld, %d], got %d dims", name,
+                              static_cast<long long>(K), kChannelBlock, static_cast<long long>(K), kChannelBlock,
+                              static_cast<int>(weight.dim()));
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.is_contiguous(), NotSupported, "%s: only contiguous tensors are supported",
                               name);
-  return llm_linear_io_checks(ctx, name, x, weight.size(0), bias, out, shape);
+  *N = *blocked ? weight.size(0) * kChannelBlock : weight.size(0);
+  return true;
+}
+
+}  // namespace
+
+bool linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                   Tensor& out, LlmLinearShape* shape) {
+  int64_t N = 0;
+  bool blocked = false;
+  if (!dense_weight_checks(ctx, name, x, weight, x.scalar_type(), &N, &blocked)) return false;
+  if (!llm_linear_io_checks(ctx, name, x, N, bias, out, shape)) return false;
+  shape->blocked = blocked;
+  return true;
+}
+
+bool linear_int8_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
+                        const Tensor& scales, const Tensor* bias, Tensor& out, LlmLinearShape* shape) {
+  int64_t N = 0;
+  bool blocked = false;
+  if (!dense_weight_checks(ctx, name, x, weight, ScalarType::Char, &N, &blocked)) return false;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              scales.scalar_type() == ScalarType::Float && scales.dim() == 1 && scales.size(0) == N &&
+                                  scales.is_contiguous(),
+                              InvalidArgument, "%s: scales must be contiguous float32 [%lld], got %s with %d dims",
+                              name, static_cast<long long>(N), scalar_type_name(scales.scalar_type()),
+                              static_cast<int>(scales.dim()));
+  if (!llm_linear_io_checks(ctx, name, x, N, bias, out, shape)) return false;
+  shape->blocked = blocked;
+  return true;
+}
+
+// Weight element (n, k) of either dense layout.
+inline int64_t dense_index(const LlmLinearShape& s, int64_t n, int64_t k) {
+  return s.blocked ? (n / kChannelBlock) * s.K * kChannelBlock + k * kChannelBlock + n % kChannelBlock : n * s.K + k;
 }
 
 void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out) {
@@ -98,9 +137,8 @@ void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const
     for (int64_t m = 0; m < s.M; ++m) {
       const T* xr = xs + m * s.K;
       for (int64_t n = 0; n < s.N; ++n) {
-        const T* wr = w + n * s.K;
         C acc = C(0);
-        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(wr[k]);
+        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(w[dense_index(s, n, k)]);
         if (b) acc += static_cast<C>(b[n]);
         o[m * s.N + n] = static_cast<T>(acc);
       }
@@ -114,7 +152,7 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
                      const Tensor* bias, Tensor& out) {
   const char* name = "ember_llm::linear_int8.out";
   LlmLinearShape s;
-  if (!llm_linear_checks(ctx, name, x, weight, ScalarType::Char, 1, scales, 0, bias, out, &s)) return;
+  if (!linear_int8_checks(ctx, name, x, weight, scales, bias, out, &s)) return;
   constexpr uint32_t kMask = selected_dtypes::linear_int8_out_portable;
   EMBER_DISPATCH(ctx, name, kMask, x.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -127,9 +165,8 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
     for (int64_t m = 0; m < s.M; ++m) {
       const T* xr = xs + m * s.K;
       for (int64_t n = 0; n < s.N; ++n) {
-        const int8_t* wr = w + n * s.K;
         C acc = C(0);
-        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(wr[k]);
+        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(w[dense_index(s, n, k)]);
         C v = acc * static_cast<C>(sc[n]);
         if (b) v += static_cast<C>(b[n]);
         o[m * s.N + n] = static_cast<T>(v);
