@@ -1,6 +1,6 @@
 """Ember's benchmark, both builds (the default one with kernels/optimized, and portable kernels only), against
 ExecuTorch 1.5.1 (portable and XNNPACK), ONNX Runtime and eager PyTorch, all single-threaded, on one
-machine in one run. Entry point: bench/run (installs what it needs, then runs this).
+machine in one run; LiteRT (--frameworks litert,litert_2t) and 2-thread columns on request. Entry point: bench/run (installs what it needs, then runs this).
 
     python -m bench                      the zoo models, every framework (about 5-10 minutes on 2 cores)
     python -m bench --quick              the small models, short measurements (CI; under 2 minutes)
@@ -142,7 +142,7 @@ def main(argv=None) -> int:
     # Inputs, eager references and (for the public zoo's models) the torch.export programs the peers start from.
     prepared = H.prepare_models(env, names)
     procs = H.start_peer_exports(env, names, frameworks)
-    H.log(f"exporting {len(names)} models (Ember here; ExecuTorch and ONNX in their venvs, in parallel)")
+    H.log(f"exporting {len(names)} models (Ember here; the peers in their venvs, in parallel)")
     ember_export = H.export_ember(env, names, prepared)
     peer = H.finish_peer_exports(env, procs)
     H.log(f"exports done in {time.monotonic() - started:.0f} s")
@@ -211,6 +211,8 @@ def versions(env, peer) -> dict:
         v.update({f"{k} (.venv-executorch)": x for k, x in peer["et"].get("_versions", {}).items()})
     if "onnx" in peer:
         v.update({f"{k} (.venv-bench)": x for k, x in peer["onnx"].get("_versions", {}).items()})
+    if "litert" in peer:
+        v.update({f"{k} (.venv-litert)": x for k, x in peer["litert"].get("_versions", {}).items()})
     gcc = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()
     v["g++"] = gcc[0] if gcc else None
     return v
@@ -258,6 +260,7 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 measured[fw] = r
             except Exception as e:  # one framework failing on one model is recorded, not fatal
                 measured[fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+        measured.update(measure_litert(env, name, d, frameworks, peer.get("litert", {}), target_s, min_runs, max_runs))
         for fw in [f for f in H.FRAMEWORKS if f in measured]:
             r = measured[fw]
             if "error" in r:
@@ -299,6 +302,30 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
         models[name] = entry
     pybind_cross_check(env, models, peer, target_s)
     return {"models": models}
+
+
+def measure_litert(env, name, d, frameworks, converted, target_s, min_runs, max_runs) -> dict:
+    """LiteRT's columns on one model: its .tflite (converted in .venv-litert with the other exports) at 1 and 2
+    threads; a model litert-torch could not convert carries the converter's error into both columns."""
+    measured = {}
+    for fw in [f for f in H.LITERT if f in frameworks and f not in env.skipped]:
+        facts = converted.get(name) or {"error": "litert_torch.convert: no result for this model"}
+        if "error" in facts:
+            measured[fw] = {"error": facts["error"], "conversion_failed": True}
+            continue
+        H.log(f"{name}: {fw}")
+        try:
+            r = H.measure_litert(fw, env, d, facts["path"], target_s, min_runs, max_runs)
+            r.update(
+                file_bytes=facts["tflite_bytes"],
+                export_s=facts["convert_s"],
+                arena_bytes=None,
+                tflite_operators=facts["operators"],
+            )
+            measured[fw] = r
+        except Exception as e:  # recorded for this model and column
+            measured[fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+    return measured
 
 
 def pybind_cross_check(env, models, peer, target_s):

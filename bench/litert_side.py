@@ -87,7 +87,7 @@ def convert_all(out_dir: str, models, work: str):
             with open(facts_path) as f:
                 report[name] = json.load(f)
         else:  # the converter took the process down: its exit status and what it printed last
-            report[name] = {"error": f"litert_torch.convert exited {r.returncode}: {_quiet_tail(r.stderr)}"}
+            report[name] = {"error": f"converting {name}: the process exited {r.returncode}: {_quiet_tail(r.stderr)}"}
     report["_versions"] = {
         "litert-torch": litert_torch.__version__,
         "ai-edge-litert": _dist_version("ai-edge-litert", ai_edge_litert),
