@@ -41,10 +41,10 @@ METRICS = [
     (
         "maxrss_kb",
         "Peak RSS (KiB)",
-        "ru_maxrss of the measuring process (whole process: Python + libraries for ONNX Runtime and eager)",
+        "ru_maxrss of the measuring process (whole process: Python + libraries for ONNX Runtime, eager and LiteRT)",
         "int",
     ),
-    ("file_bytes", "Program file (bytes)", ".pte / .onnx (weights inside) / eager's state_dict .pt", "int"),
+    ("file_bytes", "Program file (bytes)", ".pte / .onnx (weights inside) / eager's state_dict .pt / .tflite", "int"),
 ]
 
 # The models each goal names (bench/models.py keys).
