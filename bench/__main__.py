@@ -129,6 +129,8 @@ def main(argv=None) -> int:
     env = H.Env(os.path.abspath(a.work), pin)
     H.clean_work(env.work, keep=(H.LLM_CACHE,))
     started = time.monotonic()
+    # The machine may be shared: the load around the run goes into the results beside its numbers.
+    load_start = [round(x, 2) for x in os.getloadavg()]
     today = datetime.date.today().isoformat()
     stem = a.name or (today + ("-callgrind" if a.callgrind else "-quick" if a.quick else ""))
 
@@ -174,6 +176,7 @@ def main(argv=None) -> int:
         wall_s=None,
     )
     result["wall_s"] = round(time.monotonic() - started, 1)
+    result["machine"]["load_average"] = {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]}
 
     from bench import report
 

@@ -480,6 +480,16 @@ def verdict_cell(gl: dict) -> str:
     return cell
 
 
+def _load_note(mach) -> str:
+    load = mach.get("load_average")
+    if not load:
+        return ""
+    return (
+        f" Load average (1, 5, 15 min) {load['start']} at the start, {load['end']} at the end, on "
+        f"{mach['cores']} cores (the run's own process counts for about 1)."
+    )
+
+
 def markdown(result) -> str:
     if result.get("mode") == "callgrind":
         return callgrind_markdown(result)
@@ -494,7 +504,7 @@ def markdown(result) -> str:
         f"({result['settings']['min_runs']} to {result['settings']['max_runs']} runs, warm-up a tenth of that); "
         f"the C++ runners in {result['settings'].get('cpp_rounds', 1)} interleaved rounds (processes), "
         "median and p90 being the medians of the rounds' values. "
-        f"Whole run: {result['wall_s']:.0f} s.",
+        f"Whole run: {result['wall_s']:.0f} s." + _load_note(mach),
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v) + ".",
         "",
