@@ -229,8 +229,10 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
         ee = ember_export[name]
         et = peer.get("et", {}).get(name, {})
         onnx = peer.get("onnx", {}).get(name, {})
+        litert = peer.get("litert", {})
         entry = {"label": bm.label, "ops": bm.ops or None, "frameworks": {}}
-        # The C++ runners first, in interleaved rounds; then the Python-hosted frameworks, one process each.
+        # The runners first (the C++ ones and LiteRT's, which speaks their language), in interleaved rounds; then
+        # ONNX Runtime and eager, one process each.
         # Both Ember builds run the same .pte: only the kernels registered behind its operators differ.
         jobs = {}
         for fw in [f for f in H.FRAMEWORKS if f in frameworks and f not in env.skipped]:
@@ -239,11 +241,13 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 jobs[fw] = os.path.join(d, "ember.pte")
             elif program in H.CPP_PEERS and program not in env.skipped:
                 jobs[fw] = et.get(program, {}).get("path")
+            elif program == "litert":
+                jobs[fw] = litert.get(name, {}).get("path")
         H.log(f"{name}: {', '.join(jobs)} ({H.ROUNDS} rounds)")
         measured = H.measure_cpp(
             {fw: p for fw, p in jobs.items() if p}, env, d, ee["inputs"], target_s, min_runs, max_runs
         )
-        measured.update({fw: {"error": "no ExecuTorch export"} for fw, p in jobs.items() if not p})
+        measured.update({fw: missing_program(fw, litert.get(name)) for fw, p in jobs.items() if not p})
         for fw in ("ort", "eager"):
             if fw not in frameworks or fw in env.skipped:
                 continue
@@ -263,7 +267,6 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 measured[fw] = r
             except Exception as e:  # one framework failing on one model is recorded, not fatal
                 measured[fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
-        measured.update(measure_litert(env, name, d, frameworks, peer.get("litert", {}), target_s, min_runs, max_runs))
         for fw in [f for f in H.FRAMEWORKS if f in measured]:
             r = measured[fw]
             if "error" in r:
@@ -282,6 +285,19 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 )
                 if fw == "ember":
                     r["optimized_kernels_used"] = [o for o in ee["operators"] if o in optimized_ops]
+            elif program == "litert":
+                facts, run = litert[name], H.litert_facts(r["outputs_path"])
+                # Not planned ahead: the interpreter's arena is sized at allocate_tensors, and XNNPACK's apart.
+                r.update(
+                    file_bytes=facts["tflite_bytes"],
+                    export_s=facts["convert_s"],
+                    arena_bytes=None,
+                    pools=None,
+                    tflite_operators=facts["operators"],
+                    xnnpack=run["xnnpack"],
+                    threads=run["threads"],
+                    rss_delta_kb=r["maxrss_kb"] - run["rss_before_load_kb"],
+                )
             elif program in H.CPP_PEERS:
                 facts = et[program]
                 # The driver's planned pools are the program's non_const_buffer_sizes; both are recorded.
@@ -307,28 +323,13 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
     return {"models": models}
 
 
-def measure_litert(env, name, d, frameworks, converted, target_s, min_runs, max_runs) -> dict:
-    """LiteRT's columns on one model: its .tflite (converted in .venv-litert with the other exports) at 1 and 2
-    threads; a model litert-torch could not convert carries the converter's error into both columns."""
-    measured = {}
-    for fw in [f for f in H.LITERT if f in frameworks and f not in env.skipped]:
-        facts = converted.get(name) or {"error": "litert_torch.convert: no result for this model"}
-        if "error" in facts:
-            measured[fw] = {"error": facts["error"], "conversion_failed": True}
-            continue
-        H.log(f"{name}: {fw}")
-        try:
-            r = H.measure_litert(fw, env, d, facts["path"], target_s, min_runs, max_runs)
-            r.update(
-                file_bytes=facts["tflite_bytes"],
-                export_s=facts["convert_s"],
-                arena_bytes=None,
-                tflite_operators=facts["operators"],
-            )
-            measured[fw] = r
-        except Exception as e:  # recorded for this model and column
-            measured[fw] = {"error": f"{type(e).__name__}: {e}"[:2000]}
-    return measured
+def missing_program(fw, converted) -> dict:
+    """The error of a column whose program is missing: LiteRT's carries the converter's own message (the model did
+    not convert), ExecuTorch's says there was no export."""
+    if H.program_of(fw) != "litert":
+        return {"error": "no ExecuTorch export"}
+    error = (converted or {}).get("error", "litert_torch.convert: no result for this model")
+    return {"error": error, "conversion_failed": True}
 
 
 def pybind_cross_check(env, models, peer, target_s):

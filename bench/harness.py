@@ -525,6 +525,12 @@ def parse_runner(stdout: str) -> dict:
 def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out_dir: str):
     runner = runner_of(fw)
     threads = OPTIONAL.get(fw, (None, None, 1))[2]
+    if runner == "litert":  # bench/litert_side.py prints the runners' timing lines and writes their output files
+        inputs = os.path.join(model_dir, "inputs.npz")
+        return [env.litert_python, "-m", "bench.litert_side", "measure", pte, inputs, "--threads", str(threads)] + [
+            "--output-dir",
+            out_dir,
+        ]
     args = [env.et_runner if runner == "et" else env.ember_runners[runner], pte, "--output-dir", out_dir]
     for i in range(n_inputs):
         args += ["--input", os.path.join(model_dir, f"input_{i}.bin")]
@@ -547,8 +553,9 @@ def _median(xs):
 def measure_cpp(
     jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, target_s: float, min_runs: int, max_runs: int
 ) -> Dict[str, dict]:
-    """Measures one model on the C++ runners (jobs: framework -> .pte), in ROUNDS interleaved rounds (Ember,
-    Ember portable, ExecuTorch portable, ExecuTorch XNNPACK, then again), so that a burst of load from elsewhere on
+    """Measures one model on the runners (jobs: framework -> .pte, or .tflite for LiteRT's columns, whose
+    bench/litert_side.py speaks the runners' language), in ROUNDS interleaved rounds (Ember, Ember portable,
+    ExecuTorch portable, ExecuTorch XNNPACK, ..., LiteRT, then again), so that a burst of load from elsewhere on
     a shared machine falls on all of them alike. Each round is a process of its own doing a third of the planned
     runs; the median and p90 reported are the medians of the rounds' medians and p90s. Returns framework ->
     result (or error)."""
@@ -635,23 +642,11 @@ def measure_py(
     return r
 
 
-def measure_litert(
-    fw: str, env: Env, model_dir: str, tflite: str, target_s: float, min_runs: int, max_runs: int
-) -> dict:
-    """One LiteRT measurement (bench/litert_side.py measure in .venv-litert), a process of its own, pinned as the
-    column says (litert_2t: two CPUs, num_threads=2)."""
-    out_npz = os.path.join(model_dir, f"out_{fw}.npz")
-    args = [env.litert_python, "-m", "bench.litert_side", "measure", tflite, os.path.join(model_dir, "inputs.npz")]
-    args += ["--threads", str(OPTIONAL[fw][2]), "--target-s", str(target_s), "--min-runs", str(min_runs)]
-    args += ["--max-runs", str(max_runs), "--out", out_npz]
-    rc, out, err, maxrss = _spawn(env_for(env, fw), args, timeout=3600)
-    if rc != 0:
-        raise RuntimeError(f"{fw} measurement exited {rc}: {err.strip()[-1500:]}")
-    r = json.loads(out.strip().splitlines()[-1])
-    r["maxrss_kb"] = maxrss
-    r["rss_delta_kb"] = maxrss - r.pop("rss_before_load_kb") if maxrss is not None else None
-    r["outputs_path"] = out_npz
-    return r
+def litert_facts(outputs_path: str) -> dict:
+    """What bench/litert_side.py measure left beside its outputs: threads, its peak RSS before loading the model,
+    and which operators XNNPACK took."""
+    with open(os.path.join(outputs_path, "litert.json")) as f:
+        return json.load(f)
 
 
 def compare_outputs(model_dir: str, outputs_path: str) -> dict:

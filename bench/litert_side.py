@@ -9,11 +9,13 @@
       {"error": "..."}, "_versions": {...}}.
 
     python -m bench.litert_side measure MODEL.tflite INPUTS.npz --threads N [--runs N --warmup N | --target-s S]
-        --out OUT.npz
+        --output-dir DIR
       ai-edge-litert's Interpreter with N threads and its default CPU path (the XNNPACK delegate, which the
       interpreter applies when it allocates tensors), timed like bench/pymeasure.py: perf_counter_ns around
-      interpreter.invoke(), the inputs set before every call outside the timer. Prints one JSON line with
-      pymeasure's fields and "xnnpack": which of the model's operators the delegate took (partitions_of below).
+      interpreter.invoke(), the inputs set before every call outside the timer. It speaks Ember's runner's
+      language, so the harness measures it in the same interleaved rounds as the C++ runners: the runner's "time:"
+      lines on stdout, DIR/output_<i>.bin (raw, as the runner writes them), and DIR/litert.json with the rest
+      (threads, peak RSS before loading, "xnnpack": which operators the delegate took, partitions_of below).
 
 Inputs: litert-torch narrows 64-bit model inputs to 32 bits (its default; BERT's int64 token ids become int32), so
 each input is cast to the dtype the .tflite declares; the values are the same.
@@ -160,7 +162,7 @@ def _signature_tensors(interp):
     return ordered(s["inputs"]), ordered(s["outputs"])
 
 
-def measure(model_path, inputs_path, threads, runs, warmup, out_path, **plan):
+def measure(model_path, inputs_path, threads, runs, warmup, out_dir, **plan):
     import numpy as np
     from ai_edge_litert.interpreter import Interpreter
 
@@ -181,17 +183,19 @@ def measure(model_path, inputs_path, threads, runs, warmup, out_path, **plan):
             interp.set_tensor(i, x)
 
     times, warmup = time_calls(interp.invoke, runs, warmup, before=set_inputs, **plan)
-    np.savez(out_path, **{f"output_{n}": interp.get_tensor(i) for n, i in enumerate(outs)})
-    return {
-        "load_us": load_ns / 1e3,
-        "runs": len(times),
-        "warmup": warmup,
-        **stats(times),
-        "rss_before_load_kb": rss0,
-        "vm_hwm_kb": vm_hwm_kb(),
-        "threads": threads,
-        "xnnpack": partitions_of(interp),
-    }
+    os.makedirs(out_dir, exist_ok=True)
+    for n, i in enumerate(outs):
+        interp.get_tensor(i).tofile(os.path.join(out_dir, f"output_{n}.bin"))
+    s = stats(times)
+    facts = {"threads": threads, "rss_before_load_kb": rss0, "vm_hwm_kb": vm_hwm_kb(), "xnnpack": partitions_of(interp)}
+    with open(os.path.join(out_dir, "litert.json"), "w") as f:
+        json.dump(facts, f)
+    # The lines bench/harness.py parse_runner reads from Ember's runner and bench/et_runner.
+    print(f"time: load {load_ns / 1e3:.3f} us")
+    print(f"time: {len(times)} runs, mean {s['mean_us']:.3f} us, min {s['min_us']:.3f} us")
+    print(
+        f"time: {warmup} warm-up runs, min {s['min_us']:.3f} us, median {s['median_us']:.3f} us, p90 {s['p90_us']:.3f} us"
+    )
 
 
 def main():
@@ -215,7 +219,7 @@ def main():
     m.add_argument("--target-s", type=float, default=1.0, help="time the timed runs should take")
     m.add_argument("--min-runs", type=int, default=10)
     m.add_argument("--max-runs", type=int, default=5000)
-    m.add_argument("--out", required=True)
+    m.add_argument("--output-dir", required=True)
     a = ap.parse_args()
     if a.cmd == "convert":
         convert_all(a.out, [n for n in a.models.split(",") if n], a.work)
@@ -223,7 +227,7 @@ def main():
         convert_one(a.model, a.work, a.path, a.report)
     else:
         plan = {} if a.runs else {"target_s": a.target_s, "min_runs": a.min_runs, "max_runs": a.max_runs}
-        print(json.dumps(measure(a.model, a.inputs, a.threads, a.runs, a.warmup, a.out, **plan)))
+        measure(a.model, a.inputs, a.threads, a.runs, a.warmup, a.output_dir, **plan)
 
 
 if __name__ == "__main__":

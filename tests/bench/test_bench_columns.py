@@ -84,6 +84,11 @@ def test_litert_columns_are_pinned_like_their_threads_and_compared_alike(tmp_pat
     env = _env(tmp_path)
     assert [H.OPTIONAL[fw][2] for fw in H.LITERT] == [1, 2]
     assert {H.program_of(fw) for fw in H.LITERT} == {"litert"}
+    env.litert_python = "/v/python3"
+    for fw in H.LITERT:
+        args = H._runner_args(fw, env, str(tmp_path), "m.tflite", 1, "out")
+        assert args[:4] == ["/v/python3", "-m", "bench.litert_side", "measure"] and "m.tflite" in args, args
+        assert _threads(args) == H.OPTIONAL[fw][2] and args[args.index("--output-dir") + 1] == "out", args
     if len(os.sched_getaffinity(0)) >= 2:
         env.pin_cpu = max(os.sched_getaffinity(0))
         assert H.env_for(env, "litert").pin_cpu == env.pin_cpu
