@@ -42,6 +42,10 @@ FRAMEWORKS = {
     "backend's pthreadpool of 2), pinned to two CPUs",
     "et_xnnpack_2t": "ExecuTorch 1.5.1 with the XNNPACK delegate, 2 threads: the ET XNNPACK driver and .pte with a "
     "threadpool of 2, pinned to two CPUs",
+    "litert": "LiteRT: litert-torch 0.10.0's .tflite on ai-edge-litert 2.3.0's Interpreter, 1 thread, its default "
+    "CPU path (the XNNPACK delegate), timed around interpreter.invoke() from Python (bench/litert_side.py)",
+    "litert_2t": "LiteRT, 2 threads: the same .tflite and Interpreter with num_threads=2 (XNNPACK's threadpool of 2), "
+    "pinned to two CPUs",
 }
 
 # Ember's two builds of runtime/runner, both always measured: framework -> (Bazel target, binary under bazel-bin).
@@ -50,15 +54,20 @@ EMBER_RUNNERS = {
     "ember_portable": ("//runtime/runner:runner_portable", "runtime/runner/runner_portable"),
 }
 CPP_PEERS = ("et_portable", "et_xnnpack")
+# LiteRT's columns: Python-hosted (bench/litert_side.py in .venv-litert), one .tflite per model for both.
+LITERT = ("litert", "litert_2t")
 # Columns measured only when --frameworks names them: another runner or thread count on a program the default
-# columns already have. framework -> (runner: an EMBER_RUNNERS key, "xnnpack" for the --config=xnnpack runner or
-# "et" for bench/et_runner; program: "ember" for Ember's .pte or the CPP_PEERS column whose .pte it runs; threads,
-# which is also the number of CPUs the process is pinned to).
+# columns already have, or a peer whose venv is large (LiteRT). framework -> (runner: an EMBER_RUNNERS key,
+# "xnnpack" for the --config=xnnpack runner, "et" for bench/et_runner or "litert" for bench/litert_side.py;
+# program: "ember" for Ember's .pte, the CPP_PEERS column whose .pte it runs, or "litert" for the .tflite;
+# threads, which is also the number of CPUs the process is pinned to).
 OPTIONAL = {
     "ember_2t": ("ember", "ember", 2),
     "ember_xnnpack": ("xnnpack", "et_xnnpack", 1),
     "ember_xnnpack_2t": ("xnnpack", "et_xnnpack", 2),
     "et_xnnpack_2t": ("et", "et_xnnpack", 2),
+    "litert": ("litert", "litert", 1),
+    "litert_2t": ("litert", "litert", 2),
 }
 
 
@@ -72,13 +81,14 @@ def program_of(fw: str) -> str:
 
 
 class Env:
-    """Where things are: the interpreters of the three venvs, the work folder, the CPU the runs are pinned to."""
+    """Where things are: the interpreters of the peer venvs, the work folder, the CPU the runs are pinned to."""
 
     def __init__(self, work: str, pin_cpu: Optional[int]):
         self.work = work
         self.python = sys.executable
         self.et_python = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
         self.bench_python = os.environ.get("EMBER_BENCH_PYTHON", os.path.join(ROOT, ".venv-bench", "bin", "python3"))
+        self.litert_python = os.environ.get("EMBER_LITERT_PYTHON", os.path.join(ROOT, ".venv-litert", "bin", "python3"))
         self.pin_cpu = pin_cpu
         # Several CPUs instead of pin_cpu (a multi-threaded measurement): with_cpus() sets it on a copy.
         self.pin_cpus: Optional[frozenset] = None
@@ -360,7 +370,7 @@ def kernel_calls(program, method: str) -> Dict[str, int]:
 
 
 def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
-    """ExecuTorch's and ONNX's exports, started in the background (they only export; nothing is timed yet)."""
+    """ExecuTorch's, ONNX's and LiteRT's exports, started in the background (they only export; nothing is timed yet)."""
     procs = {}
     models = ",".join(names)
     if env.et_runner and any(program_of(fw) in CPP_PEERS for fw in frameworks):
@@ -385,7 +395,37 @@ def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
         )
     else:
         env.skipped["ort"] = f"no benchmark venv at {env.bench_python} (tools/setup_bench_venv.sh)"
+    litert = [fw for fw in frameworks if program_of(fw) == "litert"]
+    if not litert:
+        pass
+    elif os.path.exists(env.litert_python):
+        d = os.path.join(env.work, "_litert")
+        procs["litert"] = subprocess.Popen(
+            [
+                env.litert_python,
+                "-m",
+                "bench.litert_side",
+                "convert",
+                "--out",
+                d,
+                "--models",
+                models,
+                "--work",
+                env.work,
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    else:
+        for fw in litert:
+            env.skipped[fw] = f"no LiteRT venv at {env.litert_python} (tools/setup_litert_venv.sh)"
     return procs
+
+
+# The columns each background export feeds (skipped together when it fails as a whole).
+EXPORT_COLUMNS = {"et": CPP_PEERS, "onnx": ("ort",), "litert": LITERT}
 
 
 def finish_peer_exports(env: Env, procs) -> dict:
@@ -394,7 +434,7 @@ def finish_peer_exports(env: Env, procs) -> dict:
         out, err = p.communicate(timeout=3600)
         if p.returncode != 0:
             reason = f"{key} export failed: {err.strip()[-1500:]}"
-            for fw in CPP_PEERS if key == "et" else ("ort",):
+            for fw in EXPORT_COLUMNS[key]:
                 env.skipped[fw] = reason
             log(reason)
             continue
@@ -485,6 +525,12 @@ def parse_runner(stdout: str) -> dict:
 def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out_dir: str):
     runner = runner_of(fw)
     threads = OPTIONAL.get(fw, (None, None, 1))[2]
+    if runner == "litert":  # bench/litert_side.py prints the runners' timing lines and writes their output files
+        inputs = os.path.join(model_dir, "inputs.npz")
+        return [env.litert_python, "-m", "bench.litert_side", "measure", pte, inputs, "--threads", str(threads)] + [
+            "--output-dir",
+            out_dir,
+        ]
     args = [env.et_runner if runner == "et" else env.ember_runners[runner], pte, "--output-dir", out_dir]
     for i in range(n_inputs):
         args += ["--input", os.path.join(model_dir, f"input_{i}.bin")]
@@ -507,8 +553,9 @@ def _median(xs):
 def measure_cpp(
     jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, target_s: float, min_runs: int, max_runs: int
 ) -> Dict[str, dict]:
-    """Measures one model on the C++ runners (jobs: framework -> .pte), in ROUNDS interleaved rounds (Ember,
-    Ember portable, ExecuTorch portable, ExecuTorch XNNPACK, then again), so that a burst of load from elsewhere on
+    """Measures one model on the runners (jobs: framework -> .pte, or .tflite for LiteRT's columns, whose
+    bench/litert_side.py speaks the runners' language), in ROUNDS interleaved rounds (Ember, Ember portable,
+    ExecuTorch portable, ExecuTorch XNNPACK, ..., LiteRT, then again), so that a burst of load from elsewhere on
     a shared machine falls on all of them alike. Each round is a process of its own doing a third of the planned
     runs; the median and p90 reported are the medians of the rounds' medians and p90s. Returns framework ->
     result (or error)."""
@@ -593,6 +640,13 @@ def measure_py(
     r["rss_delta_kb"] = maxrss - r.pop("rss_before_load_kb") if maxrss is not None else None
     r["outputs_path"] = out_npz
     return r
+
+
+def litert_facts(outputs_path: str) -> dict:
+    """What bench/litert_side.py measure left beside its outputs: threads, its peak RSS before loading the model,
+    and which operators XNNPACK took."""
+    with open(os.path.join(outputs_path, "litert.json")) as f:
+        return json.load(f)
 
 
 def compare_outputs(model_dir: str, outputs_path: str) -> dict:
