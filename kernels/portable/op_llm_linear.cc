@@ -184,12 +184,13 @@ size_t int8_tokens_bytes(size_t tile, size_t K, size_t group) {
 }
 }  // namespace
 
-size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K) {
+size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K, bool blocked) {
   if (tokens <= 0 || K <= 0) return 0;
   const size_t tile = static_cast<size_t>(tokens < kLlmTokenTile ? tokens : kLlmTokenTile);
   const size_t int16_rows = round16(tile * static_cast<size_t>(K) * sizeof(int16_t)) + round16(tile * sizeof(float));
-  // The int8 layout at the smallest group (the most group terms); no larger than the int16 one from K = 32 on.
-  const size_t int8_rows = int8_tokens_bytes(tile, static_cast<size_t>(K), kInt4Block);
+  // The int8 layout at the smallest group (the most group terms), for a chunk of tokens on the blocked layout.
+  const size_t chunk = static_cast<size_t>(tokens < kLlmTokenChunk ? tokens : kLlmTokenChunk);
+  const size_t int8_rows = int8_tokens_bytes(blocked ? chunk : tile, static_cast<size_t>(K), kInt4Block);
   return int16_rows > int8_rows ? int16_rows : int8_rows;
 }
 
@@ -198,7 +199,7 @@ KernelMemory linear_8da4w_memory(const KernelArgs& args) {
   if (x.size() == 0) return {};
   int64_t tokens = 1;
   for (size_t d = 0; d + 1 < x.size(); ++d) tokens *= x[d] < 0 ? 0 : x[d];
-  return {0, linear_8da4w_scratch_bytes(tokens, x[x.size() - 1])};
+  return {0, linear_8da4w_scratch_bytes(tokens, x[x.size() - 1], args.sizes(1).size() == 3)};
 }
 
 bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
@@ -242,7 +243,7 @@ bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& pack
   } else if (!llm_linear_checks(ctx, name, x, packed_weight, ScalarType::Byte, 2, scales, groups, bias, out, shape)) {
     return false;
   }
-  const size_t need = linear_8da4w_scratch_bytes(shape->M, shape->K);
+  const size_t need = linear_8da4w_scratch_bytes(shape->M, shape->K, shape->blocked);
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, ctx.scratch().size() >= need, MemoryAllocationFailed,
                               "%s: %zu bytes of scratch, needs %zu", name, ctx.scratch().size(), need);
   return true;
@@ -302,7 +303,7 @@ void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, 
 }
 
 Int8Tokens linear_8da4w_int8_tokens(KernelContext& ctx, int64_t M, int64_t K, int64_t group) {
-  const size_t tile = static_cast<size_t>(M < kLlmTokenTile ? M : kLlmTokenTile);
+  const size_t tile = static_cast<size_t>(M);
   uint8_t* base = ctx.scratch().data();
   const size_t q_bytes = round16(tile * static_cast<size_t>(K));
   const size_t term_bytes = round16(tile * static_cast<size_t>(K / group + 1) * sizeof(int32_t));

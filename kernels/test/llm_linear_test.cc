@@ -77,7 +77,7 @@ TEST(LlmLinear, Int8MatchesPortable) {
 
 // [N, K] rows -> the blocked layout [N / 16, K, 16] (llm_ops.pack_blocked).
 template <typename T>
-std::vector<T> pack_blocked(const std::vector<T>& w, int32_t N, int32_t K) {
+std::vector<T> dense_blocked(const std::vector<T>& w, int32_t N, int32_t K) {
   std::vector<T> out(w.size());
   for (int32_t n = 0; n < N; ++n)
     for (int32_t k = 0; k < K; ++k) out[(n / 16) * K * 16 + k * 16 + n % 16] = w[n * K + k];
@@ -111,9 +111,9 @@ TEST(LlmLinear, DenseLayoutsMatchPortable) {
     Owned<float> x(ScalarType::Float, {s.M, s.K}, xv), scales(ScalarType::Float, {s.N}, sv),
         bias(ScalarType::Float, {s.N}, bv), want(ScalarType::Float, {s.M, s.N}), got(ScalarType::Float, {s.M, s.N});
     Owned<float> rows(ScalarType::Float, {s.N, s.K}, fv),
-        blocked(ScalarType::Float, {s.N / 16, s.K, 16}, pack_blocked(fv, s.N, s.K));
+        blocked(ScalarType::Float, {s.N / 16, s.K, 16}, dense_blocked(fv, s.N, s.K));
     Owned<int8_t> qrows(ScalarType::Char, {s.N, s.K}, qv),
-        qblocked(ScalarType::Char, {s.N / 16, s.K, 16}, pack_blocked(qv, s.N, s.K));
+        qblocked(ScalarType::Char, {s.N / 16, s.K, 16}, dense_blocked(qv, s.N, s.K));
     for (bool with_bias : {true, false}) {
       const Tensor* b = with_bias ? &bias.t : nullptr;
       ASSERT_EQ(run([&](KernelContext& c) { portable::linear_out(c, x.t, rows.t, b, want.t); }), Error::Ok);
@@ -144,7 +144,7 @@ TEST(LlmLinear, Int4MatchesPortable) {
       Owned<float> x(ScalarType::Float, {s.M, s.K}, xv), scales(ScalarType::Float, {s.N, G}, sv),
           bias(ScalarType::Float, {s.N}, bv), want(ScalarType::Float, {s.M, s.N}), got(ScalarType::Float, {s.M, s.N});
       Owned<uint8_t> w(ScalarType::Byte, {s.N, s.K / 2}, wv);
-      std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K));
+      std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K, false));
       Span<uint8_t> sp(scratch.data(), scratch.size());
       for (bool with_bias : {true, false}) {
         const Tensor* b = with_bias ? &bias.t : nullptr;
@@ -190,7 +190,9 @@ std::vector<uint8_t> pack_blocked(const std::vector<int>& w, int32_t N, int32_t 
 // with each instruction set; decode, tiles of 4, 3 and 2, every group size, and extreme values (q at -128 and 127
 // against weights -8 and 7, the largest int16 pair sums AVX2's VPMADDUBSW makes).
 TEST(LlmLinear, Int4BlockedGivesTheRowLayoutsBits) {
-  for (const Shape s : {Shape{1, 256, 48}, Shape{7, 256, 32}, Shape{6, 512, 16}, Shape{2, 64, 16}, Shape{3, 128, 64}}) {
+  // (70 tokens: two chunks of the optimized kernels' quantized tokens, the second a partial one.)
+  for (const Shape s : {Shape{1, 256, 48}, Shape{7, 256, 32}, Shape{6, 512, 16}, Shape{2, 64, 16}, Shape{3, 128, 64},
+                        Shape{70, 64, 32}}) {
     for (int64_t group : {32, 64, 128, 256}) {
       if (s.K % group) continue;
       for (int pattern = 0; pattern < 3; ++pattern) {
@@ -217,7 +219,7 @@ TEST(LlmLinear, Int4BlockedGivesTheRowLayoutsBits) {
             want(ScalarType::Float, {s.M, s.N}), got(ScalarType::Float, {s.M, s.N});
         Owned<uint8_t> rows(ScalarType::Byte, {s.N, s.K / 2}, pack_rows(wv, s.N, s.K)),
             blocked(ScalarType::Byte, {s.N / 16, s.K / 8, 64}, pack_blocked(wv, s.N, s.K));
-        std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K));
+        std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K, true));  // either layout
         Span<uint8_t> sp(scratch.data(), scratch.size());
         for (bool with_bias : {true, false}) {
           const Tensor* b = with_bias ? &bias.t : nullptr;
@@ -256,7 +258,7 @@ TEST(LlmLinear, Int4BlockedShapesAreChecked) {
       wrong_scales(ScalarType::Float, {1, 16, 2}, std::vector<float>(32, 1.0f));
   Owned<uint8_t> w(ScalarType::Byte, {1, 8, 64}, std::vector<uint8_t>(512, 0x88)),
       wrong_w(ScalarType::Byte, {1, 16, 32}, std::vector<uint8_t>(512, 0x88));
-  std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(1, 64));
+  std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(1, 64, true));
   Span<uint8_t> sp(scratch.data(), scratch.size());
   EXPECT_EQ(run([&](KernelContext& c) { optimized::linear_8da4w_out(c, x.t, w.t, scales.t, 32, nullptr, out.t); }, sp),
             Error::Ok);
