@@ -12,6 +12,7 @@
 
 #include "compute/parallel.h"
 #include "compute/simd.h"
+#include "kernels/portable/kernels.h"
 #include "runtime/core/thread_pool.h"
 
 #if EMBER_SIMD_X86_DISPATCH
@@ -28,7 +29,7 @@ namespace ember {
 namespace optimized {
 namespace {
 
-constexpr int64_t kBlock = 16;  // output channels per block (portable's kChannelBlock)
+constexpr int64_t kBlock = portable::kChannelBlock;  // output channels per block
 
 // What one call computes: out[t, n] = (sum_k x[t, k] * w[n, k]) * scales[n] + bias[n] for tokens [0, M) and blocks
 // [b0, b1); scales null for float weights, bias optional.
