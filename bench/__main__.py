@@ -10,8 +10,8 @@ machine in one run; LiteRT (--frameworks litert,litert_2t) and 2-thread columns 
     python -m bench --callgrind          instruction counts of execute and load under valgrind's callgrind
     python -m bench --out DIR            where <date>.json, <date>.md and <date>.png go (default bench/results)
     python -m bench --llm                text generation on SmolLM-135M's architecture (random weights): Ember's
-                                         llm_runner and Python path against ExecuTorch's LLM runner and eager
-                                         PyTorch, fp32 / int8 / 8da4w, at 1 and 2 threads (bench/llm.py)
+                                         llm_runner and Python path against ExecuTorch's LLM runner, llama.cpp and
+                                         eager PyTorch, fp32 / int8 / 8da4w, at 1 and 2 threads (bench/llm.py)
     python -m bench --llm --quick        the same on a 2-layer config, short prompt, one round (CI)
 
 bench/README.md explains every number.
