@@ -1,0 +1,96 @@
+// The int8 convolution and linear layers of kernels/optimized (op_quantized_conv2d.cc, op_quantized_linear.cc):
+// their plan, decided from shapes and the CPU's tier (level.h) so that the memory function and the kernel agree on
+// the scratch, the state their prepare step fills, and the per-tier kernels that do the arithmetic.
+//
+// Two paths compute a convolution:
+//   gemm       every shape: the output pixels' taps gathered into a panel (im2col, padding filled with the input
+//              zero point, which stands for real 0), the reduction dim packed in groups of the tier's dot product,
+//              then register tiles of output channels x pixels summed over the whole reduction in int32;
+//   depthwise  one input channel per group (a channel multiplier allowed) at strides and dilations whose taps a
+//              vector shuffle can gather: each input plane copied once into a plane bordered with the zero point,
+//              then each output row summed from shuffled windows of it, a group of taps per dot product.
+// Both end in the same requantization as kernels/quantized (finish.h), so every path gives the scalar kernel's bits.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/optimized/int8/level.h"
+#include "kernels/quantized/util/channel_params.h"
+#include "runtime/core/error.h"
+#include "runtime/kernel/kernel_args.h"
+
+namespace ember {
+namespace optimized {
+
+struct Int8ConvShape {
+  int32_t C, H, W;  // input channels and plane
+  int32_t OC, Cg, KH, KW;
+  int32_t OH, OW;
+  int32_t sh, sw, ph, pw, dh, dw;
+  int32_t groups;
+};
+
+enum class Int8ConvPath : int32_t { kScalar = 0, kGemm = 1, kDepthwise = 2 };
+
+struct Int8ConvPlan {
+  Int8ConvPath path;
+  Int8Level level;
+  Int8Tile tile;
+  // gemm
+  int32_t taps;           // Cg * KH * KW
+  int32_t k_groups;       // taps in groups of tile.group, rounded up
+  int32_t blocks;         // weight blocks of tile.rows output channels per conv group
+  int32_t panel_vectors;  // pixel vectors gathered per panel
+  // depthwise
+  int32_t kw_groups;             // a kernel row's taps in groups of tile.group, rounded up
+  int32_t plane_rows, plane_cols;  // the bordered plane
+  size_t plane_bytes;            // its size with the slack the last row's vectors read past it
+  size_t scratch;
+  size_t weight_bytes;  // packed weights kept in the state
+};
+
+// The path a call takes on `level`; shapes the checks refuse are never planned (callers check first).
+Int8ConvPlan plan_int8_conv(const Int8ConvShape& s, Int8Level level);
+
+// The state of the int8 convolution: kernels/quantized's (header and ChannelParams, so a call handed on to the
+// scalar kernel finds its own state), then this header, the requantization of each output channel in the form the
+// vector code takes it, and the weights packed for the tier's tiles.
+struct Int8ConvHeader {
+  int32_t level;  // Int8Level the weights were packed for; execute runs that tier
+  int32_t path;   // Int8ConvPath
+  int32_t weights_offset;  // bytes from the state's start to the packed weights
+  int32_t reserved[5];
+};
+
+// One output channel's requantization: the int32 sum of the tier's products plus `correction` is the scalar kernel's
+// accumulator (bias plus the products of x - zero_point), then RequantSteps. `exact` when that sum cannot overflow
+// int32 (|correction| plus the products' bound fits); otherwise the channel is finished in 64 bits (finish.h).
+struct RowFinish {
+  int32_t correction;
+  int32_t multiplier;
+  int16_t left, right;
+  int32_t exact;
+};
+static_assert(sizeof(Int8ConvHeader) == 32 && sizeof(RowFinish) == 16, "state is planned in 16-byte units");
+
+inline const Int8ConvHeader* int8_conv_header(const quantized::RequantHeader* q) {
+  return reinterpret_cast<const Int8ConvHeader*>(quantized::channel_params(q) + q->channels);
+}
+inline const RowFinish* row_finish(const quantized::RequantHeader* q) {
+  return reinterpret_cast<const RowFinish*>(int8_conv_header(q) + 1);
+}
+
+// The shape a conv2d instruction states (ember_quantized::conv2d.out's arguments), for the memory function and the
+// prepare step; false when the checks would refuse it.
+bool int8_conv_shape_from_args(const KernelArgs& args, Int8ConvShape* s);
+
+KernelMemory int8_conv_memory(const KernelArgs& args, const quantized::RequantArgs& at);
+Error int8_conv_prepare(const KernelArgs& args, const quantized::RequantArgs& at, void* state);
+
+// Per-channel requantization for `count` channels from their ChannelParams, for activations carrying `offset`.
+void derive_row_finish(const quantized::RequantHeader& q, const quantized::ChannelParams* params, const int8_t* weights,
+                       int64_t taps, int32_t offset, int64_t count, RowFinish* out);
+
+}  // namespace optimized
+}  // namespace ember

@@ -1,0 +1,76 @@
+// The arithmetic of each int8 tier (level.h), one translation unit per instruction set (x86_512.cc, x86_256.inc
+// through x86_avxvnni.cc and x86_avx2.cc, neon.inc through neon.cc and neon_dot.cc), behind one table per tier.
+// Everything here is planned by conv.h and gathered by panel.h; these only compute and store.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/optimized/int8/conv.h"
+#include "kernels/optimized/int8/finish.h"
+#include "kernels/quantized/util/channel_params.h"
+
+namespace ember {
+namespace optimized {
+
+// One panel of gathered pixels against every weight block of one convolution group.
+struct GemmTask {
+  const uint8_t* panel;  // [vectors][k_groups][lanes * 4 bytes] (panel.h)
+  int32_t vectors;       // pixel vectors in the panel
+  int32_t pixels;        // pixels in it (the last vector may be partial)
+  int32_t k_groups;
+  const int8_t* weights;  // this group's blocks: [blocks][k_groups][tile.rows][4 bytes]
+  int32_t rows;           // output channels of the group
+  const RowFinish* finish;                 // the group's first channel's
+  const quantized::ChannelParams* params;  // the same channels', for those finished in 64 bits
+  int32_t zero_point_plus_offset;
+  OutputRange range;
+  int8_t* out;         // the group's first output channel, at the panel's first pixel
+  int64_t out_stride;  // elements between output channels (the output plane)
+};
+
+// One output channel of a depthwise convolution over its input channel's bordered plane.
+struct DepthwiseTask {
+  const uint8_t* plane;  // bordered plane: elements as the tier's dot product takes them (conv.h, depthwise)
+  int32_t plane_cols;    // elements per bordered row
+  int32_t OH, OW, sh, sw, dh, dw, KH, KW;
+  int32_t kw_groups;
+  const uint8_t* weights;  // tier layout: [KH][kw_groups] of 4 bytes (NEON without SDOT: the OIHW row itself)
+  const RowFinish* finish;
+  const quantized::ChannelParams* params;
+  int32_t zero_point_plus_offset;
+  OutputRange range;
+  int8_t* out;  // the output plane
+};
+
+struct TierKernels {
+  void (*gemm)(const GemmTask& task);
+  void (*depthwise)(const DepthwiseTask& task);
+  // The raw dot products (no correction) of one input row against `rows` weight rows of `n` products each. The
+  // row is as the tier takes it (x86 dot tiers: offset by 128, in scratch).
+  void (*dot_rows)(const uint8_t* x, const int8_t* w, int32_t n, int32_t rows, int32_t* sums);
+};
+
+// nullptr where the tier is not built (another architecture).
+const TierKernels* x86_512_kernels();
+const TierKernels* x86_avxvnni_kernels();
+const TierKernels* x86_avx2_kernels();
+const TierKernels* neon_dot_kernels();
+const TierKernels* neon_kernels();
+
+inline const TierKernels* tier_kernels(Int8Level level) {
+  switch (level) {
+#if defined(__aarch64__)
+    case Int8Level::kDot: return neon_dot_kernels();
+    case Int8Level::kWide16: return neon_kernels();
+#else
+    case Int8Level::kDot512: return x86_512_kernels();
+    case Int8Level::kDot: return x86_avxvnni_kernels();
+    case Int8Level::kWide16: return x86_avx2_kernels();
+#endif
+    default: return nullptr;
+  }
+}
+
+}  // namespace optimized
+}  // namespace ember

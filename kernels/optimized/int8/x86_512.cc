@@ -1,0 +1,253 @@
+// The kDot512 tier (level.h): AVX512-VNNI's VPDPBUSD on 512-bit vectors, sixteen output pixels per vector. The
+// activations come offset by 128 (unsigned bytes), the weights are signed; each 32-bit lane sums four products.
+// Compiled for those instructions as a whole file (as compute/gemm_avx512.cc); only int8_level() sends work here.
+#include "kernels/optimized/int8/tier_kernels.h"
+
+#if defined(__x86_64__)
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))), \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
+// gcc 12 warns that its own avx512fintrin.h reads an undefined vector it means to leave undefined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "compute/simd.h"
+
+namespace ember {
+namespace optimized {
+namespace {
+
+constexpr int kRows = 8;     // output channels per register tile (Int8Tile::rows)
+constexpr int kVectors = 3;  // pixel vectors per register tile (Int8Tile::max_vectors)
+constexpr int kLanes = 16;
+
+EMBER_ALWAYS_INLINE int32_t load32(const void* p) {
+  int32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+// One channel's requantization on sixteen lanes (finish.h's finish_exact, step by step).
+struct Finish16 {
+  __m512i multiplier, round_mask, round_half, lo, hi, zero_point;
+  __m128i left, right;
+
+  Finish16(const RowFinish& f, const OutputRange& r) {
+    multiplier = _mm512_set1_epi32(f.multiplier);
+    const int32_t mask = static_cast<int32_t>((int64_t{1} << f.right) - 1);
+    round_mask = _mm512_set1_epi32(mask);
+    round_half = _mm512_set1_epi32(mask >> 1);
+    lo = _mm512_set1_epi32(r.lo - r.zero_point);
+    hi = _mm512_set1_epi32(r.hi - r.zero_point);
+    zero_point = _mm512_set1_epi32(r.zero_point);
+    left = _mm_cvtsi32_si128(f.left);
+    right = _mm_cvtsi32_si128(f.right);
+  }
+
+  // The sum (correction included) to output values in int32 lanes, already clamped.
+  EMBER_ALWAYS_INLINE __m512i apply(__m512i sum) const {
+    // An exact channel's sum shifted left cannot overflow (RowFinish::exact).
+    const __m512i x = _mm512_sll_epi32(sum, left);
+    // The rounding doubling high multiply: (x * m + 2^30) >> 31 for the even lanes' and the odd lanes' products.
+    const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
+    const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, multiplier), nudge), 31);
+    const __m512i odd =
+        _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), multiplier), nudge), 1);
+    const __m512i high = _mm512_mask_blend_epi32(0xAAAA, even, odd);
+    // The rounding right shift, ties away from zero: up when the remainder exceeds half (half and one more for a
+    // negative value).
+    const __m512i remainder = _mm512_and_si512(high, round_mask);
+    const __m512i threshold = _mm512_sub_epi32(round_half, _mm512_srai_epi32(high, 31));
+    const __mmask16 up = _mm512_cmpgt_epi32_mask(remainder, threshold);
+    __m512i q = _mm512_sra_epi32(high, right);
+    q = _mm512_mask_add_epi32(q, up, q, _mm512_set1_epi32(1));
+    q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+    return _mm512_add_epi32(q, zero_point);
+  }
+};
+
+EMBER_ALWAYS_INLINE __mmask16 first_lanes(int32_t n) {
+  return n >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// The sums of a channel finished in 64 bits (RowFinish::exact false): spilled, then finish.h's scalar steps.
+EMBER_ALWAYS_INLINE void finish_slow(__m512i sum, int32_t n, const RowFinish& f, const quantized::ChannelParams& c,
+                                     int32_t zp_offset, const OutputRange& r, int8_t* out) {
+  alignas(64) int32_t raw[kLanes];
+  _mm512_store_si512(raw, sum);
+  finish_row_scalar(raw, n, f, c, zp_offset, r, out);
+}
+
+// kRows x NV sums over the whole reduction: panel vectors `a` (NV of them, a_step bytes apart), weights `w`.
+template <int NV>
+EMBER_ALWAYS_INLINE void tile_sums(const uint8_t* a, size_t a_step, const int8_t* w, int32_t k_groups,
+                                   const RowFinish* f, int32_t rows, __m512i (&acc)[kRows][NV]) {
+  EMBER_UNROLL for (int m = 0; m < kRows; ++m) {
+    // Rows past the group's channels have zero weights: their sums are never stored.
+    const __m512i init = _mm512_set1_epi32(m < rows ? f[m].correction : 0);
+    EMBER_UNROLL for (int v = 0; v < NV; ++v) acc[m][v] = init;
+  }
+  for (int32_t q = 0; q < k_groups; ++q) {
+    __m512i x[NV];
+    EMBER_UNROLL for (int v = 0; v < NV; ++v) x[v] = _mm512_loadu_si512(a + v * a_step + q * 64);
+    EMBER_UNROLL for (int m = 0; m < kRows; ++m) {
+      const __m512i b = _mm512_set1_epi32(load32(w + (q * kRows + m) * 4));
+      EMBER_UNROLL for (int v = 0; v < NV; ++v) acc[m][v] = _mm512_dpbusd_epi32(acc[m][v], x[v], b);
+    }
+  }
+}
+
+template <int NV>
+void gemm_tile(const GemmTask& t, int32_t j0, int32_t block) {
+  const size_t a_step = static_cast<size_t>(t.k_groups) * 64;
+  const int32_t c0 = block * kRows;
+  const int32_t rows = t.rows - c0 < kRows ? t.rows - c0 : kRows;
+  __m512i acc[kRows][NV];
+  tile_sums<NV>(t.panel + j0 * a_step, a_step, t.weights + static_cast<size_t>(block) * t.k_groups * kRows * 4,
+                t.k_groups, t.finish + c0, rows, acc);
+  for (int m = 0; m < rows; ++m) {
+    const RowFinish& f = t.finish[c0 + m];
+    int8_t* o = t.out + (c0 + m) * t.out_stride + j0 * kLanes;
+    if (!f.exact) {
+      for (int v = 0; v < NV; ++v) {
+        const int32_t n = t.pixels - (j0 + v) * kLanes;
+        finish_slow(acc[m][v], n < kLanes ? n : kLanes, f, t.params[c0 + m], t.zero_point_plus_offset, t.range,
+                    o + v * kLanes);
+      }
+      continue;
+    }
+    const Finish16 fin(f, t.range);
+    for (int v = 0; v < NV; ++v) {
+      const int32_t n = t.pixels - (j0 + v) * kLanes;
+      _mm512_mask_cvtepi32_storeu_epi8(o + v * kLanes, first_lanes(n), fin.apply(acc[m][v]));
+    }
+  }
+}
+
+void gemm(const GemmTask& t) {
+  const int32_t blocks = (t.rows + kRows - 1) / kRows;
+  for (int32_t j0 = 0; j0 < t.vectors; j0 += kVectors) {
+    const int32_t nv = t.vectors - j0 < kVectors ? t.vectors - j0 : kVectors;
+    for (int32_t b = 0; b < blocks; ++b) {
+      if (nv == 3) {
+        gemm_tile<3>(t, j0, b);
+      } else if (nv == 2) {
+        gemm_tile<2>(t, j0, b);
+      } else {
+        gemm_tile<1>(t, j0, b);
+      }
+    }
+  }
+}
+
+// Depthwise: sixteen outputs of a row per vector, four per 128-bit lane. Lane l's windows start 4 * l * sw bytes
+// into the loaded row: VPERMD brings that dword and the next three into the lane, then VPSHUFB puts output j's
+// taps i (bytes j * sw + i * dw) into its 32-bit lane.
+void depthwise(const DepthwiseTask& t) {
+  alignas(64) int32_t dword_index[16];
+  alignas(64) int8_t byte_index[64];
+  for (int l = 0; l < 4; ++l) {
+    for (int i = 0; i < 4; ++i) dword_index[l * 4 + i] = l * t.sw + i;
+    for (int j = 0; j < 4; ++j) {
+      for (int i = 0; i < 4; ++i) byte_index[l * 16 + j * 4 + i] = static_cast<int8_t>(j * t.sw + i * t.dw);
+    }
+  }
+  const __m512i permute = _mm512_load_si512(dword_index), shuffle = _mm512_load_si512(byte_index);
+  const RowFinish& f = *t.finish;
+  const Finish16 fin(f, t.range);
+  const __m512i init = _mm512_set1_epi32(f.correction);
+  for (int32_t oh = 0; oh < t.OH; ++oh) {
+    const uint8_t* top = t.plane + static_cast<size_t>(oh) * t.sh * t.plane_cols;
+    int8_t* o = t.out + static_cast<size_t>(oh) * t.OW;
+    for (int32_t ow0 = 0; ow0 < t.OW; ow0 += kLanes) {
+      __m512i acc = init;
+      const uint8_t* base = top + static_cast<size_t>(ow0) * t.sw;
+      for (int32_t kh = 0; kh < t.KH; ++kh) {
+        const uint8_t* row = base + static_cast<size_t>(kh) * t.dh * t.plane_cols;
+        for (int32_t g = 0; g < t.kw_groups; ++g) {
+          const __m512i x = _mm512_loadu_si512(row + g * 4 * t.dw);
+          const __m512i windows = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(permute, x), shuffle);
+          acc = _mm512_dpbusd_epi32(acc, windows, _mm512_set1_epi32(load32(t.weights + (kh * t.kw_groups + g) * 4)));
+        }
+      }
+      const int32_t n = t.OW - ow0 < kLanes ? t.OW - ow0 : kLanes;
+      if (f.exact) {
+        _mm512_mask_cvtepi32_storeu_epi8(o + ow0, first_lanes(n), fin.apply(acc));
+      } else {
+        finish_slow(acc, n, f, *t.params, t.zero_point_plus_offset, t.range, o + ow0);
+      }
+    }
+  }
+}
+
+// Linear: each weight row against the offset input row, 64 products per instruction, four rows per pass so the
+// input's loads are shared; the tail through masked loads (zero bytes add nothing).
+void dot_rows(const uint8_t* x, const int8_t* w, int32_t n, int32_t rows, int32_t* sums) {
+  const int32_t whole = n & ~63;
+  const __mmask64 tail = n - whole == 0 ? 0 : (~__mmask64{0} >> (64 - (n - whole)));
+  int32_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const int8_t* w0 = w + static_cast<size_t>(r) * n;
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    for (int32_t k = 0; k < whole; k += 64) {
+      const __m512i xv = _mm512_loadu_si512(x + k);
+      a0 = _mm512_dpbusd_epi32(a0, xv, _mm512_loadu_si512(w0 + k));
+      a1 = _mm512_dpbusd_epi32(a1, xv, _mm512_loadu_si512(w0 + n + k));
+      a2 = _mm512_dpbusd_epi32(a2, xv, _mm512_loadu_si512(w0 + 2 * n + k));
+      a3 = _mm512_dpbusd_epi32(a3, xv, _mm512_loadu_si512(w0 + 3 * n + k));
+    }
+    if (tail) {
+      const __m512i xv = _mm512_maskz_loadu_epi8(tail, x + whole);
+      a0 = _mm512_dpbusd_epi32(a0, xv, _mm512_maskz_loadu_epi8(tail, w0 + whole));
+      a1 = _mm512_dpbusd_epi32(a1, xv, _mm512_maskz_loadu_epi8(tail, w0 + n + whole));
+      a2 = _mm512_dpbusd_epi32(a2, xv, _mm512_maskz_loadu_epi8(tail, w0 + 2 * n + whole));
+      a3 = _mm512_dpbusd_epi32(a3, xv, _mm512_maskz_loadu_epi8(tail, w0 + 3 * n + whole));
+    }
+    sums[r] = _mm512_reduce_add_epi32(a0);
+    sums[r + 1] = _mm512_reduce_add_epi32(a1);
+    sums[r + 2] = _mm512_reduce_add_epi32(a2);
+    sums[r + 3] = _mm512_reduce_add_epi32(a3);
+  }
+  for (; r < rows; ++r) {
+    const int8_t* wr = w + static_cast<size_t>(r) * n;
+    __m512i a = _mm512_setzero_si512();
+    for (int32_t k = 0; k < whole; k += 64) {
+      a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(x + k), _mm512_loadu_si512(wr + k));
+    }
+    if (tail)
+      a = _mm512_dpbusd_epi32(a, _mm512_maskz_loadu_epi8(tail, x + whole), _mm512_maskz_loadu_epi8(tail, wr + whole));
+    sums[r] = _mm512_reduce_add_epi32(a);
+  }
+}
+
+const TierKernels kKernels = {&gemm, &depthwise, &dot_rows};
+
+}  // namespace
+
+const TierKernels* x86_512_kernels() { return &kKernels; }
+
+}  // namespace optimized
+}  // namespace ember
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#else  // not x86-64
+
+namespace ember {
+namespace optimized {
+const TierKernels* x86_512_kernels() { return nullptr; }
+}  // namespace optimized
+}  // namespace ember
+
+#endif
