@@ -61,6 +61,10 @@ Error quantized_linear_prepare(const KernelArgs& args, void* state);
 void quantized_linear_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
                           const Tensor& weight, const Tensor& weight_scales, const Tensor* bias, double output_scale,
                           int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
+// op_quantized_add.cc
+void quantized_add_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point,
+                       const Tensor& other, double other_scale, int64_t other_zero_point, double output_scale,
+                       int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
 
 // op_pool.cc
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,

@@ -74,23 +74,25 @@ void run_depthwise(const ConvCall& c, const int8_t* x, int8_t* o) {
   const Int8ConvPlan& p = c.plan;
   const int32_t multiplier = s.OC / s.C;
   DepthwiseTask t{};
-  t.plane = c.scratch;
-  t.plane_cols = p.plane_cols;
-  t.OH = s.OH, t.OW = s.OW, t.sh = s.sh, t.sw = s.sw, t.dh = s.dh, t.dw = s.dw, t.KH = s.KH, t.KW = s.KW;
-  t.kw_groups = p.kw_groups;
+  t.H = s.H, t.W = s.W, t.ph = s.ph, t.pw = s.pw, t.zero_point = c.q.input_zero_point;
+  t.OH = s.OH, t.OW = s.OW, t.sh = s.sh, t.sw = s.sw, t.dh = s.dh, t.dw = s.dw, t.KH = s.KH;
+  t.kw_groups = p.kw_groups, t.group_step = p.group_step, t.window_rows = p.window_rows;
+  t.window_pitch = p.window_pitch, t.plane_cols = p.plane_cols;
+  t.outputs = multiplier;
   t.zero_point_plus_offset = c.q.input_zero_point + p.tile.offset;
   t.range = output_range(c.q);
+  t.plane = c.scratch;
+  t.plane_elements = p.plane_bytes / (p.tile.group == 2 ? 2 : 1);
+  t.windows = c.scratch + p.plane_bytes;
   const quantized::ChannelParams* params = quantized::channel_params(&c.q);
   for (int32_t ch = 0; ch < s.C; ++ch) {
-    border_plane(s, p, x + static_cast<size_t>(ch) * s.H * s.W, c.q.input_zero_point, c.scratch);
-    for (int32_t m = 0; m < multiplier; ++m) {
-      const int32_t oc = ch * multiplier + m;
-      t.weights = c.weights + static_cast<size_t>(oc) * s.KH * p.kw_groups * 4;
-      t.finish = c.finish + oc;
-      t.params = params + oc;
-      t.out = o + static_cast<size_t>(oc) * s.OH * s.OW;
-      c.k.depthwise(t);
-    }
+    const int32_t oc = ch * multiplier;
+    t.x = x + static_cast<size_t>(ch) * s.H * s.W;
+    t.weights = c.weights + static_cast<size_t>(oc) * s.KH * p.kw_groups * 4;
+    t.finish = c.finish + oc;
+    t.params = params + oc;
+    t.out = o + static_cast<size_t>(oc) * s.OH * s.OW;
+    c.k.depthwise(t);
   }
 }
 

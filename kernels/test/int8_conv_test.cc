@@ -352,6 +352,43 @@ TEST(Int8Linear, MatchesTheScalarKernel) {
   }
 }
 
+// Add: lengths around each tier's vector, scales either way round, an output multiplier above 1 (its left shift
+// saturates), zero points at both ends, a clamped range.
+TEST(Int8Add, MatchesTheScalarKernel) {
+  struct Scales {
+    double self, other, out;
+  };
+  for (int32_t n : {1, 7, 8, 15, 16, 17, 100, 1000}) {
+    for (const Scales sc : {Scales{0.02, 0.03, 0.05}, Scales{0.1, 0.01, 0.04}, Scales{0.5, 0.5, 0.125},
+                            Scales{0.03, 0.02, 1e-8}, Scales{1.0, 1e-4, 3.0}}) {
+      for (int32_t zp : {-128, 5, 127}) {
+        Owned<int8_t> a(ScalarType::Char, {n}, random_bytes(static_cast<size_t>(n)));
+        Owned<int8_t> b(ScalarType::Char, {n}, random_bytes(static_cast<size_t>(n)));
+        Owned<int8_t> got(ScalarType::Char, {n}), want(ScalarType::Char, {n});
+        const int32_t lo = zp == 5 ? -20 : -128, hi = zp == 5 ? 90 : 127;
+        ASSERT_EQ(testing::run([&](KernelContext& c) {
+                    quantized::add_out(c, a.t, sc.self, zp, b.t, sc.other, -zp / 2, sc.out, -1 - zp, lo, hi, want.t);
+                  }),
+                  Error::Ok)
+            << testing::last_log();
+        for (Int8Level level : tiers()) {
+          optimized::limit_int8_level(level);
+          memset(got.data.data(), 0x5A, got.data.size());
+          ASSERT_EQ(testing::run([&](KernelContext& c) {
+                      optimized::quantized_add_out(c, a.t, sc.self, zp, b.t, sc.other, -zp / 2, sc.out, -1 - zp, lo, hi,
+                                                   got.t);
+                    }),
+                    Error::Ok)
+              << testing::last_log();
+          EXPECT_EQ(got.data, want.data) << "n " << n << " scales " << sc.self << ", " << sc.other << " -> " << sc.out
+                                         << " zp " << zp << " on " << optimized::int8_level_name(level);
+        }
+        optimized::limit_int8_level(Int8Level::kDot512);
+      }
+    }
+  }
+}
+
 TEST(Int8Conv, EveryTierThisCpuHasRuns) {
   // Not a check of the kernels: a record, in the log, of which tiers the tests above covered here.
   const std::vector<Int8Level> t = tiers();

@@ -14,22 +14,23 @@ namespace {
 // block passes over it, and the whole panel in L2.
 constexpr size_t kPanelBudget = 128 * 1024;
 
-// Whether the depthwise kernels of `level` can gather the taps of stride sw and dilation dw with their shuffles
-// (tier_kernels.h): every window of a 128-bit lane's four outputs inside the 16 bytes the lane starts from.
+// Whether the depthwise kernels of `level` can build windows for stride sw and dilation dw (tier_kernels.h): a
+// vector of windows comes from one load, each 128-bit lane's four windows from the 16 bytes it starts at, and the
+// groups of a kernel row lie a whole number of windows apart.
 bool depthwise_fits(const Int8ConvShape& s, Int8Level level) {
   if (s.Cg != 1 || s.groups <= 1) return false;
   const int32_t sw = s.sw, dw = s.dw;
-  if (sw > 16 || dw > 16) return false;
+  if (sw > 16 || dw > 16 || (int8_tile(level).group * dw) % sw != 0) return false;
 #if defined(__aarch64__)
-  if (level == Int8Level::kWide16) return 7 * sw + 1 <= 16;  // eight outputs' taps from one 16-byte load
-  return 3 * sw + 3 * dw + 1 <= 16;
+  (void)level;
+  return 3 * sw + 3 * dw + 1 <= 16;  // four windows of four bytes from one 16-byte load
 #else
   if (level == Int8Level::kWide16) return 3 * sw + dw <= 7 && sw <= 2;  // int16 elements, pairs
   return 3 * sw + 3 * dw + 1 <= 16 && sw <= 4;
 #endif
 }
 
-// Bytes per element of the depthwise plane.
+// Bytes per element of a depthwise row: int16 for kWide16 on x86 (pairs of them per window), bytes elsewhere.
 int32_t element_bytes(const Int8Tile& t) { return t.group == 2 ? 2 : 1; }
 
 int32_t ceil_div(int64_t a, int64_t b) { return static_cast<int32_t>((a + b - 1) / b); }
@@ -52,13 +53,16 @@ Int8ConvPlan plan_int8_conv(const Int8ConvShape& s, Int8Level level) {
   if (depthwise_fits(s, level)) {
     p.path = Int8ConvPath::kDepthwise;
     p.kw_groups = ceil_div(s.KW, t.group);
-    p.plane_rows = s.H + 2 * s.ph;
+    p.group_step = t.group * s.dw / s.sw;
+    p.window_rows = (s.OH - 1) * s.sh + (s.KH - 1) * s.dh + 1;
+    const int32_t lanes = t.lanes;
+    p.window_pitch = (ceil_div(s.OW, lanes) + ceil_div(int64_t{p.kw_groups - 1} * p.group_step, lanes)) * lanes;
+    // A vector of windows loads a whole vector from its first window's first element: the last row's reach past
+    // the plane.
     p.plane_cols = s.W + 2 * s.pw;
-    const int32_t es = element_bytes(t);
-    // The last vectors of the last row load whole vectors from where their windows start.
-    const size_t slack = (static_cast<size_t>(t.lanes) * (8 + s.sw + t.group * s.dw) + 16) * es;
-    p.plane_bytes = (static_cast<size_t>(p.plane_rows) * p.plane_cols * es + slack + 15) & ~size_t{15};
-    p.scratch = p.plane_bytes;
+    const size_t slack = static_cast<size_t>(p.window_pitch) * s.sw + 4 * lanes;
+    p.plane_bytes = ((static_cast<size_t>(p.window_rows) * p.plane_cols + slack) * element_bytes(t) + 15) & ~size_t{15};
+    p.scratch = p.plane_bytes + static_cast<size_t>(p.window_rows) * p.window_pitch * 4;
     p.weight_bytes = static_cast<size_t>(s.OC) * s.KH * p.kw_groups * 4;
     return p;
   }

@@ -7,8 +7,11 @@
 //              zero point, which stands for real 0), the reduction dim packed in groups of the tier's dot product,
 //              then register tiles of output channels x pixels summed over the whole reduction in int32;
 //   depthwise  one input channel per group (a channel multiplier allowed) at strides and dilations whose taps a
-//              vector shuffle can gather: each input plane copied once into a plane bordered with the zero point,
-//              then each output row summed from shuffled windows of it, a group of taps per dot product.
+//              vector shuffle can gather: each input plane is copied bordered with the zero point, then each of its
+//              rows becomes a row of windows
+//              (the 32-bit lane of output column c holds the taps a dot product takes at c, tile.group of them),
+//              once per input channel; every output row then sums whole vectors of windows, one dot product per
+//              group of taps and kernel row, with no shuffle left in its loop.
 // Both end in the same requantization as kernels/quantized (finish.h), so every path gives the scalar kernel's bits.
 #pragma once
 
@@ -43,9 +46,12 @@ struct Int8ConvPlan {
   int32_t blocks;         // weight blocks of tile.rows output channels per conv group
   int32_t panel_vectors;  // pixel vectors gathered per panel
   // depthwise
-  int32_t kw_groups;             // a kernel row's taps in groups of tile.group, rounded up
-  int32_t plane_rows, plane_cols;  // the bordered plane
-  size_t plane_bytes;            // its size with the slack the last row's vectors read past it
+  int32_t kw_groups;      // a kernel row's taps in groups of tile.group, rounded up
+  int32_t group_step;     // windows between one group of taps and the next (tile.group * dw / sw)
+  int32_t window_rows;    // input rows (bordered) the outputs read
+  int32_t window_pitch;   // windows per row: the output row in whole vectors and the last group's reach
+  int32_t plane_cols;     // elements per bordered input row
+  size_t plane_bytes;     // the bordered plane (window_rows rows) and the slack its last windows read past it
   size_t scratch;
   size_t weight_bytes;  // packed weights kept in the state
 };

@@ -156,36 +156,5 @@ void gather_panel(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t
   }
 }
 
-void border_plane(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t* x, int32_t zero_point,
-                  uint8_t* plane) {
-  const Form form = form_of(plan);
-  const int32_t cols = plan.plane_cols;
-  const int8_t zp = static_cast<int8_t>(zero_point);
-  if (form == Form::kInt16) {
-    int16_t* p = reinterpret_cast<int16_t*>(plane);
-    const size_t total = plan.plane_bytes / 2;
-    for (size_t i = 0; i < total; ++i) p[i] = zp;
-    for (int32_t h = 0; h < s.H; ++h) {
-      int16_t* dst = p + static_cast<size_t>(h + s.ph) * cols + s.pw;
-      const int8_t* src = x + static_cast<size_t>(h) * s.W;
-      for (int32_t w = 0; w < s.W; ++w) dst[w] = src[w];
-    }
-    return;
-  }
-  const uint8_t flip = form == Form::kOffsetBytes ? 0x80 : 0;
-  const uint8_t border = static_cast<uint8_t>(zp) ^ flip;
-  // The border rows, and the slack after the plane that the last vectors read.
-  memset(plane, border, static_cast<size_t>(s.ph) * cols + s.pw);
-  const size_t bottom = static_cast<size_t>(s.ph + s.H) * cols - s.pw;
-  memset(plane + bottom, border, plan.plane_bytes - bottom);
-  for (int32_t h = 0; h < s.H; ++h) {
-    uint8_t* dst = plane + static_cast<size_t>(h + s.ph) * cols + s.pw;
-    const uint8_t* src = reinterpret_cast<const uint8_t*>(x) + static_cast<size_t>(h) * s.W;
-    for (int32_t w = 0; w < s.W; ++w) dst[w] = src[w] ^ flip;
-    // This row's right border and the next row's left one.
-    if (h + 1 < s.H) memset(dst + s.W, border, 2 * static_cast<size_t>(s.pw));
-  }
-}
-
 }  // namespace optimized
 }  // namespace ember

@@ -1,7 +1,7 @@
-// What the int8 tiers read, gathered from the NCHW input: the GEMM path's panels (a block of output pixels' taps,
-// the im2col matrix without storing it whole) and the depthwise path's bordered planes. Both fill the padding with
-// the input zero point, which stands for real 0, so the correction bias - zero_point * sum(w) holds at every
-// output, as in kernels/quantized/op_conv2d.cc where padded taps are skipped.
+// What the GEMM path of the int8 tiers reads, gathered from the NCHW input: panels, a block of output pixels' taps
+// (the im2col matrix without storing it whole). The padding holds the input zero point, which stands for real 0,
+// so the correction bias - zero_point * sum(w) holds at every output, as in kernels/quantized/op_conv2d.cc where
+// padded taps are skipped. (The depthwise path builds its windows in the tiers' own code, tier_kernels.h.)
 //
 // A panel holds, per pixel vector j and reduction group q, the vector's pixels' four bytes of that group:
 // panel[(j * k_groups + q) * lanes * 4 + pixel * 4 ...], in the tier's element form (Int8Tile: offset by 128 as
@@ -28,11 +28,6 @@ inline size_t panel_bytes(const Int8ConvPlan& plan, int32_t vectors) {
 inline size_t panel_rows_bytes(const Int8ConvPlan& plan, int32_t vectors) {
   return (static_cast<size_t>(vectors) * plan.tile.lanes * plan.tile.group + 15) & ~size_t{15};
 }
-
-// One input plane (H x W) into plan.plane_rows x plan.plane_cols elements bordered by the zero point, in the
-// depthwise kernels' element form (the panel's, one element per tap).
-void border_plane(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t* x, int32_t zero_point,
-                  uint8_t* plane);
 
 }  // namespace optimized
 }  // namespace ember

@@ -9,6 +9,7 @@
 #include "kernels/optimized/int8/conv.h"
 #include "kernels/optimized/int8/finish.h"
 #include "kernels/quantized/util/channel_params.h"
+#include "kernels/quantized/util/geometry.h"
 
 namespace ember {
 namespace optimized {
@@ -29,18 +30,22 @@ struct GemmTask {
   int64_t out_stride;  // elements between output channels (the output plane)
 };
 
-// One output channel of a depthwise convolution over its input channel's bordered plane.
+// One input channel of a depthwise convolution and its output channels (the channel multiplier's).
 struct DepthwiseTask {
-  const uint8_t* plane;  // bordered plane: elements as the tier's dot product takes them (conv.h, depthwise)
-  int32_t plane_cols;    // elements per bordered row
-  int32_t OH, OW, sh, sw, dh, dw, KH, KW;
-  int32_t kw_groups;
-  const uint8_t* weights;  // tier layout: [KH][kw_groups] of 4 bytes (NEON without SDOT: the OIHW row itself)
-  const RowFinish* finish;
+  const int8_t* x;  // the input plane, H x W
+  int32_t H, W, ph, pw, zero_point;
+  int32_t OH, OW, sh, sw, dh, dw, KH;
+  int32_t kw_groups, group_step, window_rows, window_pitch, plane_cols;
+  int32_t outputs;          // output channels of this input channel
+  const uint8_t* weights;   // the first one's packed taps: [KH][kw_groups][4 bytes], then the next one's
+  const RowFinish* finish;  // the first one's
   const quantized::ChannelParams* params;
   int32_t zero_point_plus_offset;
   OutputRange range;
-  int8_t* out;  // the output plane
+  int8_t* out;  // the first one's output plane (the next ones follow)
+  uint8_t* plane;    // scratch: the bordered plane, window_rows x plane_cols elements and slack (conv.h)
+  size_t plane_elements;
+  uint8_t* windows;  // scratch: window_rows x window_pitch windows of 4 bytes
 };
 
 struct TierKernels {
@@ -49,6 +54,8 @@ struct TierKernels {
   // The raw dot products (no correction) of one input row against `rows` weight rows of `n` products each. The
   // row is as the tier takes it (x86 dot tiers: offset by 128, in scratch).
   void (*dot_rows)(const uint8_t* x, const int8_t* w, int32_t n, int32_t rows, int32_t* sums);
+  // ember_quantized::add over n elements: quantized::add_one's steps on lanes.
+  void (*add)(const int8_t* a, const int8_t* b, int64_t n, const quantized::AddPlan& plan, int8_t* out);
 };
 
 // nullptr where the tier is not built (another architecture).

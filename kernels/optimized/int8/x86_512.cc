@@ -147,10 +147,30 @@ void gemm(const GemmTask& t) {
   }
 }
 
-// Depthwise: sixteen outputs of a row per vector, four per 128-bit lane. Lane l's windows start 4 * l * sw bytes
-// into the loaded row: VPERMD brings that dword and the next three into the lane, then VPSHUFB puts output j's
-// taps i (bytes j * sw + i * dw) into its 32-bit lane.
-void depthwise(const DepthwiseTask& t) {
+// Depthwise, in two steps per input channel (tier_kernels.h). Windows: each bordered input row (offset bytes) becomes
+// a row of windows, sixteen per vector: lane l of a 128-bit lane's four windows starts 4 * l * sw bytes into the
+// load, VPERMD brings that dword and the next three into the lane, VPSHUFB puts window j's taps (bytes j * sw +
+// i * dw) into its 32-bit lane. Sums: every output row is then whole vectors of windows, one VPDPBUSD per kernel row
+// and group of four taps, the weights in registers for the common kernels.
+// The plane bordered with the zero point (offset bytes), then each of its rows as windows. The whole plane is
+// written before any window is read from it: a load right after the stores it spans would wait for them.
+void build_windows(const DepthwiseTask& t) {
+  const uint8_t border = static_cast<uint8_t>(t.zero_point) ^ 0x80;
+  const int32_t cols = t.plane_cols, W = t.W, pw = t.pw, ph = t.ph, H = t.H;
+  memset(t.plane, border, t.plane_elements);
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int32_t r = 0; r < t.window_rows; ++r) {
+    const int32_t ih = r - ph;
+    if (ih < 0 || ih >= H) continue;
+    const int8_t* src = t.x + static_cast<size_t>(ih) * W;
+    uint8_t* dst = t.plane + static_cast<size_t>(r) * cols + pw;
+    int32_t w = 0;
+    for (; w + 64 <= W; w += 64) _mm512_storeu_si512(dst + w, _mm512_xor_si512(_mm512_loadu_si512(src + w), flip));
+    if (w < W) {
+      const __mmask64 m = ~__mmask64{0} >> (64 - (W - w));
+      _mm512_mask_storeu_epi8(dst + w, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + w), flip));
+    }
+  }
   alignas(64) int32_t dword_index[16];
   alignas(64) int8_t byte_index[64];
   for (int l = 0; l < 4; ++l) {
@@ -160,29 +180,75 @@ void depthwise(const DepthwiseTask& t) {
     }
   }
   const __m512i permute = _mm512_load_si512(dword_index), shuffle = _mm512_load_si512(byte_index);
-  const RowFinish& f = *t.finish;
+  const int32_t pitch = t.window_pitch, sw = t.sw;
+  for (int32_t r = 0; r < t.window_rows; ++r) {
+    const uint8_t* row = t.plane + static_cast<size_t>(r) * cols;
+    uint8_t* dst = t.windows + static_cast<size_t>(r) * pitch * 4;
+    for (int32_t i = 0; i < pitch; i += kLanes) {
+      const __m512i x = _mm512_loadu_si512(row + static_cast<size_t>(i) * sw);
+      _mm512_storeu_si512(dst + i * 4, _mm512_shuffle_epi8(_mm512_permutexvar_epi32(permute, x), shuffle));
+    }
+  }
+}
+
+// One output channel from the windows. KH and KWG (kernel rows, groups of taps per row) fixed at compile time keep
+// the weights in registers; 0 reads them from the task.
+template <int KH, int KWG>
+void depthwise_channel(const DepthwiseTask& t, const uint8_t* weights, const RowFinish& f,
+                       const quantized::ChannelParams& c, int8_t* out) {
+  const int32_t kh_count = KH ? KH : t.KH, g_count = KWG ? KWG : t.kw_groups;
+  constexpr int kHeld = KH * KWG > 0 ? KH * KWG : 1;
+  __m512i held[kHeld];
+  EMBER_UNROLL for (int i = 0; i < kHeld; ++i) held[i] = _mm512_set1_epi32(KH ? load32(weights + i * 4) : 0);
   const Finish16 fin(f, t.range);
   const __m512i init = _mm512_set1_epi32(f.correction);
-  for (int32_t oh = 0; oh < t.OH; ++oh) {
-    const uint8_t* top = t.plane + static_cast<size_t>(oh) * t.sh * t.plane_cols;
-    int8_t* o = t.out + static_cast<size_t>(oh) * t.OW;
-    for (int32_t ow0 = 0; ow0 < t.OW; ow0 += kLanes) {
+  const size_t pitch = static_cast<size_t>(t.window_pitch) * 4, step = static_cast<size_t>(t.group_step) * 4;
+  const size_t row_step = static_cast<size_t>(t.dh) * pitch;
+  const int32_t OH = t.OH, OW = t.OW, sh = t.sh;
+  const uint8_t* windows = t.windows;
+  for (int32_t oh = 0; oh < OH; ++oh) {
+    const uint8_t* top = windows + static_cast<size_t>(oh) * sh * pitch;
+    int8_t* o = out + static_cast<size_t>(oh) * OW;
+    for (int32_t ow0 = 0; ow0 < OW; ow0 += kLanes) {
       __m512i acc = init;
-      const uint8_t* base = top + static_cast<size_t>(ow0) * t.sw;
-      for (int32_t kh = 0; kh < t.KH; ++kh) {
-        const uint8_t* row = base + static_cast<size_t>(kh) * t.dh * t.plane_cols;
-        for (int32_t g = 0; g < t.kw_groups; ++g) {
-          const __m512i x = _mm512_loadu_si512(row + g * 4 * t.dw);
-          const __m512i windows = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(permute, x), shuffle);
-          acc = _mm512_dpbusd_epi32(acc, windows, _mm512_set1_epi32(load32(t.weights + (kh * t.kw_groups + g) * 4)));
+      const uint8_t* base = top + static_cast<size_t>(ow0) * 4;
+      if (KH) {
+        EMBER_UNROLL for (int kh = 0; kh < KH; ++kh) {
+          EMBER_UNROLL for (int g = 0; g < KWG; ++g) {
+            acc = _mm512_dpbusd_epi32(acc, _mm512_loadu_si512(base + kh * row_step + g * step), held[kh * KWG + g]);
+          }
+        }
+      } else {
+        for (int32_t kh = 0; kh < kh_count; ++kh) {
+          for (int32_t g = 0; g < g_count; ++g) {
+            const __m512i w = _mm512_set1_epi32(load32(weights + (kh * g_count + g) * 4));
+            acc = _mm512_dpbusd_epi32(acc, _mm512_loadu_si512(base + kh * row_step + g * step), w);
+          }
         }
       }
-      const int32_t n = t.OW - ow0 < kLanes ? t.OW - ow0 : kLanes;
+      const int32_t n = OW - ow0 < kLanes ? OW - ow0 : kLanes;
       if (f.exact) {
         _mm512_mask_cvtepi32_storeu_epi8(o + ow0, first_lanes(n), fin.apply(acc));
       } else {
-        finish_slow(acc, n, f, *t.params, t.zero_point_plus_offset, t.range, o + ow0);
+        finish_slow(acc, n, f, c, t.zero_point_plus_offset, t.range, o + ow0);
       }
+    }
+  }
+}
+
+void depthwise(const DepthwiseTask& t) {
+  build_windows(t);
+  const size_t taps = static_cast<size_t>(t.KH) * t.kw_groups * 4;
+  const size_t plane = static_cast<size_t>(t.OH) * t.OW;
+  for (int32_t m = 0; m < t.outputs; ++m) {
+    const uint8_t* w = t.weights + m * taps;
+    int8_t* out = t.out + m * plane;
+    if (t.KH == 3 && t.kw_groups == 1) {
+      depthwise_channel<3, 1>(t, w, t.finish[m], t.params[m], out);
+    } else if (t.KH == 5 && t.kw_groups == 2) {
+      depthwise_channel<5, 2>(t, w, t.finish[m], t.params[m], out);
+    } else {
+      depthwise_channel<0, 0>(t, w, t.finish[m], t.params[m], out);
     }
   }
 }
@@ -227,7 +293,60 @@ void dot_rows(const uint8_t* x, const int8_t* w, int32_t n, int32_t rows, int32_
   }
 }
 
-const TierKernels kKernels = {&gemm, &depthwise, &dot_rows};
+// RequantSteps on sixteen lanes in full (quantized::apply_requant_steps): the saturating left shift, the rounding
+// doubling high multiply, the rounding right shift with ties away from zero.
+struct Requant16 {
+  __m512i multiplier, round_mask, round_half, above, below;
+  __m128i left, right;
+
+  explicit Requant16(const quantized::RequantSteps& s) {
+    multiplier = _mm512_set1_epi32(s.multiplier);
+    const int32_t mask = static_cast<int32_t>((int64_t{1} << s.right) - 1);
+    round_mask = _mm512_set1_epi32(mask);
+    round_half = _mm512_set1_epi32(mask >> 1);
+    // Values beyond these overflow the left shift: they saturate.
+    above = _mm512_set1_epi32(INT32_MAX >> s.left);
+    below = _mm512_set1_epi32(INT32_MIN >> s.left);
+    left = _mm_cvtsi32_si128(s.left);
+    right = _mm_cvtsi32_si128(s.right);
+  }
+
+  EMBER_ALWAYS_INLINE __m512i apply(__m512i v) const {
+    __m512i x = _mm512_sll_epi32(v, left);
+    x = _mm512_mask_mov_epi32(x, _mm512_cmpgt_epi32_mask(v, above), _mm512_set1_epi32(INT32_MAX));
+    x = _mm512_mask_mov_epi32(x, _mm512_cmplt_epi32_mask(v, below), _mm512_set1_epi32(INT32_MIN));
+    const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
+    const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, multiplier), nudge), 31);
+    const __m512i odd =
+        _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), multiplier), nudge), 1);
+    const __m512i high = _mm512_mask_blend_epi32(0xAAAA, even, odd);
+    const __m512i remainder = _mm512_and_si512(high, round_mask);
+    const __m512i threshold = _mm512_sub_epi32(round_half, _mm512_srai_epi32(high, 31));
+    const __mmask16 up = _mm512_cmpgt_epi32_mask(remainder, threshold);
+    const __m512i q = _mm512_sra_epi32(high, right);
+    return _mm512_mask_add_epi32(q, up, q, _mm512_set1_epi32(1));
+  }
+};
+
+// quantized::add_one on sixteen elements at a time: both inputs lifted and rescaled, the sum requantized.
+void add(const int8_t* a, const int8_t* b, int64_t n, const quantized::AddPlan& p, int8_t* out) {
+  const Requant16 rs(p.self), ro(p.other), rout(p.out);
+  const __m512i zs = _mm512_set1_epi32(p.zp_self), zo = _mm512_set1_epi32(p.zp_other);
+  const __m512i lo = _mm512_set1_epi32(p.activation_min - p.zp_out),
+                hi = _mm512_set1_epi32(p.activation_max - p.zp_out);
+  const __m512i zp = _mm512_set1_epi32(p.zp_out);
+  for (int64_t i = 0; i < n; i += kLanes) {
+    const __mmask16 m = first_lanes(n - i < kLanes ? static_cast<int32_t>(n - i) : kLanes);
+    const __m512i x = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
+    const __m512i y = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
+    const __m512i vx = rs.apply(_mm512_slli_epi32(_mm512_sub_epi32(x, zs), quantized::kAddLiftBits));
+    const __m512i vy = ro.apply(_mm512_slli_epi32(_mm512_sub_epi32(y, zo), quantized::kAddLiftBits));
+    const __m512i r = _mm512_min_epi32(_mm512_max_epi32(rout.apply(_mm512_add_epi32(vx, vy)), lo), hi);
+    _mm512_mask_cvtepi32_storeu_epi8(out + i, m, _mm512_add_epi32(r, zp));
+  }
+}
+
+const TierKernels kKernels = {&gemm, &depthwise, &dot_rows, &add};
 
 }  // namespace
 
