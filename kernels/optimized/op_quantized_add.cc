@@ -27,7 +27,10 @@ void quantized_add_out(KernelContext& ctx, const Tensor& self, double self_scale
                            output_zero_point, activation_min, activation_max, out, &plan)) {
     return;
   }
-  k->add(self.const_data_ptr<int8_t>(), other.const_data_ptr<int8_t>(), out.numel(), plan,
+  const AddTask task{plan.self,           plan.other,          plan.out,
+                     plan.zp_self,        plan.zp_other,       plan.zp_out,
+                     plan.activation_min, plan.activation_max, quantized::kAddLiftBits};
+  k->add(self.const_data_ptr<int8_t>(), other.const_data_ptr<int8_t>(), out.numel(), task,
          out.mutable_data_ptr<int8_t>());
 }
 

@@ -40,31 +40,57 @@ struct ConvCall {
   uint8_t* scratch;
 };
 
+// The flat outputs of one panel (pixels [p0, p0 + n) of the bordered width) into the output planes: the columns
+// past the output's are dropped.
+void copy_flat(const Int8ConvShape& s, const Int8ConvPlan& p, const int8_t* staging, int32_t stride, int32_t p0,
+               int32_t n, int32_t channels, int8_t* out) {
+  const int32_t cols = p.plane_cols, plane = s.OH * s.OW;
+  for (int32_t c = 0; c < channels; ++c) {
+    const int8_t* src = staging + static_cast<size_t>(c) * stride;
+    int8_t* dst = out + static_cast<size_t>(c) * plane;
+    for (int32_t i = 0; i < n;) {
+      const int32_t f = p0 + i, oh = f / cols, ow = f % cols;
+      const int32_t run = cols - ow < n - i ? cols - ow : n - i;
+      if (ow < s.OW) memcpy(dst + oh * s.OW + ow, src + i, static_cast<size_t>(run < s.OW - ow ? run : s.OW - ow));
+      i += run;
+    }
+  }
+}
+
 void run_gemm(const ConvCall& c, const int8_t* x, int8_t* o) {
   const Int8ConvShape& s = c.s;
   const Int8ConvPlan& p = c.plan;
   const int32_t ocg = s.OC / s.groups, P = s.OH * s.OW, step = p.panel_vectors * p.tile.lanes;
+  const bool flat = p.source == GemmSource::kFlat;
   uint8_t* panel = c.scratch;
-  int8_t* rows = reinterpret_cast<int8_t*>(c.scratch + panel_bytes(p, p.panel_vectors));
+  int8_t* rows = reinterpret_cast<int8_t*>(panel + p.panel_bytes);
+  int8_t* planes = rows + p.rows_bytes;
+  int8_t* staging = planes + p.plane_bytes;
   GemmTask t{};
   t.k_groups = p.k_groups;
   t.rows = ocg;
   t.zero_point_plus_offset = c.q.input_zero_point + p.tile.offset;
   t.range = output_range(c.q);
-  t.out_stride = P;
+  t.out_stride = flat ? step : P;
   t.panel = panel;
   for (int32_t grp = 0; grp < s.groups; ++grp) {
     const int8_t* xg = x + static_cast<size_t>(grp) * s.Cg * s.H * s.W;
+    int8_t* og = o + static_cast<size_t>(grp) * ocg * P;
+    if (flat) {
+      border_planes(s, p, xg, c.q.input_zero_point, planes);
+      xg = planes;
+    }
     t.weights =
         reinterpret_cast<const int8_t*>(c.weights) + static_cast<size_t>(grp) * p.blocks * p.k_groups * p.tile.rows * 4;
     t.finish = c.finish + grp * ocg;
     t.params = quantized::channel_params(&c.q) + grp * ocg;
-    for (int32_t p0 = 0; p0 < P; p0 += step) {
-      t.pixels = P - p0 < step ? P - p0 : step;
+    for (int32_t p0 = 0; p0 < p.pixels; p0 += step) {
+      t.pixels = p.pixels - p0 < step ? p.pixels - p0 : step;
       t.vectors = (t.pixels + p.tile.lanes - 1) / p.tile.lanes;
       gather_panel(s, p, xg, c.q.input_zero_point, p0, t.pixels, panel, rows);
-      t.out = o + static_cast<size_t>(grp) * ocg * P + p0;
+      t.out = flat ? staging : og + p0;
       c.k.gemm(t);
+      if (flat) copy_flat(s, p, staging, step, p0, t.pixels, ocg, og);
     }
   }
 }

@@ -234,6 +234,9 @@ TEST(Int8Conv, GemmPathMatchesTheScalarKernel) {
   check_conv(batch);
   check_conv(conv(64, 20, 20, 40, 3, 1, 1));  // 576 taps, 400 pixels: several panels
   check_conv(conv(7, 3, 3, 6, 5, 1, 2));      // a plane smaller than the kernel's padding
+  check_conv(conv(4, 40, 41, 8, 3, 2, 1));    // stride 2 over rows wide enough for the vector deinterleave
+  check_conv(conv(3, 30, 37, 8, 7, 2, 3));    // a 7x7 stem at stride 2: four phase planes, odd sizes
+  check_conv(conv(8, 17, 19, 12, 1, 2, 0));   // a 1x1 downsample at stride 2: one phase plane read
 }
 
 TEST(Int8Conv, DepthwisePathMatchesTheScalarKernel) {

@@ -67,13 +67,28 @@ Int8ConvPlan plan_int8_conv(const Int8ConvShape& s, Int8Level level) {
     return p;
   }
   p.path = Int8ConvPath::kGemm;
-  const int32_t total = ceil_div(int64_t{s.OH} * s.OW, t.lanes);
+  const bool pointwise = s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+  p.source = pointwise ? GemmSource::kInPlace : s.sh == s.sw ? GemmSource::kFlat : GemmSource::kGathered;
+  p.pixels = s.OH * s.OW;
+  if (p.source == GemmSource::kFlat) {
+    p.plane_rows = ceil_div(s.H + 2 * s.ph, s.sh);
+    p.plane_cols = ceil_div(s.W + 2 * s.pw, s.sw);
+    p.pixels = (s.OH - 1) * p.plane_cols + s.OW;
+    // A panel's taps are read 16 pixels at a time: the last run may reach past the last plane.
+    const size_t phases = static_cast<size_t>(s.sh) * s.sw;
+    p.plane_bytes = (static_cast<size_t>(s.Cg) * phases * p.plane_rows * p.plane_cols + 16 + 15) & ~size_t{15};
+  }
+  const int32_t total = ceil_div(p.pixels, t.lanes);
   int32_t vectors = static_cast<int32_t>(kPanelBudget / (static_cast<size_t>(p.k_groups) * t.lanes * 4));
   vectors -= vectors % t.max_vectors;
   if (vectors < t.max_vectors) vectors = t.max_vectors;
   p.panel_vectors = vectors < total ? vectors : total;
-  p.scratch = static_cast<size_t>(p.panel_vectors) * t.lanes * 4 * p.k_groups +
-              ((static_cast<size_t>(p.panel_vectors) * t.lanes * t.group + 15) & ~size_t{15});
+  const size_t panel_pixels = static_cast<size_t>(p.panel_vectors) * t.lanes;
+  p.panel_bytes = panel_pixels * 4 * p.k_groups;
+  p.rows_bytes = (panel_pixels * t.group + 15) & ~size_t{15};
+  p.staging_bytes =
+      p.source == GemmSource::kFlat ? (static_cast<size_t>(s.OC / s.groups) * panel_pixels + 15) & ~size_t{15} : 0;
+  p.scratch = p.panel_bytes + p.rows_bytes + p.plane_bytes + p.staging_bytes;
   p.weight_bytes = static_cast<size_t>(s.groups) * p.blocks * p.k_groups * t.rows * 4;
   return p;
 }
@@ -182,10 +197,13 @@ void derive_row_finish(const quantized::RequantHeader& q, const quantized::Chann
 
 KernelMemory int8_conv_memory(const KernelArgs& args, const quantized::RequantArgs& at) {
   KernelMemory m = quantized::requant_memory(args, at);
+  // The header is always there: prepare records in it that a call it cannot plan goes to the scalar kernel.
+  m.state += sizeof(Int8ConvHeader);
   Int8ConvShape s;
   if (!int8_conv_shape_from_args(args, &s)) return m;  // refused at prepare or execute, naming why
   const Int8ConvPlan plan = plan_int8_conv(s, int8_level());
-  m.state += state_bytes(s.OC, plan);
+  if (plan.path == Int8ConvPath::kScalar) return m;
+  m.state += state_bytes(s.OC, plan) - sizeof(Int8ConvHeader);
   m.scratch = (plan.scratch + 15) & ~size_t{15};
   return m;
 }

@@ -5,7 +5,13 @@
 // Two paths compute a convolution:
 //   gemm       every shape: the output pixels' taps gathered into a panel (im2col, padding filled with the input
 //              zero point, which stands for real 0), the reduction dim packed in groups of the tier's dot product,
-//              then register tiles of output channels x pixels summed over the whole reduction in int32;
+//              then register tiles of output channels x pixels summed over the whole reduction in int32. Where the
+//              taps can be read in place, the panel is packed straight from them: a 1x1 layer at unit stride reads
+//              the input planes; any other layer with the same stride s both ways reads the group's planes
+//              bordered with the zero point and split by the stride's phase (s x s planes of every s-th row and
+//              column; one plane at unit stride), over "flat" pixels: every column of a phase plane's width, so
+//              each tap is one run of one phase plane (the columns past the output's are computed, kept in
+//              staging and not copied out); other strides gather each tap's row first;
 //   depthwise  one input channel per group (a channel multiplier allowed) at strides and dilations whose taps a
 //              vector shuffle can gather: each input plane is copied bordered with the zero point, then each of its
 //              rows becomes a row of windows
@@ -36,6 +42,9 @@ struct Int8ConvShape {
 
 enum class Int8ConvPath : int32_t { kScalar = 0, kGemm = 1, kDepthwise = 2 };
 
+// Where a GEMM panel's taps come from (conv.h, the gemm path).
+enum class GemmSource : int32_t { kInPlace, kFlat, kGathered };
+
 struct Int8ConvPlan {
   Int8ConvPath path;
   Int8Level level;
@@ -45,13 +54,19 @@ struct Int8ConvPlan {
   int32_t k_groups;       // taps in groups of tile.group, rounded up
   int32_t blocks;         // weight blocks of tile.rows output channels per conv group
   int32_t panel_vectors;  // pixel vectors gathered per panel
+  GemmSource source;
+  int32_t pixels;         // pixels the GEMM computes: the output plane's, or the flat ones (OH - 1 rows of the
+                          // bordered width and one of the output's)
+  size_t panel_bytes, rows_bytes, staging_bytes;  // scratch: the panel, rows of gathered taps, the flat outputs
   // depthwise
   int32_t kw_groups;      // a kernel row's taps in groups of tile.group, rounded up
   int32_t group_step;     // windows between one group of taps and the next (tile.group * dw / sw)
   int32_t window_rows;    // input rows (bordered) the outputs read
   int32_t window_pitch;   // windows per row: the output row in whole vectors and the last group's reach
-  int32_t plane_cols;     // elements per bordered input row
-  size_t plane_bytes;     // the bordered plane (window_rows rows) and the slack its last windows read past it
+  // depthwise, and the gemm path's flat pixels: bordered planes
+  int32_t plane_rows, plane_cols;  // rows and elements per row of a bordered input plane (gemm: of a phase plane)
+  size_t plane_bytes;     // depthwise: one plane (window_rows rows) and the slack its last windows read past it;
+                          // gemm: the group's phase planes
   size_t scratch;
   size_t weight_bytes;  // packed weights kept in the state
 };

@@ -61,11 +61,16 @@ void im2col_row(const Int8ConvShape& s, const int8_t* xg, int32_t k, int32_t p0,
   }
 }
 
-// Where pixel p's four bytes of group q go.
-inline uint8_t* slot(uint8_t* panel, const Int8ConvPlan& plan, int32_t q, int32_t p) {
-  const int32_t lanes = plan.tile.lanes;
-  return panel + (static_cast<size_t>(p / lanes) * plan.k_groups + q) * lanes * 4 + (p % lanes) * 4;
-}
+// Where pixel p's four bytes of group q go. Lanes are a power of two: shifts, not divisions, in this hot loop.
+struct Slots {
+  uint8_t* panel;
+  size_t k_groups;
+  int32_t lane_shift, lane_mask;
+  uint8_t* at(int32_t q, int32_t p) const {
+    return panel + (((static_cast<size_t>(p) >> lane_shift) * k_groups + q) << (lane_shift + 2)) +
+           ((p & lane_mask) << 2);
+  }
+};
 
 // One pixel's group from the rows (the zero point past `pixels`, where the rows hold nothing).
 void put_pixel(uint8_t* dst, Form form, const int8_t* const* r, int32_t group, int32_t p, bool valid, int8_t zp) {
@@ -81,7 +86,7 @@ void put_pixel(uint8_t* dst, Form form, const int8_t* const* r, int32_t group, i
 }
 
 // Sixteen pixels of the group's rows at once into four 16-byte chunks of four pixels each.
-void put_16(uint8_t* panel, const Int8ConvPlan& plan, Form form, const int8_t* const* r, int32_t q, int32_t p) {
+void put_16(const Slots& slot, Form form, const int8_t* const* r, int32_t q, int32_t p) {
 #if defined(__x86_64__)
   const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + p));
   const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + p));
@@ -105,7 +110,7 @@ void put_16(uint8_t* panel, const Int8ConvPlan& plan, Form form, const int8_t* c
     chunk[2] = _mm_xor_si128(_mm_unpacklo_epi16(ab_hi, cd_hi), flip);
     chunk[3] = _mm_xor_si128(_mm_unpackhi_epi16(ab_hi, cd_hi), flip);
   }
-  for (int c = 0; c < 4; ++c) _mm_storeu_si128(reinterpret_cast<__m128i*>(slot(panel, plan, q, p + 4 * c)), chunk[c]);
+  for (int c = 0; c < 4; ++c) _mm_storeu_si128(reinterpret_cast<__m128i*>(slot.at(q, p + 4 * c)), chunk[c]);
 #elif defined(__aarch64__) && !defined(__APPLE__)
   (void)form;
   int8x16x4_t v;
@@ -116,9 +121,10 @@ void put_16(uint8_t* panel, const Int8ConvPlan& plan, Form form, const int8_t* c
   // VST4 interleaves the four rows byte by byte: pixel after pixel, four bytes each; four 4-pixel vectors.
   alignas(16) int8_t tmp[64];
   vst4q_s8(tmp, v);
-  for (int c = 0; c < 4; ++c) memcpy(slot(panel, plan, q, p + 4 * c), tmp + 16 * c, 16);
+  for (int c = 0; c < 4; ++c) memcpy(slot.at(q, p + 4 * c), tmp + 16 * c, 16);
 #else
-  for (int32_t i = 0; i < 16; ++i) put_pixel(slot(panel, plan, q, p + i), form, r, plan.tile.group, p + i, true, 0);
+  const int32_t group = form == Form::kInt16 ? 2 : 4;
+  for (int32_t i = 0; i < 16; ++i) put_pixel(slot.at(q, p + i), form, r, group, p + i, true, 0);
 #endif
 }
 
@@ -130,9 +136,13 @@ void gather_panel(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t
   const int32_t group = plan.tile.group;
   const int32_t padded = plan.panel_vectors * plan.tile.lanes;
   const int8_t zp = static_cast<int8_t>(zero_point);
-  const bool pointwise = s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+  const size_t plane = static_cast<size_t>(s.H) * s.W;
+  const size_t phase = static_cast<size_t>(plan.plane_rows) * plan.plane_cols;
   const int32_t vectors = (pixels + plan.tile.lanes - 1) / plan.tile.lanes;
   const int32_t whole = pixels & ~15;
+  int32_t lane_shift = 0;
+  while ((1 << lane_shift) < plan.tile.lanes) ++lane_shift;
+  const Slots slot{panel, static_cast<size_t>(plan.k_groups), lane_shift, plan.tile.lanes - 1};
   for (int32_t q = 0; q < plan.k_groups; ++q) {
     const int8_t* r[4];
     for (int32_t t = 0; t < group; ++t) {
@@ -142,16 +152,65 @@ void gather_panel(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t
         // Past the reduction: the packed weights are zero there, any value serves.
         memset(own, zp, static_cast<size_t>(pixels));
         r[t] = own;
-      } else if (pointwise) {
-        r[t] = xg + static_cast<size_t>(k) * s.H * s.W + p0;
+      } else if (plan.source == GemmSource::kInPlace) {
+        r[t] = xg + static_cast<size_t>(k) * plane + p0;
+      } else if (plan.source == GemmSource::kFlat) {
+        // Tap (kh, kw) reads bordered row oh * s + kh * dh: phase row (kh * dh) % s, oh + (kh * dh) / s within it.
+        const int32_t kw = k % s.KW, kh = (k / s.KW) % s.KH, ci = k / (s.KW * s.KH);
+        const int32_t y = kh * s.dh, x = kw * s.dw;
+        const size_t which = (static_cast<size_t>(ci) * s.sh + y % s.sh) * s.sw + x % s.sw;
+        r[t] = xg + which * phase + static_cast<size_t>(y / s.sh) * plan.plane_cols + x / s.sw + p0;
       } else {
         im2col_row(s, xg, k, p0, pixels, zp, own);
         r[t] = own;
       }
     }
-    for (int32_t p = 0; p < whole; p += 16) put_16(panel, plan, form, r, q, p);
-    for (int32_t p = whole; p < vectors * plan.tile.lanes; ++p) {
-      put_pixel(slot(panel, plan, q, p), form, r, group, p, p < pixels, zp);
+    for (int32_t p = 0; p < whole; p += 16) put_16(slot, form, r, q, p);
+    for (int32_t p = whole; p < vectors * plan.tile.lanes; ++p)
+      put_pixel(slot.at(q, p), form, r, group, p, p < pixels, zp);
+  }
+}
+
+// Every s-th byte of n, from src.
+void copy_every(int8_t* dst, const int8_t* src, int32_t n, int32_t s) {
+  int32_t i = 0;
+#if defined(__x86_64__)
+  if (s == 2) {
+    const __m128i even = _mm_set1_epi16(0x00FF);
+    // 32 bytes read for 16 kept: the last pair's odd byte must still be the row's.
+    for (; i + 17 <= n; i += 16) {
+      const __m128i a = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i)), even);
+      const __m128i b = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i + 16)), even);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_packus_epi16(a, b));
+    }
+  }
+#elif defined(__aarch64__) && !defined(__APPLE__)
+  if (s == 2) {
+    for (; i + 17 <= n; i += 16) vst1q_s8(dst + i, vld2q_s8(src + 2 * i).val[0]);
+  }
+#endif
+  for (; i < n; ++i) dst[i] = src[static_cast<ptrdiff_t>(i) * s];
+}
+
+void border_planes(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t* xg, int32_t zero_point,
+                   int8_t* planes) {
+  const int32_t rows = plan.plane_rows, cols = plan.plane_cols, W = s.W, H = s.H, sh = s.sh, sw = s.sw;
+  const size_t phase = static_cast<size_t>(rows) * cols;
+  memset(planes, zero_point, plan.plane_bytes);
+  for (int32_t c = 0; c < s.Cg; ++c) {
+    const int8_t* src = xg + static_cast<size_t>(c) * H * W;
+    for (int32_t h = 0; h < H; ++h) {
+      // Input row h is bordered row h + ph: phase row a, row i within it.
+      const int32_t a = (h + s.ph) % sh, i = (h + s.ph) / sh;
+      for (int32_t b = 0; b < sw; ++b) {
+        // Bordered column j = w + pw lands in phase column b when j % sw == b: the first such w, then every sw-th.
+        const int32_t w0 = ((b - s.pw) % sw + sw) % sw;
+        if (w0 >= W) continue;
+        const int32_t count = (W - w0 + sw - 1) / sw, j0 = (w0 + s.pw) / sw;
+        int8_t* dst =
+            planes + ((static_cast<size_t>(c) * sh + a) * sw + b) * phase + static_cast<size_t>(i) * cols + j0;
+        copy_every(dst, src + static_cast<size_t>(h) * W + w0, count, sw);
+      }
     }
   }
 }

@@ -16,18 +16,17 @@
 namespace ember {
 namespace optimized {
 
-// Pixels [p0, p0 + pixels) of one image's conv group (xg: its first input channel) into `panel`, with
-// plan.tile.group rows of pixels' bytes in `rows` (scratch, plan.panel_vectors * lanes bytes each) on the way.
+// Pixels [p0, p0 + pixels) of one image's conv group into `panel`: xg is the group's first input channel (in place
+// and gathered sources) or its first bordered plane (flat source, border_planes); `rows` is scratch for taps
+// gathered on the way (plan.rows_bytes).
 void gather_panel(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t* xg, int32_t zero_point, int32_t p0,
                   int32_t pixels, uint8_t* panel, int8_t* rows);
 
-// Bytes of the panel for `vectors` pixel vectors, and of the rows beside it.
-inline size_t panel_bytes(const Int8ConvPlan& plan, int32_t vectors) {
-  return static_cast<size_t>(vectors) * plan.tile.lanes * 4 * plan.k_groups;
-}
-inline size_t panel_rows_bytes(const Int8ConvPlan& plan, int32_t vectors) {
-  return (static_cast<size_t>(vectors) * plan.tile.lanes * plan.tile.group + 15) & ~size_t{15};
-}
+// The group's Cg input planes bordered with the zero point and split by the stride's phase, for the flat source:
+// per channel, stride x stride planes of plan.plane_rows x plan.plane_cols, phase (a, b) holding the bordered plane's
+// rows a, a + s, ... and columns b, b + s, ...
+void border_planes(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t* xg, int32_t zero_point,
+                   int8_t* planes);
 
 }  // namespace optimized
 }  // namespace ember

@@ -9,7 +9,7 @@
 #include "kernels/optimized/int8/conv.h"
 #include "kernels/optimized/int8/finish.h"
 #include "kernels/quantized/util/channel_params.h"
-#include "kernels/quantized/util/geometry.h"
+#include "kernels/quantized/util/requantize.h"
 
 namespace ember {
 namespace optimized {
@@ -48,6 +48,14 @@ struct DepthwiseTask {
   uint8_t* windows;  // scratch: window_rows x window_pitch windows of 4 bytes
 };
 
+// ember_quantized::add's plan (kernels/quantized/util/geometry.h's AddPlan, whose add_one the tiers follow): each
+// input less its zero point, lifted by `lift` bits and rescaled, the sum requantized.
+struct AddTask {
+  quantized::RequantSteps self, other, out;
+  int32_t zp_self, zp_other, zp_out, activation_min, activation_max;
+  int32_t lift;
+};
+
 struct TierKernels {
   void (*gemm)(const GemmTask& task);
   void (*depthwise)(const DepthwiseTask& task);
@@ -55,7 +63,7 @@ struct TierKernels {
   // row is as the tier takes it (x86 dot tiers: offset by 128, in scratch).
   void (*dot_rows)(const uint8_t* x, const int8_t* w, int32_t n, int32_t rows, int32_t* sums);
   // ember_quantized::add over n elements: quantized::add_one's steps on lanes.
-  void (*add)(const int8_t* a, const int8_t* b, int64_t n, const quantized::AddPlan& plan, int8_t* out);
+  void (*add)(const int8_t* a, const int8_t* b, int64_t n, const AddTask& task, int8_t* out);
 };
 
 // nullptr where the tier is not built (another architecture).

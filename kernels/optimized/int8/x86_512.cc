@@ -112,11 +112,13 @@ void gemm_tile(const GemmTask& t, int32_t j0, int32_t block) {
   __m512i acc[kRows][NV];
   tile_sums<NV>(t.panel + j0 * a_step, a_step, t.weights + static_cast<size_t>(block) * t.k_groups * kRows * 4,
                 t.k_groups, t.finish + c0, rows, acc);
-  for (int m = 0; m < rows; ++m) {
+  // Unrolled, so every accumulator is a register: a loop over a run-time count would index them in memory.
+  EMBER_UNROLL for (int m = 0; m < kRows; ++m) {
+    if (m >= rows) break;
     const RowFinish& f = t.finish[c0 + m];
     int8_t* o = t.out + (c0 + m) * t.out_stride + j0 * kLanes;
     if (!f.exact) {
-      for (int v = 0; v < NV; ++v) {
+      EMBER_UNROLL for (int v = 0; v < NV; ++v) {
         const int32_t n = t.pixels - (j0 + v) * kLanes;
         finish_slow(acc[m][v], n < kLanes ? n : kLanes, f, t.params[c0 + m], t.zero_point_plus_offset, t.range,
                     o + v * kLanes);
@@ -124,7 +126,7 @@ void gemm_tile(const GemmTask& t, int32_t j0, int32_t block) {
       continue;
     }
     const Finish16 fin(f, t.range);
-    for (int v = 0; v < NV; ++v) {
+    EMBER_UNROLL for (int v = 0; v < NV; ++v) {
       const int32_t n = t.pixels - (j0 + v) * kLanes;
       _mm512_mask_cvtepi32_storeu_epi8(o + v * kLanes, first_lanes(n), fin.apply(acc[m][v]));
     }
@@ -329,7 +331,7 @@ struct Requant16 {
 };
 
 // quantized::add_one on sixteen elements at a time: both inputs lifted and rescaled, the sum requantized.
-void add(const int8_t* a, const int8_t* b, int64_t n, const quantized::AddPlan& p, int8_t* out) {
+void add(const int8_t* a, const int8_t* b, int64_t n, const AddTask& p, int8_t* out) {
   const Requant16 rs(p.self), ro(p.other), rout(p.out);
   const __m512i zs = _mm512_set1_epi32(p.zp_self), zo = _mm512_set1_epi32(p.zp_other);
   const __m512i lo = _mm512_set1_epi32(p.activation_min - p.zp_out),
@@ -339,8 +341,8 @@ void add(const int8_t* a, const int8_t* b, int64_t n, const quantized::AddPlan& 
     const __mmask16 m = first_lanes(n - i < kLanes ? static_cast<int32_t>(n - i) : kLanes);
     const __m512i x = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
     const __m512i y = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
-    const __m512i vx = rs.apply(_mm512_slli_epi32(_mm512_sub_epi32(x, zs), quantized::kAddLiftBits));
-    const __m512i vy = ro.apply(_mm512_slli_epi32(_mm512_sub_epi32(y, zo), quantized::kAddLiftBits));
+    const __m512i vx = rs.apply(_mm512_slli_epi32(_mm512_sub_epi32(x, zs), p.lift));
+    const __m512i vy = ro.apply(_mm512_slli_epi32(_mm512_sub_epi32(y, zo), p.lift));
     const __m512i r = _mm512_min_epi32(_mm512_max_epi32(rout.apply(_mm512_add_epi32(vx, vy)), lo), hi);
     _mm512_mask_cvtepi32_storeu_epi8(out + i, m, _mm512_add_epi32(r, zp));
   }
