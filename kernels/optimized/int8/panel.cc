@@ -1,5 +1,7 @@
 #include "kernels/optimized/int8/panel.h"
 
+#include "kernels/optimized/int8/tier_kernels.h"
+
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -143,6 +145,11 @@ void gather_panel(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t
   int32_t lane_shift = 0;
   while ((1 << lane_shift) < plan.tile.lanes) ++lane_shift;
   const Slots slot{panel, static_cast<size_t>(plan.k_groups), lane_shift, plan.tile.lanes - 1};
+  const TierKernels* tier = tier_kernels(plan.level);
+  const auto pack = tier != nullptr ? tier->pack : nullptr;
+  // Tap k is (ci, kh, kw), counted along rather than divided out: a deep layer has thousands of taps per panel.
+  int32_t ci = 0, kh = 0, kw = 0;
+  const bool unit = s.sh == 1 && s.sw == 1;
   for (int32_t q = 0; q < plan.k_groups; ++q) {
     const int8_t* r[4];
     for (int32_t t = 0; t < group; ++t) {
@@ -156,14 +163,26 @@ void gather_panel(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_t
         r[t] = xg + static_cast<size_t>(k) * plane + p0;
       } else if (plan.source == GemmSource::kFlat) {
         // Tap (kh, kw) reads bordered row oh * s + kh * dh: phase row (kh * dh) % s, oh + (kh * dh) / s within it.
-        const int32_t kw = k % s.KW, kh = (k / s.KW) % s.KH, ci = k / (s.KW * s.KH);
         const int32_t y = kh * s.dh, x = kw * s.dw;
-        const size_t which = (static_cast<size_t>(ci) * s.sh + y % s.sh) * s.sw + x % s.sw;
-        r[t] = xg + which * phase + static_cast<size_t>(y / s.sh) * plan.plane_cols + x / s.sw + p0;
+        if (unit) {
+          r[t] = xg + ci * phase + static_cast<size_t>(y) * plan.plane_cols + x + p0;
+        } else {
+          const size_t which = (static_cast<size_t>(ci) * s.sh + y % s.sh) * s.sw + x % s.sw;
+          r[t] = xg + which * phase + static_cast<size_t>(y / s.sh) * plan.plane_cols + x / s.sw + p0;
+        }
       } else {
         im2col_row(s, xg, k, p0, pixels, zp, own);
         r[t] = own;
       }
+      if (++kw == s.KW) {
+        kw = 0;
+        if (++kh == s.KH) kh = 0, ++ci;
+      }
+    }
+    if (pack != nullptr) {
+      pack(r, pixels, vectors, zero_point, panel + static_cast<size_t>(q) * plan.tile.lanes * 4,
+           static_cast<size_t>(plan.k_groups) * plan.tile.lanes * 4);
+      continue;
     }
     for (int32_t p = 0; p < whole; p += 16) put_16(slot, form, r, q, p);
     for (int32_t p = whole; p < vectors * plan.tile.lanes; ++p)

@@ -64,6 +64,11 @@ struct TierKernels {
   void (*dot_rows)(const uint8_t* x, const int8_t* w, int32_t n, int32_t rows, int32_t* sums);
   // ember_quantized::add over n elements: quantized::add_one's steps on lanes.
   void (*add)(const int8_t* a, const int8_t* b, int64_t n, const AddTask& task, int8_t* out);
+  // One reduction group of a GEMM panel (panel.h's layout) from the group's rows of taps, `pixels` of each, the
+  // vectors past them filled with the zero point: `panel` is the group's slot in pixel vector 0, `vector_step` the
+  // bytes to the next vector's. Null: panel.cc's portable loop.
+  void (*pack)(const int8_t* const* rows, int32_t pixels, int32_t vectors, int32_t zero_point, uint8_t* panel,
+               size_t vector_step);
 };
 
 // nullptr where the tier is not built (another architecture).

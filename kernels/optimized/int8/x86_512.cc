@@ -348,7 +348,35 @@ void add(const int8_t* a, const int8_t* b, int64_t n, const AddTask& p, int8_t* 
   }
 }
 
-const TierKernels kKernels = {&gemm, &depthwise, &dot_rows, &add};
+// A panel group from four rows of taps, 64 pixels a step: the rows' bytes interleaved (VPUNPCK*, within each 128-bit
+// lane), offset by 128, and the 128-bit lanes transposed (VSHUFI64X2) so each 512-bit store is one pixel vector. The
+// last step loads with the zero point past the rows' end.
+void pack(const int8_t* const* rows, int32_t pixels, int32_t vectors, int32_t zero_point, uint8_t* panel,
+          size_t vector_step) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i zp = _mm512_set1_epi8(static_cast<char>(zero_point));
+  for (int32_t p = 0, j = 0; j < vectors; p += 64, j += 4) {
+    const int32_t left = pixels - p;
+    const __mmask64 m = left >= 64 ? ~__mmask64{0} : left <= 0 ? 0 : (~__mmask64{0} >> (64 - left));
+    const __m512i a = _mm512_xor_si512(_mm512_mask_loadu_epi8(zp, m, rows[0] + p), flip);
+    const __m512i b = _mm512_xor_si512(_mm512_mask_loadu_epi8(zp, m, rows[1] + p), flip);
+    const __m512i c = _mm512_xor_si512(_mm512_mask_loadu_epi8(zp, m, rows[2] + p), flip);
+    const __m512i d = _mm512_xor_si512(_mm512_mask_loadu_epi8(zp, m, rows[3] + p), flip);
+    const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
+    const __m512i cd_lo = _mm512_unpacklo_epi8(c, d), cd_hi = _mm512_unpackhi_epi8(c, d);
+    // q0..q3: in each 128-bit lane L, the four-pixel chunks 16 L + 0, 4, 8, 12.
+    const __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+    const __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+    const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44), t1 = _mm512_shuffle_i64x2(q0, q1, 0xEE);
+    const __m512i t2 = _mm512_shuffle_i64x2(q2, q3, 0x44), t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE);
+    const __m512i out[4] = {_mm512_shuffle_i64x2(t0, t2, 0x88), _mm512_shuffle_i64x2(t0, t2, 0xDD),
+                            _mm512_shuffle_i64x2(t1, t3, 0x88), _mm512_shuffle_i64x2(t1, t3, 0xDD)};
+    const int32_t count = vectors - j < 4 ? vectors - j : 4;
+    for (int32_t v = 0; v < count; ++v) _mm512_storeu_si512(panel + (j + v) * vector_step, out[v]);
+  }
+}
+
+const TierKernels kKernels = {&gemm, &depthwise, &dot_rows, &add, &pack};
 
 }  // namespace
 
