@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "compute/simd.h"
+#include "kernels/optimized/int8/tier_kernels.h"
 
 // The dot product extension is asked of the kernel on Linux (the hardware capability bits); elsewhere only a
 // compiler told the target has it (-march=...+dotprod) enables it.
@@ -27,13 +28,16 @@ Int8Level cpu_level() {
   if (cpu_has_avx2_fma()) return Int8Level::kWide16;
   return Int8Level::kScalar;
 #elif defined(__aarch64__) && !defined(__APPLE__)
+  // The dot product tier only where this build has it (neon_dot.cc).
+  if (neon_dot_kernels() != nullptr) {
 #if EMBER_INT8_ASK_HWCAP
-  // HWCAP_ASIMDDP (bit 20 of AT_HWCAP), spelled out: older C libraries' headers lack the name.
-  static const bool dot = (getauxval(AT_HWCAP) >> 20 & 1) != 0;
-  if (dot) return Int8Level::kDot;
+    // HWCAP_ASIMDDP (bit 20 of AT_HWCAP), spelled out: older C libraries' headers lack the name.
+    static const bool dot = (getauxval(AT_HWCAP) >> 20 & 1) != 0;
+    if (dot) return Int8Level::kDot;
 #elif defined(__ARM_FEATURE_DOTPROD)
-  return Int8Level::kDot;
+    return Int8Level::kDot;
 #endif
+  }
   return Int8Level::kWide16;
 #else
   return Int8Level::kScalar;
