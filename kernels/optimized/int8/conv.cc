@@ -144,15 +144,25 @@ void put_weight(uint8_t* dst, int32_t t, int32_t group, int8_t v) {
 // GEMM: per conv group, blocks of tile.rows channels, each [k_groups][rows][4 bytes]; zero past the group's
 // channels and past the reduction, so those products add nothing.
 void pack_gemm_weights(const Int8ConvShape& s, const Int8ConvPlan& p, const int8_t* w, uint8_t* out) {
-  const int32_t R = p.tile.rows, G = p.tile.group, ocg = s.OC / s.groups;
+  const int32_t R = p.tile.rows, G = p.tile.group, ocg = s.OC / s.groups, taps = p.taps;
   memset(out, 0, p.weight_bytes);
   for (int32_t grp = 0; grp < s.groups; ++grp) {
     for (int32_t b = 0; b < p.blocks; ++b) {
       uint8_t* block = out + (static_cast<size_t>(grp) * p.blocks + b) * p.k_groups * R * 4;
       for (int32_t m = 0; m < R && b * R + m < ocg; ++m) {
-        const int8_t* row = w + static_cast<size_t>(grp * ocg + b * R + m) * p.taps;
-        for (int32_t k = 0; k < p.taps; ++k)
-          put_weight(block + (static_cast<size_t>(k / G) * R + m) * 4, k % G, G, row[k]);
+        const int8_t* row = w + static_cast<size_t>(grp * ocg + b * R + m) * taps;
+        // A group of taps at a time: one 4-byte slot each (G bytes, or G int16).
+        for (int32_t q = 0, k = 0; q < p.k_groups; ++q, k += G) {
+          uint8_t* slot = block + (static_cast<size_t>(q) * R + m) * 4;
+          const int32_t n = taps - k < G ? taps - k : G;
+          if (G == 4 && n == 4) {
+            memcpy(slot, row + k, 4);
+          } else if (G == 4) {
+            memcpy(slot, row + k, static_cast<size_t>(n));
+          } else {
+            for (int32_t t = 0; t < n; ++t) put_weight(slot, t, G, row[k + t]);
+          }
+        }
       }
     }
   }
@@ -183,9 +193,7 @@ void derive_row_finish(const quantized::RequantHeader& q, const quantized::Chann
     const quantized::RequantSteps steps =
         quantized::requant_steps(quantized::QuantizedMultiplier{c.multiplier, c.shift}, c.headroom);
     const int64_t correction = int64_t{c.bias} - (int64_t{q.input_zero_point} + offset) * c.weight_sum;
-    int64_t magnitude = 0;
-    const int8_t* row = weights + oc * taps;
-    for (int64_t t = 0; t < taps; ++t) magnitude += row[t] < 0 ? -int64_t{row[t]} : row[t];
+    const int64_t magnitude = quantized::weight_magnitude(weights + oc * taps, taps);
     // The lanes add the correction in int32 and shift left without saturating: both must be exact. The scalar
     // kernel's sum is bounded by its headroom, and a left shift within it cannot saturate.
     const int64_t c_abs = correction < 0 ? -correction : correction;
