@@ -61,6 +61,9 @@ Error quantized_linear_prepare(const KernelArgs& args, void* state);
 void quantized_linear_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
                           const Tensor& weight, const Tensor& weight_scales, const Tensor* bias, double output_scale,
                           int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
+// op_quantize.cc: quantize_per_tensor from float32 to int8 on the int8 tiers (other dtypes: kernels/quantized).
+void quantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double scale, int64_t zero_point,
+                             int64_t quant_min, int64_t quant_max, int64_t dtype, Tensor& out);
 // op_quantized_add.cc
 void quantized_add_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point,
                        const Tensor& other, double other_scale, int64_t other_zero_point, double output_scale,

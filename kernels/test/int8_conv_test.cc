@@ -392,6 +392,43 @@ TEST(Int8Add, MatchesTheScalarKernel) {
   }
 }
 
+// quantize_per_tensor to int8: values around each tier's vector length, exact ties (x.5 steps), values far past
+// the range, infinities and NaN, at scales either side of 1 and zero points at both ends.
+TEST(Int8Quantize, MatchesTheScalarKernel) {
+  for (int32_t n : {1, 7, 8, 15, 16, 17, 100}) {
+    for (double scale : {0.02, 0.5, 3.0}) {
+      for (int32_t zp : {-128, 3, 127}) {
+        std::vector<float> v(static_cast<size_t>(n));
+        for (int32_t i = 0; i < n; ++i) {
+          // Every fourth value an exact tie of x / scale, the rest spread past the int8 range.
+          v[i] = i % 4 == 0 ? static_cast<float>((i / 4 + 0.5) * scale) : uniform(-300.0f, 300.0f) * float(scale);
+        }
+        if (n > 3) v[1] = NAN, v[2] = INFINITY, v[3] = -INFINITY;
+        Owned<float> x(ScalarType::Float, {n}, v);
+        Owned<int8_t> got(ScalarType::Char, {n}), want(ScalarType::Char, {n});
+        const int64_t dtype = static_cast<int64_t>(ScalarType::Char);
+        ASSERT_EQ(testing::run([&](KernelContext& c) {
+                    quantized::quantize_per_tensor_out(c, x.t, scale, zp, -128, 127, dtype, want.t);
+                  }),
+                  Error::Ok)
+            << testing::last_log();
+        for (Int8Level level : tiers()) {
+          optimized::limit_int8_level(level);
+          memset(got.data.data(), 0x5A, got.data.size());
+          ASSERT_EQ(testing::run([&](KernelContext& c) {
+                      optimized::quantize_per_tensor_out(c, x.t, scale, zp, -128, 127, dtype, got.t);
+                    }),
+                    Error::Ok)
+              << testing::last_log();
+          EXPECT_EQ(got.data, want.data) << "n " << n << " scale " << scale << " zp " << zp << " on "
+                                         << optimized::int8_level_name(level);
+        }
+        optimized::limit_int8_level(Int8Level::kDot512);
+      }
+    }
+  }
+}
+
 TEST(Int8Conv, EveryTierThisCpuHasRuns) {
   // Not a check of the kernels: a record, in the log, of which tiers the tests above covered here.
   const std::vector<Int8Level> t = tiers();

@@ -69,6 +69,9 @@ struct TierKernels {
   // bytes to the next vector's. Null: panel.cc's portable loop.
   void (*pack)(const int8_t* const* rows, int32_t pixels, int32_t vectors, int32_t zero_point, uint8_t* panel,
                size_t vector_step);
+  // quantize_per_tensor from float32 to int8 as kernels/quantized computes it, in float32: x * inv_scale rounded to
+  // nearest (ties to even), plus the zero point, clamped to [lo, hi] (NaN to lo), converted exactly.
+  void (*quantize)(const float* x, int64_t n, float inv_scale, float zero_point, float lo, float hi, int8_t* out);
 };
 
 // nullptr where the tier is not built (another architecture).
