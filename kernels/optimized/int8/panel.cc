@@ -215,6 +215,25 @@ void border_planes(const Int8ConvShape& s, const Int8ConvPlan& plan, const int8_
                    int8_t* planes) {
   const int32_t rows = plan.plane_rows, cols = plan.plane_cols, W = s.W, H = s.H, sh = s.sh, sw = s.sw;
   const size_t phase = static_cast<size_t>(rows) * cols;
+  if (sh == 1 && sw == 1) {
+    // Unit stride: each byte written once, row by row (the border, then the input row).
+    const int8_t zp = static_cast<int8_t>(zero_point);
+    int8_t* dst = planes;
+    for (int32_t c = 0; c < s.Cg; ++c) {
+      const int8_t* src = xg + static_cast<size_t>(c) * H * W;
+      for (int32_t r = 0; r < rows; ++r, dst += cols) {
+        const int32_t h = r - s.ph;
+        if (h < 0 || h >= H) {
+          memset(dst, zp, static_cast<size_t>(cols));
+          continue;
+        }
+        for (int32_t i = 0; i < s.pw; ++i) dst[i] = zp, dst[s.pw + W + i] = zp;
+        memcpy(dst + s.pw, src + static_cast<size_t>(h) * W, static_cast<size_t>(W));
+      }
+    }
+    memset(dst, zp, plan.plane_bytes - static_cast<size_t>(dst - planes));
+    return;
+  }
   memset(planes, zero_point, plan.plane_bytes);
   for (int32_t c = 0; c < s.Cg; ++c) {
     const int8_t* src = xg + static_cast<size_t>(c) * H * W;

@@ -151,19 +151,34 @@ void gemm_tile(const GemmTask& t, int32_t j0, int32_t block) {
   }
 }
 
+// Which loop goes outside: the register tiles read the panel from L1 and the weights stream past them (pixel tiles
+// outside); but when the group's weights outweigh the panel (deep layers on small planes: a 3x3 layer of 512
+// channels holds 2.4 MB) each tile would read them all from memory again, so the weight blocks go outside and the
+// tiles read the panel, which stays in L2, once per block.
 void gemm(const GemmTask& t) {
   const int32_t blocks = (t.rows + kRows - 1) / kRows;
-  for (int32_t j0 = 0; j0 < t.vectors; j0 += kVectors) {
+  const int32_t tiles = (t.vectors + kVectors - 1) / kVectors;
+  const size_t weight_bytes = static_cast<size_t>(blocks) * t.k_groups * kRows * 4;
+  const size_t panel_bytes = static_cast<size_t>(t.vectors) * t.k_groups * 64;
+  auto tile = [&](int32_t j0, int32_t b) {
     const int32_t nv = t.vectors - j0 < kVectors ? t.vectors - j0 : kVectors;
-    for (int32_t b = 0; b < blocks; ++b) {
-      if (nv == 3) {
-        gemm_tile<3>(t, j0, b);
-      } else if (nv == 2) {
-        gemm_tile<2>(t, j0, b);
-      } else {
-        gemm_tile<1>(t, j0, b);
-      }
+
+    if (nv == 3) {
+      gemm_tile<3>(t, j0, b);
+    } else if (nv == 2) {
+      gemm_tile<2>(t, j0, b);
+    } else {
+      gemm_tile<1>(t, j0, b);
     }
+  };
+  if (tiles > 1 && weight_bytes > panel_bytes) {
+    for (int32_t b = 0; b < blocks; ++b) {
+      for (int32_t j0 = 0; j0 < t.vectors; j0 += kVectors) tile(j0, b);
+    }
+    return;
+  }
+  for (int32_t j0 = 0; j0 < t.vectors; j0 += kVectors) {
+    for (int32_t b = 0; b < blocks; ++b) tile(j0, b);
   }
 }
 
