@@ -33,7 +33,9 @@ uint32_t next_u32() {
   g_seed = g_seed * 1664525u + 1013904223u;
   return g_seed >> 8;
 }
-int32_t uniform_int(int32_t lo, int32_t hi) { return lo + static_cast<int32_t>(next_u32() % (hi - lo + 1)); }
+int32_t uniform_int(int32_t lo, int32_t hi) {
+  return static_cast<int32_t>(lo + static_cast<int64_t>(next_u32() % (int64_t{hi} - lo + 1)));
+}
 float uniform(float lo, float hi) { return lo + (hi - lo) * static_cast<float>(next_u32()) / 16777216.0f; }
 
 std::vector<int8_t> random_bytes(size_t n, int32_t lo = -128, int32_t hi = 127) {

@@ -97,8 +97,8 @@ EMBER_ALWAYS_INLINE void store_bytes(int8_t* out, __m512i v, int32_t n) {
 // The sums of a channel finished in 64 bits (RowFinish::exact false): spilled, then finish.h's scalar steps.
 EMBER_ALWAYS_INLINE void finish_slow(__m512i sum, int32_t n, const RowFinish& f, const quantized::ChannelParams& c,
                                      int32_t zp_offset, const OutputRange& r, int8_t* out) {
-  alignas(64) int32_t raw[kLanes];
-  _mm512_store_si512(raw, sum);
+  int32_t raw[kLanes];
+  _mm512_storeu_si512(raw, sum);
   finish_row_scalar(raw, n, f, c, zp_offset, r, out);
 }
 
@@ -206,15 +206,15 @@ void build_windows(const DepthwiseTask& t) {
       _mm512_mask_storeu_epi8(dst + w, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + w), flip));
     }
   }
-  alignas(64) int32_t dword_index[16];
-  alignas(64) int8_t byte_index[64];
+  int32_t dword_index[16];
+  int8_t byte_index[64];
   for (int l = 0; l < 4; ++l) {
     for (int i = 0; i < 4; ++i) dword_index[l * 4 + i] = l * t.sw + i;
     for (int j = 0; j < 4; ++j) {
       for (int i = 0; i < 4; ++i) byte_index[l * 16 + j * 4 + i] = static_cast<int8_t>(j * t.sw + i * t.dw);
     }
   }
-  const __m512i permute = _mm512_load_si512(dword_index), shuffle = _mm512_load_si512(byte_index);
+  const __m512i permute = _mm512_loadu_si512(dword_index), shuffle = _mm512_loadu_si512(byte_index);
   const int32_t pitch = t.window_pitch, sw = t.sw;
   for (int32_t r = 0; r < t.window_rows; ++r) {
     const uint8_t* row = t.plane + static_cast<size_t>(r) * cols;
