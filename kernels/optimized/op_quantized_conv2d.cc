@@ -143,12 +143,18 @@ void quantized_conv2d_out(KernelContext& ctx, const Tensor& input, double input_
   if (!quantized::conv2d_geometry(ctx, input, weight, stride, padding, dilation, groups, out, &geo)) return;
   const quantized::RequantHeader& q = *ctx.state<quantized::RequantHeader>();
   const Int8ConvHeader& h = *int8_conv_header(&q);
+  // A call whose weights or strides differ from the prepared ones (a direct caller's) goes to the scalar kernel, and
+  // one whose sizes do is planned only where they fit the plan's arithmetic.
+  if (h.path == static_cast<int32_t>(Int8ConvPath::kScalar) ||
+      !int8_conv_matches(h, geo.groups, geo.Cg, geo.KH, geo.KW, geo.sw, geo.dw) ||
+      !int8_conv_plannable(geo.H, geo.W, geo.ph, geo.pw, geo.OH, geo.OW)) {
+    return scalar();
+  }
   const Int8ConvShape s = shape_of(geo);
   const Int8ConvPlan plan = plan_int8_conv(s, static_cast<Int8Level>(h.level));
   const TierKernels* k = tier_kernels(plan.level);
-  // The state's packing is what the tier reads: a path other than the one prepared (or none) is the scalar kernel's.
-  if (h.path == static_cast<int32_t>(Int8ConvPath::kScalar) || static_cast<int32_t>(plan.path) != h.path ||
-      k == nullptr || ctx.scratch().size() < plan.scratch) {
+  // The state's packing is what the tier reads: a path other than the one prepared is the scalar kernel's.
+  if (static_cast<int32_t>(plan.path) != h.path || k == nullptr || ctx.scratch().size() < plan.scratch) {
     return scalar();
   }
   const ConvCall c{

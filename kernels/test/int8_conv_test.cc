@@ -306,6 +306,35 @@ TEST(Int8Conv, QuantizationEdgesMatchTheScalarKernel) {
   }
 }
 
+// A direct caller may execute with other arguments than it prepared with (here: two groups over twice the channels,
+// which the shared checks accept for the same weight): the tier's packing does not fit them, so the call is the
+// scalar kernel's, with its bytes, never a read of weights in another layout.
+TEST(Int8Conv, ACallUnlikeThePreparedOneTakesTheScalarKernel) {
+  ConvCall prepared(conv(4, 6, 6, 8, 3, 1, 1));
+  const LoadedKernelArgs loaded(prepared.args, 15, uint64_t{0x38}, true);
+  const KernelMemory m = optimized::quantized_conv2d_memory(loaded);
+  Aligned state(m.state), scratch(m.scratch);
+  ASSERT_EQ(optimized::quantized_conv2d_prepare(loaded, state.data), Error::Ok) << testing::last_log();
+  Owned<int8_t> x(ScalarType::Char, {1, 8, 6, 6}, random_bytes(8 * 6 * 6));
+  Owned<int8_t> got(ScalarType::Char, {1, 8, 6, 6}), want(ScalarType::Char, {1, 8, 6, 6});
+  const int64_t one[2] = {1, 1};
+  const ArrayRef<int64_t> ones(one, 2);
+  const Conv& c = prepared.c;
+  for (Owned<int8_t>* out : {&got, &want}) {
+    KernelContext ctx(state.data, Span<uint8_t>(scratch.data, scratch.size));
+    if (out == &got) {
+      optimized::quantized_conv2d_out(ctx, x.t, c.input_scale, c.zp_in, prepared.w.t, prepared.scales.t,
+                                      &prepared.bias.t, ones, ones, ones, 2, c.output_scale, c.zp_out, c.lo, c.hi,
+                                      out->t);
+    } else {
+      quantized::conv2d_out(ctx, x.t, c.input_scale, c.zp_in, prepared.w.t, prepared.scales.t, &prepared.bias.t, ones,
+                            ones, ones, 2, c.output_scale, c.zp_out, c.lo, c.hi, out->t);
+    }
+    ASSERT_EQ(ctx.failure(), Error::Ok) << testing::last_log();
+  }
+  EXPECT_EQ(got.data, want.data);
+}
+
 // Linear: decode rows and a few rows at once, reductions around each tier's step and tail.
 TEST(Int8Linear, MatchesTheScalarKernel) {
   struct Shape {

@@ -111,9 +111,7 @@ bool int8_conv_shape_from_args(const KernelArgs& args, Int8ConvShape* s) {
   const int64_t OH = (in[2] + 2 * ph - dh * (w[2] - 1) - 1) / sh + 1;
   const int64_t OW = (in[3] + 2 * pw - dw * (w[3] - 1) - 1) / sw + 1;
   // Planes a bordered copy or a panel row could not index in int32 are left to the scalar kernel.
-  if (OH <= 0 || OW <= 0 || OH * OW > INT32_MAX / 4 || (in[2] + 2 * ph) * (in[3] + 2 * pw) > INT32_MAX / 4) {
-    return false;
-  }
+  if (!int8_conv_plannable(in[2], in[3], ph, pw, OH, OW)) return false;
   auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };
   *s = Int8ConvShape{};
   s->C = in[1], s->H = in[2], s->W = in[3];
@@ -239,6 +237,9 @@ Error int8_conv_prepare(const KernelArgs& args, const quantized::RequantArgs& at
   h->level = static_cast<int32_t>(plan.level);
   h->path = static_cast<int32_t>(plan.path);
   h->weights_offset = static_cast<int32_t>(packed - static_cast<uint8_t*>(state));
+  h->groups = s.groups, h->Cg = s.Cg, h->KH = s.KH, h->KW = s.KW;
+  // Strides and dilations past 16 never reach the depthwise path; 65535 keeps the pair in one int32.
+  h->sw_dw = (s.sw < 65536 ? s.sw : 65535) * 65536 + (s.dw < 65536 ? s.dw : 65535);
   return Error::Ok;
 }
 

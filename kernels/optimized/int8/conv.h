@@ -81,7 +81,9 @@ struct Int8ConvHeader {
   int32_t level;  // Int8Level the weights were packed for; execute runs that tier
   int32_t path;   // Int8ConvPath
   int32_t weights_offset;  // bytes from the state's start to the packed weights
-  int32_t reserved[5];
+  // What the packing and the path were decided from: a call that differs (a direct caller's) goes to the scalar
+  // kernel rather than read the weights in another layout.
+  int32_t groups, Cg, KH, KW, sw_dw;  // sw_dw: sw * 65536 + dw
 };
 
 // One output channel's requantization: the int32 sum of the tier's products plus `correction` is the scalar kernel's
@@ -100,6 +102,18 @@ inline const Int8ConvHeader* int8_conv_header(const quantized::RequantHeader* q)
 }
 inline const RowFinish* row_finish(const quantized::RequantHeader* q) {
   return reinterpret_cast<const RowFinish*>(int8_conv_header(q) + 1);
+}
+
+inline bool int8_conv_matches(const Int8ConvHeader& h, int64_t groups, int64_t Cg, int64_t KH, int64_t KW, int64_t sw,
+                              int64_t dw) {
+  return h.groups == groups && h.Cg == Cg && h.KH == KH && h.KW == KW && sw < 65536 && dw < 65536 &&
+         h.sw_dw == sw * 65536 + dw;
+}
+
+// Whether a plane's bordered and output sizes leave the plan's int32 arithmetic room (larger ones go to the scalar
+// kernel, which works in int64).
+inline bool int8_conv_plannable(int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t OH, int64_t OW) {
+  return OH > 0 && OW > 0 && OH * OW <= INT32_MAX / 4 && (H + 2 * ph) * (W + 2 * pw) <= INT32_MAX / 4;
 }
 
 // The shape a conv2d instruction states (ember_quantized::conv2d.out's arguments), for the memory function and the
