@@ -16,7 +16,9 @@
 #include <gtest/gtest.h>
 
 #include "kernels/optimized/int8/conv.h"
+#include "kernels/optimized/int8/finish.h"
 #include "kernels/optimized/int8/level.h"
+#include "kernels/optimized/int8/tier_kernels.h"
 #include "kernels/optimized/kernels.h"
 #include "kernels/quantized/kernels.h"
 #include "kernels/test/owned_tensor.h"
@@ -457,6 +459,58 @@ TEST(Int8Quantize, MatchesTheScalarKernel) {
         optimized::limit_int8_level(Int8Level::kDot512);
       }
     }
+  }
+}
+
+// The lanes' requantization against finish.h's scalar steps over its whole domain: every left and right shift an
+// exact channel can have, multipliers at both ends of Q31, powers of two (whose products tie), and sums at and
+// around the values where either rounding ties or the high multiply's sign flips, up to the largest the left shift
+// keeps within int32.
+TEST(Int8Finish, LanesGiveTheScalarStepsBytes) {
+  std::vector<int32_t> sums;
+  std::vector<int8_t> got, want;
+  for (Int8Level level : tiers()) {
+    const optimized::TierKernels* k = optimized::tier_kernels(level);
+    ASSERT_NE(k, nullptr);
+    size_t checked = 0;
+    for (int32_t left = 0; left <= 30; ++left) {
+      for (int32_t right = 0; right <= 31; ++right) {
+        for (int32_t mi = 0; mi < 4; ++mi) {
+          const int32_t multiplier = mi == 0   ? 1 << 30
+                                     : mi == 1 ? INT32_MAX
+                                     : mi == 2 ? (1 << 30) + 1
+                                               : (1 << 30) + uniform_int(0, (1 << 30) - 1);
+          const int64_t largest = INT32_MAX >> left;
+          sums.clear();
+          for (int32_t e = 0; e <= 31 - left; ++e) {
+            const int64_t base = int64_t{1} << e;
+            for (int64_t d = -2; d <= 2; ++d) {
+              for (int64_t v : {base + d, -base + d, base / 2 + d, -base / 2 + d}) {
+                if (v >= -largest - 1 && v <= largest) sums.push_back(static_cast<int32_t>(v));
+              }
+            }
+          }
+          for (int i = 0; i < 64; ++i) {
+            sums.push_back(
+                static_cast<int32_t>(uniform_int(static_cast<int32_t>(-largest - 1), static_cast<int32_t>(largest))));
+          }
+          const optimized::RowFinish f{0, multiplier, static_cast<int16_t>(left), static_cast<int16_t>(right), 1};
+          for (const optimized::OutputRange r :
+               {optimized::OutputRange{0, -128, 127}, optimized::OutputRange{-100, -128, 40}}) {
+            got.assign(sums.size(), 0x5A);
+            want.resize(sums.size());
+            for (size_t i = 0; i < sums.size(); ++i) want[i] = optimized::finish_exact(sums[i], f, r);
+            k->finish(sums.data(), static_cast<int32_t>(sums.size()), f, r, got.data());
+            for (size_t i = 0; i < sums.size(); ++i) {
+              ASSERT_EQ(got[i], want[i]) << optimized::int8_level_name(level) << ": sum " << sums[i] << " multiplier "
+                                         << multiplier << " left " << left << " right " << right;
+            }
+            checked += sums.size();
+          }
+        }
+      }
+    }
+    EXPECT_GT(checked, size_t{100000});
   }
 }
 

@@ -195,7 +195,9 @@ void derive_row_finish(const quantized::RequantHeader& q, const quantized::Chann
     // The lanes add the correction in int32 and shift left without saturating: both must be exact. The scalar
     // kernel's sum is bounded by its headroom, and a left shift within it cannot saturate.
     const int64_t c_abs = correction < 0 ? -correction : correction;
-    const bool exact = c_abs + largest * magnitude <= INT32_MAX && steps.left <= c.headroom;
+    // (A left shift of 31 only happens for a channel whose bound is 0; x86_512.cc's fold of the steps wants at most
+    // 30, so such a channel is finished in scalar code.)
+    const bool exact = c_abs + largest * magnitude <= INT32_MAX && steps.left <= c.headroom && steps.left <= 30;
     out[oc] = RowFinish{exact ? static_cast<int32_t>(correction) : 0, steps.multiplier,
                         static_cast<int16_t>(steps.left), static_cast<int16_t>(steps.right), exact ? 1 : 0};
   }

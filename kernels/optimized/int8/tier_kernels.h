@@ -72,6 +72,9 @@ struct TierKernels {
   // quantize_per_tensor from float32 to int8 as kernels/quantized computes it, in float32: x * inv_scale rounded to
   // nearest (ties to even), plus the zero point, clamped to [lo, hi] (NaN to lo), converted exactly.
   void (*quantize)(const float* x, int64_t n, float inv_scale, float zero_point, float lo, float hi, int8_t* out);
+  // One exact channel's sums (RowFinish::exact, correction included) to output bytes by the tier's lanes: the step
+  // every GEMM tile and depthwise row ends in, exposed so a test can drive it over the whole range of its inputs.
+  void (*finish)(const int32_t* sums, int32_t n, const RowFinish& f, const OutputRange& range, int8_t* out);
 };
 
 // nullptr where the tier is not built (another architecture).

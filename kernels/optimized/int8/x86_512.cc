@@ -43,39 +43,39 @@ struct Range16 {
         zero_point(_mm512_set1_epi32(r.zero_point)) {}
 };
 
-// One channel's requantization on sixteen lanes (finish.h's finish_exact, step by step).
+// One channel's requantization on sixteen lanes: finish.h's finish_exact, with its three steps folded into one
+// 64-bit expression. With P = sum * multiplier (exact in 64 bits), L = left and r = right, the steps give
+//   q = floor((floor((P * 2^L + 2^30) / 2^31) + c) / 2^r),  c = 2^(r-1) less 1 for a negative middle term (0 if r = 0)
+// which is floor((P + 2^(30-L) + c * 2^(31-L)) / 2^(31+r-L)) (nested floors of integer divisions, c an integer, L at
+// most 30: RowFinish::exact), and the middle term is negative exactly when P < -2^(30-L). So per 64-bit product:
+// an add, a compare, a masked subtract and an arithmetic shift.
 struct Finish16 {
-  __m512i multiplier, round_mask, round_half;
-  __m128i left, right;
+  __m512i multiplier, base, step, below;
+  __m128i shift;
 
   explicit Finish16(const RowFinish& f) {
+    const int L = f.left, r = f.right;
     multiplier = _mm512_set1_epi32(f.multiplier);
-    const int32_t mask = static_cast<int32_t>((int64_t{1} << f.right) - 1);
-    round_mask = _mm512_set1_epi32(mask);
-    round_half = _mm512_set1_epi32(mask >> 1);
-    left = _mm_cvtsi32_si128(f.left);
-    right = _mm_cvtsi32_si128(f.right);
+    const int64_t low = int64_t{1} << (30 - L);
+    base = _mm512_set1_epi64(low + (r > 0 ? int64_t{1} << (r - 1 + 31 - L) : 0));
+    step = _mm512_set1_epi64(r > 0 ? int64_t{1} << (31 - L) : 0);
+    below = _mm512_set1_epi64(-low);
+    shift = _mm_cvtsi32_si128(31 + r - L);
+  }
+
+  EMBER_ALWAYS_INLINE __m512i round64(__m512i p) const {
+    const __m512i t = _mm512_add_epi64(p, base);
+    return _mm512_sra_epi64(_mm512_mask_sub_epi64(t, _mm512_cmplt_epi64_mask(p, below), t, step), shift);
   }
 
   // The sum (correction included) to output values in int32 lanes, already clamped.
   EMBER_ALWAYS_INLINE __m512i apply(__m512i sum, const Range16& r) const {
-    // An exact channel's sum shifted left cannot overflow (RowFinish::exact).
-    const __m512i x = _mm512_sll_epi32(sum, left);
-    // The rounding doubling high multiply: (x * m + 2^30) >> 31 for the even lanes' and the odd lanes' products.
-    const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
-    const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, multiplier), nudge), 31);
-    const __m512i odd =
-        _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), multiplier), nudge), 1);
-    const __m512i high = _mm512_mask_blend_epi32(0xAAAA, even, odd);
-    // The rounding right shift, ties away from zero: up when the remainder exceeds half (half and one more for a
-    // negative value).
-    const __m512i remainder = _mm512_and_si512(high, round_mask);
-    const __m512i threshold = _mm512_sub_epi32(round_half, _mm512_srai_epi32(high, 31));
-    const __mmask16 up = _mm512_cmpgt_epi32_mask(remainder, threshold);
-    __m512i q = _mm512_sra_epi32(high, right);
-    q = _mm512_mask_add_epi32(q, up, q, _mm512_set1_epi32(1));
-    q = _mm512_min_epi32(_mm512_max_epi32(q, r.lo), r.hi);
-    return _mm512_add_epi32(q, r.zero_point);
+    const __m512i even = round64(_mm512_mul_epi32(sum, multiplier));
+    const __m512i odd = round64(_mm512_mul_epi32(_mm512_srli_epi64(sum, 32), multiplier));
+    // Each 64-bit result fits int32 (it is the three steps' result): the low halves, interleaved back.
+    const __m512i take = _mm512_set_epi32(30, 14, 28, 12, 26, 10, 24, 8, 22, 6, 20, 4, 18, 2, 16, 0);
+    const __m512i q = _mm512_permutex2var_epi32(even, take, odd);
+    return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, r.lo), r.hi), r.zero_point);
   }
 };
 
@@ -423,7 +423,16 @@ void quantize(const float* x, int64_t n, float inv_scale, float zero_point, floa
   }
 }
 
-const TierKernels kKernels = {&gemm, &depthwise, &dot_rows, &add, &pack, &quantize};
+void finish(const int32_t* sums, int32_t n, const RowFinish& f, const OutputRange& range, int8_t* out) {
+  const Finish16 fin(f);
+  const Range16 r(range);
+  for (int32_t i = 0; i < n; i += kLanes) {
+    const int32_t count = n - i < kLanes ? n - i : kLanes;
+    store_bytes(out + i, fin.apply(_mm512_maskz_loadu_epi32(first_lanes(count), sums + i), r), count);
+  }
+}
+
+const TierKernels kKernels = {&gemm, &depthwise, &dot_rows, &add, &pack, &quantize, &finish};
 
 }  // namespace
 
