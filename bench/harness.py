@@ -225,9 +225,10 @@ def optimized_ops() -> List[str]:
         namespace="ember::optimized",
         library="kernels/optimized",
     )
-    float_number = scalar_types.BY_NAME["Float"].number
+    # Float, and int8 for the quantized ops (ember_quantized::conv2d ...) and int8 pools.
+    numbers = {scalar_types.BY_NAME["Float"].number, scalar_types.BY_NAME["Char"].number}
     # Names as kernel_calls() gives them: without the namespace ("convolution_clamp.out", not "ember::...").
-    return sorted(d.op.split("::")[-1] for d in decls if float_number in d.dtypes)
+    return sorted({d.op.split("::")[-1] for d in decls if numbers & set(d.dtypes)})
 
 
 def executorch_package(env: Env) -> Optional[str]:
@@ -299,7 +300,7 @@ def prepare_models(env: Env, names: List[str]) -> dict:
     program, saved as program.pt2 for the peers' venvs. Returns name -> (module, inputs, ExportedProgram or None)."""
     import torch
 
-    from bench.models import MODELS, program_path
+    from bench.models import MODELS, program_path, save_calibration
 
     prepared = {}
     for name in names:
@@ -314,6 +315,8 @@ def prepare_models(env: Env, names: List[str]) -> dict:
         for i, x in enumerate(args):
             x.contiguous().numpy().tofile(os.path.join(d, f"input_{i}.bin"))
         torch.save(module.state_dict(), os.path.join(d, "state_dict.pt"))
+        if MODELS[name].int8:
+            save_calibration(env.work, name, args)
         ep = None
         if MODELS[name].needs_zoo_libs:
             t0 = time.perf_counter()
@@ -329,6 +332,7 @@ def export_ember(env: Env, names: List[str], prepared: dict) -> dict:
     import torch
 
     import exir
+    from bench.models import MODELS, calibration
 
     report = {}
     for name in names:
@@ -338,6 +342,11 @@ def export_ember(env: Env, names: List[str], prepared: dict) -> dict:
         # Convolution + ReLU6 as one kernel call, as XNNPACK fuses them inside its delegate. Opt-in in exir because
         # the fused operator is Ember's own: this .pte runs on Ember's runners, not on ExecuTorch's runtime.
         config = exir.ExecutorchBackendConfig(fuse_activations=True)
+        if MODELS[name].int8:
+            # Ember's quantizer (exir.quantization): its int8 kernels take the conv + activation pairs whole.
+            from exir.quantization import quantize
+
+            ep = quantize(module, args, calibration(env.work, name)).exported_program
         prog = exir.to_edge(ep if ep is not None else torch.export.export(module, args)).to_executorch(config)
         pte = os.path.join(d, "ember.pte")
         prog.save(pte)

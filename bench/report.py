@@ -54,6 +54,8 @@ MOBILENETS = ["mobilenet_v2_035_96", "mobilenet_v2"]
 # The real group (--models real): published architectures; its CNNs are held to the XNNPACK goal.
 REAL_CNNS = ["resnet18", "tv_mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"]
 REAL = REAL_CNNS + ["bert_mini", "vit_tiny"]
+# The int8 group (--models int8): those CNNs quantized by each framework's own quantizer, and their fp32 rows.
+INT8 = {"resnet18_int8": "resnet18", "tv_mobilenet_v2_int8": "tv_mobilenet_v2"}
 
 
 def _fmt(v, kind) -> str:
@@ -451,6 +453,38 @@ def goal_litert(result, ember: str, peer: str, threads: str) -> dict:
     return gl
 
 
+def goal_int8_xnnpack(result) -> dict:
+    return _latency_goal(
+        result,
+        "int8 models: Ember int8 at most 1.0x ExecuTorch+XNNPACK int8 (each with its own quantizer, same model; "
+        "median latency, Ember / ET XNNPACK <= 1; µs: Ember vs ET XNNPACK)",
+        list(INT8),
+        "ember",
+        "et_xnnpack",
+        lambda e, p: e <= p,
+    )
+
+
+def goal_int8_fp32(result) -> dict:
+    """Across rows: each int8 model against its fp32 row, both on Ember's default build."""
+    checks, parts, missing = [], [], []
+    for int8, fp32 in INT8.items():
+        e, f = _get(result, int8, "ember", "median_us"), _get(result, fp32, "ember", "median_us")
+        if e is None or f is None:
+            missing.append(int8)
+            continue
+        checks.append(e < f)
+        parts.append(f"{_label(result, int8)}: {_x(e / f)} ({_fmt(e, 'us')} vs {_fmt(f, 'us')} µs)")
+    return {
+        "goal": "int8 models: Ember int8 faster than Ember fp32 on the same model (median latency, int8 / fp32 < 1; "
+        "µs: int8 vs fp32)",
+        "holds": _verdict(checks),
+        "measured": len(checks),
+        "expected": len(INT8),
+        "evidence": "; ".join(parts + _not_measured(result, missing)),
+    }
+
+
 def goals(result) -> List[dict]:
     """The issue's goals, each with a verdict (True, False, "partly", or None when this run lacks the numbers),
     how many of the comparisons it names were measured, and the numbers behind it. The zoo's goals are left out
@@ -458,7 +492,7 @@ def goals(result) -> List[dict]:
     names = list(result["models"])
     zoo = [goal_overhead(result), goal_portable_2x(result), goal_xnnpack(result), goal_ort(result)]
     real = [goal_real_portable(result), goal_real_xnnpack(result), goal_real_eager(result)]
-    real_only = bool(names) and all(n in REAL for n in names)
+    real_only = bool(names) and all(n in REAL or n in INT8 for n in names)
     fws = _frameworks(result)
     extra = ([goal_two_threads(result)] if "ember_2t" in fws else []) + (
         [goal_xnnpack_delegate(result)] if "ember_xnnpack" in fws else []
@@ -468,7 +502,14 @@ def goals(result) -> List[dict]:
         for ember, peer, threads in (("ember", "litert", "1 thread"), ("ember_2t", "litert_2t", "2 threads"))
         if peer in _asked(result)
     ]
-    return ([] if real_only else zoo) + (real if any(n in REAL for n in names) else []) + extra + [goal_load(result)]
+    int8 = [goal_int8_xnnpack(result), goal_int8_fp32(result)] if any(n in INT8 for n in names) else []
+    return (
+        ([] if real_only else zoo)
+        + (real if any(n in REAL for n in names) else [])
+        + int8
+        + extra
+        + [goal_load(result)]
+    )
 
 
 def verdict_cell(gl: dict) -> str:
