@@ -433,7 +433,13 @@ bool node_values(const fb::Node* node, uint32_t* ids, size_t* num_inputs, size_t
     case K::Square:
     case K::Abs:
     case K::Copy:
-    case K::Gelu: {
+    case K::Gelu:
+    case K::Tanh:
+    case K::Exp:
+    case K::Log:
+    case K::Sin:
+    case K::Cos:
+    case K::ReciprocalSquareRoot: {
       const auto* t = static_cast<const fb::Node1x1*>(table);
       ids[0] = t->input_id();
       ids[1] = t->output_id();
@@ -486,6 +492,13 @@ bool node_values(const fb::Node* node, uint32_t* ids, size_t* num_inputs, size_t
     }
     case K::StaticConstantPad: {
       const auto* t = static_cast<const fb::StaticConstantPad*>(table);
+      ids[0] = t->input_id();
+      ids[1] = t->output_id();
+      *num_inputs = 1;
+      return true;
+    }
+    case K::StaticSlice: {
+      const auto* t = static_cast<const fb::StaticSlice*>(table);
       ids[0] = t->input_id();
       ids[1] = t->output_id();
       *num_inputs = 1;

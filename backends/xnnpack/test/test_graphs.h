@@ -24,9 +24,10 @@ struct ValueSpec {
   std::vector<uint32_t> dims;
   uint32_t constant;  // constant_data index, 0: none
   uint32_t flags;
+  fb::Datatype datatype = fb::Datatype::fp32;
 };
 
-// A graph over fp32 values (id = position) with the given nodes, inputs and outputs; `constants` are appended as
+// A graph over values (id = position; fp32 unless said) with the given nodes, inputs and outputs; `constants` are appended as
 // constant data entries 1.. (entry 0 is reserved), each `size` bytes at `offset`.
 struct GraphSpec {
   std::vector<ValueSpec> values;
@@ -43,9 +44,9 @@ inline std::vector<uint8_t> serialize(const GraphSpec& g, bool header = true) {
   std::vector<flatbuffers::Offset<fb::Value>> values;
   for (size_t i = 0; i < g.values.size(); ++i) {
     const ValueSpec& v = g.values[i];
-    auto t = fb::CreateTensorValue(b, fb::Datatype::fp32, static_cast<uint32_t>(v.dims.size()), b.CreateVector(v.dims),
-                                   v.constant, v.flags ? static_cast<uint32_t>(i) : kNoId, v.flags,
-                                   static_cast<uint32_t>(i));
+    auto t =
+        fb::CreateTensorValue(b, v.datatype, static_cast<uint32_t>(v.dims.size()), b.CreateVector(v.dims), v.constant,
+                              v.flags ? static_cast<uint32_t>(i) : kNoId, v.flags, static_cast<uint32_t>(i));
     values.push_back(fb::CreateValue(b, fb::ValueUnion::TensorValue, t.Union()));
   }
   auto nodes = g.nodes(b);
@@ -130,6 +131,32 @@ inline GraphSpec transformer_nodes() {
                                                       fb::CreateNode(b, fb::NodeUnion::Concatenate2, cat.Union()),
                                                       fb::CreateNode(b, fb::NodeUnion::Gelu, gelu.Union()),
                                                       fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union(), 0, mm)};
+  };
+  return g;
+}
+
+// The newer nodes of a Llama or GPT-2 block ExecuTorch writes, each on the CPU, between clamps in XNNPACK:
+// x[2,6] -> slice [:, 1:5] -> [2,4]; rsqrt; clamp to [0, 4]; tanh; exp; log; sin; cos -> out.
+// Eight stages, the clamp the only subgraph among them.
+inline GraphSpec llama_nodes() {
+  GraphSpec g;
+  g.values = {{{2, 6}, 0, kInput}, {{2, 4}, 0, 0}, {{2, 4}, 0, 0}, {{2, 4}, 0, 0},      {{2, 4}, 0, 0},
+              {{2, 4}, 0, 0},      {{2, 4}, 0, 0}, {{2, 4}, 0, 0}, {{2, 4}, 0, kOutput}};
+  g.inputs = {0};
+  g.outputs = {8};
+  g.nodes = [](flatbuffers::FlatBufferBuilder& b) {
+    const uint32_t offsets[] = {0, 1}, sizes[] = {2, 4};
+    auto slice = fb::CreateStaticSlice(b, 2, b.CreateVector(offsets, 2), b.CreateVector(sizes, 2), 0, 1, 0);
+    auto mm = fb::CreateOutputMinMax(b, 0.0f, 4.0f);
+    std::vector<flatbuffers::Offset<fb::Node>> nodes{fb::CreateNode(b, fb::NodeUnion::StaticSlice, slice.Union())};
+    nodes.push_back(fb::CreateNode(b, fb::NodeUnion::ReciprocalSquareRoot, fb::CreateNode1x1(b, 1, 2, 0).Union()));
+    nodes.push_back(fb::CreateNode(b, fb::NodeUnion::Clamp, fb::CreateNode1x1(b, 2, 3, 0).Union(), 0, mm));
+    const fb::NodeUnion rest[] = {fb::NodeUnion::Tanh, fb::NodeUnion::Exp, fb::NodeUnion::Log, fb::NodeUnion::Sin,
+                                  fb::NodeUnion::Cos};
+    for (uint32_t k = 0; k < 5; ++k) {
+      nodes.push_back(fb::CreateNode(b, rest[k], fb::CreateNode1x1(b, 3 + k, 4 + k, 0).Union()));
+    }
+    return nodes;
   };
   return g;
 }
