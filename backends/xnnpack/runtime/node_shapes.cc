@@ -221,6 +221,13 @@ Error check_fully_connected(At at, const GraphPlan& p, const fb::FullyConnected*
   EMBER_TRY(expect_flags(at, t->flags(), kTransposeWeights));
   EMBER_TRY(expect_constant(at, p, t->filter_id(), "filter"));
   if (t->bias_id() != kNoId) EMBER_TRY(expect_constant(at, p, t->bias_id(), "bias"));
+  // The 2022 library's fully connected takes int8 weights with one scale (its convolutions take one per channel);
+  // ExecuTorch's XNNPACKQuantizer gives linears one per output channel. XNNPACK's own refusal says only "invalid
+  // parameter".
+  EMBER_CHECK_OR_RETURN_ERROR(filter.datatype != static_cast<uint32_t>(fb::Datatype::qcint8), NotSupported,
+                              "XnnpackBackend: node %u (%s): its filter (value %u) is int8 with a scale per channel "
+                              "(qcint8), which this XNNPACK (2022) takes for convolutions only",
+                              at.index, at.kind, t->filter_id());
   if (filter.num_dims != 2 || filter.dims[0] == 0 || filter.dims[1] == 0) {
     return mismatch(at, t->filter_id(), filter, "a 2-dim filter");
   }

@@ -177,6 +177,25 @@ TEST(GraphPlan, ChecksOutputShapesAgainstTheOperator) {
   EXPECT_NE(last_log().find("its filter (value 1) is not a constant"), std::string::npos) << last_log();
 }
 
+// ExecuTorch's int8 linears (XNNPACKQuantizer) have a weight scale per output channel, which the 2022 library's
+// fully connected lacks: refused by name at load, rather than by XNNPACK's "invalid parameter" at init.
+TEST(GraphPlan, RefusesPerChannelInt8FullyConnectedWeights) {
+  Arena arena;
+  GraphSpec g = linear();
+  g.values[0].datatype = fb::Datatype::qint8;
+  g.values[1].datatype = fb::Datatype::qcint8;
+  g.values[2].datatype = fb::Datatype::qcint32;
+  g.values[3].datatype = fb::Datatype::qint8;
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::NotSupported);
+  EXPECT_NE(last_log().find("node 0 (XNNFullyConnected): its filter (value 1) is int8 with a scale per channel "
+                            "(qcint8), which this XNNPACK (2022) takes for convolutions only"),
+            std::string::npos)
+      << last_log();
+  g.values[1].datatype = fb::Datatype::qint8;  // one scale: planned (the 2022 library's qs8 fully connected)
+  g.values[2].datatype = fb::Datatype::qint32;
+  EXPECT_TRUE(plan(serialize(g), arena).ok()) << last_log();
+}
+
 TEST(GraphPlan, ChecksConstantsAgainstTheConstantData) {
   Arena arena;
   GraphSpec g = linear();

@@ -47,7 +47,19 @@ inline std::vector<uint8_t> serialize(const GraphSpec& g, bool header = true) {
     auto t =
         fb::CreateTensorValue(b, v.datatype, static_cast<uint32_t>(v.dims.size()), b.CreateVector(v.dims), v.constant,
                               v.flags ? static_cast<uint32_t>(i) : kNoId, v.flags, static_cast<uint32_t>(i));
-    values.push_back(fb::CreateValue(b, fb::ValueUnion::TensorValue, t.Union()));
+    // Quantized datatypes with unit scales: per channel (dim 0) for qcint8 and qcint32, else per tensor.
+    if (v.datatype == fb::Datatype::qcint8 || v.datatype == fb::Datatype::qcint32) {
+      const std::vector<float> scales(v.dims.empty() ? 1 : v.dims[0], 1.0f);
+      auto pc = fb::CreatePerChannelQuant(b, b.CreateVector(scales), 0);
+      auto q = fb::CreateQuantizedTensorValue(b, t, fb::QuantParams::PerChannelQuant, pc.Union());
+      values.push_back(fb::CreateValue(b, fb::ValueUnion::QuantizedTensorValue, q.Union()));
+    } else if (v.datatype == fb::Datatype::qint8 || v.datatype == fb::Datatype::qint32) {
+      auto pt = fb::CreatePerTensorQuant(b, 1.0f, 0);
+      auto q = fb::CreateQuantizedTensorValue(b, t, fb::QuantParams::PerTensorQuant, pt.Union());
+      values.push_back(fb::CreateValue(b, fb::ValueUnion::QuantizedTensorValue, q.Union()));
+    } else {
+      values.push_back(fb::CreateValue(b, fb::ValueUnion::TensorValue, t.Union()));
+    }
   }
   auto nodes = g.nodes(b);
   std::vector<flatbuffers::Offset<fb::ConstantDataOffset>> constants{fb::CreateConstantDataOffset(b, 0, 0)};
