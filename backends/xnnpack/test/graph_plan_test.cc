@@ -131,6 +131,30 @@ TEST(GraphPlan, NamesOutOfRangeValueIds) {
   EXPECT_NE(last_log().find("output 0 is value 7, out of range"), std::string::npos) << last_log();
 }
 
+// Arguments are matched by external id, not by their place in input_ids (ExecuTorch's Swin lists its image first
+// and a scalar argument second, numbered the other way round); ids out of range or twice are refused.
+TEST(GraphPlan, TakesArgumentsInExternalIdOrder) {
+  Arena arena;
+  GraphSpec g = transformer_nodes();
+  g.external_ids = {1, 0, kNoId, kNoId, kNoId, kNoId, 2};
+  Result<GraphPlan*> p = plan(serialize(g), arena);
+  ASSERT_TRUE(p.ok()) << last_log();
+  EXPECT_EQ(p.get()->values[0].arg, 1);
+  EXPECT_EQ(p.get()->values[1].arg, 0);
+  EXPECT_EQ(p.get()->arg_values[0], 1u);
+  EXPECT_EQ(p.get()->arg_values[1], 0u);
+  EXPECT_EQ(p.get()->arg_values[2], 6u);
+  g.external_ids = {1, 1, kNoId, kNoId, kNoId, kNoId, 2};
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("input 1 (value 1) has external id 1; expected one of 0 to 1, each once"),
+            std::string::npos)
+      << last_log();
+  g.external_ids = {0, 1, kNoId, kNoId, kNoId, kNoId, 1};  // an output numbered among the inputs
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("output 0 (value 6) has external id 1; expected one of 2 to 2"), std::string::npos)
+      << last_log();
+}
+
 TEST(GraphPlan, NamesReadsBeforeWrites) {
   Arena arena;
   GraphSpec g = linear();

@@ -37,16 +37,30 @@ struct GraphSpec {
   // Adds nodes to the builder; returns their offsets.
   std::function<std::vector<flatbuffers::Offset<fb::Node>>(flatbuffers::FlatBufferBuilder&)> nodes;
   const char* identifier = "XN01";
+  std::vector<uint32_t> external_ids;  // per value, when not ExecuTorch's numbering (external_id() below)
 };
+
+// A value's external id, as ExecuTorch numbers them: its position among the delegate's arguments (inputs, then
+// outputs); none for the rest.
+inline uint32_t external_id(const GraphSpec& g, uint32_t id) {
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    if (g.inputs[k] == id) return static_cast<uint32_t>(k);
+  }
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    if (g.outputs[k] == id) return static_cast<uint32_t>(g.inputs.size() + k);
+  }
+  return kNoId;
+}
 
 inline std::vector<uint8_t> serialize(const GraphSpec& g, bool header = true) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::Value>> values;
   for (size_t i = 0; i < g.values.size(); ++i) {
     const ValueSpec& v = g.values[i];
+    const uint32_t id = static_cast<uint32_t>(i);
     auto t =
         fb::CreateTensorValue(b, v.datatype, static_cast<uint32_t>(v.dims.size()), b.CreateVector(v.dims), v.constant,
-                              v.flags ? static_cast<uint32_t>(i) : kNoId, v.flags, static_cast<uint32_t>(i));
+                              g.external_ids.empty() ? external_id(g, id) : g.external_ids[i], v.flags, id);
     // Quantized datatypes with unit scales: per channel (dim 0) for qcint8 and qcint32, else per tensor.
     if (v.datatype == fb::Datatype::qcint8 || v.datatype == fb::Datatype::qcint32) {
       const std::vector<float> scales(v.dims.empty() ? 1 : v.dims[0], 1.0f);

@@ -117,6 +117,23 @@ TEST(XnnpackBackend, RunsBatchMatmulConcatAndGeluOnTheCpuAroundXnnpack) {
       }
 }
 
+TEST(XnnpackBackend, PassesArgumentsByExternalId) {
+  GraphSpec g = transformer_nodes();
+  Loaded in_order(serialize(g));
+  g.external_ids = {1, 0, kNoId, kNoId, kNoId, kNoId, 2};  // y is the call's first argument, x its second
+  Loaded swapped(serialize(g));
+  ASSERT_EQ(in_order.error, Error::Ok) << last_log();
+  ASSERT_EQ(swapped.error, Error::Ok) << last_log();
+  Host x({2, 3, 4}), y({2, 4, 5}), want({2, 4, 5}), got({2, 4, 5});
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  for (size_t i = 0; i < y.data.size(); ++i) y.data[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
+  EValue* a[] = {&x.value, &y.value, &want.value};
+  EValue* b[] = {&y.value, &x.value, &got.value};
+  ASSERT_EQ(kBackend.execute(in_order.handle, a, 3), Error::Ok) << last_log();
+  ASSERT_EQ(kBackend.execute(swapped.handle, b, 3), Error::Ok) << last_log();
+  EXPECT_EQ(got.data, want.data);
+}
+
 TEST(XnnpackBackend, RunsSliceAndElementwiseFunctionsOnTheCpuAroundXnnpack) {
   const GraphSpec g = llama_nodes();
   Loaded d(serialize(g));
