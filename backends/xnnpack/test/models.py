@@ -90,6 +90,21 @@ class NewerNodes(nn.Module):
         return self.out(torch.log(normed + 2.0))
 
 
+class ArgumentOrder(nn.Module):
+    """Three values made outside the delegate (cumsum: not XNNPACK's) and read inside it in another order than
+    made: ExecuTorch numbers the blob's arguments in the order they are made (external ids) but lists input_ids
+    in the order its graph reads them, as MobileViTv2's attention blocks do. All three have one shape, so
+    arguments taken in input_ids order would run, on the wrong tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        a, b, c = torch.cumsum(x, dim=2), torch.cumsum(x, dim=3), torch.cumsum(x, dim=1)
+        return self.conv(torch.relu(c) * b) + a
+
+
 def make(name: str):
     torch.manual_seed(0)
     if name == "mlp":
@@ -98,6 +113,8 @@ def make(name: str):
         return TransformerBlock().eval(), (torch.randn(1, 16, 64),)
     if name == "head_split":
         return HeadSplit().eval(), (torch.randn(2, 8, 64),)
+    if name == "argument_order":
+        return ArgumentOrder().eval(), (torch.randn(1, 8, 4, 4),)
     if name == "newer_nodes":
         return NewerNodes().eval(), (torch.randn(2, 8, 32),)
     from zoo.public import torchvision_cpu
@@ -112,4 +129,4 @@ def make(name: str):
     return _randomize_batch_norms(model, 1).eval(), (torch.randn(1, 3, 224, 224),)
 
 
-NAMES = ["mlp", "mobilenet_v2", "resnet18", "transformer_block", "head_split", "newer_nodes"]
+NAMES = ["mlp", "mobilenet_v2", "resnet18", "transformer_block", "head_split", "newer_nodes", "argument_order"]

@@ -1,6 +1,7 @@
 """ExecuTorch 1.5.1's XNNPACK-delegated programs on Ember's XnnpackBackend (backends/xnnpack/runtime), on Debian's
-2022 XNNPACK: an MLP, MobileNetV2, ResNet18, a transformer block and a model of the newer element-wise and slicing
-nodes (sin, cos, tanh, exp, log, rsqrt, slices) that the backend runs on the CPU, made and seeded here
+2022 XNNPACK: an MLP, MobileNetV2, ResNet18, a transformer block, a model of the newer element-wise and slicing
+nodes (sin, cos, tanh, exp, log, rsqrt, slices) that the backend runs on the CPU and one whose blob lists its
+inputs in another order than its arguments, made and seeded here
 (backends/xnnpack/test/models.py), exported with ExecuTorch's own XnnpackPartitioner in its venv
 (tools/et_xnnpack.py), run by the runner and the Python bindings built with --config=xnnpack, against eager PyTorch.
 
@@ -155,6 +156,7 @@ CASES = [
     ("transformer_block", "all"),
     ("head_split", "all"),
     ("newer_nodes", "all"),
+    ("argument_order", "all"),
 ]
 
 
@@ -211,6 +213,23 @@ def test_the_newer_nodes_are_in_the_blob_and_run_on_the_cpu(tmp_path_factory):
     assert report["operators"] == [], report
     newer = {"StaticSlice", "Tanh", "Exp", "Log", "Sin", "Cos", "ReciprocalSquareRoot"}
     assert newer <= set(blob_kinds(str(pte))), blob_kinds(str(pte))
+
+
+def test_the_blob_lists_its_inputs_out_of_argument_order(tmp_path_factory):
+    # What argument_order is for (run above against eager): the delegate call's arguments are in external-id order,
+    # and its input_ids list the same values in another.
+    pte, _, _, _ = export("argument_order", tmp_path_factory, "all")
+    data = pte.read_bytes()
+    at, n = _blob_span(data)
+    blob = data[at : at + n]
+    fb_off, fb_size = struct.unpack_from("<II", blob, 10)
+    graph = json.loads(_read_nonfinite(decode(blob[fb_off : fb_off + fb_size], SCHEMA, "an XNNGraph")))
+    tensors = {}
+    for v in graph["values"]:
+        t = v["value"].get("tensor_value", v["value"])
+        tensors[t.get("id_out", 0)] = t
+    external = [tensors[i].get("external_id", 0) for i in graph["input_ids"]]
+    assert sorted(external) == list(range(len(external))) and external != sorted(external), external
 
 
 def test_a_node_the_library_lacks_is_refused_naming_it(xnn_runner, tmp_path_factory, tmp_path):
