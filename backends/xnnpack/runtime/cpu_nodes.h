@@ -1,9 +1,10 @@
 // Node kinds Debian's 2022 XNNPACK lacks, run by Ember between XNNPACK runtimes (as the transpose, transpose.h):
-// what ExecuTorch's partitioner writes beyond that library would otherwise refuse the whole program at load.
-// A transformer's attention products, MLP activation and class-token join (XNNBatchMatrixMultiply, XNNGelu,
-// XNNConcatenate2-5), the slices of a fused QKV projection or a rotary embedding (XNNStaticSlice), and the
-// element-wise functions of GPT-2's GELU, Llama's RMS norm and rotary tables (XNNTanh, XNNExp, XNNLog, XNNSin,
-// XNNCos, XNNReciprocalSquareRoot). Shapes and datatypes were checked at load (node_shapes.cc); these only compute.
+// what ExecuTorch's partitioner writes beyond that library would otherwise refuse the whole program at load. A
+// transformer's attention products, MLP activation and class-token join (XNNBatchMatrixMultiply, XNNGelu,
+// XNNConcatenate2-5), slices of a fused QKV projection, Swin's crops or a rotary embedding (XNNStaticSlice), and
+// the element-wise functions of GPT-2's GELU, Llama's and T5's RMS norms and rotary tables, T5's position buckets
+// (XNNTanh, XNNReciprocalSquareRoot, XNNSin, XNNCos, XNNLog; XNNExp). Shapes and datatypes were checked at load
+// (node_shapes.cc); these only compute.
 #pragma once
 
 #include <stddef.h>

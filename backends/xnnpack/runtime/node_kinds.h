@@ -8,10 +8,11 @@
 //     (transpose.h), which splits the graph there.
 //   - Copy: a reshape to the same shape.
 //   - every other node ExecuTorch 1.5.1's partitioner writes that the snapshot lacks: BatchMatrixMultiply, Gelu and
-//     Concatenate2..5 (a transformer's attention products, MLP activation, class token), StaticSlice (GPT-2's
-//     and Llama's QKV split, rotary halves), Tanh, Exp, Log, Sin, Cos and ReciprocalSquareRoot (GPT-2's GELU,
-//     Llama's RMS norm and rotary tables): run by Ember on the CPU between XNNPACK runtimes, as the transpose
-//     (cpu_nodes.h), which splits the graph there.
+//     Concatenate2..5 (a transformer's attention products, MLP activation, class token), StaticSlice (a fused QKV
+//     projection's thirds, Swin's crops, Llama's rotary halves), Tanh (GPT-2's GELU), Sin and Cos (Llama's
+//     rotary tables), ReciprocalSquareRoot (Llama's and T5's RMS norms), Log (T5's position buckets) and Exp:
+//     run by Ember on the CPU between XNNPACK runtimes, as the transpose (cpu_nodes.h), which splits the graph
+//     there.
 //   - ScaledDotProductAttention, which ExecuTorch 1.5.1 never writes (it has no serializer for it): refused at
 //     load, naming the node.
 #pragma once
