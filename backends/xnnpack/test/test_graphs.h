@@ -27,8 +27,8 @@ struct ValueSpec {
   fb::Datatype datatype = fb::Datatype::fp32;
 };
 
-// A graph over values (id = position; fp32 unless said) with the given nodes, inputs and outputs; `constants` are appended as
-// constant data entries 1.. (entry 0 is reserved), each `size` bytes at `offset`.
+// A graph over values (id = position; fp32 unless said) with the given nodes, inputs and outputs; `constants` are
+// appended as constant data entries 1.. (entry 0 is reserved), each `size` bytes at `offset`.
 struct GraphSpec {
   std::vector<ValueSpec> values;
   std::vector<uint32_t> inputs, outputs;
