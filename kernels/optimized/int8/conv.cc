@@ -143,24 +143,25 @@ void put_weight(uint8_t* dst, int32_t t, int32_t group, int8_t v) {
 // channels and past the reduction, so those products add nothing.
 void pack_gemm_weights(const Int8ConvShape& s, const Int8ConvPlan& p, const int8_t* w, uint8_t* out) {
   const int32_t R = p.tile.rows, G = p.tile.group, ocg = s.OC / s.groups, taps = p.taps;
+  const int32_t whole = taps / G;  // groups with every tap inside the reduction
   memset(out, 0, p.weight_bytes);
   for (int32_t grp = 0; grp < s.groups; ++grp) {
     for (int32_t b = 0; b < p.blocks; ++b) {
       uint8_t* block = out + (static_cast<size_t>(grp) * p.blocks + b) * p.k_groups * R * 4;
       for (int32_t m = 0; m < R && b * R + m < ocg; ++m) {
         const int8_t* row = w + static_cast<size_t>(grp * ocg + b * R + m) * taps;
-        // A group of taps at a time: one 4-byte slot each (G bytes, or G int16).
-        for (int32_t q = 0, k = 0; q < p.k_groups; ++q, k += G) {
-          uint8_t* slot = block + (static_cast<size_t>(q) * R + m) * 4;
-          const int32_t n = taps - k < G ? taps - k : G;
-          if (G == 4 && n == 4) {
-            memcpy(slot, row + k, 4);
-          } else if (G == 4) {
-            memcpy(slot, row + k, static_cast<size_t>(n));
-          } else {
-            for (int32_t t = 0; t < n; ++t) put_weight(slot, t, G, row[k + t]);
+        uint8_t* slot = block + static_cast<size_t>(m) * 4;
+        const size_t step = static_cast<size_t>(R) * 4;
+        // A group of taps per 4-byte slot: G bytes, or G int16 (separate loops, so each is a plain copy).
+        if (G == 4) {
+          for (int32_t q = 0; q < whole; ++q) memcpy(slot + q * step, row + 4 * q, 4);
+        } else {
+          for (int32_t q = 0; q < whole; ++q) {
+            const int16_t pair[2] = {row[2 * q], row[2 * q + 1]};
+            memcpy(slot + q * step, pair, 4);
           }
         }
+        for (int32_t t = 0; t < taps - whole * G; ++t) put_weight(slot + whole * step, t, G, row[whole * G + t]);
       }
     }
   }
