@@ -143,14 +143,16 @@ def main(argv=None) -> int:
         rows.append(report.row(fmt, "Ember", r, n_bytes, os.path.getsize(pte), sec))
         print(f"llm_quality: Ember {fmt} perplexity {r.ppl:.4f} ({sec:.0f} s)", flush=True)
 
-    llama = {"rows": [], "skipped": None}
+    llama = {"rows": [], "skipped": None, "versions": None}
     try:
-        for lr in llamacpp.evaluate(ROOT, ckpt, tokens, window, stride, os.path.dirname(ckpt)):
-            import torch
+        import torch
 
+        for lr in llamacpp.evaluate(ROOT, ckpt, tokens, window, stride, os.path.dirname(ckpt)):
             r = perplexity.Perplexity(torch.tensor(lr["nll"], dtype=torch.float64), window, stride)
             rows.append(report.row(lr["format"], lr["runtime"], r, n_bytes, lr["bytes"], lr["seconds"]))
             llama["rows"].append(lr["format"])
+            llama["versions"] = lr["versions"]
+            print(f"llm_quality: llama.cpp {lr['format']} perplexity {r.ppl:.4f}", flush=True)
     except llamacpp.Unavailable as e:
         llama["skipped"] = str(e)
         print(f"llm_quality: llama.cpp skipped: {e}", flush=True)

@@ -92,7 +92,7 @@ def markdown(doc: dict) -> str:
     ]
     for r in doc["rows"]:
         lines.append(
-            f"| {r['format']} | {r['runtime']} | {r['perplexity']:.4f} | {r['perplexity'] / ref:.4f} | "
+            f"| {r['format']} | {r['runtime']} | {r['perplexity']:.4f} | {r['perplexity'] / ref:.5f} | "
             f"{r['bits_per_byte']:.4f} | {_size(r['file_bytes'])} | {r['seconds']:.0f} |"
         )
     lines += ["", "| goal | measured | met |", "|---|---|---|"]
@@ -124,7 +124,8 @@ def markdown(doc: dict) -> str:
     held = {c["step"]: c["heldout_loss"] for c in tr["heldout_checkpoints"]}
     train_at = {c["step"]: c["train_loss"] for c in tr["curve"]}
     for step in sorted(held):
-        lines.append(f"| {step} | {train_at.get(step, '') if step else ''} | {held[step]:.4f} |")
+        trained_loss = f"{train_at[step]:.4f}" if step in train_at else ""
+        lines.append(f"| {step} | {trained_loss} | {held[step]:.4f} |")
     lines += [
         "",
         "## Reproducing",
