@@ -90,6 +90,45 @@ def timed(fn):
     return value, time.perf_counter() - t0
 
 
+def score_ember(ckpt: str, tokens, n_bytes: int, window: int, stride: int, formats, a):
+    """Eager fp32 (the reference), then each Ember format exported and scored: (rows, reference, {format: result})."""
+    from bench.llm_quality import perplexity
+    from examples.llm.export import load_hf
+
+    hf = load_hf(ckpt)
+    ref, sec = timed(lambda: perplexity.eager_perplexity(hf, tokens, window, stride))
+    rows = [report.row("fp32", "eager PyTorch", ref, n_bytes, None, sec)]
+    print(f"llm_quality: eager fp32 perplexity {ref.ppl:.4f} ({sec:.0f} s)", flush=True)
+    results = {}
+    for fmt in formats:
+        pte = export(ckpt, fmt, window, a.group_size, os.path.join(os.path.dirname(ckpt), f"{fmt}.pte"))
+        r, sec = timed(lambda: perplexity.ember_perplexity(pte, tokens, window, stride, threads=a.threads))
+        results[fmt] = r
+        rows.append(report.row(fmt, "Ember", r, n_bytes, os.path.getsize(pte), sec))
+        print(f"llm_quality: Ember {fmt} perplexity {r.ppl:.4f} ({sec:.0f} s)", flush=True)
+    return rows, ref, results
+
+
+def score_llamacpp(ckpt: str, tokens, n_bytes: int, window: int, stride: int, rows: list) -> dict:
+    """llama.cpp's rows appended to rows when its venv is here; returns what the report says about llama.cpp."""
+    import torch
+
+    from bench.llm_quality import perplexity
+
+    llama = {"rows": [], "skipped": None, "versions": None}
+    try:
+        for lr in llamacpp.evaluate(ROOT, ckpt, tokens, window, stride, os.path.dirname(ckpt)):
+            r = perplexity.Perplexity(torch.tensor(lr["nll"], dtype=torch.float64), window, stride)
+            rows.append(report.row(lr["format"], lr["runtime"], r, n_bytes, lr["bytes"], lr["seconds"]))
+            llama["rows"].append(lr["format"])
+            llama["versions"] = lr["versions"]
+            print(f"llm_quality: llama.cpp {lr['format']} perplexity {r.ppl:.4f} ({lr['seconds']:.0f} s)", flush=True)
+    except llamacpp.Unavailable as e:
+        llama["skipped"] = str(e)
+        print(f"llm_quality: llama.cpp skipped: {e}", flush=True)
+    return llama
+
+
 def main(argv=None) -> int:
     s0 = train_mod.Settings()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -127,36 +166,8 @@ def main(argv=None) -> int:
         flush=True,
     )
 
-    from bench.llm_quality import perplexity
-    from examples.llm.export import load_hf
-
-    rows = []
-    hf = load_hf(ckpt)
-    ref, sec = timed(lambda: perplexity.eager_perplexity(hf, tokens, window, stride))
-    rows.append(report.row("fp32", "eager PyTorch", ref, n_bytes, None, sec))
-    print(f"llm_quality: eager fp32 perplexity {ref.ppl:.4f} ({sec:.0f} s)", flush=True)
-    results = {}
-    for fmt in formats:
-        pte = export(ckpt, fmt, s.context, a.group_size, os.path.join(os.path.dirname(ckpt), f"{fmt}.pte"))
-        r, sec = timed(lambda: perplexity.ember_perplexity(pte, tokens, window, stride, threads=a.threads))
-        results[fmt] = r
-        rows.append(report.row(fmt, "Ember", r, n_bytes, os.path.getsize(pte), sec))
-        print(f"llm_quality: Ember {fmt} perplexity {r.ppl:.4f} ({sec:.0f} s)", flush=True)
-
-    llama = {"rows": [], "skipped": None, "versions": None}
-    try:
-        import torch
-
-        for lr in llamacpp.evaluate(ROOT, ckpt, tokens, window, stride, os.path.dirname(ckpt)):
-            r = perplexity.Perplexity(torch.tensor(lr["nll"], dtype=torch.float64), window, stride)
-            rows.append(report.row(lr["format"], lr["runtime"], r, n_bytes, lr["bytes"], lr["seconds"]))
-            llama["rows"].append(lr["format"])
-            llama["versions"] = lr["versions"]
-            print(f"llm_quality: llama.cpp {lr['format']} perplexity {r.ppl:.4f}", flush=True)
-    except llamacpp.Unavailable as e:
-        llama["skipped"] = str(e)
-        print(f"llm_quality: llama.cpp skipped: {e}", flush=True)
-
+    rows, ref, results = score_ember(ckpt, tokens, n_bytes, window, stride, formats, a)
+    llama = score_llamacpp(ckpt, tokens, n_bytes, window, stride, rows)
     fp32 = results.get("fp32")
     agreement = None
     if fp32 is not None:

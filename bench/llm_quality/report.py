@@ -7,6 +7,9 @@ from typing import List, Optional
 
 # Issue 35's bar for 8da4w: its perplexity at most this many times fp32's.
 GOAL_8DA4W_RATIO = 1.05
+# llama.cpp's F32 file holds the very weights eager PyTorch runs; only the arithmetic differs (its own matrix
+# kernels and attention), so its perplexity must agree closely, or the converted model is not the same model.
+LLAMACPP_F32_TOLERANCE = 1e-4
 
 
 def row(fmt: str, runtime: str, r, n_bytes: int, file_bytes: Optional[int], seconds: float) -> dict:
@@ -54,11 +57,22 @@ def goals(doc: dict) -> List[dict]:
             }
         )
         q4_0 = _find(doc, "llama.cpp", "Q4_0")
+        f32 = _find(doc, "llama.cpp", "F32")
+        if f32 is not None:
+            diff = abs(f32["perplexity"] / ref - 1)
+            out.append(
+                {
+                    "goal": f"llama.cpp F32 = eager fp32 (the conversion; relative difference <= "
+                    f"{LLAMACPP_F32_TOLERANCE:g})",
+                    "measured": f"{diff:.2e}",
+                    "met": diff <= LLAMACPP_F32_TOLERANCE,
+                }
+            )
         out.append(
             {
                 "goal": "Ember 8da4w no worse than llama.cpp Q4_0",
                 "measured": (
-                    f"{q4['perplexity']:.4f} vs {q4_0['perplexity']:.4f}"
+                    f"{q4['perplexity']:.4f} vs {q4_0['perplexity']:.4f} (x{q4_0['perplexity'] / ref:.5f} of fp32)"
                     if q4_0
                     else f"not measured: {doc['llamacpp']['skipped']}"
                 ),
@@ -102,6 +116,17 @@ def markdown(doc: dict) -> str:
     skipped = doc["llamacpp"]["skipped"]
     if skipped:
         lines += ["", f"llama.cpp's F32, Q8_0 and Q4_0 rows were skipped: {skipped}."]
+    else:
+        versions = ", ".join(f"{k} {v}" for k, v in (doc["llamacpp"]["versions"] or {}).items())
+        lines += [
+            "",
+            f"llama.cpp ({versions}): the same weights as GGUF (bench/llm_gguf.py, the gguf package's quantizers), "
+            "every linear and the head in the format, embedding and norms F32; F32 KV cache, one thread. Q8_0 and "
+            "Q4_0 hold blocks of 32 weights with an fp16 scale each (Q4_0: 4 bits, symmetric), and llama.cpp "
+            "quantizes the activations to 8 bits per block of 32 for their dot products; Ember's int8 has one "
+            "scale per output channel and float activations, its 8da4w an fp32 scale per 32 weights and int8 "
+            "activations with one scale per token.",
+        ]
     lines += [
         "",
         f"Scoring times are wall-clock on a shared 2-core machine (load average {ev['load_average'][0]:.1f} at the "

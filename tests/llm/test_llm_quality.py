@@ -4,13 +4,15 @@ windows score every token once, and the perplexity of an Ember fp32 .pte equals 
 window by window, through prefill and decode calls."""
 
 import math
+import os
 
 import pytest
 import torch
 
-from bench.llm_quality import corpus, perplexity, train
+from bench.llm_quality import corpus, llamacpp, perplexity, train
 from bench.llm_quality import tokenizer as tok_mod
 from bench.llm_quality.windows import windows
+from tests.conftest import ROOT
 
 TINY = dict(
     train.CONFIG,
@@ -50,8 +52,10 @@ def test_split_is_disjoint_and_fixed_by_its_seed():
     assert not any(part in corpus.SKIPPED_DIRS for f in a.train.files for part in f.split("/")[:-1])
     assert (a.train.digest(), a.heldout.digest()) == (b.train.digest(), b.heldout.digest())
     assert a.heldout.digest() != other.heldout.digest()
-    held = a.heldout.n_bytes / (a.heldout.n_bytes + a.train.n_bytes)
-    assert a.heldout_fraction <= held < a.heldout_fraction + 0.02
+    # Held-out files are added until they reach the fraction of the bytes, and not one more.
+    target = a.heldout_fraction * (a.heldout.n_bytes + a.train.n_bytes)
+    last = len(a.heldout.texts[-1].encode("utf-8"))
+    assert a.heldout.n_bytes - last < target <= a.heldout.n_bytes
 
 
 def test_training_lowers_held_out_loss(trained):
@@ -112,3 +116,24 @@ def test_ember_fp32_perplexity_matches_eager(runtime, small, trained, tmp_path):
     torch.testing.assert_close(
         default.nll, perplexity.eager_perplexity(model, tokens, SETTINGS.context).nll, rtol=0, atol=1e-4
     )
+
+
+@pytest.mark.skipif(
+    not os.path.exists(llamacpp.python(ROOT)),
+    reason=f"no llama.cpp venv at {llamacpp.python(ROOT)} (tools/setup_llamacpp_venv.sh)",
+)
+def test_llamacpp_f32_perplexity_matches_eager(small, trained, tmp_path):
+    """llama.cpp's side scores the same windows: its F32 file (the same weights) agrees with eager per token, and
+    Q4_0 costs perplexity (so the rows differ by format)."""
+    model, _ = trained
+    tok, _, heldout = small
+    ckpt = str(tmp_path / "ckpt")
+    model.save_pretrained(ckpt)
+    tok.save(os.path.join(ckpt, "tokenizer.json"))
+    tokens = heldout[:200].tolist()
+    rows = {r["format"]: r for r in llamacpp.evaluate(ROOT, ckpt, tokens, 24, 10, str(tmp_path))}
+    want = perplexity.eager_perplexity(model, tokens, window=24, stride=10)
+    f32 = torch.tensor(rows["F32"]["nll"], dtype=torch.float64)
+    torch.testing.assert_close(f32, want.nll, rtol=0, atol=1e-3)
+    assert rows["Q4_0"]["bytes"] < rows["Q8_0"]["bytes"] < rows["F32"]["bytes"]
+    assert float(torch.tensor(rows["Q4_0"]["nll"]).mean()) != pytest.approx(float(want.nll.mean()), rel=1e-4)
