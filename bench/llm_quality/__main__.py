@@ -98,6 +98,7 @@ def score_ember(ckpt: str, tokens, n_bytes: int, window: int, stride: int, forma
     hf = load_hf(ckpt)
     ref, sec = timed(lambda: perplexity.eager_perplexity(hf, tokens, window, stride))
     rows = [report.row("fp32", "eager PyTorch", ref, n_bytes, None, sec)]
+    rows[-1]["_result"] = ref
     print(f"llm_quality: eager fp32 perplexity {ref.ppl:.4f} ({sec:.0f} s)", flush=True)
     results = {}
     for fmt in formats:
@@ -105,6 +106,7 @@ def score_ember(ckpt: str, tokens, n_bytes: int, window: int, stride: int, forma
         r, sec = timed(lambda: perplexity.ember_perplexity(pte, tokens, window, stride, threads=a.threads))
         results[fmt] = r
         rows.append(report.row(fmt, "Ember", r, n_bytes, os.path.getsize(pte), sec))
+        rows[-1]["_result"] = r
         print(f"llm_quality: Ember {fmt} perplexity {r.ppl:.4f} ({sec:.0f} s)", flush=True)
     return rows, ref, results
 
@@ -120,6 +122,7 @@ def score_llamacpp(ckpt: str, tokens, n_bytes: int, window: int, stride: int, ro
         for lr in llamacpp.evaluate(ROOT, ckpt, tokens, window, stride, os.path.dirname(ckpt)):
             r = perplexity.Perplexity(torch.tensor(lr["nll"], dtype=torch.float64), window, stride)
             rows.append(report.row(lr["format"], lr["runtime"], r, n_bytes, lr["bytes"], lr["seconds"]))
+            rows[-1]["_result"] = r
             llama["rows"].append(lr["format"])
             llama["versions"] = lr["versions"]
             print(f"llm_quality: llama.cpp {lr['format']} perplexity {r.ppl:.4f} ({lr['seconds']:.0f} s)", flush=True)
@@ -127,6 +130,38 @@ def score_llamacpp(ckpt: str, tokens, n_bytes: int, window: int, stride: int, ro
         llama["skipped"] = str(e)
         print(f"llm_quality: llama.cpp skipped: {e}", flush=True)
     return llama
+
+
+# (runtime, format) pairs whose loss per token is compared, with a standard error: each quantized format against
+# fp32, and Ember's formats against llama.cpp's of the same width.
+PAIRS = [
+    (("Ember", "int8"), ("eager PyTorch", "fp32")),
+    (("Ember", "8da4w"), ("eager PyTorch", "fp32")),
+    (("llama.cpp", "Q8_0"), ("eager PyTorch", "fp32")),
+    (("llama.cpp", "Q4_0"), ("eager PyTorch", "fp32")),
+    (("Ember", "int8"), ("llama.cpp", "Q8_0")),
+    (("Ember", "8da4w"), ("llama.cpp", "Q4_0")),
+]
+
+
+def compare(rows: list, ref) -> list:
+    from bench.llm_quality import perplexity
+
+    found = {(r["runtime"], r["format"]): r["_result"] for r in rows}
+    out = []
+    for a, b in PAIRS:
+        if a in found and b in found:
+            d = perplexity.paired_difference(found[a], found[b])
+            out.append({"a": " ".join(a), "b": " ".join(b), **d})
+    return out
+
+
+def save_losses(rows: list, work: str) -> None:
+    """Every row's per-token losses (torch.save of {"runtime format": float64 tensor}), for later comparisons; the
+    rows keep only their summary."""
+    import torch
+
+    torch.save({f"{r['runtime']} {r['format']}": r.pop("_result").nll for r in rows}, os.path.join(work, "nll.pt"))
 
 
 def main(argv=None) -> int:
@@ -168,6 +203,8 @@ def main(argv=None) -> int:
 
     rows, ref, results = score_ember(ckpt, tokens, n_bytes, window, stride, formats, a)
     llama = score_llamacpp(ckpt, tokens, n_bytes, window, stride, rows)
+    paired = compare(rows, ref)
+    save_losses(rows, os.path.dirname(ckpt))
     fp32 = results.get("fp32")
     agreement = None
     if fp32 is not None:
@@ -202,6 +239,7 @@ def main(argv=None) -> int:
         "training": train_log,
         "rows": rows,
         "fp32_agreement": agreement,
+        "paired": paired,
         "llamacpp": llama,
     }
     doc["goals"] = report.goals(doc)

@@ -125,3 +125,20 @@ def ember_perplexity(
 
 def eager_perplexity(hf_model, tokens: Sequence[int], window: int, stride: Optional[int] = None) -> Perplexity:
     return score(tokens, eager_logits_fn(hf_model), window, stride)
+
+
+def paired_difference(a: Perplexity, b: Perplexity) -> dict:
+    """a's loss per token minus b's over the same scored tokens (nats), with its standard error estimated from the
+    windows' summed differences (a window's tokens share their context, so the window, not the token, is the unit
+    that varies independently). Perplexities a few standard errors apart are told apart by this text; closer ones
+    are not."""
+    if a.nll.shape != b.nll.shape or (a.window, a.stride) != (b.window, b.stride):
+        raise ValueError("paired_difference needs two results over the same tokens and windows")
+    sizes = [end - begin - first for begin, end, first in windows(a.tokens + 1, a.window, a.stride)]
+    sums = torch.stack([d.sum() for d in (a.nll - b.nll).split(sizes)])
+    n, mean = len(sizes), float(sums.sum()) / a.tokens
+    # The ratio estimator's standard error, windows as clusters: residuals of each window's sum from what the mean
+    # predicts for its size (so unequal windows, the stream's last one, add no spread of their own).
+    residuals = sums - mean * torch.tensor(sizes, dtype=sums.dtype)
+    se = math.sqrt(n / (n - 1) * float((residuals**2).sum())) / a.tokens if n > 1 else float("nan")
+    return {"mean_nll_difference": mean, "standard_error": se, "windows": n}

@@ -72,7 +72,8 @@ def goals(doc: dict) -> List[dict]:
             {
                 "goal": "Ember 8da4w no worse than llama.cpp Q4_0",
                 "measured": (
-                    f"{q4['perplexity']:.4f} vs {q4_0['perplexity']:.4f} (x{q4_0['perplexity'] / ref:.5f} of fp32)"
+                    f"{q4['perplexity']:.4f} vs {q4_0['perplexity']:.4f} (x{q4_0['perplexity'] / ref:.5f} of fp32); "
+                    + _paired_text(doc, "Ember 8da4w", "llama.cpp Q4_0")
                     if q4_0
                     else f"not measured: {doc['llamacpp']['skipped']}"
                 ),
@@ -80,6 +81,20 @@ def goals(doc: dict) -> List[dict]:
             }
         )
     return out
+
+
+def _paired(doc: dict, a: str, b: str) -> Optional[dict]:
+    return next((p for p in doc.get("paired", []) if p["a"] == a and p["b"] == b), None)
+
+
+def _paired_text(doc: dict, a: str, b: str) -> str:
+    p = _paired(doc, a, b)
+    if p is None:
+        return ""
+    return (
+        f"loss per token {p['mean_nll_difference']:+.5f} +- {p['standard_error']:.5f} nats "
+        f"({abs(p['mean_nll_difference']) / p['standard_error']:.1f} standard errors)"
+    )
 
 
 def _size(n: Optional[int]) -> str:
@@ -113,6 +128,20 @@ def markdown(doc: dict) -> str:
     for g in doc["goals"]:
         met = "not measured" if g["met"] is None else ("yes" if g["met"] else "**no**")
         lines.append(f"| {g['goal']} | {g['measured']} | {met} |")
+    if doc.get("paired"):
+        lines += [
+            "",
+            "Differences in loss per token (nats) over the same tokens, with one standard error estimated from the "
+            f"{doc['paired'][0]['windows']} windows' summed differences (a window's tokens share their context):",
+            "",
+            "| format | against | loss difference per token | standard error | in standard errors |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for p in doc["paired"]:
+            z = abs(p["mean_nll_difference"]) / p["standard_error"]
+            lines.append(
+                f"| {p['a']} | {p['b']} | {p['mean_nll_difference']:+.5f} | {p['standard_error']:.5f} | {z:.1f} |"
+            )
     skipped = doc["llamacpp"]["skipped"]
     if skipped:
         lines += ["", f"llama.cpp's F32, Q8_0 and Q4_0 rows were skipped: {skipped}."]

@@ -137,3 +137,13 @@ def test_llamacpp_f32_perplexity_matches_eager(small, trained, tmp_path):
     torch.testing.assert_close(f32, want.nll, rtol=0, atol=1e-3)
     assert rows["Q4_0"]["bytes"] < rows["Q8_0"]["bytes"] < rows["F32"]["bytes"]
     assert float(torch.tensor(rows["Q4_0"]["nll"]).mean()) != pytest.approx(float(want.nll.mean()), rel=1e-4)
+
+
+def test_paired_difference_of_a_constant_shift():
+    """Every token's loss raised by 0.25 nats: the difference is 0.25 with no spread; against itself, zero."""
+    base = perplexity.score(list(range(60)), lambda inputs, first: torch.randn(len(inputs) - first, 64), 16)
+    shifted = perplexity.Perplexity(base.nll + 0.25, base.window, base.stride)
+    d = perplexity.paired_difference(shifted, base)
+    assert d["windows"] == 4 and d["mean_nll_difference"] == pytest.approx(0.25)
+    assert d["standard_error"] == pytest.approx(0.0, abs=1e-12)
+    assert perplexity.paired_difference(base, base)["mean_nll_difference"] == 0.0
