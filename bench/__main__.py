@@ -1,6 +1,6 @@
 """Ember's benchmark, both builds (the default one with kernels/optimized, and portable kernels only), against
 ExecuTorch 1.5.1 (portable and XNNPACK), ONNX Runtime and eager PyTorch, all single-threaded, on one
-machine in one run. Entry point: bench/run (installs what it needs, then runs this).
+machine in one run; LiteRT (--frameworks litert,litert_2t) and 2-thread columns on request. Entry point: bench/run (installs what it needs, then runs this).
 
     python -m bench                      the zoo models, every framework (about 5-10 minutes on 2 cores)
     python -m bench --quick              the small models, short measurements (CI; under 2 minutes)
@@ -10,8 +10,8 @@ machine in one run. Entry point: bench/run (installs what it needs, then runs th
     python -m bench --callgrind          instruction counts of execute and load under valgrind's callgrind
     python -m bench --out DIR            where <date>.json, <date>.md and <date>.png go (default bench/results)
     python -m bench --llm                text generation on SmolLM-135M's architecture (random weights): Ember's
-                                         llm_runner and Python path against ExecuTorch's LLM runner and eager
-                                         PyTorch, fp32 / int8 / 8da4w, at 1 and 2 threads (bench/llm.py)
+                                         llm_runner and Python path against ExecuTorch's LLM runner, llama.cpp and
+                                         eager PyTorch, fp32 / int8 / 8da4w, at 1 and 2 threads (bench/llm.py)
     python -m bench --llm --quick        the same on a 2-layer config, short prompt, one round (CI)
 
 bench/README.md explains every number.
@@ -129,6 +129,8 @@ def main(argv=None) -> int:
     env = H.Env(os.path.abspath(a.work), pin)
     H.clean_work(env.work, keep=(H.LLM_CACHE,))
     started = time.monotonic()
+    # The machine may be shared: the load around the run goes into the results beside its numbers.
+    load_start = [round(x, 2) for x in os.getloadavg()]
     today = datetime.date.today().isoformat()
     stem = a.name or (today + ("-callgrind" if a.callgrind else "-quick" if a.quick else ""))
 
@@ -142,7 +144,7 @@ def main(argv=None) -> int:
     # Inputs, eager references and (for the public zoo's models) the torch.export programs the peers start from.
     prepared = H.prepare_models(env, names)
     procs = H.start_peer_exports(env, names, frameworks)
-    H.log(f"exporting {len(names)} models (Ember here; ExecuTorch and ONNX in their venvs, in parallel)")
+    H.log(f"exporting {len(names)} models (Ember here; the peers in their venvs, in parallel)")
     ember_export = H.export_ember(env, names, prepared)
     peer = H.finish_peer_exports(env, procs)
     H.log(f"exports done in {time.monotonic() - started:.0f} s")
@@ -174,6 +176,7 @@ def main(argv=None) -> int:
         wall_s=None,
     )
     result["wall_s"] = round(time.monotonic() - started, 1)
+    result["machine"]["load_average"] = {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]}
 
     from bench import report
 
@@ -211,6 +214,8 @@ def versions(env, peer) -> dict:
         v.update({f"{k} (.venv-executorch)": x for k, x in peer["et"].get("_versions", {}).items()})
     if "onnx" in peer:
         v.update({f"{k} (.venv-bench)": x for k, x in peer["onnx"].get("_versions", {}).items()})
+    if "litert" in peer:
+        v.update({f"{k} (.venv-litert)": x for k, x in peer["litert"].get("_versions", {}).items()})
     gcc = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()
     v["g++"] = gcc[0] if gcc else None
     return v
@@ -224,8 +229,10 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
         ee = ember_export[name]
         et = peer.get("et", {}).get(name, {})
         onnx = peer.get("onnx", {}).get(name, {})
+        litert = peer.get("litert", {})
         entry = {"label": bm.label, "ops": bm.ops or None, "frameworks": {}}
-        # The C++ runners first, in interleaved rounds; then the Python-hosted frameworks, one process each.
+        # The runners first (the C++ ones and LiteRT's, which speaks their language), in interleaved rounds; then
+        # ONNX Runtime and eager, one process each.
         # Both Ember builds run the same .pte: only the kernels registered behind its operators differ.
         jobs = {}
         for fw in [f for f in H.FRAMEWORKS if f in frameworks and f not in env.skipped]:
@@ -234,11 +241,13 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 jobs[fw] = os.path.join(d, "ember.pte")
             elif program in H.CPP_PEERS and program not in env.skipped:
                 jobs[fw] = et.get(program, {}).get("path")
+            elif program == "litert":
+                jobs[fw] = litert.get(name, {}).get("path")
         H.log(f"{name}: {', '.join(jobs)} ({H.ROUNDS} rounds)")
         measured = H.measure_cpp(
             {fw: p for fw, p in jobs.items() if p}, env, d, ee["inputs"], target_s, min_runs, max_runs
         )
-        measured.update({fw: {"error": "no ExecuTorch export"} for fw, p in jobs.items() if not p})
+        measured.update({fw: missing_program(fw, litert.get(name)) for fw, p in jobs.items() if not p})
         for fw in ("ort", "eager"):
             if fw not in frameworks or fw in env.skipped:
                 continue
@@ -276,6 +285,19 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
                 )
                 if fw == "ember":
                     r["optimized_kernels_used"] = [o for o in ee["operators"] if o in optimized_ops]
+            elif program == "litert":
+                facts, run = litert[name], H.litert_facts(r["outputs_path"])
+                # Not planned ahead: the interpreter's arena is sized at allocate_tensors, and XNNPACK's apart.
+                r.update(
+                    file_bytes=facts["tflite_bytes"],
+                    export_s=facts["convert_s"],
+                    arena_bytes=None,
+                    pools=None,
+                    tflite_operators=facts["operators"],
+                    xnnpack=run["xnnpack"],
+                    threads=run["threads"],
+                    rss_delta_kb=r["maxrss_kb"] - run["rss_before_load_kb"],
+                )
             elif program in H.CPP_PEERS:
                 facts = et[program]
                 # The driver's planned pools are the program's non_const_buffer_sizes; both are recorded.
@@ -299,6 +321,15 @@ def measure_all(env, names, frameworks, ember_export, peer, target_s, min_runs, 
         models[name] = entry
     pybind_cross_check(env, models, peer, target_s)
     return {"models": models}
+
+
+def missing_program(fw, converted) -> dict:
+    """The error of a column whose program is missing: LiteRT's carries the converter's own message (the model did
+    not convert), ExecuTorch's says there was no export."""
+    if H.program_of(fw) != "litert":
+        return {"error": "no ExecuTorch export"}
+    error = (converted or {}).get("error", "litert_torch.convert: no result for this model")
+    return {"error": error, "conversion_failed": True}
 
 
 def pybind_cross_check(env, models, peer, target_s):

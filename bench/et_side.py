@@ -5,6 +5,8 @@
       definition's libraries are not in this venv; the others from bench/models.py):
         DIR/<model>.et_portable.pte   to_edge(...).to_executorch(): no delegate, the wheel's CPU kernels
         DIR/<model>.et_xnnpack.pte    to_edge_transform_and_lower(..., XnnpackPartitioner()).to_executorch()
+      (an int8 model, bench/models.py: only the XNNPACK one, quantized first by XNNPACKQuantizer with per-channel
+      symmetric weights and calibrated on the harness's calibration.npz, as ExecuTorch's XNNPACK examples do)
       and prints one JSON line: {model: {variant: {"planned": [bytes per pool], "instructions": n,
       "operators": [...], "delegates": [...], "export_s": seconds, "pte_bytes": n}}, "_versions": {...},
       "_optimized_ops": [...]}
@@ -72,18 +74,20 @@ def export(out_dir: str, models, work: str):
     from executorch.exir import to_edge, to_edge_transform_and_lower
     from executorch.version import __version__ as et_version
 
-    from bench.models import exported
+    from bench.models import MODELS, exported
 
     os.makedirs(out_dir, exist_ok=True)
     report = {}
     for name in models:
         report[name] = {}
-        for variant in ("et_portable", "et_xnnpack"):
+        for variant in ("et_xnnpack",) if MODELS[name].int8 else ("et_portable", "et_xnnpack"):
             t0 = time.perf_counter()
             # A fresh program per variant (lowering may change it in place).
             ep, module, args = exported(name, work)
             if ep is None:
                 ep = torch.export.export(module, args)
+            if MODELS[name].int8:
+                ep = _quantize_xnnpack(ep, args, name, work)
             if variant == "et_portable":
                 prog = to_edge(ep).to_executorch()
             else:
@@ -99,6 +103,26 @@ def export(out_dir: str, models, work: str):
     report["_versions"] = {"executorch": et_version, "torch": torch.__version__}
     report["_optimized_ops"] = optimized_ops()
     print(json.dumps(report))
+
+
+def _quantize_xnnpack(ep, args, name: str, work: str):
+    """The program quantized as ExecuTorch's XNNPACK flow does: XNNPACKQuantizer (int8 activations per tensor,
+    per-channel symmetric weights) through PT2E, calibrated on the harness's calibration set."""
+    import torch
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    from bench.models import calibration
+
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(ep.module(), quantizer)
+    with torch.no_grad():
+        for sample in calibration(work, name):
+            prepared(*sample)
+    return torch.export.export(convert_pt2e(prepared), args)
 
 
 def pybind(pairs, target_s: float):

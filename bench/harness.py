@@ -42,6 +42,10 @@ FRAMEWORKS = {
     "backend's pthreadpool of 2), pinned to two CPUs",
     "et_xnnpack_2t": "ExecuTorch 1.5.1 with the XNNPACK delegate, 2 threads: the ET XNNPACK driver and .pte with a "
     "threadpool of 2, pinned to two CPUs",
+    "litert": "LiteRT: litert-torch 0.10.0's .tflite on ai-edge-litert 2.3.0's Interpreter, 1 thread, its default "
+    "CPU path (the XNNPACK delegate), timed around interpreter.invoke() from Python (bench/litert_side.py)",
+    "litert_2t": "LiteRT, 2 threads: the same .tflite and Interpreter with num_threads=2 (XNNPACK's threadpool of 2), "
+    "pinned to two CPUs",
 }
 
 # Ember's two builds of runtime/runner, both always measured: framework -> (Bazel target, binary under bazel-bin).
@@ -50,15 +54,20 @@ EMBER_RUNNERS = {
     "ember_portable": ("//runtime/runner:runner_portable", "runtime/runner/runner_portable"),
 }
 CPP_PEERS = ("et_portable", "et_xnnpack")
+# LiteRT's columns: Python-hosted (bench/litert_side.py in .venv-litert), one .tflite per model for both.
+LITERT = ("litert", "litert_2t")
 # Columns measured only when --frameworks names them: another runner or thread count on a program the default
-# columns already have. framework -> (runner: an EMBER_RUNNERS key, "xnnpack" for the --config=xnnpack runner or
-# "et" for bench/et_runner; program: "ember" for Ember's .pte or the CPP_PEERS column whose .pte it runs; threads,
-# which is also the number of CPUs the process is pinned to).
+# columns already have, or a peer whose venv is large (LiteRT). framework -> (runner: an EMBER_RUNNERS key,
+# "xnnpack" for the --config=xnnpack runner, "et" for bench/et_runner or "litert" for bench/litert_side.py;
+# program: "ember" for Ember's .pte, the CPP_PEERS column whose .pte it runs, or "litert" for the .tflite;
+# threads, which is also the number of CPUs the process is pinned to).
 OPTIONAL = {
     "ember_2t": ("ember", "ember", 2),
     "ember_xnnpack": ("xnnpack", "et_xnnpack", 1),
     "ember_xnnpack_2t": ("xnnpack", "et_xnnpack", 2),
     "et_xnnpack_2t": ("et", "et_xnnpack", 2),
+    "litert": ("litert", "litert", 1),
+    "litert_2t": ("litert", "litert", 2),
 }
 
 
@@ -72,13 +81,14 @@ def program_of(fw: str) -> str:
 
 
 class Env:
-    """Where things are: the interpreters of the three venvs, the work folder, the CPU the runs are pinned to."""
+    """Where things are: the interpreters of the peer venvs, the work folder, the CPU the runs are pinned to."""
 
     def __init__(self, work: str, pin_cpu: Optional[int]):
         self.work = work
         self.python = sys.executable
         self.et_python = os.environ.get("EMBER_ET_PYTHON", os.path.join(ROOT, ".venv-executorch", "bin", "python3"))
         self.bench_python = os.environ.get("EMBER_BENCH_PYTHON", os.path.join(ROOT, ".venv-bench", "bin", "python3"))
+        self.litert_python = os.environ.get("EMBER_LITERT_PYTHON", os.path.join(ROOT, ".venv-litert", "bin", "python3"))
         self.pin_cpu = pin_cpu
         # Several CPUs instead of pin_cpu (a multi-threaded measurement): with_cpus() sets it on a copy.
         self.pin_cpus: Optional[frozenset] = None
@@ -215,9 +225,10 @@ def optimized_ops() -> List[str]:
         namespace="ember::optimized",
         library="kernels/optimized",
     )
-    float_number = scalar_types.BY_NAME["Float"].number
+    # Float, and int8 for the quantized ops (ember_quantized::conv2d ...) and int8 pools.
+    numbers = {scalar_types.BY_NAME["Float"].number, scalar_types.BY_NAME["Char"].number}
     # Names as kernel_calls() gives them: without the namespace ("convolution_clamp.out", not "ember::...").
-    return sorted(d.op.split("::")[-1] for d in decls if float_number in d.dtypes)
+    return sorted({d.op.split("::")[-1] for d in decls if numbers & set(d.dtypes)})
 
 
 def executorch_package(env: Env) -> Optional[str]:
@@ -289,7 +300,7 @@ def prepare_models(env: Env, names: List[str]) -> dict:
     program, saved as program.pt2 for the peers' venvs. Returns name -> (module, inputs, ExportedProgram or None)."""
     import torch
 
-    from bench.models import MODELS, program_path
+    from bench.models import MODELS, program_path, save_calibration
 
     prepared = {}
     for name in names:
@@ -304,6 +315,8 @@ def prepare_models(env: Env, names: List[str]) -> dict:
         for i, x in enumerate(args):
             x.contiguous().numpy().tofile(os.path.join(d, f"input_{i}.bin"))
         torch.save(module.state_dict(), os.path.join(d, "state_dict.pt"))
+        if MODELS[name].int8:
+            save_calibration(env.work, name, args)
         ep = None
         if MODELS[name].needs_zoo_libs:
             t0 = time.perf_counter()
@@ -319,6 +332,7 @@ def export_ember(env: Env, names: List[str], prepared: dict) -> dict:
     import torch
 
     import exir
+    from bench.models import MODELS, calibration
 
     report = {}
     for name in names:
@@ -328,6 +342,11 @@ def export_ember(env: Env, names: List[str], prepared: dict) -> dict:
         # Convolution + ReLU6 as one kernel call, as XNNPACK fuses them inside its delegate. Opt-in in exir because
         # the fused operator is Ember's own: this .pte runs on Ember's runners, not on ExecuTorch's runtime.
         config = exir.ExecutorchBackendConfig(fuse_activations=True)
+        if MODELS[name].int8:
+            # Ember's quantizer (exir.quantization): its int8 kernels take the conv + activation pairs whole.
+            from exir.quantization import quantize
+
+            ep = quantize(module, args, calibration(env.work, name)).exported_program
         prog = exir.to_edge(ep if ep is not None else torch.export.export(module, args)).to_executorch(config)
         pte = os.path.join(d, "ember.pte")
         prog.save(pte)
@@ -360,7 +379,7 @@ def kernel_calls(program, method: str) -> Dict[str, int]:
 
 
 def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
-    """ExecuTorch's and ONNX's exports, started in the background (they only export; nothing is timed yet)."""
+    """ExecuTorch's, ONNX's and LiteRT's exports, started in the background (they only export; nothing is timed yet)."""
     procs = {}
     models = ",".join(names)
     if env.et_runner and any(program_of(fw) in CPP_PEERS for fw in frameworks):
@@ -385,7 +404,37 @@ def start_peer_exports(env: Env, names: List[str], frameworks: List[str]):
         )
     else:
         env.skipped["ort"] = f"no benchmark venv at {env.bench_python} (tools/setup_bench_venv.sh)"
+    litert = [fw for fw in frameworks if program_of(fw) == "litert"]
+    if not litert:
+        pass
+    elif os.path.exists(env.litert_python):
+        d = os.path.join(env.work, "_litert")
+        procs["litert"] = subprocess.Popen(
+            [
+                env.litert_python,
+                "-m",
+                "bench.litert_side",
+                "convert",
+                "--out",
+                d,
+                "--models",
+                models,
+                "--work",
+                env.work,
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    else:
+        for fw in litert:
+            env.skipped[fw] = f"no LiteRT venv at {env.litert_python} (tools/setup_litert_venv.sh)"
     return procs
+
+
+# The columns each background export feeds (skipped together when it fails as a whole).
+EXPORT_COLUMNS = {"et": CPP_PEERS, "onnx": ("ort",), "litert": LITERT}
 
 
 def finish_peer_exports(env: Env, procs) -> dict:
@@ -394,7 +443,7 @@ def finish_peer_exports(env: Env, procs) -> dict:
         out, err = p.communicate(timeout=3600)
         if p.returncode != 0:
             reason = f"{key} export failed: {err.strip()[-1500:]}"
-            for fw in CPP_PEERS if key == "et" else ("ort",):
+            for fw in EXPORT_COLUMNS[key]:
                 env.skipped[fw] = reason
             log(reason)
             continue
@@ -485,6 +534,12 @@ def parse_runner(stdout: str) -> dict:
 def _runner_args(fw: str, env: Env, model_dir: str, pte: str, n_inputs: int, out_dir: str):
     runner = runner_of(fw)
     threads = OPTIONAL.get(fw, (None, None, 1))[2]
+    if runner == "litert":  # bench/litert_side.py prints the runners' timing lines and writes their output files
+        inputs = os.path.join(model_dir, "inputs.npz")
+        return [env.litert_python, "-m", "bench.litert_side", "measure", pte, inputs, "--threads", str(threads)] + [
+            "--output-dir",
+            out_dir,
+        ]
     args = [env.et_runner if runner == "et" else env.ember_runners[runner], pte, "--output-dir", out_dir]
     for i in range(n_inputs):
         args += ["--input", os.path.join(model_dir, f"input_{i}.bin")]
@@ -507,8 +562,9 @@ def _median(xs):
 def measure_cpp(
     jobs: Dict[str, str], env: Env, model_dir: str, n_inputs: int, target_s: float, min_runs: int, max_runs: int
 ) -> Dict[str, dict]:
-    """Measures one model on the C++ runners (jobs: framework -> .pte), in ROUNDS interleaved rounds (Ember,
-    Ember portable, ExecuTorch portable, ExecuTorch XNNPACK, then again), so that a burst of load from elsewhere on
+    """Measures one model on the runners (jobs: framework -> .pte, or .tflite for LiteRT's columns, whose
+    bench/litert_side.py speaks the runners' language), in ROUNDS interleaved rounds (Ember, Ember portable,
+    ExecuTorch portable, ExecuTorch XNNPACK, ..., LiteRT, then again), so that a burst of load from elsewhere on
     a shared machine falls on all of them alike. Each round is a process of its own doing a third of the planned
     runs; the median and p90 reported are the medians of the rounds' medians and p90s. Returns framework ->
     result (or error)."""
@@ -593,6 +649,13 @@ def measure_py(
     r["rss_delta_kb"] = maxrss - r.pop("rss_before_load_kb") if maxrss is not None else None
     r["outputs_path"] = out_npz
     return r
+
+
+def litert_facts(outputs_path: str) -> dict:
+    """What bench/litert_side.py measure left beside its outputs: threads, its peak RSS before loading the model,
+    and which operators XNNPACK took."""
+    with open(os.path.join(outputs_path, "litert.json")) as f:
+        return json.load(f)
 
 
 def compare_outputs(model_dir: str, outputs_path: str) -> dict:

@@ -1,4 +1,5 @@
-"""`bench/run --llm`: text generation with a Llama-family decoder, Ember against ExecuTorch 1.5.1 and eager PyTorch.
+"""`bench/run --llm`: text generation with a Llama-family decoder, Ember against ExecuTorch 1.5.1, llama.cpp and eager
+PyTorch.
 
 The model is a published architecture with seeded random weights (CONFIGS; SmolLM-135M's Llama config by
 default, a 2-layer one for --quick), exported three ways by each framework: fp32, int8 weights (per output channel)
@@ -9,6 +10,8 @@ and runs at 1 and at 2 threads, pinned to that many CPUs. What runs (bench/READM
   ember     Ember's C++ runner, bazel-bin/examples/llm/llm_runner --threads K (mmapped .pte, its own loop)
   ember_py  Ember's Python path: ember.runtime.load(threads=K) + ember.llm.generate (the loop in Python)
   et        ExecuTorch's TextLLMRunner through its Python bindings (its loop in C++), threadpool reset to K
+  llamacpp  llama.cpp (llama-cpp-python's bindings of libllama, built from source) on the same weights as GGUF:
+            fp32 -> F32, int8 -> Q8_0, 8da4w -> Q4_0 (bench/llm_gguf.py), n_threads = n_threads_batch = K
   eager     transformers' LlamaForCausalLM with its KV cache, torch.set_num_threads(K) (fp32 only)
 
 Each generation is a process of its own started by bench/peak_rss, so its peak RSS is its own; the Python-hosted
@@ -31,6 +34,7 @@ from typing import Dict, List, Optional
 
 from bench import harness as H
 from bench import llm_tokenizer
+from bench.llm_gguf import VARIANT_QTYPE
 from bench.llm_model import CONFIGS, count_parameters, et_checkpoint
 from bench.llm_report import BUSY
 
@@ -45,9 +49,13 @@ FRAMEWORKS = {
     "ember_py": "Ember from Python: ember.runtime.load(pte, threads=K) and ember.llm.generate (loop in Python)",
     "et": "ExecuTorch 1.5.1: export_llama (XNNPACK) and TextLLMRunner through its Python bindings (loop in C++), "
     "threadpool reset to K threads",
+    "llamacpp": "llama.cpp (llama-cpp-python 0.3.36, built from source): the same weights as GGUF F32 / Q8_0 / Q4_0 "
+    "for fp32 / int8 / 8da4w (the gguf package's quantizers), its C API from Python: llama_decode of the prompt, then "
+    "one per token, greedy sampler, n_threads = n_threads_batch = K, F32 KV cache",
     "eager": "eager PyTorch: transformers' LlamaForCausalLM with its KV cache, torch.set_num_threads(K), "
     "inference_mode",
 }
+LLAMACPP_PYTHON = os.environ.get("EMBER_LLAMACPP_PYTHON", os.path.join(H.ROOT, ".venv-llamacpp", "bin", "python3"))
 RUNNER_TARGETS = {
     "//examples/llm:llm_runner": "examples/llm/llm_runner",
     "//runtime/python:_ember_runtime.so": "runtime/python/_ember_runtime.so",
@@ -79,6 +87,8 @@ def defaults(a) -> dict:
         "et_extended_ops": a.llm_et_extended_ops,
         # --quick leaves ExecuTorch's extra int8 export out: it would add a third of its export time.
         "et_extra_variants": [] if quick else list(ET_EXTRA),
+        # llama.cpp's KV cache in F32 like Ember's and ExecuTorch's (its own default is F16).
+        "llamacpp_kv_type": "f32",
     }
 
 
@@ -121,11 +131,12 @@ def et_fingerprint(env: H.Env, s: dict, eos: int) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def prepare(env: H.Env, s: dict, cache: Optional[str]) -> dict:
+def prepare(env: H.Env, s: dict, cache: Optional[str], llamacpp: bool = False) -> dict:
     """config.json, tokenizer.json, the prompt (text and ids, checked to be the wanted length), the eager greedy
     reference, an EOS id for ExecuTorch's runner that greedy decoding does not reach, and where ExecuTorch's exports
     go: a folder of `cache` named by their fingerprint, kept across runs (with the checkpoint they need, unless an
-    earlier run left them there; `cache` None: no ExecuTorch)."""
+    earlier run left them there; `cache` None: no ExecuTorch); with `llamacpp`, the weights as .npz for its GGUF
+    conversion (in its venv, which has the gguf package and no torch)."""
     import torch
 
     from bench.llm_measure import build_hf, greedy_hf
@@ -169,6 +180,12 @@ def prepare(env: H.Env, s: dict, cache: Optional[str]) -> dict:
         shutil.rmtree(et_dir, ignore_errors=True)
         os.makedirs(et_dir)
         paths.update(et_checkpoint(hf, s["config"], et_dir))
+    if llamacpp:
+        from bench.llm_gguf import save_state_dict
+
+        paths["npz"] = save_state_dict(
+            hf.state_dict(), os.path.join(d, "weights.npz"), tied=s["config"].get("tie_word_embeddings", False)
+        )
     del hf
     H.log(
         f"prepared {s['config_name']} ({count_parameters(s['config']) / 1e6:.1f}M parameters): tokenizer, "
@@ -268,6 +285,59 @@ def finish_et_export(procs: list, prep: dict) -> dict:
         json.dump(report, f, indent=1)
     os.remove(prep["checkpoint"])  # 4 bytes a parameter, needed by the exports only
     return report
+
+
+def start_llamacpp_convert(env: H.Env, prep: dict):
+    """The GGUF files (bench/llm_llamacpp_side.py convert, in .venv-llamacpp), started in the background."""
+    report = os.path.join(prep["dir"], "llamacpp_convert.json")
+    args = [
+        LLAMACPP_PYTHON,
+        "-m",
+        "bench.llm_llamacpp_side",
+        "convert",
+        "--config",
+        prep["config"],
+        "--weights",
+        prep["npz"],
+        "--tokenizer",
+        prep["tokenizer"],
+        "--out-dir",
+        prep["dir"],
+        "--qtypes",
+        ",".join(VARIANT_QTYPE[v] for v in VARIANTS),
+        "--report",
+        report,
+    ]
+    log = open(os.path.join(prep["dir"], "llamacpp_convert.log"), "w")
+    return subprocess.Popen(args, cwd=H.ROOT, stdout=log, stderr=subprocess.STDOUT, text=True), log, report
+
+
+def finish_llamacpp_convert(started, prep: dict) -> dict:
+    """{variant: {"path", "pte_bytes" (the .gguf's), "export_s", "qtype", "tensor_types", "head"}, "_versions"}; the
+    .npz is removed."""
+    proc, log, report = started
+    rc = proc.wait(timeout=3600)
+    log.close()
+    os.remove(prep["npz"])  # 4 bytes a parameter, needed by the conversion only
+    if rc != 0:
+        with open(log.name) as f:
+            raise RuntimeError(f"llama.cpp's GGUF conversion ({log.name}) exited {rc}:\n{f.read()[-2000:]}")
+    with open(report) as f:
+        by_qtype = json.load(f)
+    out = {"_versions": by_qtype.pop("_versions")}
+    for v in VARIANTS:
+        q = by_qtype[VARIANT_QTYPE[v]]
+        types = q["tensors"]
+        out[v] = {
+            "path": q["path"],
+            "pte_bytes": q["bytes"],
+            "export_s": q["convert_s"],
+            "qtype": q["qtype"],
+            "tensor_types": {t: list(types.values()).count(t) for t in sorted(set(types.values()))},
+            "head": types.get("output.weight", "tied: token_embd.weight"),
+        }
+        H.log(f"llama.cpp GGUF {q['qtype']} (for {v}): {q['bytes']:,} bytes in {q['convert_s']:.0f} s")
+    return out
 
 
 def export_ember(s: dict, prep: dict) -> dict:
@@ -415,6 +485,29 @@ def measure_one(
             "--out",
             out_json,
         ]
+    elif fw == "llamacpp":
+        args = [
+            LLAMACPP_PYTHON,
+            "-m",
+            "bench.llm_llamacpp_side",
+            "run",
+            "--gguf",
+            exports["llamacpp"][variant]["path"],
+            "--prompt-file",
+            prep["prompt_text"],
+            "--prompt-ids",
+            prep["prompt_ids"],
+            "--new-tokens",
+            n,
+            "--threads",
+            str(threads),
+            "--max-seq-len",
+            str(s["max_seq_len"]),
+            "--kv-type",
+            s["llamacpp_kv_type"],
+            "--out",
+            out_json,
+        ]
     else:
         args = [
             env.python,
@@ -529,7 +622,7 @@ def measure_all(env, s, prep, bins, exports, frameworks, pin) -> Dict[str, dict]
     jobs = []
     for threads in s["threads"]:
         for variant in VARIANTS:
-            jobs += [(fw, variant, threads) for fw in ("ember", "ember_py", "et") if fw in frameworks]
+            jobs += [(fw, variant, threads) for fw in ("ember", "ember_py", "et", "llamacpp") if fw in frameworks]
         if "et" in frameworks:
             jobs += [("et", variant, threads) for variant in s["et_extra_variants"]]
         if "eager" in frameworks:
@@ -560,6 +653,22 @@ def measure_all(env, s, prep, bins, exports, frameworks, pin) -> Dict[str, dict]
     return {key: summarize(rounds) for key, rounds in raw.items()}
 
 
+def llamacpp_venv_ok() -> Optional[str]:
+    if not os.path.exists(LLAMACPP_PYTHON):
+        return f"no llama.cpp venv at {LLAMACPP_PYTHON} (tools/setup_llamacpp_venv.sh)"
+    r = H.run([LLAMACPP_PYTHON, "-c", "import gguf, llama_cpp"], timeout=600)
+    return None if r.returncode == 0 else f"llama_cpp or gguf does not import: {r.stderr.strip()[-500:]}"
+
+
+def llamacpp_build_info() -> Optional[str]:
+    """What tools/setup_llamacpp_venv.sh recorded of the build: its time and llama.cpp's CPU features."""
+    path = os.path.join(os.path.dirname(os.path.dirname(LLAMACPP_PYTHON)), ".ember-llamacpp-build.txt")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return f.read().strip()
+
+
 def et_venv_ok(env: H.Env) -> Optional[str]:
     if not os.path.exists(env.et_python):
         return f"no ExecuTorch venv at {env.et_python} (tools/setup_executorch_venv.sh)"
@@ -586,9 +695,19 @@ def main(a) -> int:
     if why:
         skipped["et"] = why
         frameworks.remove("et")
-    prep = prepare(env, s, os.path.abspath(os.path.join(a.work, H.LLM_CACHE)) if "et" in frameworks else None)
+    why = llamacpp_venv_ok()
+    if why:
+        skipped["llamacpp"] = why
+        frameworks.remove("llamacpp")
+    prep = prepare(
+        env,
+        s,
+        os.path.abspath(os.path.join(a.work, H.LLM_CACHE)) if "et" in frameworks else None,
+        llamacpp="llamacpp" in frameworks,
+    )
     # ExecuTorch's exports take longest: they start first and run beside the build and Ember's exports.
     proc = start_et_export(env, s, prep) if "et" in frameworks else None
+    gguf_proc = start_llamacpp_convert(env, prep) if "llamacpp" in frameworks else None
     et_reused = proc == []
     bins = build_runners(env)
     os.environ["EMBER_RUNTIME_LIB"] = bins["extension"]  # ember_py runs the extension built with llm_runner
@@ -601,6 +720,13 @@ def main(a) -> int:
             skipped["et"] = f"{type(e).__name__}: {e}"[:2000]
             frameworks.remove("et")
             H.log(skipped["et"])
+    if gguf_proc is not None:
+        try:
+            exports["llamacpp"] = finish_llamacpp_convert(gguf_proc, prep)
+        except Exception as e:
+            skipped["llamacpp"] = f"{type(e).__name__}: {e}"[:2000]
+            frameworks.remove("llamacpp")
+            H.log(skipped["llamacpp"])
     H.log(f"exports done in {time.monotonic() - started:.0f} s")
     runs = measure_all(env, s, prep, bins, exports, frameworks, not a.no_pin)
     import torch
@@ -622,6 +748,8 @@ def main(a) -> int:
             "rss_floor_kb": rss_floor,
             "variants": list(VARIANTS),
             "et_exports_reused": et_reused,
+            "llamacpp_qtypes": {v: VARIANT_QTYPE[v] for v in VARIANTS},
+            "llamacpp_build": llamacpp_build_info() if "llamacpp" in frameworks else None,
         },
         "frameworks": {fw: {"description": FRAMEWORKS[fw], "skipped": skipped.get(fw)} for fw in FRAMEWORKS},
         "exports": {
@@ -637,6 +765,7 @@ def main(a) -> int:
         "versions": {
             "torch (.venv)": torch.__version__,
             **{f"{k} (.venv-executorch)": v for k, v in exports.get("et", {}).get("_versions", {}).items()},
+            **{f"{k} (.venv-llamacpp)": v for k, v in exports.get("llamacpp", {}).get("_versions", {}).items()},
         },
     }
     result["wall_s"] = round(time.monotonic() - started, 1)

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-LABELS = {"ember": "Ember llm_runner", "ember_py": "Ember (Python)", "et": "ExecuTorch", "eager": "eager PyTorch"}
+LABELS = {
+    "ember": "Ember llm_runner",
+    "ember_py": "Ember (Python)",
+    "et": "ExecuTorch",
+    "llamacpp": "llama.cpp",
+    "eager": "eager PyTorch",
+}
 MiB = 1024.0
 
 
@@ -107,6 +113,67 @@ def goal_rows(result) -> List[str]:
     return rows
 
 
+def llamacpp_goal_rows(result) -> List[str]:
+    """Ember's llm_runner against llama.cpp at matching precision (fp32 vs F32, int8 vs Q8_0, 8da4w vs Q4_0): prefill
+    and decode tokens/s, each thread count, and peak RSS beside (not a goal of its own)."""
+    s = result["settings"]
+    if "llamacpp" not in result["exports"]:
+        return []
+    qtypes = s.get("llamacpp_qtypes", {})
+    heads = [f"{v} vs {qtypes.get(v, '?')}" for v in s["variants"]]
+    rows = [
+        "### Against llama.cpp",
+        "",
+        "| goal | threads | " + " | ".join(heads) + " |",
+        "|---|---|" + "---|" * len(heads),
+    ]
+    tally = [0, 0]
+    for metric, label in (("prefill_tps", "prefill"), ("decode_tps", "decode")):
+        for t in s["threads"]:
+            cells = []
+            for v in s["variants"]:
+                c = _ratio_cell(
+                    _get(result, "ember", v, t, metric),
+                    _get(result, "llamacpp", v, t, metric),
+                    True,
+                    _busy(result, [("ember", v, t), ("llamacpp", v, t)]),
+                )
+                if c != "not measured":
+                    tally[1] += 1
+                    tally[0] += "missed" not in c
+                a, b = _get(result, "ember", v, t, metric), _get(result, "llamacpp", v, t, metric)
+                cells.append(c if a is None or b is None else f"{c}: {_f(a)} / {_f(b)}")
+            rows.append(
+                f"| Ember {label} tokens/s ≥ llama.cpp's (llm_runner / llama.cpp) | {t} | " + " | ".join(cells) + " |"
+            )
+    for t in s["threads"]:
+        cells = []
+        for v in s["variants"]:
+            e, lw, lr = (
+                _get(result, "ember", v, t, "maxrss_kb"),
+                _get(result, "llamacpp", v, t, "maxrss_kb"),
+                _get(result, "llamacpp", v, t, "rss_above_baseline_kb"),
+            )
+            cells.append(
+                "—" if None in (e, lw, lr) else f"{_f(e, 0, MiB)} / {_f(lr, 0, MiB)} (whole process {_f(lw, 0, MiB)})"
+            )
+        rows.append(
+            f"| beside: peak RSS in MiB, llm_runner's whole process / llama.cpp's rise above its Python baseline | {t} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    rows += [
+        "",
+        f"Met in {tally[0]} of {tally[1]} comparisons. A ratio is Ember / llama.cpp from this run's medians (then "
+        "the two tokens/s); it holds at ≥ 1. Both run the same weights; llama.cpp's Q8_0 and Q4_0 also quantize the "
+        "activations to 8 bits in blocks of 32 inside each matrix product, where Ember's int8 keeps them fp32 (its "
+        "8da4w quantizes them per token). llama.cpp's peak is a Python process (llama-cpp-python), so its rise above "
+        "the interpreter's baseline is the fair figure; its whole process is in parentheses.",
+        "",
+    ]
+    return rows
+
+
 def _get(result, fw, variant, threads, key):
     r = _run(result, fw, variant, threads)
     return None if r is None else r.get(key)
@@ -131,7 +198,7 @@ def results_table(result, threads) -> List[str]:
         f"## {threads} thread{'s' if threads != 1 else ''}",
         "",
         "| runner | weights | prefill tok/s | decode tok/s | time to first token (ms) | peak RSS (MiB) | "
-        "RSS above baseline (MiB) | .pte (MB) | CPU / wall | others' load | tokens (prompt + new) | = eager |",
+        "RSS above baseline (MiB) | .pte / .gguf (MB) | CPU / wall | others' load | tokens (prompt + new) | = eager |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for fw in LABELS:
@@ -143,11 +210,12 @@ def results_table(result, threads) -> List[str]:
             if "error" in r:
                 lines.append(f"| {LABELS[fw]} | {v} | error: {r['error'].splitlines()[0][:150]} ||||||||||")
                 continue
-            pte = result["exports"].get("et" if fw == "et" else "ember", {}).get(v, {}).get("pte_bytes")
+            pte = result["exports"].get(fw if fw in ("et", "llamacpp") else "ember", {}).get(v, {}).get("pte_bytes")
+            weights = f"{v} ({result['settings']['llamacpp_qtypes'][v]})" if fw == "llamacpp" else v
             short = r["generated_min"] < n_new
             tokens = f"{r['prompt_tokens']} + {r['generated_min']}" + (" (**stopped at EOS**)" if short else "")
             lines.append(
-                f"| {LABELS[fw]} | {v} | {_f(r['prefill_tps'])} | {_f(r['decode_tps'])} | {_f(r['ttft_ms'])} | "
+                f"| {LABELS[fw]} | {weights} | {_f(r['prefill_tps'])} | {_f(r['decode_tps'])} | {_f(r['ttft_ms'])} | "
                 f"{_f(r['maxrss_kb'], 0, MiB)} | {_f(r.get('rss_above_baseline_kb'), 0, MiB)} | "
                 f"{_f(pte if fw != 'eager' else None, 1, 1e6)} | {_f(r.get('cpu_over_wall'), 2)} | "
                 f"{_others(r)} | {tokens} | "
@@ -161,16 +229,22 @@ def exports_table(result) -> List[str]:
     lines = [
         "## Exports",
         "",
-        "| framework | weights | .pte (bytes) | export (s) | what the program holds |",
+        "| framework | weights | .pte / .gguf (bytes) | export (s) | what the program holds |",
         "|---|---|---|---|---|",
     ]
     runs = result["runs"]
     order = result["settings"]["variants"] + result["settings"].get("et_extra_variants", [])
-    for fw in [f for f in ("ember", "et") if f in result["exports"]]:
+    names = {"ember": "Ember", "et": "ExecuTorch", "llamacpp": "llama.cpp (GGUF)"}
+    for fw in [f for f in names if f in result["exports"]]:
         ex = result["exports"][fw]
         for v in [v for v in order if v in ex]:
             e = ex[v]
-            if fw == "et":
+            if fw == "llamacpp":
+                what = (
+                    ", ".join(f"{n} {t}" for t, n in e.get("tensor_types", {}).items())
+                    + f" tensors; head: {e.get('head')}"
+                )
+            elif fw == "et":
                 what = (
                     f"{len(e.get('delegates', []))} XNNPACK delegate calls; operators outside them: "
                     f"{', '.join(o for o in e.get('operators', []) if 'delegate' not in o) or 'none'}"
@@ -186,7 +260,7 @@ def exports_table(result) -> List[str]:
                 )
                 what = f"{planned:,} bytes planned by MethodMeta (KV cache included)" if planned else ""
             lines.append(
-                f"| {'Ember' if fw == 'ember' else 'ExecuTorch'} | {v} | {e['pte_bytes']:,} | "
+                f"| {names[fw]} | {v if fw != 'llamacpp' else e.get('qtype', v)} | {e['pte_bytes']:,} | "
                 f"{e['export_s']:.0f} | {what} |"
             )
     lines.append("")
@@ -247,7 +321,14 @@ def markdown(result) -> str:
         lines.append(
             f"| {LABELS[fw]} | {f['description']}" + (f" — **skipped**: {f['skipped']}" if f["skipped"] else "") + " |"
         )
-    lines += ["", "## Goals", ""] + goal_rows(result)
+    lines += ["", "## Goals", ""] + goal_rows(result) + llamacpp_goal_rows(result)
+    if s.get("llamacpp_build"):
+        lines += [
+            "llama.cpp's build (tools/setup_llamacpp_venv.sh, default options: -march=native, OpenMP): "
+            + s["llamacpp_build"].replace("\n", "; ")
+            + ".",
+            "",
+        ]
     for t in s["threads"]:
         lines += results_table(result, t)
     lines += exports_table(result)
@@ -255,7 +336,10 @@ def markdown(result) -> str:
         "How: tokens/s and time to first token as each runner defines them alike: prefill = prompt tokens over the "
         "prefill call (ExecuTorch: over its prompt evaluation, encode included, in its Stats' whole milliseconds); "
         "decode = the tokens after the first over the time after it (ExecuTorch: from its token callbacks); time to "
-        "first token from before encoding to the first token chosen, load excluded. Peak RSS is ru_maxrss of the "
+        "first token from before encoding to the first token chosen, load excluded. llama.cpp: prefill over its "
+        "llama_decode of the prompt's tokens (tokenizing, by llama.cpp from the GGUF's vocabulary, before it), decode "
+        "over the llama_decode + greedy-sampler calls after the first token, timed with perf_counter around the C "
+        "calls (its own llama_perf_context timings are in the JSON). Peak RSS is ru_maxrss of the "
         "process (bench/peak_rss); RSS above baseline subtracts the process's own peak before the program was "
         "loaded (interpreter, torch and runtime imports; Python-hosted runners only). CPU / wall: CPU time of all "
         "threads over wall time, during decode for the Python-hosted runners and over the whole process for "

@@ -5,7 +5,10 @@
 - "real" (`--models real`): published architectures from the public zoo (zoo/public/models.py:
   torchvision and Hugging Face transformers definitions, random seeded weights): ResNet18, MobileNetV2,
   MobileNetV3-Small and EfficientNet-B0 at 224x224, a BERT encoder in BERT-mini's shape (4 layers, hidden 256,
-  sequence 128) and a ViT encoder in DeiT-Tiny's shape (12 layers, hidden 192, 224x224, patches of 16).
+  sequence 128) and a ViT encoder in DeiT-Tiny's shape (12 layers, hidden 192, 224x224, patches of 16);
+- "int8" (`--models int8`): ResNet18 and torchvision's MobileNetV2 (the real group's), each quantized to int8 by
+  each framework's own PT2E quantizer (Ember's EmberQuantizer, ExecuTorch's XNNPACKQuantizer, per-channel
+  symmetric weights) calibrated on the same seeded inputs (calibration.npz in the model's work folder).
 
 Importable in every venv the benchmark uses (it needs torch only). The real models' definitions need
 torchvision/transformers, which only the project's .venv has: the harness exports them there once
@@ -66,13 +69,15 @@ class BenchModel:
     group: str = "zoo"  # "zoo" (the default set) or "real" (--models real)
     # The definition imports torchvision/timm/transformers (the project's .venv only): peers load program.pt2.
     needs_zoo_libs: bool = False
+    # Quantized to int8 before lowering, by each framework's PT2E quantizer, calibrated on calibration().
+    int8: bool = False
 
 
 def _zoo(name: str, label: str, small: bool = False) -> BenchModel:
     return BenchModel(name, label, ZOO[name].build, small=small)
 
 
-def _public(name: str, label: str, make=None, zoo_name: str = "") -> BenchModel:
+def _public(name: str, label: str, make=None, zoo_name: str = "", int8: bool = False) -> BenchModel:
     """A public-zoo model (zoo_name, default name) at its published size ("full": 224x224 images), or a public
     definition in another configuration (make: size -> (module, inputs), built through the zoo's seeding)."""
 
@@ -82,7 +87,7 @@ def _public(name: str, label: str, make=None, zoo_name: str = "") -> BenchModel:
         model = Z.MODELS[zoo_name or name] if make is None else Z.PublicModel(name, "transformers", make)
         return model.build("full")
 
-    return BenchModel(name, label, build, group="real", needs_zoo_libs=True)
+    return BenchModel(name, label, build, group="int8" if int8 else "real", needs_zoo_libs=True, int8=int8)
 
 
 def _bert_mini(size):
@@ -132,18 +137,50 @@ MODELS: Dict[str, BenchModel] = {
         _public("efficientnet_b0", "EfficientNet-B0 @224"),
         _public("bert_mini", "BERT-mini, 128 tokens", _bert_mini),
         _public("vit_tiny", "ViT-Tiny @224", _vit_tiny),
+        _public("resnet18_int8", "ResNet18 @224 int8", zoo_name="resnet18", int8=True),
+        _public("tv_mobilenet_v2_int8", "torchvision MobileNetV2 @224 int8", zoo_name="mobilenet_v2", int8=True),
     ]
 }
 
 QUICK_MODELS: List[str] = [m.name for m in MODELS.values() if m.small]
-# --models takes these group names too: "zoo" (the default set), "real", "all".
+# --models takes these group names too: "zoo" (the default set), "real", "int8", "all".
 GROUPS: Dict[str, List[str]] = {
     "zoo": [m.name for m in MODELS.values() if m.group == "zoo"],
     "real": [m.name for m in MODELS.values() if m.group == "real"],
+    "int8": [m.name for m in MODELS.values() if m.group == "int8"],
     "all": list(MODELS),
 }
+# Calibration inputs per int8 model: the same seeded set for every framework's quantizer.
+CALIBRATION_SAMPLES = 16
 # The real group's convolutional networks (the goal "within 1.5x of ExecuTorch + XNNPACK" names them).
 REAL_CNNS: List[str] = ["resnet18", "tv_mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"]
+
+
+def calibration_path(work: str, name: str) -> str:
+    return os.path.join(work, name, "calibration.npz")
+
+
+def save_calibration(work: str, name: str, inputs) -> None:
+    """CALIBRATION_SAMPLES input tuples shaped like `inputs`, seeded apart from the measured inputs, for the int8
+    models' quantizers (each framework's reads the same file)."""
+    import numpy as np
+
+    g = torch.Generator().manual_seed(20261128)
+    arrays = {}
+    for k in range(CALIBRATION_SAMPLES):
+        for i, x in enumerate(inputs):
+            arrays[f"sample_{k}_input_{i}"] = torch.randn(x.shape, generator=g).numpy()
+    np.savez(calibration_path(work, name), **arrays)
+
+
+def calibration(work: str, name: str):
+    """The input tuples save_calibration wrote."""
+    import numpy as np
+
+    arrays = np.load(calibration_path(work, name))
+    count = sum(1 for k in arrays.files if k.endswith("_input_0"))
+    inputs = sum(1 for k in arrays.files if k.startswith("sample_0_"))
+    return [tuple(torch.from_numpy(arrays[f"sample_{k}_input_{i}"]) for i in range(inputs)) for k in range(count)]
 
 
 def program_path(work: str, name: str) -> str:

@@ -19,6 +19,8 @@ LABELS = {
     "et_xnnpack_2t": "ExecuTorch XNNPACK, 2 threads",
     "ort": "ONNX Runtime (from Python)",
     "eager": "eager torch (from Python)",
+    "litert": "LiteRT (from Python)",
+    "litert_2t": "LiteRT, 2 threads (from Python)",
 }
 # Ember's columns in shades of orange, ExecuTorch's in blue.
 COLORS = {
@@ -32,6 +34,8 @@ COLORS = {
     "et_xnnpack_2t": "#1864ab",
     "ort": "#2f9e44",
     "eager": "#868e96",
+    "litert": "#9c36b5",
+    "litert_2t": "#5f3dc4",
 }
 
 

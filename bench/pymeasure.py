@@ -52,24 +52,26 @@ def plan_runs(estimate_us: float, target_s: float, min_runs: int, max_runs: int)
     return runs, max(2, min(runs // 10, 500))
 
 
-def time_calls(call, runs: int, warmup: int, target_s: float = 0.0, min_runs: int = 10, max_runs: int = 5000):
+def time_calls(
+    call, runs: int, warmup: int, target_s: float = 0.0, min_runs: int = 10, max_runs: int = 5000, before=None
+):
     """(per-call times in ns, warm-up calls made). With target_s, runs and warmup are planned from a few untimed
-    calls (plan_runs)."""
+    calls (plan_runs). `before`, when given, runs ahead of every call outside the timer (setting inputs)."""
     clock = time.perf_counter_ns
+
+    def once():
+        if before is not None:
+            before()
+        t0 = clock()
+        call()
+        return clock() - t0
+
     if target_s:
-        call()  # cold
-        t0 = clock()
-        for _ in range(3):
-            call()
-        runs, warmup = plan_runs((clock() - t0) / 3e3, target_s, min_runs, max_runs)
+        once()  # cold
+        runs, warmup = plan_runs(sum(once() for _ in range(3)) / 3e3, target_s, min_runs, max_runs)
     for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(runs):
-        t0 = clock()
-        call()
-        times.append(clock() - t0)
-    return times, warmup
+        once()
+    return [once() for _ in range(runs)], warmup
 
 
 def measure_ort(model_path, inputs_path, runs, warmup, out_path, **plan):

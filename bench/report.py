@@ -9,9 +9,9 @@ from typing import List, Optional, Tuple
 # "ember_2t" the default build on 2 threads, "ember_xnnpack" Ember's XNNPACK delegate (and "_2t" on 2 threads):
 # optional columns.
 EMBERS = ["ember", "ember_portable", "ember_2t", "ember_xnnpack", "ember_xnnpack_2t"]
-PEERS = ["et_portable", "et_xnnpack", "ort", "eager"]
+PEERS = ["et_portable", "et_xnnpack", "ort", "eager", "litert"]
 # Optional peer columns: compared only with Ember's columns on as many threads, never with the default build.
-PEERS_2T = ["et_xnnpack_2t"]
+PEERS_2T = ["et_xnnpack_2t", "litert_2t"]
 LABELS = {
     "ember": "Ember",
     "ember_portable": "Ember portable",
@@ -23,6 +23,8 @@ LABELS = {
     "et_xnnpack_2t": "ET XNNPACK 2 threads",
     "ort": "ONNX Runtime",
     "eager": "eager torch",
+    "litert": "LiteRT",
+    "litert_2t": "LiteRT 2 threads",
 }
 
 # (key, title, what it is, formatter)
@@ -39,10 +41,10 @@ METRICS = [
     (
         "maxrss_kb",
         "Peak RSS (KiB)",
-        "ru_maxrss of the measuring process (whole process: Python + libraries for ONNX Runtime and eager)",
+        "ru_maxrss of the measuring process (whole process: Python + libraries for ONNX Runtime, eager and LiteRT)",
         "int",
     ),
-    ("file_bytes", "Program file (bytes)", ".pte / .onnx (weights inside) / eager's state_dict .pt", "int"),
+    ("file_bytes", "Program file (bytes)", ".pte / .onnx (weights inside) / eager's state_dict .pt / .tflite", "int"),
 ]
 
 # The models each goal names (bench/models.py keys).
@@ -52,6 +54,8 @@ MOBILENETS = ["mobilenet_v2_035_96", "mobilenet_v2"]
 # The real group (--models real): published architectures; its CNNs are held to the XNNPACK goal.
 REAL_CNNS = ["resnet18", "tv_mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"]
 REAL = REAL_CNNS + ["bert_mini", "vit_tiny"]
+# The int8 group (--models int8): those CNNs quantized by each framework's own quantizer, and their fp32 rows.
+INT8 = {"resnet18_int8": "resnet18", "tv_mobilenet_v2_int8": "tv_mobilenet_v2"}
 
 
 def _fmt(v, kind) -> str:
@@ -67,6 +71,11 @@ def _get(result, model, fw, key) -> Optional[float]:
     if not r or "error" in r:
         return None
     return r.get(key)
+
+
+def _asked(result) -> List[str]:
+    """The columns this run asked for, measured or not (a peer whose every model failed still has its goal row)."""
+    return list(result.get("frameworks", {})) or _frameworks(result)
 
 
 def _frameworks(result) -> List[str]:
@@ -86,6 +95,8 @@ def ratio_pairs(fws: List[str]) -> List[Tuple[str, str]]:
     if "ember_xnnpack" in fws and "et_xnnpack" in fws:
         pairs.append(("ember_xnnpack", "et_xnnpack"))
     pairs += [(a, "et_xnnpack_2t") for a in ("ember_2t", "ember_xnnpack_2t") if a in fws and "et_xnnpack_2t" in fws]
+    if "ember_2t" in fws and "litert_2t" in fws:
+        pairs.append(("ember_2t", "litert_2t"))
     return pairs
 
 
@@ -423,6 +434,57 @@ def goal_xnnpack_delegate(result) -> dict:
     )
 
 
+def goal_litert(result, ember: str, peer: str, threads: str) -> dict:
+    """Ember faster than LiteRT on every model of the run that litert-torch converted; the models it could not
+    convert are named (the Errors section has the converter's message) and left out of the count."""
+    unconverted = [n for n, m in result["models"].items() if (m["frameworks"].get(peer) or {}).get("conversion_failed")]
+    gl = _latency_goal(
+        result,
+        f"Ember faster than LiteRT on every model litert-torch converts, {threads} (median latency, "
+        f"{LABELS[ember]} / {LABELS[peer]} < 1; µs: Ember vs LiteRT)",
+        [n for n in result["models"] if n not in unconverted],
+        ember,
+        peer,
+        lambda e, p: e < p,
+    )
+    if unconverted:
+        note = "LiteRT could not convert: " + ", ".join(_label(result, n) for n in unconverted) + " (see Errors)"
+        gl["evidence"] = "; ".join(x for x in (gl["evidence"], note) if x)
+    return gl
+
+
+def goal_int8_xnnpack(result) -> dict:
+    return _latency_goal(
+        result,
+        "int8 models: Ember int8 at most 1.0x ExecuTorch+XNNPACK int8 (each with its own quantizer, same model; "
+        "median latency, Ember / ET XNNPACK <= 1; µs: Ember vs ET XNNPACK)",
+        list(INT8),
+        "ember",
+        "et_xnnpack",
+        lambda e, p: e <= p,
+    )
+
+
+def goal_int8_fp32(result) -> dict:
+    """Across rows: each int8 model against its fp32 row, both on Ember's default build."""
+    checks, parts, missing = [], [], []
+    for int8, fp32 in INT8.items():
+        e, f = _get(result, int8, "ember", "median_us"), _get(result, fp32, "ember", "median_us")
+        if e is None or f is None:
+            missing.append(int8)
+            continue
+        checks.append(e < f)
+        parts.append(f"{_label(result, int8)}: {_x(e / f)} ({_fmt(e, 'us')} vs {_fmt(f, 'us')} µs)")
+    return {
+        "goal": "int8 models: Ember int8 faster than Ember fp32 on the same model (median latency, int8 / fp32 < 1; "
+        "µs: int8 vs fp32)",
+        "holds": _verdict(checks),
+        "measured": len(checks),
+        "expected": len(INT8),
+        "evidence": "; ".join(parts + _not_measured(result, missing)),
+    }
+
+
 def goals(result) -> List[dict]:
     """The issue's goals, each with a verdict (True, False, "partly", or None when this run lacks the numbers),
     how many of the comparisons it names were measured, and the numbers behind it. The zoo's goals are left out
@@ -430,12 +492,24 @@ def goals(result) -> List[dict]:
     names = list(result["models"])
     zoo = [goal_overhead(result), goal_portable_2x(result), goal_xnnpack(result), goal_ort(result)]
     real = [goal_real_portable(result), goal_real_xnnpack(result), goal_real_eager(result)]
-    real_only = bool(names) and all(n in REAL for n in names)
+    real_only = bool(names) and all(n in REAL or n in INT8 for n in names)
     fws = _frameworks(result)
     extra = ([goal_two_threads(result)] if "ember_2t" in fws else []) + (
         [goal_xnnpack_delegate(result)] if "ember_xnnpack" in fws else []
     )
-    return ([] if real_only else zoo) + (real if any(n in REAL for n in names) else []) + extra + [goal_load(result)]
+    extra += [
+        goal_litert(result, ember, peer, threads)
+        for ember, peer, threads in (("ember", "litert", "1 thread"), ("ember_2t", "litert_2t", "2 threads"))
+        if peer in _asked(result)
+    ]
+    int8 = [goal_int8_xnnpack(result), goal_int8_fp32(result)] if any(n in INT8 for n in names) else []
+    return (
+        ([] if real_only else zoo)
+        + (real if any(n in REAL for n in names) else [])
+        + int8
+        + extra
+        + [goal_load(result)]
+    )
 
 
 def verdict_cell(gl: dict) -> str:
@@ -445,6 +519,16 @@ def verdict_cell(gl: dict) -> str:
     if gl["holds"] is not None and gl["measured"] < gl["expected"]:
         cell += f" ({gl['measured']} of {gl['expected']} measured)"
     return cell
+
+
+def _load_note(mach) -> str:
+    load = mach.get("load_average")
+    if not load:
+        return ""
+    return (
+        f" Load average (1, 5, 15 min) {load['start']} at the start, {load['end']} at the end, on "
+        f"{mach['cores']} cores (the run's own process counts for about 1)."
+    )
 
 
 def markdown(result) -> str:
@@ -461,7 +545,7 @@ def markdown(result) -> str:
         f"({result['settings']['min_runs']} to {result['settings']['max_runs']} runs, warm-up a tenth of that); "
         f"the C++ runners in {result['settings'].get('cpp_rounds', 1)} interleaved rounds (processes), "
         "median and p90 being the medians of the rounds' values. "
-        f"Whole run: {result['wall_s']:.0f} s.",
+        f"Whole run: {result['wall_s']:.0f} s." + _load_note(mach),
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items() if v) + ".",
         "",
@@ -484,6 +568,7 @@ def markdown(result) -> str:
     lines += correctness_table(result)
     lines += pybind_table(result)
     lines += ember_kernels_note(result)
+    lines += litert_note(result)
     et_opt = {
         n: m["frameworks"]["et_portable"].get("optimized_kernels_used")
         for n, m in result["models"].items()
@@ -519,6 +604,32 @@ def ember_kernels_note(result) -> List[str]:
     return [
         "Which of Ember's operators have a kernels/optimized kernel in its default build (the Ember column; "
         "Ember portable runs portable kernels for all): " + "; ".join(per) + ".",
+        "",
+    ]
+
+
+def litert_note(result) -> List[str]:
+    """Per model, how much of LiteRT's .tflite its XNNPACK delegate took (the rest runs LiteRT's builtin kernels),
+    as bench/litert_side.py read it from the interpreter's nodes."""
+    per = []
+    for m in result["models"].values():
+        r = next(
+            (m["frameworks"][fw] for fw in ("litert", "litert_2t") if "xnnpack" in m["frameworks"].get(fw, {})), None
+        )
+        if r is None:
+            continue
+        x = r["xnnpack"]
+        outside = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in x["outside"].items())
+        per.append(
+            f"{m['label']}: {x['in_xnnpack']} of {x['operators']} in {x['partitions']} XNNPACK partition"
+            + ("s" if x["partitions"] != 1 else "")
+            + (f" (outside: {outside})" if outside else "")
+        )
+    if not per:
+        return []
+    return [
+        "What LiteRT runs: its Interpreter applies the XNNPACK delegate by default; of each .tflite's operators, "
+        "the delegate took (the rest run LiteRT's builtin kernels): " + "; ".join(per) + ".",
         "",
     ]
 

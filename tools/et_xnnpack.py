@@ -8,7 +8,8 @@ torch 2.13.0). --partitioner all: ExecuTorch's default configs; 2022: only the c
 XNNPACK has (no batched matmul, attention, concatenation, slicing, GELU, tanh, exp, log, sin, cos, rsqrt, pow,
 max.dim, quantization), so the rest stays with the portable kernels. --inline keeps delegate blobs in the
 flatbuffer (extract_delegate_segments=False). --run also runs the .pte in ExecuTorch's runtime (its XNNPACK) and
-saves the outputs. Prints JSON: {"delegates": n, "instructions": {kind: count}}.
+saves the outputs; a program its runtime cannot run is still written, the report saying why ("run_error").
+Prints JSON: {"delegates": n, "instructions": {kind: count}, "operators": [...]}.
 """
 
 import argparse
@@ -75,9 +76,12 @@ def main() -> int:
     if args.run:
         from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
 
-        module = _load_for_executorch_from_buffer(prog.buffer)
-        inputs = torch.load(args.run[0])
-        torch.save(list(module.forward(tuple(inputs))), args.run[1])
+        try:
+            module = _load_for_executorch_from_buffer(prog.buffer)
+            inputs = torch.load(args.run[0])
+            torch.save(list(module.forward(tuple(inputs))), args.run[1])
+        except Exception as e:  # the lowering stands; the caller learns why the run did not
+            report["run_error"] = f"{type(e).__name__}: {e}"
     print(json.dumps(report))
     return 0
 

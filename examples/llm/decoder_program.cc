@@ -164,7 +164,9 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
     }
     s->pool = pool.get();
   }
-  Result<MmapDataLoader> loader = MmapDataLoader::open(path);
+  // Prefaulted: the first forward reads every weight, so their pages are mapped in at load rather than by faults
+  // in the middle of prefill's matrix products.
+  Result<MmapDataLoader> loader = MmapDataLoader::open(path, MmapDataLoader::Residency::Prefault);
   if (!loader.ok()) {
     EMBER_LOG(ERROR, "cannot read %s: %s", path, error_name(loader.error()));
     return loader.error();

@@ -8,7 +8,9 @@
 scales; `--quantize 8da4w` as int4 in groups of --group-size input channels, with activations quantized to int8
 per token at run time (examples/llm/quantize.py). `--quantize-embedding int8 | 4bit` does the same for the token
 embedding (int8 rows with a scale each, or int4 in groups of --embedding-group-size); without it the embedding
-stays float32.
+stays float32. A checkpoint with tied embeddings whose head stays float32 stores the table once: the head reads it
+in place (ember_llm::linear). Float and int8 linears are stored in the blocked layout (16 output channels side by
+side; examples/llm/layout.py) where their output features allow.
 
 `--model` is a local Hugging Face checkpoint directory (config.json + weights), or a config.json alone, which
 builds the model with seeded random weights (for tests and speed measurements; nothing is downloaded). The
@@ -30,6 +32,7 @@ import torch
 from torch.export import Dim
 
 import exir
+from examples.llm import layout
 from examples.llm import quantize as quant
 from examples.llm.model import Decoder
 
@@ -123,6 +126,9 @@ def main(argv=None) -> int:
             quant.quantize_embeddings(model, args.quantize_embedding, args.embedding_group_size)
     except ValueError as e:
         ap.error(str(e))
+    model.tie_head()
+    if not args.quantize:
+        layout.block_linears(model)
     prog = export_decoder(model)
     prog.save(args.output)
     cfg = model.cfg

@@ -22,7 +22,7 @@ from typing import Optional
 import torch
 from torch import nn
 
-from kernels.portable.llm_ops import sdpa_with_cache
+from kernels.portable.llm_ops import linear, sdpa_with_cache
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,7 +176,25 @@ class Decoder(nn.Module):
         for layer in self.layers:
             x = layer(x, pos, input_pos, cos, sin)
         x = self.norm(x[:, T - 1 :, :])  # only the last position's logits are needed
-        return self.lm_head(x).reshape(1, self.cfg.vocab_size)
+        logits = self.lm_head(x) if self.lm_head is not None else linear(x, self.embed_tokens.weight, None)
+        return logits.reshape(1, self.cfg.vocab_size)
+
+    def tie_head(self) -> bool:
+        """For a checkpoint with tied embeddings whose head and embedding are both still float: the head reads the
+        embedding's table in place (ember_llm::linear, weight [vocab, dim] as stored), so the program holds the
+        table once instead of twice (mm would need it transposed). Returns whether it did; quantized heads or
+        embeddings keep their own tensors."""
+        head, emb = self.lm_head, self.embed_tokens
+        if not (
+            self.cfg.tie_embeddings
+            and type(head) is nn.Linear
+            and head.bias is None
+            and type(emb) is nn.Embedding
+            and torch.equal(head.weight, emb.weight)
+        ):
+            return False
+        self.lm_head = None
+        return True
 
     def reset_cache(self):
         for layer in self.layers:

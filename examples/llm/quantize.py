@@ -25,11 +25,13 @@ import torch
 from torch import nn
 
 from kernels.portable.llm_ops import (
+    CHANNEL_BLOCK,
     INT4_CHANNEL_BLOCK,
     embedding_4bit,
     embedding_int8,
     linear_8da4w,
     linear_int8,
+    pack_blocked,
     pack_int4,
     pack_int4_blocked,
 )
@@ -44,7 +46,10 @@ class LinearInt8(nn.Module):
         super().__init__()
         w = linear.weight.detach().to(torch.float32)
         scales = w.abs().amax(dim=1).clamp(min=1e-12) / 127.0
-        self.register_buffer("weight", torch.clamp(torch.round(w / scales[:, None]), -127, 127).to(torch.int8))
+        q = torch.clamp(torch.round(w / scales[:, None]), -127, 127).to(torch.int8)
+        # The blocked layout where the output channels allow it: prefill's register tiles read it once per call
+        # (kernels/optimized/blocked_linear.h).
+        self.register_buffer("weight", pack_blocked(q) if q.shape[0] % CHANNEL_BLOCK == 0 else q)
         self.register_buffer("scales", scales.to(torch.float32))
         self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().clone())
 

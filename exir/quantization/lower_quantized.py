@@ -5,7 +5,7 @@ kernels/quantized has a kernel, the whole pattern becomes one call that reads an
 
     dq(x) -> conv2d(., dq(w_int8), dq(b_int32)) [-> relu | relu6 | hardtanh] -> q   =>  ember_quantized::conv2d
     dq(x) -> linear(...)                      [-> activation]                  -> q   =>  ember_quantized::linear
-    dq(a), dq(b) -> add                       [-> activation]                  -> q   =>  ember_quantized::add
+    dq(a), dq(b) -> add or add_               [-> activation]                  -> q   =>  ember_quantized::add
     dq(a), dq(b) -> mul (broadcasting)        [-> activation]                  -> q   =>  ember_quantized::mul
     dq(a) -> mul by a Python number c         [-> activation]                  -> q   =>  ember_quantized::mul
     dq(x) -> adaptive_avg_pool2d / mean(H, W, keepdim)                         -> q   =>  ember_quantized::adaptive_avg_pool2d
@@ -251,7 +251,11 @@ def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
         else:
             target = eq.linear.default
             new_args = common + (out_scale, out_zp, lo, hi)
-    elif core.target in (aten.add.Tensor,) and _arg(core, 2, "alpha", 1) == 1:
+    elif core.target in (aten.add.Tensor, aten.add_.Tensor) and _arg(core, 2, "alpha", 1) == 1:
+        # An in-place add (ResNet's `out += identity`) writes into its first input: a dequantized temporary that
+        # nothing else may read, for the functional int8 add to stand for it.
+        if core.target == aten.add_.Tensor and not _single_user(core.args[0]):
+            return False
         a, b = _int8_tensor_qparams(core.args[0]), _int8_tensor_qparams(core.args[1])
         if a is None or b is None or _shape(a[0]) is None or _shape(a[0]) != _shape(b[0]):
             return False  # the int8 add does not broadcast
@@ -304,12 +308,30 @@ def _fuse_one(gm: torch.fx.GraphModule, q: torch.fx.Node) -> bool:
     return True
 
 
+# In-place ops a fused pattern can leave behind with no reader: `relu_(conv(dq(x)))` once the conv is fused.
+_IN_PLACE = {aten.relu_.default, aten.hardtanh_.default, aten.add_.Tensor, aten.mul_.Tensor}
+
+
+def _drop_unread_in_place(gm: torch.fx.GraphModule) -> None:
+    """Removes in-place ops nothing reads, whose mutated input nothing else reads either: dead code that
+    eliminate_dead_code keeps (it treats every mutation as a side effect), and with it the float ops feeding it."""
+    for node in reversed(list(gm.graph.nodes)):
+        if node.op != "call_function" or node.target not in _IN_PLACE or node.users:
+            continue
+        mutated = node.args[0]
+        if isinstance(mutated, torch.fx.Node) and all(u is node for u in mutated.users):
+            gm.graph.erase_node(node)
+
+
 def fuse_quantized(gm: torch.fx.GraphModule) -> Tuple[torch.fx.GraphModule, int]:
     """Rewrites `gm` (from convert_pt2e) in place; returns it and how many patterns became fused ops."""
     fused = 0
     for q in [n for n in gm.graph.nodes if _call(n, Q_TENSOR)]:
         if _fuse_one(gm, q):
             fused += 1
+    # The replaced quantize nodes go first: until then they still read the in-place ops they consumed.
+    gm.graph.eliminate_dead_code()
+    _drop_unread_in_place(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return gm, fused

@@ -46,6 +46,29 @@ void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor&
                           ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                           bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
 
+// op_quantized_conv2d.cc, op_quantized_linear.cc: ember_quantized::conv2d and linear on the int8 tiers of
+// int8/level.h, ahead of kernels/quantized's scalar kernels (same checks, state prefix and bits), which take the calls
+// these cannot.
+KernelMemory quantized_conv2d_memory(const KernelArgs& args);
+Error quantized_conv2d_prepare(const KernelArgs& args, void* state);
+void quantized_conv2d_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                          const Tensor& weight, const Tensor& weight_scales, const Tensor* bias,
+                          ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                          int64_t groups, double output_scale, int64_t output_zero_point, int64_t activation_min,
+                          int64_t activation_max, Tensor& out);
+KernelMemory quantized_linear_memory(const KernelArgs& args);
+Error quantized_linear_prepare(const KernelArgs& args, void* state);
+void quantized_linear_out(KernelContext& ctx, const Tensor& input, double input_scale, int64_t input_zero_point,
+                          const Tensor& weight, const Tensor& weight_scales, const Tensor* bias, double output_scale,
+                          int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
+// op_quantize.cc: quantize_per_tensor from float32 to int8 on the int8 tiers (other dtypes: kernels/quantized).
+void quantize_per_tensor_out(KernelContext& ctx, const Tensor& input, double scale, int64_t zero_point,
+                             int64_t quant_min, int64_t quant_max, int64_t dtype, Tensor& out);
+// op_quantized_add.cc
+void quantized_add_out(KernelContext& ctx, const Tensor& self, double self_scale, int64_t self_zero_point,
+                       const Tensor& other, double other_scale, int64_t other_zero_point, double output_scale,
+                       int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
+
 // op_pool.cc
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
                                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
@@ -78,6 +101,9 @@ void div_out(KernelContext& ctx, const Tensor& self, const Tensor& other, Tensor
 void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& key_cache, const Tensor& value_cache,
                          const Tensor& input_pos, double scale, Tensor& out);
 KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
+
+// op_llm_linear_f32.cc: ember_llm::linear.out (weight [N, K] read in place), Float on AVX2+FMA, AVX-512 and NEON.
+void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out);
 
 // op_llm_linear.cc: ember_llm::linear_int8.out and ember_llm::linear_8da4w.out, Float on AVX2+FMA and NEON.
 void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,

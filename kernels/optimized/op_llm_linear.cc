@@ -21,6 +21,7 @@
 #include "kernels/optimized/kernels.h"
 #include "compute/parallel.h"
 #include "compute/simd.h"
+#include "kernels/optimized/blocked_linear.h"
 #include "kernels/portable/kernels.h"
 
 #if EMBER_SIMD_X86_DISPATCH
@@ -471,15 +472,14 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
 #if EMBER_SIMD_X86_DISPATCH || EMBER_LLM_NEON
   if (computes_float(selected_dtypes::linear_int8_out_optimized, x) && vector_path()) {
     portable::LlmLinearShape s;
-    if (!portable::llm_linear_checks(ctx, "ember_llm::linear_int8.out", x, weight, ScalarType::Char, 1, scales, 0, bias,
-                                     out, &s)) {
-      return;
-    }
+    if (!portable::linear_int8_checks(ctx, "ember_llm::linear_int8.out", x, weight, scales, bias, out, &s)) return;
     const float* xs = x.const_data_ptr<float>();
     const int8_t* w = weight.const_data_ptr<int8_t>();
     const float* sc = scales.const_data_ptr<float>();
     const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
     float* o = out.mutable_data_ptr<float>();
+    // The blocked layout: blocked_linear.h's token x block tiles (prefill reads each weight once, not per 4 tokens).
+    if (s.blocked) return blocked_run(ctx.threads(), BlockedCall<int8_t>{xs, s.M, s.K, s.N, w, sc, b, o});
     // Output features split over the method's threads: each reads only its rows of the weights.
 #if EMBER_SIMD_X86_DISPATCH
     const bool wide = cpu_has_avx512f();
@@ -511,7 +511,9 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
     portable::LlmLinearShape s;
     if (!portable::linear_8da4w_checks(ctx, x, packed_weight, scales, group_size, bias, out, &s)) return;
     if (s.blocked) {
-      const portable::Int8Tokens tok = portable::linear_8da4w_int8_tokens(ctx, s.M, s.K, group_size);
+      const portable::Int8Tokens tok =
+          portable::linear_8da4w_int8_tokens(ctx, s.M < portable::kLlmTokenChunk ? s.M : portable::kLlmTokenChunk, s.K,
+                                             group_size);
       int64_t unit = 8;
       const Int4BlockedFn kernel = int4_blocked_kernel(&unit);
       const float* xs = x.const_data_ptr<float>();
@@ -519,17 +521,25 @@ void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_
       const float* sc = scales.const_data_ptr<float>();
       const float* b = bias ? bias->const_data_ptr<float>() : nullptr;
       float* o = out.mutable_data_ptr<float>();
-      for (int64_t m0 = 0; m0 < s.M; m0 += portable::kLlmTokenTile) {
-        const int64_t rows = s.M - m0 < portable::kLlmTokenTile ? s.M - m0 : portable::kLlmTokenTile;
+      const int64_t G = s.K / group_size, chunk = 4 * unit;
+      // A chunk of tokens quantized first, on this thread; then per few units of output channels (whose weights
+      // stay in L1) every tile of those tokens, so each weight is read once per chunk rather than once per tile.
+      for (int64_t t0 = 0; t0 < s.M; t0 += portable::kLlmTokenChunk) {
+        const int64_t tokens = s.M - t0 < portable::kLlmTokenChunk ? s.M - t0 : portable::kLlmTokenChunk;
 #if EMBER_SIMD_X86_DISPATCH
-        quantize_tokens_avx2(xs + m0 * s.K, rows, s.K, group_size, tok);
+        quantize_tokens_avx2(xs + t0 * s.K, tokens, s.K, group_size, tok);
 #else
-        portable::quantize_tokens_8da4w_int8(xs + m0 * s.K, rows, s.K, group_size, tok);
+        portable::quantize_tokens_8da4w_int8(xs + t0 * s.K, tokens, s.K, group_size, tok);
 #endif
-        float* orow = o + m0 * s.N;
-        // Units of 8 or 16 output channels split over the method's threads, after the tile's tokens were quantized.
         parallel_elements(ctx.threads(), s.N, unit, split_rows(s.K / 2), [&](int64_t n0, int64_t n1) {
-          kernel(rows, tok, w, sc, b, orow, s.K, s.N, group_size, n0 / 8, n1 / 8);
+          for (int64_t c0 = n0; c0 < n1; c0 += chunk) {
+            const int64_t c1 = n1 - c0 < chunk ? n1 : c0 + chunk;
+            for (int64_t m0 = 0; m0 < tokens; m0 += portable::kLlmTokenTile) {
+              const int64_t rows = tokens - m0 < portable::kLlmTokenTile ? tokens - m0 : portable::kLlmTokenTile;
+              const portable::Int8Tokens t{tok.q + m0 * s.K, tok.terms + m0 * (G + 1), tok.scale + m0};
+              kernel(rows, t, w, sc, b, o + (t0 + m0) * s.N, s.K, s.N, group_size, c0 / 8, c1 / 8);
+            }
+          }
         });
       }
       return;

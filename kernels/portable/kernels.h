@@ -160,21 +160,34 @@ bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tenso
 // int4 weights. The checks, shapes and activation quantization are shared with kernels/optimized.
 struct LlmLinearShape {
   int64_t M = 0, K = 0, N = 0;  // tokens (x's leading dims), input and output channels
-  bool blocked = false;         // linear_8da4w's weights and scales in the blocked layout (16 channels a block)
+  bool blocked = false;         // weights (and 8da4w's scales) in the blocked layout (16 channels a block)
 };
 constexpr int kInt4Block = 32;         // input channels per packed int4 block (16 bytes)
-constexpr int kInt4ChannelBlock = 16;  // output channels per block of linear_8da4w's blocked layout
+constexpr int kChannelBlock = 16;  // output channels per block of the blocked layouts (linear, int8, 8da4w)
+constexpr int kInt4ChannelBlock = kChannelBlock;
 constexpr int64_t kLlmTokenTile = 4;   // tokens quantized into scratch at a time by linear_8da4w
+// Tokens quantized at once for the optimized kernels on linear_8da4w's blocked layout: each block of weights is read
+// once per this many tokens (a prefill's), with the scratch bounded whatever the prompt's length.
+constexpr int64_t kLlmTokenChunk = 64;
 bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
                        ScalarType weight_type, int64_t packed_k_divisor, const Tensor& scales, int64_t scale_cols,
                        const Tensor* bias, Tensor& out, LlmLinearShape* shape);
+// ember_llm::linear's checks (weight [N, K] of x's dtype, or blocked [N / 16, K, 16]) and linear_int8's (int8
+// weight, either layout; float32 scales [N]), shared with kernels/optimized.
+bool linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                   Tensor& out, LlmLinearShape* shape);
+bool linear_int8_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
+                        const Tensor& scales, const Tensor* bias, Tensor& out, LlmLinearShape* shape);
+void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out);
 void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
                      const Tensor* bias, Tensor& out);
 void linear_8da4w_out(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
                       int64_t group_size, const Tensor* bias, Tensor& out);
 KernelMemory linear_8da4w_memory(const KernelArgs& args);
-// Enough for either layout of the tile's quantized tokens below.
-size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K);
+// Scratch for `tokens` rows of K: a tile of int16 rows (the row layout's kernels, and portable's on either layout)
+// and, on the blocked layout, up to kLlmTokenChunk tokens' int8 rows (the optimized kernels quantize a chunk first,
+// so each block of weights is read once per chunk, not once per tile).
+size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K, bool blocked);
 bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
                          int64_t group_size, const Tensor* bias, Tensor& out, LlmLinearShape* shape);
 // Scratch layout: up to kLlmTokenTile rows of q - z (int16), then their scales.
@@ -189,6 +202,7 @@ struct Int8Tokens {
   int32_t* terms;  // [rows][G + 1]
   float* scale;    // [rows]
 };
+// The int8 layout for M tokens in scratch (the blocked layout's scratch holds kLlmTokenChunk tokens).
 Int8Tokens linear_8da4w_int8_tokens(KernelContext& ctx, int64_t M, int64_t K, int64_t group);
 void quantize_tokens_8da4w_int8(const float* x, int64_t rows, int64_t K, int64_t group, const Int8Tokens& out);
 // ember_llm::embedding_int8.out and ember_llm::embedding_4bit.out (op_llm_embedding.cc): token embeddings with

@@ -3,6 +3,7 @@
 Importing this module registers with torch.library (schemas: schema/operators.yaml, which kernels.yaml names):
   * ember_llm::sdpa_with_cache: causal attention of T new positions against a KV cache read in place (no mask
     tensor, no copy of the cache, only rows 0 .. input_pos + T - 1 read). Functional and out= overloads.
+  * ember_llm::linear: a float linear reading its weight [N, K] in place (a tied embedding as the output head).
   * ember_llm::linear_int8: weight-only int8 linear (per-output-channel symmetric scales).
   * ember_llm::linear_8da4w: int4 group-wise weights, activations quantized per token to int8 at run time
     (ExecuTorch's 8da4w scheme); pack_int4 / unpack_int4 define the row layout and pack_int4_blocked /
@@ -23,7 +24,7 @@ _OP = operators.find("ember_llm::sdpa_with_cache")
 NAMESPACE = _OP.namespace
 
 _lib = torch.library.Library(NAMESPACE, "DEF")
-for _name in ("sdpa_with_cache", "linear_int8", "linear_8da4w", "embedding_int8", "embedding_4bit"):
+for _name in ("sdpa_with_cache", "linear", "linear_int8", "linear_8da4w", "embedding_int8", "embedding_4bit"):
     _lib.define(operators.find(f"{NAMESPACE}::{_name}").functional)
     _lib.define(operators.find(f"{NAMESPACE}::{_name}").out)
 
@@ -69,10 +70,55 @@ def _compute_dtype(x):
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
-def _linear_int8(x, weight, scales, bias):
-    """x [..., K], weight int8 [N, K], scales float32 [N]: x @ weight.T * scales + bias, summed in float32."""
+CHANNEL_BLOCK = 16  # output channels per block of the float and int8 linears' blocked layout
+
+
+def pack_blocked(w: torch.Tensor) -> torch.Tensor:
+    """[N, K] (N a multiple of 16) -> [N / 16, K, 16]: element [b, k, c] is w[16b + c, k], so a token's input k meets
+    16 output channels' weights in one vector, and a block's K rows follow each other in memory."""
+    N, K = w.shape
+    if N % CHANNEL_BLOCK:
+        raise ValueError(f"pack_blocked: {N} output channels are not a multiple of {CHANNEL_BLOCK}")
+    return w.reshape(N // CHANNEL_BLOCK, CHANNEL_BLOCK, K).transpose(1, 2).contiguous()
+
+
+def unpack_blocked(w: torch.Tensor) -> torch.Tensor:
+    """pack_blocked's inverse: [N / 16, K, 16] -> [N, K]."""
+    B, K, C = w.shape
+    return w.transpose(1, 2).reshape(B * C, K)
+
+
+def _rows(weight):
+    return unpack_blocked(weight) if weight.dim() == 3 else weight
+
+
+def _out_features(weight):
+    return weight.shape[0] * weight.shape[2] if weight.dim() == 3 else weight.shape[0]
+
+
+def _linear(x, weight, bias):
+    """x [..., K], weight [N, K] (or pack_blocked's [N / 16, K, 16]) of x's dtype: x @ weight.T + bias, summed in
+    float32 (float64 for Double)."""
     c = _compute_dtype(x)
-    out = torch.matmul(x.to(c), weight.to(c).t()) * scales.to(c)
+    out = torch.matmul(x.to(c), _rows(weight).to(c).t())
+    if bias is not None:
+        out = out + bias.to(c)
+    return out.to(x.dtype)
+
+
+def _linear_out(x, weight, bias, *, out):
+    return out.copy_(_linear(x, weight, bias))
+
+
+def _linear_fake(x, weight, bias):
+    return x.new_empty((*x.shape[:-1], _out_features(weight)))
+
+
+def _linear_int8(x, weight, scales, bias):
+    """x [..., K], weight int8 [N, K] (or pack_blocked's [N / 16, K, 16]), scales float32 [N]:
+    x @ weight.T * scales + bias, summed in float32."""
+    c = _compute_dtype(x)
+    out = torch.matmul(x.to(c), _rows(weight).to(c).t()) * scales.to(c)
     if bias is not None:
         out = out + bias.to(c)
     return out.to(x.dtype)
@@ -83,7 +129,7 @@ def _linear_int8_out(x, weight, scales, bias, *, out):
 
 
 def _linear_int8_fake(x, weight, scales, bias):
-    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+    return x.new_empty((*x.shape[:-1], _out_features(weight)))
 
 
 INT4_BLOCK = 32  # input channels per packed block: 16 bytes, low nibbles then high nibbles
@@ -107,7 +153,7 @@ def unpack_int4(packed: torch.Tensor) -> torch.Tensor:
     return (torch.cat([b & 15, b >> 4], dim=2) - 8).reshape(N, 2 * half).to(torch.int8)
 
 
-INT4_CHANNEL_BLOCK = 16  # output channels per block of the blocked layout
+INT4_CHANNEL_BLOCK = CHANNEL_BLOCK  # output channels per block of the blocked layout
 
 
 def pack_int4_blocked(w: torch.Tensor, scales: torch.Tensor):
@@ -187,6 +233,9 @@ def _linear_8da4w_fake(x, packed_weight, scales, group_size, bias):
     return x.new_empty((*x.shape[:-1], N))
 
 
+_lib.impl("linear", _linear, "CompositeExplicitAutograd")
+_lib.impl("linear.out", _linear_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::linear")(_linear_fake)
 _lib.impl("linear_int8", _linear_int8, "CompositeExplicitAutograd")
 _lib.impl("linear_int8.out", _linear_int8_out, "CompositeExplicitAutograd")
 torch.library.register_fake(f"{NAMESPACE}::linear_int8")(_linear_int8_fake)
@@ -194,6 +243,7 @@ _lib.impl("linear_8da4w", _linear_8da4w, "CompositeExplicitAutograd")
 _lib.impl("linear_8da4w.out", _linear_8da4w_out, "CompositeExplicitAutograd")
 torch.library.register_fake(f"{NAMESPACE}::linear_8da4w")(_linear_8da4w_fake)
 
+linear = torch.ops.ember_llm.linear.default
 linear_int8 = torch.ops.ember_llm.linear_int8.default
 linear_8da4w = torch.ops.ember_llm.linear_8da4w.default
 

@@ -1,4 +1,4 @@
-// ember_llm::linear_int8.out and ember_llm::linear_8da4w.out (schema/operators.yaml; PyTorch references in
+// ember_llm::linear.out, ember_llm::linear_int8.out and ember_llm::linear_8da4w.out (schema/operators.yaml; PyTorch references in
 // kernels/portable/llm_ops.py): the decoder's linear layers with int8 or packed int4 weights. Reference loops:
 // kernels/optimized/op_llm_linear.cc is the fast path for Float. The 8da4w activations are quantized here exactly
 // as the reference does (float32 division, round half to even), a tile of tokens at a time into planned scratch,
@@ -64,13 +64,95 @@ bool llm_linear_checks(KernelContext& ctx, const char* name, const Tensor& x, co
   return llm_linear_io_checks(ctx, name, x, N, bias, out, shape);
 }
 
+// ---- linear ----------------------------------------------------------------------------------------------------
+
+namespace {
+
+// A dense weight of `type` (ember_llm::linear, linear_int8): [N, K], or blocked [N / 16, K, 16].
+bool dense_weight_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, ScalarType type,
+                         int64_t* N, bool* blocked) {
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, x.dim() >= 1 && x.dim() <= kMaxTensorDim, InvalidArgument,
+                              "%s: x must have 1 to %d dims, got %d", name, kMaxTensorDim, static_cast<int>(x.dim()));
+  const int64_t K = x.size(x.dim() - 1);
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.scalar_type() == type, InvalidArgument, "%s: weight must be %s, got %s", name,
+                              scalar_type_name(type), scalar_type_name(weight.scalar_type()));
+  *blocked = weight.dim() == 3;
+  const bool fits =
+      *blocked ? weight.size(1) == K && weight.size(2) == kChannelBlock : weight.dim() == 2 && weight.size(1) == K;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, fits, InvalidArgument,
+                              "%s: weight must be [N, %lld] or blocked [N / %d, %lld, %d], got %d dims", name,
+                              static_cast<long long>(K), kChannelBlock, static_cast<long long>(K), kChannelBlock,
+                              static_cast<int>(weight.dim()));
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx, weight.is_contiguous(), NotSupported, "%s: only contiguous tensors are supported",
+                              name);
+  *N = *blocked ? weight.size(0) * kChannelBlock : weight.size(0);
+  return true;
+}
+
+}  // namespace
+
+bool linear_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                   Tensor& out, LlmLinearShape* shape) {
+  int64_t N = 0;
+  bool blocked = false;
+  if (!dense_weight_checks(ctx, name, x, weight, x.scalar_type(), &N, &blocked)) return false;
+  if (!llm_linear_io_checks(ctx, name, x, N, bias, out, shape)) return false;
+  shape->blocked = blocked;
+  return true;
+}
+
+bool linear_int8_checks(KernelContext& ctx, const char* name, const Tensor& x, const Tensor& weight,
+                        const Tensor& scales, const Tensor* bias, Tensor& out, LlmLinearShape* shape) {
+  int64_t N = 0;
+  bool blocked = false;
+  if (!dense_weight_checks(ctx, name, x, weight, ScalarType::Char, &N, &blocked)) return false;
+  EMBER_KERNEL_CHECK_OR_FALSE(ctx,
+                              scales.scalar_type() == ScalarType::Float && scales.dim() == 1 && scales.size(0) == N &&
+                                  scales.is_contiguous(),
+                              InvalidArgument, "%s: scales must be contiguous float32 [%lld], got %s with %d dims",
+                              name, static_cast<long long>(N), scalar_type_name(scales.scalar_type()),
+                              static_cast<int>(scales.dim()));
+  if (!llm_linear_io_checks(ctx, name, x, N, bias, out, shape)) return false;
+  shape->blocked = blocked;
+  return true;
+}
+
+// Weight element (n, k) of either dense layout.
+inline int64_t dense_index(const LlmLinearShape& s, int64_t n, int64_t k) {
+  return s.blocked ? (n / kChannelBlock) * s.K * kChannelBlock + k * kChannelBlock + n % kChannelBlock : n * s.K + k;
+}
+
+void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out) {
+  const char* name = "ember_llm::linear.out";
+  LlmLinearShape s;
+  if (!linear_checks(ctx, name, x, weight, bias, out, &s)) return;
+  constexpr uint32_t kMask = selected_dtypes::linear_out_portable;
+  EMBER_DISPATCH(ctx, name, kMask, x.scalar_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* xs = x.const_data_ptr<T>();
+    const T* w = weight.const_data_ptr<T>();
+    const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
+    T* o = out.mutable_data_ptr<T>();
+    for (int64_t m = 0; m < s.M; ++m) {
+      const T* xr = xs + m * s.K;
+      for (int64_t n = 0; n < s.N; ++n) {
+        C acc = C(0);
+        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(w[dense_index(s, n, k)]);
+        if (b) acc += static_cast<C>(b[n]);
+        o[m * s.N + n] = static_cast<T>(acc);
+      }
+    }
+  });
+}
+
 // ---- linear_int8 --------------------------------------------------------------------------------------------
 
 void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& scales,
                      const Tensor* bias, Tensor& out) {
   const char* name = "ember_llm::linear_int8.out";
   LlmLinearShape s;
-  if (!llm_linear_checks(ctx, name, x, weight, ScalarType::Char, 1, scales, 0, bias, out, &s)) return;
+  if (!linear_int8_checks(ctx, name, x, weight, scales, bias, out, &s)) return;
   constexpr uint32_t kMask = selected_dtypes::linear_int8_out_portable;
   EMBER_DISPATCH(ctx, name, kMask, x.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -83,9 +165,8 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
     for (int64_t m = 0; m < s.M; ++m) {
       const T* xr = xs + m * s.K;
       for (int64_t n = 0; n < s.N; ++n) {
-        const int8_t* wr = w + n * s.K;
         C acc = C(0);
-        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(wr[k]);
+        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(w[dense_index(s, n, k)]);
         C v = acc * static_cast<C>(sc[n]);
         if (b) v += static_cast<C>(b[n]);
         o[m * s.N + n] = static_cast<T>(v);
@@ -103,12 +184,13 @@ size_t int8_tokens_bytes(size_t tile, size_t K, size_t group) {
 }
 }  // namespace
 
-size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K) {
+size_t linear_8da4w_scratch_bytes(int64_t tokens, int64_t K, bool blocked) {
   if (tokens <= 0 || K <= 0) return 0;
   const size_t tile = static_cast<size_t>(tokens < kLlmTokenTile ? tokens : kLlmTokenTile);
   const size_t int16_rows = round16(tile * static_cast<size_t>(K) * sizeof(int16_t)) + round16(tile * sizeof(float));
-  // The int8 layout at the smallest group (the most group terms); no larger than the int16 one from K = 32 on.
-  const size_t int8_rows = int8_tokens_bytes(tile, static_cast<size_t>(K), kInt4Block);
+  // The int8 layout at the smallest group (the most group terms), for a chunk of tokens on the blocked layout.
+  const size_t chunk = static_cast<size_t>(tokens < kLlmTokenChunk ? tokens : kLlmTokenChunk);
+  const size_t int8_rows = int8_tokens_bytes(blocked ? chunk : tile, static_cast<size_t>(K), kInt4Block);
   return int16_rows > int8_rows ? int16_rows : int8_rows;
 }
 
@@ -117,7 +199,7 @@ KernelMemory linear_8da4w_memory(const KernelArgs& args) {
   if (x.size() == 0) return {};
   int64_t tokens = 1;
   for (size_t d = 0; d + 1 < x.size(); ++d) tokens *= x[d] < 0 ? 0 : x[d];
-  return {0, linear_8da4w_scratch_bytes(tokens, x[x.size() - 1])};
+  return {0, linear_8da4w_scratch_bytes(tokens, x[x.size() - 1], args.sizes(1).size() == 3)};
 }
 
 bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& packed_weight, const Tensor& scales,
@@ -161,7 +243,7 @@ bool linear_8da4w_checks(KernelContext& ctx, const Tensor& x, const Tensor& pack
   } else if (!llm_linear_checks(ctx, name, x, packed_weight, ScalarType::Byte, 2, scales, groups, bias, out, shape)) {
     return false;
   }
-  const size_t need = linear_8da4w_scratch_bytes(shape->M, shape->K);
+  const size_t need = linear_8da4w_scratch_bytes(shape->M, shape->K, shape->blocked);
   EMBER_KERNEL_CHECK_OR_FALSE(ctx, ctx.scratch().size() >= need, MemoryAllocationFailed,
                               "%s: %zu bytes of scratch, needs %zu", name, ctx.scratch().size(), need);
   return true;
@@ -221,7 +303,7 @@ void quantize_tokens_8da4w(const float* x, int64_t rows, int64_t K, int16_t* d, 
 }
 
 Int8Tokens linear_8da4w_int8_tokens(KernelContext& ctx, int64_t M, int64_t K, int64_t group) {
-  const size_t tile = static_cast<size_t>(M < kLlmTokenTile ? M : kLlmTokenTile);
+  const size_t tile = static_cast<size_t>(M);
   uint8_t* base = ctx.scratch().data();
   const size_t q_bytes = round16(tile * static_cast<size_t>(K));
   const size_t term_bytes = round16(tile * static_cast<size_t>(K / group + 1) * sizeof(int32_t));

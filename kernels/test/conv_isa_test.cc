@@ -14,6 +14,7 @@
 
 #include "kernels/optimized/kernels.h"
 #include "compute/simd.h"
+#include "kernels/portable/kernels.h"
 #include "kernels/test/owned_tensor.h"
 
 namespace ember {
@@ -129,6 +130,55 @@ TEST(ConvIsa, SiluAndSigmoidMatchTheReferenceOnEveryInstructionSet) {
         EXPECT_NEAR(silu.data[i], s, 2e-6 * (1.0 + fabs(s))) << isa_name(isa) << " silu(" << v[i] << ")";
         EXPECT_NEAR(sig.data[i], g, 2e-7 + 2e-6 * g) << isa_name(isa) << " sigmoid(" << v[i] << ")";
       }
+    }
+  }
+}
+
+// Int8 max pooling (quantized programs keep their pools on int8 values): the optimized windows give portable's values
+// and indices exactly on each instruction set, ties (frequent in int8) resolved to the first tap as ATen does, at
+// strides 1, 2 and 3, with padding and dilation, on planes narrower and wider than a vector.
+TEST(ConvIsa, Int8MaxPoolMatchesPortableOnEveryInstructionSet) {
+  struct Pool {
+    int32_t C, H, W, K, stride, pad, dilation;
+    bool ceil;
+  };
+  for (const Pool p :
+       {Pool{3, 11, 11, 3, 2, 1, 1, false}, Pool{2, 9, 37, 3, 1, 1, 1, false}, Pool{2, 20, 21, 2, 2, 0, 1, true},
+        Pool{1, 13, 30, 3, 3, 1, 2, false}, Pool{4, 5, 5, 5, 1, 2, 1, false}}) {
+    std::vector<int8_t> values(static_cast<size_t>(p.C) * p.H * p.W);
+    // A narrow range: many windows hold their maximum more than once.
+    for (int8_t& v : values) v = static_cast<int8_t>(static_cast<int>(g_rng.uniform(-6.0f, 6.0f)));
+    Owned<int8_t> x(ScalarType::Char, {1, p.C, p.H, p.W}, values);
+    const int64_t k[2] = {p.K, p.K}, st[2] = {p.stride, p.stride}, pd[2] = {p.pad, p.pad},
+                  dl[2] = {p.dilation, p.dilation};
+    const auto out_size = [&](int32_t n) {
+      const int32_t span = n + 2 * p.pad - p.dilation * (p.K - 1) - 1;
+      int32_t o = (p.ceil ? span + p.stride - 1 : span) / p.stride + 1;
+      if (p.ceil && (o - 1) * p.stride >= n + p.pad) --o;
+      return o;
+    };
+    const int32_t OH = out_size(p.H), OW = out_size(p.W);
+    Owned<int8_t> want(ScalarType::Char, {1, p.C, OH, OW}), got(ScalarType::Char, {1, p.C, OH, OW});
+    Owned<int64_t> want_i(ScalarType::Long, {1, p.C, OH, OW}), got_i(ScalarType::Long, {1, p.C, OH, OW});
+    ASSERT_EQ(run_on(X86Isa::kAvx512, 0,
+                     [&](KernelContext& c) {
+                       portable::max_pool2d_with_indices_out(c, x.t, ArrayRef<int64_t>(k, 2), ArrayRef<int64_t>(st, 2),
+                                                             ArrayRef<int64_t>(pd, 2), ArrayRef<int64_t>(dl, 2), p.ceil,
+                                                             want.t, want_i.t);
+                     }),
+              Error::Ok)
+        << testing::last_log();
+    for (X86Isa isa : kIsas) {
+      ASSERT_EQ(run_on(isa, 0,
+                       [&](KernelContext& c) {
+                         optimized::max_pool2d_with_indices_out(c, x.t, ArrayRef<int64_t>(k, 2),
+                                                                ArrayRef<int64_t>(st, 2), ArrayRef<int64_t>(pd, 2),
+                                                                ArrayRef<int64_t>(dl, 2), p.ceil, got.t, got_i.t);
+                       }),
+                Error::Ok)
+          << testing::last_log();
+      EXPECT_EQ(got.data, want.data) << isa_name(isa) << " pool " << p.K << " stride " << p.stride << " W " << p.W;
+      EXPECT_EQ(got_i.data, want_i.data) << isa_name(isa) << " pool " << p.K << " stride " << p.stride << " W " << p.W;
     }
   }
 }

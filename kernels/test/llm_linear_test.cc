@@ -1,4 +1,4 @@
-// kernels/optimized's ember_llm::linear_int8 and linear_8da4w against portable's (which tests/kernels checks
+// kernels/optimized's ember_llm::linear, linear_int8 and linear_8da4w against portable's (which tests/kernels checks
 // against the PyTorch reference), called directly. Its point is the other targets: built for aarch64 and run under
 // qemu it checks the NEON kernels, which no Python test reaches (tests/kernels runs on the host only).
 //
@@ -75,6 +75,60 @@ TEST(LlmLinear, Int8MatchesPortable) {
   }
 }
 
+// [N, K] rows -> the blocked layout [N / 16, K, 16] (llm_ops.pack_blocked).
+template <typename T>
+std::vector<T> dense_blocked(const std::vector<T>& w, int32_t N, int32_t K) {
+  std::vector<T> out(w.size());
+  for (int32_t n = 0; n < N; ++n)
+    for (int32_t k = 0; k < K; ++k) out[(n / 16) * K * 16 + k * 16 + n % 16] = w[n * K + k];
+  return out;
+}
+
+// Every ISA's result for `call` (AVX-512F, AVX2 and the portable fallback on x86; elsewhere the same thrice)
+// against `want`.
+template <typename Call>
+void expect_every_isa(Call call, Owned<float>& got, const std::vector<float>& want, const char* what) {
+  for (optimized::X86Isa isa : {optimized::X86Isa::kAvx512, optimized::X86Isa::kAvx2, optimized::X86Isa::kBaseline}) {
+    optimized::limit_x86_isa(isa);
+    const Error e = run(call);
+    optimized::limit_x86_isa(optimized::X86Isa::kAvx512);
+    ASSERT_EQ(e, Error::Ok);
+    expect_close(got.data, want, what);
+  }
+}
+
+// ember_llm::linear and linear_int8 on the blocked layout, and ember_llm::linear on rows: decode (one block at a
+// time, four chains), tiles of 8, 4 and 1 tokens over block pairs and a single block, K off every vector width.
+TEST(LlmLinear, DenseLayoutsMatchPortable) {
+  for (const Shape s : {Shape{1, 256, 48}, Shape{13, 100, 48}, Shape{5, 37, 80}}) {
+    std::vector<float> xv(s.M * s.K), fv(s.N * s.K), sv(s.N), bv(s.N);
+    std::vector<int8_t> qv(s.N * s.K);
+    for (float& v : xv) v = uniform(-4.0f, 4.0f);
+    for (float& v : fv) v = uniform(-0.5f, 0.5f);
+    for (int8_t& v : qv) v = static_cast<int8_t>(static_cast<int>(next_u32() % 256) - 128);
+    for (float& v : sv) v = uniform(0.001f, 0.02f);
+    for (float& v : bv) v = uniform(-1.0f, 1.0f);
+    Owned<float> x(ScalarType::Float, {s.M, s.K}, xv), scales(ScalarType::Float, {s.N}, sv),
+        bias(ScalarType::Float, {s.N}, bv), want(ScalarType::Float, {s.M, s.N}), got(ScalarType::Float, {s.M, s.N});
+    Owned<float> rows(ScalarType::Float, {s.N, s.K}, fv),
+        blocked(ScalarType::Float, {s.N / 16, s.K, 16}, dense_blocked(fv, s.N, s.K));
+    Owned<int8_t> qrows(ScalarType::Char, {s.N, s.K}, qv),
+        qblocked(ScalarType::Char, {s.N / 16, s.K, 16}, dense_blocked(qv, s.N, s.K));
+    for (bool with_bias : {true, false}) {
+      const Tensor* b = with_bias ? &bias.t : nullptr;
+      ASSERT_EQ(run([&](KernelContext& c) { portable::linear_out(c, x.t, rows.t, b, want.t); }), Error::Ok);
+      expect_every_isa([&](KernelContext& c) { optimized::linear_out(c, x.t, rows.t, b, got.t); }, got, want.data,
+                       "linear, rows");
+      expect_every_isa([&](KernelContext& c) { optimized::linear_out(c, x.t, blocked.t, b, got.t); }, got, want.data,
+                       "linear, blocked");
+      ASSERT_EQ(run([&](KernelContext& c) { portable::linear_int8_out(c, x.t, qrows.t, scales.t, b, want.t); }),
+                Error::Ok);
+      expect_every_isa([&](KernelContext& c) { optimized::linear_int8_out(c, x.t, qblocked.t, scales.t, b, got.t); },
+                       got, want.data, "linear_int8, blocked");
+    }
+  }
+}
+
 // 8da4w: every group size from one 32-channel block to 256, tiles of 4, 3, 2 and 1 tokens.
 TEST(LlmLinear, Int4MatchesPortable) {
   for (const Shape s : {Shape{1, 256, 40}, Shape{7, 256, 24}, Shape{6, 512, 17}, Shape{2, 64, 3}}) {
@@ -90,7 +144,7 @@ TEST(LlmLinear, Int4MatchesPortable) {
       Owned<float> x(ScalarType::Float, {s.M, s.K}, xv), scales(ScalarType::Float, {s.N, G}, sv),
           bias(ScalarType::Float, {s.N}, bv), want(ScalarType::Float, {s.M, s.N}), got(ScalarType::Float, {s.M, s.N});
       Owned<uint8_t> w(ScalarType::Byte, {s.N, s.K / 2}, wv);
-      std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K));
+      std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K, false));
       Span<uint8_t> sp(scratch.data(), scratch.size());
       for (bool with_bias : {true, false}) {
         const Tensor* b = with_bias ? &bias.t : nullptr;
@@ -136,7 +190,9 @@ std::vector<uint8_t> pack_blocked(const std::vector<int>& w, int32_t N, int32_t 
 // with each instruction set; decode, tiles of 4, 3 and 2, every group size, and extreme values (q at -128 and 127
 // against weights -8 and 7, the largest int16 pair sums AVX2's VPMADDUBSW makes).
 TEST(LlmLinear, Int4BlockedGivesTheRowLayoutsBits) {
-  for (const Shape s : {Shape{1, 256, 48}, Shape{7, 256, 32}, Shape{6, 512, 16}, Shape{2, 64, 16}, Shape{3, 128, 64}}) {
+  // (70 tokens: two chunks of the optimized kernels' quantized tokens, the second a partial one.)
+  for (const Shape s : {Shape{1, 256, 48}, Shape{7, 256, 32}, Shape{6, 512, 16}, Shape{2, 64, 16}, Shape{3, 128, 64},
+                        Shape{70, 64, 32}}) {
     for (int64_t group : {32, 64, 128, 256}) {
       if (s.K % group) continue;
       for (int pattern = 0; pattern < 3; ++pattern) {
@@ -163,7 +219,7 @@ TEST(LlmLinear, Int4BlockedGivesTheRowLayoutsBits) {
             want(ScalarType::Float, {s.M, s.N}), got(ScalarType::Float, {s.M, s.N});
         Owned<uint8_t> rows(ScalarType::Byte, {s.N, s.K / 2}, pack_rows(wv, s.N, s.K)),
             blocked(ScalarType::Byte, {s.N / 16, s.K / 8, 64}, pack_blocked(wv, s.N, s.K));
-        std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K));
+        std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(s.M, s.K, true));  // either layout
         Span<uint8_t> sp(scratch.data(), scratch.size());
         for (bool with_bias : {true, false}) {
           const Tensor* b = with_bias ? &bias.t : nullptr;
@@ -202,7 +258,7 @@ TEST(LlmLinear, Int4BlockedShapesAreChecked) {
       wrong_scales(ScalarType::Float, {1, 16, 2}, std::vector<float>(32, 1.0f));
   Owned<uint8_t> w(ScalarType::Byte, {1, 8, 64}, std::vector<uint8_t>(512, 0x88)),
       wrong_w(ScalarType::Byte, {1, 16, 32}, std::vector<uint8_t>(512, 0x88));
-  std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(1, 64));
+  std::vector<uint8_t> scratch(portable::linear_8da4w_scratch_bytes(1, 64, true));
   Span<uint8_t> sp(scratch.data(), scratch.size());
   EXPECT_EQ(run([&](KernelContext& c) { optimized::linear_8da4w_out(c, x.t, w.t, scales.t, 32, nullptr, out.t); }, sp),
             Error::Ok);

@@ -132,7 +132,7 @@ TEST(Threads, LlmLinearsGiveTheSingleThreadedBits) {
   // The same bytes as a blocked weight (N = 1000 is 62.5 blocks, so 992 channels of them): any bytes are valid.
   Owned<uint8_t> wb4(ScalarType::Byte, {62, K / 8, 64}, std::vector<uint8_t>(w4.begin(), w4.begin() + 992 * K / 2));
   Owned<float> sb4(ScalarType::Float, {62, G, 16}, random_floats(992 * G, 0.1f, 1.0f));
-  const size_t scratch = portable::linear_8da4w_scratch_bytes(M, K);
+  const size_t scratch = portable::linear_8da4w_scratch_bytes(M, K, true);  // either layout
   for (int scheme = 0; scheme < 3; ++scheme) {
     const int32_t n = scheme == 2 ? 992 : N;
     Owned<float> want(ScalarType::Float, {M, n}), got(ScalarType::Float, {M, n});

@@ -78,3 +78,55 @@ def test_model_benchmark_clean_up_keeps_the_llm_export_cache(tmp_path):
     assert (cache / "fp32.pte").read_bytes() == b"x"
     H.clean_work(str(tmp_path / "fresh"))
     assert os.listdir(tmp_path / "fresh") == []
+
+
+def test_litert_columns_are_pinned_like_their_threads_and_compared_alike(tmp_path):
+    env = _env(tmp_path)
+    assert [H.OPTIONAL[fw][2] for fw in H.LITERT] == [1, 2]
+    assert {H.program_of(fw) for fw in H.LITERT} == {"litert"}
+    env.litert_python = "/v/python3"
+    for fw in H.LITERT:
+        args = H._runner_args(fw, env, str(tmp_path), "m.tflite", 1, "out")
+        assert args[:4] == ["/v/python3", "-m", "bench.litert_side", "measure"] and "m.tflite" in args, args
+        assert _threads(args) == H.OPTIONAL[fw][2] and args[args.index("--output-dir") + 1] == "out", args
+    if len(os.sched_getaffinity(0)) >= 2:
+        env.pin_cpu = max(os.sched_getaffinity(0))
+        assert H.env_for(env, "litert").pin_cpu == env.pin_cpu
+        assert len(H.env_for(env, "litert_2t").pin_cpus) == 2
+    pairs = report.ratio_pairs(["ember", "ember_2t", "litert", "litert_2t"])
+    assert ("ember", "litert") in pairs and ("ember_2t", "litert_2t") in pairs
+    assert ("ember", "litert_2t") not in pairs
+
+
+def _result(models):
+    """A result in the harness's shape: model -> framework -> median µs, or "convert" for a LiteRT conversion error."""
+    out = {}
+    for name, fws in models.items():
+        entry = {}
+        for fw, v in fws.items():
+            entry[fw] = (
+                {"error": "litert_torch.convert: boom", "conversion_failed": True}
+                if v == "convert"
+                else {"median_us": v}
+            )
+        out[name] = {"label": name, "frameworks": entry}
+    return {"models": out, "frameworks": {fw: {} for fws in models.values() for fw in fws}}
+
+
+def test_litert_goal_counts_converted_models_and_names_the_others():
+    result = _result(
+        {
+            "resnet18": {"ember": 10.0, "litert": 12.0, "ember_2t": 6.0, "litert_2t": 5.0},
+            "vit_tiny": {"ember": 10.0, "litert": "convert", "ember_2t": 6.0, "litert_2t": "convert"},
+        }
+    )
+    one, two = (
+        report.goal_litert(result, e, p, t) for e, p, t in (("ember", "litert", "1"), ("ember_2t", "litert_2t", "2"))
+    )
+    assert (one["holds"], one["measured"], one["expected"]) == (True, 1, 1), one
+    assert (two["holds"], two["measured"], two["expected"]) == (False, 1, 1), two
+    for gl in (one, two):
+        assert "LiteRT could not convert: vit_tiny" in gl["evidence"], gl
+    # Both rows are in the report's goals when the run asked for both columns.
+    titles = [gl["goal"] for gl in report.goals(result)]
+    assert sum("LiteRT" in t for t in titles) == 2, titles

@@ -2,7 +2,8 @@
 vocabulary): every runner measured for fp32, int8 and 8da4w at 1 and 2 threads, the same prompt length everywhere,
 full-length greedy runs, fp32 outputs equal to eager PyTorch's, and the report's goals.
 
-Needs the ExecuTorch venv (tools/setup_executorch_venv.sh); skipped, saying so, without it.
+Needs the ExecuTorch venv (tools/setup_executorch_venv.sh); skipped, saying so, without it. llama.cpp is checked
+too when its venv (tools/setup_llamacpp_venv.sh, not built in CI) is there, and must be reported skipped otherwise.
 """
 
 import json
@@ -19,6 +20,8 @@ pytestmark = pytest.mark.skipif(
     not os.path.exists(ET_PYTHON), reason=f"no ExecuTorch venv at {ET_PYTHON} (run tools/setup_executorch_venv.sh)"
 )
 
+LLAMACPP_PYTHON = os.environ.get("EMBER_LLAMACPP_PYTHON", os.path.join(ROOT, ".venv-llamacpp", "bin", "python3"))
+HAS_LLAMACPP = os.path.exists(LLAMACPP_PYTHON)
 VARIANTS = ["fp32", "int8", "8da4w"]
 THREADS = [t for t in (1, 2) if t <= len(os.sched_getaffinity(0))]
 
@@ -42,14 +45,15 @@ def llm_run(tmp_path_factory):
 def runs(result):
     for t in THREADS:
         for v in VARIANTS:
-            for fw in ("ember", "ember_py", "et"):
+            for fw in ("ember", "ember_py", "et") + (("llamacpp",) if HAS_LLAMACPP else ()):
                 yield fw, v, t, result["runs"][f"{fw}/{v}/{t}"]
         yield "eager", "fp32", t, result["runs"][f"eager/fp32/{t}"]
 
 
 def test_every_runner_measured(llm_run):
     result, _ = llm_run
-    assert all(f["skipped"] is None for f in result["frameworks"].values()), result["frameworks"]
+    skipped = {fw: f["skipped"] for fw, f in result["frameworks"].items() if f["skipped"]}
+    assert list(skipped) == ([] if HAS_LLAMACPP else ["llamacpp"]), skipped
     s = result["settings"]
     for fw, v, t, r in runs(result):
         assert "error" not in r, (fw, v, t, r.get("error"))
@@ -62,7 +66,7 @@ def test_every_runner_measured(llm_run):
         assert r["maxrss_kb"] > s["rss_floor_kb"], (fw, v, t, r["maxrss_kb"])
         if fw != "ember":
             assert 0 < r["rss_above_baseline_kb"] < r["maxrss_kb"], (fw, v, t, r)
-    for fw in ("ember", "et"):
+    for fw in ("ember", "et") + (("llamacpp",) if HAS_LLAMACPP else ()):
         for v in VARIANTS:
             assert result["exports"][fw][v]["pte_bytes"] > 0, (fw, v)
 
@@ -78,6 +82,9 @@ def test_outputs_and_threads(llm_run):
             assert r["threadpool_threads"] == t, (v, t, r["threadpool_threads"])
         if fw == "ember":
             assert r["threads"] == t, (v, t, r)
+        if fw == "llamacpp":
+            # llama.cpp tokenized the prompt itself, to the benchmark's ids, and ran with the threads asked.
+            assert r["prompt_ids_equal"] and r["n_threads"] == r["n_threads_batch"] == t, (v, t, r)
         assert r["cpus"] is None or len(r["cpus"]) == t
 
 
@@ -85,8 +92,11 @@ def test_report(llm_run):
     result, md = llm_run
     goals = md.split("## Goals", 1)[1].split("## 1 thread", 1)[0]
     rows = [line for line in goals.splitlines() if line.startswith("| Ember ")]
-    assert len(rows) == 3 * len(THREADS), goals
+    # ExecuTorch: decode and two peak RSS rows per thread count; llama.cpp: prefill and decode.
+    assert len(rows) == (5 if HAS_LLAMACPP else 3) * len(THREADS), goals
+    assert ("### Against llama.cpp" in goals) == HAS_LLAMACPP, goals
     assert "not measured" not in goals, goals
     for t in THREADS:
         assert f"## {t} thread" in md
     assert "Ember llm_runner" in md and "ExecuTorch" in md and "eager PyTorch" in md
+    assert ("| llama.cpp | fp32 (F32) |" in md) == HAS_LLAMACPP

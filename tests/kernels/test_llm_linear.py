@@ -1,5 +1,5 @@
-"""ember_llm::linear_int8 and ember_llm::linear_8da4w (kernels/portable/op_llm_linear.cc, kernels/optimized/
-op_llm_linear.cc) against their PyTorch references (kernels/portable/llm_ops.py): decode (1 token), prefill tiles
+"""ember_llm::linear, ember_llm::linear_int8 and ember_llm::linear_8da4w (kernels/portable/op_llm_linear.cc,
+kernels/optimized/op_llm_linear{,_f32}.cc) against their PyTorch references (kernels/portable/llm_ops.py): decode (1 token), prefill tiles
 (4 tokens and a remainder), with and without bias, every group size, Half/BFloat16 on portable, both builds.
 
 Integer parts are exact: linear_8da4w's test scales make one unit of any group's int32 sum worth far more than
@@ -11,9 +11,26 @@ import pytest
 import torch
 
 import exir
-from kernels.portable.llm_ops import linear_8da4w, linear_int8, pack_int4, pack_int4_blocked
+from kernels.portable.llm_ops import (
+    linear,
+    linear_8da4w,
+    linear_int8,
+    pack_blocked,
+    pack_int4,
+    pack_int4_blocked,
+)
 
 g = torch.Generator().manual_seed(1819)
+
+
+class Float(torch.nn.Module):
+    def forward(self, x, w, b):
+        return linear(x, w, b)
+
+
+class FloatNoBias(torch.nn.Module):
+    def forward(self, x, w):
+        return linear(x, w, None)
 
 
 class Int8(torch.nn.Module):
@@ -53,6 +70,10 @@ SHAPES = {
     # Output channels in whole blocks of 16, for the blocked layout.
     "decode_blocks": (1, 256, 48),
     "tile_and_rest_blocks": (7, 128, 32),
+    # The float/int8 blocked layout's tiles: 8, 4 and 1 tokens over a pair of blocks and a single one (K not a
+    # multiple of any vector); decode over four blocks and a single one.
+    "prefill_dense_blocks": (13, 100, 48),
+    "decode_dense_blocks": (1, 64, 80),
 }
 
 
@@ -79,6 +100,55 @@ def test_linear_int8_matches_the_reference(runtime, shape, bias, dtype, kernels)
     s = torch.rand(N, generator=g) * 0.02 + 0.001
     inputs = [x, w, s] + ([torch.randn(N, generator=g).to(dtype)] if bias else [])
     module = Int8() if bias else Int8NoBias()
+    got = _run(runtime, module, inputs, kernels)
+    want = module(*inputs)
+    assert got.dtype == dtype and got.shape == (1, T, N)
+    torch.testing.assert_close(got, want, **TOL[dtype])
+
+
+# ember_llm::linear: K of 16 and 8 multiples and not (the AVX-512 and AVX2/NEON steps' tails), the 4-token tile
+# and a remainder; Half/BFloat16/Double on portable.
+FLOAT_CASES = [
+    (shape, bias, torch.float32, kernels)
+    for kernels in ("default", "portable")
+    for shape, bias in (("decode", True), ("tile_and_rest", False), ("odd_k_int8", True))
+]
+FLOAT_CASES += [("tile_and_rest", True, dtype, "portable") for dtype in (torch.float16, torch.bfloat16, torch.float64)]
+
+
+@pytest.mark.parametrize("shape,bias,dtype,kernels", FLOAT_CASES, ids=str)
+def test_linear_matches_the_reference(runtime, shape, bias, dtype, kernels):
+    T, K, N = SHAPES[shape]
+    x = torch.randn(1, T, K, generator=g).to(dtype)
+    w = (torch.randn(N, K, generator=g) * 0.1).to(dtype)
+    inputs = [x, w] + ([torch.randn(N, generator=g).to(dtype)] if bias else [])
+    module = Float() if bias else FloatNoBias()
+    got = _run(runtime, module, inputs, kernels)
+    want = module(*inputs)
+    assert got.dtype == dtype and got.shape == (1, T, N)
+    torch.testing.assert_close(got, want, **TOL.get(dtype, dict(rtol=1e-12, atol=1e-12)))
+
+
+# Both dense linears on pack_blocked's layout, Float on both builds and Half on portable.
+BLOCKED_CASES = [
+    (op, shape, bias, torch.float32, kernels)
+    for op in ("linear", "linear_int8")
+    for kernels in ("default", "portable")
+    for shape, bias in (("prefill_dense_blocks", True), ("decode_dense_blocks", False))
+] + [("linear", "prefill_dense_blocks", True, torch.float16, "portable")]
+
+
+@pytest.mark.parametrize("op,shape,bias,dtype,kernels", BLOCKED_CASES, ids=str)
+def test_blocked_layout_matches_the_reference(runtime, op, shape, bias, dtype, kernels):
+    T, K, N = SHAPES[shape]
+    x = torch.randn(1, T, K, generator=g).to(dtype)
+    if op == "linear":
+        w = pack_blocked((torch.randn(N, K, generator=g) * 0.1).to(dtype))
+        inputs, module = [x, w], (Float() if bias else FloatNoBias())
+    else:
+        w = pack_blocked(torch.randint(-127, 128, (N, K), generator=g, dtype=torch.int8))
+        inputs, module = [x, w, torch.rand(N, generator=g) * 0.02 + 0.001], (Int8() if bias else Int8NoBias())
+    inputs += [torch.randn(N, generator=g).to(dtype)] if bias else []
     got = _run(runtime, module, inputs, kernels)
     want = module(*inputs)
     assert got.dtype == dtype and got.shape == (1, T, N)

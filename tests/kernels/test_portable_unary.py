@@ -316,7 +316,9 @@ def test_fill_ones_zeros_and_copies(runtime, monkeypatch):
             for d in (torch.float32, torch.bfloat16, torch.int32, torch.bool)
             for r in (torch.ones(2, 3, dtype=d), torch.zeros(4, dtype=d))
         )
-        return fills + made + (aten.alias(t), aten.detach(i))
+        # A Bool full: the attention masks of GPT-2's and Llama's ExecuTorch programs start as one.
+        masks = (torch.full((2, 2), True), torch.full((3,), False, dtype=torch.bool))
+        return fills + made + masks + (aten.alias(t), aten.detach(i))
 
     keep = [aten.fill.Scalar, aten.fill.Tensor, aten.ones.default, aten.zeros.default, aten.detach.default]
     check(run(runtime, fn, [x, v, i, b], keep=keep, monkeypatch=monkeypatch), fn(x, v, i, b))

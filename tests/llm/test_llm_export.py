@@ -1,6 +1,7 @@
 """Decoders exported with examples/llm (issue 18 items 1 and 4): greedy generation on Ember's runtime yields the
 token ids of Hugging Face `generate` on the same random-weight model (fp32), for a grouped-query Llama and a Qwen2
-(attention biases, tied embeddings), on the default and portable builds; the KV cache is updated in place and
+(attention biases, tied embeddings: the head reads the embedding's table in place), on the default and portable
+builds; the KV cache is updated in place and
 planned once; the metadata is in constant methods; a position past the cache is refused by name."""
 
 import pytest
@@ -61,7 +62,10 @@ def exported():
     out = {}
     for name, make in MODELS.items():
         hf = make()
-        out[name] = (hf, export_decoder(Decoder.from_hf(hf, MAX_SEQ_LEN)))
+        model = Decoder.from_hf(hf, MAX_SEQ_LEN)
+        # As examples/llm/export.py does: a tied float head reads the embedding's table (ember_llm::linear).
+        assert model.tie_head() == hf.config.tie_word_embeddings
+        out[name] = (hf, export_decoder(model))
     return out
 
 
@@ -111,6 +115,16 @@ def test_the_cache_is_written_in_place_and_planned_once(exported):
     # Planned once, in the pool, at max_seq_len: 2 layers x (K, V) x 48 x 2 KV heads x 16 x 4 bytes.
     assert sum(b.nbytes for b in caches) == 4 * MAX_SEQ_LEN * 2 * 16 * 4
     assert all(b.is_planned for b in caches)
+
+
+def test_a_tied_head_reads_the_embedding_table_in_place(exported):
+    hf, prog = exported["qwen2_tied"]
+    ops = [c.op_name for c in prog.method_graphs["forward"].calls]
+    assert "ember_llm::linear.out" in ops and "aten::mm.out" in ops
+    # Without tying, the head's mm holds a transposed copy of the [vocab, dim] table: one table more in the file.
+    untied = export_decoder(Decoder.from_hf(hf, MAX_SEQ_LEN))
+    table = hf.config.vocab_size * hf.config.hidden_size * 4
+    assert abs(len(untied.buffer) - len(prog.buffer) - table) < 4096  # constants are padded to alignment
 
 
 def test_metadata_constant_methods(runtime, exported):

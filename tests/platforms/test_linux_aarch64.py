@@ -85,3 +85,22 @@ def test_aarch64_dynamic_shapes_and_control_flow(aarch64_runner, tmp_path, name)
         assert proc.returncode == 0, proc.stderr[-2000:]
         for got, w in zip(read_outputs(str(tmp_path / f"run{k}"), want), want):
             torch.testing.assert_close(got, w, atol=1e-5 * max(1.0, w.abs().max().item()), rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2_005_96", "resnet8_cifar10"])
+def test_aarch64_int8_gives_the_host_bits(aarch64_runner, runner, int8_zoo, tmp_path, name):
+    """Int8 programs on aarch64's tier (kernels/optimized/int8: SDOT under qemu-aarch64, which has it) give the
+    host's bytes exactly (its AVX512-VNNI, AVX-VNNI or AVX2 tier, or the scalar kernels): every tier performs
+    kernels/quantized's one requantization."""
+    q, args, _ = int8_zoo(name)
+    pte = tmp_path / f"{name}_int8.pte"
+    exir.to_edge(q.exported_program).to_executorch().save(str(pte))
+    g = torch.Generator().manual_seed(41)
+    for k, inputs in enumerate([args, tuple(torch.randn(a.shape, generator=g) for a in args)]):
+        results = {}
+        for arch, binary in (("aarch64", aarch64_runner), ("host", runner)):
+            proc = run(binary, pte, inputs, str(tmp_path / f"{arch}{k}"))
+            assert proc.returncode == 0, f"{arch}: {proc.stderr[-2000:]}"
+            results[arch] = read_outputs(str(tmp_path / f"{arch}{k}"), [q.reference(*inputs)])
+        for a, h in zip(results["aarch64"], results["host"]):
+            assert torch.equal(a, h), (a - h).abs().max()

@@ -147,6 +147,41 @@ def test_pads_and_max_pool_run_on_int8_as_the_reference(runner, tmp_path):
         assert (got - ref).abs().max().item() <= output_step(q) * 1.001
 
 
+class _InPlaceResidual(torch.nn.Module):
+    """torchvision's BasicBlock ending: `out += identity` (aten.add_) and an in-place ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(4, 4, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        identity = torch.relu(self.conv1(x))
+        out = self.conv2(identity)
+        out += identity
+        return torch.nn.functional.relu(out, inplace=True)
+
+
+def test_in_place_residual_add_runs_as_one_int8_add(runner, tmp_path):
+    """ResNet's in-place residual add becomes ember_quantized::add like a functional one: no float island (a
+    dequantize, add, relu and quantize per block) between the int8 convolutions."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(6)
+    module, args = _InPlaceResidual().eval(), (torch.randn(1, 4, 9, 9, generator=g),)
+    q = quantize(module, args, [(torch.randn(1, 4, 9, 9, generator=g),) for _ in range(8)])
+    calls = [str(n.target) for n in q.exported_program.graph.nodes if n.op == "call_function"]
+    assert calls.count(ADD) == 1 and calls.count(QUANTIZE) == 1 and calls.count(DEQUANTIZE) == 1, calls
+    path = tmp_path / "residual_int8.pte"
+    exir.to_edge(q.exported_program).to_executorch().save(str(path))
+    for i, inputs in enumerate([args] + [(torch.randn(1, 4, 9, 9, generator=g),) for _ in range(2)]):
+        ref = q.reference(*inputs)
+        proc = run(runner, path, inputs, str(tmp_path / str(i)))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got = read_outputs(str(tmp_path / str(i)), [ref])[0]
+        # Three fixed-point requantizations (two convs, the add), each within a step of the reference's float one.
+        assert (got - ref).abs().max().item() <= 3 * output_step(q) * 1.001
+
+
 class _Products(torch.nn.Module):
     """Every form of mul the quantizer and lower_quantized fuse: two activations of one shape with a ReLU after,
     a per-channel gate broadcast over the plane, a Python number (negative: the sign goes into the int8 constant),

@@ -210,26 +210,38 @@ Error plan_args(GraphPlan& p, MemoryAllocator* a) {
   p.num_inputs = static_cast<uint32_t>(count(ins));
   p.num_outputs = static_cast<uint32_t>(count(outs));
   EMBER_CHECK_OR_RETURN_ERROR(p.num_outputs > 0, InvalidProgram, "XnnpackBackend: the graph has no outputs");
-  uint32_t* args = take<uint32_t>(a, p.num_inputs + p.num_outputs);
+  const uint32_t total = p.num_inputs + p.num_outputs;
+  uint32_t* args = take<uint32_t>(a, total);
   EMBER_CHECK_OR_RETURN_ERROR(args != nullptr, MemoryAllocationFailed, "XnnpackBackend: no room for %u argument ids",
-                              p.num_inputs + p.num_outputs);
-  for (uint32_t k = 0; k < p.num_inputs + p.num_outputs; ++k) {
+                              total);
+  for (uint32_t k = 0; k < total; ++k) args[k] = kNoId;
+  for (uint32_t k = 0; k < total; ++k) {
     const bool input = k < p.num_inputs;
-    const uint32_t id = input ? ins->Get(k) : outs->Get(k - p.num_inputs);
+    const uint32_t at = input ? k : k - p.num_inputs;
+    const uint32_t id = input ? ins->Get(k) : outs->Get(at);
+    const char* what = input ? "input" : "output";
     EMBER_CHECK_OR_RETURN_ERROR(id < p.num_values, InvalidProgram,
-                                "XnnpackBackend: %s %u is value %u, out of range (%u values)",
-                                input ? "input" : "output", input ? k : k - p.num_inputs, id, p.num_values);
+                                "XnnpackBackend: %s %u is value %u, out of range (%u values)", what, at, id,
+                                p.num_values);
     ValuePlan& v = p.values[id];
     EMBER_CHECK_OR_RETURN_ERROR(!v.constant && v.arg < 0, InvalidProgram,
-                                "XnnpackBackend: %s %u is value %u, which is %s", input ? "input" : "output",
-                                input ? k : k - p.num_inputs, id,
+                                "XnnpackBackend: %s %u is value %u, which is %s", what, at, id,
                                 v.constant ? "a constant" : "already another argument");
     EMBER_CHECK_OR_RETURN_ERROR(v.quantized == nullptr ||
                                     v.quantized->quant_params_type() == fb::QuantParams::PerTensorQuant,
-                                InvalidProgram, "XnnpackBackend: argument %u (value %u) is quantized per channel", k,
+                                InvalidProgram, "XnnpackBackend: %s %u (value %u) is quantized per channel", what, at,
                                 id);
-    v.arg = static_cast<int32_t>(k);
-    args[k] = id;
+    // The delegate call's arguments are in external-id order (ExecuTorch numbers the graph's inputs, then its
+    // outputs, in the order of the lowered module's signature); input_ids lists them in the order the graph
+    // defines them, which can differ (Swin's first blob defines its image before an earlier scalar argument).
+    const uint32_t ext = v.tensor->external_id();
+    const uint32_t lo = input ? 0 : p.num_inputs, hi = input ? p.num_inputs : total;
+    EMBER_CHECK_OR_RETURN_ERROR(ext >= lo && ext < hi && args[ext] == kNoId, InvalidProgram,
+                                "XnnpackBackend: %s %u (value %u) has external id %u; expected one of %u to %u, each "
+                                "once (its position among the delegate's arguments)",
+                                what, at, id, ext, lo, hi - 1);
+    v.arg = static_cast<int32_t>(ext);
+    args[ext] = id;
   }
   p.arg_values = args;
   return Error::Ok;
@@ -433,7 +445,13 @@ bool node_values(const fb::Node* node, uint32_t* ids, size_t* num_inputs, size_t
     case K::Square:
     case K::Abs:
     case K::Copy:
-    case K::Gelu: {
+    case K::Gelu:
+    case K::Tanh:
+    case K::Exp:
+    case K::Log:
+    case K::Sin:
+    case K::Cos:
+    case K::ReciprocalSquareRoot: {
       const auto* t = static_cast<const fb::Node1x1*>(table);
       ids[0] = t->input_id();
       ids[1] = t->output_id();
@@ -486,6 +504,13 @@ bool node_values(const fb::Node* node, uint32_t* ids, size_t* num_inputs, size_t
     }
     case K::StaticConstantPad: {
       const auto* t = static_cast<const fb::StaticConstantPad*>(table);
+      ids[0] = t->input_id();
+      ids[1] = t->output_id();
+      *num_inputs = 1;
+      return true;
+    }
+    case K::StaticSlice: {
+      const auto* t = static_cast<const fb::StaticSlice*>(table);
       ids[0] = t->input_id();
       ids[1] = t->output_id();
       *num_inputs = 1;

@@ -1,11 +1,12 @@
 // An XnnpackBackend blob read, checked and laid out, before any XNNPACK call: the values (dims, dtype, constant or
 // argument), the nodes routed (node_kinds.h) and grouped into stages, and the buffers between stages.
 //
-// A stage is either a run of consecutive nodes that become one XNNPACK subgraph (one xnn_runtime_t) or one
-// transpose the CPU does (the 2022 library has none). A value read by a stage other than the one that writes it
-// lives in a buffer planned here; the delegate's own inputs and outputs are the caller's tensors. An ExecuTorch
-// MobileNetV2 or ResNet18 is two stages: its input's NCHW -> NHWC transpose, then the whole network in one runtime
-// (the transpose back after the global pooling only moves size-1 dims, so it stays there as a reshape).
+// A stage is either a run of consecutive nodes that become one XNNPACK subgraph (one xnn_runtime_t) or one node
+// the CPU runs because the 2022 library lacks it (a transpose, or one of cpu_nodes.h's kinds). A value read by a
+// stage other than the one that writes it lives in a buffer planned here; the delegate's own inputs and outputs
+// are the caller's tensors. An ExecuTorch MobileNetV2 or ResNet18 is two stages: its input's NCHW -> NHWC
+// transpose, then the whole network in one runtime (the transpose back after the global pooling only moves size-1
+// dims, so it stays there as a reshape).
 //
 // Everything here comes from one MemoryAllocator (the method allocator at init; a counting one for init_bytes),
 // so MethodMeta can say what a delegate takes; only XNNPACK's own memory (packed weights, its workspace) is heap.
@@ -68,7 +69,7 @@ struct ExternalSlot {
 };
 
 struct StagePlan {
-  bool on_cpu;            // a transpose the CPU does; else an XNNPACK subgraph
+  bool on_cpu;            // one node the CPU runs (transpose.h, cpu_nodes.h); else an XNNPACK subgraph
   uint32_t first_node;
   uint32_t end_node;
   uint32_t num_externals;

@@ -44,6 +44,13 @@ NodeRoute route_of(uint8_t kind) {
     case K::StaticTranspose: return NodeRoute::Transpose;
     case K::BatchMatrixMultiply:
     case K::Gelu:
+    case K::Tanh:
+    case K::Exp:
+    case K::Log:
+    case K::Sin:
+    case K::Cos:
+    case K::ReciprocalSquareRoot:
+    case K::StaticSlice:
     case K::Concatenate2:
     case K::Concatenate3:
     case K::Concatenate4:

@@ -7,11 +7,14 @@
 //     [N,1,1,C] -> [N,C,1,1] after its global pooling); any other runs on the CPU between XNNPACK runtimes
 //     (transpose.h), which splits the graph there.
 //   - Copy: a reshape to the same shape.
-//   - BatchMatrixMultiply, Gelu and Concatenate2..5 (the newer nodes ExecuTorch's partitioner gives a transformer:
-//     BERT's and ViT's attention products, MLP activation, ViT's class token): run by Ember on the CPU between
-//     XNNPACK runtimes, as the transpose (cpu_nodes.h), which splits the graph there.
-//   - everything else newer (slicing, attention, tanh, exp, log, sin, cos, reciprocal square root): refused at load,
-//     naming the node.
+//   - every other node ExecuTorch 1.5.1's partitioner writes that the snapshot lacks: BatchMatrixMultiply, Gelu and
+//     Concatenate2..5 (a transformer's attention products, MLP activation, class token), StaticSlice (a fused QKV
+//     projection's thirds, Swin's crops, Llama's rotary halves), Tanh (GPT-2's GELU), Sin and Cos (Llama's
+//     rotary tables), ReciprocalSquareRoot (Llama's and T5's RMS norms), Log (T5's position buckets) and Exp:
+//     run by Ember on the CPU between XNNPACK runtimes, as the transpose (cpu_nodes.h), which splits the graph
+//     there.
+//   - ScaledDotProductAttention, which ExecuTorch 1.5.1 never writes (it has no serializer for it): refused at
+//     load, naming the node.
 #pragma once
 
 #include <stdint.h>

@@ -1,5 +1,6 @@
 #include "backends/xnnpack/runtime/node_shapes.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "backends/xnnpack/runtime/graph_plan.h"
@@ -220,6 +221,13 @@ Error check_fully_connected(At at, const GraphPlan& p, const fb::FullyConnected*
   EMBER_TRY(expect_flags(at, t->flags(), kTransposeWeights));
   EMBER_TRY(expect_constant(at, p, t->filter_id(), "filter"));
   if (t->bias_id() != kNoId) EMBER_TRY(expect_constant(at, p, t->bias_id(), "bias"));
+  // The 2022 library's fully connected takes int8 weights with one scale (its convolutions take one per channel);
+  // ExecuTorch's XNNPACKQuantizer gives linears one per output channel. XNNPACK's own refusal says only "invalid
+  // parameter".
+  EMBER_CHECK_OR_RETURN_ERROR(filter.datatype != static_cast<uint32_t>(fb::Datatype::qcint8), NotSupported,
+                              "XnnpackBackend: node %u (%s): its filter (value %u) is int8 with a scale per channel "
+                              "(qcint8), which this XNNPACK (2022) takes for convolutions only",
+                              at.index, at.kind, t->filter_id());
   if (filter.num_dims != 2 || filter.dims[0] == 0 || filter.dims[1] == 0) {
     return mismatch(at, t->filter_id(), filter, "a 2-dim filter");
   }
@@ -327,6 +335,58 @@ Error check_concat(At at, const GraphPlan& p, const fb::ConcatNode* t, uint32_t 
   return expect_dims(at, t->output_id(), p.values[t->output_id()], dims, first.num_dims);
 }
 
+// offsets[d] + sizes[d] within input dim d, the output `sizes`; a copy, so any datatype, the same in and out (and,
+// quantized, the same scale and zero point: the bytes are not requantized).
+Error check_slice(At at, const GraphPlan& p, const fb::StaticSlice* t) {
+  const ValuePlan& in = p.values[t->input_id()];
+  const ValuePlan& out = p.values[t->output_id()];
+  EMBER_TRY(expect_flags(at, t->flags(), 0));
+  const auto* offsets = t->offsets();
+  const auto* sizes = t->sizes();
+  const uint32_t n_off = offsets != nullptr ? offsets->size() : 0, n_size = sizes != nullptr ? sizes->size() : 0;
+  EMBER_CHECK_OR_RETURN_ERROR(n_off == in.num_dims && n_size == in.num_dims && t->num_dims() == in.num_dims,
+                              InvalidProgram,
+                              "XnnpackBackend: node %u (%s): offsets for %u dims and sizes for %u (num_dims %u) of a "
+                              "%u-dim value",
+                              at.index, at.kind, n_off, n_size, t->num_dims(), in.num_dims);
+  uint32_t dims[kMaxDims];
+  for (uint32_t d = 0; d < in.num_dims; ++d) {
+    const uint64_t end = static_cast<uint64_t>(offsets->Get(d)) + sizes->Get(d);
+    EMBER_CHECK_OR_RETURN_ERROR(end <= in.dims[d], InvalidProgram,
+                                "XnnpackBackend: node %u (%s): dim %u: offset %u + size %u is past value %u's %u",
+                                at.index, at.kind, d, offsets->Get(d), sizes->Get(d), t->input_id(), in.dims[d]);
+    dims[d] = sizes->Get(d);
+  }
+  EMBER_CHECK_OR_RETURN_ERROR(out.datatype == in.datatype, InvalidProgram,
+                              "XnnpackBackend: node %u (%s): output (value %u) has datatype %u, its input %u", at.index,
+                              at.kind, t->output_id(), out.datatype, in.datatype);
+  if (in.quantized != nullptr || out.quantized != nullptr) {
+    const fb::PerTensorQuant* a = in.quantized ? in.quantized->quant_params_as_PerTensorQuant() : nullptr;
+    const fb::PerTensorQuant* b = out.quantized ? out.quantized->quant_params_as_PerTensorQuant() : nullptr;
+    EMBER_CHECK_OR_RETURN_ERROR(a != nullptr && b != nullptr && a->scale() == b->scale() &&
+                                    a->zero_point() == b->zero_point(),
+                                NotSupported,
+                                "XnnpackBackend: node %u (%s): values %u and %u are not quantized alike (per tensor, "
+                                "one scale and zero point); Ember's CPU slice copies bytes",
+                                at.index, at.kind, t->input_id(), t->output_id());
+  }
+  return expect_dims(at, t->output_id(), out, dims, in.num_dims);
+}
+
+// ExecuTorch fuses clamps into convolutions, linears and element-wise arithmetic only; Ember's CPU nodes do not
+// apply one, so a node routed there that carries one is refused rather than run unclamped.
+Error expect_no_clamp(At at, const fb::Node* node) {
+  const fb::OutputMinMax* mm = node->output_min_max();
+  EMBER_CHECK_OR_RETURN_ERROR(mm == nullptr || (isinf(mm->output_min()) && mm->output_min() < 0 &&
+                                                isinf(mm->output_max()) && mm->output_max() > 0),
+                              NotSupported,
+                              "XnnpackBackend: node %u (%s) carries a fused clamp [%g, %g]; Ember runs this node on "
+                              "the CPU without one",
+                              at.index, at.kind, mm != nullptr ? static_cast<double>(mm->output_min()) : 0.0,
+                              mm != nullptr ? static_cast<double>(mm->output_max()) : 0.0);
+  return Error::Ok;
+}
+
 Error check_reshape(At at, const GraphPlan& p, uint32_t in, uint32_t out, const flatbuffers::Vector<uint32_t>* shape,
                     uint32_t flags) {
   EMBER_TRY(expect_flags(at, flags, 0));
@@ -361,6 +421,10 @@ Error check_reshape(At at, const GraphPlan& p, uint32_t in, uint32_t out, const 
 Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node) {
   const K kind = node->node_type();
   const At at{index, node_kind_name(static_cast<uint8_t>(kind))};
+  const NodeRoute route = route_of(static_cast<uint8_t>(kind));
+  if (route == NodeRoute::Cpu || (route == NodeRoute::Transpose && !transpose_is_reshape(p, node))) {
+    EMBER_TRY(expect_no_clamp(at, node));
+  }
   switch (kind) {
     case K::Add:
     case K::Div:
@@ -390,8 +454,14 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
       const auto* t = static_cast<const fb::Node1x1*>(node->node());
       return check_unary(at, p, t->input_id(), t->output_id(), t->flags(), true);
     }
-    case K::Gelu: {
-      const auto* t = node->node_as_Gelu();
+    case K::Gelu:
+    case K::Tanh:
+    case K::Exp:
+    case K::Log:
+    case K::Sin:
+    case K::Cos:
+    case K::ReciprocalSquareRoot: {
+      const auto* t = static_cast<const fb::Node1x1*>(node->node());
       const uint32_t ids[2] = {t->input_id(), t->output_id()};
       EMBER_TRY(expect_fp32(at, p, ids, 2));
       return check_unary(at, p, t->input_id(), t->output_id(), t->flags(), true);
@@ -436,6 +506,7 @@ Error check_node_shapes(const GraphPlan& p, uint32_t index, const fb::Node* node
                                : expect_dims(at, t->output_id(), out, kept, 4);
     }
     case K::StaticTranspose: return check_transpose(at, p, node->node_as_StaticTranspose());
+    case K::StaticSlice: return check_slice(at, p, node->node_as_StaticSlice());
     case K::StaticReshape: {
       const auto* t = node->node_as_StaticReshape();
       EMBER_CHECK_OR_RETURN_ERROR(t->new_shape() != nullptr && t->new_shape()->size() == t->num_dims(), InvalidProgram,

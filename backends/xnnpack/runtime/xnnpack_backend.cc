@@ -125,18 +125,46 @@ void run_concat(const GraphPlan& p, const fb::ConcatNode* t, uint32_t count, EVa
   concatenate(inputs, row_bytes, count, outer, address_of(p, t->output_id(), args));
 }
 
+void run_slice(const GraphPlan& p, const fb::StaticSlice* t, EValue** args) {
+  const ValuePlan& in = p.values[t->input_id()];
+  const ValuePlan& out = p.values[t->output_id()];
+  uint32_t offsets[kMaxDims];
+  for (uint32_t d = 0; d < in.num_dims; ++d) offsets[d] = t->offsets()->Get(d);
+  const uint64_t n = numel(out);
+  if (n == 0) return;
+  slice(address_of(p, t->input_id(), args), address_of(p, t->output_id(), args), in.dims, offsets, out.dims,
+        in.num_dims, out.nbytes / n);
+}
+
+// The element-wise function a Node1x1 kind routed to the CPU computes.
+bool unary_function_of(fb::NodeUnion kind, UnaryFunction* f) {
+  using K = fb::NodeUnion;
+  switch (kind) {
+    case K::Gelu: *f = UnaryFunction::Gelu; return true;
+    case K::Tanh: *f = UnaryFunction::Tanh; return true;
+    case K::Exp: *f = UnaryFunction::Exp; return true;
+    case K::Log: *f = UnaryFunction::Log; return true;
+    case K::Sin: *f = UnaryFunction::Sin; return true;
+    case K::Cos: *f = UnaryFunction::Cos; return true;
+    case K::ReciprocalSquareRoot: *f = UnaryFunction::ReciprocalSquareRoot; return true;
+    default: return false;
+  }
+}
+
 // A stage of one node run here: a transpose, or one of cpu_nodes.h's kinds (the plan routed nothing else here).
 Error run_on_cpu(const GraphPlan& p, const StagePlan& st, EValue** args) {
   const fb::Node* node = p.graph->nodes()->Get(st.first_node);
   using K = fb::NodeUnion;
+  UnaryFunction f;
+  if (unary_function_of(node->node_type(), &f)) {
+    const auto* t = static_cast<const fb::Node1x1*>(node->node());
+    unary(f, static_cast<const float*>(address_of(p, t->input_id(), args)),
+          static_cast<float*>(address_of(p, t->output_id(), args)), numel(p.values[t->input_id()]));
+    return Error::Ok;
+  }
   switch (node->node_type()) {
     case K::StaticTranspose: return run_transpose(p, node->node_as_StaticTranspose(), args);
-    case K::Gelu: {
-      const fb::Node1x1* t = node->node_as_Gelu();
-      gelu(static_cast<const float*>(address_of(p, t->input_id(), args)),
-           static_cast<float*>(address_of(p, t->output_id(), args)), numel(p.values[t->input_id()]));
-      return Error::Ok;
-    }
+    case K::StaticSlice: run_slice(p, node->node_as_StaticSlice(), args); return Error::Ok;
     case K::BatchMatrixMultiply: run_batch_matmul(p, node->node_as_BatchMatrixMultiply(), args); return Error::Ok;
     case K::Concatenate2:
     case K::Concatenate3:

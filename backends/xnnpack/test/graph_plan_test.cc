@@ -131,6 +131,30 @@ TEST(GraphPlan, NamesOutOfRangeValueIds) {
   EXPECT_NE(last_log().find("output 0 is value 7, out of range"), std::string::npos) << last_log();
 }
 
+// Arguments are matched by external id, not by their place in input_ids (ExecuTorch's Swin lists its image first
+// and a scalar argument second, numbered the other way round); ids out of range or twice are refused.
+TEST(GraphPlan, TakesArgumentsInExternalIdOrder) {
+  Arena arena;
+  GraphSpec g = transformer_nodes();
+  g.external_ids = {1, 0, kNoId, kNoId, kNoId, kNoId, 2};
+  Result<GraphPlan*> p = plan(serialize(g), arena);
+  ASSERT_TRUE(p.ok()) << last_log();
+  EXPECT_EQ(p.get()->values[0].arg, 1);
+  EXPECT_EQ(p.get()->values[1].arg, 0);
+  EXPECT_EQ(p.get()->arg_values[0], 1u);
+  EXPECT_EQ(p.get()->arg_values[1], 0u);
+  EXPECT_EQ(p.get()->arg_values[2], 6u);
+  g.external_ids = {1, 1, kNoId, kNoId, kNoId, kNoId, 2};
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("input 1 (value 1) has external id 1; expected one of 0 to 1, each once"),
+            std::string::npos)
+      << last_log();
+  g.external_ids = {0, 1, kNoId, kNoId, kNoId, kNoId, 1};  // an output numbered among the inputs
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("output 0 (value 6) has external id 1; expected one of 2 to 2"), std::string::npos)
+      << last_log();
+}
+
 TEST(GraphPlan, NamesReadsBeforeWrites) {
   Arena arena;
   GraphSpec g = linear();
@@ -148,13 +172,17 @@ TEST(GraphPlan, RefusesNodesTheLibraryLacksByIndexAndKind) {
   g.outputs = {4};
   g.values[3].flags = 0;
   g.nodes = [](flatbuffers::FlatBufferBuilder& b) {
+    // Attention, which ExecuTorch 1.5.1 never writes, is the one kind of its schema Ember neither defines in the
+    // 2022 library nor runs on the CPU.
     auto fc = fb::CreateFullyConnected(b, 0, 1, 2, 3, 0);
-    auto tanh = fb::CreateNode1x1(b, 3, 4, 0);
+    auto sdpa = fb::CreateScaledDotProductAttention(b, 3, 3, 3, kNoId, kNoId, 4, 0);
     return std::vector<flatbuffers::Offset<fb::Node>>{fb::CreateNode(b, fb::NodeUnion::FullyConnected, fc.Union()),
-                                                      fb::CreateNode(b, fb::NodeUnion::Tanh, tanh.Union())};
+                                                      fb::CreateNode(b, fb::NodeUnion::ScaledDotProductAttention,
+                                                                     sdpa.Union())};
   };
   EXPECT_EQ(plan(serialize(g), arena).error(), Error::NotSupported);
-  EXPECT_NE(last_log().find("node 1 (XNNTanh) needs an XNNPACK newer than this build's"), std::string::npos)
+  EXPECT_NE(last_log().find("node 1 (XNNScaledDotProductAttention) needs an XNNPACK newer than this build's"),
+            std::string::npos)
       << last_log();
 }
 
@@ -171,6 +199,25 @@ TEST(GraphPlan, ChecksOutputShapesAgainstTheOperator) {
   g.inputs = {0, 1};
   EXPECT_EQ(plan(serialize(g), arena).error(), Error::NotSupported);
   EXPECT_NE(last_log().find("its filter (value 1) is not a constant"), std::string::npos) << last_log();
+}
+
+// ExecuTorch's int8 linears (XNNPACKQuantizer) have a weight scale per output channel, which the 2022 library's
+// fully connected lacks: refused by name at load, rather than by XNNPACK's "invalid parameter" at init.
+TEST(GraphPlan, RefusesPerChannelInt8FullyConnectedWeights) {
+  Arena arena;
+  GraphSpec g = linear();
+  g.values[0].datatype = fb::Datatype::qint8;
+  g.values[1].datatype = fb::Datatype::qcint8;
+  g.values[2].datatype = fb::Datatype::qcint32;
+  g.values[3].datatype = fb::Datatype::qint8;
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::NotSupported);
+  EXPECT_NE(last_log().find("node 0 (XNNFullyConnected): its filter (value 1) is int8 with a scale per channel "
+                            "(qcint8), which this XNNPACK (2022) takes for convolutions only"),
+            std::string::npos)
+      << last_log();
+  g.values[1].datatype = fb::Datatype::qint8;  // one scale: planned (the 2022 library's qs8 fully connected)
+  g.values[2].datatype = fb::Datatype::qint32;
+  EXPECT_TRUE(plan(serialize(g), arena).ok()) << last_log();
 }
 
 TEST(GraphPlan, ChecksConstantsAgainstTheConstantData) {
@@ -257,6 +304,74 @@ TEST(GraphPlan, ChecksTheCpuNodesShapesByName) {
   EXPECT_NE(last_log().find("node 0 (XNNConcatenate2): axis 3 of a 3-dim value"), std::string::npos) << last_log();
 }
 
+TEST(GraphPlan, RunsSliceAndElementwiseFunctionsOnTheCpu) {
+  Arena arena;
+  Result<GraphPlan*> p = plan(serialize(llama_nodes()), arena);
+  ASSERT_TRUE(p.ok()) << last_log();
+  ASSERT_EQ(p.get()->num_stages, 8u);
+  for (uint32_t s = 0; s < 8; ++s) EXPECT_EQ(p.get()->stages[s].on_cpu, s != 2) << s;
+  // Everything between the input and the output crosses a stage or is written on the CPU: a buffer each.
+  for (uint32_t id = 1; id < 8; ++id) EXPECT_NE(p.get()->values[id].buffer, nullptr) << id;
+  EXPECT_EQ(p.get()->values[8].buffer, nullptr);
+}
+
+// A slice's box against its input and output, its field counts, its datatypes; the element-wise kinds' datatype and
+// shape; a fused clamp on any node the CPU runs.
+TEST(GraphPlan, ChecksTheNewerCpuNodesByName) {
+  Arena arena;
+  auto with_slice = [](std::vector<uint32_t> offsets, std::vector<uint32_t> sizes, uint32_t num_dims) {
+    GraphSpec g = llama_nodes();
+    g.nodes = [offsets, sizes, num_dims](flatbuffers::FlatBufferBuilder& b) {
+      auto t = fb::CreateStaticSlice(b, num_dims, b.CreateVector(offsets), b.CreateVector(sizes), 0, 1, 0);
+      return std::vector<flatbuffers::Offset<fb::Node>>{fb::CreateNode(b, fb::NodeUnion::StaticSlice, t.Union())};
+    };
+    g.values.resize(2);
+    g.values[1].flags = kOutput;
+    g.outputs = {1};
+    return g;
+  };
+  ASSERT_TRUE(plan(serialize(with_slice({0, 2}, {2, 4}, 2)), arena).ok()) << last_log();
+  EXPECT_EQ(plan(serialize(with_slice({0, 3}, {2, 4}, 2)), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("node 0 (XNNStaticSlice): dim 1: offset 3 + size 4 is past value 0's 6"), std::string::npos)
+      << last_log();
+  EXPECT_EQ(plan(serialize(with_slice({0, 1}, {1, 4}, 2)), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("node 0 (XNNStaticSlice): value 1 is [2, 4]; expected [1, 4]"), std::string::npos)
+      << last_log();
+  EXPECT_EQ(plan(serialize(with_slice({0}, {2, 4}, 2)), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("node 0 (XNNStaticSlice): offsets for 1 dims and sizes for 2 (num_dims 2) of a 2-dim"),
+            std::string::npos)
+      << last_log();
+  GraphSpec g = with_slice({0, 1}, {2, 4}, 2);
+  g.values[1].datatype = fb::Datatype::fp16;
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("node 0 (XNNStaticSlice): output (value 1) has datatype 2, its input 1"), std::string::npos)
+      << last_log();
+
+  g = llama_nodes();
+  g.values[5].dims = {4, 2};  // exp's output: the same count, another shape
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::InvalidProgram);
+  EXPECT_NE(last_log().find("node 4 (XNNExp): value 5 is [4, 2]; expected [2, 4]"), std::string::npos) << last_log();
+  g = llama_nodes();
+  g.values[6].datatype = fb::Datatype::fp16;  // log's output
+  g.values[7].datatype = fb::Datatype::fp16;
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::NotSupported);
+  EXPECT_NE(last_log().find("node 5 (XNNLog): value 6 has datatype 2; Ember runs this node on the CPU for fp32 only"),
+            std::string::npos)
+      << last_log();
+  g = llama_nodes();
+  g.nodes = [](flatbuffers::FlatBufferBuilder& b) {  // a clamp ExecuTorch never fuses into a tanh
+    auto mm = fb::CreateOutputMinMax(b, -0.5f, 0.5f);
+    auto t = fb::CreateNode1x1(b, 0, 1, 0);
+    return std::vector<flatbuffers::Offset<fb::Node>>{fb::CreateNode(b, fb::NodeUnion::Tanh, t.Union(), 0, mm)};
+  };
+  g.values = {{{2, 4}, 0, kInput}, {{2, 4}, 0, kOutput}};
+  g.outputs = {1};
+  EXPECT_EQ(plan(serialize(g), arena).error(), Error::NotSupported);
+  EXPECT_NE(last_log().find("node 0 (XNNTanh) carries a fused clamp [-0.5, 0.5]; Ember runs this node on the CPU"),
+            std::string::npos)
+      << last_log();
+}
+
 TEST(CpuNodes, MatchReferences) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-3.0f, 3.0f);
@@ -295,6 +410,83 @@ TEST(CpuNodes, MatchReferences) {
   concatenate(in, row_bytes, 3, 2, out.data());
   EXPECT_EQ(out, (std::vector<float>{1, 2, 5,  6,  7,  8,  9,  10, 17, 18, 19, 20,
                                      3, 4, 11, 12, 13, 14, 15, 16, 21, 22, 23, 24}));
+}
+
+// Against double-precision references: float rounding for the C library's functions, a few ulp for the vector ones
+// (relative to the value, so tanh keeps its digits near 0), and infinity where exp overflows.
+TEST(CpuNodes, ElementwiseFunctionsMatchReferences) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> wide(-20.0f, 20.0f), small(-0.7f, 0.7f), positive(1e-6f, 1e3f);
+  struct Case {
+    UnaryFunction f;
+    double (*ref)(double);
+    std::uniform_real_distribution<float>* dist;
+    double rtol;
+  };
+  const Case cases[] = {
+      {UnaryFunction::Tanh, tanh, &wide, 1e-6},
+      {UnaryFunction::Tanh, tanh, &small, 3e-7},
+      {UnaryFunction::Exp, exp, &wide, 3e-7},
+      {UnaryFunction::Log, log, &positive, 2e-7},
+      {UnaryFunction::Sin, sin, &wide, 2e-7},
+      {UnaryFunction::Cos, cos, &wide, 2e-7},
+      {UnaryFunction::ReciprocalSquareRoot, [](double v) { return 1.0 / sqrt(v); }, &positive, 2e-7},
+  };
+  for (const Case& c : cases) {
+    for (uint64_t n : {1u, 7u, 16u, 37u, 1000u}) {  // every tail around 4-, 8- and 16-float vectors
+      std::vector<float> x(n), y(n);
+      for (float& v : x) v = (*c.dist)(rng);
+      unary(c.f, x.data(), y.data(), n);
+      for (uint64_t i = 0; i < n; ++i) {
+        const double want = c.ref(x[i]);
+        // sin and cos of large arguments: the float argument's own rounding dominates, so absolute.
+        const double tol = c.f == UnaryFunction::Sin || c.f == UnaryFunction::Cos ? 2e-7 : c.rtol * fabs(want) + 1e-30;
+        ASSERT_NEAR(y[i], want, tol) << static_cast<int>(c.f) << "(" << x[i] << ")";
+      }
+    }
+  }
+  const float edges[] = {1e-6f, -1e-6f, 0.0f, 0.3f, -0.31f, 20.0f, -20.0f, 88.5f, 89.0f, 100.0f, -100.0f, NAN};
+  float out[12];
+  unary(UnaryFunction::Tanh, edges, out, 12);
+  EXPECT_EQ(out[0], 1e-6f);  // tanh(x) = x to float precision near 0
+  EXPECT_EQ(out[1], -1e-6f);
+  EXPECT_EQ(out[2], 0.0f);
+  EXPECT_EQ(out[5], 1.0f);
+  EXPECT_EQ(out[6], -1.0f);
+  EXPECT_TRUE(isnan(out[11]));
+  unary(UnaryFunction::Exp, edges, out, 12);
+  EXPECT_NEAR(out[7], exp(88.5), 4e-7 * exp(88.5));  // past vexp's own clamp
+  EXPECT_TRUE(isinf(out[8]) && out[8] > 0);          // past the float range
+  EXPECT_TRUE(isinf(out[9]));
+  EXPECT_EQ(out[10], 0.0f);
+  EXPECT_TRUE(isnan(out[11]));
+}
+
+TEST(CpuNodes, SliceMatchesAReference) {
+  // Every box of a [3, 4, 5] input whose trailing dims are whole or not, 1- and 4-byte elements.
+  const uint32_t dims[] = {3, 4, 5};
+  std::vector<uint32_t> in(60);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint32_t>(i);
+  const std::vector<std::array<uint32_t, 6>> boxes = {{0, 0, 0, 3, 4, 5}, {1, 0, 0, 2, 4, 5}, {0, 1, 0, 3, 2, 5},
+                                                      {0, 0, 2, 3, 4, 3}, {2, 3, 4, 1, 1, 1}, {1, 1, 1, 1, 2, 3},
+                                                      {0, 0, 0, 3, 0, 5}};
+  for (const auto& box : boxes) {
+    const uint32_t* off = box.data();
+    const uint32_t* size = box.data() + 3;
+    std::vector<uint32_t> out(size[0] * size[1] * size[2] + 1, 777);
+    slice(in.data(), out.data(), dims, off, size, 3, 4);
+    size_t k = 0;
+    for (uint32_t a = 0; a < size[0]; ++a)
+      for (uint32_t b = 0; b < size[1]; ++b)
+        for (uint32_t c = 0; c < size[2]; ++c)
+          ASSERT_EQ(out[k++], ((off[0] + a) * 4 + off[1] + b) * 5 + off[2] + c) << off[0] << off[1] << off[2];
+    EXPECT_EQ(out[k], 777u);  // nothing written past the box
+  }
+  std::vector<uint8_t> bytes(60), got(6);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i);
+  const uint32_t off[] = {1, 2, 1}, size[] = {2, 1, 3};
+  slice(bytes.data(), got.data(), dims, off, size, 3, 1);
+  EXPECT_EQ(got, (std::vector<uint8_t>{31, 32, 33, 51, 52, 53}));
 }
 
 TEST(GraphPlan, KeepsTransposesOfSizeOneDimsInTheSubgraph) {

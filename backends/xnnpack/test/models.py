@@ -68,6 +68,43 @@ class HeadSplit(nn.Module):
         return torch.relu(self.proj(x).view(b, t, -1, 16)) * 2.0
 
 
+class NewerNodes(nn.Module):
+    """Every element-wise and slicing node ExecuTorch 1.5.1 writes that Debian's 2022 XNNPACK lacks, as a Llama or
+    GPT-2 block has them: a fused QKV projection sliced in three (XNNStaticSlice), rotary-style sin and cos
+    (XNNSin, XNNCos), a tanh gate (XNNTanh), exp, an RMS-norm-style reciprocal square root
+    (XNNReciprocalSquareRoot) and log (XNNLog), between linears and arithmetic XNNPACK runs."""
+
+    def __init__(self, dim=32):
+        super().__init__()
+        self.dim = dim
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        d = self.dim
+        h = self.qkv(x)
+        q, k, v = h[..., :d], h[..., d : 2 * d], h[..., 2 * d :]
+        rotated = torch.cos(q * 0.5) * k + torch.sin(q * 0.5) * v
+        gated = torch.tanh(rotated) + torch.exp(-torch.abs(rotated))
+        normed = gated * torch.rsqrt(gated * gated + 1.0)
+        return self.out(torch.log(normed + 2.0))
+
+
+class ArgumentOrder(nn.Module):
+    """Three values made outside the delegate (cumsum: not XNNPACK's) and read inside it in another order than
+    made: ExecuTorch numbers the blob's arguments in the order they are made (external ids) but lists input_ids
+    in the order its graph reads them, as MobileViTv2's attention blocks do. All three have one shape, so
+    arguments taken in input_ids order would run, on the wrong tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        a, b, c = torch.cumsum(x, dim=2), torch.cumsum(x, dim=3), torch.cumsum(x, dim=1)
+        return self.conv(torch.relu(c) * b) + a
+
+
 def make(name: str):
     torch.manual_seed(0)
     if name == "mlp":
@@ -76,8 +113,10 @@ def make(name: str):
         return TransformerBlock().eval(), (torch.randn(1, 16, 64),)
     if name == "head_split":
         return HeadSplit().eval(), (torch.randn(2, 8, 64),)
-    if name == "tanh_mlp":  # XNNTanh: newer than Debian's XNNPACK, and not one the backend runs on the CPU
-        return nn.Sequential(nn.Linear(16, 16), nn.Tanh()).eval(), (torch.randn(2, 16),)
+    if name == "argument_order":
+        return ArgumentOrder().eval(), (torch.randn(1, 8, 4, 4),)
+    if name == "newer_nodes":
+        return NewerNodes().eval(), (torch.randn(2, 8, 32),)
     from zoo.public import torchvision_cpu
 
     tv = torchvision_cpu.ensure()
@@ -90,4 +129,4 @@ def make(name: str):
     return _randomize_batch_norms(model, 1).eval(), (torch.randn(1, 3, 224, 224),)
 
 
-NAMES = ["mlp", "mobilenet_v2", "resnet18", "transformer_block", "head_split"]
+NAMES = ["mlp", "mobilenet_v2", "resnet18", "transformer_block", "head_split", "newer_nodes", "argument_order"]

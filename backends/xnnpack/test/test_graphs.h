@@ -24,10 +24,11 @@ struct ValueSpec {
   std::vector<uint32_t> dims;
   uint32_t constant;  // constant_data index, 0: none
   uint32_t flags;
+  fb::Datatype datatype = fb::Datatype::fp32;
 };
 
-// A graph over fp32 values (id = position) with the given nodes, inputs and outputs; `constants` are appended as
-// constant data entries 1.. (entry 0 is reserved), each `size` bytes at `offset`.
+// A graph over values (id = position; fp32 unless said) with the given nodes, inputs and outputs; `constants` are
+// appended as constant data entries 1.. (entry 0 is reserved), each `size` bytes at `offset`.
 struct GraphSpec {
   std::vector<ValueSpec> values;
   std::vector<uint32_t> inputs, outputs;
@@ -36,17 +37,43 @@ struct GraphSpec {
   // Adds nodes to the builder; returns their offsets.
   std::function<std::vector<flatbuffers::Offset<fb::Node>>(flatbuffers::FlatBufferBuilder&)> nodes;
   const char* identifier = "XN01";
+  std::vector<uint32_t> external_ids;  // per value, when not ExecuTorch's numbering (external_id() below)
 };
+
+// A value's external id, as ExecuTorch numbers them: its position among the delegate's arguments (inputs, then
+// outputs); none for the rest.
+inline uint32_t external_id(const GraphSpec& g, uint32_t id) {
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    if (g.inputs[k] == id) return static_cast<uint32_t>(k);
+  }
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    if (g.outputs[k] == id) return static_cast<uint32_t>(g.inputs.size() + k);
+  }
+  return kNoId;
+}
 
 inline std::vector<uint8_t> serialize(const GraphSpec& g, bool header = true) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::Value>> values;
   for (size_t i = 0; i < g.values.size(); ++i) {
     const ValueSpec& v = g.values[i];
-    auto t = fb::CreateTensorValue(b, fb::Datatype::fp32, static_cast<uint32_t>(v.dims.size()), b.CreateVector(v.dims),
-                                   v.constant, v.flags ? static_cast<uint32_t>(i) : kNoId, v.flags,
-                                   static_cast<uint32_t>(i));
-    values.push_back(fb::CreateValue(b, fb::ValueUnion::TensorValue, t.Union()));
+    const uint32_t id = static_cast<uint32_t>(i);
+    auto t =
+        fb::CreateTensorValue(b, v.datatype, static_cast<uint32_t>(v.dims.size()), b.CreateVector(v.dims), v.constant,
+                              g.external_ids.empty() ? external_id(g, id) : g.external_ids[i], v.flags, id);
+    // Quantized datatypes with unit scales: per channel (dim 0) for qcint8 and qcint32, else per tensor.
+    if (v.datatype == fb::Datatype::qcint8 || v.datatype == fb::Datatype::qcint32) {
+      const std::vector<float> scales(v.dims.empty() ? 1 : v.dims[0], 1.0f);
+      auto pc = fb::CreatePerChannelQuant(b, b.CreateVector(scales), 0);
+      auto q = fb::CreateQuantizedTensorValue(b, t, fb::QuantParams::PerChannelQuant, pc.Union());
+      values.push_back(fb::CreateValue(b, fb::ValueUnion::QuantizedTensorValue, q.Union()));
+    } else if (v.datatype == fb::Datatype::qint8 || v.datatype == fb::Datatype::qint32) {
+      auto pt = fb::CreatePerTensorQuant(b, 1.0f, 0);
+      auto q = fb::CreateQuantizedTensorValue(b, t, fb::QuantParams::PerTensorQuant, pt.Union());
+      values.push_back(fb::CreateValue(b, fb::ValueUnion::QuantizedTensorValue, q.Union()));
+    } else {
+      values.push_back(fb::CreateValue(b, fb::ValueUnion::TensorValue, t.Union()));
+    }
   }
   auto nodes = g.nodes(b);
   std::vector<flatbuffers::Offset<fb::ConstantDataOffset>> constants{fb::CreateConstantDataOffset(b, 0, 0)};
@@ -130,6 +157,32 @@ inline GraphSpec transformer_nodes() {
                                                       fb::CreateNode(b, fb::NodeUnion::Concatenate2, cat.Union()),
                                                       fb::CreateNode(b, fb::NodeUnion::Gelu, gelu.Union()),
                                                       fb::CreateNode(b, fb::NodeUnion::Clamp, clamp.Union(), 0, mm)};
+  };
+  return g;
+}
+
+// The newer nodes of a Llama or GPT-2 block ExecuTorch writes, each on the CPU, between clamps in XNNPACK:
+// x[2,6] -> slice [:, 1:5] -> [2,4]; rsqrt; clamp to [0, 4]; tanh; exp; log; sin; cos -> out.
+// Eight stages, the clamp the only subgraph among them.
+inline GraphSpec llama_nodes() {
+  GraphSpec g;
+  g.values = {{{2, 6}, 0, kInput}, {{2, 4}, 0, 0}, {{2, 4}, 0, 0}, {{2, 4}, 0, 0},      {{2, 4}, 0, 0},
+              {{2, 4}, 0, 0},      {{2, 4}, 0, 0}, {{2, 4}, 0, 0}, {{2, 4}, 0, kOutput}};
+  g.inputs = {0};
+  g.outputs = {8};
+  g.nodes = [](flatbuffers::FlatBufferBuilder& b) {
+    const uint32_t offsets[] = {0, 1}, sizes[] = {2, 4};
+    auto slice = fb::CreateStaticSlice(b, 2, b.CreateVector(offsets, 2), b.CreateVector(sizes, 2), 0, 1, 0);
+    auto mm = fb::CreateOutputMinMax(b, 0.0f, 4.0f);
+    std::vector<flatbuffers::Offset<fb::Node>> nodes{fb::CreateNode(b, fb::NodeUnion::StaticSlice, slice.Union())};
+    nodes.push_back(fb::CreateNode(b, fb::NodeUnion::ReciprocalSquareRoot, fb::CreateNode1x1(b, 1, 2, 0).Union()));
+    nodes.push_back(fb::CreateNode(b, fb::NodeUnion::Clamp, fb::CreateNode1x1(b, 2, 3, 0).Union(), 0, mm));
+    const fb::NodeUnion rest[] = {fb::NodeUnion::Tanh, fb::NodeUnion::Exp, fb::NodeUnion::Log, fb::NodeUnion::Sin,
+                                  fb::NodeUnion::Cos};
+    for (uint32_t k = 0; k < 5; ++k) {
+      nodes.push_back(fb::CreateNode(b, rest[k], fb::CreateNode1x1(b, 3 + k, 4 + k, 0).Union()));
+    }
+    return nodes;
   };
   return g;
 }

@@ -117,6 +117,40 @@ TEST(XnnpackBackend, RunsBatchMatmulConcatAndGeluOnTheCpuAroundXnnpack) {
       }
 }
 
+TEST(XnnpackBackend, PassesArgumentsByExternalId) {
+  GraphSpec g = transformer_nodes();
+  Loaded in_order(serialize(g));
+  g.external_ids = {1, 0, kNoId, kNoId, kNoId, kNoId, 2};  // y is the call's first argument, x its second
+  Loaded swapped(serialize(g));
+  ASSERT_EQ(in_order.error, Error::Ok) << last_log();
+  ASSERT_EQ(swapped.error, Error::Ok) << last_log();
+  Host x({2, 3, 4}), y({2, 4, 5}), want({2, 4, 5}), got({2, 4, 5});
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  for (size_t i = 0; i < y.data.size(); ++i) y.data[i] = 0.05f * static_cast<float>(i % 11) - 0.2f;
+  EValue* a[] = {&x.value, &y.value, &want.value};
+  EValue* b[] = {&y.value, &x.value, &got.value};
+  ASSERT_EQ(kBackend.execute(in_order.handle, a, 3), Error::Ok) << last_log();
+  ASSERT_EQ(kBackend.execute(swapped.handle, b, 3), Error::Ok) << last_log();
+  EXPECT_EQ(got.data, want.data);
+}
+
+TEST(XnnpackBackend, RunsSliceAndElementwiseFunctionsOnTheCpuAroundXnnpack) {
+  const GraphSpec g = llama_nodes();
+  Loaded d(serialize(g));
+  ASSERT_EQ(d.error, Error::Ok) << last_log();
+  Host x({2, 6}), out({2, 4});
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = 0.05f + 0.3f * static_cast<float>(i);
+  x.data[1] = 0.001f;  // rsqrt to 31.6, past the clamp
+  EValue* args[] = {&x.value, &out.value};
+  ASSERT_EQ(kBackend.execute(d.handle, args, 2), Error::Ok) << last_log();
+  for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 4; ++j) {
+      const double v = fmin(fmax(1.0 / sqrt(double(x.data[r * 6 + 1 + j])), 0.0), 4.0);
+      const double want = cos(sin(log(exp(tanh(v)))));
+      EXPECT_NEAR(out.data[r * 4 + j], want, 1e-6) << r << " " << j;
+    }
+}
+
 // Every delegate loaded for the same thread count shares one pthreadpool (17 pools of spinning workers made
 // ExecuTorch's BERT-mini 40x slower on two threads); the last release destroys it.
 TEST(XnnpackBackend, DelegatesShareOnePoolPerThreadCount) {
@@ -154,7 +188,7 @@ TEST(XnnpackBackend, DelegatesShareOnePoolPerThreadCount) {
 }
 
 TEST(XnnpackBackend, InitTakesWhatInitBytesSays) {
-  for (const GraphSpec& g : {linear(), transposing(), transformer_nodes()}) {
+  for (const GraphSpec& g : {linear(), transposing(), transformer_nodes(), llama_nodes()}) {
     const auto blob = serialize(g);
     Result<size_t> predicted = kBackend.init_bytes(blob.data(), blob.size(), {});
     ASSERT_TRUE(predicted.ok()) << last_log();

@@ -23,7 +23,7 @@ void unmap(void* context, const void* data, size_t size) {
 
 }  // namespace
 
-Result<MmapDataLoader> MmapDataLoader::open(const char* path) {
+Result<MmapDataLoader> MmapDataLoader::open(const char* path, Residency residency) {
   EMBER_TRY_ASSIGN(file, internal::open_readonly(path));
   const long page_size = sysconf(_SC_PAGESIZE);
   if (page_size <= 0 || (page_size & (page_size - 1)) != 0) {
@@ -31,11 +31,11 @@ Result<MmapDataLoader> MmapDataLoader::open(const char* path) {
     ::close(file.fd);
     return Error::NotSupported;
   }
-  return MmapDataLoader(file.fd, file.size, static_cast<uint64_t>(page_size));
+  return MmapDataLoader(file.fd, file.size, static_cast<uint64_t>(page_size), residency);
 }
 
 MmapDataLoader::MmapDataLoader(MmapDataLoader&& other)
-    : fd_(other.fd_), file_size_(other.file_size_), page_size_(other.page_size_) {
+    : fd_(other.fd_), file_size_(other.file_size_), page_size_(other.page_size_), residency_(other.residency_) {
   other.fd_ = -1;
 }
 
@@ -53,7 +53,11 @@ Result<FreeableBuffer> MmapDataLoader::load(uint64_t offset, uint64_t size, cons
   EMBER_CHECK_OR_RETURN_ERROR(static_cast<uint64_t>(static_cast<size_t>(length)) == length, NotSupported,
                               "%llu bytes do not fit this target's address space",
                               static_cast<unsigned long long>(length));
-  void* p = mmap(nullptr, static_cast<size_t>(length), PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(page_offset));
+  int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+  if (residency_ == Residency::Prefault) flags |= MAP_POPULATE;
+#endif
+  void* p = mmap(nullptr, static_cast<size_t>(length), PROT_READ, flags, fd_, static_cast<off_t>(page_offset));
   if (p == MAP_FAILED) {
     EMBER_LOG(ERROR, "cannot map %llu bytes at offset %llu: %s", static_cast<unsigned long long>(size),
               static_cast<unsigned long long>(offset), strerror(errno));

@@ -10,7 +10,12 @@ namespace ember {
 
 class MmapDataLoader final : public DataLoader {
  public:
-  static Result<MmapDataLoader> open(const char* path);
+  // OnDemand: pages come in as they are touched. Prefault: each load's pages are read in by the mapping call itself
+  // (MAP_POPULATE), for a program whose first run touches every constant anyway (an LLM's weights): the faults are
+  // paid at load, in the kernel's batches, instead of one by one inside the first run's matrix products.
+  enum class Residency { OnDemand, Prefault };
+
+  static Result<MmapDataLoader> open(const char* path, Residency residency = Residency::OnDemand);
 
   MmapDataLoader(MmapDataLoader&& other);
   MmapDataLoader(const MmapDataLoader&) = delete;
@@ -25,12 +30,13 @@ class MmapDataLoader final : public DataLoader {
   Result<uint64_t> size() const override { return file_size_; }
 
  private:
-  MmapDataLoader(int fd, uint64_t file_size, uint64_t page_size)
-      : fd_(fd), file_size_(file_size), page_size_(page_size) {}
+  MmapDataLoader(int fd, uint64_t file_size, uint64_t page_size, Residency residency)
+      : fd_(fd), file_size_(file_size), page_size_(page_size), residency_(residency) {}
 
   int fd_;
   uint64_t file_size_;
   uint64_t page_size_;
+  Residency residency_;
 };
 
 }  // namespace ember

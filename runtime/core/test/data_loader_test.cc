@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <string>
@@ -112,6 +113,40 @@ TEST(DataLoader, MmapMapsEachLoadFromItsPageAndUnmapsOnFree) {
   straddling.free();
   EXPECT_EQ(straddling.data(), nullptr);
   EXPECT_FALSE(is_mapped(path));
+}
+
+// Minor page faults this process has taken so far.
+long minor_faults() {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// Reading every page of a load: a prefaulted mapping is already in place (no fault); an on-demand one faults its
+// pages in as they are read (the kernel maps up to 16 around each fault, so at least pages / 16 faults).
+TEST(DataLoader, MmapPrefaultMapsThePagesAtLoad) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), pages = 256;
+  std::string content(pages * page, '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>((i * 13 + i / 4093) & 0xff);
+  const std::string path = write_temp("prefault.bin", content);
+  for (MmapDataLoader::Residency r : {MmapDataLoader::Residency::OnDemand, MmapDataLoader::Residency::Prefault}) {
+    Result<MmapDataLoader> loader = MmapDataLoader::open(path.c_str(), r);
+    ASSERT_TRUE(loader.ok());
+    Result<FreeableBuffer> loaded = loader->load(0, content.size(), SegmentInfo{SegmentInfo::Type::Constant, 1});
+    ASSERT_TRUE(loaded.ok());
+    const volatile char* bytes = static_cast<const char*>(loaded->data());
+    const long before = minor_faults();
+    unsigned sum = 0, want = 0;
+    for (size_t i = 0; i < content.size(); i += page) sum += static_cast<unsigned char>(bytes[i]);
+    const long faults = minor_faults() - before;
+    for (size_t i = 0; i < content.size(); i += page) want += static_cast<unsigned char>(content[i]);
+    EXPECT_EQ(sum, want);
+    if (r == MmapDataLoader::Residency::Prefault) {
+      EXPECT_LE(faults, 2) << "a prefaulted load faulted while being read";
+    } else {
+      EXPECT_GE(faults, static_cast<long>(pages / 16)) << "an on-demand load was mapped in already";
+    }
+  }
 }
 
 TEST(DataLoader, MissingFileNamesPathAndReason) {
