@@ -90,10 +90,23 @@ def timed(fn):
     return value, time.perf_counter() - t0
 
 
+def build_runtime() -> None:
+    """The Python extension built now: ember.runtime builds it only when it is missing, so an old build would
+    otherwise be scored."""
+    import subprocess
+
+    target = "//runtime/python:_ember_runtime.so"
+    r = subprocess.run(["bazel", "build", target], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"bazel build {target} failed:\n{r.stderr[-2000:]}")
+
+
 def score_ember(ckpt: str, tokens, n_bytes: int, window: int, stride: int, formats, a):
     """Eager fp32 (the reference), then each Ember format exported and scored: (rows, reference, {format: result})."""
     from bench.llm_quality import perplexity
     from examples.llm.export import load_hf
+
+    build_runtime()
 
     hf = load_hf(ckpt)
     ref, sec = timed(lambda: perplexity.eager_perplexity(hf, tokens, window, stride))

@@ -159,8 +159,9 @@ def markdown(doc: dict) -> str:
     lines += [
         "",
         f"Scoring times are wall-clock on a shared 2-core machine (load average {ev['load_average'][0]:.1f} at the "
-        f"end), {ev['threads']} kernel thread(s): Ember runs a window as generation does, one decode call per "
-        f"token through its KV cache; eager PyTorch scores a window in one forward.",
+        f"end), {ev['threads']} thread(s) for Ember's kernels and for eager PyTorch, 1 for llama.cpp: Ember runs "
+        f"a window as generation does, one decode call per token through its KV cache; eager PyTorch and llama.cpp "
+        f"score a window in one pass.",
         "",
         "## Training",
         "",
