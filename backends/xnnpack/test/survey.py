@@ -222,7 +222,8 @@ _ORDER = {"runs": 0, "refused": 1, "fails elsewhere": 2, "no export": 3}
 # What a model's row cannot say by itself, checked by hand; appended to its detail.
 NOTES = {
     "running_mean": "ExecuTorch's program gives its mutable buffers no initial value (data_buffer_idx 0), so the "
-    "output depends on what planned memory holds: zeros in ExecuTorch's runtime, not in the runner's",
+    "output depends on what planned memory holds: ExecuTorch's runtime starts it at zero, the runner at whatever its "
+    "allocation holds",
     "dynamic_mlp": "the blob's shapes are the batch bound (8); ExecuTorch's runtime reshapes its XNNPACK runtimes "
     "per call, which the 2022 library cannot: Ember runs it at the bound only",
     "cond_gate": "ExecuTorch leaves the linears inside torch.cond's branches undelegated but undecomposed",
@@ -269,7 +270,7 @@ def table(outcomes: List[Outcome], runner_note: str) -> str:
         for o in refused:
             m = re.search(r"\((XNN\w+)\)", o.detail)
             by_kind[m.group(1) if m else o.detail[:80]].append(o.name)
-        lines += ["", "Refusals by the first node kind refused:", ""]
+        lines += ["", "Refusals, by the node kind (or the argument) the message names first:", ""]
         lines += [f"- `{k}`: {', '.join(v)}" for k, v in sorted(by_kind.items())]
     return "\n".join(lines) + "\n"
 
