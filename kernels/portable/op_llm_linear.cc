@@ -122,6 +122,22 @@ inline int64_t dense_index(const LlmLinearShape& s, int64_t n, int64_t k) {
   return s.blocked ? (n / kChannelBlock) * s.K * kChannelBlock + k * kChannelBlock + n % kChannelBlock : n * s.K + k;
 }
 
+// out[m, n] = (sum_k x[m, k] * w[n, k]) * scales[n] + bias[n] over either dense layout, summed in C; scales null for
+// float weights (ember_llm::linear), so both dense linears share one loop.
+template <typename T, typename C, typename W>
+void dense_linear(const LlmLinearShape& s, const T* xs, const W* w, const float* sc, const T* b, T* o) {
+  for (int64_t m = 0; m < s.M; ++m) {
+    const T* xr = xs + m * s.K;
+    for (int64_t n = 0; n < s.N; ++n) {
+      C acc = C(0);
+      for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(w[dense_index(s, n, k)]);
+      if (sc) acc *= static_cast<C>(sc[n]);
+      if (b) acc += static_cast<C>(b[n]);
+      o[m * s.N + n] = static_cast<T>(acc);
+    }
+  }
+}
+
 void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out) {
   const char* name = "ember_llm::linear.out";
   LlmLinearShape s;
@@ -130,19 +146,8 @@ void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const
   EMBER_DISPATCH(ctx, name, kMask, x.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const T* xs = x.const_data_ptr<T>();
-    const T* w = weight.const_data_ptr<T>();
-    const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
-    T* o = out.mutable_data_ptr<T>();
-    for (int64_t m = 0; m < s.M; ++m) {
-      const T* xr = xs + m * s.K;
-      for (int64_t n = 0; n < s.N; ++n) {
-        C acc = C(0);
-        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(w[dense_index(s, n, k)]);
-        if (b) acc += static_cast<C>(b[n]);
-        o[m * s.N + n] = static_cast<T>(acc);
-      }
-    }
+    dense_linear<T, C>(s, x.const_data_ptr<T>(), weight.const_data_ptr<T>(), nullptr,
+                       bias ? bias->const_data_ptr<T>() : nullptr, out.mutable_data_ptr<T>());
   });
 }
 
@@ -157,21 +162,8 @@ void linear_int8_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, 
   EMBER_DISPATCH(ctx, name, kMask, x.scalar_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const T* xs = x.const_data_ptr<T>();
-    const int8_t* w = weight.const_data_ptr<int8_t>();
-    const float* sc = scales.const_data_ptr<float>();
-    const T* b = bias ? bias->const_data_ptr<T>() : nullptr;
-    T* o = out.mutable_data_ptr<T>();
-    for (int64_t m = 0; m < s.M; ++m) {
-      const T* xr = xs + m * s.K;
-      for (int64_t n = 0; n < s.N; ++n) {
-        C acc = C(0);
-        for (int64_t k = 0; k < s.K; ++k) acc += static_cast<C>(xr[k]) * static_cast<C>(w[dense_index(s, n, k)]);
-        C v = acc * static_cast<C>(sc[n]);
-        if (b) v += static_cast<C>(b[n]);
-        o[m * s.N + n] = static_cast<T>(v);
-      }
-    }
+    dense_linear<T, C>(s, x.const_data_ptr<T>(), weight.const_data_ptr<int8_t>(), scales.const_data_ptr<float>(),
+                       bias ? bias->const_data_ptr<T>() : nullptr, out.mutable_data_ptr<T>());
   });
 }
 
