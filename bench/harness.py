@@ -341,7 +341,8 @@ def export_ember(env: Env, names: List[str], prepared: dict) -> dict:
         t0 = time.perf_counter()
         # Convolution + ReLU6 as one kernel call, as XNNPACK fuses them inside its delegate. Opt-in in exir because
         # the fused operator is Ember's own: this .pte runs on Ember's runners, not on ExecuTorch's runtime.
-        config = exir.ExecutorchBackendConfig(fuse_activations=True)
+        # And dense 3x3 convolutions as Winograd F(4x4, 3x3) with filters transformed at export (Ember's own too).
+        config = exir.ExecutorchBackendConfig(fuse_activations=True, winograd=True)
         if MODELS[name].int8:
             # Ember's quantizer (exir.quantization): its int8 kernels take the conv + activation pairs whole.
             from exir.quantization import quantize

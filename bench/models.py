@@ -8,7 +8,9 @@
   sequence 128) and a ViT encoder in DeiT-Tiny's shape (12 layers, hidden 192, 224x224, patches of 16);
 - "int8" (`--models int8`): ResNet18 and torchvision's MobileNetV2 (the real group's), each quantized to int8 by
   each framework's own PT2E quantizer (Ember's EmberQuantizer, ExecuTorch's XNNPACKQuantizer, per-channel
-  symmetric weights) calibrated on the same seeded inputs (calibration.npz in the model's work folder).
+  symmetric weights) calibrated on the same seeded inputs (calibration.npz in the model's work folder);
+- "layers" (`--models layers`): single convolutions in the shapes that carry the CNNs' time (LAYERS below), each
+  with its bias and activation, to compare kernels shape by shape.
 
 Importable in every venv the benchmark uses (it needs torch only). The real models' definitions need
 torchvision/transformers, which only the project's .venv has: the harness exports them there once
@@ -119,6 +121,55 @@ def _vit_tiny(size):
     return Z.FirstTensor(transformers.ViTModel(config, add_pooling_layer=False), 0), Z._hf_vit_inputs(config, size)
 
 
+class ConvLayer(nn.Module):
+    """One convolution of a real CNN, with the bias its batch norm folds into and the activation after it: the
+    "layers" group times each framework's kernel for one shape alone, where the whole models give only totals."""
+
+    def __init__(self, cin, cout, k, stride, groups, act):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=True)
+        self.act = {"relu": nn.ReLU(), "relu6": nn.ReLU6(), "silu": nn.SiLU(), "none": nn.Identity()}[act]
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+
+
+# name: (label, in channels, out channels, kernel, stride, groups, input height = width, activation). The shapes
+# that carry most of the CNNs' time: ResNet18's dense 3x3 stages, MobileNetV2's pointwise expansions and
+# projections and its depthwise 3x3s, EfficientNet-B0's depthwise 5x5s.
+LAYERS = {
+    "l_r18_stem": ("ResNet18 stem 7x7/2 3->64 @224", 3, 64, 7, 2, 1, 224, "relu"),
+    "l_r18_3x3_64": ("ResNet18 3x3 64->64 @56", 64, 64, 3, 1, 1, 56, "relu"),
+    "l_r18_3x3_128s2": ("ResNet18 3x3/2 64->128 @56", 64, 128, 3, 2, 1, 56, "relu"),
+    "l_r18_3x3_128": ("ResNet18 3x3 128->128 @28", 128, 128, 3, 1, 1, 28, "relu"),
+    "l_r18_3x3_256": ("ResNet18 3x3 256->256 @14", 256, 256, 3, 1, 1, 14, "relu"),
+    "l_r18_3x3_512": ("ResNet18 3x3 512->512 @7", 512, 512, 3, 1, 1, 7, "relu"),
+    "l_mv2_pw_16_96": ("MobileNetV2 1x1 16->96 @112", 16, 96, 1, 1, 1, 112, "relu6"),
+    "l_mv2_dw_96s2": ("MobileNetV2 dw3x3/2 96 @112", 96, 96, 3, 2, 96, 112, "relu6"),
+    "l_mv2_pw_144_24": ("MobileNetV2 1x1 144->24 @56", 144, 24, 1, 1, 1, 56, "none"),
+    "l_mv2_pw_24_144": ("MobileNetV2 1x1 24->144 @56", 24, 144, 1, 1, 1, 56, "relu6"),
+    "l_mv2_dw_144": ("MobileNetV2 dw3x3 144 @56", 144, 144, 3, 1, 144, 56, "relu6"),
+    "l_mv2_pw_64_384": ("MobileNetV2 1x1 64->384 @14", 64, 384, 1, 1, 1, 14, "relu6"),
+    "l_mv2_dw_384": ("MobileNetV2 dw3x3 384 @14", 384, 384, 3, 1, 384, 14, "relu6"),
+    "l_mv2_pw_384_64": ("MobileNetV2 1x1 384->64 @14", 384, 64, 1, 1, 1, 14, "none"),
+    "l_mv2_pw_160_960": ("MobileNetV2 1x1 160->960 @7", 160, 960, 1, 1, 1, 7, "relu6"),
+    "l_mv2_pw_320_1280": ("MobileNetV2 1x1 320->1280 @7", 320, 1280, 1, 1, 1, 7, "relu6"),
+    "l_eff_dw5_240s2": ("EfficientNet-B0 dw5x5/2 240 @28", 240, 240, 5, 2, 240, 28, "silu"),
+    "l_eff_dw5_672": ("EfficientNet-B0 dw5x5 672 @14", 672, 672, 5, 1, 672, 14, "silu"),
+}
+
+
+def _layer(name: str) -> BenchModel:
+    label, cin, cout, k, stride, groups, hw, act = LAYERS[name]
+
+    def build():
+        torch.manual_seed(sum(map(ord, name)))
+        g = torch.Generator().manual_seed(7)
+        return ConvLayer(cin, cout, k, stride, groups, act).eval(), (torch.randn(1, cin, hw, hw, generator=g),)
+
+    return BenchModel(name, label, build, group="layers")
+
+
 MODELS: Dict[str, BenchModel] = {
     m.name: m
     for m in [
@@ -140,14 +191,16 @@ MODELS: Dict[str, BenchModel] = {
         _public("resnet18_int8", "ResNet18 @224 int8", zoo_name="resnet18", int8=True),
         _public("tv_mobilenet_v2_int8", "torchvision MobileNetV2 @224 int8", zoo_name="mobilenet_v2", int8=True),
     ]
+    + [_layer(n) for n in LAYERS]
 }
 
 QUICK_MODELS: List[str] = [m.name for m in MODELS.values() if m.small]
-# --models takes these group names too: "zoo" (the default set), "real", "int8", "all".
+# --models takes these group names too: "zoo" (the default set), "real", "int8", "layers", "all".
 GROUPS: Dict[str, List[str]] = {
     "zoo": [m.name for m in MODELS.values() if m.group == "zoo"],
     "real": [m.name for m in MODELS.values() if m.group == "real"],
     "int8": [m.name for m in MODELS.values() if m.group == "int8"],
+    "layers": [m.name for m in MODELS.values() if m.group == "layers"],
     "all": list(MODELS),
 }
 # Calibration inputs per int8 model: the same seeded set for every framework's quantizer.

@@ -40,6 +40,10 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                            bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
                            Tensor& out);
+// ember::winograd_conv2d.out: a 3x3 convolution from its Winograd-transformed filter (op_winograd_conv2d.cc).
+KernelMemory winograd_conv2d_memory(const KernelArgs& args);
+void winograd_conv2d_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                         ArrayRef<int64_t> padding, double min, double max, Tensor& out);
 // ember::convolution_silu.out: the same with out through SiLU, each block while it is in cache.
 KernelMemory convolution_silu_memory(const KernelArgs& args);
 void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,

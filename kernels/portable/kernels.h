@@ -55,6 +55,10 @@ void convolution_clamp_out(KernelContext& ctx, const Tensor& input, const Tensor
                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                            bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, double min, double max,
                            Tensor& out);
+// ember::winograd_conv2d.out: a 3x3 stride-1 convolution from its Winograd-transformed filter, clamped (Float).
+KernelMemory winograd_conv2d_memory(const KernelArgs& args);
+void winograd_conv2d_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                         ArrayRef<int64_t> padding, double min, double max, Tensor& out);
 // ember::convolution_silu.out: the same, then SiLU over out (Float only).
 void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
                           ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
