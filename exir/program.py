@@ -175,7 +175,7 @@ class ExecutorchProgramManager:
         for r in self.reports.values():
             fused = f" ({r.fused_activations} convolution + activation pairs fused)" if r.fused_activations else ""
             if r.winograd_convolutions:
-                fused += f" ({r.winograd_convolutions} convolutions as Winograd F(4x4, 3x3))"
+                fused += f" ({r.winograd_convolutions} convolutions as Winograd F(m x m, 3x3))"
             lines.append(f"method {r.name}: {r.num_instructions} instructions{fused}, plan by {r.algorithm}")
             if r.dynamic_inputs:
                 lines.append(f"  dynamic inputs, planned at their bounds: {'; '.join(r.dynamic_inputs)}")

@@ -1,14 +1,15 @@
-// ember::winograd_conv2d for Float, NCHW, in three passes over a chunk of tile rows at a time:
-//  1. input transform, per input channel: the six input rows of a tile row, split by column modulo 4, make every
-//     tap of a whole vector of neighbouring tiles one unit-stride load; V[point][channel][tile] is written a vector
-//     of tiles at a time;
-//  2. 36 matrix products, one per point: M[point][tile][out] = sum over in of V[point][in][tile] * U[point][in][out].
+// ember::winograd_conv2d for Float, NCHW, F(2x2, 3x3) or F(4x4, 3x3) (the filter's shape says which), in three
+// passes over a chunk of tile rows at a time:
+//  1. input transform, per input channel: the input rows of the chunk split by column modulo M (the tile's outputs
+//     per side) make every tap of a whole vector of consecutive tiles one unit-stride load, across tile rows too;
+//     V[point][channel][tile] is written a vector of tiles at a time;
+//  2. one matrix product per point: M[point][tile][out] = sum over in of V[point][in][tile] * U[point][in][out].
 //     Rows are tiles and columns output channels, so the register tile is full on any plane (a 28x28 output has 49
 //     tiles, which as GEMM columns would fill four 16-float vectors 49/64 of the way), and the transformed filter
 //     is read in place, a row of output channels at a time, as exir laid it out;
-//  3. output transform, per tile and vector of output channels: bias, clamp, and each channel's 4x4 outputs stored
-//     into its plane.
-// Chunks of tile rows keep V and M (36 x (in + out) floats per tile) within kChunkFloats, so they stay in L2
+//  3. output transform, per tile and vector of output channels: bias, clamp, and each channel's M x M outputs
+//     stored into its plane.
+// Chunks of tile rows keep V and M (points x (in + out) floats per tile) within kChunkFloats, so they stay in L2
 // between the passes; the filter is read once per chunk. Each pass splits over the method's threads (channels,
 // points, tiles), and every value is computed the same way on any thread. Scratch is planned
 // (winograd_conv2d_memory): the chunk's V and M, and a slice per thread for pass 1's split rows.
@@ -22,45 +23,45 @@ namespace ember {
 namespace optimized {
 namespace {
 
-using winograd::kIn;
-using winograd::kOut;
-using winograd::kPoints;
 using winograd::WinogradGeometry;
+
+// Points per tile of the geometry's F(m x m, 3x3): 16 or 36.
+int64_t points(const WinogradGeometry& g) { return (g.m + 2) * (g.m + 2); }
 
 // V and M of one chunk: 2 MB, about what L2 holds beside the filter's rows in use.
 constexpr int64_t kChunkFloats = int64_t{1} << 19;
 // M's rows are padded to whole 16-float vectors, so every vector width's stores stay inside a row.
 constexpr int64_t kRowAlign = 16;
 
-// Between two points' blocks of V (and of M), 16 floats more than the block: otherwise the 36 blocks' rows, whose
-// sizes are often multiples of 4 KB, would all fall in the same L1 sets, and the input pass writes 36 rows at once.
+// Between two points' blocks of V (and of M), 16 floats more than the block: otherwise the blocks' rows, whose sizes
+// are often multiples of 4 KB, would all fall in the same L1 sets, and the input pass writes 16 or 36 rows at once.
 constexpr int64_t kPointSkew = 16;
 
-// The scratch of one chunk of `rows` tile rows: V [36][Cin][tiles] and M [36][tiles][ldm], each point's block
+// The scratch of one chunk of `rows` tile rows: V [points][Cin][tiles] and M [points][tiles][ldm], each point's block
 // point_v (point_m) floats after the previous one, then per thread a slice for the input pass (split_floats below).
 struct ChunkPlan {
   int64_t rows, tiles, ldm, point_v, point_m, shared, slice;
 };
 
 // One slice: a zero-bordered input row, then the chunk's input rows split for the input pass, S[r][j][ti][tj] =
-// padded input (4 ti + r, 4 tj + j) for r < 4, j < 6 and rows + 1 tile rows (a tile reads its next tile row's
+// padded input (M ti + r, M tj + j) for r < M, j < M + 2 and rows + 1 tile rows (a tile reads its next tile row's
 // first two input rows, and its next tile column's first two input columns).
-int64_t padded_row_floats(const WinogradGeometry& g) { return (4 * g.tiles_w + 2 + 15) / 16 * 16; }
-int64_t split_floats(const WinogradGeometry& g, int64_t rows) { return 4 * kIn * (rows + 1) * g.tiles_w; }
+int64_t padded_row_floats(const WinogradGeometry& g) { return (g.m * g.tiles_w + 2 + 15) / 16 * 16; }
+int64_t split_floats(const WinogradGeometry& g, int64_t rows) { return g.m * (g.m + 2) * (rows + 1) * g.tiles_w; }
 
 ChunkPlan chunk_plan(const WinogradGeometry& g, int64_t rows) {
   ChunkPlan p;
   p.rows = rows, p.tiles = rows * g.tiles_w, p.ldm = (g.Cout + kRowAlign - 1) / kRowAlign * kRowAlign;
   p.point_v = g.Cin * p.tiles + kPointSkew;
   p.point_m = p.tiles * p.ldm + kPointSkew;
-  p.shared = kPoints * (p.point_v + p.point_m);
+  p.shared = points(g) * (p.point_v + p.point_m);
   p.slice = (padded_row_floats(g) + split_floats(g, rows) + 15) / 16 * 16;
   return p;
 }
 
 // Tile rows per chunk as planned: V and M within kChunkFloats, at least one tile row, at most the plane.
 int64_t planned_rows(const WinogradGeometry& g) {
-  const int64_t per_row = kPoints * (g.Cin + (g.Cout + kRowAlign - 1) / kRowAlign * kRowAlign) * g.tiles_w;
+  const int64_t per_row = points(g) * (g.Cin + (g.Cout + kRowAlign - 1) / kRowAlign * kRowAlign) * g.tiles_w;
   int64_t rows = per_row > 0 ? kChunkFloats / per_row : 1;
   if (rows < 1) rows = 1;
   return rows < g.tiles_h ? rows : g.tiles_h;
@@ -82,14 +83,15 @@ struct Job {
 };
 
 // Pass 1's transform of the tiles [t, t + lanes of T), from the split rows: tap (i, j) of chunk tile t is
-// S[i % 4][j][i / 4][0] + t, so a vector of consecutive tiles is one unit-stride load per tap, across tile rows too.
-template <class T>
+// S[i % M][j][i / M][0] + t, so a vector of consecutive tiles is one unit-stride load per tap, across tile rows too.
+template <int M, class T>
 EMBER_ALWAYS_INLINE void transform_tiles(const Job& job, const float* split, int64_t t, float* vc) {
+  using F = winograd::Tile<M>;
   const int64_t tw = job.g.tiles_w, phase = (job.tiles / tw + 1) * tw;
-  T d[kIn][kIn], out[kPoints];
-  EMBER_UNROLL for (int i = 0; i < kIn; ++i) {
-    EMBER_UNROLL for (int j = 0; j < kIn; ++j) {
-      const float* src = split + ((i & 3) * kIn + j) * phase + (i >> 2) * tw + t;
+  T d[F::kIn][F::kIn], out[F::kPoints];
+  EMBER_UNROLL for (int i = 0; i < F::kIn; ++i) {
+    EMBER_UNROLL for (int j = 0; j < F::kIn; ++j) {
+      const float* src = split + ((i % M) * F::kIn + j) * phase + (i / M) * tw + t;
       if constexpr (sizeof(T) == sizeof(float)) {
         d[i][j] = *src;
       } else {
@@ -97,8 +99,8 @@ EMBER_ALWAYS_INLINE void transform_tiles(const Job& job, const float* split, int
       }
     }
   }
-  winograd::input_tile(d, out);
-  EMBER_UNROLL for (int p = 0; p < kPoints; ++p) {
+  F::input_tile(d, out);
+  EMBER_UNROLL for (int p = 0; p < F::kPoints; ++p) {
     if constexpr (sizeof(T) == sizeof(float)) {
       vc[p * job.plan.point_v + t] = out[p];
     } else {
@@ -108,11 +110,12 @@ EMBER_ALWAYS_INLINE void transform_tiles(const Job& job, const float* split, int
 }
 
 // Pass 1, for input channels [c0, c1): per channel, its rows of the chunk split (each copied once into a zero-
-// bordered row, then read at stride 4 from each of the six column phases), then every tile of the chunk in
+// bordered row, then read at stride M from each of the M + 2 column phases), then every tile of the chunk in
 // vectors of L, of 4, then one by one.
-template <class V>
+template <class V, int M>
 EMBER_ALWAYS_INLINE void input_pass(const Job& job, int64_t c0, int64_t c1, float* slice) {
   constexpr int64_t L = Lanes<V>::value;
+  constexpr int kIn = M + 2;
   const WinogradGeometry& g = job.g;
   const int64_t tw = g.tiles_w, rows = job.tiles / tw, phase = (rows + 1) * tw, width = padded_row_floats(g);
   float* padded = slice;
@@ -120,21 +123,21 @@ EMBER_ALWAYS_INLINE void input_pass(const Job& job, int64_t c0, int64_t c1, floa
   for (int64_t c = c0; c < c1; ++c) {
     const float* plane = job.x + c * g.H * g.W;
     for (int64_t ti = 0; ti <= rows; ++ti) {
-      for (int r = 0; r < 4; ++r) {
-        const int64_t y = (job.row0 + ti) * kOut + r - g.ph;
+      for (int r = 0; r < M; ++r) {
+        const int64_t y = (job.row0 + ti) * M + r - g.ph;
         for (int64_t k = 0; k < width; ++k) padded[k] = 0.0f;
         if (y >= 0 && y < g.H) memcpy(padded + g.pw, plane + y * g.W, static_cast<size_t>(g.W) * sizeof(float));
         for (int j = 0; j < kIn; ++j) {
           float* dst = split + (r * kIn + j) * phase + ti * tw;
-          for (int64_t tj = 0; tj < tw; ++tj) dst[tj] = padded[4 * tj + j];
+          for (int64_t tj = 0; tj < tw; ++tj) dst[tj] = padded[M * tj + j];
         }
       }
     }
     float* vc = job.v + c * job.tiles;
     int64_t t = 0;
-    for (; t + L <= job.tiles; t += L) transform_tiles<V>(job, split, t, vc);
-    for (; t + 4 <= job.tiles; t += 4) transform_tiles<f32x4>(job, split, t, vc);
-    for (; t < job.tiles; ++t) transform_tiles<float>(job, split, t, vc);
+    for (; t + L <= job.tiles; t += L) transform_tiles<M, V>(job, split, t, vc);
+    for (; t + 4 <= job.tiles; t += 4) transform_tiles<M, f32x4>(job, split, t, vc);
+    for (; t < job.tiles; ++t) transform_tiles<M, float>(job, split, t, vc);
   }
 }
 
@@ -200,14 +203,15 @@ EMBER_ALWAYS_INLINE void product_pass(const Job& job, int point) {
 }
 
 // Pass 3 for tiles [t0, t1): per vector of output channels, A^T M A, bias and clamp in registers, then each
-// channel's 4x4 (cut at the plane's edge) stored into its plane.
-template <class T>
+// channel's M x M (cut at the plane's edge) stored into its plane.
+template <int M, class T>
 EMBER_ALWAYS_INLINE void finish_tile(const Job& job, int64_t t, int64_t co, T bias, T lo, T hi, int64_t oy, int64_t ox,
                                      int64_t rows, int64_t cols) {
+  using F = winograd::Tile<M>;
   constexpr int64_t L = sizeof(T) / sizeof(float);
   const WinogradGeometry& g = job.g;
-  T mv[kPoints], y[kOut][kOut];
-  for (int p = 0; p < kPoints; ++p) {
+  T mv[F::kPoints], y[M][M];
+  for (int p = 0; p < F::kPoints; ++p) {
     const float* src = job.m + p * job.plan.point_m + t * job.plan.ldm + co;
     if constexpr (L == 1) {
       mv[p] = *src;
@@ -215,10 +219,10 @@ EMBER_ALWAYS_INLINE void finish_tile(const Job& job, int64_t t, int64_t co, T bi
       mv[p] = vload<T>(src);
     }
   }
-  winograd::output_tile(mv, y);
-  float out[kOut][kOut][L];
-  EMBER_UNROLL for (int r = 0; r < kOut; ++r) {
-    EMBER_UNROLL for (int c = 0; c < kOut; ++c) {
+  F::output_tile(mv, y);
+  float out[M][M][L];
+  EMBER_UNROLL for (int r = 0; r < M; ++r) {
+    EMBER_UNROLL for (int c = 0; c < M; ++c) {
       T val = y[r][c] + bias;
       // NaN stays NaN, as in ATen: both comparisons are false for it.
       val = val < lo ? lo : val;
@@ -235,26 +239,26 @@ EMBER_ALWAYS_INLINE void finish_tile(const Job& job, int64_t t, int64_t co, T bi
   }
 }
 
-template <class V>
+template <class V, int M>
 EMBER_ALWAYS_INLINE void output_pass(const Job& job, int64_t t0, int64_t t1) {
   constexpr int64_t L = Lanes<V>::value;
   const WinogradGeometry& g = job.g;
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t ti = job.row0 + t / g.tiles_w, tj = t % g.tiles_w;
-    const int64_t oy = ti * kOut, ox = tj * kOut;
-    const int64_t rows = g.OH - oy < kOut ? g.OH - oy : kOut, cols = g.OW - ox < kOut ? g.OW - ox : kOut;
+    const int64_t oy = ti * M, ox = tj * M;
+    const int64_t rows = g.OH - oy < M ? g.OH - oy : M, cols = g.OW - ox < M ? g.OW - ox : M;
     int64_t co = 0;
     for (; co + L <= g.Cout; co += L) {
       const V b = job.bias ? vload<V>(job.bias + co) : V{};
-      finish_tile<V>(job, t, co, b, vsplat<V>(job.lo), vsplat<V>(job.hi), oy, ox, rows, cols);
+      finish_tile<M, V>(job, t, co, b, vsplat<V>(job.lo), vsplat<V>(job.hi), oy, ox, rows, cols);
     }
     for (; co < g.Cout; ++co) {
-      finish_tile<float>(job, t, co, job.bias ? job.bias[co] : 0.0f, job.lo, job.hi, oy, ox, rows, cols);
+      finish_tile<M, float>(job, t, co, job.bias ? job.bias[co] : 0.0f, job.lo, job.hi, oy, ox, rows, cols);
     }
   }
 }
 
-// Each pass per instruction set: the templates above are always inlined into a function built for it.
+// Each pass per instruction set and tile size: the templates above are always inlined into a function built for it.
 #if defined(__aarch64__)
 // 32 NEON registers: 8 tiles x 3 vectors (24 + 3 + 1).
 #define EMBER_WINOGRAD_BASELINE_TILE 8, 3
@@ -262,20 +266,12 @@ EMBER_ALWAYS_INLINE void output_pass(const Job& job, int64_t t0, int64_t t1) {
 // 16 SSE registers: 4 tiles x 2 vectors (8 + 2 + 1); Cortex-M's 8 MVE registers would spill either way.
 #define EMBER_WINOGRAD_BASELINE_TILE 4, 2
 #endif
-void input_baseline(const Job& j, int64_t c0, int64_t c1, float* s) { input_pass<f32x4>(j, c0, c1, s); }
+
 void product_baseline(const Job& j, int p) { product_pass<f32x4, EMBER_WINOGRAD_BASELINE_TILE>(j, p); }
-void output_baseline(const Job& j, int64_t t0, int64_t t1) { output_pass<f32x4>(j, t0, t1); }
 #if EMBER_SIMD_X86_DISPATCH
-// 16 AVX2 registers: 4 tiles x 3 vectors (12 + 3 + 1).
-EMBER_TARGET_AVX2 void input_avx2(const Job& j, int64_t c0, int64_t c1, float* s) { input_pass<f32x8>(j, c0, c1, s); }
+// 16 AVX2 registers: 4 tiles x 3 vectors (12 + 3 + 1); 32 AVX-512 registers: 8 tiles x 3 vectors (24 + 3 + 1).
 EMBER_TARGET_AVX2 void product_avx2(const Job& j, int p) { product_pass<f32x8, 4, 3>(j, p); }
-EMBER_TARGET_AVX2 void output_avx2(const Job& j, int64_t t0, int64_t t1) { output_pass<f32x8>(j, t0, t1); }
-// 32 AVX-512 registers: 8 tiles x 3 vectors (24 + 3 + 1).
-EMBER_TARGET_AVX512 void input_avx512(const Job& j, int64_t c0, int64_t c1, float* s) {
-  input_pass<f32x16>(j, c0, c1, s);
-}
 EMBER_TARGET_AVX512 void product_avx512(const Job& j, int p) { product_pass<f32x16, 8, 3>(j, p); }
-EMBER_TARGET_AVX512 void output_avx512(const Job& j, int64_t t0, int64_t t1) { output_pass<f32x16>(j, t0, t1); }
 #endif
 
 struct Passes {
@@ -284,13 +280,44 @@ struct Passes {
   void (*output)(const Job&, int64_t, int64_t);
 };
 
-Passes passes() {
+template <int M>
+struct Baseline {
+  static void input(const Job& j, int64_t c0, int64_t c1, float* s) { input_pass<f32x4, M>(j, c0, c1, s); }
+  static void output(const Job& j, int64_t t0, int64_t t1) { output_pass<f32x4, M>(j, t0, t1); }
+  static constexpr Passes passes = {&input, &product_baseline, &output};
+};
+
 #if EMBER_SIMD_X86_DISPATCH
-  if (cpu_has_avx512f()) return {&input_avx512, &product_avx512, &output_avx512};
-  if (cpu_has_avx2_fma()) return {&input_avx2, &product_avx2, &output_avx2};
+template <int M>
+struct Avx2 {
+  EMBER_TARGET_AVX2 static void input(const Job& j, int64_t c0, int64_t c1, float* s) {
+    input_pass<f32x8, M>(j, c0, c1, s);
+  }
+  EMBER_TARGET_AVX2 static void output(const Job& j, int64_t t0, int64_t t1) { output_pass<f32x8, M>(j, t0, t1); }
+  static constexpr Passes passes = {&input, &product_avx2, &output};
+};
+
+template <int M>
+struct Avx512 {
+  EMBER_TARGET_AVX512 static void input(const Job& j, int64_t c0, int64_t c1, float* s) {
+    input_pass<f32x16, M>(j, c0, c1, s);
+  }
+  EMBER_TARGET_AVX512 static void output(const Job& j, int64_t t0, int64_t t1) { output_pass<f32x16, M>(j, t0, t1); }
+  static constexpr Passes passes = {&input, &product_avx512, &output};
+};
 #endif
-  return {&input_baseline, &product_baseline, &output_baseline};
+
+template <int M>
+Passes passes_for() {
+#if EMBER_SIMD_X86_DISPATCH
+  if (cpu_has_avx512f()) return Avx512<M>::passes;
+  if (cpu_has_avx2_fma()) return Avx2<M>::passes;
+#endif
+  return Baseline<M>::passes;
 }
+
+// (The products do not depend on the tile size, only how many there are: both sizes share each instruction set's.)
+Passes passes(int m) { return m == 2 ? passes_for<2>() : passes_for<4>(); }
 
 // The chunk plan for the scratch at hand: planned_rows() tile rows, fewer while V, M and one slice do not fit (a
 // method planned for a larger input runs a smaller one with the same rows or more); rows 0 if not even one does.
@@ -304,13 +331,14 @@ ChunkPlan fitting_plan(const WinogradGeometry& g, size_t scratch_bytes) {
 
 void convolve(KernelContext& ctx, const WinogradGeometry& g, const ChunkPlan& plan, const float* x, const float* u,
               const float* bias, float lo, float hi, float* o) {
-  const Passes run = passes();
+  const Passes run = passes(g.m);
+  const int64_t count = points(g);
   ThreadPool* pool = ctx.threads();
   float* base = reinterpret_cast<float*>(ctx.scratch().data());
   Job job;
   job.g = g, job.plan = plan, job.u = u, job.bias = bias, job.lo = lo, job.hi = hi;
   job.v = base;
-  job.m = base + kPoints * plan.point_v;
+  job.m = base + count * plan.point_v;
   // Slices after the chunk's V and M, one per thread the scratch was planned for.
   float* slices = base + plan.shared;
   const int64_t threads = pool != nullptr ? pool->threads() : 1;
@@ -327,7 +355,7 @@ void convolve(KernelContext& ctx, const WinogradGeometry& g, const ChunkPlan& pl
         for (int64_t p = p0; p < p1; ++p)
           run.input(job, g.Cin * p / parts, g.Cin * (p + 1) / parts, slices + p * plan.slice);
       });
-      parallel_for(pool, kPoints, 1, [&](int64_t p0, int64_t p1) {
+      parallel_for(pool, count, 1, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) run.product(job, static_cast<int>(p));
       });
       const int64_t step = (job.tiles + 2 * threads - 1) / (2 * threads);

@@ -1,9 +1,9 @@
 """exir's opt-in winograd pass (exir/lowering/winograd.py): which convolutions it rewrites as
 ember::winograd_conv2d.out, what it stores, and that a rewritten network still matches eager.
 
-Rewritten: dense 3x3, stride 1, dilation 1, one group, a constant Float filter, at least 8 channels each side and
-16 output tiles of 4x4, alone or fused with its clamp. Left alone: strided, grouped, dilated, 1x1, small planes
-(ResNet18's 7x7), few channels; and everything when the option is off. A filter two convolutions share is
+Rewritten: dense 3x3, stride 1, dilation 1, one group, a constant Float filter, at least 8 channels each side, alone
+or fused with its clamp: as F(4x4, 3x3) with at least 49 output tiles of 4x4, else as F(2x2, 3x3) with 49 of 2x2.
+Left alone: strided, grouped, dilated, 1x1, smaller planes, few channels; and everything when the option is off. A filter two convolutions share is
 transformed once.
 """
 
@@ -31,31 +31,38 @@ def conv(cin=16, cout=16, k=3, **kw):
 
 
 @pytest.mark.parametrize(
-    "module,x,rewritten",
+    "module,x,m",
     [
-        (conv(), torch.randn(1, 16, 16, 16), True),
-        (torch.nn.Sequential(conv(), torch.nn.ReLU6()), torch.randn(1, 16, 16, 16), True),
-        (conv(bias=False), torch.randn(2, 16, 13, 13), True),  # 13x13: 16 tiles, the fewest rewritten
-        (conv(stride=2), torch.randn(1, 16, 32, 32), False),
-        (conv(groups=2), torch.randn(1, 16, 16, 16), False),
-        (conv(dilation=2), torch.randn(1, 16, 16, 16), False),
-        (conv(k=1), torch.randn(1, 16, 16, 16), False),
-        (conv(), torch.randn(1, 16, 7, 7), False),  # 4 tiles: the transformed filter costs more than it saves
-        (conv(cin=3), torch.randn(1, 3, 32, 32), False),
+        (conv(), torch.randn(1, 16, 28, 28), 4),
+        (torch.nn.Sequential(conv(), torch.nn.ReLU6()), torch.randn(1, 16, 28, 28), 4),
+        (conv(bias=False), torch.randn(2, 16, 25, 25), 4),  # 25x25: 49 tiles of 4x4, the fewest for F(4x4)
+        (conv(), torch.randn(1, 16, 24, 24), 2),  # 36 tiles of 4x4, 144 of 2x2
+        (conv(), torch.randn(1, 16, 13, 13), 2),  # 49 tiles of 2x2, the fewest for F(2x2)
+        (conv(), torch.randn(1, 16, 12, 12), 0),  # 36 tiles of 2x2: the filter's bytes would outweigh the savings
+        (conv(stride=2), torch.randn(1, 16, 56, 56), 0),
+        (conv(groups=2), torch.randn(1, 16, 28, 28), 0),
+        (conv(dilation=2), torch.randn(1, 16, 28, 28), 0),
+        (conv(k=1), torch.randn(1, 16, 28, 28), 0),
+        (conv(cin=3), torch.randn(1, 3, 32, 32), 0),
     ],
-    ids=["plain", "relu6", "nobias_batch", "stride2", "groups", "dilated", "1x1", "7x7", "rgb"],
+    ids=["plain", "relu6", "nobias_batch", "f2_24", "f2_13", "12x12", "stride2", "groups", "dilated", "1x1", "rgb"],
 )
-def test_which_convolutions_are_rewritten(module, x, rewritten):
+def test_which_convolutions_are_rewritten(module, x, m):
+    """m: the F(m x m, 3x3) expected, 0 for none; the stored filter has (m + 2)^2 points."""
     prog = export(module, x, fuse_activations=True, winograd=True)
-    assert (winograd_conv2d_out in ops(prog)) == rewritten
-    assert prog.reports["forward"].winograd_convolutions == int(rewritten)
+    calls = [c for c in prog.method_graphs["forward"].calls if c.op == winograd_conv2d_out]
+    assert len(calls) == (m > 0)
+    if m:
+        assert calls[0].args[1].shape[0] == (m + 2) ** 2
+    assert prog.reports["forward"].winograd_convolutions == int(m > 0)
     assert winograd_conv2d_out not in ops(export(module, x, fuse_activations=True))
 
 
-def test_the_filter_is_stored_transformed_and_recovers():
+@pytest.mark.parametrize("m", [2, 4])
+def test_the_filter_is_stored_transformed_and_recovers(m):
     w = torch.randn(24, 16, 3, 3)
-    u = transform_weight(w)
-    assert u.shape == (36, 16, 24) and u.dtype == torch.float32
+    u = transform_weight(w, m)
+    assert u.shape == ((m + 2) ** 2, 16, 24) and u.dtype == torch.float32
     torch.testing.assert_close(recover_weight(u).float(), w, atol=1e-5, rtol=1e-5)
 
 

@@ -11,10 +11,11 @@ namespace winograd {
 bool winograd_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayRef<int64_t> padding,
                        WinogradGeometry& g) {
   if (input.size() != 4 || weight.size() != 3 || padding.size() != 2) return false;
-  if (weight[0] != kPoints || weight[1] != input[1]) return false;
+  const int m = tile_for_points(weight[0]);
+  if (m == 0 || weight[1] != input[1]) return false;
   // Beyond int32 (as PyTorch refuses for a convolution's padding) the size arithmetic could overflow.
   if (padding[0] < 0 || padding[1] < 0 || padding[0] > INT32_MAX || padding[1] > INT32_MAX) return false;
-  g = winograd_geometry(input[0], input[1], weight[2], input[2], input[3], padding[0], padding[1]);
+  g = winograd_geometry(input[0], input[1], weight[2], input[2], input[3], padding[0], padding[1], m);
   return g.OH > 0 && g.OW > 0;
 }
 
@@ -23,8 +24,10 @@ bool check_winograd_conv2d(KernelContext& ctx, const Tensor& input, const Tensor
   CHECK(ctx, input.dim() == 4 && weight.dim() == 3, InvalidArgument,
         "winograd_conv2d.out: input must be 4-d and the transformed weight 3-d (got %d-d and %d-d)",
         static_cast<int>(input.dim()), static_cast<int>(weight.dim()));
-  CHECK(ctx, weight.size(0) == kPoints && weight.size(1) == input.size(1), InvalidArgument,
-        "winograd_conv2d.out: weight must be [36, %lld, out channels] for %lld input channels (got [%lld, %lld, %lld])",
+  const int m = tile_for_points(weight.size(0));
+  CHECK(ctx, m != 0 && weight.size(1) == input.size(1), InvalidArgument,
+        "winograd_conv2d.out: weight must be [16 or 36, %lld, out channels] for %lld input channels (got [%lld, %lld, "
+        "%lld])",
         static_cast<long long>(input.size(1)), static_cast<long long>(input.size(1)),
         static_cast<long long>(weight.size(0)), static_cast<long long>(weight.size(1)),
         static_cast<long long>(weight.size(2)));
@@ -32,7 +35,7 @@ bool check_winograd_conv2d(KernelContext& ctx, const Tensor& input, const Tensor
         padding.size() == 2 && padding[0] >= 0 && padding[1] >= 0 && padding[0] <= INT32_MAX && padding[1] <= INT32_MAX,
         InvalidArgument, "winograd_conv2d.out: padding must be two non-negative values below 2^31");
   g = winograd_geometry(input.size(0), input.size(1), weight.size(2), input.size(2), input.size(3), padding[0],
-                        padding[1]);
+                        padding[1], m);
   CHECK(ctx, g.OH > 0 && g.OW > 0, InvalidArgument,
         "winograd_conv2d.out: a %lldx%lld input padded by [%lld, %lld] is smaller than the 3x3 filter",
         static_cast<long long>(g.H), static_cast<long long>(g.W), static_cast<long long>(g.ph),
