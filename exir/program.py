@@ -22,6 +22,7 @@ from exir.lowering import MethodGraph, TensorValue, lower_method
 from exir.lowering.alias import alias_views
 from exir.lowering.fold import DEFAULT_FOLD_FREE_BYTES, DEFAULT_FOLD_GROWTH
 from exir.lowering.fuse_activation import fuse_activations
+from exir.lowering.max_pool import drop_unread_pool_indices
 from exir.lowering.winograd import use_winograd
 from exir.lowering.fuse_batch_norm import fuse_batch_norm
 from exir.lowering.convolution_general import route_general_convolutions
@@ -58,7 +59,8 @@ class ExecutorchBackendConfig:
     fold_growth: float = DEFAULT_FOLD_GROWTH
     fuse_batch_norm: bool = True
     # Convolution + relu/hardtanh/clamp as one `ember::convolution_clamp.out` call (exir.lowering.fuse_activation),
-    # and attention's seven-pass masked softmax as one `ember::safe_softmax.out` (exir.lowering.safe_softmax).
+    # attention's seven-pass masked softmax as one `ember::safe_softmax.out` (exir.lowering.safe_softmax), and max
+    # pools whose indices nothing reads as `ember::max_pool2d.out` (exir.lowering.max_pool).
     # Off by default: ExecuTorch's runtime has no such operators, and by default an Ember program runs on both.
     fuse_activations: bool = False
     # Dense 3x3 stride-1 convolutions as Winograd F(4x4, 3x3) (exir.lowering.winograd): 2.25 multiply-adds per
@@ -307,6 +309,7 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
         fused[name] = fuse_activations(graph) if config.fuse_activations else 0
         if config.fuse_activations:
             fuse_safe_softmax(graph)
+            drop_unread_pool_indices(graph)
         # After the activations are fused: conv + ReLU is then one call, which keeps its clamp.
         winograd[name] = use_winograd(graph) if config.winograd else 0
         # Transposed and 3-d convolutions get their own operator, so other runtimes do not link their loops.

@@ -74,6 +74,9 @@ void quantized_add_out(KernelContext& ctx, const Tensor& self, double self_scale
                        int64_t output_zero_point, int64_t activation_min, int64_t activation_max, Tensor& out);
 
 // op_pool.cc
+// ember::max_pool2d.out: max_pool2d_with_indices' values without the indices (Float).
+void max_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
+                    ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool ceil_mode, Tensor& out);
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
                                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                                  bool ceil_mode, Tensor& out, Tensor& indices);

@@ -1,4 +1,5 @@
-// max_pool2d_with_indices for Float over contiguous NCHW, vectorized across output columns. ResNet's stem pool
+// max_pool2d_with_indices for Float over contiguous NCHW, vectorized across output columns; and ember::max_pool2d,
+// the same windows without indices (exir's opt-in fuse_activations emits it where nothing reads them). ResNet's stem pool
 // (3x3, stride 2, padding 1 over 64x112x112) took 7.5 ms of ResNet18's 66.5 ms in portable's per-window loop,
 // most of it in mispredicted compares (perf: the `ja` after each ucomiss); eager's took 6.9 ms beside it.
 // The windows are visited in ATen's order (rows, then columns in a row) with its test, `v > best || isnan(v)`,
@@ -90,7 +91,9 @@ EMBER_ALWAYS_INLINE V load_strided(const float* p, int64_t s) {
   if (S == 1) return vload<V>(p);
   if (S == 2) {
     const V a = vload<V>(p), b = vload<V>(p + L);
-    if constexpr (L == 8) {
+    if constexpr (L == 16) {
+      return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    } else if constexpr (L == 8) {
       return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
     } else {
       return __builtin_shufflevector(a, b, 0, 2, 4, 6);
@@ -126,6 +129,7 @@ EMBER_ALWAYS_INLINE V load_strided(const int8_t* p, int64_t s) {
 
 EMBER_ALWAYS_INLINE void store_lanes(float* o, f32x4 v) { vstore(o, v); }
 EMBER_ALWAYS_INLINE void store_lanes(float* o, f32x8 v) { vstore(o, v); }
+EMBER_ALWAYS_INLINE void store_lanes(float* o, f32x16 v) { vstore(o, v); }
 template <class V>
 EMBER_ALWAYS_INLINE void store_lanes(int8_t* o, V v) {
   constexpr int L = Lanes<V>::value;
@@ -140,15 +144,17 @@ int64_t load_extent(int64_t s) {
   return S == 2 ? 2 * L - 1 : (L - 1) * s;
 }
 
-// One output element, any window (padding included): portable's window.
+// One output element, any window (padding included): portable's window. ix null: no index wanted.
 template <class T>
 EMBER_ALWAYS_INLINE void one_window(const T* xp, const portable::PoolGeometry& g, int64_t oh, int64_t ow, T* o,
                                     int64_t* ix) {
-  portable::max_window(xp, g.W, 1, g, oh, ow, o, ix);
+  int64_t unused;
+  portable::max_window(xp, g.W, 1, g, oh, ow, o, ix != nullptr ? ix : &unused);
 }
 
 // L output columns from ow0, every window column inside the row; rows [kh0, kh1) are the ones inside the plane.
-template <class V, int S, class T>
+// Without Indices (ember::max_pool2d, whose program reads no indices) the same compares pick the value alone.
+template <class V, int S, bool Indices, class T>
 EMBER_ALWAYS_INLINE void chunk(const T* xp, const portable::PoolGeometry& g, int64_t oh, int64_t ow0, int64_t kh0,
                                int64_t kh1, T* o, int64_t* ix) {
   typedef typename MaskOf<V>::type I;
@@ -166,16 +172,16 @@ EMBER_ALWAYS_INLINE void chunk(const T* xp, const portable::PoolGeometry& g, int
       const V v = load_strided<V, S>(xp + at, g.SW);
       const I take = (v > best) | (v != v);
       best = take ? v : best;
-      best_i = take ? lane + static_cast<int32_t>(at) : best_i;
+      if constexpr (Indices) best_i = take ? lane + static_cast<int32_t>(at) : best_i;
     }
   }
   store_lanes(o, best);
-  store_indices(ix, best_i);
+  if constexpr (Indices) store_indices(ix, best_i);
 }
 
 // The output rows of one plane: L-lane chunks, then half-width chunks where the wide one would read past the row,
 // then single windows for the padded edges.
-template <class V, class Vh, int S, class T>
+template <class V, class Vh, int S, bool Indices, class T>
 EMBER_ALWAYS_INLINE void plane(const T* xp, const portable::PoolGeometry& g, T* o, int64_t* ix) {
   constexpr int L = Lanes<V>::value, Lh = Lanes<Vh>::value;
   // The first column whose window starts inside the row.
@@ -186,20 +192,20 @@ EMBER_ALWAYS_INLINE void plane(const T* xp, const portable::PoolGeometry& g, T* 
     while (kh0 < kh1 && oh * g.SH - g.PH + kh0 * g.DH < 0) ++kh0;
     while (kh1 > kh0 && oh * g.SH - g.PH + (kh1 - 1) * g.DH >= g.H) --kh1;
     T* orow = o + oh * g.OW;
-    int64_t* irow = ix + oh * g.OW;
+    int64_t* irow = Indices ? ix + oh * g.OW : nullptr;
     int64_t ow = 0;
     if (kh0 < kh1) {
-      for (; ow < ow_in && ow < g.OW; ++ow) one_window(xp, g, oh, ow, orow + ow, irow + ow);
+      for (; ow < ow_in && ow < g.OW; ++ow) one_window(xp, g, oh, ow, orow + ow, Indices ? irow + ow : nullptr);
       for (; ow + L <= g.OW && ow * g.SW - span + load_extent<L, S>(g.SW) < g.W; ow += L)
-        chunk<V, S>(xp, g, oh, ow, kh0, kh1, orow + ow, irow + ow);
+        chunk<V, S, Indices>(xp, g, oh, ow, kh0, kh1, orow + ow, Indices ? irow + ow : nullptr);
       for (; ow + Lh <= g.OW && ow * g.SW - span + load_extent<Lh, S>(g.SW) < g.W; ow += Lh)
-        chunk<Vh, S>(xp, g, oh, ow, kh0, kh1, orow + ow, irow + ow);
+        chunk<Vh, S, Indices>(xp, g, oh, ow, kh0, kh1, orow + ow, Indices ? irow + ow : nullptr);
     }
-    for (; ow < g.OW; ++ow) one_window(xp, g, oh, ow, orow + ow, irow + ow);
+    for (; ow < g.OW; ++ow) one_window(xp, g, oh, ow, orow + ow, Indices ? irow + ow : nullptr);
   }
 }
 
-template <class V, class Vh, class T>
+template <class V, class Vh, class T, bool Indices = true>
 EMBER_ALWAYS_INLINE void planes(const T* x, const portable::PoolGeometry& geometry, int64_t p0, int64_t p1, T* o,
                                 int64_t* ix) {
   const portable::PoolGeometry g = geometry;  // a local copy: stores through ix (int64_t) cannot alias its fields
@@ -207,13 +213,13 @@ EMBER_ALWAYS_INLINE void planes(const T* x, const portable::PoolGeometry& geomet
   for (int64_t p = p0; p < p1; ++p) {
     const T* xp = x + p * in_plane;
     T* op = o + p * out_plane;
-    int64_t* ip = ix + p * out_plane;
+    int64_t* ip = Indices ? ix + p * out_plane : nullptr;
     if (g.SW == 1) {
-      plane<V, Vh, 1>(xp, g, op, ip);
+      plane<V, Vh, 1, Indices>(xp, g, op, ip);
     } else if (g.SW == 2) {
-      plane<V, Vh, 2>(xp, g, op, ip);
+      plane<V, Vh, 2, Indices>(xp, g, op, ip);
     } else {
-      plane<V, Vh, 0>(xp, g, op, ip);
+      plane<V, Vh, 0, Indices>(xp, g, op, ip);
     }
   }
 }
@@ -236,6 +242,20 @@ EMBER_TARGET_AVX2 void planes_avx2(const int8_t* x, const portable::PoolGeometry
 }
 #endif
 
+// The values alone (ember::max_pool2d), Float: the same windows, on AVX-512 too.
+void values_baseline(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1, float* o) {
+  planes<f32x4, f32x4, float, false>(x, g, p0, p1, o, nullptr);
+}
+#if EMBER_SIMD_X86_DISPATCH
+EMBER_TARGET_AVX2 void values_avx2(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1, float* o) {
+  planes<f32x8, f32x4, float, false>(x, g, p0, p1, o, nullptr);
+}
+EMBER_TARGET_AVX512 void values_avx512(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1,
+                                       float* o) {
+  planes<f32x16, f32x8, float, false>(x, g, p0, p1, o, nullptr);
+}
+#endif
+
 template <class T>
 void run_planes(KernelContext& ctx, const portable::PoolGeometry& g, const T* x, T* o, int64_t* ix) {
   // Whole planes per thread, counted in output elements (each a window of compares).
@@ -250,6 +270,31 @@ void run_planes(KernelContext& ctx, const portable::PoolGeometry& g, const T* x,
 }
 
 }  // namespace
+
+void max_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
+                    ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool ceil_mode, Tensor& out) {
+  portable::PoolGeometry g;
+  // Everything the portable kernel checks is checked there; here only whether this kernel's case applies.
+  const bool mine = computes_float(selected_dtypes::max_pool2d_out_optimized, self) &&
+                    out.scalar_type() == ScalarType::Float && self.is_contiguous() && out.is_contiguous() &&
+                    portable::pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, &g) &&
+                    g.H * g.W <= INT32_MAX;
+  if (!mine) return portable::max_pool2d_out(ctx, self, kernel_size, stride, padding, dilation, ceil_mode, out);
+  EMBER_KERNEL_CHECK(ctx, portable::fit_pooled(out, self, g), InvalidArgument,
+                     "max_pool2d.out: out must be %lldx%lld per channel", static_cast<long long>(g.OH),
+                     static_cast<long long>(g.OW));
+  const float* x = self.const_data_ptr<float>();
+  float* o = out.mutable_data_ptr<float>();
+  const int64_t out_plane = g.OH * g.OW;
+  parallel_elements(ctx.threads(), g.batch * g.C * out_plane, out_plane, kSplitPlain / 4,
+                    [&](int64_t begin, int64_t end) {
+#if EMBER_SIMD_X86_DISPATCH
+                      if (cpu_has_avx512f()) return values_avx512(x, g, begin / out_plane, end / out_plane, o);
+                      if (cpu_has_avx2_fma()) return values_avx2(x, g, begin / out_plane, end / out_plane, o);
+#endif
+                      values_baseline(x, g, begin / out_plane, end / out_plane, o);
+                    });
+}
 
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
                                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,

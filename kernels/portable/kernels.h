@@ -65,6 +65,9 @@ void convolution_silu_out(KernelContext& ctx, const Tensor& input, const Tensor&
                           bool transposed, ArrayRef<int64_t> output_padding, int64_t groups, Tensor& out);
 
 // op_pool.cc
+// ember::max_pool2d.out: max_pool2d_with_indices' values without the indices (Float).
+void max_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
+                    ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool ceil_mode, Tensor& out);
 void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size,
                                  ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                                  bool ceil_mode, Tensor& out, Tensor& indices);

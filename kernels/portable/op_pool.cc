@@ -49,6 +49,43 @@ void max_pool2d_with_indices_out(KernelContext& ctx, const Tensor& self, ArrayRe
                  });
 }
 
+// Ember's own max pooling without indices (exir's opt-in fuse_activations, where the program reads none): the same
+// windows, Float only.
+void max_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
+                    ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, bool ceil_mode, Tensor& out) {
+  PoolGeometry g;
+  EMBER_KERNEL_CHECK(ctx, pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, &g), InvalidArgument,
+                     "max_pool2d.out: invalid geometry for a %d-d input (kernel, stride and dilation in [1, 2^31), "
+                     "padding at most half the kernel)",
+                     static_cast<int>(self.dim()));
+  EMBER_KERNEL_CHECK(ctx, fit_pooled(out, self, g), InvalidArgument,
+                     "max_pool2d.out: out must be %lldx%lld per channel", static_cast<long long>(g.OH),
+                     static_cast<long long>(g.OW));
+  constexpr bool kFloat = (selected_dtypes::max_pool2d_out_portable >> static_cast<int>(ScalarType::Float)) & 1u;
+  EMBER_KERNEL_CHECK(ctx, kFloat && self.scalar_type() == ScalarType::Float && out.scalar_type() == ScalarType::Float,
+                     InvalidArgument,
+                     "max_pool2d.out: self is %s, but this kernel computes Float only (in a build that selected it)",
+                     scalar_type_name(self.scalar_type()));
+  EMBER_KERNEL_CHECK(ctx, same_spatial_dim_order(self, out), NotSupported,
+                     "%s: self and out must both be contiguous or both channels-last", "max_pool2d.out");
+  const Nchw vi = nchw_of(self), vo = nchw_of(out);
+  const float* x = self.const_data_ptr<float>();
+  float* o = out.mutable_data_ptr<float>();
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t c = 0; c < g.C; ++c) {
+      const float* xp = x + vi.at(n, c, 0, 0);
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          float best;
+          int64_t unused;
+          max_window(xp, vi.sh, vi.sw, g, oh, ow, &best, &unused);
+          o[vo.at(n, c, oh, ow)] = best;
+        }
+      }
+    }
+  }
+}
+
 void avg_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> kernel_size, ArrayRef<int64_t> stride,
                     ArrayRef<int64_t> padding, bool ceil_mode, bool count_include_pad,
                     Optional<int64_t> divisor_override, Tensor& out) {
