@@ -91,9 +91,7 @@ EMBER_ALWAYS_INLINE V load_strided(const float* p, int64_t s) {
   if (S == 1) return vload<V>(p);
   if (S == 2) {
     const V a = vload<V>(p), b = vload<V>(p + L);
-    if constexpr (L == 16) {
-      return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    } else if constexpr (L == 8) {
+    if constexpr (L == 8) {
       return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
     } else {
       return __builtin_shufflevector(a, b, 0, 2, 4, 6);
@@ -129,7 +127,6 @@ EMBER_ALWAYS_INLINE V load_strided(const int8_t* p, int64_t s) {
 
 EMBER_ALWAYS_INLINE void store_lanes(float* o, f32x4 v) { vstore(o, v); }
 EMBER_ALWAYS_INLINE void store_lanes(float* o, f32x8 v) { vstore(o, v); }
-EMBER_ALWAYS_INLINE void store_lanes(float* o, f32x16 v) { vstore(o, v); }
 template <class V>
 EMBER_ALWAYS_INLINE void store_lanes(int8_t* o, V v) {
   constexpr int L = Lanes<V>::value;
@@ -242,17 +239,14 @@ EMBER_TARGET_AVX2 void planes_avx2(const int8_t* x, const portable::PoolGeometry
 }
 #endif
 
-// The values alone (ember::max_pool2d), Float: the same windows, on AVX-512 too.
+// The values alone (ember::max_pool2d), Float: the same windows. (Not on AVX-512: gcc 12 builds the compare-and-
+// select of 16 lanes one lane at a time without AVX512DQ's mask moves; that took 6.3 ms for ResNet18's stem pool.)
 void values_baseline(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1, float* o) {
   planes<f32x4, f32x4, float, false>(x, g, p0, p1, o, nullptr);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void values_avx2(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1, float* o) {
   planes<f32x8, f32x4, float, false>(x, g, p0, p1, o, nullptr);
-}
-EMBER_TARGET_AVX512 void values_avx512(const float* x, const portable::PoolGeometry& g, int64_t p0, int64_t p1,
-                                       float* o) {
-  planes<f32x16, f32x8, float, false>(x, g, p0, p1, o, nullptr);
 }
 #endif
 
@@ -289,7 +283,6 @@ void max_pool2d_out(KernelContext& ctx, const Tensor& self, ArrayRef<int64_t> ke
   parallel_elements(ctx.threads(), g.batch * g.C * out_plane, out_plane, kSplitPlain / 4,
                     [&](int64_t begin, int64_t end) {
 #if EMBER_SIMD_X86_DISPATCH
-                      if (cpu_has_avx512f()) return values_avx512(x, g, begin / out_plane, end / out_plane, o);
                       if (cpu_has_avx2_fma()) return values_avx2(x, g, begin / out_plane, end / out_plane, o);
 #endif
                       values_baseline(x, g, begin / out_plane, end / out_plane, o);
