@@ -72,7 +72,7 @@ struct Job {
   WinogradGeometry g;
   ChunkPlan plan;
   const float* x;     // this image's input [Cin, H, W]
-  const float* u;     // the transformed filter [36, Cin, Cout]
+  const float* u;     // the transformed filter [points, Cin, Cout]
   const float* bias;  // [Cout] or null
   float lo, hi;
   float* o;           // this image's output [Cout, OH, OW]

@@ -8,6 +8,18 @@ namespace winograd {
 // This file's short name for EMBER_KERNEL_CHECK_OR_FALSE (runtime/kernel/kernel_context.h).
 #define CHECK EMBER_KERNEL_CHECK_OR_FALSE
 
+namespace {
+
+// Channels and tiles per side the kernels take: below 2^24 each, the scratch arithmetic (points x channels x tiles,
+// and a chunk's products of them) stays far inside int64, whatever shapes a hostile program declares.
+constexpr int64_t kMaxExtent = int64_t{1} << 24;
+
+bool within_limits(const WinogradGeometry& g) {
+  return g.Cin < kMaxExtent && g.Cout < kMaxExtent && g.tiles_h < kMaxExtent && g.tiles_w < kMaxExtent;
+}
+
+}  // namespace
+
 bool winograd_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayRef<int64_t> padding,
                        WinogradGeometry& g) {
   if (input.size() != 4 || weight.size() != 3 || padding.size() != 2) return false;
@@ -16,7 +28,7 @@ bool winograd_geometry(ArrayRef<int32_t> input, ArrayRef<int32_t> weight, ArrayR
   // Beyond int32 (as PyTorch refuses for a convolution's padding) the size arithmetic could overflow.
   if (padding[0] < 0 || padding[1] < 0 || padding[0] > INT32_MAX || padding[1] > INT32_MAX) return false;
   g = winograd_geometry(input[0], input[1], weight[2], input[2], input[3], padding[0], padding[1], m);
-  return g.OH > 0 && g.OW > 0;
+  return g.OH > 0 && g.OW > 0 && within_limits(g);
 }
 
 bool check_winograd_conv2d(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
@@ -40,6 +52,10 @@ bool check_winograd_conv2d(KernelContext& ctx, const Tensor& input, const Tensor
         "winograd_conv2d.out: a %lldx%lld input padded by [%lld, %lld] is smaller than the 3x3 filter",
         static_cast<long long>(g.H), static_cast<long long>(g.W), static_cast<long long>(g.ph),
         static_cast<long long>(g.pw));
+  CHECK(ctx, within_limits(g), InvalidArgument,
+        "winograd_conv2d.out: %lld input and %lld output channels over %lldx%lld tiles: each must be below 2^24",
+        static_cast<long long>(g.Cin), static_cast<long long>(g.Cout), static_cast<long long>(g.tiles_h),
+        static_cast<long long>(g.tiles_w));
   CHECK(ctx, bias == nullptr || (bias->dim() == 1 && bias->size(0) == g.Cout), InvalidArgument,
         "winograd_conv2d.out: bias must have %lld elements", static_cast<long long>(g.Cout));
   // exir never emits a NaN bound (torch.clamp would make every element NaN, not compare-and-select).
