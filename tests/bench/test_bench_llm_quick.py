@@ -62,7 +62,10 @@ def test_every_runner_measured(llm_run):
         # ExecuTorch's Stats count prefill in whole milliseconds: the quick run's tiny model can prefill within one,
         # and then no rate exists to report (None); anything measured must be positive.
         prefill_unmeasured = fw != "ember" and r.get("prefill_ms") == 0 and r["prefill_tps"] is None
-        assert r["decode_tps"] > 0 and (prefill_unmeasured or r["prefill_tps"] > 0) and r["ttft_ms"] > 0, (fw, v, t, r)
+        # By the same clock ExecuTorch's time to first token is then 0 ms too (seen on a quiet machine, 8da4w).
+        ttft_unmeasured = fw == "et" and prefill_unmeasured and r["ttft_ms"] == 0
+        assert r["decode_tps"] > 0 and (prefill_unmeasured or r["prefill_tps"] > 0), (fw, v, t, r)
+        assert ttft_unmeasured or r["ttft_ms"] > 0, (fw, v, t, r)
         assert r["maxrss_kb"] > s["rss_floor_kb"], (fw, v, t, r["maxrss_kb"])
         if fw != "ember":
             assert 0 < r["rss_above_baseline_kb"] < r["maxrss_kb"], (fw, v, t, r)
