@@ -1,11 +1,16 @@
-// ember_llm::sdpa_with_cache.out for Float: the portable kernel's loops (kernels/portable/op_attention.cc) with
-// the head_dim dot products, the row's exp and the weighted sum of value rows as vector loops. Other dtypes go to
-// the portable kernel; both share its checks and its scratch (one row of scores, one output row's sums). With a
-// thread pool, the (token, head) rows are split between the threads, each on a scratch slice of its own.
+// ember_llm::sdpa_with_cache.out for Float. Decode (few query tokens): the portable kernel's loops
+// (kernels/portable/op_attention.cc) with the head_dim dot products, the row's exp and the weighted sum of value rows
+// as vector loops. Prefill (kTileTokens tokens or more): per head and tile of query tokens, the scores are one matrix
+// product with the keys transposed into scratch and the output another with the value rows in place, so every key
+// and value row loaded feeds a tile of queries instead of one (a row at a time spent a tenth of SmolLM-135M's 8da4w
+// prefill summing each dot product's lanes). Other dtypes go to the portable kernel; all share its checks. With a
+// thread pool, rows (decode) or (head, tile) units (prefill) are split between the threads, each on a scratch slice
+// of its own.
 #include <math.h>
 
 #include "ember/selected_dtypes.h"
 #include "kernels/optimized/kernels.h"
+#include "compute/gemm.h"
 #include "compute/parallel.h"
 #include "compute/vec_math.h"
 #include "kernels/portable/kernels.h"
@@ -85,6 +90,120 @@ EMBER_TARGET_AVX2 void attend_avx2(const float* q, const float* k, const float* 
 }
 #endif
 
+// --- prefill: tiles of query tokens as matrix products ---------------------------------------------------------
+
+// Query tokens per tile: enough rows to fill the product's register tiles, few enough that a tile's scores (tokens x
+// keys) stay in L2 at long contexts.
+constexpr int64_t kTileTokens = 32;
+
+// Scratch floats of one prefill unit: the keys transposed (head_dim x keys) and the tile's scores (tokens x keys).
+int64_t tile_scratch_floats(int64_t S, int64_t D) { return D * S + kTileTokens * S; }
+
+// Each row i of the scores (keys [0, visible0 + i) visible, the causal limit) turned into softmax weights in place,
+// the keys past the limit set to 0 so the product with the value rows can run over the tile's whole width.
+template <class V>
+EMBER_ALWAYS_INLINE void softmax_rows(float* s, int64_t rows, int64_t keys, int64_t visible0) {
+  constexpr int L = Lanes<V>::value;
+  for (int64_t i = 0; i < rows; ++i) {
+    float* r = s + i * keys;
+    const int64_t visible = visible0 + i;
+    float mx = -INFINITY;
+    for (int64_t j = 0; j < visible; ++j) mx = r[j] > mx ? r[j] : mx;
+    V vs = vsplat<V>(0.0f);
+    int64_t j = 0;
+    for (; j + L <= visible; j += L) {
+      const V e = vexp(vload<V>(r + j) - mx);
+      vstore(r + j, e);
+      vs += e;
+    }
+    float sum = 0.0f;
+    for (int k2 = 0; k2 < L; ++k2) sum += vs[k2];
+    for (; j < visible; ++j) {
+      r[j] = vexp(vsplat<V>(r[j] - mx))[0];
+      sum += r[j];
+    }
+    const V inv = vsplat<V>(1.0f / sum);
+    j = 0;
+    for (; j + L <= visible; j += L) vstore(r + j, vload<V>(r + j) * inv);
+    for (; j < visible; ++j) r[j] *= inv[0];
+    for (j = visible; j < keys; ++j) r[j] = 0.0f;
+  }
+}
+
+// Units [u0, u1), unit u = head h's tile of query tokens: u = h * tiles + tile. `kt` and `s` are this part's scratch.
+template <class V>
+EMBER_ALWAYS_INLINE void attend_tiles(const float* q, const float* k, const float* v, float* o, int64_t u0, int64_t u1,
+                                      int64_t T, int64_t H, int64_t KV, int64_t D, int64_t p, float scale, float* kt,
+                                      float* s) {
+  const int64_t tiles = (T + kTileTokens - 1) / kTileTokens, group = H / KV;
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t h = u / tiles, t0 = (u % tiles) * kTileTokens;
+    const int64_t rows = T - t0 < kTileTokens ? T - t0 : kTileTokens;
+    const int64_t kv = h / group, keys = p + t0 + rows;  // the tile's last token sees every key before it
+    // Keys transposed: kt[d][j] = key j's element d, so the scores' product reads them as rows.
+    for (int64_t j = 0; j < keys; ++j) {
+      const float* kr = k + (j * KV + kv) * D;
+      for (int64_t d = 0; d < D; ++d) kt[d * keys + j] = kr[d];
+    }
+    Gemm scores;
+    scores.M = rows, scores.N = keys, scores.K = D;
+    scores.a = q + (t0 * H + h) * D, scores.lda = H * D;
+    scores.b = kt, scores.ldb = keys;
+    scores.c = s, scores.ldc = keys;
+    scores.alpha = scale;
+    sgemm(scores);
+    softmax_rows<V>(s, rows, keys, p + t0 + 1);
+    Gemm out;
+    out.M = rows, out.N = D, out.K = keys;
+    out.a = s, out.lda = keys;
+    out.b = v + kv * D, out.ldb = KV * D;
+    out.c = o + (t0 * H + h) * D, out.ldc = H * D;
+    sgemm(out);
+  }
+}
+
+void attend_tiles_baseline(const float* q, const float* k, const float* v, float* o, int64_t u0, int64_t u1, int64_t T,
+                           int64_t H, int64_t KV, int64_t D, int64_t p, float scale, float* kt, float* s) {
+  attend_tiles<f32x4>(q, k, v, o, u0, u1, T, H, KV, D, p, scale, kt, s);
+}
+#if EMBER_SIMD_X86_DISPATCH
+EMBER_TARGET_AVX2 void attend_tiles_avx2(const float* q, const float* k, const float* v, float* o, int64_t u0,
+                                         int64_t u1, int64_t T, int64_t H, int64_t KV, int64_t D, int64_t p,
+                                         float scale, float* kt, float* s) {
+  attend_tiles<f32x8>(q, k, v, o, u0, u1, T, H, KV, D, p, scale, kt, s);
+}
+#endif
+
+// Splits n units of `work` multiply-adds each into at most `slices` parts worth waking a thread for.
+int64_t parts_for(int64_t n, int64_t work, int64_t slices) {
+  const int64_t worth = work / kSplitPlain > 1 ? work / kSplitPlain : 1;
+  int64_t parts = slices < 1 ? 1 : slices;
+  parts = parts < worth ? parts : worth;
+  return parts < n ? parts : n;
+}
+
+// Prefill as (head, tile) units, each part on its own scratch slice of `slice` bytes.
+void prefill(KernelContext& ctx, const float* q, const float* k, const float* v, float* o, int64_t T, int64_t H,
+             int64_t KV, int64_t D, int64_t S, int64_t p, float sc, size_t slice) {
+  const int64_t units = H * ((T + kTileTokens - 1) / kTileTokens);
+  const int64_t parts = parts_for(units, 2 * T * H * (p + T) * D, ctx.scratch_slices(slice));
+  uint8_t* base = ctx.scratch().data();
+  parallel_for(ctx.threads(), parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t part = b; part < e; ++part) {
+      float* kt = reinterpret_cast<float*>(base + part * slice);
+      float* s = kt + D * S;
+      const int64_t u0 = units * part / parts, u1 = units * (part + 1) / parts;
+#if EMBER_SIMD_X86_DISPATCH
+      if (cpu_has_avx2_fma()) {
+        attend_tiles_avx2(q, k, v, o, u0, u1, T, H, KV, D, p, sc, kt, s);
+        continue;
+      }
+#endif
+      attend_tiles_baseline(q, k, v, o, u0, u1, T, H, KV, D, p, sc, kt, s);
+    }
+  });
+}
+
 }  // namespace
 
 // The portable kernel's memory, so a call handed to it has its scratch too (kernels/README.md: the first
@@ -92,6 +211,12 @@ EMBER_TARGET_AVX2 void attend_avx2(const float* q, const float* k, const float* 
 // thread beyond the first: every thread attends its rows with a score row of its own.
 KernelMemory sdpa_with_cache_memory(const KernelArgs& args) {
   KernelMemory m = portable::sdpa_with_cache_memory(args);
+  const ArrayRef<int32_t> query = args.sizes(0), cache = args.sizes(1);
+  // A program whose query tokens reach a tile (at their bound) may prefill: the tile's scratch instead when larger.
+  if (m.scratch > 0 && args.dtype(0) == ScalarType::Float && query[1] >= kTileTokens) {
+    const size_t tile = static_cast<size_t>(tile_scratch_floats(cache[1], query[3])) * sizeof(float);
+    m.scratch = tile > m.scratch ? tile : m.scratch;
+  }
   m.scratch = round16(m.scratch);
   m.scratch_per_thread = m.scratch;
   return m;
@@ -114,16 +239,18 @@ void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& 
   const float* v = value_cache.const_data_ptr<float>();
   float* o = out.mutable_data_ptr<float>();
   const float sc = static_cast<float>(scale);
+  if (T >= kTileTokens) {
+    const size_t tile = round16(static_cast<size_t>(tile_scratch_floats(S, D)) * sizeof(float));
+    EMBER_KERNEL_CHECK(ctx, ctx.scratch().size() >= tile, MemoryAllocationFailed,
+                       "ember_llm::sdpa_with_cache.out: %zu bytes of scratch, prefill of %lld tokens needs %zu",
+                       ctx.scratch().size(), static_cast<long long>(T), tile);
+    return prefill(ctx, q, k, v, o, T, H, KV, D, S, p, sc, tile);
+  }
   // Rows split into one part per scratch slice (per thread), when each part has enough multiply-adds to pay for
   // waking a thread: a row costs about 2 x visible x head_dim of them.
   const size_t slice = round16(need);
   const int64_t rows = T * H;
-  int64_t parts = ctx.scratch_slices(slice);
-  const int64_t work = rows * (p + T) * D;
-  const int64_t worth = work / kSplitPlain > 1 ? work / kSplitPlain : 1;
-  parts = parts < 1 ? 1 : parts;
-  parts = parts < worth ? parts : worth;
-  parts = parts < rows ? parts : rows;
+  const int64_t parts = parts_for(rows, rows * (p + T) * D, ctx.scratch_slices(slice));
   uint8_t* base = ctx.scratch().data();
   parallel_for(ctx.threads(), parts, 1, [&](int64_t b, int64_t e) {
     for (int64_t part = b; part < e; ++part) {

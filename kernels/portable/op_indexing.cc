@@ -573,7 +573,9 @@ bool plan_put(KernelContext& ctx, const char* name, const Tensor& self, Optional
   return true;
 }
 
-// fn(out_off, values_off) for every element of self[indices].
+// fn(out_off, values_off, n) for every run of n elements of self[indices] that lie one after another in both out
+// and values (the trailing non-indexed dims both tensors hold contiguously: a KV cache's row of heads x head_dim
+// written at a position is one run, not a walk per element).
 template <class Fn>
 void walk_put(const PutPlan& p, const Tensor& out, OptionalTensorList indices, Fn fn) {
   int32_t rest_sizes[kMaxTensorDim];
@@ -586,12 +588,23 @@ void walk_put(const PutPlan& p, const Tensor& out, OptionalTensorList indices, F
     inner *= rest_sizes[j];
   }
   if (inner == 0) return;
-  const ArrayRef<int32_t> rs(rest_sizes, static_cast<size_t>(p.nrest));
+  // The contiguous tail: trailing rest dims whose strides in out and values both continue the run (size-1 dims
+  // have no stride that matters).
+  int outer_dims = p.nrest;
+  int64_t run = 1;
+  while (outer_dims > 0) {
+    const int j = outer_dims - 1;
+    if (rest_sizes[j] != 1 && (rest_ost[j] != run || rest_vst[j] != run)) break;
+    run *= rest_sizes[j];
+    --outer_dims;
+  }
+  const ArrayRef<int32_t> rs(rest_sizes, static_cast<size_t>(outer_dims));
+  const int64_t runs = inner / run;
   auto run_inner = [&](int64_t base, int64_t vbase) {
     Walk w(rs);
     w.add(rest_ost, base);
     w.add(rest_vst, vbase);
-    for (int64_t i = 0; i < inner; ++i, w.next()) fn(w.off[0], w.off[1]);
+    for (int64_t i = 0; i < runs; ++i, w.next()) fn(w.off[0], w.off[1], run);
   };
   if (p.mask) {
     const Tensor& m = *indices[static_cast<size_t>(p.mask_at)];
@@ -638,14 +651,17 @@ void index_put_impl(KernelContext& ctx, const char* name, const Tensor& self, Op
   PutPlan p;
   if (!plan_put(ctx, name, self, indices, values, p)) return;
   if (!copy_self(ctx, name, self, out)) return;
+  const size_t e = out.element_size();
   if (!accumulate) {
-    const size_t e = out.element_size();
-    walk_put(p, out, indices, [&](int64_t o, int64_t v) { memmove(at(out, o), at(values, v), e); });
+    walk_put(p, out, indices,
+             [&](int64_t o, int64_t v, int64_t n) { memmove(at(out, o), at(values, v), e * static_cast<size_t>(n)); });
     return;
   }
   EMBER_DISPATCH(ctx, name, Mask, out.scalar_type(), [](auto) {});
   const ScalarType t = out.scalar_type();
-  walk_put(p, out, indices, [&](int64_t o, int64_t v) { add_element<Mask>(at(out, o), at(values, v), t); });
+  walk_put(p, out, indices, [&](int64_t o, int64_t v, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) add_element<Mask>(at(out, o + i), at(values, v + i), t);
+  });
 }
 
 }  // namespace

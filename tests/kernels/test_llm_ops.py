@@ -1,6 +1,7 @@
 """ember_llm::sdpa_with_cache (kernels/portable/op_attention.cc, kernels/optimized/op_attention.cc) against its
 PyTorch reference (kernels/portable/llm_ops.py): prefill and decode positions, grouped-query heads, head sizes
-that are not a multiple of the vector width, every dtype on both builds; positions past the cache refused.
+that are not a multiple of the vector width, prefills long enough for the optimized kernel's tiles of queries, every
+dtype on both builds; positions past the cache refused.
 
 Tolerances: float32 1e-5 absolute and relative (the kernels sum in another order than the reference's matmul);
 float64 1e-10; float16/bfloat16 two units in the last place of the output (scores and sums in float32, rounded
@@ -30,6 +31,9 @@ CASES = {
     "decode_gqa_odd_dim": (1, 6, 2, 13, 20, 19),
     "prefill_from_0": (7, 4, 2, 8, 16, 0),
     "prefill_after_cache": (5, 8, 1, 24, 40, 30),
+    # 32 query tokens or more: the optimized kernel's tiles of queries as matrix products (a whole and a partial tile)
+    "prefill_tiles_gqa": (40, 6, 2, 16, 64, 0),
+    "prefill_tiles_odd_dim_after_cache": (33, 4, 4, 13, 50, 10),
 }
 TOL = {
     torch.float32: dict(rtol=1e-5, atol=1e-5),
