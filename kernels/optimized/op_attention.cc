@@ -32,24 +32,88 @@ EMBER_ALWAYS_INLINE float dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
+// The lane sums of four vectors, as one 4-lane vector {sum(a), sum(b), sum(c), sum(d)}: pairwise shuffles and adds,
+// so four dot products share one reduction instead of paying a lane-by-lane sum each.
+EMBER_ALWAYS_INLINE f32x4 sum_lanes4(f32x4 a, f32x4 b, f32x4 c, f32x4 d) {
+  const f32x4 ab = __builtin_shufflevector(a, b, 0, 2, 4, 6) + __builtin_shufflevector(a, b, 1, 3, 5, 7);
+  const f32x4 cd = __builtin_shufflevector(c, d, 0, 2, 4, 6) + __builtin_shufflevector(c, d, 1, 3, 5, 7);
+  return __builtin_shufflevector(ab, cd, 0, 2, 4, 6) + __builtin_shufflevector(ab, cd, 1, 3, 5, 7);
+}
+EMBER_ALWAYS_INLINE f32x4 sum_lanes4(f32x8 a, f32x8 b, f32x8 c, f32x8 d) {
+  const f32x4 lo_a = __builtin_shufflevector(a, a, 0, 1, 2, 3), hi_a = __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  const f32x4 lo_b = __builtin_shufflevector(b, b, 0, 1, 2, 3), hi_b = __builtin_shufflevector(b, b, 4, 5, 6, 7);
+  const f32x4 lo_c = __builtin_shufflevector(c, c, 0, 1, 2, 3), hi_c = __builtin_shufflevector(c, c, 4, 5, 6, 7);
+  const f32x4 lo_d = __builtin_shufflevector(d, d, 0, 1, 2, 3), hi_d = __builtin_shufflevector(d, d, 4, 5, 6, 7);
+  return sum_lanes4(lo_a + hi_a, lo_b + hi_b, lo_c + hi_c, lo_d + hi_d);
+}
+
+// Scores of keys [j, j + 4) for one query row: four dot products over head_dim side by side, one reduction.
+template <class V>
+EMBER_ALWAYS_INLINE f32x4 dot4(const float* qr, const float* k0, int64_t stride, int64_t D) {
+  constexpr int L = Lanes<V>::value;
+  V a0 = vsplat<V>(0.0f), a1 = a0, a2 = a0, a3 = a0;
+  int64_t d = 0;
+  for (; d + L <= D; d += L) {
+    const V qv = vload<V>(qr + d);
+    a0 += qv * vload<V>(k0 + d);
+    a1 += qv * vload<V>(k0 + stride + d);
+    a2 += qv * vload<V>(k0 + 2 * stride + d);
+    a3 += qv * vload<V>(k0 + 3 * stride + d);
+  }
+  f32x4 tail = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (; d < D; ++d) {
+    const f32x4 kd = {k0[d], k0[stride + d], k0[2 * stride + d], k0[3 * stride + d]};
+    tail += qr[d] * kd;
+  }
+  return sum_lanes4(a0, a1, a2, a3) + tail;
+}
+
+// orow[d] = inv * sum_j w[j] * value row j's element d, for d in [d0, d0 + C * L): C vectors of sums held in
+// registers across all the value rows, so each row's slice is loaded once and no partial sum goes to memory.
+template <class V, int C>
+EMBER_ALWAYS_INLINE void weighted_rows(const float* w, const float* v0, int64_t stride, int64_t n, int64_t d0,
+                                       float inv, float* orow) {
+  constexpr int L = Lanes<V>::value;
+  V acc[C];
+  EMBER_UNROLL
+  for (int c = 0; c < C; ++c) acc[c] = vsplat<V>(0.0f);
+  for (int64_t j = 0; j < n; ++j) {
+    const V wj = vsplat<V>(w[j]);
+    const float* vr = v0 + j * stride + d0;
+    EMBER_UNROLL
+    for (int c = 0; c < C; ++c) acc[c] += wj * vload<V>(vr + c * L);
+  }
+  EMBER_UNROLL
+  for (int c = 0; c < C; ++c) vstore(orow + d0 + c * L, acc[c] * inv);
+}
+
 // Rows [r0, r1) of the output, row r = t * H + h (token t's head h).
 template <class V>
 EMBER_ALWAYS_INLINE void attend(const float* q, const float* k, const float* v, float* o, int64_t r0, int64_t r1,
-                                int64_t H, int64_t KV, int64_t D, int64_t p, float scale, float* scores, float* acc) {
+                                int64_t H, int64_t KV, int64_t D, int64_t p, float scale, float* scores) {
   constexpr int L = Lanes<V>::value;
-  const int64_t group = H / KV;
+  const int64_t group = H / KV, stride = KV * D;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t t = r / H, h = r % H;
     const int64_t visible = p + t + 1;
     const float* qr = q + r * D;
     const int64_t kv = h / group;
+    const float* k0 = k + kv * D;
+    f32x4 mx4 = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int64_t j = 0;
+    for (; j + 4 <= visible; j += 4) {
+      const f32x4 s4 = dot4<V>(qr, k0 + j * stride, stride, D) * scale;
+      vstore(scores + j, s4);
+      mx4 = mx4 > s4 ? mx4 : s4;
+    }
     float mx = -INFINITY;
-    for (int64_t j = 0; j < visible; ++j) {
-      scores[j] = dot<V>(qr, k + (j * KV + kv) * D, D) * scale;
+    for (int l = 0; l < 4; ++l) mx = mx4[l] > mx ? mx4[l] : mx;
+    for (; j < visible; ++j) {
+      scores[j] = dot<V>(qr, k0 + j * stride, D) * scale;
       mx = scores[j] > mx ? scores[j] : mx;
     }
     V vs = vsplat<V>(0.0f);
-    int64_t j = 0;
+    j = 0;
     for (; j + L <= visible; j += L) {
       const V e = vexp(vload<V>(scores + j) - mx);
       vstore(scores + j, e);
@@ -61,32 +125,28 @@ EMBER_ALWAYS_INLINE void attend(const float* q, const float* k, const float* v, 
       scores[j] = vexp(vsplat<V>(scores[j] - mx))[0];
       sum += scores[j];
     }
-    int64_t d = 0;
-    for (; d < D; ++d) acc[d] = 0.0f;
-    for (j = 0; j < visible; ++j) {
-      const float* vr = v + (j * KV + kv) * D;
-      const V w = vsplat<V>(scores[j]);
-      d = 0;
-      for (; d + L <= D; d += L) vstore(acc + d, vload<V>(acc + d) + w * vload<V>(vr + d));
-      for (; d < D; ++d) acc[d] += scores[j] * vr[d];
-    }
     float* orow = o + r * D;
     const float inv = 1.0f / sum;
-    d = 0;
-    for (; d + L <= D; d += L) vstore(orow + d, vload<V>(acc + d) * inv);
-    for (; d < D; ++d) orow[d] = acc[d] * inv;
+    const float* v0 = v + kv * D;
+    int64_t d = 0;
+    for (; d + 4 * L <= D; d += 4 * L) weighted_rows<V, 4>(scores, v0, stride, visible, d, inv, orow);
+    for (; d + L <= D; d += L) weighted_rows<V, 1>(scores, v0, stride, visible, d, inv, orow);
+    for (; d < D; ++d) {
+      float a = 0.0f;
+      for (j = 0; j < visible; ++j) a += scores[j] * v0[j * stride + d];
+      orow[d] = a * inv;
+    }
   }
 }
 
 void attend_baseline(const float* q, const float* k, const float* v, float* o, int64_t r0, int64_t r1, int64_t H,
-                     int64_t KV, int64_t D, int64_t p, float scale, float* scores, float* acc) {
-  attend<f32x4>(q, k, v, o, r0, r1, H, KV, D, p, scale, scores, acc);
+                     int64_t KV, int64_t D, int64_t p, float scale, float* scores) {
+  attend<f32x4>(q, k, v, o, r0, r1, H, KV, D, p, scale, scores);
 }
 #if EMBER_SIMD_X86_DISPATCH
 EMBER_TARGET_AVX2 void attend_avx2(const float* q, const float* k, const float* v, float* o, int64_t r0, int64_t r1,
-                                   int64_t H, int64_t KV, int64_t D, int64_t p, float scale, float* scores,
-                                   float* acc) {
-  attend<f32x8>(q, k, v, o, r0, r1, H, KV, D, p, scale, scores, acc);
+                                   int64_t H, int64_t KV, int64_t D, int64_t p, float scale, float* scores) {
+  attend<f32x8>(q, k, v, o, r0, r1, H, KV, D, p, scale, scores);
 }
 #endif
 
@@ -258,11 +318,11 @@ void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& 
       const int64_t r0 = rows * part / parts, r1 = rows * (part + 1) / parts;
 #if EMBER_SIMD_X86_DISPATCH
       if (cpu_has_avx2_fma()) {
-        attend_avx2(q, k, v, o, r0, r1, H, KV, D, p, sc, scores, scores + S);
+        attend_avx2(q, k, v, o, r0, r1, H, KV, D, p, sc, scores);
         continue;
       }
 #endif
-      attend_baseline(q, k, v, o, r0, r1, H, KV, D, p, sc, scores, scores + S);
+      attend_baseline(q, k, v, o, r0, r1, H, KV, D, p, sc, scores);
     }
   });
 }

@@ -170,5 +170,26 @@ TEST(Threads, AttentionGivesTheSingleThreadedBits) {
   }
 }
 
+// Prefill past a tile of query tokens (40 tokens: one whole tile of 32 and a partial one, per head): (head, tile)
+// units split between the threads, each with the keys transposed and its scores in a slice of its own.
+TEST(Threads, PrefillTilesGiveTheSingleThreadedBits) {
+  const int32_t T = 40, H = 6, KV = 2, D = 16, S = 64;
+  Owned<float> q(ScalarType::Float, {1, T, H, D}, random_floats(T * H * D)),
+      k(ScalarType::Float, {1, S, KV, D}, random_floats(S * KV * D)),
+      v(ScalarType::Float, {1, S, KV, D}, random_floats(S * KV * D));
+  Owned<int64_t> pos(ScalarType::Long, {1}, {5});
+  const size_t slice = (static_cast<size_t>(D * S + 32 * S) * 4 + 15) / 16 * 16;
+  auto attend = [&](Owned<float>& o) {
+    return [&](KernelContext& c) { optimized::sdpa_with_cache_out(c, q.t, k.t, v.t, pos.t, 1.0 / sqrt(D), o.t); };
+  };
+  Owned<float> want(ScalarType::Float, {1, T, H, D});
+  ASSERT_EQ(run(attend(want), nullptr, slice), Error::Ok) << testing::last_log();
+  for (size_t scratch : {3 * slice, 2 * slice, slice}) {
+    Owned<float> got(ScalarType::Float, {1, T, H, D});
+    ASSERT_EQ(run(attend(got), pool(), scratch), Error::Ok) << testing::last_log();
+    EXPECT_TRUE(same_bits(got.data, want.data)) << scratch << " bytes of scratch";
+  }
+}
+
 }  // namespace
 }  // namespace ember
