@@ -728,11 +728,17 @@ def main(a) -> int:
             frameworks.remove("llamacpp")
             H.log(skipped["llamacpp"])
     H.log(f"exports done in {time.monotonic() - started:.0f} s")
+    # The memory roofline of decode: one thread's bandwidth, measured before the runs, on the 1-thread runs' CPU.
+    from bench import llm_roofline
+
+    bandwidth = llm_roofline.measure_bandwidth(env, cpus_for(1, not a.no_pin), repeats=3 if a.quick else 5)
+    H.log(f"memory bandwidth, one thread: {bandwidth}")
     runs = measure_all(env, s, prep, bins, exports, frameworks, not a.no_pin)
     import torch
 
     machine = H.machine_info(env)
     machine["load_average"] = {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]}
+    machine["memory_bandwidth"] = bandwidth
     machine["pinning"] = (
         "each measured process pinned to the last K CPUs for K threads" if not a.no_pin else "not pinned"
     )
@@ -750,6 +756,9 @@ def main(a) -> int:
             "et_exports_reused": et_reused,
             "llamacpp_qtypes": {v: VARIANT_QTYPE[v] for v in VARIANTS},
             "llamacpp_build": llamacpp_build_info() if "llamacpp" in frameworks else None,
+            "roofline": llm_roofline.roofline(
+                s["config"], VARIANTS, s["group_size"], s["prompt_tokens"], s["new_tokens"], bandwidth.get("read_gbs")
+            ),
         },
         "frameworks": {fw: {"description": FRAMEWORKS[fw], "skipped": skipped.get(fw)} for fw in FRAMEWORKS},
         "exports": {

@@ -225,6 +225,45 @@ def results_table(result, threads) -> List[str]:
     return lines
 
 
+ROOFLINE_GOAL = 0.80  # of the memory roofline, one thread, for int8 and 8da4w (issue #35)
+
+
+def roofline_rows(result) -> List[str]:
+    """Ember's 1-thread decode as a fraction of bandwidth / bytes read per token (bench/llm_roofline.py)."""
+    s, bw = result["settings"], result["machine"].get("memory_bandwidth") or {}
+    roof = s.get("roofline")
+    if not roof or not bw.get("read_gbs"):
+        return []
+    lines = [
+        "## Decode against the memory roofline (1 thread)",
+        "",
+        f"One thread reads {bw['read_gbs']:.1f} GB/s (copies {bw['copy_gbs']:.1f} GB/s, read + write) over "
+        f"{bw['buffer_mib']} MiB buffers (bench/membw.c, best of {bw['repeats']}, pinned like the 1-thread runs; "
+        f"load average {bw.get('load_average')} when measured); the last-level cache is far smaller than the weights "
+        "read per token. Bytes per token at the decode's average position, from the config and Ember's formats "
+        "(bench/llm_roofline.py).",
+        "",
+        "| weights | weights read (MB) | head (MB) | KV cache (MB) | total (MB) | roofline tok/s | llm_runner tok/s | "
+        "fraction | goal |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for v in s["variants"]:
+        r = roof.get(v)
+        got = _get(result, "ember", v, 1, "decode_tps")
+        if r is None:
+            continue
+        b, top = r["bytes"], r["roofline_tps"]
+        frac = got / top if got and top else None
+        goal = "—"
+        if v in ("int8", "8da4w") and frac is not None:
+            goal = f"{'met' if frac >= ROOFLINE_GOAL else '**missed**'} (>= {ROOFLINE_GOAL:.0%})"
+        lines.append(
+            f"| {v} | {b['weights'] / 1e6:,.1f} | {b['head'] / 1e6:,.1f} | {b['kv_cache'] / 1e6:,.1f} | "
+            f"{b['total'] / 1e6:,.1f} | {_f(top)} | {_f(got)} | {'—' if frac is None else f'{frac:.0%}'} | {goal} |"
+        )
+    return lines + [""]
+
+
 def exports_table(result) -> List[str]:
     lines = [
         "## Exports",
@@ -331,6 +370,7 @@ def markdown(result) -> str:
         ]
     for t in s["threads"]:
         lines += results_table(result, t)
+    lines += roofline_rows(result)
     lines += exports_table(result)
     lines += [
         "How: tokens/s and time to first token as each runner defines them alike: prefill = prompt tokens over the "

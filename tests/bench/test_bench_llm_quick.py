@@ -1,6 +1,6 @@
 """The LLM benchmark end to end in quick mode (`bench/run --llm --quick`: a 2-layer model with SmolLM's
 vocabulary): every runner measured for fp32, int8 and 8da4w at 1 and 2 threads, the same prompt length everywhere,
-full-length greedy runs, fp32 outputs equal to eager PyTorch's, and the report's goals.
+full-length greedy runs, fp32 outputs equal to eager PyTorch's, the report's goals and decode's memory roofline.
 
 Needs the ExecuTorch venv (tools/setup_executorch_venv.sh); skipped, saying so, without it. llama.cpp is checked
 too when its venv (tools/setup_llamacpp_venv.sh, not built in CI) is there, and must be reported skipped otherwise.
@@ -103,3 +103,9 @@ def test_report(llm_run):
         assert f"## {t} thread" in md
     assert "Ember llm_runner" in md and "ExecuTorch" in md and "eager PyTorch" in md
     assert ("| llama.cpp | fp32 (F32) |" in md) == HAS_LLAMACPP
+    # Decode against the memory roofline: the bandwidth measured and every format's fraction of it.
+    assert result["machine"]["memory_bandwidth"]["read_gbs"] > 0
+    roof = md.split("## Decode against the memory roofline (1 thread)", 1)[1].split("\n## ", 1)[0]
+    for v in VARIANTS:
+        row = next(line for line in roof.splitlines() if line.startswith(f"| {v} |"))
+        assert row.split("|")[8].strip().endswith("%"), row
