@@ -18,6 +18,11 @@ program has one method, `forward(tokens [1, T], input_pos [1]) -> logits [1, voc
 max_seq_len - 1, plus ExecuTorch's constant methods for the runner: get_max_seq_len, get_max_context_len,
 get_vocab_size, get_bos_id, get_eos_ids, get_n_layers, use_kv_cache, use_sdpa_with_kv_cache,
 enable_dynamic_shape.
+
+`--logits-rows K` (K > 1) makes forward return the logits of the last K positions, [1, K, vocab], and adds the
+constant method get_logits_rows = K: one call of 1 + D tokens then checks D drafted tokens (llm_runner
+--speculate D, D <= K - 1). A call of T < K tokens fills the first K - T rows with padding. The head runs on
+those K rows only, at every call, so plain decode pays K rows of the head instead of one.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ def metadata(model: Decoder) -> Dict[str, object]:
         "use_kv_cache": True,
         "use_sdpa_with_kv_cache": False,
         "enable_dynamic_shape": True,
+        # Ember's own, only when forward returns more than the last position's logits (speculative decoding).
+        **({"get_logits_rows": model.logits_rows} if model.logits_rows > 1 else {}),
     }
 
 
@@ -113,10 +120,19 @@ def main(argv=None) -> int:
         choices=quant.GROUP_SIZES,
         help="4bit embedding: values per scale (default 32, as ExecuTorch's --embedding-quantize 4,32)",
     )
+    ap.add_argument(
+        "--logits-rows",
+        type=int,
+        default=1,
+        help="forward returns the logits of the last K positions, [1, K, vocab] (default 1: the last one, "
+        "[1, vocab]); llm_runner --speculate D needs K >= D + 1",
+    )
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     if args.max_seq_len < 2:
         ap.error("--max-seq-len must be at least 2")
+    if not 1 <= args.logits_rows < args.max_seq_len:
+        ap.error(f"--logits-rows must be 1 to {args.max_seq_len - 1} (max_seq_len - 1)")
     hf = load_hf(args.model, args.seed)
     model = Decoder.from_hf(hf, args.max_seq_len)
     try:
@@ -126,6 +142,7 @@ def main(argv=None) -> int:
             quant.quantize_embeddings(model, args.quantize_embedding, args.embedding_group_size)
     except ValueError as e:
         ap.error(str(e))
+    model.set_logits_rows(args.logits_rows)
     model.tie_head()
     if not args.quantize:
         layout.block_linears(model)
@@ -138,6 +155,7 @@ def main(argv=None) -> int:
         f"{'fp32' if not args.quantize else args.quantize}"
         f"{f' group {args.group_size}' if args.quantize == '8da4w' else ''}"
         f"{f', embedding {args.quantize_embedding}' if args.quantize_embedding else ''}"
+        f"{f', logits of the last {args.logits_rows} positions' if args.logits_rows > 1 else ''}"
         f", {os.path.getsize(args.output):,} bytes"
     )
     print(prog.memory_report())
