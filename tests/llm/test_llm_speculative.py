@@ -1,5 +1,5 @@
 """Speculative decoding by prompt lookup (issue 35 item 4): a decoder exported with --logits-rows K returns the logits
-of its last K positions as eager PyTorch computes them, also when a call rewrites cache rows an earlier call left
+of every position of a call of up to K tokens as eager PyTorch computes them, also when a call rewrites cache rows an earlier call left
 (rejected drafts); llm_runner --speculate D yields exactly the ids of plain greedy decoding, fp32 and 8da4w, with
 drafts accepted on a prompt that repeats; --speculate is refused with sampling and with a program of too few rows."""
 
@@ -87,9 +87,17 @@ def test_default_export_is_unchanged(models):
 
 def _calls():
     """(tokens, input_pos) in order: a prefill shorter than ROWS, a verify call, a call that starts again at an
-    earlier position (rewriting rows the previous call wrote, as after rejected drafts), one token, and a call
-    longer than ROWS."""
-    return [([1, 40, 41], 0), ([42, 43, 44, 45], 3), ([46, 47], 4), ([48], 6), (list(range(60, 70)), 7)]
+    earlier position (rewriting rows the previous call wrote, as after rejected drafts), one token, a call of
+    ROWS tokens, and calls longer than ROWS (the last 2 positions, then the last ROWS)."""
+    return [
+        ([1, 40, 41], 0),
+        ([42, 43, 44, 45], 3),
+        ([46, 47], 4),
+        ([48], 6),
+        ([49, 50, 51, 52, 53], 7),
+        (list(range(60, 67)), 12),
+        (list(range(70, 80)), 19),
+    ]
 
 
 @pytest.mark.parametrize("scheme", ["fp32", "8da4w"])
@@ -101,9 +109,9 @@ def test_logits_rows_match_eager(runtime, models, scheme):
         got = program.run("forward", [torch.tensor([tokens]), torch.tensor([pos])])[0]
         with torch.no_grad():
             want = model(torch.tensor([tokens]), torch.tensor([pos]))
-        assert got.shape == want.shape == (1, ROWS, VOCAB)
-        rows = min(len(tokens), ROWS)  # the rows before are padding
-        got, want = got[0, ROWS - rows :], want[0, ROWS - rows :]
+        rows = (len(tokens) - 1) % ROWS + 1  # every position of a call of up to ROWS tokens
+        assert got.shape == want.shape == (1, rows, VOCAB)
+        got, want = got[0], want[0]
         if scheme == "fp32":
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
         else:
@@ -171,3 +179,11 @@ def test_speculation_refusals(llm_runner, models):
     r = _run(llm_runner, "--model", models["fp32 one row"][2], "--prompt-ids", "1 5 7", "--speculate", "1",
              check=False)  # fmt: skip
     assert r.returncode == 2 and "returns 1 (get_logits_rows)" in r.stderr.decode()
+
+
+def test_python_generate_reads_the_last_row(runtime, models):
+    """ember.llm.generate on a program of several logits rows takes the last position's, as on a one-row one."""
+    from ember import llm
+
+    one_row = llm.generate(runtime.load(models["fp32 one row"][2]), PLAIN, 12, eos_ids=[]).ids
+    assert llm.generate(runtime.load(models["fp32"][2]), PLAIN, 12, eos_ids=[]).ids == one_row
