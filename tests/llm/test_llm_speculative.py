@@ -142,19 +142,38 @@ def _speculation(stderr):
     return [int(g) for g in m.groups()]
 
 
+# fp32: a position verified in a call of several tokens gets logits within about 2e-7 of its one-token decode step
+# (the blocked linears' multi-token tiles sum in another order), so greedy ids may differ where two logits are that
+# close. Measured on this model: none do. A difference is accepted only at a tie closer than this.
+FP32_TIE = 1e-4
+
+
+def _check_same_decisions(scheme, model, prompt, ids, greedy):
+    """ids == greedy; for fp32, up to a first difference where greedy's choice and ours are within FP32_TIE in the
+    eager model's logits (after that the contexts differ, so nothing more can be compared)."""
+    if ids == greedy or scheme != "fp32":
+        assert ids == greedy
+        return
+    i = next(k for k, (a, b) in enumerate(zip(ids, greedy)) if a != b)
+    model.reset_cache()
+    with torch.no_grad():
+        logits = model(torch.tensor([prompt + greedy[:i]]), torch.tensor([0]))[0, -1]
+    gap = float(logits[greedy[i]] - logits[ids[i]])
+    assert 0 <= gap < FP32_TIE, f"token {i}: greedy {greedy[i]}, speculative {ids[i]}, logit gap {gap}"
+
+
 @pytest.mark.parametrize("scheme", ["fp32", "8da4w"])
 def test_speculative_ids_are_greedy_ids(llm_runner, models, scheme):
-    """The same ids as plain greedy decoding. fp32 too is compared exactly: the blocked fp32 linears, RMSNorm,
-    rotary and attention compute each position's row in the same order whatever the number of tokens in the call,
-    so a verified position's logits have the bits of its one-token step (a tie-break that differed would show
-    here as a different id)."""
-    pte = models[scheme][2]
+    """The ids of plain greedy decoding from the same program. 8da4w exactly: its kernels give a token the same
+    bits whatever the tile it is computed in (int8 activations per token, exact integer sums). fp32 up to ties
+    (FP32_TIE)."""
+    model, _, pte = models[scheme]
     for prompt, new_tokens in ((REPEATING, 40), (PLAIN, 30)):
         greedy, _ = _generate(llm_runner, pte, prompt, new_tokens)
         assert len(greedy) == new_tokens
         for d in (1, 4):
             ids, err = _generate(llm_runner, pte, prompt, new_tokens, "--speculate", str(d))
-            assert ids == greedy, f"--speculate {d} on {prompt}"
+            _check_same_decisions(scheme, model, prompt, ids, greedy)
             steps, drafting, drafted, accepted = _speculation(err)
             assert steps + accepted == new_tokens - 1  # each step yields its accepted drafts and one more
             assert drafting <= steps and accepted <= drafted <= d * drafting
@@ -164,7 +183,21 @@ def test_speculative_ids_are_greedy_ids(llm_runner, models, scheme):
     near_end = PLAIN + list(range(100, 120))
     new_tokens = MAX_SEQ_LEN - len(near_end) + 1
     greedy, _ = _generate(llm_runner, pte, near_end, new_tokens)
-    assert _generate(llm_runner, pte, near_end, new_tokens, "--speculate", "4")[0] == greedy
+    ids, err = _generate(llm_runner, pte, near_end, new_tokens, "--speculate", "4")
+    _check_same_decisions(scheme, model, near_end, ids, greedy)
+
+
+def test_8da4w_verified_rows_have_the_bits_of_decode_steps(runtime, models):
+    """What makes 8da4w's speculative ids exact: a position's logits from a 5-token call equal, bit for bit, those
+    of its one-token step (fp32 differs by rounding, FP32_TIE)."""
+    pte = models["8da4w"][2]
+    together, alone = runtime.load(pte), runtime.load(pte)
+    prompt, more = [1, 40, 41, 42, 43, 44, 45, 46], [50, 51, 52, 53, 54]
+    for p in (together, alone):
+        p.run("forward", [torch.tensor([prompt]), torch.tensor([0])])
+    got = together.run("forward", [torch.tensor([more]), torch.tensor([len(prompt)])])[0][0]
+    want = [alone.run("forward", [torch.tensor([[t]]), torch.tensor([len(prompt) + i])])[0] for i, t in enumerate(more)]
+    assert torch.equal(got, torch.stack([w.reshape(-1) for w in want]))
 
 
 def test_speculation_refusals(llm_runner, models):
