@@ -23,7 +23,13 @@ size_t prompt_lookup(const int64_t* context, size_t length, size_t max_draft, st
     // occurrence; end < length keeps the suffix itself out and leaves at least one token to draft.
     for (size_t end = length - 1; end >= n; --end) {
       if (!suffix_matches_at(context, length, end, n)) continue;
-      for (size_t i = end; i < length && draft->size() < max_draft; ++i) draft->push_back(context[i]);
+      // What followed, copied as an LZ77 match: an occurrence p = length - end tokens back repeats with period p,
+      // so past the context's end the draft continues from its own tokens (a run of one token, repeated, drafts
+      // max_draft of it rather than one).
+      const size_t period = length - end;
+      for (size_t i = 0; i < max_draft; ++i) {
+        draft->push_back(end + i < length ? context[end + i] : (*draft)[i - period]);
+      }
       return n;
     }
   }

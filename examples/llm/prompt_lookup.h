@@ -18,10 +18,10 @@ namespace llm {
 // falling back to two and one still drafts where the three-token suffix is new.
 constexpr size_t kPromptLookupMaxNgram = 3;
 
-// Fills *draft (cleared first) with up to max_draft tokens that followed the latest earlier occurrence of
-// context's last n tokens, for n = kPromptLookupMaxNgram down to 1 (the first n with any occurrence wins). The
-// occurrence must end before the context's last token, so the draft is never empty when one is found; it stops at
-// the context's end. Returns the n that matched, 0 when none (then *draft is empty).
+// Fills *draft (cleared first) with max_draft tokens that followed the latest earlier occurrence of context's last
+// n tokens, for n = kPromptLookupMaxNgram down to 1 (the first n with any occurrence wins). An occurrence p tokens
+// back whose continuation reaches the context's end repeats with period p (its draft continues from itself, as an
+// LZ77 match does). Returns the n that matched, 0 when none (then *draft is empty).
 size_t prompt_lookup(const int64_t* context, size_t length, size_t max_draft, std::vector<int64_t>* draft);
 
 }  // namespace llm
