@@ -18,14 +18,15 @@
 // attention's heads) over N threads, the calling one included; the ids are the same at any N.
 //
 // --speculate D (greedy only): speculative decoding by prompt lookup. Before each step the runner looks for the
-// latest earlier occurrence of the last 3 tokens of prompt + output (else 2, else 1; prompt_lookup.h) and drafts up
-// to D tokens that followed it; one forward of [last token, draft] returns the logits of all 1 + D positions, the
-// draft is accepted up to its first token that differs from the argmax, and the argmax after the accepted prefix is
-// appended too. A step costs about one decode forward, since decode is bound by reading the weights, and yields
-// 1 to D + 1 tokens. Rejected drafts' KV cache rows are simply overwritten by the next step, which starts at the
-// first rejected position. The ids are those of plain greedy decoding, as long as the kernels give a position the
-// same logits whether it is computed alone or with others (see examples/llm/README.md). The program must return
-// the logits of D + 1 positions or more (export.py --logits-rows).
+// latest earlier occurrence of the last 3 tokens of prompt + output (else 2, else 1; prompt_lookup.h) and drafts
+// the D tokens that followed it; one forward of [last token, draft] returns the logits of all 1 + D positions, the
+// draft is accepted up to its first token that differs from the argmax, and the argmax after the accepted prefix
+// is appended too. A step yields 1 to D + 1 tokens for one forward, which reads the weights once for all its
+// tokens (what bounds decode), so it costs less than D + 1 decode steps (how much less: examples/llm/README.md).
+// Rejected drafts' KV cache rows are simply overwritten by the next step, which starts at the first rejected
+// position. The ids are those of plain greedy decoding as long as the kernels give a position the same logits
+// whether it is computed alone or with others: 8da4w's do, fp32's differ by rounding (README). The program must
+// return the logits of D + 1 positions (export.py --logits-rows D + 1 or more).
 //
 // Exit codes (as //:runner): 0 ok, 2 bad usage, 3 the program, a method or the tokenizer did not load, 4 the
 // prompt was refused (too long for max_seq_len, ids outside the vocabulary, empty), 5 execution failed.
