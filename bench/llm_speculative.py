@@ -30,6 +30,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "runtime", "python")]
@@ -90,15 +91,37 @@ def repetitive_prompts(n: int, tokens: int, vocab: int):
     return out
 
 
-def run(pte: str, prompt, new_tokens: int, speculate: int, threads: int):
+def command(pte: str, prompt, new_tokens: int, speculate: int, threads: int):
     cmd = [RUNNER, "--model", pte, "--prompt-ids", " ".join(map(str, prompt)), "--ids", "--ignore-eos"]
     cmd += ["--max-new-tokens", str(new_tokens), "--threads", str(threads)]
     if speculate:
         cmd += ["--speculate", str(speculate)]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return cmd
+
+
+def run(pte: str, prompt, new_tokens: int, speculate: int, threads: int):
+    r = subprocess.run(command(pte, prompt, new_tokens, speculate, threads), capture_output=True, text=True, check=True)
     n, ms = DECODE.search(r.stderr).groups()
     stats = [int(g) for g in SPEC.search(r.stderr).groups()] if speculate else None
     return [int(t) for t in r.stdout.split()], int(n) / (float(ms) / 1e3), stats
+
+
+def instructions(cmd) -> int:
+    """Instructions the command ran, counted by callgrind (what the machine's load does not change)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "callgrind.out")
+        r = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd], capture_output=True, text=True
+        )
+        return int(re.search(r"Collected : (\d+)", r.stderr).group(1))
+
+
+def decode_instructions_per_token(pte, prompt, new_tokens, speculate, threads) -> float:
+    """Decode's instructions per generated token: a run of new_tokens less a run of one (load, prefill, the first
+    token), over the new_tokens - 1 tokens decode produced."""
+    full = instructions(command(pte, prompt, new_tokens, speculate, threads))
+    first = instructions(command(pte, prompt, 1, speculate, threads))
+    return (full - first) / (new_tokens - 1)
 
 
 def main(argv=None) -> int:
@@ -112,6 +135,9 @@ def main(argv=None) -> int:
     ap.add_argument("--new-tokens", type=int, default=120)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument(
+        "--callgrind", action="store_true", help="also count decode's instructions per token (first prompt)"
+    )
     ap.add_argument("--work", default=os.path.join(ROOT, "bench", ".work", "llm-speculative"))
     ap.add_argument("--out", default=None, help="results .md (default bench/results/<date>-llm-speculative.md)")
     a = ap.parse_args(argv)
@@ -150,16 +176,22 @@ def main(argv=None) -> int:
         for name, prompt in prompts:
             for rep in range(a.repeats):
                 reference = None
-                for label, pte, d in configs:
+                # Rotated per repeat: each configuration runs first (just after a process of another file) as often.
+                for label, pte, d in configs[rep % len(configs) :] + configs[: rep % len(configs)]:
                     ids, rate, st = run(pte, prompt, a.new_tokens, d, a.threads)
-                    reference = ids if reference is None else reference
-                    if ids != reference and rep == 0:
+                    if label == configs[0][0]:
+                        reference = ids
+                    if reference is not None and ids != reference and rep == 0:
                         first = next(i for i, (x, y) in enumerate(zip(ids, reference)) if x != y)
                         mismatches.append(f"{fmt} {label} on {name}: differs from token {first}")
                     rates[label].append(rate)
                     if st and rep == 0:
                         stats[label] = [s + t for s, t in zip(stats[label], st)]
-        results[fmt] = {"rates": rates, "stats": stats, "mismatches": mismatches}
+        counted = {}
+        if a.callgrind:
+            counted = {c[0]: decode_instructions_per_token(c[1], prompts[0][1], a.new_tokens, c[2], a.threads)
+                       for c in configs}  # fmt: skip
+        results[fmt] = {"rates": rates, "stats": stats, "mismatches": mismatches, "instructions": counted}
         print(fmt, {k: round(statistics.median(v), 1) for k, v in rates.items()}, mismatches, flush=True)
 
     write_report(a, model_desc, prompts, rows, drafts, results)
@@ -184,13 +216,21 @@ def write_report(a, model_desc, prompts, rows, drafts, results) -> None:
         "step yields (accepted + 1). `plain, N rows`: the program of --logits-rows N decoding without speculation "
         "(its head runs on N rows per call).",
         "",
-        "| format | decode | tokens/s | vs plain 1 row | steps | drafted | accepted | accepted/step | tokens/step |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "Instructions/token (with --callgrind): decode's instructions per generated token on the first prompt, "
+        "counted by callgrind (a run of all new tokens less a run of one), which the machine's load does not move; "
+        "it leaves out what instructions do not show: memory bandwidth, which is what speculation saves on a model "
+        "whose weights do not stay in the caches.",
+        "",
+        "| format | decode | tokens/s | vs plain 1 row | instructions/token | vs plain 1 row | steps | drafted "
+        "| accepted | accepted/step | tokens/step |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for fmt, r in results.items():
         base = statistics.median(r["rates"]["plain, 1 row"])
+        ins = r.get("instructions") or {}
         for label, v in r["rates"].items():
             med = statistics.median(v)
+            counted = f"{ins[label] / 1e6:.2f}M | {ins[label] / ins['plain, 1 row']:.2f}x" if label in ins else "| "
             st = r["stats"][label]
             steps, _, drafted, accepted = st
             tail = (
@@ -198,7 +238,7 @@ def write_report(a, model_desc, prompts, rows, drafts, results) -> None:
                 if steps
                 else "| | | |"
             )
-            lines.append(f"| {fmt} | {label} | {med:.1f} | {med / base:.2f}x | {tail} |")
+            lines.append(f"| {fmt} | {label} | {med:.1f} | {med / base:.2f}x | {counted} | {tail} |")
     lines.append("")
     mism = [m for r in results.values() for m in r["mismatches"]]
     lines.append(
