@@ -9,8 +9,8 @@ lies (ember_llm::sdpa_with_cache), without a mask tensor or a copy per head grou
 
 One method does prefill and decode, as ExecuTorch's LLM runner expects: `forward(tokens [1, T], input_pos [1])`
 writes the T new keys and values at positions input_pos .. input_pos + T - 1 and returns the last position's
-logits [1, vocab] (or those of the last few positions after set_logits_rows, for speculative decoding). T is a bounded dynamic dimension (1 .. max_seq_len - 1); the cache is planned once, at
-max_seq_len.
+logits [1, vocab] (or those of the last few positions after set_logits_rows, for speculative decoding). T is a
+bounded dynamic dimension (1 .. max_seq_len - 1); the cache is planned once, at max_seq_len.
 """
 
 from __future__ import annotations
