@@ -7,10 +7,10 @@
 //
 // forward(tokens int64 [1, T], input_pos int64 [1]) -> logits float32 [1, vocab], or [1, R, vocab] for the last
 // R = ((T - 1) mod K) + 1 positions when the program states get_logits_rows = K (export.py --logits-rows: every
-// position of a call of up to K tokens, from which speculative decoding verifies its drafted tokens). The KV cache lives in the method's planned memory and persists across calls:
-// a call writes rows start_pos .. start_pos + n - 1 and attends to rows 0 .. start_pos + t for its token t, so
-// positions must be fed in order; a later call at an earlier start_pos (after rejected drafts) overwrites the rows
-// it then reads.
+// position of a call of up to K tokens, from which speculative decoding verifies its drafted tokens). The KV cache
+// lives in the method's planned memory and persists across calls: a call writes rows start_pos .. start_pos + n - 1
+// and attends to rows 0 .. start_pos + t for its token t, so positions must be fed in order; a later call at an
+// earlier start_pos (after rejected drafts) overwrites the rows it then reads.
 #pragma once
 
 #include <stddef.h>

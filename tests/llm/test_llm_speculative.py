@@ -1,7 +1,8 @@
 """Speculative decoding by prompt lookup (issue 35 item 4): a decoder exported with --logits-rows K returns the logits
-of every position of a call of up to K tokens as eager PyTorch computes them, also when a call rewrites cache rows an earlier call left
-(rejected drafts); llm_runner --speculate D yields exactly the ids of plain greedy decoding, fp32 and 8da4w, with
-drafts accepted on a prompt that repeats; --speculate is refused with sampling and with a program of too few rows."""
+of every position of a call of up to K tokens as eager PyTorch computes them, also when a call rewrites cache rows
+an earlier call left (rejected drafts); llm_runner --speculate D yields the ids of plain greedy decoding (8da4w
+exactly, fp32 up to ties), with drafts accepted on a prompt that repeats; --speculate is refused with sampling and
+with a program of too few rows."""
 
 import os
 import re
