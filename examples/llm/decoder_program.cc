@@ -191,18 +191,25 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
       meta->num_inputs() == 2 && tokens.ok() && pos.ok() && logits.ok() && tokens->scalar_type == ScalarType::Long &&
           tokens->sizes.size() == 2 && tokens->sizes[0] == 1 && pos->scalar_type == ScalarType::Long &&
           pos->sizes.size() == 1 && pos->sizes[0] == 1 && logits->scalar_type == ScalarType::Float &&
-          logits->sizes.size() == 2 && logits->sizes[0] == 1,
+          (logits->sizes.size() == 2 || logits->sizes.size() == 3) && logits->sizes[0] == 1,
       NotSupported,
       "%s: method 'forward' is not forward(tokens Long [1, T], input_pos Long [1]) -> logits Float [1, vocab] "
-      "(an LLM decoder exported by examples/llm/export.py)",
+      "or [1, rows, vocab] (an LLM decoder exported by examples/llm/export.py)",
       path);
+  // [1, vocab], or [1, R, vocab] for the last R positions (R up to get_logits_rows, set by each call).
+  const int64_t out_rows = logits->sizes.size() == 3 ? logits->sizes[1] : 1;
+  const int64_t out_vocab = logits->sizes.back();
 
   DecoderMetadata md;
   EMBER_TRY(constant_int(prog, "get_max_seq_len", tokens->sizes[1] + 1, &md.max_seq_len));
-  EMBER_TRY(constant_int(prog, "get_vocab_size", logits->sizes[1], &md.vocab_size));
-  EMBER_CHECK_OR_RETURN_ERROR(md.vocab_size == logits->sizes[1], InvalidProgram,
-                              "%s: get_vocab_size says %lld but forward returns %d logits", path,
-                              static_cast<long long>(md.vocab_size), static_cast<int>(logits->sizes[1]));
+  EMBER_TRY(constant_int(prog, "get_vocab_size", out_vocab, &md.vocab_size));
+  EMBER_CHECK_OR_RETURN_ERROR(md.vocab_size == out_vocab, InvalidProgram,
+                              "%s: get_vocab_size says %lld but forward returns %lld logits per row", path,
+                              static_cast<long long>(md.vocab_size), static_cast<long long>(out_vocab));
+  EMBER_TRY(constant_int(prog, "get_logits_rows", 1, &md.logits_rows));
+  EMBER_CHECK_OR_RETURN_ERROR(md.logits_rows == out_rows && md.logits_rows >= 1, InvalidProgram,
+                              "%s: get_logits_rows says %lld but forward returns up to %lld rows of logits", path,
+                              static_cast<long long>(md.logits_rows), static_cast<long long>(out_rows));
   EMBER_CHECK_OR_RETURN_ERROR(md.max_seq_len >= 2, InvalidProgram, "%s: get_max_seq_len is %lld; at least 2 needed",
                               path, static_cast<long long>(md.max_seq_len));
   EMBER_TRY(constant_int(prog, "get_bos_id", -1, &md.bos_id));
@@ -238,9 +245,20 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
 
 Result<const float*> DecoderProgram::forward(const int64_t* tokens, size_t n, int64_t start_pos,
                                              bool* failed_in_execute) {
+  return forward_rows(tokens, n, start_pos, 1, failed_in_execute);
+}
+
+Result<const float*> DecoderProgram::forward_rows(const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
+                                                  bool* failed_in_execute) {
   *failed_in_execute = false;
   const DecoderMetadata& md = metadata_;
   EMBER_CHECK_OR_RETURN_ERROR(n > 0, InvalidArgument, "forward needs at least one token");
+  // The program returns the last ((n - 1) mod logits_rows) + 1 positions (export.py --logits-rows).
+  const size_t returned = (n - 1) % static_cast<size_t>(md.logits_rows) + 1;
+  EMBER_CHECK_OR_RETURN_ERROR(rows >= 1 && rows <= returned, InvalidArgument,
+                              "forward of %zu tokens returns the logits of its last %zu positions (get_logits_rows "
+                              "%lld), not %zu",
+                              n, returned, static_cast<long long>(md.logits_rows), rows);
   EMBER_CHECK_OR_RETURN_ERROR(
       start_pos >= 0 && static_cast<uint64_t>(start_pos) + n <= static_cast<uint64_t>(md.max_seq_len), InvalidArgument,
       "positions %lld .. %lld pass the model's max_seq_len (%lld KV cache rows)", static_cast<long long>(start_pos),
@@ -266,11 +284,12 @@ Result<const float*> DecoderProgram::forward(const int64_t* tokens, size_t n, in
   }
   Result<Tensor> out = method.output(0);
   if (!out.ok()) return out.error();
-  EMBER_CHECK_OR_RETURN_ERROR(out->scalar_type() == ScalarType::Float && out->numel() == md.vocab_size, InvalidProgram,
-                              "forward returned %lld values of %s; expected %lld Float logits",
+  const int64_t want = static_cast<int64_t>(returned) * md.vocab_size;
+  EMBER_CHECK_OR_RETURN_ERROR(out->scalar_type() == ScalarType::Float && out->numel() == want, InvalidProgram,
+                              "forward returned %lld values of %s; expected %lld Float logits (%zu rows of %lld)",
                               static_cast<long long>(out->numel()), scalar_type_name(out->scalar_type()),
-                              static_cast<long long>(md.vocab_size));
-  return out->const_data_ptr<float>();
+                              static_cast<long long>(want), returned, static_cast<long long>(md.vocab_size));
+  return out->const_data_ptr<float>() + (returned - rows) * static_cast<size_t>(md.vocab_size);
 }
 
 }  // namespace llm

@@ -5,8 +5,12 @@
 //   auto p = DecoderProgram::load("model.pte");            // Error values; the log says what was wrong
 //   auto logits = (*p)->forward(ids, n, /*start_pos=*/0);  // prefill; then one id at a time (decode)
 //
-// forward(tokens int64 [1, T], input_pos int64 [1]) -> logits float32 [1, vocab]; the KV cache lives in the
-// method's planned memory and persists across calls, so positions must be fed in order, each exactly once.
+// forward(tokens int64 [1, T], input_pos int64 [1]) -> logits float32 [1, vocab], or [1, R, vocab] for the last
+// R = ((T - 1) mod K) + 1 positions when the program states get_logits_rows = K (export.py --logits-rows: every
+// position of a call of up to K tokens, from which speculative decoding verifies its drafted tokens). The KV cache
+// lives in the method's planned memory and persists across calls: a call writes rows start_pos .. start_pos + n - 1
+// and attends to rows 0 .. start_pos + t for its token t, so positions must be fed in order; a later call at an
+// earlier start_pos (after rejected drafts) overwrites the rows it then reads.
 #pragma once
 
 #include <stddef.h>
@@ -23,11 +27,12 @@ namespace llm {
 struct DecoderMetadata {
   int64_t max_seq_len = 0;  // KV cache rows: prompt tokens plus fed-back generated tokens
   int64_t vocab_size = 0;
-  int64_t bos_id = -1;      // -1: none stated
+  int64_t bos_id = -1;  // -1: none stated
   std::vector<int64_t> eos_ids;
-  int64_t n_layers = -1;    // -1: not stated
+  int64_t n_layers = -1;  // -1: not stated
   bool use_kv_cache = true;
   bool dynamic_shape = true;  // false: the tokens input takes one token per call
+  int64_t logits_rows = 1;  // K: a call of up to K tokens gets every position's logits (get_logits_rows)
 };
 
 // What the forward method holds, all from MethodMeta, allocated before load.
@@ -57,6 +62,13 @@ class DecoderProgram {
   // positions pass max_seq_len, or a token is outside [0, vocab_size); the runtime's error when an input is refused
   // or execution fails (`*failed_in_execute` says which, for callers that report them apart).
   Result<const float*> forward(const int64_t* tokens, size_t n, int64_t start_pos, bool* failed_in_execute);
+
+  // As forward, but returns the logits of the call's last `rows` positions, rows x vocab_size floats in position
+  // order (the last position's row last). InvalidArgument, before anything runs, when rows is 0 or more than the
+  // program returns for n tokens (((n - 1) mod metadata().logits_rows) + 1: all n when n <= logits_rows);
+  // InvalidProgram when the output is not that many rows of Float logits.
+  Result<const float*> forward_rows(const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
+                                    bool* failed_in_execute);
 
  private:
   struct State;

@@ -18,11 +18,17 @@ program has one method, `forward(tokens [1, T], input_pos [1]) -> logits [1, voc
 max_seq_len - 1, plus ExecuTorch's constant methods for the runner: get_max_seq_len, get_max_context_len,
 get_vocab_size, get_bos_id, get_eos_ids, get_n_layers, use_kv_cache, use_sdpa_with_kv_cache,
 enable_dynamic_shape.
+
+`--logits-rows K` (K > 1) makes forward return [1, R, vocab], the logits of the last R = ((T - 1) mod K) + 1
+positions, and adds the constant method get_logits_rows = K: a call of up to K tokens gets all its positions' logits,
+so one call of 1 + D tokens checks D drafted tokens (llm_runner --speculate D, D <= K - 1); decode (T = 1) still
+runs the head on one row, prefill on at most K.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -50,6 +56,8 @@ def metadata(model: Decoder) -> Dict[str, object]:
         "use_kv_cache": True,
         "use_sdpa_with_kv_cache": False,
         "enable_dynamic_shape": True,
+        # Ember's own, only when forward returns more than the last position's logits (speculative decoding).
+        **({"get_logits_rows": model.logits_rows} if model.logits_rows > 1 else {}),
     }
 
 
@@ -59,9 +67,25 @@ def export_decoder(model: Decoder, config: exir.ExecutorchBackendConfig = None) 
     model.reset_cache()
     tokens = torch.zeros(1, 2, dtype=torch.long)
     token_dim = Dim("token_dim", min=1, max=model.max_seq_len - 1)
-    with torch.no_grad():
-        ep = torch.export.export(model, (tokens, torch.tensor([0])), dynamic_shapes=({1: token_dim}, None))
+    with torch.no_grad(), _row_slice_export(model.logits_rows > 1):
+        ep = torch.export.export(
+            model,
+            (tokens, torch.tensor([0])),
+            dynamic_shapes=({1: token_dim}, None),
+            prefer_deferred_runtime_asserts_over_guards=model.logits_rows > 1,
+        )
     return exir.to_edge(ep, constant_methods=metadata(model)).to_executorch(config)
+
+
+def _row_slice_export(enabled: bool):
+    """For a head over the last ((T - 1) mod K) + 1 rows (Decoder.set_logits_rows): export traces that slice's
+    size as a size of its own, bounded by the head's checks, rather than specializing it on 1 or on T; the checks
+    it cannot prove become run-time asserts, which to_edge drops (they hold for every T)."""
+    if not enabled:
+        return contextlib.nullcontext()
+    from torch.fx.experimental import _config
+
+    return _config.patch(backed_size_oblivious=True)
 
 
 def load_hf(path: str, seed: int = 0):
@@ -113,10 +137,19 @@ def main(argv=None) -> int:
         choices=quant.GROUP_SIZES,
         help="4bit embedding: values per scale (default 32, as ExecuTorch's --embedding-quantize 4,32)",
     )
+    ap.add_argument(
+        "--logits-rows",
+        type=int,
+        default=1,
+        help="forward returns the logits of every position of a call of up to K tokens, [1, R, vocab] (default 1: "
+        "the last position's, [1, vocab]); llm_runner --speculate D needs K >= D + 1",
+    )
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     if args.max_seq_len < 2:
         ap.error("--max-seq-len must be at least 2")
+    if not 1 <= args.logits_rows < args.max_seq_len:
+        ap.error(f"--logits-rows must be 1 to {args.max_seq_len - 1} (max_seq_len - 1)")
     hf = load_hf(args.model, args.seed)
     model = Decoder.from_hf(hf, args.max_seq_len)
     try:
@@ -126,6 +159,7 @@ def main(argv=None) -> int:
             quant.quantize_embeddings(model, args.quantize_embedding, args.embedding_group_size)
     except ValueError as e:
         ap.error(str(e))
+    model.set_logits_rows(args.logits_rows)
     model.tie_head()
     if not args.quantize:
         layout.block_linears(model)
@@ -138,6 +172,7 @@ def main(argv=None) -> int:
         f"{'fp32' if not args.quantize else args.quantize}"
         f"{f' group {args.group_size}' if args.quantize == '8da4w' else ''}"
         f"{f', embedding {args.quantize_embedding}' if args.quantize_embedding else ''}"
+        f"{f', logits of up to {args.logits_rows} positions' if args.logits_rows > 1 else ''}"
         f", {os.path.getsize(args.output):,} bytes"
     )
     print(prog.memory_report())

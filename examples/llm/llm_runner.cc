@@ -2,6 +2,7 @@
 //
 //   llm_runner --model model.pte (--tokenizer tokenizer.json|tokenizer.model --prompt "text" | --prompt-ids "1 5 7")
 //              [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos]
+//              [--speculate D]
 //
 // Loads the program (its `forward` with every buffer sized from MethodMeta) and the tokenizer, reads the metadata
 // constant methods, prefills the prompt in one forward call (T = prompt length, input_pos 0; one call per token
@@ -16,6 +17,17 @@
 // seed gives the same ids on every machine. --threads N splits the kernels' work (the linears' output features,
 // attention's heads) over N threads, the calling one included; the ids are the same at any N.
 //
+// --speculate D (greedy only): speculative decoding by prompt lookup. Before each step the runner looks for the
+// latest earlier occurrence of the last 3 tokens of prompt + output (else 2, else 1; prompt_lookup.h) and drafts
+// the D tokens that followed it; one forward of [last token, draft] returns the logits of all 1 + D positions, the
+// draft is accepted up to its first token that differs from the argmax, and the argmax after the accepted prefix
+// is appended too. A step yields 1 to D + 1 tokens for one forward, which reads the weights once for all its
+// tokens (what bounds decode), so it costs less than D + 1 decode steps (how much less: examples/llm/README.md).
+// Rejected drafts' KV cache rows are simply overwritten by the next step, which starts at the first rejected
+// position. The ids are those of plain greedy decoding as long as the kernels give a position the same logits
+// whether it is computed alone or with others: 8da4w's do, fp32's differ by rounding (README). The program must
+// return the logits of D + 1 positions (export.py --logits-rows D + 1 or more).
+//
 // Exit codes (as //:runner): 0 ok, 2 bad usage, 3 the program, a method or the tokenizer did not load, 4 the
 // prompt was refused (too long for max_seq_len, ids outside the vocabulary, empty), 5 execution failed.
 #include <stdio.h>
@@ -28,6 +40,7 @@
 #include <vector>
 
 #include "examples/llm/decoder_program.h"
+#include "examples/llm/prompt_lookup.h"
 #include "examples/llm/sampler.h"
 #include "examples/llm/tokenizer/tokenizer.h"
 #include "runtime/platform/platform.h"
@@ -48,13 +61,14 @@ struct Options {
   bool ignore_eos = false;
   bool bos = true;
   long threads = 1;
+  long speculate = 0;  // drafted tokens per step at most; 0: one token per step
 };
 
 int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s --model MODEL.pte (--tokenizer TOKENIZER --prompt TEXT | --prompt-ids \"ID ID ...\")\n"
           "       [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos] "
-          "[--no-bos]\n",
+          "[--no-bos] [--speculate D]\n",
           argv0);
   return 2;
 }
@@ -117,6 +131,8 @@ int main(int argc, char** argv) {
       o.prompt_ids = argv[++i];
     } else if (strcmp(a, "--max-new-tokens") == 0) {
       ok = parse_long(argv[++i], 1, 1L << 30, &o.max_new_tokens);
+    } else if (strcmp(a, "--speculate") == 0) {
+      ok = parse_long(argv[++i], 0, 1L << 20, &o.speculate);
     } else if (strcmp(a, "--threads") == 0) {
       ok = parse_long(argv[++i], 1, 64, &o.threads);
     } else if (strcmp(a, "--temperature") == 0) {
@@ -154,6 +170,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "llm_runner: --prompt-ids: '%s' is not a list of whole numbers\n", o.prompt_ids);
     return usage(argv[0]);
   }
+  if (o.speculate > 0 && o.temperature > 0.0f) {
+    // Verifying drafts against samples needs rejection sampling to keep the sampled distribution; only the
+    // greedy rule (accept while the draft equals the argmax) is implemented.
+    fprintf(stderr,
+            "llm_runner: --speculate %ld needs greedy decoding (--temperature 0); drafts are verified against the "
+            "argmax, not against samples\n",
+            o.speculate);
+    return usage(argv[0]);
+  }
   Result<llm::Sampler> sampler = llm::Sampler::create(o.temperature, o.seed);
   if (!sampler.ok()) return usage(argv[0]);
 
@@ -184,6 +209,14 @@ int main(int argc, char** argv) {
   std::vector<int64_t> eos = md.eos_ids;
   if (eos.empty() && tokenizer != nullptr && tokenizer->eos_id() >= 0) eos.push_back(tokenizer->eos_id());
   const bool print_ids = o.ids || tokenizer == nullptr;
+  if (o.speculate > 0 && (o.speculate >= md.logits_rows || !md.dynamic_shape)) {
+    fprintf(stderr,
+            "llm_runner: --speculate %ld needs a program whose forward takes %ld tokens and returns the logits of as "
+            "many positions, but %s returns %lld (get_logits_rows)%s; export it with --logits-rows %ld or more\n",
+            o.speculate, o.speculate + 1, o.model, static_cast<long long>(md.logits_rows),
+            md.dynamic_shape ? "" : " and takes one token per call", o.speculate + 1);
+    return 2;
+  }
 
   // The prompt's ids.
   const uint64_t t0 = ember_pal_ticks_ns();
@@ -230,11 +263,12 @@ int main(int argc, char** argv) {
     return 4;
   }
 
-  // One forward call into `logits`; the exit code when it fails (4: an input refused, 5: execution failed).
+  // One forward call into `logits` (its last `rows` positions, in order); the exit code when it fails (4: an
+  // input refused, 5: execution failed).
   const float* logits = nullptr;
-  auto forward = [&](const int64_t* ids, size_t n, size_t pos, const char* what) {
+  auto forward = [&](const int64_t* ids, size_t n, size_t pos, const char* what, size_t rows = 1) {
     bool in_execute = false;
-    Result<const float*> out = program.forward(ids, n, static_cast<int64_t>(pos), &in_execute);
+    Result<const float*> out = program.forward_rows(ids, n, static_cast<int64_t>(pos), rows, &in_execute);
     if (out.ok()) {
       logits = *out;
       return 0;
@@ -255,20 +289,26 @@ int main(int argc, char** argv) {
   }
   const uint64_t prefill_ns = ember_pal_ticks_ns() - prefill_t0;
 
-  // Decode.
+  // Decode. `context` is the prompt then every generated token (prompt lookup searches it); the last generated
+  // token is the one not yet fed, at position context.size() - 1.
+  std::vector<int64_t> context = prompt;
   std::vector<int64_t> generated;
   int64_t prev = prompt.back();
   uint64_t ttft_ns = 0;
   uint64_t decode_t0 = 0;
   bool stopped_at_eos = false;
-  for (;;) {
-    Result<int32_t> next = sampler->sample(logits, static_cast<size_t>(md.vocab_size));
+  bool done = false;
+  // Appends the token chosen from `row` (vocab logits) and writes it out; sets `done` at EOS or N new tokens.
+  // Returns the id, or -1 when sampling failed.
+  auto take = [&](const float* row) -> int64_t {
+    Result<int32_t> next = sampler->sample(row, static_cast<size_t>(md.vocab_size));
     if (!next.ok()) {
       fprintf(stderr, "llm_runner: sampling failed: %s\n", error_name(next.error()));
-      return 5;
+      return -1;
     }
     const int64_t id = *next;
     generated.push_back(id);
+    context.push_back(id);
     if (generated.size() == 1) {
       ttft_ns = ember_pal_ticks_ns() - t0;
       decode_t0 = ember_pal_ticks_ns();
@@ -292,17 +332,51 @@ int main(int argc, char** argv) {
     prev = id;
     if (is_eos && !o.ignore_eos) {
       stopped_at_eos = true;
-      break;
+      done = true;
     }
-    if (static_cast<long>(generated.size()) >= o.max_new_tokens) break;
-    if (int rc = forward(&generated.back(), 1, n_prompt + generated.size() - 1, "decode")) return rc;
+    if (static_cast<long>(generated.size()) >= o.max_new_tokens) done = true;
+    return id;
+  };
+  if (take(logits) < 0) return 5;
+  size_t steps = 0, drafting_steps = 0, drafted = 0, accepted = 0;
+  std::vector<int64_t> draft;
+  std::vector<int64_t> batch;  // the last token then the draft: one verifying forward
+  while (!done) {
+    const size_t pos = context.size() - 1;
+    ++steps;
+    // Drafts past the last new token or the cache's end would be computed for nothing (or refused).
+    size_t max_draft = static_cast<size_t>(o.speculate);
+    const size_t left = static_cast<size_t>(o.max_new_tokens) - generated.size() - 1;
+    const size_t room = static_cast<size_t>(md.max_seq_len) - 1 - pos;
+    max_draft = max_draft < left ? max_draft : left;
+    max_draft = max_draft < room ? max_draft : room;
+    llm::prompt_lookup(context.data(), context.size(), max_draft, &draft);
+    if (draft.empty()) {
+      if (int rc = forward(&context.back(), 1, pos, "decode")) return rc;
+      if (take(logits) < 0) return 5;
+      continue;
+    }
+    // Verify: row i holds the logits after the last token and draft[0 .. i); draft[i] is accepted while it is
+    // what greedy decoding would have chosen there.
+    ++drafting_steps;
+    drafted += draft.size();
+    batch.assign(1, context.back());
+    batch.insert(batch.end(), draft.begin(), draft.end());
+    if (int rc = forward(batch.data(), batch.size(), pos, "speculative decode", batch.size())) return rc;
+    const float* rows = logits;
+    for (size_t i = 0; i <= draft.size() && !done; ++i) {
+      const int64_t id = take(rows + i * static_cast<size_t>(md.vocab_size));
+      if (id < 0) return 5;
+      if (i == draft.size() || id != draft[i]) break;
+      ++accepted;
+    }
   }
   const uint64_t decode_ns = ember_pal_ticks_ns() - decode_t0;
   printf("\n");
   fflush(stdout);
 
   // Statistics.
-  const size_t n_decoded = generated.size() - 1;  // tokens that each cost one decode forward
+  const size_t n_decoded = generated.size() - 1;  // tokens after the first: those the decode calls produced
   const llm::DecoderMemory& mem = program.memory();
   size_t pools = 0;
   for (size_t b : mem.pool_bytes) pools += b;
@@ -321,6 +395,14 @@ int main(int argc, char** argv) {
           per_second(n_prompt, prefill_ns));
   fprintf(stderr, "llm_runner: decode: %zu tokens in %.3f ms, %.1f tokens/s\n", n_decoded, ms(decode_ns),
           per_second(n_decoded, decode_ns));
+  if (o.speculate > 0) {
+    fprintf(stderr,
+            "llm_runner: speculation: %zu steps (%zu with a draft), drafted %zu, accepted %zu (%.1f%%), "
+            "%.2f accepted per step, %.2f tokens per step\n",
+            steps, drafting_steps, drafted, accepted, drafted == 0 ? 0.0 : 100.0 * accepted / drafted,
+            steps == 0 ? 0.0 : static_cast<double>(accepted) / steps,
+            steps == 0 ? 0.0 : static_cast<double>(n_decoded) / steps);
+  }
   fprintf(stderr,
           "llm_runner: memory: %zu bytes planned by MethodMeta (pools %zu, method allocator %zu, scratch %zu); "
           "peak RSS %ld KiB\n",

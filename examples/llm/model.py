@@ -9,8 +9,8 @@ lies (ember_llm::sdpa_with_cache), without a mask tensor or a copy per head grou
 
 One method does prefill and decode, as ExecuTorch's LLM runner expects: `forward(tokens [1, T], input_pos [1])`
 writes the T new keys and values at positions input_pos .. input_pos + T - 1 and returns the last position's
-logits [1, vocab]. T is a bounded dynamic dimension (1 .. max_seq_len - 1); the cache is planned once, at
-max_seq_len.
+logits [1, vocab] (or those of the last few positions after set_logits_rows, for speculative decoding). T is a
+bounded dynamic dimension (1 .. max_seq_len - 1); the cache is planned once, at max_seq_len.
 """
 
 from __future__ import annotations
@@ -175,9 +175,36 @@ class Decoder(nn.Module):
         cos, sin = self.rope_cos[pos][:, None, :], self.rope_sin[pos][:, None, :]
         for layer in self.layers:
             x = layer(x, pos, input_pos, cos, sin)
-        x = self.norm(x[:, T - 1 :, :])  # only the last position's logits are needed
+        return self.head(x, T)
+
+    # Positions whose logits forward returns at most: 1 (the last) unless set_logits_rows asked for more.
+    logits_rows = 1
+
+    def set_logits_rows(self, rows: int):
+        """Makes forward return [1, R, vocab], the logits of the last R = ((T - 1) mod rows) + 1 positions: all of
+        a call of up to `rows` tokens (one call of 1 + D tokens verifies D drafted tokens: speculative decoding),
+        and at least the last position of a longer one (prefill). A call of one token still pays one row of the
+        head."""
+        if rows < 1:
+            raise ValueError(f"logits rows must be at least 1, got {rows}")
+        self.logits_rows = rows
+
+    def head(self, x, T):
+        """The final norm and output head over the rows whose logits forward returns (not over every prompt
+        token: prefill would pay the head's vocab x dim product per token)."""
+        K = self.logits_rows
+        if K == 1:
+            x = x[:, T - 1 :, :]
+        else:
+            # min(T, K) rows would be the plain choice, but export cannot bound that slice without guards it
+            # cannot prove; a start that is a multiple of K gives the same rows for T <= K, and a size export
+            # bounds by K (its memory is planned at K rows, not at max_seq_len).
+            x = x[:, T - 1 - (T - 1) % K :, :]
+            torch._check(x.shape[1] >= 1)
+            torch._check(x.shape[1] <= K)
+        x = self.norm(x)
         logits = self.lm_head(x) if self.lm_head is not None else linear(x, self.embed_tokens.weight, None)
-        return logits.reshape(1, self.cfg.vocab_size)
+        return logits.reshape(1, self.cfg.vocab_size) if K == 1 else logits.reshape(1, -1, self.cfg.vocab_size)
 
     def tie_head(self) -> bool:
         """For a checkpoint with tied embeddings whose head and embedding are both still float: the head reads the

@@ -74,8 +74,17 @@ def _drop_assertions(ep: torch.export.ExportedProgram) -> None:
         ):
             graph.erase_node(node)
             removed = True
+    # The conditions those checks read (`u0 <= 5`, `sym_not(...)`) are now unused integer arithmetic.
+    for node in reversed(list(graph.nodes)):
+        if node.op == "call_function" and not node.users and _is_symbolic_scalar(node.meta.get("val")):
+            graph.erase_node(node)
+            removed = True
     if removed:
         ep.graph_module.recompile()
+
+
+def _is_symbolic_scalar(value) -> bool:
+    return isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat))
 
 
 def _non_core_ops(gm: torch.fx.GraphModule, allowed: Sequence[str]) -> Set[torch._ops.OpOverload]:

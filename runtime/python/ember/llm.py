@@ -40,6 +40,8 @@ def metadata(program) -> dict:
 
 
 def _pick(logits: torch.Tensor, temperature: float, generator: torch.Generator) -> int:
+    # [vocab], or [rows, vocab] from a program exported with --logits-rows: the last position's row.
+    logits = logits.reshape(-1, logits.shape[-1])[-1]
     if temperature <= 0:
         return int(torch.argmax(logits))
     probs = torch.softmax(logits.double() / temperature, dim=-1)
