@@ -14,60 +14,13 @@
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 
+#if EMBER_SIMD_X86_DISPATCH
+#include <immintrin.h>
+#endif
+
 namespace ember {
 namespace optimized {
 namespace {
-
-typedef int8_t i8x4 __attribute__((vector_size(4)));
-typedef int8_t i8x8 __attribute__((vector_size(8)));
-typedef int8_t i8x16 __attribute__((vector_size(16)));
-
-// The int8 vector with as many lanes as V.
-template <class V>
-struct Int8Lanes;
-template <>
-struct Int8Lanes<f32x4> {
-  using type = i8x4;
-};
-template <>
-struct Int8Lanes<f32x8> {
-  using type = i8x8;
-};
-template <>
-struct Int8Lanes<f32x16> {
-  using type = i8x16;
-};
-
-// Lanes<V> int8 values at p as floats (a sign-extending load and a conversion on x86 and NEON).
-template <class V>
-EMBER_ALWAYS_INLINE V vload_i8(const int8_t* p) {
-  typename Int8Lanes<V>::type b;
-  memcpy(&b, p, sizeof(b));
-  return __builtin_convertvector(b, V);
-}
-
-template <class V>
-EMBER_ALWAYS_INLINE float hsum(V v) {
-  float s = 0.0f;
-  for (int k = 0; k < Lanes<V>::value; ++k) s += v[k];
-  return s;
-}
-
-// sum_d q[d] * k[d], k int8: two chains, so a long head_dim is not one dependent chain of adds.
-template <class V>
-EMBER_ALWAYS_INLINE float dot_i8(const float* q, const int8_t* k, int64_t n) {
-  constexpr int L = Lanes<V>::value;
-  V a0 = vsplat<V>(0.0f), a1 = vsplat<V>(0.0f);
-  int64_t i = 0;
-  for (; i + 2 * L <= n; i += 2 * L) {
-    a0 += vload<V>(q + i) * vload_i8<V>(k + i);
-    a1 += vload<V>(q + i + L) * vload_i8<V>(k + i + L);
-  }
-  for (; i + L <= n; i += L) a0 += vload<V>(q + i) * vload_i8<V>(k + i);
-  float s = hsum<V>(a0 + a1);
-  for (; i < n; ++i) s += q[i] * static_cast<float>(k[i]);
-  return s;
-}
 
 struct Int8Cache {
   const int8_t* k;
@@ -77,76 +30,57 @@ struct Int8Cache {
   int64_t KV;
 };
 
-// Rows [r0, r1) of the output, row r = t * H + h (token t's head h).
-template <class V>
-EMBER_ALWAYS_INLINE void attend_i8(const float* q, const Int8Cache& c, float* o, int64_t r0, int64_t r1, int64_t H,
-                                   int64_t D, int64_t p, float scale, float* scores, float* acc) {
-  constexpr int L = Lanes<V>::value;
-  const int64_t KV = c.KV, group = H / KV;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t t = r / H, h = r % H;
-    const int64_t visible = p + t + 1;
-    const float* qr = q + r * D;
-    const int64_t kv = h / group;
-    float mx = -INFINITY;
-    for (int64_t j = 0; j < visible; ++j) {
-      scores[j] = dot_i8<V>(qr, c.k + (j * KV + kv) * D, D) * c.ks[j * KV + kv] * scale;
-      mx = scores[j] > mx ? scores[j] : mx;
-    }
-    V vsum = vsplat<V>(0.0f);
-    int64_t j = 0;
-    for (; j + L <= visible; j += L) {
-      const V e = vexp(vload<V>(scores + j) - mx);
-      vstore(scores + j, e);
-      vsum += e;
-    }
-    float sum = hsum<V>(vsum);
-    for (; j < visible; ++j) {
-      scores[j] = vexp(vsplat<V>(scores[j] - mx))[0];
-      sum += scores[j];
-    }
-    int64_t d = 0;
-    for (; d < D; ++d) acc[d] = 0.0f;
-    for (j = 0; j < visible; ++j) {
-      const int8_t* vr = c.v + (j * KV + kv) * D;
-      // The value row's scale folded into its softmax weight: one multiply per row, not per element.
-      const float wj = scores[j] * c.vs[j * KV + kv];
-      const V w = vsplat<V>(wj);
-      d = 0;
-      for (; d + L <= D; d += L) vstore(acc + d, vload<V>(acc + d) + w * vload_i8<V>(vr + d));
-      for (; d < D; ++d) acc[d] += wj * static_cast<float>(vr[d]);
-    }
-    float* orow = o + r * D;
-    const float inv = 1.0f / sum;
-    d = 0;
-    for (; d + L <= D; d += L) vstore(orow + d, vload<V>(acc + d) * inv);
-    for (; d < D; ++d) orow[d] = acc[d] * inv;
-  }
+// The rows' loops (attention_int8_cache.inc) once per instruction set, each in a namespace of its own: an
+// intrinsic only inlines into a function built for its set, and a template cannot carry a target attribute per
+// instantiation. On x86 the int8 lanes are widened by the sign-extending conversion instructions: gcc builds
+// __builtin_convertvector from int8 one lane at a time there (a movsbl and a vcvtsi2ss per value).
+namespace baseline {
+typedef int8_t i8x4 __attribute__((vector_size(4)));
+EMBER_ALWAYS_INLINE f32x4 widen_i8(const int8_t* p) {
+  i8x4 b;
+  memcpy(&b, p, sizeof(b));
+  return __builtin_convertvector(b, f32x4);
 }
-
-void attend_i8_baseline(const float* q, const Int8Cache& c, float* o, int64_t r0, int64_t r1, int64_t H, int64_t D,
-                        int64_t p, float scale, float* scores, float* acc) {
-  attend_i8<f32x4>(q, c, o, r0, r1, H, D, p, scale, scores, acc);
-}
+#define EMBER_KV8_TARGET
+#define EMBER_KV8_V f32x4
+#include "kernels/optimized/attention_int8_cache.inc"
+#undef EMBER_KV8_TARGET
+#undef EMBER_KV8_V
+}  // namespace baseline
 #if EMBER_SIMD_X86_DISPATCH
-EMBER_TARGET_AVX2 void attend_i8_avx2(const float* q, const Int8Cache& c, float* o, int64_t r0, int64_t r1, int64_t H,
-                                      int64_t D, int64_t p, float scale, float* scores, float* acc) {
-  attend_i8<f32x8>(q, c, o, r0, r1, H, D, p, scale, scores, acc);
+namespace avx2 {
+EMBER_TARGET_AVX2 EMBER_ALWAYS_INLINE f32x8 widen_i8(const int8_t* p) {
+  return (f32x8)_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
-EMBER_TARGET_AVX512 void attend_i8_avx512(const float* q, const Int8Cache& c, float* o, int64_t r0, int64_t r1,
-                                          int64_t H, int64_t D, int64_t p, float scale, float* scores, float* acc) {
-  attend_i8<f32x16>(q, c, o, r0, r1, H, D, p, scale, scores, acc);
+#define EMBER_KV8_TARGET EMBER_TARGET_AVX2
+#define EMBER_KV8_V f32x8
+#include "kernels/optimized/attention_int8_cache.inc"
+#undef EMBER_KV8_TARGET
+#undef EMBER_KV8_V
+}  // namespace avx2
+namespace avx512 {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // gcc 12's avx512fintrin.h, as in op_llm_linear.cc
+EMBER_TARGET_AVX512 EMBER_ALWAYS_INLINE f32x16 widen_i8(const int8_t* p) {
+  return (f32x16)_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
+#define EMBER_KV8_TARGET EMBER_TARGET_AVX512
+#define EMBER_KV8_V f32x16
+#include "kernels/optimized/attention_int8_cache.inc"
+#undef EMBER_KV8_TARGET
+#undef EMBER_KV8_V
+#pragma GCC diagnostic pop
+}  // namespace avx512
 #endif
 
 void attend_rows(const float* q, const Int8Cache& c, float* o, int64_t r0, int64_t r1, int64_t H, int64_t D, int64_t p,
                  float scale, float* scores, float* acc) {
 #if EMBER_SIMD_X86_DISPATCH
   // 512-bit vectors only when a row has 16 lanes' worth of head_dim to fill them.
-  if (D >= 16 && cpu_has_avx512f()) return attend_i8_avx512(q, c, o, r0, r1, H, D, p, scale, scores, acc);
-  if (cpu_has_avx2_fma()) return attend_i8_avx2(q, c, o, r0, r1, H, D, p, scale, scores, acc);
+  if (D >= 16 && cpu_has_avx512f()) return avx512::attend(q, c, o, r0, r1, H, D, p, scale, scores, acc);
+  if (cpu_has_avx2_fma()) return avx2::attend(q, c, o, r0, r1, H, D, p, scale, scores, acc);
 #endif
-  attend_i8_baseline(q, c, o, r0, r1, H, D, p, scale, scores, acc);
+  baseline::attend(q, c, o, r0, r1, H, D, p, scale, scores, acc);
 }
 
 }  // namespace
