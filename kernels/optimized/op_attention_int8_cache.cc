@@ -14,7 +14,7 @@
 #include "kernels/portable/kernels.h"
 #include "kernels/portable/util/kernel_util.h"
 
-#if EMBER_SIMD_X86_DISPATCH
+#if EMBER_SIMD_X86_DISPATCH && !defined(__clang__)
 #include <immintrin.h>
 #endif
 
@@ -47,7 +47,11 @@ EMBER_ALWAYS_INLINE f32x4 widen_i8(const int8_t* p) {
 #undef EMBER_KV8_TARGET
 #undef EMBER_KV8_V
 }  // namespace baseline
-#if EMBER_SIMD_X86_DISPATCH
+// clang refuses the 32- and 64-byte vectors that vsplat, vload and vexp (built for the baseline) would pass to and
+// from an AVX2 or AVX-512 function, where gcc inlines them; and intrinsics need a caller built for their set. So
+// builds with clang (the sanitizer and fuzz configs, macOS) run the 4-lane rows.
+#if EMBER_SIMD_X86_DISPATCH && !defined(__clang__)
+#define EMBER_KV8_X86 1
 namespace avx2 {
 EMBER_TARGET_AVX2 EMBER_ALWAYS_INLINE f32x8 widen_i8(const int8_t* p) {
   return (f32x8)_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
@@ -75,7 +79,7 @@ EMBER_TARGET_AVX512 EMBER_ALWAYS_INLINE f32x16 widen_i8(const int8_t* p) {
 
 void attend_rows(const float* q, const Int8Cache& c, float* o, int64_t r0, int64_t r1, int64_t H, int64_t D, int64_t p,
                  float scale, float* scores, float* acc) {
-#if EMBER_SIMD_X86_DISPATCH
+#if defined(EMBER_KV8_X86)
   // 512-bit vectors only when a row has 16 lanes' worth of head_dim to fill them.
   if (D >= 16 && cpu_has_avx512f()) return avx512::attend(q, c, o, r0, r1, H, D, p, scale, scores, acc);
   if (cpu_has_avx2_fma()) return avx2::attend(q, c, o, r0, r1, H, D, p, scale, scores, acc);
