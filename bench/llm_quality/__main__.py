@@ -69,15 +69,31 @@ def checkpoint(work: str, corpus: corpus_mod.Corpus, s: train_mod.Settings, retr
     return folder
 
 
+# A format's options after its linears' scheme ("int8+kv8", "8da4w+head4+kv8"): export.py's flags for each.
+FORMAT_OPTIONS = {"kv8": ["--quantize-kv-cache"], "head4": ["--quantize-head", "4bit"]}
+
+
+def export_flags(fmt: str, group_size: int) -> list:
+    """examples/llm/export.py's flags for a format: fp32, int8 or 8da4w, then any of FORMAT_OPTIONS after '+'."""
+    base, *options = fmt.split("+")
+    if base not in ("fp32", "int8", "8da4w"):
+        raise ValueError(f"format {fmt!r}: the linears' scheme must be fp32, int8 or 8da4w")
+    unknown = [o for o in options if o not in FORMAT_OPTIONS]
+    if unknown:
+        raise ValueError(f"format {fmt!r}: unknown options {unknown}; known: {', '.join(FORMAT_OPTIONS)}")
+    argv = [] if base == "fp32" else ["--quantize", base]
+    if base == "8da4w" or "head4" in options:
+        argv += ["--group-size", str(group_size)]
+    for o in options:
+        argv += FORMAT_OPTIONS[o]
+    return argv
+
+
 def export(ckpt: str, fmt: str, context: int, group_size: int, out: str) -> str:
     """The .pte of one format, by examples/llm/export.py's command line."""
     from examples.llm import export as export_mod
 
-    argv = ["--model", ckpt, "--max-seq-len", str(context), "-o", out]
-    if fmt != "fp32":
-        argv += ["--quantize", fmt]
-    if fmt == "8da4w":
-        argv += ["--group-size", str(group_size)]
+    argv = ["--model", ckpt, "--max-seq-len", str(context), "-o", out] + export_flags(fmt, group_size)
     with contextlib.redirect_stdout(io.StringIO()) as said:  # the memory report: not this report's concern
         export_mod.main(argv)
     print(f"llm_quality: {said.getvalue().splitlines()[0]}", flush=True)
@@ -162,7 +178,14 @@ def compare(rows: list, ref) -> list:
 
     found = {(r["runtime"], r["format"]): r["_result"] for r in rows}
     out = []
-    for a, b in PAIRS:
+    # A format with options against fp32 and against its format without them: what the options alone cost.
+    optioned = [
+        ((rt, f), other)
+        for (rt, f) in found
+        if rt == "Ember" and "+" in f
+        for other in (("eager PyTorch", "fp32"), ("Ember", f.split("+")[0]))
+    ]
+    for a, b in PAIRS + optioned:
         if a in found and b in found:
             d = perplexity.paired_difference(found[a], found[b])
             out.append({"a": " ".join(a), "b": " ".join(b), **d})
@@ -187,13 +210,23 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=s0.steps, help="training steps")
     ap.add_argument("--retrain", action="store_true", help="train even when the cache has this checkpoint")
     ap.add_argument("--group-size", type=int, default=32, help="8da4w's input channels per int4 scale")
-    ap.add_argument("--formats", default="fp32,int8,8da4w", help="Ember formats to export and score")
+    ap.add_argument(
+        "--formats",
+        default="fp32,int8,8da4w",
+        help="Ember formats to export and score: fp32, int8 or 8da4w, each with options after '+' (kv8: the int8 KV "
+        "cache, head4: a 4-bit output head), e.g. fp32,int8,8da4w,int8+kv8,8da4w+kv8,int8+head4",
+    )
     ap.add_argument("--eval-tokens", type=int, default=0, help="score only the held-out stream's first N tokens")
     ap.add_argument("--stride", type=int, default=None, help="window stride (default: the window, no overlap)")
     ap.add_argument("--threads", type=int, default=1, help="Ember's kernel threads")
     a = ap.parse_args(argv)
     s = dataclasses.replace(s0, seed=a.seed, steps=a.steps)
     formats = [f for f in a.formats.split(",") if f]
+    for f in formats:
+        try:
+            export_flags(f, a.group_size)
+        except ValueError as e:
+            ap.error(str(e))
 
     corpus = corpus_mod.load(seed=s.seed)
     ckpt = checkpoint(a.work, corpus, s, a.retrain)

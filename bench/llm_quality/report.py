@@ -114,7 +114,14 @@ def markdown(doc: dict) -> str:
         f"trained here on the Python {cp['python']} standard library, scored on held-out files it never saw: "
         f"{ev['scored_tokens']:,} tokens ({ev['heldout_bytes']:,} bytes) in windows of {ev['window']} tokens, stride "
         f"{ev['stride']}. Ratios are to eager PyTorch fp32. 8da4w: int4 weight groups of {ev['group_size']}, int8 "
-        f"activations per token; int8: per-channel int8 weights; the embedding stays fp32 in both.",
+        f"activations per token; int8: per-channel int8 weights; the embedding stays fp32 in both."
+        + (
+            " Options after `+`: kv8, the KV cache stored as int8 with a float32 scale per (position, KV head) "
+            "(export's --quantize-kv-cache); head4, the output head alone as 8da4w with int4 groups of "
+            f"{ev['group_size']} (--quantize-head 4bit)."
+            if any("+" in r["format"] for r in doc["rows"])
+            else ""
+        ),
         "",
         "| format | runtime | perplexity | ratio to fp32 | bits / byte | file bytes | scoring time (s) |",
         "|---|---|---:|---:|---:|---:|---:|",

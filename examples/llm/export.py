@@ -12,6 +12,11 @@ stays float32. A checkpoint with tied embeddings whose head stays float32 stores
 in place (ember_llm::linear). Float and int8 linears are stored in the blocked layout (16 output channels side by
 side; examples/llm/layout.py) where their output features allow.
 
+`--quantize-head 4bit` makes the output head alone linear_8da4w (int4 groups of --group-size, default 32) with fp32
+or int8 linears (a tied embedding stays as it is and the head gets its own 4-bit copy). `--quantize-kv-cache`
+stores each layer's KV cache as int8 with a float32 scale per (position, KV head), about a quarter of the float
+cache's bytes (examples/llm/kv_cache.py).
+
 `--model` is a local Hugging Face checkpoint directory (config.json + weights), or a config.json alone, which
 builds the model with seeded random weights (for tests and speed measurements; nothing is downloaded). The
 program has one method, `forward(tokens [1, T], input_pos [1]) -> logits [1, vocab]` with T bounded by
@@ -38,7 +43,7 @@ import torch
 from torch.export import Dim
 
 import exir
-from examples.llm import layout
+from examples.llm import kv_cache, layout
 from examples.llm import quantize as quant
 from examples.llm.model import Decoder
 
@@ -120,9 +125,21 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--group-size",
         type=int,
-        default=128,
+        default=None,
         choices=quant.GROUP_SIZES,
-        help="8da4w: input channels per int4 scale (default 128, as ExecuTorch's llama export)",
+        help="input channels per int4 scale: 8da4w's (default 128, as ExecuTorch's llama export) and the 4-bit "
+        "head's (default 32)",
+    )
+    ap.add_argument(
+        "--quantize-head",
+        choices=quant.HEAD_SCHEMES,
+        default=None,
+        help="the output head alone as 4bit (linear_8da4w) with fp32 or int8 linears; 8da4w's head is already",
+    )
+    ap.add_argument(
+        "--quantize-kv-cache",
+        action="store_true",
+        help="store the KV cache as int8 with a float32 scale per (position, KV head) (examples/llm/kv_cache.py)",
     )
     ap.add_argument(
         "--quantize-embedding",
@@ -152,14 +169,19 @@ def main(argv=None) -> int:
         ap.error(f"--logits-rows must be 1 to {args.max_seq_len - 1} (max_seq_len - 1)")
     hf = load_hf(args.model, args.seed)
     model = Decoder.from_hf(hf, args.max_seq_len)
+    group_size = args.group_size or 128
     try:
+        if args.quantize_head and args.quantize != "8da4w":
+            quant.quantize_head(model, args.quantize_head, args.group_size or 32)
         if args.quantize:
-            quant.quantize(model, args.quantize, args.group_size)
+            quant.quantize(model, args.quantize, group_size)
         if args.quantize_embedding:
             quant.quantize_embeddings(model, args.quantize_embedding, args.embedding_group_size)
     except ValueError as e:
         ap.error(str(e))
     model.set_logits_rows(args.logits_rows)
+    if args.quantize_kv_cache:
+        kv_cache.quantize_kv_cache(model)
     model.tie_head()
     if not args.quantize:
         layout.block_linears(model)
@@ -170,9 +192,11 @@ def main(argv=None) -> int:
         f"wrote {args.output}: {cfg.n_layers} layers, dim {cfg.dim}, {cfg.n_heads} heads ({cfg.n_kv_heads} KV), "
         f"vocab {cfg.vocab_size}, max_seq_len {args.max_seq_len}, "
         f"{'fp32' if not args.quantize else args.quantize}"
-        f"{f' group {args.group_size}' if args.quantize == '8da4w' else ''}"
+        f"{f' group {group_size}' if args.quantize == '8da4w' else ''}"
         f"{f', embedding {args.quantize_embedding}' if args.quantize_embedding else ''}"
         f"{f', logits of up to {args.logits_rows} positions' if args.logits_rows > 1 else ''}"
+        f"{f', head {args.quantize_head}' if args.quantize_head else ''}"
+        f", KV cache {'int8' if args.quantize_kv_cache else 'fp32'} ({kv_cache.cache_bytes(model):,} bytes)"
         f", {os.path.getsize(args.output):,} bytes"
     )
     print(prog.memory_report())

@@ -183,3 +183,21 @@ def quantize(model: nn.Module, scheme: str, group_size: int = 128) -> List[str]:
         setattr(parent, name.rpartition(".")[2], q)
         names.append(name)
     return names
+
+
+HEAD_SCHEMES = ("4bit",)
+
+
+def quantize_head(model: nn.Module, scheme: str, group_size: int = 32) -> bool:
+    """The output head alone as linear_8da4w (int4 groups of group_size, int8 activations per token), whatever the
+    other linears are: the head is the largest linear of a small LLM (vocab x dim), so its bytes weigh most at
+    decode. Call before quantize(), which leaves an already quantized head alone. Returns False when the head is
+    already quantized (an 8da4w export's head is this already) or the model reads a tied embedding in its place."""
+    if scheme not in HEAD_SCHEMES:
+        raise ValueError(f"--quantize-head {scheme!r}: choose one of {', '.join(HEAD_SCHEMES)}")
+    head = getattr(model, "lm_head", None)
+    if type(head) is not nn.Linear:
+        return False
+    _check_group_size("--group-size", group_size, {head.in_features}, "the head's input size {}", "no --quantize-head")
+    model.lm_head = Linear8da4w(head, group_size)
+    return True

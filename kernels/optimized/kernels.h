@@ -109,6 +109,12 @@ void sdpa_with_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& 
                          const Tensor& input_pos, double scale, Tensor& out);
 KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
 
+// op_attention_int8_cache.cc: ember_llm::sdpa_with_int8_cache.out, the int8 KV cache's attention, vectorized.
+void sdpa_with_int8_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& key_cache,
+                              const Tensor& key_scales, const Tensor& value_cache, const Tensor& value_scales,
+                              const Tensor& input_pos, double scale, Tensor& out);
+KernelMemory sdpa_with_int8_cache_memory(const KernelArgs& args);
+
 // op_llm_linear_f32.cc: ember_llm::linear.out (weight [N, K] read in place), Float on AVX2+FMA, AVX-512 and NEON.
 void linear_out(KernelContext& ctx, const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out);
 

@@ -163,6 +163,18 @@ KernelMemory sdpa_with_cache_memory(const KernelArgs& args);
 bool sdpa_with_cache_checks(KernelContext& ctx, const Tensor& query, const Tensor& key_cache, const Tensor& value_cache,
                             const Tensor& input_pos, Tensor& out, int64_t* start);
 
+// The int8 KV cache (op_attention_int8_cache.cc): the new rows' scales and int8 values, and attention that
+// dequantizes the cache rows it reads. The attention's checks are shared with kernels/optimized.
+void kv_row_scales_out(KernelContext& ctx, const Tensor& x, Tensor& out);
+void quantize_kv_rows_out(KernelContext& ctx, const Tensor& x, const Tensor& scales, Tensor& out);
+void sdpa_with_int8_cache_out(KernelContext& ctx, const Tensor& query, const Tensor& key_cache,
+                              const Tensor& key_scales, const Tensor& value_cache, const Tensor& value_scales,
+                              const Tensor& input_pos, double scale, Tensor& out);
+KernelMemory sdpa_with_int8_cache_memory(const KernelArgs& args);
+bool sdpa_with_int8_cache_checks(KernelContext& ctx, const Tensor& query, const Tensor& key_cache,
+                                 const Tensor& key_scales, const Tensor& value_cache, const Tensor& value_scales,
+                                 const Tensor& input_pos, Tensor& out, int64_t* start);
+
 // ember_llm::linear_int8.out and ember_llm::linear_8da4w.out (op_llm_linear.cc): linears with int8 or packed
 // int4 weights. The checks, shapes and activation quantization are shared with kernels/optimized.
 struct LlmLinearShape {

@@ -12,6 +12,10 @@ Importing this module registers with torch.library (schemas: schema/operators.ya
     reproduce bit for bit.
   * ember_llm::embedding_int8 / embedding_4bit: token embeddings whose rows are stored as int8 (a scale per row)
     or as int4 in pack_int4's layout (a scale per group of the row); a gathered row is dequantized on the way out.
+  * ember_llm::kv_row_scales / quantize_kv_rows / sdpa_with_int8_cache: the int8 KV cache (export's
+    --quantize-kv-cache): a step's new key and value rows quantized symmetrically, one float32 scale per
+    (position, KV head), written into int8 caches and a scale buffer each, and attention that dequantizes the
+    rows it reads.
 """
 
 from __future__ import annotations
@@ -24,7 +28,17 @@ _OP = operators.find("ember_llm::sdpa_with_cache")
 NAMESPACE = _OP.namespace
 
 _lib = torch.library.Library(NAMESPACE, "DEF")
-for _name in ("sdpa_with_cache", "linear", "linear_int8", "linear_8da4w", "embedding_int8", "embedding_4bit"):
+for _name in (
+    "sdpa_with_cache",
+    "linear",
+    "linear_int8",
+    "linear_8da4w",
+    "embedding_int8",
+    "embedding_4bit",
+    "kv_row_scales",
+    "quantize_kv_rows",
+    "sdpa_with_int8_cache",
+):
     _lib.define(operators.find(f"{NAMESPACE}::{_name}").functional)
     _lib.define(operators.find(f"{NAMESPACE}::{_name}").out)
 
@@ -299,3 +313,70 @@ torch.library.register_fake(f"{NAMESPACE}::embedding_4bit")(_embedding_4bit_fake
 
 embedding_int8 = torch.ops.ember_llm.embedding_int8.default
 embedding_4bit = torch.ops.ember_llm.embedding_4bit.default
+
+
+# ---- The int8 KV cache ------------------------------------------------------------------------------------------
+
+
+def _kv_row_scales(x):
+    """float32 [..., D] -> float32 [...]: max |x| over the row / 127 (0 for a row of zeros)."""
+    return (x.to(torch.float32).abs().amax(dim=-1) / 127.0).to(torch.float32)
+
+
+def _kv_row_scales_out(x, *, out):
+    return out.copy_(_kv_row_scales(x))
+
+
+def _kv_row_scales_fake(x):
+    return x.new_empty(x.shape[:-1], dtype=torch.float32)
+
+
+def _quantize_kv_rows(x, scales):
+    """x / scale rounded half to even and clamped to -127 .. 127, as int8; a zero scale gives zeros. A division,
+    not a multiplication by the reciprocal, so the kernels reproduce it bit for bit."""
+    s = scales.to(torch.float32)[..., None]
+    q = torch.where(s > 0, torch.round(x.to(torch.float32) / torch.where(s > 0, s, torch.ones_like(s))), 0.0)
+    return torch.clamp(q, -127, 127).to(torch.int8)
+
+
+def _quantize_kv_rows_out(x, scales, *, out):
+    return out.copy_(_quantize_kv_rows(x, scales))
+
+
+def _quantize_kv_rows_fake(x, scales):
+    return x.new_empty(x.shape, dtype=torch.int8)
+
+
+def dequantize_kv(cache, scales):
+    """int8 [1, S, KV, D] and float32 [1, S, KV] -> the float32 rows they stand for."""
+    return cache.to(torch.float32) * scales.to(torch.float32)[..., None]
+
+
+def _sdpa_with_int8_cache(query, key_cache, key_scales, value_cache, value_scales, input_pos, scale):
+    """sdpa_with_cache over the dequantized caches (the kernels dequantize only the rows they read)."""
+    k = dequantize_kv(key_cache, key_scales)
+    v = dequantize_kv(value_cache, value_scales)
+    return _sdpa_with_cache(query.to(torch.float32), k, v, input_pos, scale).to(query.dtype)
+
+
+def _sdpa_with_int8_cache_out(query, key_cache, key_scales, value_cache, value_scales, input_pos, scale, *, out):
+    return out.copy_(_sdpa_with_int8_cache(query, key_cache, key_scales, value_cache, value_scales, input_pos, scale))
+
+
+def _sdpa_with_int8_cache_fake(query, key_cache, key_scales, value_cache, value_scales, input_pos, scale):
+    return query.new_empty(query.shape)
+
+
+_lib.impl("kv_row_scales", _kv_row_scales, "CompositeExplicitAutograd")
+_lib.impl("kv_row_scales.out", _kv_row_scales_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::kv_row_scales")(_kv_row_scales_fake)
+_lib.impl("quantize_kv_rows", _quantize_kv_rows, "CompositeExplicitAutograd")
+_lib.impl("quantize_kv_rows.out", _quantize_kv_rows_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::quantize_kv_rows")(_quantize_kv_rows_fake)
+_lib.impl("sdpa_with_int8_cache", _sdpa_with_int8_cache, "CompositeExplicitAutograd")
+_lib.impl("sdpa_with_int8_cache.out", _sdpa_with_int8_cache_out, "CompositeExplicitAutograd")
+torch.library.register_fake(f"{NAMESPACE}::sdpa_with_int8_cache")(_sdpa_with_int8_cache_fake)
+
+kv_row_scales = torch.ops.ember_llm.kv_row_scales.default
+quantize_kv_rows = torch.ops.ember_llm.quantize_kv_rows.default
+sdpa_with_int8_cache = torch.ops.ember_llm.sdpa_with_int8_cache.default

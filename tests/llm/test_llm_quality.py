@@ -147,3 +147,23 @@ def test_paired_difference_of_a_constant_shift():
     assert d["windows"] == 4 and d["mean_nll_difference"] == pytest.approx(0.25)
     assert d["standard_error"] == pytest.approx(0.0, abs=1e-12)
     assert perplexity.paired_difference(base, base)["mean_nll_difference"] == 0.0
+
+
+def test_format_options_become_export_flags():
+    from bench.llm_quality.__main__ import export_flags
+
+    assert export_flags("fp32", 32) == []
+    assert export_flags("int8+kv8", 32) == ["--quantize", "int8", "--quantize-kv-cache"]
+    assert export_flags("8da4w+head4+kv8", 64) == [
+        "--quantize",
+        "8da4w",
+        "--group-size",
+        "64",
+        "--quantize-head",
+        "4bit",
+        "--quantize-kv-cache",
+    ]
+    with pytest.raises(ValueError, match="unknown options \\['kv4'\\]"):
+        export_flags("int8+kv4", 32)
+    with pytest.raises(ValueError, match="must be fp32, int8 or 8da4w"):
+        export_flags("q4+kv8", 32)
