@@ -15,15 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from schema import operators
-
-# The schema is the format contract's (schema/operators.yaml), which the kernel manifests name too.
-_OP = operators.find("ember::convolution_clamp")
-NAMESPACE = _OP.namespace
-
-_lib = torch.library.Library(NAMESPACE, "DEF")
-_lib.define(_OP.functional)
-_lib.define(_OP.out)
+from exir.lowering import ember_ops
 
 
 def _convolution_clamp(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min, max):
@@ -35,24 +27,10 @@ def _convolution_clamp(input, weight, bias, stride, padding, dilation, transpose
     return y.clamp_(min, max)
 
 
-def _convolution_clamp_out(
-    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min, max, *, out
-):
-    # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(
-        _convolution_clamp(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min, max)
-    )
-
-
 def _fake(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, min, max):
     return torch.ops.aten.convolution.default(
         input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
     )
 
 
-_lib.impl("convolution_clamp", _convolution_clamp, "CompositeExplicitAutograd")
-_lib.impl("convolution_clamp.out", _convolution_clamp_out, "CompositeExplicitAutograd")
-torch.library.register_fake(f"{NAMESPACE}::convolution_clamp")(_fake)
-
-convolution_clamp = torch.ops.ember.convolution_clamp.default
-convolution_clamp_out = torch.ops.ember.convolution_clamp.out
+convolution_clamp, convolution_clamp_out = ember_ops.define("ember::convolution_clamp", _convolution_clamp, _fake)

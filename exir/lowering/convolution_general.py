@@ -19,14 +19,7 @@ import dataclasses
 import torch
 
 from exir.lowering.ir import Call, MethodGraph, TensorValue
-from schema import operators
-
-_OP = operators.find("ember::convolution_general")
-NAMESPACE = _OP.namespace
-
-_lib = torch.library.Library(NAMESPACE, "FRAGMENT")
-_lib.define(_OP.functional)
-_lib.define(_OP.out)
+from exir.lowering import ember_ops
 
 
 def _convolution_general(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -35,21 +28,7 @@ def _convolution_general(input, weight, bias, stride, padding, dilation, transpo
     )
 
 
-def _convolution_general_out(
-    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *, out
-):
-    # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(
-        _convolution_general(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-    )
-
-
-_lib.impl("convolution_general", _convolution_general, "CompositeExplicitAutograd")
-_lib.impl("convolution_general.out", _convolution_general_out, "CompositeExplicitAutograd")
-torch.library.register_fake(f"{NAMESPACE}::convolution_general")(_convolution_general)
-
-convolution_general = torch.ops.ember.convolution_general.default
-convolution_general_out = torch.ops.ember.convolution_general.out
+convolution_general, convolution_general_out = ember_ops.define("ember::convolution_general", _convolution_general)
 
 
 def is_general(call: Call) -> bool:

@@ -15,14 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from schema import operators
-
-_OP = operators.find("ember::convolution_silu")
-NAMESPACE = _OP.namespace
-
-_lib = torch.library.Library(NAMESPACE, "FRAGMENT")
-_lib.define(_OP.functional)
-_lib.define(_OP.out)
+from exir.lowering import ember_ops
 
 
 def _convolution_silu(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -32,22 +25,10 @@ def _convolution_silu(input, weight, bias, stride, padding, dilation, transposed
     return torch.nn.functional.silu(y, inplace=True)
 
 
-def _convolution_silu_out(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *, out):
-    # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(
-        _convolution_silu(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-    )
-
-
 def _fake(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     return torch.ops.aten.convolution.default(
         input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
     )
 
 
-_lib.impl("convolution_silu", _convolution_silu, "CompositeExplicitAutograd")
-_lib.impl("convolution_silu.out", _convolution_silu_out, "CompositeExplicitAutograd")
-torch.library.register_fake(f"{NAMESPACE}::convolution_silu")(_fake)
-
-convolution_silu = torch.ops.ember.convolution_silu.default
-convolution_silu_out = torch.ops.ember.convolution_silu.out
+convolution_silu, convolution_silu_out = ember_ops.define("ember::convolution_silu", _convolution_silu, _fake)

@@ -17,33 +17,16 @@ from collections import Counter
 import torch
 
 from exir.lowering.ir import Call, MethodGraph, TensorValue
-from schema import operators
+from exir.lowering import ember_ops
 
 aten = torch.ops.aten
-
-_OP = operators.find("ember::max_pool2d")
-NAMESPACE = _OP.namespace
-
-_lib = torch.library.Library(NAMESPACE, "FRAGMENT")
-_lib.define(_OP.functional)
-_lib.define(_OP.out)
 
 
 def _max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode):
     return aten.max_pool2d_with_indices.default(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
-def _max_pool2d_out(self, kernel_size, stride, padding, dilation, ceil_mode, *, out):
-    # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(_max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode))
-
-
-_lib.impl("max_pool2d", _max_pool2d, "CompositeExplicitAutograd")
-_lib.impl("max_pool2d.out", _max_pool2d_out, "CompositeExplicitAutograd")
-torch.library.register_fake(f"{NAMESPACE}::max_pool2d")(_max_pool2d)
-
-max_pool2d = torch.ops.ember.max_pool2d.default
-max_pool2d_out = torch.ops.ember.max_pool2d.out
+max_pool2d, max_pool2d_out = ember_ops.define("ember::max_pool2d", _max_pool2d)
 
 
 def drop_unread_pool_indices(graph: MethodGraph) -> int:

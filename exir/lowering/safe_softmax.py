@@ -24,31 +24,16 @@ from typing import Any, Optional
 import torch
 
 from exir.lowering.ir import Call, MethodGraph, TensorValue
-from schema import operators
-
-_OP = operators.find("ember::safe_softmax")
-NAMESPACE = _OP.namespace
-
-_lib = torch.library.Library(NAMESPACE, "FRAGMENT")
-_lib.define(_OP.functional)
-_lib.define(_OP.out)
+from exir.lowering import ember_ops
 
 
 def _safe_softmax(self, dim):
     return torch.ops.aten._safe_softmax.default(self, dim)
 
 
-def _safe_softmax_out(self, dim, *, out):
-    # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(_safe_softmax(self, dim))
-
-
-_lib.impl("safe_softmax", _safe_softmax, "CompositeExplicitAutograd")
-_lib.impl("safe_softmax.out", _safe_softmax_out, "CompositeExplicitAutograd")
-torch.library.register_fake(f"{NAMESPACE}::safe_softmax")(lambda self, dim: torch.empty_like(self))
-
-safe_softmax = torch.ops.ember.safe_softmax.default
-safe_softmax_out = torch.ops.ember.safe_softmax.out
+safe_softmax, safe_softmax_out = ember_ops.define(
+    "ember::safe_softmax", _safe_softmax, lambda self, dim: torch.empty_like(self)
+)
 
 aten = torch.ops.aten
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)

@@ -24,16 +24,9 @@ import torch
 from exir.lowering.convolution_clamp import convolution_clamp_out
 from exir.lowering.ir import Call, MethodGraph, Role, TensorValue
 from exir.lowering.lower import _constant
-from schema import operators
+from exir.lowering import ember_ops
 
 aten = torch.ops.aten
-
-_OP = operators.find("ember::winograd_conv2d")
-NAMESPACE = _OP.namespace
-
-_lib = torch.library.Library(NAMESPACE, "FRAGMENT")
-_lib.define(_OP.functional)
-_lib.define(_OP.out)
 
 # The filter transforms for the interpolation points the kernels' input and output transforms assume
 # (kernels/portable/util/winograd.h): 0, 1, -1, infinity for F(2x2, 3x3); 0, 1, -1, 2, -2, infinity for F(4x4, 3x3).
@@ -88,22 +81,12 @@ def _winograd_conv2d(input, weight, bias, padding, min, max):
     return y.clamp_(min, max).to(input.dtype)
 
 
-def _winograd_conv2d_out(input, weight, bias, padding, min, max, *, out):
-    # copy_, never a resize: `out` is a view into the planned arena when the reference interpreter runs this.
-    return out.copy_(_winograd_conv2d(input, weight, bias, padding, min, max))
-
-
 def _fake(input, weight, bias, padding, min, max):
     n, _, h, w = input.shape
     return input.new_empty((n, weight.shape[2], h + 2 * padding[0] - 2, w + 2 * padding[1] - 2))
 
 
-_lib.impl("winograd_conv2d", _winograd_conv2d, "CompositeExplicitAutograd")
-_lib.impl("winograd_conv2d.out", _winograd_conv2d_out, "CompositeExplicitAutograd")
-torch.library.register_fake(f"{NAMESPACE}::winograd_conv2d")(_fake)
-
-winograd_conv2d = torch.ops.ember.winograd_conv2d.default
-winograd_conv2d_out = torch.ops.ember.winograd_conv2d.out
+winograd_conv2d, winograd_conv2d_out = ember_ops.define("ember::winograd_conv2d", _winograd_conv2d, _fake)
 
 
 def _constant_float(t) -> bool:
