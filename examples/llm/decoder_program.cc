@@ -8,6 +8,7 @@
 #include "runtime/core/loader/mmap_data_loader.h"
 #include "runtime/core/log.h"
 #include "runtime/executor/memory_manager.h"
+#include "runtime/executor/constant_use.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
@@ -164,9 +165,8 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
     }
     s->pool = pool.get();
   }
-  // Prefaulted: the first forward reads every weight, so their pages are mapped in at load rather than by faults
-  // in the middle of prefill's matrix products.
-  Result<MmapDataLoader> loader = MmapDataLoader::open(path, MmapDataLoader::Residency::Prefault);
+  // On demand, then prefaulted below for the weights forward reads whole.
+  Result<MmapDataLoader> loader = MmapDataLoader::open(path);
   if (!loader.ok()) {
     EMBER_LOG(ERROR, "cannot read %s: %s", path, error_name(loader.error()));
     return loader.error();
@@ -180,6 +180,12 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
   s->program.reset(new Program(std::move(program.get())));
   const Program& prog = *s->program;
   EMBER_CHECK_OR_RETURN_ERROR(has_method(prog, "forward"), NotFound, "%s has no method 'forward'", path);
+  // The first forward reads every weight but the embedding table, so their pages are mapped in now rather than by
+  // faults in the middle of prefill's matrix products; the table, of which each forward gathers a few rows, is
+  // paged in by those rows (in fp32 it would add its whole size to the process's resident memory).
+  EMBER_TRY(for_each_constant_read_whole(
+      prog, "forward", [](const void* data, size_t nbytes, void*) { MmapDataLoader::prefault(data, nbytes); },
+      nullptr));
 
   // forward's signature: (tokens int64 [1, T], input_pos int64 [1]) -> logits float32 [1, vocab].
   Result<MethodMeta> meta = prog.method_meta("forward");

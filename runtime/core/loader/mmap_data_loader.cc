@@ -21,6 +21,12 @@ void unmap(void* context, const void* data, size_t size) {
   munmap(reinterpret_cast<void*>(page), size + (address - page));
 }
 
+// Linux 5.14's madvise advice that populates a range's page table entries (readahead included); older kernels
+// answer EINVAL, and the C library may not name it yet.
+#if defined(__linux__) && !defined(MADV_POPULATE_READ)
+#define MADV_POPULATE_READ 22
+#endif
+
 }  // namespace
 
 Result<MmapDataLoader> MmapDataLoader::open(const char* path, Residency residency) {
@@ -65,6 +71,19 @@ Result<FreeableBuffer> MmapDataLoader::load(uint64_t offset, uint64_t size, cons
   }
   return FreeableBuffer(static_cast<const uint8_t*>(p) + lead, static_cast<size_t>(size), unmap,
                         reinterpret_cast<void*>(static_cast<uintptr_t>(page_size_)));
+}
+
+void MmapDataLoader::prefault(const void* data, size_t bytes) {
+  if (bytes == 0) return;
+  const uintptr_t page_size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(data) & ~(page_size - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data) + bytes;
+#ifdef MADV_POPULATE_READ
+  if (madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_READ) == 0) return;
+#endif
+  // Without the advice: a read of one byte per page maps each in, one fault at a time. The first page is mapped
+  // even where it starts before `data`: a load maps from the page that holds its first byte.
+  for (uintptr_t p = start; p < end; p += page_size) (void)*reinterpret_cast<const volatile uint8_t*>(p);
 }
 
 Error MmapDataLoader::load_into(uint64_t offset, uint64_t size, const SegmentInfo&, void* destination) {

@@ -29,6 +29,11 @@ class MmapDataLoader final : public DataLoader {
   Error load_into(uint64_t offset, uint64_t size, const SegmentInfo& info, void* destination) override;
   Result<uint64_t> size() const override { return file_size_; }
 
+  // Brings the pages of [data, data + bytes), inside a buffer this loader returned, into the page table now, as
+  // Prefault does for a whole load: for a caller that knows which parts of an on-demand load its first run reads
+  // whole (runtime/executor/constant_use.h). A hint: nothing fails.
+  static void prefault(const void* data, size_t bytes);
+
  private:
   MmapDataLoader(int fd, uint64_t file_size, uint64_t page_size, Residency residency)
       : fd_(fd), file_size_(file_size), page_size_(page_size), residency_(residency) {}

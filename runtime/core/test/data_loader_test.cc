@@ -170,6 +170,17 @@ TEST(DataLoader, MmapPrefaultMapsThePagesAtLoad) {
     }
     EXPECT_EQ(std::string(static_cast<const char*>(loaded->data()), loaded->size()), content);
   }
+  // prefault on part of an on-demand load maps in the pages that part spans: here from the middle of page 10 to the
+  // middle of page 19. (Its neighbours may come in too, by fault-around or a large folio, so they are not counted.)
+  Result<MmapDataLoader> loader = MmapDataLoader::open(path.c_str(), MmapDataLoader::Residency::OnDemand);
+  ASSERT_TRUE(loader.ok());
+  Result<FreeableBuffer> loaded = loader->load(0, content.size(), SegmentInfo{SegmentInfo::Type::Constant, 1});
+  ASSERT_TRUE(loaded.ok());
+  const uint8_t* base = static_cast<const uint8_t*>(loaded->data());
+  MmapDataLoader::prefault(base, 0);  // nothing to do, and no fault
+  EXPECT_EQ(present_pages(base, content.size()), 0);
+  MmapDataLoader::prefault(base + 10 * page + page / 2, 9 * page);
+  EXPECT_EQ(present_pages(base + 10 * page, 10 * page), 10);
 }
 
 TEST(DataLoader, MissingFileNamesPathAndReason) {
