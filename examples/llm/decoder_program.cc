@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <string>
 #include <utility>
 
+#include "examples/llm/session_file.h"
 #include "runtime/core/loader/mmap_data_loader.h"
 #include "runtime/core/log.h"
 #include "runtime/executor/memory_manager.h"
@@ -19,16 +21,8 @@ namespace ember {
 namespace llm {
 namespace {
 
-struct FreeDeleter {
-  void operator()(void* p) const { free(p); }
-};
-using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
-
-// 16-byte aligned, as MethodMeta's byte counts assume; never a null pointer for 0 bytes.
-Buffer allocate(size_t bytes) {
-  if (bytes > SIZE_MAX - 32) return Buffer();
-  return Buffer(static_cast<uint8_t*>(aligned_alloc(16, (bytes + 15) / 16 * 16 + 16)));
-}
+using Buffer = AlignedBuffer;
+Buffer allocate(size_t bytes) { return allocate_aligned(bytes); }
 
 // A method with its own memory, exactly as MethodMeta states it, checked against the machine first.
 struct LoadedMethod {
@@ -134,6 +128,21 @@ Error constant_int(const Program& program, const char* name, int64_t fallback, i
   return Error::Ok;
 }
 
+// forward's memory from its MethodMeta, and the session pool's share of it.
+Result<DecoderMemory> memory_of(const MemoryClaims& c, int64_t session_memory_id, const char* path) {
+  DecoderMemory mem;
+  mem.pool_bytes.assign(c.pool_bytes, c.pool_bytes + c.num_pools);
+  mem.method_allocator_bytes = c.method_allocator_bytes;
+  mem.scratch_bytes = c.scratch_bytes;
+  if (session_memory_id != 0) {
+    EMBER_CHECK_OR_RETURN_ERROR(session_memory_id >= 1 && static_cast<size_t>(session_memory_id) <= c.num_pools,
+                                InvalidProgram, "%s: get_session_memory_id says pool %lld, but forward plans %zu pools",
+                                path, static_cast<long long>(session_memory_id), c.num_pools);
+    mem.session_bytes = c.pool_bytes[session_memory_id - 1];
+  }
+  return mem;
+}
+
 }  // namespace
 
 size_t DecoderMemory::total() const {
@@ -148,6 +157,13 @@ struct DecoderProgram::State {
   std::unique_ptr<MmapDataLoader> loader;
   std::unique_ptr<Program> program;
   std::unique_ptr<LoadedMethod> forward;
+  std::string path;
+  uint64_t fingerprint = 0;  // of the file, once computed
+  bool fingerprinted = false;
+  // Session pool: forward's own bytes (load's), and the bytes it is bound to now (null: none valid, rebind).
+  uint8_t* own_state = nullptr;
+  const uint8_t* bound = nullptr;
+  bool legacy_session_open = false;  // a program without a session pool: its one session exists
 };
 
 DecoderProgram::DecoderProgram(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -223,6 +239,7 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
   if (!eos.ok()) return eos.error();
   md.eos_ids = std::move(eos.get());
   EMBER_TRY(constant_int(prog, "get_n_layers", -1, &md.n_layers));
+  EMBER_TRY(constant_int(prog, "get_session_memory_id", 0, &md.session_memory_id));
   int64_t flag = 1;
   EMBER_TRY(constant_int(prog, "use_kv_cache", 1, &flag));
   md.use_kv_cache = flag != 0;
@@ -237,15 +254,17 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
   if (!forward.ok()) return forward.error();
   s->forward = std::move(forward.get());
   s->forward->method->set_thread_pool(s->pool);
-  DecoderMemory mem;
-  const MemoryClaims& c = s->forward->claims;
-  mem.pool_bytes.assign(c.pool_bytes, c.pool_bytes + c.num_pools);
-  mem.method_allocator_bytes = c.method_allocator_bytes;
-  mem.scratch_bytes = c.scratch_bytes;
+  Result<DecoderMemory> mem = memory_of(s->forward->claims, md.session_memory_id, path);
+  if (!mem.ok()) return mem.error();
+  s->path = path;
+  if (md.session_memory_id != 0) {
+    s->own_state = s->forward->pools[md.session_memory_id - 1].data();
+    s->bound = s->own_state;
+  }
 
   std::unique_ptr<DecoderProgram> d(new DecoderProgram(std::move(s)));
   d->metadata_ = std::move(md);
-  d->memory_ = std::move(mem);
+  d->memory_ = std::move(mem.get());
   return d;
 }
 
@@ -256,6 +275,109 @@ Result<const float*> DecoderProgram::forward(const int64_t* tokens, size_t n, in
 
 Result<const float*> DecoderProgram::forward_rows(const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
                                                   bool* failed_in_execute) {
+  *failed_in_execute = false;
+  EMBER_TRY(bind(nullptr));
+  return run_rows(tokens, n, start_pos, rows, failed_in_execute);
+}
+
+Result<DecoderMemory> DecoderProgram::plan(const char* path, int threads) {
+  Result<MmapDataLoader> loader = MmapDataLoader::open(path);
+  if (!loader.ok()) {
+    EMBER_LOG(ERROR, "cannot read %s: %s", path, error_name(loader.error()));
+    return loader.error();
+  }
+  Result<Program> program = Program::load(&loader.get());
+  if (!program.ok()) {
+    EMBER_LOG(ERROR, "%s is not a loadable program: %s", path, error_name(program.error()));
+    return program.error();
+  }
+  Result<MethodMeta> meta = program->method_meta("forward");
+  if (!meta.ok()) {
+    EMBER_LOG(ERROR, "%s has no method 'forward'", path);
+    return meta.error();
+  }
+  int64_t session_memory_id = 0;
+  EMBER_TRY(constant_int(program.get(), "get_session_memory_id", 0, &session_memory_id));
+  MemoryClaims claims;
+  char why[320];
+  if (!read_memory_claims(meta.get(), physical_memory_bytes(), &claims, why, sizeof(why), threads)) {
+    EMBER_LOG(ERROR, "%s", why);
+    return Error::MemoryAllocationFailed;
+  }
+  return memory_of(claims, session_memory_id, path);
+}
+
+Error DecoderProgram::bind(uint8_t* kv) {
+  if (metadata_.session_memory_id == 0) return Error::Ok;  // one session, in the method's own memory
+  uint8_t* target = kv != nullptr ? kv : state_->own_state;
+  if (state_->bound == target) return Error::Ok;
+  const uint32_t id = static_cast<uint32_t>(metadata_.session_memory_id);
+  EMBER_TRY(state_->forward->method->bind_pool(id, Span<uint8_t>(target, memory_.session_bytes)));
+  state_->bound = target;
+  return Error::Ok;
+}
+
+void DecoderProgram::end_session(const uint8_t* kv) {
+  if (kv == nullptr) state_->legacy_session_open = false;
+  if (state_->bound == kv) state_->bound = nullptr;  // the next run binds again (the address may come back)
+}
+
+Error DecoderProgram::load_initial_values() {
+  return state_->forward->method->load_initial_values(static_cast<uint32_t>(metadata_.session_memory_id));
+}
+
+Result<uint64_t> DecoderProgram::fingerprint() {
+  if (!state_->fingerprinted) {
+    Result<uint64_t> h = session_fingerprint(state_->path.c_str());
+    if (!h.ok()) return h.error();
+    state_->fingerprint = h.get();
+    state_->fingerprinted = true;
+  }
+  return state_->fingerprint;
+}
+
+Result<std::unique_ptr<Session>> DecoderProgram::new_session(const SessionOptions& options) {
+  if (metadata_.session_memory_id == 0) {
+    EMBER_CHECK_OR_RETURN_ERROR(!state_->legacy_session_open, NotSupported,
+                                "%s was exported before sessions (no get_session_memory_id: its KV cache shares the "
+                                "activations' pool), so it runs one session at a time; export it again with "
+                                "examples/llm/export.py for more",
+                                state_->path.c_str());
+    state_->legacy_session_open = true;
+    return std::unique_ptr<Session>(new Session(this, AlignedBuffer(), 0, options));
+  }
+  AlignedBuffer kv = allocate_aligned(memory_.session_bytes);
+  EMBER_CHECK_OR_RETURN_ERROR(kv != nullptr, MemoryAllocationFailed, "cannot allocate a session's %zu KV bytes",
+                              memory_.session_bytes);
+  EMBER_TRY(bind(kv.get()));
+  const Error e = load_initial_values();
+  if (e != Error::Ok) {
+    end_session(kv.get());
+    return e;
+  }
+  return std::unique_ptr<Session>(new Session(this, std::move(kv), memory_.session_bytes, options));
+}
+
+Result<std::unique_ptr<Session>> DecoderProgram::restore_session(const char* path, const SessionOptions& options) {
+  EMBER_CHECK_OR_RETURN_ERROR(metadata_.session_memory_id != 0, NotSupported,
+                              "%s was exported before sessions (no get_session_memory_id), so its sessions cannot be "
+                              "restored; export it again with examples/llm/export.py",
+                              state_->path.c_str());
+  Result<uint64_t> fp = fingerprint();
+  if (!fp.ok()) return fp.error();
+  AlignedBuffer kv = allocate_aligned(memory_.session_bytes);
+  EMBER_CHECK_OR_RETURN_ERROR(kv != nullptr, MemoryAllocationFailed, "cannot allocate a session's %zu KV bytes",
+                              memory_.session_bytes);
+  std::vector<int64_t> tokens;
+  const SessionFileExpect expect{fp.get(), metadata_.max_seq_len, metadata_.vocab_size, memory_.session_bytes};
+  EMBER_TRY(read_session_file(path, expect, &tokens, kv.get()));
+  std::unique_ptr<Session> s(new Session(this, std::move(kv), memory_.session_bytes, options));
+  s->tokens_ = std::move(tokens);
+  return s;
+}
+
+Result<const float*> DecoderProgram::run_rows(const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
+                                              bool* failed_in_execute) {
   *failed_in_execute = false;
   const DecoderMetadata& md = metadata_;
   EMBER_CHECK_OR_RETURN_ERROR(n > 0, InvalidArgument, "forward needs at least one token");
