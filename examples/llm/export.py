@@ -85,8 +85,12 @@ def backend_config() -> exir.ExecutorchBackendConfig:
     return exir.ExecutorchBackendConfig(memory_planning=exir.MemoryPlanningConfig(mem_id=session_mem_id))
 
 
-def export_decoder(model: Decoder, config: exir.ExecutorchBackendConfig = None) -> exir.ExecutorchProgramManager:
-    """The decoder as a program: prefill and decode share `forward`, the KV cache is planned once."""
+def export_decoder(
+    model: Decoder, config: exir.ExecutorchBackendConfig = None, sessions: bool = True
+) -> exir.ExecutorchProgramManager:
+    """The decoder as a program: prefill and decode share `forward`, the KV cache is planned once, in a pool of its
+    own. sessions=False writes the layout of programs exported before sessions (one pool, no
+    get_session_memory_id), for the tests that check the runtime still runs them."""
     model = model.eval()
     model.reset_cache()
     tokens = torch.zeros(1, 2, dtype=torch.long)
@@ -98,7 +102,11 @@ def export_decoder(model: Decoder, config: exir.ExecutorchBackendConfig = None) 
             dynamic_shapes=({1: token_dim}, None),
             prefer_deferred_runtime_asserts_over_guards=model.logits_rows > 1,
         )
-    return exir.to_edge(ep, constant_methods=metadata(model)).to_executorch(config or backend_config())
+    methods = metadata(model)
+    if not sessions:
+        del methods["get_session_memory_id"]
+        config = config or exir.ExecutorchBackendConfig()
+    return exir.to_edge(ep, constant_methods=methods).to_executorch(config or backend_config())
 
 
 def _row_slice_export(enabled: bool):

@@ -69,6 +69,7 @@ class Session {
   // Times the window slid (ContextFull::kSlidingWindow).
   size_t slides() const { return slides_; }
   const SessionOptions& options() const { return options_; }
+  const DecoderProgram& program() const { return *program_; }
 
   // A new session with a copy of this one's KV bytes and tokens.
   Result<std::unique_ptr<Session>> fork() const;
