@@ -53,16 +53,18 @@ def llm():
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
     """name -> (.pte path, eager Decoder): fp32 (blocked linears, as export.py writes it), 8da4w (integer sums: a
-    position's logits have the same bits however the tokens are split into calls), fp32 from other weights, and
-    fp32 in the layout of programs exported before sessions."""
+    position's logits have the same bits however the tokens are split into calls), fp32 with the int8 KV cache,
+    fp32 from other weights, and fp32 in the layout of programs exported before sessions."""
     d = tmp_path_factory.mktemp("sessions")
     out = {}
-    for name, seed in (("fp32", 0), ("8da4w", 0), ("other", 1), ("legacy", 0)):
+    for name, seed in (("fp32", 0), ("8da4w", 0), ("kv8", 0), ("other", 1), ("legacy", 0)):
         model = Decoder.from_hf(_hf(seed), MAX_SEQ_LEN).eval()
         if name == "8da4w":
             quant.quantize(model, "8da4w", 32)
         else:
             layout.block_linears(model)
+        if name == "kv8":
+            kv_cache.quantize_kv_cache(model)  # int8 rows and float scales: all of them the session's state
         path = str(d / f"{name}.pte")
         export_decoder(model, sessions=name != "legacy").save(path)
         out[name] = (path, model)
@@ -81,7 +83,7 @@ def _eager_logits(model, ids):
 
 
 def test_memory_figures(llm, paths, programs):
-    for name in ("fp32", "8da4w"):
+    for name in ("fp32", "8da4w", "kv8"):
         path, model = paths[name]
         mem = llm.plan(path)
         assert mem == programs[name].memory  # known before load, and what load allocated
@@ -131,8 +133,9 @@ def test_rewind_then_append_equals_fresh(programs):
         s.rewind(13)
 
 
-def test_save_restore_bit_exact(programs, tmp_path):
-    p = programs["fp32"]
+@pytest.mark.parametrize("name", ["fp32", "kv8"])
+def test_save_restore_bit_exact(programs, tmp_path, name):
+    p = programs[name]
     s = p.new_session()
     s.append(PROMPT)
     path = str(tmp_path / "a.session")
