@@ -320,6 +320,21 @@ TEST(MethodTest, PoolReboundRefusals) {
   EXPECT_EQ(m->input(0)->const_data_ptr(), static_cast<const void*>(memory.spans[0].data()));  // unchanged
 }
 
+// A kernel with prepared state over a pool's tensor may have recorded its address: that pool stays where it is.
+TEST(MethodTest, PoolWithPreparedStateNotRebound) {
+  Loaded l(*scaled_program());
+  TestMemory memory;
+  Scratch scratch(16);
+  memory.manager.temp_allocator = &scratch.allocator;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  alignas(16) uint8_t other[testing::kPoolBytes] = {};
+  EXPECT_EQ(m->bind_pool(1, Span<uint8_t>(other, sizeof(other))), Error::NotSupported);
+  EXPECT_TRUE(logged("instruction 0 (test::scaled) keeps prepared state over a tensor of pool 1"))
+      << ember::testing::last_log();
+  EXPECT_EQ(m->input(0)->const_data_ptr(), static_cast<const void*>(memory.spans[0].data()));
+}
+
 TEST(MethodTest, NeedsAMethodAllocator) {
   Loaded l(*base_program());
   EXPECT_EQ(l.program->load_method("forward", nullptr).error(), Error::InvalidArgument);
