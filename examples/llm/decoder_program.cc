@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -37,7 +39,10 @@ struct LoadedMethod {
 };
 
 // `threads`: the pool's size, so kernels that give each thread its own scratch (attention) get a slice each.
-Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const char* name, int threads = 1) {
+// `shared_pool` (memory id, 0 for none) is planned over `shared` instead of bytes of its own (a slot beyond the
+// first: its session pool is always rebound before it runs, so it borrows the first slot's for load).
+Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const char* name, int threads = 1,
+                                                  int64_t shared_pool = 0, uint8_t* shared = nullptr) {
   Result<MethodMeta> meta = program.method_meta(name);
   if (!meta.ok()) {
     EMBER_LOG(ERROR, "the program has no method '%s' (%s)", name, error_name(meta.error()));
@@ -50,6 +55,10 @@ Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const 
     return Error::MemoryAllocationFailed;
   }
   for (size_t p = 0; p < m->claims.num_pools; ++p) {
+    if (static_cast<int64_t>(p) + 1 == shared_pool) {
+      m->pools.emplace_back(shared, m->claims.pool_bytes[p]);
+      continue;
+    }
     m->buffers.push_back(allocate(m->claims.pool_bytes[p]));
     EMBER_CHECK_OR_RETURN_ERROR(m->buffers.back() != nullptr, MemoryAllocationFailed,
                                 "cannot allocate pool %zu of method '%s': %zu bytes", p + 1, name,
@@ -156,20 +165,25 @@ struct DecoderProgram::State {
   PosixThreadPool* pool = nullptr;
   std::unique_ptr<MmapDataLoader> loader;
   std::unique_ptr<Program> program;
-  std::unique_ptr<LoadedMethod> forward;
+  // forward, loaded once per slot: slots[0] is forward()'s and the only one of a program loaded with one slot.
+  std::vector<std::unique_ptr<LoadedMethod>> slots;
   std::string path;
   uint64_t fingerprint = 0;  // of the file, once computed
   bool fingerprinted = false;
-  // Session pool: forward's own bytes (load's), and the bytes it is bound to now (null: none valid, rebind).
+  // Session pool: forward's own bytes (load's), and the bytes each slot is bound to now (null: none valid,
+  // rebind). With several slots, `bound` and `busy` change under `mutex`; a slot's holder alone runs it.
   uint8_t* own_state = nullptr;
-  const uint8_t* bound = nullptr;
+  std::vector<const uint8_t*> bound;
+  std::vector<bool> busy;
+  std::mutex mutex;
+  std::condition_variable freed;
   bool legacy_session_open = false;  // a program without a session pool: its one session exists
 };
 
 DecoderProgram::DecoderProgram(std::unique_ptr<State> state) : state_(std::move(state)) {}
 DecoderProgram::~DecoderProgram() = default;
 
-Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, int threads) {
+Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, int threads, int slots) {
   EMBER_CHECK_OR_RETURN_ERROR(threads >= 1 && threads <= PosixThreadPool::kMaxThreads, InvalidArgument,
                               "threads = %d; give 1 to %d", threads, PosixThreadPool::kMaxThreads);
   std::unique_ptr<State> s(new State());
@@ -250,17 +264,24 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
   EMBER_TRY(constant_int(prog, "enable_dynamic_shape", tokens->is_dynamic ? 1 : 0, &flag));
   md.dynamic_shape = flag != 0 && tokens->is_dynamic;
 
-  Result<std::unique_ptr<LoadedMethod>> forward = load_method(prog, "forward", threads);
-  if (!forward.ok()) return forward.error();
-  s->forward = std::move(forward.get());
-  s->forward->method->set_thread_pool(s->pool);
-  Result<DecoderMemory> mem = memory_of(s->forward->claims, md.session_memory_id, path);
+  EMBER_CHECK_OR_RETURN_ERROR(slots >= 1 && (slots == 1 || md.session_memory_id != 0), NotSupported,
+                              "%s: %d slots asked; a program exported before sessions (no get_session_memory_id) "
+                              "runs one, and any other at least one",
+                              path, slots);
+  for (int i = 0; i < slots; ++i) {
+    Result<std::unique_ptr<LoadedMethod>> forward =
+        i == 0 ? load_method(prog, "forward", threads)
+               : load_method(prog, "forward", threads, md.session_memory_id, s->own_state);
+    if (!forward.ok()) return forward.error();
+    s->slots.push_back(std::move(forward.get()));
+    s->slots.back()->method->set_thread_pool(s->pool);
+    if (i == 0 && md.session_memory_id != 0) s->own_state = s->slots[0]->pools[md.session_memory_id - 1].data();
+    s->bound.push_back(s->own_state);
+    s->busy.push_back(false);
+  }
+  Result<DecoderMemory> mem = memory_of(s->slots[0]->claims, md.session_memory_id, path);
   if (!mem.ok()) return mem.error();
   s->path = path;
-  if (md.session_memory_id != 0) {
-    s->own_state = s->forward->pools[md.session_memory_id - 1].data();
-    s->bound = s->own_state;
-  }
 
   std::unique_ptr<DecoderProgram> d(new DecoderProgram(std::move(s)));
   d->metadata_ = std::move(md);
@@ -276,8 +297,39 @@ Result<const float*> DecoderProgram::forward(const int64_t* tokens, size_t n, in
 Result<const float*> DecoderProgram::forward_rows(const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
                                                   bool* failed_in_execute) {
   *failed_in_execute = false;
-  EMBER_TRY(bind(nullptr));
-  return run_rows(tokens, n, start_pos, rows, failed_in_execute);
+  const size_t slot = acquire_slot(true);
+  const Error e = bind(slot, nullptr);
+  Result<const float*> r =
+      e == Error::Ok ? run_rows(slot, tokens, n, start_pos, rows, failed_in_execute) : Result<const float*>(e);
+  release_slot(slot);
+  return r;
+}
+
+size_t DecoderProgram::slots() const { return state_->slots.size(); }
+
+size_t DecoderProgram::acquire_slot(bool first) {
+  State& st = *state_;
+  if (st.slots.size() == 1) return 0;  // one thread at a time: nothing to wait for
+  std::unique_lock<std::mutex> lock(st.mutex);
+  size_t slot = 0;
+  st.freed.wait(lock, [&] {
+    for (slot = 0; slot < (first ? 1 : st.busy.size()); ++slot) {
+      if (!st.busy[slot]) return true;
+    }
+    return false;
+  });
+  st.busy[slot] = true;
+  return slot;
+}
+
+void DecoderProgram::release_slot(size_t slot) {
+  State& st = *state_;
+  if (st.slots.size() == 1) return;
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    st.busy[slot] = false;
+  }
+  st.freed.notify_all();
 }
 
 Result<DecoderMemory> DecoderProgram::plan(const char* path, int threads) {
@@ -307,23 +359,31 @@ Result<DecoderMemory> DecoderProgram::plan(const char* path, int threads) {
   return memory_of(claims, session_memory_id, path);
 }
 
-Error DecoderProgram::bind(uint8_t* kv) {
+Error DecoderProgram::bind(size_t slot, uint8_t* kv) {
   if (metadata_.session_memory_id == 0) return Error::Ok;  // one session, in the method's own memory
-  uint8_t* target = kv != nullptr ? kv : state_->own_state;
-  if (state_->bound == target) return Error::Ok;
+  State& st = *state_;
+  uint8_t* target = kv != nullptr ? kv : st.own_state;
+  std::unique_lock<std::mutex> lock(st.mutex, std::defer_lock);
+  if (st.slots.size() > 1) lock.lock();  // end_session may clear it from another thread
+  if (st.bound[slot] == target) return Error::Ok;
   const uint32_t id = static_cast<uint32_t>(metadata_.session_memory_id);
-  EMBER_TRY(state_->forward->method->bind_pool(id, Span<uint8_t>(target, memory_.session_bytes)));
-  state_->bound = target;
+  EMBER_TRY(st.slots[slot]->method->bind_pool(id, Span<uint8_t>(target, memory_.session_bytes)));
+  st.bound[slot] = target;
   return Error::Ok;
 }
 
 void DecoderProgram::end_session(const uint8_t* kv) {
-  if (kv == nullptr) state_->legacy_session_open = false;
-  if (state_->bound == kv) state_->bound = nullptr;  // the next run binds again (the address may come back)
+  State& st = *state_;
+  std::unique_lock<std::mutex> lock(st.mutex, std::defer_lock);
+  if (st.slots.size() > 1) lock.lock();
+  if (kv == nullptr) st.legacy_session_open = false;
+  for (const uint8_t*& b : st.bound) {
+    if (b == kv) b = nullptr;  // the next run binds again (the address may come back)
+  }
 }
 
-Error DecoderProgram::load_initial_values() {
-  return state_->forward->method->load_initial_values(static_cast<uint32_t>(metadata_.session_memory_id));
+Error DecoderProgram::load_initial_values(size_t slot) {
+  return state_->slots[slot]->method->load_initial_values(static_cast<uint32_t>(metadata_.session_memory_id));
 }
 
 Result<uint64_t> DecoderProgram::fingerprint() {
@@ -349,8 +409,10 @@ Result<std::unique_ptr<Session>> DecoderProgram::new_session(const SessionOption
   AlignedBuffer kv = allocate_aligned(memory_.session_bytes);
   EMBER_CHECK_OR_RETURN_ERROR(kv != nullptr, MemoryAllocationFailed, "cannot allocate a session's %zu KV bytes",
                               memory_.session_bytes);
-  EMBER_TRY(bind(kv.get()));
-  const Error e = load_initial_values();
+  const size_t slot = acquire_slot(false);
+  Error e = bind(slot, kv.get());
+  if (e == Error::Ok) e = load_initial_values(slot);
+  release_slot(slot);
   if (e != Error::Ok) {
     end_session(kv.get());
     return e;
@@ -376,8 +438,8 @@ Result<std::unique_ptr<Session>> DecoderProgram::restore_session(const char* pat
   return s;
 }
 
-Result<const float*> DecoderProgram::run_rows(const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
-                                              bool* failed_in_execute) {
+Result<const float*> DecoderProgram::run_rows(size_t slot, const int64_t* tokens, size_t n, int64_t start_pos,
+                                              size_t rows, bool* failed_in_execute) {
   *failed_in_execute = false;
   const DecoderMetadata& md = metadata_;
   EMBER_CHECK_OR_RETURN_ERROR(n > 0, InvalidArgument, "forward needs at least one token");
@@ -398,7 +460,7 @@ Result<const float*> DecoderProgram::run_rows(const int64_t* tokens, size_t n, i
                                 static_cast<long long>(start_pos) + static_cast<long long>(i),
                                 static_cast<long long>(md.vocab_size));
   }
-  Method& method = *state_->forward->method;
+  Method& method = *state_->slots[slot]->method;
   const int32_t sizes[2] = {1, static_cast<int32_t>(n)};
   EMBER_TRY(method.set_input(0, ScalarType::Long, ArrayRef<int32_t>(sizes, 2), tokens, n * sizeof(int64_t)));
   const int32_t pos_size = 1;

@@ -61,8 +61,13 @@ class DecoderProgram {
   // has no `forward`; NotSupported when its forward is not (tokens, input_pos) -> logits or it states no KV cache.
   // Metadata not stated by a constant method is taken from forward's signature (vocab size, max_seq_len) or
   // left unset (BOS, EOS). `threads` (1 to PosixThreadPool::kMaxThreads): forward's kernels split their work over
-  // that many threads, the caller's included, and its scratch is planned for them.
-  static Result<std::unique_ptr<DecoderProgram>> load(const char* path, int threads = 1);
+  // that many threads, the caller's included, and its scratch is planned for them. `slots`: forward loaded that many
+  // times, so that many sessions can run at once from as many threads, each slot costing
+  // DecoderMemory::slot_bytes (its activations, bookkeeping and scratch; the session pool is always a session's).
+  // With one slot (the default) the program and its sessions are used from one thread at a time; with more, a
+  // session's append waits for a free slot, and forward() for the first. NotSupported for more than one slot of
+  // a program exported before sessions.
+  static Result<std::unique_ptr<DecoderProgram>> load(const char* path, int threads = 1, int slots = 1);
   ~DecoderProgram();
   // The memory load would allocate for `threads`, from MethodMeta, without loading forward.
   static Result<DecoderMemory> plan(const char* path, int threads = 1);
@@ -75,6 +80,7 @@ class DecoderProgram {
   Result<std::unique_ptr<Session>> restore_session(const char* path, const SessionOptions& options = SessionOptions());
   // The hash of the program file's bytes that session files carry (computed on first use).
   Result<uint64_t> fingerprint();
+  size_t slots() const;
 
   const DecoderMetadata& metadata() const { return metadata_; }
   const DecoderMemory& memory() const { return memory_; }
@@ -95,12 +101,15 @@ class DecoderProgram {
  private:
   friend class Session;
   struct State;
-  // Points forward's session pool at `kv` (null: the program's own) unless it already is there.
-  Error bind(uint8_t* kv);
+  // A slot to run on, held until release_slot: the first free one (only the first when `first`), waiting for it.
+  size_t acquire_slot(bool first);
+  void release_slot(size_t slot);
+  // Points the session pool of the slot's forward at `kv` (null: the program's own) unless it already is there.
+  Error bind(size_t slot, uint8_t* kv);
   // A session whose KV bytes are `kv` ends (null: the one session of a program exported before sessions).
   void end_session(const uint8_t* kv);
-  Error load_initial_values();
-  Result<const float*> run_rows(const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
+  Error load_initial_values(size_t slot);
+  Result<const float*> run_rows(size_t slot, const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
                                 bool* failed_in_execute);
   explicit DecoderProgram(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;

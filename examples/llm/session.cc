@@ -21,18 +21,26 @@ Session::~Session() { program_->end_session(kv_.get()); }
 // per call when the program takes one (enable_dynamic_shape = false).
 Result<const float*> Session::run(const int64_t* tokens, size_t n) {
   const DecoderMetadata& md = program_->metadata();
-  EMBER_TRY(program_->bind(kv_.get()));
+  const size_t slot = program_->acquire_slot(false);
+  Error e = program_->bind(slot, kv_.get());
   const size_t chunk = md.dynamic_shape ? static_cast<size_t>(md.max_seq_len) - 1 : 1;
   const float* logits = nullptr;
   bool failed_in_execute = false;
-  for (size_t done = 0; done < n;) {
+  for (size_t done = 0; e == Error::Ok && done < n;) {
     const size_t k = std::min(chunk, n - done);
     Result<const float*> r =
-        program_->run_rows(tokens + done, k, static_cast<int64_t>(position() + done), 1, &failed_in_execute);
-    if (!r.ok()) return r.error();
-    logits = r.get();
+        program_->run_rows(slot, tokens + done, k, static_cast<int64_t>(position() + done), 1, &failed_in_execute);
+    e = r.ok() ? Error::Ok : r.error();
+    if (r.ok()) logits = r.get();
     done += k;
   }
+  // With several slots the next session on this slot may overwrite its output at once: the session keeps a copy.
+  if (e == Error::Ok && program_->slots() > 1) {
+    logits_.assign(logits, logits + md.vocab_size);
+    logits = logits_.data();
+  }
+  program_->release_slot(slot);
+  if (e != Error::Ok) return e;
   return logits;
 }
 

@@ -2,7 +2,8 @@
 // mapped weights, its forward method and that method's activations); each costs exactly its KV bytes
 // (DecoderMemory::session_bytes, from MethodMeta). The exporter plans forward's KV cache in a pool of its own
 // (get_session_memory_id), and a session running binds its own copy of that pool to the method (Method::bind_pool):
-// a pointer switch, no copy, so sessions take turns on the program one call at a time.
+// a pointer switch, no copy. Sessions take turns on the program's slots (its loaded copies of forward, each with
+// its own activations), one call at a time per slot.
 //
 //   auto s = (*program)->new_session();
 //   auto logits = (*s)->append(prompt, n);      // prefills only the tokens after position()
@@ -17,7 +18,9 @@
 //
 // A program exported before sessions (no get_session_memory_id: its KV cache shares the activations' pool) runs
 // one session over the method's own memory; a second one, fork and save are refused (NotSupported, by name).
-// Not thread-safe: a program and its sessions are used from one thread at a time.
+// A program loaded with one slot and its sessions are used from one thread at a time; with several slots
+// (DecoderProgram::load), as many sessions run at once from different threads, each session itself used by one
+// thread at a time.
 #pragma once
 
 #include <stddef.h>
@@ -57,7 +60,8 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // Prefills tokens[0 .. n) at positions position() .. position() + n - 1 (the earlier ones are not computed again)
-  // and returns the last one's vocab_size logits, valid until the next call on any session of the program.
+  // and returns the last one's vocab_size logits, valid until the next call on any session of the program (of
+  // this session, for a program loaded with several slots).
   // InvalidArgument when n is 0 or a token is outside the vocabulary; OutOfResources ("context full") when the
   // tokens would pass max_seq_len under ContextFull::kError, or n alone leaves no room under kSlidingWindow. On
   // an error the session is as it was (its tokens; cache rows past them are never read).
@@ -92,6 +96,7 @@ class Session {
   SessionOptions options_;
   std::vector<int64_t> tokens_;
   size_t slides_ = 0;
+  std::vector<float> logits_;  // the last append's, kept when the program has several slots
 };
 
 }  // namespace llm

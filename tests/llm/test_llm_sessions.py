@@ -5,6 +5,7 @@ and recent tokens; a program exported before sessions still runs one. The memory
 one session costs its KV cache's bytes, the rest is the slot's."""
 
 import os
+import threading
 
 import pytest
 import torch
@@ -248,3 +249,31 @@ def test_program_exported_before_sessions(programs, paths):
     del s  # its one session ended: another may start
     assert legacy.new_session().position == 0
     assert os.path.getsize(paths["legacy"][0]) > 0
+
+
+def test_slots_run_sessions_at_once(llm, paths, programs):
+    """Two slots: two sessions append from two threads at once (append releases the GIL), each getting the bits a
+    one-slot program gives it alone."""
+    p2 = llm.load(paths["fp32"][0], slots=2)
+    assert p2.slots == 2 and p2.memory == programs["fp32"].memory  # the figures are per slot and per session
+    steps = {0: [5, 9, 17, 3, 8, 21, 60, 61], 1: [40, 41, 42, 43, 44, 45, 46, 47]}
+    expected = {}
+    for k, toks in steps.items():
+        s = programs["fp32"].new_session()
+        expected[k] = [s.append(PROMPT[: 10 + k])] + [s.append([t]) for t in toks]
+    results = {}
+
+    def run(k):
+        s = p2.new_session()
+        results[k] = [s.append(PROMPT[: 10 + k])] + [s.append([t]) for t in steps[k]]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in steps]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in steps:
+        assert len(results[k]) == len(expected[k])
+        assert all(torch.equal(a, b) for a, b in zip(results[k], expected[k])), k
+    with pytest.raises(RuntimeError, match="NotSupported: .*2 slots asked"):
+        llm.load(paths["legacy"][0], slots=2)

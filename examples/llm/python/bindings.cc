@@ -1,7 +1,7 @@
 // _ember_llm: a decoder program, its sessions and a prefix cache from Python (runtime/python/ember/llm.py wraps
 // it). Logits come back as the float32 bytes the runtime wrote, so a test can compare them bit for bit.
 //
-//   p = _ember_llm.Program("model.pte", threads=1)
+//   p = _ember_llm.Program("model.pte", threads=1, slots=1)   # slots: sessions that run at once
 //   s = p.new_session(context_full="error" | "sliding_window", sink_tokens=4)
 //   logits = s.append([1, 15, 27])            # bytes: vocab_size float32
 //   s.rewind(2); s.fork(); s.save("x.session"); p.restore_session("x.session")
@@ -105,7 +105,17 @@ PYBIND11_MODULE(_ember_llm, m) {
       .def(
           "append",
           [](Session& s, const std::vector<int64_t>& ids) {
-            return logits_bytes(s.program(), take(s.append(ids.data(), ids.size())));
+            // Without the GIL: sessions of a program loaded with several slots run at once from Python threads.
+            const float* logits = nullptr;
+            Error e = Error::Ok;
+            {
+              py::gil_scoped_release released;
+              Result<const float*> r = s.append(ids.data(), ids.size());
+              if (r.ok()) logits = r.get();
+              else e = r.error();
+            }
+            check(e);
+            return logits_bytes(s.program(), logits);
           },
           py::arg("ids"))
       .def(
@@ -123,9 +133,11 @@ PYBIND11_MODULE(_ember_llm, m) {
       .def("save", [](const Session& s, const std::string& path) { check(s.save(path.c_str())); }, py::arg("path"));
 
   py::class_<DecoderProgram>(m, "Program")
-      .def(py::init(
-               [](const std::string& path, int threads) { return take(DecoderProgram::load(path.c_str(), threads)); }),
-           py::arg("path"), py::arg("threads") = 1)
+      .def(py::init([](const std::string& path, int threads, int slots) {
+             return take(DecoderProgram::load(path.c_str(), threads, slots));
+           }),
+           py::arg("path"), py::arg("threads") = 1, py::arg("slots") = 1)
+      .def_property_readonly("slots", &DecoderProgram::slots)
       .def_property_readonly("metadata",
                              [](const DecoderProgram& p) {
                                const ember::llm::DecoderMetadata& md = p.metadata();

@@ -202,10 +202,16 @@ class Session:
 
 
 class DecoderProgram:
-    """A decoder .pte for sessions: one mapped program, one forward method (the slot), any number of sessions."""
+    """A decoder .pte for sessions: one mapped program, `slots` loaded copies of its forward method (each with its
+    own activations: that many sessions run at once, from as many threads; append releases the GIL), any number of
+    sessions."""
 
-    def __init__(self, path: str, threads: int = 1):
-        self._raw = _extension().Program(path, threads)
+    def __init__(self, path: str, threads: int = 1, slots: int = 1):
+        self._raw = _extension().Program(path, threads, slots)
+
+    @property
+    def slots(self) -> int:
+        return self._raw.slots
 
     @property
     def metadata(self) -> dict:
@@ -224,8 +230,8 @@ class DecoderProgram:
         return Session(self._raw.restore_session(path, context_full, sink_tokens))
 
 
-def load(path: str, threads: int = 1) -> DecoderProgram:
-    return DecoderProgram(path, threads)
+def load(path: str, threads: int = 1, slots: int = 1) -> DecoderProgram:
+    return DecoderProgram(path, threads, slots)
 
 
 class PrefixCache:
