@@ -137,6 +137,23 @@ Error constant_int(const Program& program, const char* name, int64_t fallback, i
   return Error::Ok;
 }
 
+// The session pool's buffers as regions of rows, when every one is sequence-major over max_seq_len rows; empty
+// otherwise (the pool is then copied whole).
+std::vector<std::pair<size_t, size_t>> kv_regions(const Method& method, uint32_t memory_id, int64_t max_seq_len) {
+  std::vector<std::pair<size_t, size_t>> regions;
+  const size_t n = method.pool_buffers(memory_id, nullptr, 0);
+  std::vector<Method::PoolBuffer> buffers(n);
+  method.pool_buffers(memory_id, buffers.data(), n);
+  for (const Method::PoolBuffer& b : buffers) {
+    const TensorImpl& t = *b.tensor;
+    const bool rows = t.dim() >= 2 && t.sizes()[0] == 1 && t.sizes()[1] == max_seq_len && t.is_contiguous() &&
+                      t.nbytes() % static_cast<size_t>(max_seq_len) == 0;
+    if (!rows) return {};
+    regions.emplace_back(static_cast<size_t>(b.offset), t.nbytes() / static_cast<size_t>(max_seq_len));
+  }
+  return regions;
+}
+
 // forward's memory from its MethodMeta, and the session pool's share of it.
 Result<DecoderMemory> memory_of(const MemoryClaims& c, int64_t session_memory_id, const char* path) {
   DecoderMemory mem;
@@ -286,6 +303,13 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
   std::unique_ptr<DecoderProgram> d(new DecoderProgram(std::move(s)));
   d->metadata_ = std::move(md);
   d->memory_ = std::move(mem.get());
+  if (d->metadata_.session_memory_id != 0) {
+    const Method& method = *d->state_->slots[0]->method;
+    for (const auto& r :
+         kv_regions(method, static_cast<uint32_t>(d->metadata_.session_memory_id), d->metadata_.max_seq_len)) {
+      d->kv_regions_.push_back(KvRegion{r.first, r.second});
+    }
+  }
   return d;
 }
 
@@ -386,6 +410,34 @@ Error DecoderProgram::load_initial_values(size_t slot) {
   return state_->slots[slot]->method->load_initial_values(static_cast<uint32_t>(metadata_.session_memory_id));
 }
 
+size_t DecoderProgram::live_bytes(size_t rows) const {
+  if (kv_regions_.empty()) return memory_.session_bytes;
+  size_t bytes = 0;
+  for (const KvRegion& r : kv_regions_) bytes += r.row_bytes * rows;
+  return bytes;
+}
+
+void DecoderProgram::copy_live(uint8_t* to, const uint8_t* from, size_t rows) const {
+  if (kv_regions_.empty()) memcpy(to, from, memory_.session_bytes);
+  for (const KvRegion& r : kv_regions_) memcpy(to + r.offset, from + r.offset, r.row_bytes * rows);
+}
+
+void DecoderProgram::gather_live(uint8_t* to, const uint8_t* pool, size_t rows) const {
+  if (kv_regions_.empty()) memcpy(to, pool, memory_.session_bytes);
+  for (const KvRegion& r : kv_regions_) {
+    memcpy(to, pool + r.offset, r.row_bytes * rows);
+    to += r.row_bytes * rows;
+  }
+}
+
+void DecoderProgram::scatter_live(uint8_t* pool, const uint8_t* from, size_t rows) const {
+  if (kv_regions_.empty()) memcpy(pool, from, memory_.session_bytes);
+  for (const KvRegion& r : kv_regions_) {
+    memcpy(pool + r.offset, from, r.row_bytes * rows);
+    from += r.row_bytes * rows;
+  }
+}
+
 Result<uint64_t> DecoderProgram::fingerprint() {
   if (!state_->fingerprinted) {
     Result<uint64_t> h = session_fingerprint(state_->path.c_str());
@@ -431,8 +483,12 @@ Result<std::unique_ptr<Session>> DecoderProgram::restore_session(const char* pat
   EMBER_CHECK_OR_RETURN_ERROR(kv != nullptr, MemoryAllocationFailed, "cannot allocate a session's %zu KV bytes",
                               memory_.session_bytes);
   std::vector<int64_t> tokens;
-  const SessionFileExpect expect{fp.get(), metadata_.max_seq_len, metadata_.vocab_size, memory_.session_bytes};
-  EMBER_TRY(read_session_file(path, expect, &tokens, kv.get()));
+  std::vector<uint8_t> live;
+  const SessionFileExpect expect{fp.get(), metadata_.max_seq_len, metadata_.vocab_size, live_bytes(0),
+                                 live_bytes(1) - live_bytes(0)};
+  EMBER_TRY(read_session_file(path, expect, &tokens, &live));
+  // The rows past the tokens stay as allocated: attention never reads a row before a call writes it.
+  scatter_live(kv.get(), live.data(), tokens.size());
   std::unique_ptr<Session> s(new Session(this, std::move(kv), memory_.session_bytes, options));
   s->tokens_ = std::move(tokens);
   return s;

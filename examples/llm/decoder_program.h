@@ -109,12 +109,25 @@ class DecoderProgram {
   // A session whose KV bytes are `kv` ends (null: the one session of a program exported before sessions).
   void end_session(const uint8_t* kv);
   Error load_initial_values(size_t slot);
+  // The KV bytes of cache rows 0 .. rows - 1: what fork copies and save writes. Each mutable buffer of the session
+  // pool is sequence-major ([1, max_seq_len, ...], as model.py and kv_cache.py lay them out), so its first rows
+  // are its first bytes; a pool with any other buffer is copied whole.
+  size_t live_bytes(size_t rows) const;
+  void copy_live(uint8_t* to, const uint8_t* from, size_t rows) const;  // pool to pool
+  void gather_live(uint8_t* to, const uint8_t* pool, size_t rows) const;  // pool to packed, buffer after buffer
+  void scatter_live(uint8_t* pool, const uint8_t* from, size_t rows) const;  // packed to pool
   Result<const float*> run_rows(size_t slot, const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
                                 bool* failed_in_execute);
   explicit DecoderProgram(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
   DecoderMetadata metadata_;
   DecoderMemory memory_;
+  // The session pool's buffers as (byte offset, bytes per cache row); empty: copied whole.
+  struct KvRegion {
+    size_t offset;
+    size_t row_bytes;
+  };
+  std::vector<KvRegion> kv_regions_;
 };
 
 }  // namespace llm

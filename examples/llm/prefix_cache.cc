@@ -71,7 +71,7 @@ Result<std::unique_ptr<Session>> PrefixCache::start(const int64_t* prompt, size_
 size_t PrefixCache::bytes() const {
   size_t b = 0;
   for (const Entry& e : entries_) {
-    b += e.session->state().size() + e.session->tokens().size() * sizeof(int64_t) + e.logits.size() * sizeof(float);
+    b += e.session->state_bytes() + e.session->tokens().size() * sizeof(int64_t) + e.logits.size() * sizeof(float);
   }
   return b;
 }

@@ -97,7 +97,7 @@ Result<std::unique_ptr<Session>> Session::fork() const {
   AlignedBuffer kv = allocate_aligned(kv_bytes_);
   EMBER_CHECK_OR_RETURN_ERROR(kv != nullptr, MemoryAllocationFailed, "cannot allocate a session's %zu KV bytes",
                               kv_bytes_);
-  memcpy(kv.get(), kv_.get(), kv_bytes_);
+  program_->copy_live(kv.get(), kv_.get(), position());  // the rows after are written before they are read
   std::unique_ptr<Session> s(new Session(program_, std::move(kv), kv_bytes_, options_));
   s->tokens_ = tokens_;
   s->slides_ = slides_;
@@ -110,9 +110,17 @@ Error Session::save(const char* path) const {
                               "cannot be saved; export it again with examples/llm/export.py");
   Result<uint64_t> fp = program_->fingerprint();
   if (!fp.ok()) return fp.error();
-  const SessionFileWrite w{fp.get(), program_->metadata().max_seq_len, tokens_.data(), tokens_.size(), kv_.get(),
-                           kv_bytes_};
+  const std::vector<uint8_t> live = live_state();
+  const SessionFileWrite w{fp.get(),   program_->metadata().max_seq_len, tokens_.data(), tokens_.size(), live.data(),
+                           live.size()};
   return write_session_file(path, w);
+}
+
+std::vector<uint8_t> Session::live_state() const {
+  if (kv_ == nullptr) return {};
+  std::vector<uint8_t> live(program_->live_bytes(position()));
+  program_->gather_live(live.data(), kv_.get(), position());
+  return live;
 }
 
 }  // namespace llm

@@ -75,13 +75,15 @@ class Session {
   const SessionOptions& options() const { return options_; }
   const DecoderProgram& program() const { return *program_; }
 
-  // A new session with a copy of this one's KV bytes and tokens.
+  // A new session with a copy of this one's tokens and the KV bytes of their rows.
   Result<std::unique_ptr<Session>> fork() const;
   // Writes the session to `path` (examples/llm/session_file.h): the program's fingerprint, the tokens and the KV
-  // bytes. DecoderProgram::restore_session reads it back.
+  // bytes of their rows (live_state). DecoderProgram::restore_session reads it back.
   Error save(const char* path) const;
-  // The KV bytes (empty for a program exported before sessions).
-  Span<const uint8_t> state() const { return Span<const uint8_t>(kv_.get(), kv_ ? kv_bytes_ : 0); }
+  // The session pool's bytes (0 for a program exported before sessions); rows past position() are unspecified.
+  size_t state_bytes() const { return kv_ ? kv_bytes_ : 0; }
+  // The KV bytes of the cache rows 0 .. position() - 1, buffer after buffer: what fork copies and save writes.
+  std::vector<uint8_t> live_state() const;
 
  private:
   friend class DecoderProgram;

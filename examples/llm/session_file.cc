@@ -101,7 +101,8 @@ Error write_session_file(const char* path, const SessionFileWrite& s) {
   return Error::Ok;
 }
 
-Error read_session_file(const char* path, const SessionFileExpect& expect, std::vector<int64_t>* tokens, uint8_t* kv) {
+Error read_session_file(const char* path, const SessionFileExpect& expect, std::vector<int64_t>* tokens,
+                        std::vector<uint8_t>* kv) {
   File f(fopen(path, "rb"));
   EMBER_CHECK_OR_RETURN_ERROR(f != nullptr, AccessFailed, "cannot open session file %s", path);
   EMBER_CHECK_OR_RETURN_ERROR(fseek(f.get(), 0, SEEK_END) == 0, AccessFailed, "cannot read session file %s", path);
@@ -146,12 +147,14 @@ Error read_session_file(const char* path, const SessionFileExpect& expect, std::
              static_cast<unsigned long long>(max_seq_len));
     return refuse(path, why);
   }
-  if (kv_bytes != expect.kv_bytes) {
-    snprintf(why, sizeof(why), "%llu KV bytes; the program's session pool has %zu",
-             static_cast<unsigned long long>(kv_bytes), expect.kv_bytes);
+  // n <= max_seq_len: the program's KV bytes for n tokens fit its pool, no overflow.
+  const uint64_t want_kv = expect.kv_fixed_bytes + n * expect.kv_bytes_per_token;
+  if (kv_bytes != want_kv) {
+    snprintf(why, sizeof(why), "%llu KV bytes; the program's cache holds %llu for %llu tokens",
+             static_cast<unsigned long long>(kv_bytes), static_cast<unsigned long long>(want_kv),
+             static_cast<unsigned long long>(n));
     return refuse(path, why);
   }
-  // n <= max_seq_len and kv_bytes == the program's: no overflow below.
   const uint64_t want = kSessionHeaderBytes + n * sizeof(int64_t) + kv_bytes + 8;
   if (file_bytes != want) {
     snprintf(why, sizeof(why), "%llu bytes; its header says %llu (48 header + 8 x %llu tokens + %llu KV + 8 checksum)",
@@ -169,7 +172,8 @@ Error read_session_file(const char* path, const SessionFileExpect& expect, std::
       return refuse(path, why);
     }
   }
-  EMBER_CHECK_OR_RETURN_ERROR(read_hashed(f.get(), kv, kv_bytes, &h), AccessFailed,
+  std::vector<uint8_t> rows(static_cast<size_t>(kv_bytes));
+  EMBER_CHECK_OR_RETURN_ERROR(read_hashed(f.get(), rows.data(), rows.size(), &h), AccessFailed,
                               "cannot read the KV bytes of session file %s", path);
   uint8_t sum[8];
   EMBER_CHECK_OR_RETURN_ERROR(fread(sum, 1, 8, f.get()) == 8, AccessFailed,
@@ -180,6 +184,7 @@ Error read_session_file(const char* path, const SessionFileExpect& expect, std::
     return refuse(path, why);
   }
   *tokens = std::move(ids);
+  *kv = std::move(rows);
   return Error::Ok;
 }
 

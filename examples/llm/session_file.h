@@ -10,9 +10,10 @@
 //                or another export of the same model, is refused
 //   24  u64      max_seq_len of the program
 //   32  u64      n: the session's tokens (its position), at most max_seq_len
-//   40  u64      KV bytes: the program's session pool (DecoderMemory::session_bytes)
+//   40  u64      KV bytes: the cache rows of the n tokens (Session::live_state), the program's bytes per row
+//                times n (the whole pool, for a program whose pool is not laid out in rows)
 //   48  i64 x n  the token ids, each inside the vocabulary
-//   ..  KV bytes the session pool, as it was
+//   ..  KV bytes the rows, buffer after buffer
 //   ..  u64      checksum (session_hash) of every byte before it
 #pragma once
 
@@ -53,12 +54,14 @@ struct SessionFileExpect {
   uint64_t fingerprint;
   int64_t max_seq_len;
   int64_t vocab_size;
-  size_t kv_bytes;
+  // KV bytes for n tokens: kv_fixed_bytes + n x kv_bytes_per_token.
+  size_t kv_fixed_bytes;
+  size_t kv_bytes_per_token;
 };
-// Reads and checks a session file: the tokens into *tokens and the KV bytes into kv (expect.kv_bytes of them).
-// AccessFailed when it cannot be read; InvalidExternalData, naming the field, when any check fails (kv may then
-// hold part of the file).
-Error read_session_file(const char* path, const SessionFileExpect& expect, std::vector<int64_t>* tokens, uint8_t* kv);
+// Reads and checks a session file: the tokens into *tokens and the KV bytes into *kv. AccessFailed when it cannot
+// be read; InvalidExternalData, naming the field, when any check fails (then both are left empty).
+Error read_session_file(const char* path, const SessionFileExpect& expect, std::vector<int64_t>* tokens,
+                        std::vector<uint8_t>* kv);
 
 }  // namespace llm
 }  // namespace ember

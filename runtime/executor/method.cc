@@ -731,6 +731,18 @@ Error Method::bind_pool(uint32_t memory_id, Span<uint8_t> buffer) {
   return Error::Ok;
 }
 
+size_t Method::pool_buffers(uint32_t memory_id, PoolBuffer* out, size_t cap) const {
+  size_t n = 0;
+  for_each_in_pool(plan_, tensors_, memory_id,
+                   [&](TensorImpl& impl, const fb::Tensor* t, const fb::AllocationDetails* a) {
+                     if (t->data_buffer_idx() == 0)
+                       return;  // an activation, or a view of a buffer (an in-place write's output)
+                     if (n < cap) out[n] = PoolBuffer{pte::planned_offset(a), &impl};
+                     ++n;
+                   });
+  return n;
+}
+
 Error Method::load_initial_values(uint32_t memory_id) {
   Error e = Error::Ok;
   for_each_in_pool(plan_, tensors_, memory_id,

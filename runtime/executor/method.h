@@ -93,6 +93,13 @@ class Method {
   // Writes the program's initial values into the mutable buffers of pool `memory_id`, wherever it is now bound:
   // the state a freshly loaded method starts from.
   Error load_initial_values(uint32_t memory_id);
+  // The mutable buffers of pool `memory_id` (planned tensors loaded with an initial value: an LLM's KV cache), in
+  // value order, each with its byte offset in the pool: writes up to `cap` to `out`, returns how many there are.
+  struct PoolBuffer {
+    uint64_t offset;
+    const TensorImpl* tensor;
+  };
+  size_t pool_buffers(uint32_t memory_id, PoolBuffer* out, size_t cap) const;
 
 #if EMBER_EVENT_TRACER
   // Profiling builds only (runtime/devtools/event_tracer.h): every later execute() reports the memory it runs in

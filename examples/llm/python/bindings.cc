@@ -123,10 +123,11 @@ PYBIND11_MODULE(_ember_llm, m) {
       .def_property_readonly("position", &Session::position)
       .def_property_readonly("tokens", &Session::tokens)
       .def_property_readonly("slides", &Session::slides)
-      .def_property_readonly("state_bytes", [](const Session& s) { return s.state().size(); })
+      .def_property_readonly("state_bytes", &Session::state_bytes)
       .def("state",
            [](const Session& s) {
-             return py::bytes(reinterpret_cast<const char*>(s.state().data()), s.state().size());
+             const std::vector<uint8_t> live = s.live_state();
+             return py::bytes(reinterpret_cast<const char*>(live.data()), live.size());
            })
       .def(
           "fork", [](const Session& s) { return take(s.fork()); }, py::keep_alive<0, 1>())

@@ -18,7 +18,9 @@ namespace {
 constexpr uint64_t kFingerprint = 0x0123456789abcdefull;
 constexpr int64_t kMaxSeqLen = 16;
 constexpr int64_t kVocab = 50;
-constexpr size_t kKvBytes = 96;
+constexpr size_t kKvBytes = 96;  // 16 bytes whatever the count, and 16 per token: 5 tokens
+constexpr size_t kKvFixed = 16;
+constexpr size_t kKvPerToken = 16;
 
 std::vector<uint8_t> read_all(const std::string& path) {
   std::vector<uint8_t> bytes;
@@ -49,12 +51,14 @@ class SessionFileTest : public ::testing::Test {
 
   // Reads `bytes` back as a file against the expected program; the error and the log line.
   Error read(const std::vector<uint8_t>& bytes,
-             SessionFileExpect expect = {kFingerprint, kMaxSeqLen, kVocab, kKvBytes}) {
+             SessionFileExpect expect = {kFingerprint, kMaxSeqLen, kVocab, kKvFixed, kKvPerToken}) {
     write_all(path_, bytes);
     ember::testing::clear_log();
-    std::vector<uint8_t> kv(expect.kv_bytes);
+    std::vector<uint8_t> kv;
     tokens_read_.clear();
-    return read_session_file(path_.c_str(), expect, &tokens_read_, kv.data());
+    const Error e = read_session_file(path_.c_str(), expect, &tokens_read_, &kv);
+    EXPECT_EQ(kv.size(), e == Error::Ok ? kKvBytes : 0u);
+    return e;
   }
 
   // The file with a little-endian u64 written at `offset`.
@@ -75,12 +79,13 @@ class SessionFileTest : public ::testing::Test {
 
 TEST_F(SessionFileTest, RoundTrip) {
   EXPECT_EQ(bytes_.size(), kSessionHeaderBytes + tokens_.size() * 8 + kKvBytes + 8);
-  std::vector<uint8_t> kv(kKvBytes);
+  std::vector<uint8_t> kv;
   std::vector<int64_t> tokens;
-  ASSERT_EQ(read_session_file(path_.c_str(), {kFingerprint, kMaxSeqLen, kVocab, kKvBytes}, &tokens, kv.data()),
+  ASSERT_EQ(read_session_file(path_.c_str(), {kFingerprint, kMaxSeqLen, kVocab, kKvFixed, kKvPerToken}, &tokens, &kv),
             Error::Ok)
       << ember::testing::last_log();
   EXPECT_EQ(tokens, tokens_);
+  ASSERT_EQ(kv.size(), kKvBytes);
   EXPECT_EQ(memcmp(kv.data(), kv_, kKvBytes), 0);
 }
 
@@ -97,17 +102,23 @@ TEST_F(SessionFileTest, HeaderFieldsRefused) {
   b[12] = 1;
   EXPECT_EQ(read(b), Error::InvalidExternalData);
   EXPECT_TRUE(logged("flags 0x1")) << ember::testing::last_log();
-  EXPECT_EQ(read(bytes_, {kFingerprint + 1, kMaxSeqLen, kVocab, kKvBytes}), Error::InvalidExternalData);
+  EXPECT_EQ(read(bytes_, {kFingerprint + 1, kMaxSeqLen, kVocab, kKvFixed, kKvPerToken}), Error::InvalidExternalData);
   EXPECT_TRUE(logged("saved from another program (fingerprint 0123456789abcdef")) << ember::testing::last_log();
-  EXPECT_EQ(read(bytes_, {kFingerprint, kMaxSeqLen * 2, kVocab, kKvBytes}), Error::InvalidExternalData);
+  EXPECT_EQ(read(bytes_, {kFingerprint, kMaxSeqLen * 2, kVocab, kKvFixed, kKvPerToken}), Error::InvalidExternalData);
   EXPECT_TRUE(logged("max_seq_len 16; the program's is 32")) << ember::testing::last_log();
   EXPECT_EQ(read(with_u64(32, kMaxSeqLen + 1)), Error::InvalidExternalData);
   EXPECT_TRUE(logged("17 tokens, more than max_seq_len 16")) << ember::testing::last_log();
-  EXPECT_EQ(read(bytes_, {kFingerprint, kMaxSeqLen, kVocab, kKvBytes + 16}), Error::InvalidExternalData);
-  EXPECT_TRUE(logged("96 KV bytes; the program's session pool has 112")) << ember::testing::last_log();
-  // A token count the file's size does not carry (huge counts are caught by the max_seq_len check first).
+  EXPECT_EQ(read(bytes_, {kFingerprint, kMaxSeqLen, kVocab, kKvFixed, kKvPerToken + 4}), Error::InvalidExternalData);
+  EXPECT_TRUE(logged("96 KV bytes; the program's cache holds 116 for 5 tokens")) << ember::testing::last_log();
+  // A token count whose KV bytes the header does not state (huge counts are caught by max_seq_len first).
   EXPECT_EQ(read(with_u64(32, 6)), Error::InvalidExternalData);
-  EXPECT_TRUE(logged("its header says 200 (48 header + 8 x 6 tokens + 96 KV + 8 checksum)"))
+  EXPECT_TRUE(logged("96 KV bytes; the program's cache holds 112 for 6 tokens")) << ember::testing::last_log();
+  // A token count and KV bytes that agree, but not with the file's size.
+  std::vector<uint8_t> b6 = with_u64(32, 6);
+  const uint64_t kv6 = kKvFixed + 6 * kKvPerToken;
+  memcpy(b6.data() + 40, &kv6, 8);
+  EXPECT_EQ(read(b6), Error::InvalidExternalData);
+  EXPECT_TRUE(logged("192 bytes; its header says 216 (48 header + 8 x 6 tokens + 112 KV + 8 checksum)"))
       << ember::testing::last_log();
 }
 
@@ -141,10 +152,10 @@ TEST_F(SessionFileTest, ContentsChecked) {
 }
 
 TEST_F(SessionFileTest, MissingFile) {
-  std::vector<uint8_t> kv(kKvBytes);
+  std::vector<uint8_t> kv;
   std::vector<int64_t> tokens;
-  EXPECT_EQ(read_session_file("/nonexistent/dir/x.session", {kFingerprint, kMaxSeqLen, kVocab, kKvBytes}, &tokens,
-                              kv.data()),
+  EXPECT_EQ(read_session_file("/nonexistent/dir/x.session", {kFingerprint, kMaxSeqLen, kVocab, kKvFixed, kKvPerToken},
+                              &tokens, &kv),
             Error::AccessFailed);
 }
 

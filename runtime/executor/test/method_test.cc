@@ -297,6 +297,11 @@ TEST(MethodTest, PoolRebound) {
   ASSERT_EQ(m->execute(), Error::Ok);
   EXPECT_EQ(m->output(0)->const_data_ptr(), static_cast<const void*>(other + 16));
   EXPECT_EQ(reinterpret_cast<const float*>(other + 16)[3], 8.0f);
+  Method::PoolBuffer buffers[2];
+  ASSERT_EQ(m->pool_buffers(1, buffers, 2), 1u);  // x, with its initial value; out is an activation
+  EXPECT_EQ(buffers[0].offset, 0u);
+  EXPECT_EQ(buffers[0].tensor->nbytes(), 16u);
+  EXPECT_EQ(m->pool_buffers(2, buffers, 2), 0u);
   // The load-time pool still holds the initial value; binding back reads it again.
   ASSERT_EQ(m->bind_pool(1, memory.spans[0]), Error::Ok);
   EXPECT_EQ(m->input(0)->const_data_ptr<float>()[3], 40.0f);
