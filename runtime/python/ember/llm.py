@@ -194,10 +194,11 @@ class Session:
 
     @property
     def state_bytes(self) -> int:
+        """The session pool's bytes: what the session costs."""
         return self._raw.state_bytes
 
     def state(self) -> bytes:
-        """The KV bytes."""
+        """The KV bytes of its tokens' cache rows, buffer after buffer (what fork copies and save writes)."""
         return self._raw.state()
 
 
