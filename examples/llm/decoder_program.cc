@@ -3,8 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <string>
 #include <utility>
 
+#include "examples/llm/session_file.h"
 #include "runtime/core/loader/mmap_data_loader.h"
 #include "runtime/core/log.h"
 #include "runtime/executor/memory_manager.h"
@@ -19,16 +23,8 @@ namespace ember {
 namespace llm {
 namespace {
 
-struct FreeDeleter {
-  void operator()(void* p) const { free(p); }
-};
-using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
-
-// 16-byte aligned, as MethodMeta's byte counts assume; never a null pointer for 0 bytes.
-Buffer allocate(size_t bytes) {
-  if (bytes > SIZE_MAX - 32) return Buffer();
-  return Buffer(static_cast<uint8_t*>(aligned_alloc(16, (bytes + 15) / 16 * 16 + 16)));
-}
+using Buffer = AlignedBuffer;
+Buffer allocate(size_t bytes) { return allocate_aligned(bytes); }
 
 // A method with its own memory, exactly as MethodMeta states it, checked against the machine first.
 struct LoadedMethod {
@@ -43,7 +39,10 @@ struct LoadedMethod {
 };
 
 // `threads`: the pool's size, so kernels that give each thread its own scratch (attention) get a slice each.
-Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const char* name, int threads = 1) {
+// `shared_pool` (memory id, 0 for none) is planned over `shared` instead of bytes of its own (a slot beyond the
+// first: its session pool is always rebound before it runs, so it borrows the first slot's for load).
+Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const char* name, int threads = 1,
+                                                  int64_t shared_pool = 0, uint8_t* shared = nullptr) {
   Result<MethodMeta> meta = program.method_meta(name);
   if (!meta.ok()) {
     EMBER_LOG(ERROR, "the program has no method '%s' (%s)", name, error_name(meta.error()));
@@ -56,6 +55,10 @@ Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const 
     return Error::MemoryAllocationFailed;
   }
   for (size_t p = 0; p < m->claims.num_pools; ++p) {
+    if (static_cast<int64_t>(p) + 1 == shared_pool) {
+      m->pools.emplace_back(shared, m->claims.pool_bytes[p]);
+      continue;
+    }
     m->buffers.push_back(allocate(m->claims.pool_bytes[p]));
     EMBER_CHECK_OR_RETURN_ERROR(m->buffers.back() != nullptr, MemoryAllocationFailed,
                                 "cannot allocate pool %zu of method '%s': %zu bytes", p + 1, name,
@@ -134,6 +137,38 @@ Error constant_int(const Program& program, const char* name, int64_t fallback, i
   return Error::Ok;
 }
 
+// The session pool's buffers as regions of rows, when every one is sequence-major over max_seq_len rows; empty
+// otherwise (the pool is then copied whole).
+std::vector<std::pair<size_t, size_t>> kv_regions(const Method& method, uint32_t memory_id, int64_t max_seq_len) {
+  std::vector<std::pair<size_t, size_t>> regions;
+  const size_t n = method.pool_buffers(memory_id, nullptr, 0);
+  std::vector<Method::PoolBuffer> buffers(n);
+  method.pool_buffers(memory_id, buffers.data(), n);
+  for (const Method::PoolBuffer& b : buffers) {
+    const TensorImpl& t = *b.tensor;
+    const bool rows = t.dim() >= 2 && t.sizes()[0] == 1 && t.sizes()[1] == max_seq_len && t.is_contiguous() &&
+                      t.nbytes() % static_cast<size_t>(max_seq_len) == 0;
+    if (!rows) return {};
+    regions.emplace_back(static_cast<size_t>(b.offset), t.nbytes() / static_cast<size_t>(max_seq_len));
+  }
+  return regions;
+}
+
+// forward's memory from its MethodMeta, and the session pool's share of it.
+Result<DecoderMemory> memory_of(const MemoryClaims& c, int64_t session_memory_id, const char* path) {
+  DecoderMemory mem;
+  mem.pool_bytes.assign(c.pool_bytes, c.pool_bytes + c.num_pools);
+  mem.method_allocator_bytes = c.method_allocator_bytes;
+  mem.scratch_bytes = c.scratch_bytes;
+  if (session_memory_id != 0) {
+    EMBER_CHECK_OR_RETURN_ERROR(session_memory_id >= 1 && static_cast<size_t>(session_memory_id) <= c.num_pools,
+                                InvalidProgram, "%s: get_session_memory_id says pool %lld, but forward plans %zu pools",
+                                path, static_cast<long long>(session_memory_id), c.num_pools);
+    mem.session_bytes = c.pool_bytes[session_memory_id - 1];
+  }
+  return mem;
+}
+
 }  // namespace
 
 size_t DecoderMemory::total() const {
@@ -147,13 +182,25 @@ struct DecoderProgram::State {
   PosixThreadPool* pool = nullptr;
   std::unique_ptr<MmapDataLoader> loader;
   std::unique_ptr<Program> program;
-  std::unique_ptr<LoadedMethod> forward;
+  // forward, loaded once per slot: slots[0] is forward()'s and the only one of a program loaded with one slot.
+  std::vector<std::unique_ptr<LoadedMethod>> slots;
+  std::string path;
+  uint64_t fingerprint = 0;  // of the file, once computed
+  bool fingerprinted = false;
+  // Session pool: forward's own bytes (load's), and the bytes each slot is bound to now (null: none valid,
+  // rebind). With several slots, `bound` and `busy` change under `mutex`; a slot's holder alone runs it.
+  uint8_t* own_state = nullptr;
+  std::vector<const uint8_t*> bound;
+  std::vector<bool> busy;
+  std::mutex mutex;
+  std::condition_variable freed;
+  bool legacy_session_open = false;  // a program without a session pool: its one session exists
 };
 
 DecoderProgram::DecoderProgram(std::unique_ptr<State> state) : state_(std::move(state)) {}
 DecoderProgram::~DecoderProgram() = default;
 
-Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, int threads) {
+Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, int threads, int slots) {
   EMBER_CHECK_OR_RETURN_ERROR(threads >= 1 && threads <= PosixThreadPool::kMaxThreads, InvalidArgument,
                               "threads = %d; give 1 to %d", threads, PosixThreadPool::kMaxThreads);
   std::unique_ptr<State> s(new State());
@@ -223,6 +270,7 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
   if (!eos.ok()) return eos.error();
   md.eos_ids = std::move(eos.get());
   EMBER_TRY(constant_int(prog, "get_n_layers", -1, &md.n_layers));
+  EMBER_TRY(constant_int(prog, "get_session_memory_id", 0, &md.session_memory_id));
   int64_t flag = 1;
   EMBER_TRY(constant_int(prog, "use_kv_cache", 1, &flag));
   md.use_kv_cache = flag != 0;
@@ -233,19 +281,35 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
   EMBER_TRY(constant_int(prog, "enable_dynamic_shape", tokens->is_dynamic ? 1 : 0, &flag));
   md.dynamic_shape = flag != 0 && tokens->is_dynamic;
 
-  Result<std::unique_ptr<LoadedMethod>> forward = load_method(prog, "forward", threads);
-  if (!forward.ok()) return forward.error();
-  s->forward = std::move(forward.get());
-  s->forward->method->set_thread_pool(s->pool);
-  DecoderMemory mem;
-  const MemoryClaims& c = s->forward->claims;
-  mem.pool_bytes.assign(c.pool_bytes, c.pool_bytes + c.num_pools);
-  mem.method_allocator_bytes = c.method_allocator_bytes;
-  mem.scratch_bytes = c.scratch_bytes;
+  EMBER_CHECK_OR_RETURN_ERROR(slots >= 1 && (slots == 1 || md.session_memory_id != 0), NotSupported,
+                              "%s: %d slots asked; a program exported before sessions (no get_session_memory_id) "
+                              "runs one, and any other at least one",
+                              path, slots);
+  for (int i = 0; i < slots; ++i) {
+    Result<std::unique_ptr<LoadedMethod>> forward =
+        i == 0 ? load_method(prog, "forward", threads)
+               : load_method(prog, "forward", threads, md.session_memory_id, s->own_state);
+    if (!forward.ok()) return forward.error();
+    s->slots.push_back(std::move(forward.get()));
+    s->slots.back()->method->set_thread_pool(s->pool);
+    if (i == 0 && md.session_memory_id != 0) s->own_state = s->slots[0]->pools[md.session_memory_id - 1].data();
+    s->bound.push_back(s->own_state);
+    s->busy.push_back(false);
+  }
+  Result<DecoderMemory> mem = memory_of(s->slots[0]->claims, md.session_memory_id, path);
+  if (!mem.ok()) return mem.error();
+  s->path = path;
 
   std::unique_ptr<DecoderProgram> d(new DecoderProgram(std::move(s)));
   d->metadata_ = std::move(md);
-  d->memory_ = std::move(mem);
+  d->memory_ = std::move(mem.get());
+  if (d->metadata_.session_memory_id != 0) {
+    const Method& method = *d->state_->slots[0]->method;
+    for (const auto& r :
+         kv_regions(method, static_cast<uint32_t>(d->metadata_.session_memory_id), d->metadata_.max_seq_len)) {
+      d->kv_regions_.push_back(KvRegion{r.first, r.second});
+    }
+  }
   return d;
 }
 
@@ -256,6 +320,182 @@ Result<const float*> DecoderProgram::forward(const int64_t* tokens, size_t n, in
 
 Result<const float*> DecoderProgram::forward_rows(const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
                                                   bool* failed_in_execute) {
+  *failed_in_execute = false;
+  const size_t slot = acquire_slot(true);
+  const Error e = bind(slot, nullptr);
+  Result<const float*> r =
+      e == Error::Ok ? run_rows(slot, tokens, n, start_pos, rows, failed_in_execute) : Result<const float*>(e);
+  release_slot(slot);
+  return r;
+}
+
+size_t DecoderProgram::slots() const { return state_->slots.size(); }
+
+size_t DecoderProgram::acquire_slot(bool first) {
+  State& st = *state_;
+  if (st.slots.size() == 1) return 0;  // one thread at a time: nothing to wait for
+  std::unique_lock<std::mutex> lock(st.mutex);
+  size_t slot = 0;
+  st.freed.wait(lock, [&] {
+    for (slot = 0; slot < (first ? 1 : st.busy.size()); ++slot) {
+      if (!st.busy[slot]) return true;
+    }
+    return false;
+  });
+  st.busy[slot] = true;
+  return slot;
+}
+
+void DecoderProgram::release_slot(size_t slot) {
+  State& st = *state_;
+  if (st.slots.size() == 1) return;
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    st.busy[slot] = false;
+  }
+  st.freed.notify_all();
+}
+
+Result<DecoderMemory> DecoderProgram::plan(const char* path, int threads) {
+  Result<MmapDataLoader> loader = MmapDataLoader::open(path);
+  if (!loader.ok()) {
+    EMBER_LOG(ERROR, "cannot read %s: %s", path, error_name(loader.error()));
+    return loader.error();
+  }
+  Result<Program> program = Program::load(&loader.get());
+  if (!program.ok()) {
+    EMBER_LOG(ERROR, "%s is not a loadable program: %s", path, error_name(program.error()));
+    return program.error();
+  }
+  Result<MethodMeta> meta = program->method_meta("forward");
+  if (!meta.ok()) {
+    EMBER_LOG(ERROR, "%s has no method 'forward'", path);
+    return meta.error();
+  }
+  int64_t session_memory_id = 0;
+  EMBER_TRY(constant_int(program.get(), "get_session_memory_id", 0, &session_memory_id));
+  MemoryClaims claims;
+  char why[320];
+  if (!read_memory_claims(meta.get(), physical_memory_bytes(), &claims, why, sizeof(why), threads)) {
+    EMBER_LOG(ERROR, "%s", why);
+    return Error::MemoryAllocationFailed;
+  }
+  return memory_of(claims, session_memory_id, path);
+}
+
+Error DecoderProgram::bind(size_t slot, uint8_t* kv) {
+  if (metadata_.session_memory_id == 0) return Error::Ok;  // one session, in the method's own memory
+  State& st = *state_;
+  uint8_t* target = kv != nullptr ? kv : st.own_state;
+  std::unique_lock<std::mutex> lock(st.mutex, std::defer_lock);
+  if (st.slots.size() > 1) lock.lock();  // end_session may clear it from another thread
+  if (st.bound[slot] == target) return Error::Ok;
+  const uint32_t id = static_cast<uint32_t>(metadata_.session_memory_id);
+  EMBER_TRY(st.slots[slot]->method->bind_pool(id, Span<uint8_t>(target, memory_.session_bytes)));
+  st.bound[slot] = target;
+  return Error::Ok;
+}
+
+void DecoderProgram::end_session(const uint8_t* kv) {
+  State& st = *state_;
+  std::unique_lock<std::mutex> lock(st.mutex, std::defer_lock);
+  if (st.slots.size() > 1) lock.lock();
+  if (kv == nullptr) st.legacy_session_open = false;
+  for (const uint8_t*& b : st.bound) {
+    if (b == kv) b = nullptr;  // the next run binds again (the address may come back)
+  }
+}
+
+Error DecoderProgram::load_initial_values(size_t slot) {
+  return state_->slots[slot]->method->load_initial_values(static_cast<uint32_t>(metadata_.session_memory_id));
+}
+
+size_t DecoderProgram::live_bytes(size_t rows) const {
+  if (kv_regions_.empty()) return memory_.session_bytes;
+  size_t bytes = 0;
+  for (const KvRegion& r : kv_regions_) bytes += r.row_bytes * rows;
+  return bytes;
+}
+
+void DecoderProgram::copy_live(uint8_t* to, const uint8_t* from, size_t rows) const {
+  if (kv_regions_.empty()) memcpy(to, from, memory_.session_bytes);
+  for (const KvRegion& r : kv_regions_) memcpy(to + r.offset, from + r.offset, r.row_bytes * rows);
+}
+
+void DecoderProgram::gather_live(uint8_t* to, const uint8_t* pool, size_t rows) const {
+  if (kv_regions_.empty()) memcpy(to, pool, memory_.session_bytes);
+  for (const KvRegion& r : kv_regions_) {
+    memcpy(to, pool + r.offset, r.row_bytes * rows);
+    to += r.row_bytes * rows;
+  }
+}
+
+void DecoderProgram::scatter_live(uint8_t* pool, const uint8_t* from, size_t rows) const {
+  if (kv_regions_.empty()) memcpy(pool, from, memory_.session_bytes);
+  for (const KvRegion& r : kv_regions_) {
+    memcpy(pool + r.offset, from, r.row_bytes * rows);
+    from += r.row_bytes * rows;
+  }
+}
+
+Result<uint64_t> DecoderProgram::fingerprint() {
+  if (!state_->fingerprinted) {
+    Result<uint64_t> h = session_fingerprint(state_->path.c_str());
+    if (!h.ok()) return h.error();
+    state_->fingerprint = h.get();
+    state_->fingerprinted = true;
+  }
+  return state_->fingerprint;
+}
+
+Result<std::unique_ptr<Session>> DecoderProgram::new_session(const SessionOptions& options) {
+  if (metadata_.session_memory_id == 0) {
+    EMBER_CHECK_OR_RETURN_ERROR(!state_->legacy_session_open, NotSupported,
+                                "%s was exported before sessions (no get_session_memory_id: its KV cache shares the "
+                                "activations' pool), so it runs one session at a time; export it again with "
+                                "examples/llm/export.py for more",
+                                state_->path.c_str());
+    state_->legacy_session_open = true;
+    return std::unique_ptr<Session>(new Session(this, AlignedBuffer(), 0, options));
+  }
+  AlignedBuffer kv = allocate_aligned(memory_.session_bytes);
+  EMBER_CHECK_OR_RETURN_ERROR(kv != nullptr, MemoryAllocationFailed, "cannot allocate a session's %zu KV bytes",
+                              memory_.session_bytes);
+  const size_t slot = acquire_slot(false);
+  Error e = bind(slot, kv.get());
+  if (e == Error::Ok) e = load_initial_values(slot);
+  release_slot(slot);
+  if (e != Error::Ok) {
+    end_session(kv.get());
+    return e;
+  }
+  return std::unique_ptr<Session>(new Session(this, std::move(kv), memory_.session_bytes, options));
+}
+
+Result<std::unique_ptr<Session>> DecoderProgram::restore_session(const char* path, const SessionOptions& options) {
+  EMBER_CHECK_OR_RETURN_ERROR(metadata_.session_memory_id != 0, NotSupported,
+                              "%s was exported before sessions (no get_session_memory_id), so its sessions cannot be "
+                              "restored; export it again with examples/llm/export.py",
+                              state_->path.c_str());
+  Result<uint64_t> fp = fingerprint();
+  if (!fp.ok()) return fp.error();
+  AlignedBuffer kv = allocate_aligned(memory_.session_bytes);
+  EMBER_CHECK_OR_RETURN_ERROR(kv != nullptr, MemoryAllocationFailed, "cannot allocate a session's %zu KV bytes",
+                              memory_.session_bytes);
+  std::vector<int64_t> tokens;
+  std::vector<uint8_t> live;
+  const SessionFileExpect expect{fp.get(), metadata_.max_seq_len, metadata_.vocab_size, live_bytes(0),
+                                 live_bytes(1) - live_bytes(0)};
+  EMBER_TRY(read_session_file(path, expect, &tokens, &live));
+  // The rows past the tokens stay as allocated: attention never reads a row before a call writes it.
+  scatter_live(kv.get(), live.data(), tokens.size());
+  std::unique_ptr<Session> s(new Session(this, std::move(kv), memory_.session_bytes, options));
+  s->tokens_ = std::move(tokens);
+  return s;
+}
+
+Result<const float*> DecoderProgram::run_rows(size_t slot, const int64_t* tokens, size_t n, int64_t start_pos,
+                                              size_t rows, bool* failed_in_execute) {
   *failed_in_execute = false;
   const DecoderMetadata& md = metadata_;
   EMBER_CHECK_OR_RETURN_ERROR(n > 0, InvalidArgument, "forward needs at least one token");
@@ -276,7 +516,7 @@ Result<const float*> DecoderProgram::forward_rows(const int64_t* tokens, size_t 
                                 static_cast<long long>(start_pos) + static_cast<long long>(i),
                                 static_cast<long long>(md.vocab_size));
   }
-  Method& method = *state_->forward->method;
+  Method& method = *state_->slots[slot]->method;
   const int32_t sizes[2] = {1, static_cast<int32_t>(n)};
   EMBER_TRY(method.set_input(0, ScalarType::Long, ArrayRef<int32_t>(sizes, 2), tokens, n * sizeof(int64_t)));
   const int32_t pos_size = 1;

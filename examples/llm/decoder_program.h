@@ -10,7 +10,8 @@
 // position of a call of up to K tokens, from which speculative decoding verifies its drafted tokens). The KV cache
 // lives in the method's planned memory and persists across calls: a call writes rows start_pos .. start_pos + n - 1
 // and attends to rows 0 .. start_pos + t for its token t, so positions must be fed in order; a later call at an
-// earlier start_pos (after rejected drafts) overwrites the rows it then reads.
+// earlier start_pos (after rejected drafts) overwrites the rows it then reads. forward runs on the program's own KV
+// cache; sessions (session.h) each have theirs and share everything else.
 #pragma once
 
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "examples/llm/session.h"
 #include "runtime/core/result.h"
 
 namespace ember {
@@ -33,14 +35,23 @@ struct DecoderMetadata {
   bool use_kv_cache = true;
   bool dynamic_shape = true;  // false: the tokens input takes one token per call
   int64_t logits_rows = 1;  // K: a call of up to K tokens gets every position's logits (get_logits_rows)
+  // The planned pool that holds the KV cache and nothing else (get_session_memory_id); 0 for a program exported
+  // before sessions, whose cache shares the activations' pool.
+  int64_t session_memory_id = 0;
 };
 
-// What the forward method holds, all from MethodMeta, allocated before load.
+// What the forward method holds, all from MethodMeta, known before load (DecoderProgram::plan).
 struct DecoderMemory {
   std::vector<size_t> pool_bytes;  // planned pools (activations and the KV cache)
   size_t method_allocator_bytes = 0;
   size_t scratch_bytes = 0;
+  // One session's state: the session pool's bytes (0 for a program exported before sessions).
+  size_t session_bytes = 0;
   size_t total() const;
+  // What running costs besides the sessions' state (a slot): the other pools (activations), the method
+  // allocator and the kernels' scratch. A loaded program holds one slot and one state of its own (forward's);
+  // each session adds session_bytes.
+  size_t slot_bytes() const { return total() - session_bytes; }
 };
 
 class DecoderProgram {
@@ -50,9 +61,26 @@ class DecoderProgram {
   // has no `forward`; NotSupported when its forward is not (tokens, input_pos) -> logits or it states no KV cache.
   // Metadata not stated by a constant method is taken from forward's signature (vocab size, max_seq_len) or
   // left unset (BOS, EOS). `threads` (1 to PosixThreadPool::kMaxThreads): forward's kernels split their work over
-  // that many threads, the caller's included, and its scratch is planned for them.
-  static Result<std::unique_ptr<DecoderProgram>> load(const char* path, int threads = 1);
+  // that many threads, the caller's included, and its scratch is planned for them. `slots`: forward loaded that many
+  // times, so that many sessions can run at once from as many threads, each slot costing
+  // DecoderMemory::slot_bytes (its activations, bookkeeping and scratch; the session pool is always a session's).
+  // With one slot (the default) the program and its sessions are used from one thread at a time; with more, a
+  // session's append waits for a free slot, and forward() for the first. NotSupported for more than one slot of
+  // a program exported before sessions.
+  static Result<std::unique_ptr<DecoderProgram>> load(const char* path, int threads = 1, int slots = 1);
   ~DecoderProgram();
+  // The memory load would allocate for `threads`, from MethodMeta, without loading forward.
+  static Result<DecoderMemory> plan(const char* path, int threads = 1);
+
+  // A session at position 0 with the program's initial KV values (the program must outlive it). NotSupported for
+  // a second session of a program exported before sessions.
+  Result<std::unique_ptr<Session>> new_session(const SessionOptions& options = SessionOptions());
+  // A session saved by Session::save, checked field by field against this program (session_file.h):
+  // InvalidExternalData naming what does not match, AccessFailed when the file cannot be read.
+  Result<std::unique_ptr<Session>> restore_session(const char* path, const SessionOptions& options = SessionOptions());
+  // The hash of the program file's bytes that session files carry (computed on first use).
+  Result<uint64_t> fingerprint();
+  size_t slots() const;
 
   const DecoderMetadata& metadata() const { return metadata_; }
   const DecoderMemory& memory() const { return memory_; }
@@ -71,11 +99,35 @@ class DecoderProgram {
                                     bool* failed_in_execute);
 
  private:
+  friend class Session;
   struct State;
+  // A slot to run on, held until release_slot: the first free one (only the first when `first`), waiting for it.
+  size_t acquire_slot(bool first);
+  void release_slot(size_t slot);
+  // Points the session pool of the slot's forward at `kv` (null: the program's own) unless it already is there.
+  Error bind(size_t slot, uint8_t* kv);
+  // A session whose KV bytes are `kv` ends (null: the one session of a program exported before sessions).
+  void end_session(const uint8_t* kv);
+  Error load_initial_values(size_t slot);
+  // The KV bytes of cache rows 0 .. rows - 1: what fork copies and save writes. Each mutable buffer of the session
+  // pool is sequence-major ([1, max_seq_len, ...], as model.py and kv_cache.py lay them out), so its first rows
+  // are its first bytes; a pool with any other buffer is copied whole.
+  size_t live_bytes(size_t rows) const;
+  void copy_live(uint8_t* to, const uint8_t* from, size_t rows) const;  // pool to pool
+  void gather_live(uint8_t* to, const uint8_t* pool, size_t rows) const;  // pool to packed, buffer after buffer
+  void scatter_live(uint8_t* pool, const uint8_t* from, size_t rows) const;  // packed to pool
+  Result<const float*> run_rows(size_t slot, const int64_t* tokens, size_t n, int64_t start_pos, size_t rows,
+                                bool* failed_in_execute);
   explicit DecoderProgram(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
   DecoderMetadata metadata_;
   DecoderMemory memory_;
+  // The session pool's buffers as (byte offset, bytes per cache row); empty: copied whole.
+  struct KvRegion {
+    size_t offset;
+    size_t row_bytes;
+  };
+  std::vector<KvRegion> kv_regions_;
 };
 
 }  // namespace llm

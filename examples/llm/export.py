@@ -22,7 +22,8 @@ builds the model with seeded random weights (for tests and speed measurements; n
 program has one method, `forward(tokens [1, T], input_pos [1]) -> logits [1, vocab]` with T bounded by
 max_seq_len - 1, plus ExecuTorch's constant methods for the runner: get_max_seq_len, get_max_context_len,
 get_vocab_size, get_bos_id, get_eos_ids, get_n_layers, use_kv_cache, use_sdpa_with_kv_cache,
-enable_dynamic_shape.
+enable_dynamic_shape, and Ember's get_session_memory_id: forward's KV cache is planned in a pool of its own (memory
+id 2, activations in 1), so a session's state is that pool's bytes (examples/llm/session.h).
 
 `--logits-rows K` (K > 1) makes forward return [1, R, vocab], the logits of the last R = ((T - 1) mod K) + 1
 positions, and adds the constant method get_logits_rows = K: a call of up to K tokens gets all its positions' logits,
@@ -46,6 +47,8 @@ import exir
 from examples.llm import kv_cache, layout
 from examples.llm import quantize as quant
 from examples.llm.model import Decoder
+from exir.lowering.ir import Role
+from exir.lowering.lifetimes import TensorInfo
 
 
 def metadata(model: Decoder) -> Dict[str, object]:
@@ -63,11 +66,31 @@ def metadata(model: Decoder) -> Dict[str, object]:
         "enable_dynamic_shape": True,
         # Ember's own, only when forward returns more than the last position's logits (speculative decoding).
         **({"get_logits_rows": model.logits_rows} if model.logits_rows > 1 else {}),
+        # Ember's own: the planned pool holding the KV cache and nothing else (a session's state; examples/llm/session.h).
+        "get_session_memory_id": SESSION_MEMORY_ID,
     }
 
 
-def export_decoder(model: Decoder, config: exir.ExecutorchBackendConfig = None) -> exir.ExecutorchProgramManager:
-    """The decoder as a program: prefill and decode share `forward`, the KV cache is planned once."""
+# The pool of forward's mutable buffers (the KV cache: keys, values, and int8 caches' scales). Pool 1 keeps the
+# activations, so a session's state is exactly pool 2's bytes and a runtime can bind each session its own copy.
+SESSION_MEMORY_ID = 2
+
+
+def session_mem_id(info: TensorInfo) -> int:
+    return SESSION_MEMORY_ID if info.role is Role.BUFFER else 1
+
+
+def backend_config() -> exir.ExecutorchBackendConfig:
+    """The decoder's lowering settings: the default ones with the KV cache in a pool of its own."""
+    return exir.ExecutorchBackendConfig(memory_planning=exir.MemoryPlanningConfig(mem_id=session_mem_id))
+
+
+def export_decoder(
+    model: Decoder, config: exir.ExecutorchBackendConfig = None, sessions: bool = True
+) -> exir.ExecutorchProgramManager:
+    """The decoder as a program: prefill and decode share `forward`, the KV cache is planned once, in a pool of its
+    own. sessions=False writes the layout of programs exported before sessions (one pool, no
+    get_session_memory_id), for the tests that check the runtime still runs them."""
     model = model.eval()
     model.reset_cache()
     tokens = torch.zeros(1, 2, dtype=torch.long)
@@ -79,7 +102,11 @@ def export_decoder(model: Decoder, config: exir.ExecutorchBackendConfig = None) 
             dynamic_shapes=({1: token_dim}, None),
             prefer_deferred_runtime_asserts_over_guards=model.logits_rows > 1,
         )
-    return exir.to_edge(ep, constant_methods=metadata(model)).to_executorch(config)
+    methods = metadata(model)
+    if not sessions:
+        del methods["get_session_memory_id"]
+        config = config or exir.ExecutorchBackendConfig()
+    return exir.to_edge(ep, constant_methods=methods).to_executorch(config or backend_config())
 
 
 def _row_slice_export(enabled: bool):

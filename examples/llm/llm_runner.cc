@@ -407,5 +407,17 @@ int main(int argc, char** argv) {
           "llm_runner: memory: %zu bytes planned by MethodMeta (pools %zu, method allocator %zu, scratch %zu); "
           "peak RSS %ld KiB\n",
           mem.total(), pools, mem.method_allocator_bytes, mem.scratch_bytes, peak_rss_kib);
+  // What sessions cost (session.h): each its KV cache; the slot (forward's activations, bookkeeping and scratch)
+  // is shared. The runner itself runs one conversation on forward's own KV cache.
+  if (md.session_memory_id != 0) {
+    fprintf(stderr,
+            "llm_runner: sessions: %zu KV bytes each (pool %lld); slot %zu bytes (activations, method allocator, "
+            "scratch)\n",
+            mem.session_bytes, static_cast<long long>(md.session_memory_id), mem.slot_bytes());
+  } else {
+    fprintf(stderr,
+            "llm_runner: sessions: one (a program exported before sessions: its KV cache shares the activations' "
+            "pool)\n");
+  }
   return 0;
 }

@@ -227,6 +227,7 @@ class MethodLoader {
     m.plan_ = d_.plan;
     m.memory_ = d_.memory;
     m.values_ = s_.values;
+    m.tensors_ = s_.tensors;
     m.num_values_ = layout.values;
     m.instructions_ = s_.instructions;
     m.num_instructions_ = layout.instructions;
@@ -657,6 +658,102 @@ Error Method::set_input(size_t index, ScalarType type, ArrayRef<int32_t> sizes, 
                               index);
   memcpy(t.mutable_data_ptr(), data, nbytes);
   return Error::Ok;
+}
+
+namespace {
+
+// Calls `visit(tensor, allocation)` for each Tensor value of `plan` planned in pool `memory_id`, with its
+// description among `tensors` (load made one per Tensor value, in value order).
+template <typename Visit>
+void for_each_in_pool(const fb::ExecutionPlan* plan, TensorImpl* tensors, uint32_t memory_id, Visit visit) {
+  const auto* values = plan->values();
+  size_t next = 0;
+  for (size_t i = 0; i < count(values); ++i) {
+    const fb::EValue* v = at(values, i);
+    if (v->val_type() != KernelTypes::Tensor) continue;
+    TensorImpl& impl = tensors[next++];
+    const fb::Tensor* t = v->val_as_Tensor();
+    const auto* a = t->allocation_info();
+    if (a != nullptr && a->memory_id() == memory_id) visit(impl, t, a);
+  }
+}
+
+}  // namespace
+
+Error Method::bind_pool(uint32_t memory_id, Span<uint8_t> buffer) {
+  const size_t pools = pte::num_pools(plan_);
+  EMBER_CHECK_OR_RETURN_ERROR(memory_id >= 1 && memory_id <= pools, InvalidArgument,
+                              "method '%s' plans %zu memory pools; there is no pool %u", name(), pools,
+                              static_cast<unsigned>(memory_id));
+  const uint64_t want = static_cast<uint64_t>(at(plan_->non_const_buffer_sizes(), memory_id));
+  EMBER_CHECK_OR_RETURN_ERROR(buffer.size() >= want, InvalidArgument,
+                              "method '%s' pool %u is planned at %llu bytes; the buffer given has %zu", name(),
+                              static_cast<unsigned>(memory_id), static_cast<unsigned long long>(want), buffer.size());
+  EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(buffer.data()) % 16 == 0, InvalidArgument,
+                              "method '%s' pool %u: the buffer given is not 16-byte aligned", name(),
+                              static_cast<unsigned>(memory_id));
+#ifdef EMBER_DELEGATES
+  EMBER_CHECK_OR_RETURN_ERROR(delegates_ == nullptr, NotSupported,
+                              "method '%s' calls delegates, which may keep pointers into pool %u; it cannot be rebound",
+                              name(), static_cast<unsigned>(memory_id));
+#endif
+  // Where the pool is now: each of its tensors sits at its planned offset from the same base.
+  const uint8_t* base = nullptr;
+  for_each_in_pool(plan_, tensors_, memory_id,
+                   [&](TensorImpl& impl, const fb::Tensor*, const fb::AllocationDetails* a) {
+                     if (base == nullptr) base = static_cast<const uint8_t*>(impl.data()) - pte::planned_offset(a);
+                   });
+  if (base == nullptr) return Error::Ok;  // nothing lives in the pool
+  // A kernel's prepared state may record its tensors' addresses (runtime/kernel/kernel_args.h); then the pool stays.
+  for (size_t pc = 0; pc < num_instructions_; ++pc) {
+    const Instruction& ins = instructions_[pc];
+    if (static_cast<InstructionArguments>(ins.kind) != InstructionArguments::KernelCall ||
+        ins.kernel.state == nullptr) {
+      continue;
+    }
+    for (uint32_t k = 0; k < ins.kernel.num_args; ++k) {
+      const EValue& arg = *ins.kernel.args[k];
+      if (!arg.is_tensor()) continue;
+      const uint8_t* data = static_cast<const uint8_t*>(arg.as_tensor().const_data_ptr());
+      const bool inside = data >= base && data < base + want;
+      const char* overload = "";
+      EMBER_CHECK_OR_RETURN_ERROR(!inside, NotSupported,
+                                  "method '%s': instruction %zu (%s) keeps prepared state over a tensor of pool %u, "
+                                  "so the pool cannot be rebound",
+                                  name(), pc, instruction_op_name(plan_, ins.kernel.op_index, &overload),
+                                  static_cast<unsigned>(memory_id));
+    }
+  }
+  for_each_in_pool(plan_, tensors_, memory_id,
+                   [&](TensorImpl& impl, const fb::Tensor*, const fb::AllocationDetails* a) {
+                     impl.set_data(buffer.data() + pte::planned_offset(a));
+                   });
+  return Error::Ok;
+}
+
+size_t Method::pool_buffers(uint32_t memory_id, PoolBuffer* out, size_t cap) const {
+  size_t n = 0;
+  for_each_in_pool(plan_, tensors_, memory_id,
+                   [&](TensorImpl& impl, const fb::Tensor* t, const fb::AllocationDetails* a) {
+                     if (t->data_buffer_idx() == 0)
+                       return;  // an activation, or a view of a buffer (an in-place write's output)
+                     if (n < cap) out[n] = PoolBuffer{pte::planned_offset(a), &impl};
+                     ++n;
+                   });
+  return n;
+}
+
+Error Method::load_initial_values(uint32_t memory_id) {
+  Error e = Error::Ok;
+  for_each_in_pool(plan_, tensors_, memory_id,
+                   [&](TensorImpl& impl, const fb::Tensor* t, const fb::AllocationDetails*) {
+                     if (e != Error::Ok || t->data_buffer_idx() == 0) return;
+                     const uint64_t list =
+                         t->extra_tensor_info() ? t->extra_tensor_info()->mutable_data_segments_idx() : 0;
+                     e = program_->load_initial_value(static_cast<uint32_t>(list), t->data_buffer_idx(), impl.nbytes(),
+                                                      impl.mutable_data());
+                   });
+  return e;
 }
 
 Error Method::EMBER_EXECUTE_LOOP() {

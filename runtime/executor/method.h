@@ -82,6 +82,25 @@ class Method {
   void set_thread_pool(ThreadPool* pool) { threads_ = pool; }
   ThreadPool* thread_pool() const { return threads_; }
 
+  // Points every planned tensor of pool `memory_id` (1 for the first, as MethodMeta counts them) at the same offsets
+  // of `buffer` instead of the bytes load() placed it in: a caller that keeps several states of one method (an
+  // LLM's sessions, each with its KV cache in a pool of its own) switches between them by pointer, without a copy.
+  // `buffer` is used as it is (load_initial_values resets it) and must outlive its use; 16-byte aligned and at least
+  // the pool's planned bytes (InvalidArgument otherwise, naming both). NotSupported, before anything changes, when
+  // something resolved at load could keep a pointer into the pool: a kernel with prepared state that takes one of
+  // the pool's tensors, or a delegate.
+  Error bind_pool(uint32_t memory_id, Span<uint8_t> buffer);
+  // Writes the program's initial values into the mutable buffers of pool `memory_id`, wherever it is now bound:
+  // the state a freshly loaded method starts from.
+  Error load_initial_values(uint32_t memory_id);
+  // The mutable buffers of pool `memory_id` (planned tensors loaded with an initial value: an LLM's KV cache), in
+  // value order, each with its byte offset in the pool: writes up to `cap` to `out`, returns how many there are.
+  struct PoolBuffer {
+    uint64_t offset;
+    const TensorImpl* tensor;
+  };
+  size_t pool_buffers(uint32_t memory_id, PoolBuffer* out, size_t cap) const;
+
 #if EMBER_EVENT_TRACER
   // Profiling builds only (runtime/devtools/event_tracer.h): every later execute() reports the memory it runs in
   // (allocation events), then each instruction's start and end ticks, and its own, to `tracer` (null stops it).
@@ -138,6 +157,7 @@ class Method {
   const ember_pte::ExecutionPlan* plan_ = nullptr;
   MemoryManager* memory_ = nullptr;
   EValue* values_ = nullptr;
+  TensorImpl* tensors_ = nullptr;  // every Tensor value's description, in value order (bind_pool re-points them)
   size_t num_values_ = 0;
   Instruction* instructions_ = nullptr;
   size_t num_instructions_ = 0;

@@ -275,6 +275,71 @@ TEST(MethodTest, InitialValueLoadedIntoPlannedBytes) {
   EXPECT_EQ(m->output(0)->const_data_ptr<float>()[3], 44.0f);
 }
 
+// bind_pool moves a pool's tensors to another buffer (an LLM session's KV cache), load_initial_values resets them
+// there, and the first buffer keeps what it held.
+TEST(MethodTest, PoolRebound) {
+  std::vector<uint8_t> bytes = serialize(*testing::with_initial_value(), testing::two_segments());
+  BufferDataLoader loader(bytes.data(), bytes.size());
+  Result<Program> program = Program::load(&loader);
+  ASSERT_TRUE(program.ok()) << ember::testing::last_log();
+  TestMemory memory;
+  Result<Method> m = program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  alignas(16) uint8_t other[testing::kPoolBytes] = {};
+  ASSERT_EQ(m->bind_pool(1, Span<uint8_t>(other, sizeof(other))), Error::Ok) << ember::testing::last_log();
+  EXPECT_EQ(m->input(0)->const_data_ptr(), static_cast<const void*>(other));
+  EXPECT_EQ(m->input(0)->const_data_ptr<float>()[3], 0.0f);  // used as it is
+  ASSERT_EQ(m->load_initial_values(1), Error::Ok);
+  EXPECT_EQ(m->input(0)->const_data_ptr<float>()[3], 40.0f);
+  const float x[4] = {1, 2, 3, 4};
+  const int32_t sizes[2] = {2, 2};
+  ASSERT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(sizes, 2), x, sizeof(x)), Error::Ok);
+  ASSERT_EQ(m->execute(), Error::Ok);
+  EXPECT_EQ(m->output(0)->const_data_ptr(), static_cast<const void*>(other + 16));
+  EXPECT_EQ(reinterpret_cast<const float*>(other + 16)[3], 8.0f);
+  Method::PoolBuffer buffers[2];
+  ASSERT_EQ(m->pool_buffers(1, buffers, 2), 1u);  // x, with its initial value; out is an activation
+  EXPECT_EQ(buffers[0].offset, 0u);
+  EXPECT_EQ(buffers[0].tensor->nbytes(), 16u);
+  EXPECT_EQ(m->pool_buffers(2, buffers, 2), 0u);
+  // The load-time pool still holds the initial value; binding back reads it again.
+  ASSERT_EQ(m->bind_pool(1, memory.spans[0]), Error::Ok);
+  EXPECT_EQ(m->input(0)->const_data_ptr<float>()[3], 40.0f);
+}
+
+TEST(MethodTest, PoolReboundRefusals) {
+  std::vector<uint8_t> bytes = serialize(*testing::with_initial_value(), testing::two_segments());
+  BufferDataLoader loader(bytes.data(), bytes.size());
+  Result<Program> program = Program::load(&loader);
+  ASSERT_TRUE(program.ok()) << ember::testing::last_log();
+  TestMemory memory;
+  Result<Method> m = program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  alignas(16) uint8_t other[testing::kPoolBytes + 16] = {};
+  EXPECT_EQ(m->bind_pool(1, Span<uint8_t>(other, 16)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("pool 1 is planned at 32 bytes; the buffer given has 16")) << ember::testing::last_log();
+  EXPECT_EQ(m->bind_pool(2, Span<uint8_t>(other, sizeof(other))), Error::InvalidArgument);
+  EXPECT_TRUE(logged("plans 1 memory pools; there is no pool 2")) << ember::testing::last_log();
+  EXPECT_EQ(m->bind_pool(1, Span<uint8_t>(other + 4, testing::kPoolBytes)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("not 16-byte aligned")) << ember::testing::last_log();
+  EXPECT_EQ(m->input(0)->const_data_ptr(), static_cast<const void*>(memory.spans[0].data()));  // unchanged
+}
+
+// A kernel with prepared state over a pool's tensor may have recorded its address: that pool stays where it is.
+TEST(MethodTest, PoolWithPreparedStateNotRebound) {
+  Loaded l(*scaled_program());
+  TestMemory memory;
+  Scratch scratch(16);
+  memory.manager.temp_allocator = &scratch.allocator;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  alignas(16) uint8_t other[testing::kPoolBytes] = {};
+  EXPECT_EQ(m->bind_pool(1, Span<uint8_t>(other, sizeof(other))), Error::NotSupported);
+  EXPECT_TRUE(logged("instruction 0 (test::scaled) keeps prepared state over a tensor of pool 1"))
+      << ember::testing::last_log();
+  EXPECT_EQ(m->input(0)->const_data_ptr(), static_cast<const void*>(memory.spans[0].data()));
+}
+
 TEST(MethodTest, NeedsAMethodAllocator) {
   Loaded l(*base_program());
   EXPECT_EQ(l.program->load_method("forward", nullptr).error(), Error::InvalidArgument);
