@@ -187,11 +187,11 @@ class MethodLoader {
   // One whole constructor per branch (d_'s type differs): clang-format lays out each branch on its own and
   // misreads a member-initializer list split between them.
 #ifdef EMBER_DELEGATES
-  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
-      : d_{program, plan, memory, plan->name()->c_str(), nullptr, nullptr} {}
+  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory, const ExternalData* data)
+      : d_{program, plan, memory, plan->name()->c_str(), nullptr, nullptr}, external_(data) {}
 #else
-  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
-      : d_{program, plan, memory, plan->name()->c_str()} {}
+  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory, const ExternalData* data)
+      : d_{program, plan, memory, plan->name()->c_str()}, external_(data) {}
 #endif
 
   Result<Method> load() {
@@ -310,7 +310,10 @@ class MethodLoader {
       }
       TensorImpl* impl = new (&s_.tensors[next++]) TensorImpl(made.get());
       const size_t nbytes = impl->nbytes();
-      if (const auto* a = t->allocation_info()) {
+      if (pte::is_external(t)) {
+        EMBER_TRY_ASSIGN(data, external_tensor(i, t, *impl));
+        impl->set_data(const_cast<void*>(data));
+      } else if (const auto* a = t->allocation_info()) {
         EMBER_TRY_ASSIGN(p,
                          d_.memory->planned_memory->get_offset_address(a->memory_id(), pte::planned_offset(a), nbytes));
         impl->set_data(p);
@@ -332,6 +335,23 @@ class MethodLoader {
       s_.values[i] = EValue(Tensor(impl));
     }
     return Error::Ok;
+  }
+
+  // The bytes of external constant `i`, found by name in the data the caller gave (checked there against the
+  // tensor's type and shape); kernels only read constants, so the file's read-only pages are used in place.
+  Result<const void*> external_tensor(size_t i, const fb::Tensor* t, const TensorImpl& impl) {
+    const char* name = t->extra_tensor_info()->fully_qualified_name()->c_str();
+    EMBER_CHECK_OR_RETURN_ERROR(external_ != nullptr, NotFound,
+                                "method '%s': value %zu ('%s') is kept in an external data file (.ptd), and the method "
+                                "was loaded without one",
+                                d_.method, i, name);
+    Result<const void*> data = external_->tensor(name, impl.scalar_type(), impl.sizes(), impl.nbytes());
+    if (!data.ok()) {
+      EMBER_LOG(ERROR, "method '%s': value %zu ('%s') %s", d_.method, i, name,
+                data.error() == Error::NotFound ? "is in none of the external data files given"
+                                                : "does not match its entry in the external data file");
+    }
+    return data;
   }
 
   // Scalars, strings and lists; tensor lists point at the tensors load_tensors made.
@@ -551,6 +571,7 @@ class MethodLoader {
     const char* method;
   } d_;
 #endif
+  const ExternalData* external_;  // where external constants are (.ptd files); null when the caller gave none
   bool loops_ = false;  // a backward jump seen: the method may loop
   const ControlFlowSupport* flow_ = nullptr;  // a jump seen: the method runs the loop that takes them
   MethodStorage s_{};
@@ -568,8 +589,9 @@ Method::Method(Method&& other) {
 }
 #endif
 
-Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory) {
-  return MethodLoader(program, plan, memory).load();
+Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory,
+                            const ExternalData* data) {
+  return MethodLoader(program, plan, memory, data).load();
 }
 
 Result<size_t> Method::bookkeeping_bytes(const fb::ExecutionPlan* plan, size_t* scratch) {
