@@ -346,10 +346,9 @@ class MethodLoader {
                                 "was loaded without one",
                                 d_.method, i, name);
     Result<const void*> data = external_->tensor(name, impl.scalar_type(), impl.sizes(), impl.nbytes());
-    if (!data.ok()) {
-      EMBER_LOG(ERROR, "method '%s': value %zu ('%s') %s", d_.method, i, name,
-                data.error() == Error::NotFound ? "is in none of the external data files given"
-                                                : "does not match its entry in the external data file");
+    // A mismatch was logged, naming the tensor and what differs, where it was found.
+    if (!data.ok() && data.error() == Error::NotFound) {
+      EMBER_LOG(ERROR, "method '%s': value %zu ('%s') is in none of the external data files given", d_.method, i, name);
     }
     return data;
   }
