@@ -311,7 +311,10 @@ class MethodLoader {
       TensorImpl* impl = new (&s_.tensors[next++]) TensorImpl(made.get());
       const size_t nbytes = impl->nbytes();
       if (pte::is_external(t)) {
-        EMBER_TRY_ASSIGN(data, external_tensor(i, t, *impl));
+        const ExternalDataSupport* ext = feature_support()->external_data;
+        if (ext == nullptr) return feature_missing(d_.method, "value", i, "external_data");
+        EMBER_TRY_ASSIGN(data, ext->resolve(d_.method, i, t, *impl, external_));
+        // Kernels only read constants, so the file's read-only pages are used in place.
         impl->set_data(const_cast<void*>(data));
       } else if (const auto* a = t->allocation_info()) {
         EMBER_TRY_ASSIGN(p,
@@ -335,22 +338,6 @@ class MethodLoader {
       s_.values[i] = EValue(Tensor(impl));
     }
     return Error::Ok;
-  }
-
-  // The bytes of external constant `i`, found by name in the data the caller gave (checked there against the
-  // tensor's type and shape); kernels only read constants, so the file's read-only pages are used in place.
-  Result<const void*> external_tensor(size_t i, const fb::Tensor* t, const TensorImpl& impl) {
-    const char* name = t->extra_tensor_info()->fully_qualified_name()->c_str();
-    EMBER_CHECK_OR_RETURN_ERROR(external_ != nullptr, NotFound,
-                                "method '%s': value %zu ('%s') is kept in an external data file (.ptd), and the method "
-                                "was loaded without one",
-                                d_.method, i, name);
-    Result<const void*> data = external_->tensor(name, impl.scalar_type(), impl.sizes(), impl.nbytes());
-    // A mismatch was logged, naming the tensor and what differs, where it was found.
-    if (!data.ok() && data.error() == Error::NotFound) {
-      EMBER_LOG(ERROR, "method '%s': value %zu ('%s') is in none of the external data files given", d_.method, i, name);
-    }
-    return data;
   }
 
   // Scalars, strings and lists; tensor lists point at the tensors load_tensors made.

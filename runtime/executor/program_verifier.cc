@@ -171,7 +171,9 @@ class PlanVerifier {
                 i);
       return Error::InvalidProgram;
     }
-    if (pte::is_external(t)) return check_external(i, t);
+    // An external constant's bytes are in a data file, checked when a method loads (external_data.cc); its
+    // data_buffer_idx is the exporter's own numbering, not an index into this program's constants.
+    if (pte::is_external(t)) return Error::Ok;
     if (t->allocation_info() != nullptr) {
       const auto* a = t->allocation_info();
       const size_t pools = pte::num_pools(plan_);
@@ -214,20 +216,6 @@ class PlanVerifier {
                                   "a multiple of its %zu-byte elements",
                                   method_, i, static_cast<ull>(offset), element_size(static_cast<ScalarType>(type)));
     }
-    return Error::Ok;
-  }
-
-  // An external constant has a name to be found by, and is read-only: a planned tensor initialized from a data
-  // file (ExecuTorch's external mutable weights, for training) is not supported.
-  Error check_external(size_t i, const fb::Tensor* t) {
-    const auto* name = t->extra_tensor_info()->fully_qualified_name();
-    EMBER_CHECK_OR_RETURN_ERROR(name != nullptr && name->size() > 0, InvalidProgram,
-                                "method '%s': value %zu is external (in a .ptd) but has no name to find it by", method_,
-                                i);
-    EMBER_CHECK_OR_RETURN_ERROR(t->allocation_info() == nullptr, NotSupported,
-                                "method '%s': value %zu ('%s') is a planned tensor initialized from external data; "
-                                "only constants may be external",
-                                method_, i, name->c_str());
     return Error::Ok;
   }
 
