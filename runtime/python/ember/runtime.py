@@ -154,6 +154,8 @@ class Program:
         self._program = (
             ext.Program.from_file(path, threads, copies) if path is not None else ext.Program(data, threads, copies)
         )
+        if isinstance(data_files, (str, os.PathLike, DataFile)):
+            data_files = [data_files]  # one file given bare
         self.data_files = [f if isinstance(f, DataFile) else data_file(f, kernels) for f in data_files]
         for f in self.data_files:
             if f.kernels != kernels:
