@@ -9,6 +9,7 @@
     outputs, trace = program.run("forward", [x], profile=True)   # per-instruction times, as ETDump
     trace.save("model.etdp")                      # python -m devtools.profile model.pte model.etdp
     runtime.load_bundled("model.bpte").verify()   # a bundled program's test cases, run and compared
+    runtime.load("model.pte", data_files=["weights.ptd"])   # constants kept in .ptd files (docs/external_data.md)
     # program.run from several threads at once: each call on a copy of the method (docs/threads.md)
 
 The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
