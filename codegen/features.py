@@ -20,6 +20,7 @@ FEATURES: Dict[str, tuple] = {
     "control_flow": ("kControlFlow", "jumps: torch.cond, while_loop, map, scan (JumpFalse instructions)"),
     "dynamic_shapes": ("kDynamicShapes", "tensors with a bounded dynamic shape (inputs set per run up to a bound)"),
     "scalar_outputs": ("kScalarOutputs", "methods that return Int, Double or Bool values"),
+    "external_data": ("kExternalData", "constants kept in external data files (.ptd), found by name at load"),
 }
 
 
@@ -81,6 +82,7 @@ def render_support(features: Optional[Sequence[str]]) -> List[str]:
         f"    {'&kControlFlowSupport' if on('control_flow') else 'nullptr'},  // control_flow",
         f"    {'&kDynamicShapeSupport' if on('dynamic_shapes') else 'nullptr'},  // dynamic_shapes",
         f"    {'true' if on('scalar_outputs') else 'false'},  // scalar_outputs",
+        f"    {'&kExternalDataSupport' if on('external_data') else 'nullptr'},  // external_data",
         "};",
         "const FeatureSupport* feature_support() { return &kFeatures; }",
     ]

@@ -8,13 +8,15 @@ prog.save("model.pte"); print(prog.memory_report())
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Mapping, Optional, Sequence
+import os
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import torch
 
 from exir.backend.named_data import NamedDataStoreOutput, merge_named_data
 from exir.backend.to_backend import SPECS as DELEGATION_SPECS, lower_delegates
 from exir.emit import ConstantPool, emit_method
+from exir.emit.emitter import ExternalConstants
 from exir.lowering.ir import DelegateCall
 from exir.kernel_check import KernelTarget, check as check_kernels
 from exir.kernel_check import KernelMissingError  # noqa: F401  (exir's lazy __getattr__ exports it from here)
@@ -31,6 +33,7 @@ from exir.lowering.in_place import update_buffers_in_place
 from exir.lowering.lifetimes import MemIdPolicy, assign_mem_ids, default_mem_id, lifetimes
 from exir.memory_planning import Allocation, compare_algorithms, plan_memory, verify_plan
 from exir.serialize import serialize_pte
+from exir.serialize.ptd import PtdEntry, TensorLayout, serialize_ptd
 from schema import program as S
 
 
@@ -80,6 +83,14 @@ class ExecutorchBackendConfig:
     # Delegate blobs as segments of their own after the flatbuffer (ExecuTorch's default), or inline in
     # Program.backend_delegate_data (False).
     extract_delegate_segments: bool = True
+    # Program-data separation: constants kept out of the .pte, in .ptd files (ExecuTorch's FlatTensor) that the
+    # runtime maps and resolves by name when a method loads (docs/external_data.md). True: every named constant
+    # (parameters and buffers, and constants folded from them, named "lin.weight:permute") into one file tagged
+    # "_default_external_constant". Or a function from a constant's name to the tag of its file, or None to keep
+    # it in the .pte: e.g. a LoRA model's base weights to a shared "base" file, its adapters inline.
+    external_constants: Union[bool, Callable[[str], Optional[Union[str, bool]]]] = False
+    # Alignment of each tensor in a .ptd (ExecuTorch's FlatTensorConfig default).
+    external_segment_alignment: int = 128
 
 
 @dataclasses.dataclass
@@ -138,6 +149,7 @@ class ExecutorchProgramManager:
         # Bytes delegates refer to by key (exir.backend.named_data.NamedDataStoreOutput), or None.
         self._named_data = named_data
         self._buffer: Optional[bytes] = None
+        self._data_files: Optional[Dict[str, bytes]] = None
 
     @property
     def methods(self) -> List[str]:
@@ -159,10 +171,41 @@ class ExecutorchProgramManager:
             )
         return self._buffer
 
+    @property
+    def data_files(self) -> Dict[str, bytes]:
+        """The .ptd files of external constants (ExecutorchBackendConfig.external_constants), by tag; empty when
+        every constant is in the .pte."""
+        if self._data_files is None:
+            external = self._constants.external
+            files = external.files if external is not None else {}
+            self._data_files = {
+                tag: serialize_ptd(
+                    [
+                        PtdEntry(name, raw, TensorLayout(st, sizes, order))
+                        for name, (raw, st, sizes, order) in sorted(entries.items())
+                    ],
+                    segment_alignment=self.config.external_segment_alignment,
+                )
+                for tag, entries in files.items()
+            }
+        return self._data_files
+
+    def write_tensor_data_to_file(self, directory: str) -> List[str]:
+        """Writes each .ptd as <directory>/<tag>.ptd (ExecuTorch's naming); returns the paths."""
+        paths = []
+        for tag, data in self.data_files.items():
+            path = os.path.join(directory, f"{tag}.ptd")
+            with open(path, "wb") as f:
+                f.write(data)
+            paths.append(path)
+        return paths
+
     def save(self, path: str, etrecord: bool = False) -> None:
-        """Writes the .pte; with etrecord=True also the source map profiles use (devtools/etrecord.py), beside it."""
+        """Writes the .pte, and beside it the .ptd files of external constants; with etrecord=True also the source
+        map profiles use (devtools/etrecord.py)."""
         with open(path, "wb") as f:
             f.write(self.buffer)
+        self.write_tensor_data_to_file(os.path.dirname(os.path.abspath(path)))
         if etrecord:
             from devtools import etrecord as _etrecord
 
@@ -285,6 +328,8 @@ def _check_budget(method: str, pools: List[PoolReport], cfg: MemoryPlanningConfi
 def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> ExecutorchProgramManager:
     config = config or ExecutorchBackendConfig()
     constants, initial_values = ConstantPool(), ConstantPool()
+    if config.external_constants is not False:
+        constants.external = ExternalConstants(config.external_constants)
     plans, graphs, offsets_by_method, reports, fused, winograd = [], {}, {}, {}, {}, {}
     for name in edge.methods:
         ep = edge.exported_program(name)

@@ -19,7 +19,7 @@ A program with delegates also names their backends, which the generated table th
 and the runtime features the programs use (codegen/features.py); the build compiles the others out, and refuses
 at load a program that needs one. A selection without `features` keeps them all:
 
-    features: [control_flow, dynamic_shapes, scalar_outputs]
+    features: [control_flow, dynamic_shapes, scalar_outputs, external_data]
 """
 
 from __future__ import annotations
@@ -85,6 +85,9 @@ def features_of(program: S.Program) -> Set[str]:
         for v in plan.values:
             if isinstance(v.val, S.Tensor) and int(v.val.shape_dynamism) != int(S.TensorShapeDynamism.STATIC):
                 found.add("dynamic_shapes")
+            info = v.val.extra_tensor_info if isinstance(v.val, S.Tensor) else None
+            if info is not None and int(info.location) == int(S.TensorDataLocation.EXTERNAL):
+                found.add("external_data")
         for i in plan.outputs:
             if 0 <= i < len(plan.values) and not isinstance(plan.values[i].val, S.Tensor):
                 found.add("scalar_outputs")

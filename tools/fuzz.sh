@@ -22,7 +22,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 # kernel_fuzz first: the slowest (about 5,500 executions/s against 10,000-30,000 for the others).
-TARGETS=(kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz)
+TARGETS=(kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz ptd_fuzz)
 OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
 BIN=""
 
@@ -38,6 +38,7 @@ flags_of() {
     data_loader_fuzz) f+=(-max_len=16384) ;;
     runner_fill_fuzz) f+=(-max_len=256) ;;
     bundled_program_fuzz) f+=(-max_len=16384) ;;
+    ptd_fuzz) f+=(-max_len=8192) ;;
   esac
   echo "${f[@]}"
 }
@@ -105,6 +106,7 @@ ci_runs_of() {
     runner_fill_fuzz) echo 2000000 ;;
     kernel_fuzz) echo 500000 ;;
     bundled_program_fuzz) echo 300000 ;;
+    ptd_fuzz) echo 200000 ;;
   esac
 }
 CI_SEED=20261123

@@ -156,9 +156,11 @@ def test_table_points_the_executor_at_the_selected_features_only(decls, tmp_path
     table = (out / "kernel_registry.cc").read_text()
     assert "&kControlFlowSupport,  // control_flow" in table
     assert "nullptr,  // dynamic_shapes" in table and "false,  // scalar_outputs" in table
+    assert "nullptr,  // external_data" in table
     # Without a selection (or without `features:`), every feature.
     registry, _ = render(_apply_selection(merge_chains([decls]), None), decls)
     assert "&kDynamicShapeSupport,  // dynamic_shapes" in registry and "true,  // scalar_outputs" in registry
+    assert "&kExternalDataSupport,  // external_data" in registry
     header = render_header(["dynamic_shapes"])
     assert "constexpr bool kDynamicShapes = true;" in header and "constexpr bool kControlFlow = false;" in header
     assert "constexpr bool kScalarOutputs = true;" in render_header(None)

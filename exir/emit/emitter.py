@@ -54,10 +54,10 @@ class ConstantPool:
     def __init__(self):
         self.blobs: List[bytes] = [b""]
         self._index: Dict[Tuple[str, int], int] = {}
+        self.external: Optional[ExternalConstants] = None  # set when constants may go to .ptd files
 
     def add(self, data: torch.Tensor) -> int:
-        # Flattened first: a 0-dim tensor (a scalar parameter, a folded `x.sum()`) cannot be viewed as bytes.
-        raw = data.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        raw = _raw_bytes(data)
         key = (hashlib.sha256(raw).hexdigest(), len(raw))
         if key not in self._index:
             self._index[key] = len(self.blobs)
@@ -67,6 +67,53 @@ class ConstantPool:
     @property
     def nbytes(self) -> int:
         return sum(len(b) for b in self.blobs)
+
+
+DEFAULT_EXTERNAL_TAG = "_default_external_constant"  # ExecuTorch's name for the one .ptd of `external_constants=True`
+
+
+class ExternalConstants:
+    """Constants a program keeps in .ptd files instead of its own segment (program-data separation).
+
+    `select` is ExecutorchBackendConfig.external_constants: True (every named constant, to one file), or a function
+    from a constant's name (its parameter's fully qualified name, or "lin.weight:permute" for one folded from it) to
+    the tag of the file it goes to, or None to keep it in the .pte. Constants without a name stay in the .pte.
+    `files` is then tag -> {name: (bytes, ScalarType number, sizes, dim_order)}.
+    """
+
+    def __init__(self, select):
+        self._select = select
+        self.files: Dict[str, Dict[str, tuple]] = {}
+
+    def tag_of(self, t: TensorValue) -> Optional[str]:
+        if t.fqn is None:
+            return None
+        tag = self._select(t.fqn) if callable(self._select) else self._select
+        if tag is True:
+            return DEFAULT_EXTERNAL_TAG
+        if tag is None or tag is False:
+            return None
+        if not isinstance(tag, str) or not tag or "/" in tag or tag.startswith("."):
+            raise EmitError(f"external_constants gave {tag!r} for '{t.fqn}': give a file tag (a plain name) or None")
+        return tag
+
+    def add(self, tag: str, t: TensorValue, scalar_type: int) -> str:
+        """Records `t`'s data under its name in file `tag`; returns the name the program refers to it by. A name
+        already taken by other bytes (two folds of one parameter) gets a suffix."""
+        raw = _raw_bytes(t.data)
+        entry = (raw, int(scalar_type), list(t.shape), list(t.dim_order))
+        file = self.files.setdefault(tag, {})
+        name, n = t.fqn, 1
+        while name in file and file[name] != entry:
+            n += 1
+            name = f"{t.fqn}#{n}"
+        file[name] = entry
+        return name
+
+
+def _raw_bytes(data: torch.Tensor) -> bytes:
+    # Flattened first: a 0-dim tensor (a scalar parameter, a folded `x.sum()`) cannot be viewed as bytes.
+    return data.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
 
 
 class _Values:
@@ -87,14 +134,26 @@ class _Values:
         if id(t) in self._tensor_ids:
             return self._tensor_ids[id(t)]
         root, byte_offset = root_of(t)
-        data_idx, alloc = 0, None
+        data_idx, alloc, extra = 0, None, None
         if root.role is Role.CONSTANT:
-            data_idx = self._constants.add(root.data)
             if byte_offset:
                 raise EmitError(
                     f"constant '{t.name}' is an alias at offset {byte_offset}; constants are folded "
                     f"whole and never aliased"
                 )
+            external = self._constants.external
+            tag = external.tag_of(root) if external is not None else None
+            if tag is None:
+                data_idx = self._constants.add(root.data)
+            else:
+                if t.numel != root.numel:
+                    raise EmitError(
+                        f"constant '{t.name}' views {t.numel} of the {root.numel} elements of '{root.fqn}', which "
+                        f"goes to a .ptd; an external tensor is read whole"
+                    )
+                # No data in the .pte: the runtime finds the bytes by name in a data file when the method loads.
+                name = external.add(tag, root, int(scalar_type_of(root.dtype)))
+                extra = S.ExtraTensorInfo(fully_qualified_name=name, location=S.TensorDataLocation.EXTERNAL)
         else:
             mem_id, offset = self._offsets[id(root)]
             alloc = S.AllocationDetails.from_offset(mem_id, offset + byte_offset)
@@ -115,7 +174,7 @@ class _Values:
             layout=0,
             data_buffer_idx=data_idx,
             allocation_info=alloc,
-            extra_tensor_info=None,
+            extra_tensor_info=extra,
             shape_dynamism=S.TensorShapeDynamism.DYNAMIC_BOUND if t.dynamic else S.TensorShapeDynamism.STATIC,
         )
         idx = self._add(tensor)

@@ -26,7 +26,7 @@ def _is_const(x: Any) -> bool:
     return isinstance(x, TensorValue) and x.role is Role.CONSTANT
 
 
-def _tensors_in(x: Any) -> List[TensorValue]:
+def tensors_in(x: Any) -> List[TensorValue]:
     if isinstance(x, TensorValue):
         return [x]
     if isinstance(x, (list, tuple)):
@@ -56,7 +56,7 @@ def try_fold(
         return None
     if torch.Tag.nondeterministic_seeded in op.tags or op._schema.is_mutable:
         return None
-    tensors = [t for a in list(args) + list(kwargs.values()) for t in _tensors_in(a)]
+    tensors = [t for a in list(args) + list(kwargs.values()) for t in tensors_in(a)]
     if not all(_is_const(t) for t in tensors):
         return None
     in_bytes = sum(t.nbytes for t in tensors)

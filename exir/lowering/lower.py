@@ -35,11 +35,24 @@ def _constant(name: str, data: torch.Tensor, fqn: Optional[str] = None) -> Tenso
     )
 
 
-def _fold_result_to_values(node: torch.fx.Node, result) -> Any:
+def _folded_fqn(op, args, kwargs) -> Optional[str]:
+    """A name for a constant folded from named ones ("lin.weight:permute"), so that an export that keeps constants
+    in a .ptd (ExecutorchBackendConfig.external_constants) can still select it by its parameters' names. None when
+    no input constant has a name (a folded scalar arithmetic)."""
+    names = [t.fqn for a in list(args) + list(kwargs.values()) for t in fold.tensors_in(a) if t.fqn is not None]
+    if not names:
+        return None
+    return f"{'+'.join(names)}:{op._schema.name.split('::')[-1]}"
+
+
+def _fold_result_to_values(node: torch.fx.Node, result, fqn: Optional[str] = None) -> Any:
     if isinstance(result, torch.Tensor):
-        return _constant(node.name, result)
+        return _constant(node.name, result, fqn=fqn)
     if isinstance(result, (tuple, list)):
-        return [_constant(f"{node.name}_{i}", r) if isinstance(r, torch.Tensor) else r for i, r in enumerate(result)]
+        return [
+            _constant(f"{node.name}_{i}", r, fqn=f"{fqn}.{i}" if fqn else None) if isinstance(r, torch.Tensor) else r
+            for i, r in enumerate(result)
+        ]
     return result
 
 
@@ -282,7 +295,7 @@ def lower_nodes(ctx: LowerContext, gm: torch.fx.GraphModule, env: Dict[str, Any]
         if ctx.fold_constants and not symbolic:
             folded = fold.try_fold(op, args, kwargs, out_nbytes, free_bytes=ctx.fold_free_bytes, growth=ctx.fold_growth)
             if folded is not None:
-                env[node.name] = _fold_result_to_values(node, folded)
+                env[node.name] = _fold_result_to_values(node, folded, _folded_fqn(op, args, kwargs))
                 continue
         try:
             out_op = out_variant(op)

@@ -29,7 +29,8 @@ void visit_if_constant(const Visitor& v, int32_t index) {
   const fb::EValue* value = at(v.plan->values(), static_cast<size_t>(index));
   if (value->val_type() != fb::KernelTypes::Tensor) return;
   const fb::Tensor* t = value->val_as_Tensor();
-  if (t->data_buffer_idx() == 0 || t->allocation_info() != nullptr) return;
+  // External constants live in a data file, not the program's constant segment.
+  if (t->data_buffer_idx() == 0 || t->allocation_info() != nullptr || pte::is_external(t)) return;
   size_t nbytes = element_size(static_cast<ScalarType>(t->scalar_type()));
   for (int32_t size : pte::tensor_sizes(t)) nbytes *= static_cast<size_t>(size);
   // The verifier proved the range lies in the constant segment; a refusal here means a program loaded without

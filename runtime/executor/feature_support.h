@@ -15,7 +15,8 @@
 
 namespace ember_pte {
 struct JumpFalseCall;
-}
+struct Tensor;
+}  // namespace ember_pte
 
 namespace ember {
 
@@ -40,15 +41,26 @@ struct DynamicShapeSupport {
                         ArrayRef<int32_t> sizes);
 };
 
+// Constants kept in external data files (.ptd, docs/external_data.md): the load step that finds such a tensor's
+// bytes by name (external_data.cc).
+struct ExternalDataSupport {
+  // The bytes of value `index` of `method`, external tensor `t` described by `impl`, found in `data` (null when the
+  // method was loaded without data files) and checked against `impl` there.
+  Result<const void*> (*resolve)(const char* method, size_t index, const ember_pte::Tensor* t, const TensorImpl& impl,
+                                 const ExternalData* data);
+};
+
 // What the build has: a null support, or false, means compiled out.
 struct FeatureSupport {
   const ControlFlowSupport* control_flow;
   const DynamicShapeSupport* dynamic_shapes;
   bool scalar_outputs;  // methods returning Int, Double or Bool values (the runners' printing of them)
+  const ExternalDataSupport* external_data;
 };
 
 extern const ControlFlowSupport kControlFlowSupport;
 extern const DynamicShapeSupport kDynamicShapeSupport;
+extern const ExternalDataSupport kExternalDataSupport;
 
 // "[d0, d1, ...]" into buf, for messages; cut short rather than overflow.
 const char* shape_text(char* buf, size_t cap, ArrayRef<int32_t> sizes);

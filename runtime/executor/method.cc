@@ -187,11 +187,11 @@ class MethodLoader {
   // One whole constructor per branch (d_'s type differs): clang-format lays out each branch on its own and
   // misreads a member-initializer list split between them.
 #ifdef EMBER_DELEGATES
-  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
-      : d_{program, plan, memory, plan->name()->c_str(), nullptr, nullptr} {}
+  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory, const ExternalData* data)
+      : d_{program, plan, memory, plan->name()->c_str(), nullptr, nullptr}, external_(data) {}
 #else
-  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory)
-      : d_{program, plan, memory, plan->name()->c_str()} {}
+  MethodLoader(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory, const ExternalData* data)
+      : d_{program, plan, memory, plan->name()->c_str()}, external_(data) {}
 #endif
 
   Result<Method> load() {
@@ -311,7 +311,13 @@ class MethodLoader {
       }
       TensorImpl* impl = new (&s_.tensors[next++]) TensorImpl(made.get());
       const size_t nbytes = impl->nbytes();
-      if (const auto* a = t->allocation_info()) {
+      if (pte::is_external(t)) {
+        const ExternalDataSupport* ext = feature_support()->external_data;
+        if (ext == nullptr) return feature_missing(d_.method, "value", i, "external_data");
+        EMBER_TRY_ASSIGN(data, ext->resolve(d_.method, i, t, *impl, external_));
+        // Kernels only read constants, so the file's read-only pages are used in place.
+        impl->set_data(const_cast<void*>(data));
+      } else if (const auto* a = t->allocation_info()) {
         EMBER_TRY_ASSIGN(p,
                          d_.memory->planned_memory->get_offset_address(a->memory_id(), pte::planned_offset(a), nbytes));
         impl->set_data(p);
@@ -552,6 +558,7 @@ class MethodLoader {
     const char* method;
   } d_;
 #endif
+  const ExternalData* external_;  // where external constants are (.ptd files); null when the caller gave none
   bool loops_ = false;  // a backward jump seen: the method may loop
   const ControlFlowSupport* flow_ = nullptr;  // a jump seen: the method runs the loop that takes them
   MethodStorage s_{};
@@ -569,8 +576,9 @@ Method::Method(Method&& other) {
 }
 #endif
 
-Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory) {
-  return MethodLoader(program, plan, memory).load();
+Result<Method> Method::load(const Program* program, const fb::ExecutionPlan* plan, MemoryManager* memory,
+                            const ExternalData* data) {
+  return MethodLoader(program, plan, memory, data).load();
 }
 
 Result<size_t> Method::bookkeeping_bytes(const fb::ExecutionPlan* plan, size_t* scratch) {

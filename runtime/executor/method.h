@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "runtime/core/evalue.h"
+#include "runtime/core/external_data.h"
 #include "runtime/core/result.h"
 #include "runtime/core/thread_pool.h"
 #include "runtime/executor/execute_trace.h"
@@ -28,8 +29,10 @@ struct DelegateState;
 
 class Method {
  public:
-  // `plan` must come from a Program (whose load verified its structure: see program_verifier.h).
-  static Result<Method> load(const Program* program, const ember_pte::ExecutionPlan* plan, MemoryManager* memory);
+  // `plan` must come from a Program (whose load verified its structure: see program_verifier.h). `data` holds the
+  // tensors the program keeps outside itself (.ptd files, runtime/core/external_data.h); null when it has none.
+  static Result<Method> load(const Program* program, const ember_pte::ExecutionPlan* plan, MemoryManager* memory,
+                             const ExternalData* data = nullptr);
 
   // Bytes load() takes from a 16-byte-aligned method allocator for `plan` (see MethodMeta): load's own
   // allocation step run over a counting allocator, so the prediction cannot drift from what load does. Also

@@ -29,6 +29,13 @@ inline ArrayRef<int32_t> tensor_sizes(const ember_pte::Tensor* t) {
   return {t->sizes() != nullptr ? t->sizes()->data() : nullptr, tensor_dim(t)};
 }
 
+// A constant whose bytes live in an external data file (.ptd), found by its fully qualified name at load. Its
+// data_buffer_idx means nothing to this runtime (ExecuTorch numbers its external buffers there).
+inline bool is_external(const ember_pte::Tensor* t) {
+  const auto* e = t->extra_tensor_info();
+  return e != nullptr && e->location() == ember_pte::TensorDataLocation::EXTERNAL;
+}
+
 // Byte offset of a planned tensor inside its pool.
 inline uint64_t planned_offset(const ember_pte::AllocationDetails* a) {
   return static_cast<uint64_t>(a->memory_offset_high()) << 32 | a->memory_offset_low();

@@ -112,9 +112,9 @@ Result<MethodMeta> Program::method_meta(const char* method_name) const {
 #endif
 }
 
-Result<Method> Program::load_method(const char* method_name, MemoryManager* memory) const {
+Result<Method> Program::load_method(const char* method_name, MemoryManager* memory, const ExternalData* data) const {
   EMBER_TRY_ASSIGN(plan, find_plan(method_name));
-  return Method::load(this, plan, memory);
+  return Method::load(this, plan, memory, data);
 }
 
 Result<const void*> Program::constant_data(uint32_t index, size_t nbytes) const {

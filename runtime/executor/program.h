@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "runtime/core/data_loader.h"
+#include "runtime/core/external_data.h"
 #include "runtime/core/result.h"
 #include "runtime/executor/memory_manager.h"
 
@@ -33,7 +34,9 @@ class Program {
   size_t num_methods() const;
   Result<const char*> get_method_name(size_t index) const;
   Result<MethodMeta> method_meta(const char* method_name) const;
-  Result<Method> load_method(const char* method_name, MemoryManager* memory) const;
+  // `data`: where the method's external tensors are (a FlatTensorFile, runtime/data_file), borrowed for the
+  // method's life; null when the program keeps all its constants (load fails, naming the tensor, otherwise).
+  Result<Method> load_method(const char* method_name, MemoryManager* memory, const ExternalData* data = nullptr) const;
 
   // Internal (used by Method): constant tensor `index` of `nbytes`, and the initial value of a planned tensor.
   Result<const void*> constant_data(uint32_t index, size_t nbytes) const;

@@ -77,7 +77,8 @@ bool ProgramKernelArgs::is_constant(size_t i) const {
   // Constant data: a buffer index and no planned allocation (a planned tensor with a buffer index is a mutable
   // buffer's initial value, which execute may overwrite).
   const fb::Tensor* t = value(i)->val_as_Tensor();
-  return t != nullptr && t->allocation_info() == nullptr && t->data_buffer_idx() > 0;
+  // External constants (in a .ptd) are read-only data too.
+  return t != nullptr && t->allocation_info() == nullptr && (t->data_buffer_idx() > 0 || pte::is_external(t));
 }
 
 namespace {

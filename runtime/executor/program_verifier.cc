@@ -171,6 +171,9 @@ class PlanVerifier {
                 i);
       return Error::InvalidProgram;
     }
+    // An external constant's bytes are in a data file, checked when a method loads (external_data.cc); its
+    // data_buffer_idx is the exporter's own numbering, not an index into this program's constants.
+    if (pte::is_external(t)) return Error::Ok;
     if (t->allocation_info() != nullptr) {
       const auto* a = t->allocation_info();
       const size_t pools = pte::num_pools(plan_);

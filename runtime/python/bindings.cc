@@ -14,6 +14,7 @@
 
 #include "runtime/core/buffer_data_loader.h"
 #include "runtime/core/loader/mmap_data_loader.h"
+#include "runtime/data_file/flat_tensor_file.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
@@ -76,7 +77,7 @@ class LoadedMethod {
   void set_instruction_limit(uint64_t n) { method_->set_instruction_limit(n); }
   bool has_loops() const { return method_->has_loops(); }
 
-  LoadedMethod(const Program& program, const std::string& name, ThreadPool* threads) {
+  LoadedMethod(const Program& program, const std::string& name, ThreadPool* threads, const ExternalData* data) {
     Result<MethodMeta> meta = program.method_meta(name.c_str());
     if (!meta.ok()) raise(("method '" + name + "'").c_str(), meta.error());
     // Every claim checked against the machine before any of it is allocated: a .pte is untrusted.
@@ -99,7 +100,7 @@ class LoadedMethod {
     temp_storage_.reset(new Aligned(claims.scratch_bytes));
     temp_alloc_.reset(new MemoryAllocator(temp_storage_->data(), claims.scratch_bytes));
     memory_ = MemoryManager{method_alloc_.get(), planned_.get(), temp_alloc_.get(), load_threads};
-    Result<Method> m = program.load_method(name.c_str(), &memory_);
+    Result<Method> m = program.load_method(name.c_str(), &memory_, data);
     if (!m.ok()) raise(("loading method '" + name + "'").c_str(), m.error());
     method_.reset(new Method(std::move(m.get())));
     method_->set_thread_pool(threads);
@@ -280,7 +281,7 @@ class MethodCopies {
 
   // A copy for the caller alone until give_back: an idle one, a new one while fewer than `limit` are loaded, else
   // the first one another caller gives back. Called with the GIL held.
-  std::unique_ptr<LoadedMethod> take(const Program& program, ThreadPool* threads) {
+  std::unique_ptr<LoadedMethod> take(const Program& program, ThreadPool* threads, const ExternalData* data) {
     for (;;) {
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -301,7 +302,7 @@ class MethodCopies {
       returned_.wait(lock, [this] { return !idle_.empty() || loaded_ < limit_; });
     }
     try {
-      return std::make_unique<LoadedMethod>(program, name_, threads);
+      return std::make_unique<LoadedMethod>(program, name_, threads, data);
     } catch (...) {
       forget_one();
       throw;
@@ -342,14 +343,47 @@ class MethodCopies {
 // A copy taken for one call, given back however the call ends (an exception included).
 class Lease {
  public:
-  Lease(MethodCopies& copies, const Program& program, ThreadPool* threads)
-      : copies_(copies), method_(copies.take(program, threads)) {}
+  Lease(MethodCopies& copies, const Program& program, ThreadPool* threads, const ExternalData* data)
+      : copies_(copies), method_(copies.take(program, threads, data)) {}
   ~Lease() { copies_.give_back(std::move(method_)); }
   LoadedMethod* operator->() { return method_.get(); }
 
  private:
   MethodCopies& copies_;
   std::unique_ptr<LoadedMethod> method_;
+};
+
+// A .ptd, mapped once (MmapDataLoader: the flatbuffer and the segment data, one mapping each) and checked whole
+// on open. Programs hold it by shared_ptr: any number of them, and every method of each, point into its pages.
+class DataFile {
+ public:
+  explicit DataFile(const std::string& path) : path_(path) {
+    Result<MmapDataLoader> loader = MmapDataLoader::open(path.c_str());
+    if (!loader.ok()) raise(("opening " + path).c_str(), loader.error());
+    loader_.reset(new MmapDataLoader(std::move(loader.get())));
+    Result<FlatTensorFile> f = FlatTensorFile::load(loader_.get());
+    if (!f.ok()) raise(("reading the data file " + path).c_str(), f.error());
+    file_.reset(new FlatTensorFile(std::move(f.get())));
+  }
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < file_->num_entries(); ++i) out.emplace_back(file_->key(i).get());
+    return out;
+  }
+  // Entry `key`'s bytes, copied (for tests and tools; methods read them in place).
+  py::bytes read(const std::string& key) const {
+    Result<ArrayRef<uint8_t>> b = file_->find(key.c_str());
+    if (!b.ok()) raise(("'" + key + "' in " + path_).c_str(), b.error());
+    return py::bytes(reinterpret_cast<const char*>(b->data()), b->size());
+  }
+  size_t segment_bytes() const { return file_->segment_bytes(); }
+  const std::string& path() const { return path_; }
+  const ExternalData* data() const { return file_.get(); }
+
+ private:
+  std::string path_;
+  std::unique_ptr<MmapDataLoader> loader_;
+  std::unique_ptr<FlatTensorFile> file_;
 };
 
 class LoadedProgram {
@@ -425,12 +459,12 @@ class LoadedProgram {
   }
 
   std::unique_ptr<LoadedMethod> load_method(const std::string& name) {
-    return std::make_unique<LoadedMethod>(*program_, name, pool_);
+    return std::make_unique<LoadedMethod>(*program_, name, pool_, external());
   }
 
   // Runs `name` on a copy of its own (MethodCopies): safe from any number of threads at once.
   py::list run(const std::string& name, const py::sequence& inputs, uint64_t instruction_limit) {
-    Lease method(copies_of(name), *program_, pool_);
+    Lease method(copies_of(name), *program_, pool_, external());
     method->set_instruction_limit(instruction_limit);
     return method->run(inputs);
   }
@@ -453,6 +487,22 @@ class LoadedProgram {
     return {c.loaded(), c.limit()};
   }
   int threads() const { return pool_ != nullptr ? pool_->threads() : 1; }
+
+  // The .ptd files its external tensors are found in, asked in order; set before any method loads (a loaded
+  // method points into the files it loaded with).
+  void set_data_files(const std::vector<std::shared_ptr<DataFile>>& files) {
+    {
+      std::lock_guard<std::mutex> lock(methods_mutex_);
+      if (!methods_.empty()) throw std::runtime_error("set_data_files: methods of this program are already loaded");
+    }
+    data_files_ = files;
+    data_ptrs_.clear();
+    for (const auto& f : files) {
+      if (f == nullptr) throw py::value_error("set_data_files: a data file is None");
+      data_ptrs_.push_back(f->data());
+    }
+    data_list_.reset(new ExternalDataList(data_ptrs_.data(), data_ptrs_.size()));
+  }
   ~LoadedProgram() { PosixThreadPool::destroy(pool_); }  // after its methods: load_method keeps the program alive
 
  private:
@@ -483,8 +533,13 @@ class LoadedProgram {
     program_.reset(new Program(std::move(p.get())));
   }
 
+  const ExternalData* external() const { return data_list_.get(); }
+
   PosixThreadPool* pool_ = nullptr;
   Aligned storage_;
+  std::vector<std::shared_ptr<DataFile>> data_files_;  // kept alive while this program's methods point into them
+  std::vector<const ExternalData*> data_ptrs_;
+  std::unique_ptr<ExternalDataList> data_list_;
   // One of the two (loaders are never deleted through DataLoader).
   std::unique_ptr<BufferDataLoader> buffer_loader_;
   std::unique_ptr<MmapDataLoader> mmap_loader_;
@@ -527,6 +582,13 @@ PYBIND11_MODULE(EMBER_PY_MODULE, m) {
       .def("input_dim_orders", &LoadedProgram::input_dim_orders, py::arg("method"))
       .def("methods", &LoadedProgram::methods)
       .def("method_meta", &LoadedProgram::method_meta)
+      .def("set_data_files", &LoadedProgram::set_data_files, py::arg("files"))
       .def("load_method", &LoadedProgram::load_method, py::keep_alive<0, 1>());
+  py::class_<DataFile, std::shared_ptr<DataFile>>(m, "DataFile", py::module_local())
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def("keys", &DataFile::keys)
+      .def("read", &DataFile::read, py::arg("key"))
+      .def_property_readonly("segment_bytes", &DataFile::segment_bytes)
+      .def_property_readonly("path", &DataFile::path);
   register_bundled(m);
 }

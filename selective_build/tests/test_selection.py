@@ -75,6 +75,10 @@ def test_records_the_runtime_features_a_program_uses():
     assert features_of(_exported(control_flow, "cond_gate")) == {"control_flow"}
     assert "control_flow" in features_of(_exported(control_flow, "while_refine"))
     assert features_of(_exported(dynamic, "dynamic_mlp")) == {"dynamic_shapes"}
+    # Constants in a .ptd (docs/external_data.md).
+    programs, _, _ = export_methods("mlp")
+    config = exir.ExecutorchBackendConfig(external_constants=True)
+    assert features_of(exir.to_edge(programs).to_executorch(config).program) == {"external_data"}
 
 
 def test_select_writes_features_and_merges_them(tmp_path):

@@ -1,5 +1,5 @@
 // A build whose selection compiled out every optional runtime feature (test_no_features.cc, as the table of a
-// selection with `features: []`): programs that need control flow, dynamic shapes or scalar outputs are refused
+// selection with `features: []`): programs that need control flow, dynamic shapes, scalar outputs or external data are refused
 // when their method loads, naming the feature, and programs that need none still run.
 #include "gtest/gtest.h"
 #include "runtime/core/test/recording_pal.h"
@@ -71,6 +71,17 @@ TEST(FeatureTest, BoundedInputRefusedNamingDynamicShapes) {
   testing::tensor(*p, testing::kX).shape_dynamism = fb::TensorShapeDynamism::DYNAMIC_BOUND;
   EXPECT_EQ(load_error(*p), Error::NotSupported);
   EXPECT_TRUE(logged("method 'forward' value 0 needs the runtime feature 'dynamic_shapes'")) << testing::last_log();
+}
+
+// A constant kept in a .ptd (docs/external_data.md): refused before any data file is asked.
+TEST(FeatureTest, ExternalConstantRefusedNamingExternalData) {
+  auto p = base_program();
+  fb::TensorT& w = testing::tensor(*p, testing::kW);
+  w.extra_tensor_info = std::make_unique<fb::ExtraTensorInfoT>();
+  w.extra_tensor_info->fully_qualified_name = "w";
+  w.extra_tensor_info->location = fb::TensorDataLocation::EXTERNAL;
+  EXPECT_EQ(load_error(*p), Error::NotSupported);
+  EXPECT_TRUE(logged("method 'forward' value 1 needs the runtime feature 'external_data'")) << testing::last_log();
 }
 
 TEST(FeatureTest, ScalarOutputRefusedNamingScalarOutputs) {

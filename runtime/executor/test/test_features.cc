@@ -4,7 +4,7 @@
 
 namespace ember {
 namespace {
-constexpr FeatureSupport kAll = {&kControlFlowSupport, &kDynamicShapeSupport, true};
+constexpr FeatureSupport kAll = {&kControlFlowSupport, &kDynamicShapeSupport, true, &kExternalDataSupport};
 }  // namespace
 const FeatureSupport* feature_support() { return &kAll; }
 }  // namespace ember

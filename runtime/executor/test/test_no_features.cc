@@ -5,7 +5,7 @@
 
 namespace ember {
 namespace {
-constexpr FeatureSupport kNone = {nullptr, nullptr, false};
+constexpr FeatureSupport kNone = {nullptr, nullptr, false, nullptr};
 }  // namespace
 const FeatureSupport* feature_support() { return &kNone; }
 }  // namespace ember

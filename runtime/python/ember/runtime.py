@@ -9,6 +9,7 @@
     outputs, trace = program.run("forward", [x], profile=True)   # per-instruction times, as ETDump
     trace.save("model.etdp")                      # python -m devtools.profile model.pte model.etdp
     runtime.load_bundled("model.bpte").verify()   # a bundled program's test cases, run and compared
+    runtime.load("model.pte", data_files=["weights.ptd"])   # constants kept in .ptd files (docs/external_data.md)
     # program.run from several threads at once: each call on a copy of the method (docs/threads.md)
 
 The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
@@ -27,6 +28,7 @@ import importlib.util
 import os
 import subprocess
 import threading
+import weakref
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -135,6 +137,7 @@ class Program:
         threads: int = 1,
         path: Optional[str] = None,
         copies: Optional[int] = None,
+        data_files: Sequence[Union[str, os.PathLike, "DataFile"]] = (),
     ):
         if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
             raise ValueError(
@@ -152,6 +155,14 @@ class Program:
         self._program = (
             ext.Program.from_file(path, threads, copies) if path is not None else ext.Program(data, threads, copies)
         )
+        if isinstance(data_files, (str, os.PathLike, DataFile)):
+            data_files = [data_files]  # one file given bare
+        self.data_files = [f if isinstance(f, DataFile) else data_file(f, kernels) for f in data_files]
+        for f in self.data_files:
+            if f.kernels != kernels:
+                raise ValueError(f"{f.path} was opened for kernels={f.kernels!r}; this program runs on {kernels!r}")
+        if self.data_files:
+            self._program.set_data_files([f._file for f in self.data_files])
         self._input_orders: Dict[str, list] = {}
         self._data, self._path, self._kernels = data, path, kernels
         self._traced = None  # the same program in the profiling extension, made on the first run(profile=True)
@@ -225,6 +236,9 @@ class Program:
                 with open(self._path, "rb") as f:
                     self._data = f.read()
             self._traced = _profiling_extension().Program(self._data)
+            if self.data_files:
+                self._traced_files = [_profiling_extension().DataFile(f.path) for f in self.data_files]
+                self._traced.set_data_files(self._traced_files)
         if method not in self._traced_methods:
             self._traced_methods[method] = self._traced.load_method(method)
         m = self._traced_methods[method]
@@ -298,8 +312,52 @@ class Program:
         return outputs
 
 
+class DataFile:
+    """A .ptd (external tensors, ExecuTorch's FlatTensor), mapped once and checked whole when opened. Every program
+    loaded with it, and every method of each, reads its weights in place from the one mapping."""
+
+    def __init__(self, path: str, kernels: str = "default"):
+        self.path, self.kernels = path, kernels
+        self._file = _extension(kernels).DataFile(path)
+
+    def keys(self) -> List[str]:
+        return list(self._file.keys())
+
+    def read(self, key: str) -> bytes:
+        """The bytes stored under `key` (a copy)."""
+        return self._file.read(key)
+
+    @property
+    def segment_bytes(self) -> int:
+        return self._file.segment_bytes
+
+
+# Open data files, so that programs loaded with the same path share one mapping while any of them lives.
+_data_files: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+_data_files_lock = threading.Lock()
+
+
+def data_file(path: Union[str, os.PathLike], kernels: str = "default") -> DataFile:
+    """The .ptd at `path`, mapped; the same object for the same unchanged file while it is in use."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no data file at {path!r}")
+    st = os.stat(path)
+    key = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, kernels)
+    with _data_files_lock:
+        f = _data_files.get(key)
+        if f is None:
+            f = DataFile(path, kernels)
+            _data_files[key] = f
+        return f
+
+
 def load(
-    source: Union[str, os.PathLike, bytes], kernels: str = "default", threads: int = 1, copies: Optional[int] = None
+    source: Union[str, os.PathLike, bytes],
+    kernels: str = "default",
+    threads: int = 1,
+    copies: Optional[int] = None,
+    data_files: Sequence[Union[str, os.PathLike, DataFile]] = (),
 ) -> Program:
     """A program from a path (mapped, as the runner does: weights are never copied) or bytes (copied), on the
     default kernels or (kernels="portable") portable ones only.
@@ -312,13 +370,18 @@ def load(
     of the method of their own (its planned memory, scratch and kernel state; the program's constants are shared),
     with the GIL released; a copy is loaded only when every loaded one is busy, and at most `copies` of each method
     (default: the CPU count), after which a caller waits for one to be free. A method with mutable buffers (a KV
-    cache) keeps one copy, so its calls take turns on its one state. docs/threads.md."""
+    cache) keeps one copy, so its calls take turns on its one state. docs/threads.md.
+
+    `data_files`: the .ptd files (paths or DataFile) holding the tensors the program keeps outside itself
+    (exported with ExecutorchBackendConfig.external_constants, or by ExecuTorch), searched in order by name when a
+    method loads. A path already open for another live program is the same mapping (data_file()): a base model's
+    weights shared by several adapter programs are in memory once. docs/external_data.md."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return Program(bytes(source), kernels, threads, copies=copies)
+        return Program(bytes(source), kernels, threads, copies=copies, data_files=data_files)
     path = os.fspath(source)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no program file at {path!r}")
-    return Program(None, kernels, threads, path=path, copies=copies)
+    return Program(None, kernels, threads, path=path, copies=copies, data_files=data_files)
 
 
 class BundledProgram:
