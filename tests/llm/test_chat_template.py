@@ -1,0 +1,247 @@
+"""Ember's C++ chat templates (examples/llm/chat) against transformers' apply_chat_template, byte for byte.
+
+Each family's chat_template text is kept as data in tests/llm/chat_templates/ (as the public tokenizer_config.json
+files carry it: Llama 3 and 3.1 Instruct, Qwen2 and Qwen2.5 Instruct, Mistral Instruct v0.1 and v0.3, Phi-3, Gemma).
+The reference is a PreTrainedTokenizerFast over a one-token tokenizer (nothing is downloaded) with that template
+and the family's special tokens; Ember renders the same template from a tokenizer_config.json made of the same
+text and tokens. Both render every conversation with and without a generation prompt: equal text, or both refuse
+(the template's raise_exception with the same message, or both fail on the data).
+"""
+
+import importlib.util
+import json
+import os
+
+import pytest
+
+from tests.conftest import ROOT, bazel_build
+from zoo.public import torchvision_cpu
+
+torchvision_cpu.ensure()
+
+import jinja2  # noqa: E402
+import transformers  # noqa: E402
+from tokenizers import Tokenizer, models  # noqa: E402
+
+TEMPLATES = os.path.join(os.path.dirname(__file__), "chat_templates")
+
+LLAMA3 = {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
+QWEN2 = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
+MISTRAL = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+FAMILIES = {
+    "llama3": ("llama3.jinja", LLAMA3),
+    "llama3.1": ("llama3.1.jinja", LLAMA3),
+    "qwen2": ("qwen2.jinja", QWEN2),
+    "qwen2.5": ("qwen2.5.jinja", QWEN2),
+    "mistral_v0.1": ("mistral_v0.1.jinja", MISTRAL),
+    "mistral_v0.3": ("mistral_v0.3.jinja", MISTRAL),
+    "phi3": ("phi3.jinja", {"bos_token": "<s>", "eos_token": "<|endoftext|>", "unk_token": "<unk>"}),
+    "gemma": ("gemma.jinja", {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>", "pad_token": "<pad>"}),
+}
+
+
+def _user(text):
+    return {"role": "user", "content": text}
+
+
+def _assistant(text):
+    return {"role": "assistant", "content": text}
+
+
+CONVERSATIONS = {
+    "single": [_user("Hello, how are you?")],
+    "system_multi_turn": [
+        {"role": "system", "content": "You are a terse assistant.\n"},
+        _user("What is 2 + 2?"),
+        _assistant("4."),
+        _user("And times 3?"),
+    ],
+    "multi_turn": [_user("Hi"), _assistant(" Hello! "), _user("Tell me a joke."), _assistant("No.")],
+    "unicode": [
+        _user("Grüße 👋 — 日本語のテキスト\u3000"),
+        _assistant("Ça va? 🙂\n\t"),
+        _user('  quotes \' " and \\ backslash {{ not a tag }} {% neither %}  '),
+    ],
+    "empty_content": [_user("")],
+    # Refused by the templates that check alternation (Mistral, Gemma).
+    "two_users": [_user("one"), _user("two")],
+    # The content key is missing: templates that concatenate it fail on undefined, others print nothing.
+    "no_content": [{"role": "user"}],
+}
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The current weather at a place.",
+        "parameters": {
+            "type": "object",
+            "properties": {"location": {"type": "string", "description": "City and country, e.g. Paris, France"}},
+            "required": ["location"],
+        },
+    },
+}
+TOOL_CALL = {
+    "type": "function",
+    "id": "call12345",
+    "function": {"name": "get_weather", "arguments": {"location": "Paris, France"}},
+}
+TOOL_CHAT = [
+    _user("What's the weather in Paris?"),
+    {"role": "assistant", "content": None, "tool_calls": [TOOL_CALL]},
+    {"role": "tool", "tool_call_id": "call12345", "name": "get_weather", "content": "22°C, sunny"},
+    _assistant("It is 22°C and sunny in Paris."),
+]
+
+# (family, name, messages, extra variables): the tool and option paths of the templates that have them.
+TOOL_CASES = [
+    ("llama3.1", "tools_in_user_message", TOOL_CHAT, {"tools": [WEATHER_TOOL]}),
+    ("llama3.1", "tools_in_system", TOOL_CHAT, {"tools": [WEATHER_TOOL], "tools_in_user_message": False}),
+    ("llama3.1", "tool_call_history", TOOL_CHAT, {"date_string": "01 Jan 2025"}),
+    (
+        "llama3.1",
+        "builtin_tools",
+        [
+            _user("Search for Ember"),
+            {
+                "role": "assistant",
+                "tool_calls": [{"function": {"name": "brave_search", "arguments": {"query": "Ember", "n": "3"}}}],
+            },
+        ],
+        {"builtin_tools": ["code_interpreter", "brave_search"]},
+    ),
+    ("llama3.1", "tools_without_user_message", [{"role": "system", "content": "s"}], {"tools": [WEATHER_TOOL]}),
+    (
+        "llama3.1",
+        "two_tool_calls",
+        [_user("x"), {"role": "assistant", "tool_calls": [TOOL_CALL, TOOL_CALL]}],
+        {},
+    ),
+    ("qwen2.5", "tools", TOOL_CHAT, {"tools": [WEATHER_TOOL]}),
+    ("qwen2.5", "tool_history", [{"role": "system", "content": "Be exact."}] + TOOL_CHAT, {}),
+    ("mistral_v0.3", "tools", TOOL_CHAT, {"tools": [WEATHER_TOOL]}),
+    (
+        "mistral_v0.3",
+        "bad_tool_call_id",
+        [_user("x"), {"role": "assistant", "tool_calls": [dict(TOOL_CALL, id="short")]}],
+        {},
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def ember_chat():
+    bazel_build("//examples/llm/chat:_ember_chat.so")
+    path = os.path.join(ROOT, "bazel-bin", "examples", "llm", "chat", "_ember_chat.so")
+    spec = importlib.util.spec_from_file_location("_ember_chat", os.path.realpath(path))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _template(family):
+    with open(os.path.join(TEMPLATES, FAMILIES[family][0]), encoding="utf-8") as f:
+        return f.read()
+
+
+_REFERENCES = {}
+
+
+def _reference_tokenizer(template, special):
+    key = (template, tuple(sorted(special.items())))
+    if key not in _REFERENCES:
+        tok = transformers.PreTrainedTokenizerFast(
+            tokenizer_object=Tokenizer(models.WordLevel({"<unk>": 0}, unk_token="<unk>")), **special
+        )
+        tok.chat_template = template
+        _REFERENCES[key] = tok
+    return _REFERENCES[key]
+
+
+def _reference(template, special, messages, add_generation_prompt, extra):
+    """("ok", text), ("raised", message) for the template's raise_exception, or ("error", type name)."""
+    tok = _reference_tokenizer(template, special)
+    kwargs = dict(extra)
+    tools = kwargs.pop("tools", None)
+    try:
+        text = tok.apply_chat_template(
+            messages, tools=tools, tokenize=False, add_generation_prompt=add_generation_prompt, **kwargs
+        )
+    except jinja2.exceptions.UndefinedError as e:
+        return ("error", type(e).__name__)
+    except jinja2.exceptions.TemplateError as e:
+        return ("raised", str(e))
+    except (TypeError, ValueError) as e:
+        return ("error", type(e).__name__)
+    return ("ok", text)
+
+
+def _ember(ember_chat, template, special, messages, add_generation_prompt, extra):
+    config = json.dumps({"chat_template": template, **special})
+    try:
+        text = ember_chat.render_tokenizer_config(
+            config, json.dumps(messages), add_generation_prompt, json.dumps(extra)
+        )
+    except ember_chat.TemplateRaised as e:
+        return ("raised", str(e))
+    except ValueError as e:
+        return ("error", str(e))
+    return ("ok", text)
+
+
+def _check(ember_chat, template, special, messages, add_generation_prompt, extra=None):
+    extra = extra or {}
+    want = _reference(template, special, messages, add_generation_prompt, extra)
+    got = _ember(ember_chat, template, special, messages, add_generation_prompt, extra)
+    if want[0] == "error":
+        assert got[0] == "error", f"transformers failed ({want[1]}), Ember rendered {got!r}"
+    else:
+        assert got == want
+    return want
+
+
+@pytest.mark.parametrize("add_generation_prompt", [False, True], ids=["no_prompt", "generation_prompt"])
+@pytest.mark.parametrize("conversation", sorted(CONVERSATIONS))
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_conversations_render_as_transformers(ember_chat, family, conversation, add_generation_prompt):
+    _check(ember_chat, _template(family), FAMILIES[family][1], CONVERSATIONS[conversation], add_generation_prompt)
+
+
+@pytest.mark.parametrize("family,name,messages,extra", TOOL_CASES, ids=[f"{c[0]}-{c[1]}" for c in TOOL_CASES])
+def test_tool_use_renders_as_transformers(ember_chat, family, name, messages, extra):
+    for add_generation_prompt in (False, True):
+        _check(ember_chat, _template(family), FAMILIES[family][1], messages, add_generation_prompt, extra)
+
+
+def test_the_templates_refusals_are_matched(ember_chat):
+    """The cases above include the templates' own refusals; these are the ones that must be refusals."""
+    cases = [
+        ("gemma", CONVERSATIONS["system_multi_turn"], "System role not supported"),
+        ("gemma", CONVERSATIONS["two_users"], "Conversation roles must alternate user/assistant/user/assistant/..."),
+        ("mistral_v0.1", CONVERSATIONS["system_multi_turn"], "Conversation roles must alternate"),
+        ("mistral_v0.3", CONVERSATIONS["two_users"], "After the optional system message, conversation roles must"),
+    ]
+    for family, messages, message in cases:
+        want = _check(ember_chat, _template(family), FAMILIES[family][1], messages, True)
+        assert want[0] == "raised" and want[1].startswith(message), (family, want)
+
+
+def test_plain_default_format(ember_chat):
+    """A tokenizer_config.json without chat_template gets the documented plain format, which renders in
+    transformers as in Ember."""
+    messages = CONVERSATIONS["system_multi_turn"]
+    got = ember_chat.render_tokenizer_config(json.dumps({"bos_token": "<s>"}), json.dumps(messages), True)
+    assert got == (
+        "System: You are a terse assistant.\n\nUser: What is 2 + 2?\n\nAssistant: 4.\n\nUser: And times 3?\n\n"
+        "Assistant:"
+    )
+    for conversation in CONVERSATIONS.values():
+        for prompt in (False, True):
+            _check(ember_chat, ember_chat.PLAIN_TEMPLATE, {"bos_token": "<s>"}, conversation, prompt)
+
+
+def test_malformed_templates_name_their_place(ember_chat):
+    with pytest.raises(ValueError, match=r"^line 3, column 4: unknown or unsupported tag 'include'"):
+        ember_chat.render("a\nb\n{% include 'x' %}", "[]")
+    with pytest.raises(ValueError, match=r"^line 1, column 1: missing end of tag"):
+        ember_chat.render("{{ messages", "[]")
