@@ -245,3 +245,58 @@ def test_malformed_templates_name_their_place(ember_chat):
         ember_chat.render("a\nb\n{% include 'x' %}", "[]")
     with pytest.raises(ValueError, match=r"^line 1, column 1: missing end of tag"):
         ember_chat.render("{{ messages", "[]")
+
+
+@pytest.fixture(scope="module")
+def chat_tokenizer(tmp_path_factory):
+    """A byte-level BPE tokenizer.json with Llama 3's and ChatML's turn markers as special tokens, trained on the
+    conversations' words (nothing downloaded)."""
+    from tokenizers import decoders, pre_tokenizers, trainers
+
+    specials = [
+        "<|begin_of_text|>",
+        "<|start_header_id|>",
+        "<|end_header_id|>",
+        "<|eot_id|>",
+        "<|im_start|>",
+        "<|im_end|>",
+        "<|endoftext|>",
+    ]
+    lines = [m.get("content") or "" for conv in CONVERSATIONS.values() for m in conv] * 20
+    lines += ["system user assistant You are a helpful assistant."] * 20
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=specials,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator(lines, trainer)
+    path = str(tmp_path_factory.mktemp("chat_tok") / "tokenizer.json")
+    tok.save(path)
+    return path
+
+
+@pytest.mark.parametrize("family", ["llama3", "qwen2"])
+def test_encoded_chat_matches_transformers_ids(ember_chat, chat_tokenizer, family):
+    """encode_chat (render, then Ember's tokenizer, no special tokens added) gives apply_chat_template's ids: the
+    turn markers the template writes come out as their special ids."""
+    template, special = _template(family), FAMILIES[family][1]
+    ref = transformers.PreTrainedTokenizerFast(tokenizer_file=chat_tokenizer, **special)
+    ref.chat_template = template
+    config = json.dumps({"chat_template": template, **special})
+    for name in ("single", "system_multi_turn", "multi_turn", "unicode"):
+        messages = CONVERSATIONS[name]
+        for prompt in (False, True):
+            want = ref.apply_chat_template(messages, tokenize=True, add_generation_prompt=prompt, return_dict=False)
+            got = ember_chat.encode_chat(config, chat_tokenizer, json.dumps(messages), prompt, bos_id=1)
+            assert got == list(want), (name, prompt)
+            marker = ref.convert_tokens_to_ids("<|eot_id|>" if family == "llama3" else "<|im_end|>")
+            assert marker in got
+    # The plain default format writes no BOS: encode_chat puts the given one in front.
+    plain = ember_chat.encode_chat("{}", chat_tokenizer, json.dumps(CONVERSATIONS["single"]), True, bos_id=0)
+    assert plain[0] == 0 and plain[1:] == ref.encode(
+        "User: Hello, how are you?\n\nAssistant:", add_special_tokens=False
+    )
