@@ -522,6 +522,7 @@ bool call_filter(const std::string& name, const Value& in, const Arguments& args
   }
   if (name == "abs") {
     if (!in.is_number()) return site->fail(std::string("bad operand type for abs(): '") + in.type_name() + "'");
+    if (!in.is_float() && in.as_int() == INT64_MIN) return site->fail("abs: integer overflow");
     *out = in.is_float() ? Value::number(fabs(in.as_double())) : Value::integer(llabs(in.as_int()));
     return true;
   }
@@ -775,14 +776,14 @@ bool make_range(const Arguments& args, CallSite* site, Value* out) {
     if (n == 3) bounds[2] = args.positional[2].as_int();
   }
   if (bounds[2] == 0) return site->fail("range() arg 3 must not be zero");
-  // Jinja's sandbox refuses ranges of more than 100,000 items.
-  const double count =
-      ceil((static_cast<double>(bounds[1]) - static_cast<double>(bounds[0])) / static_cast<double>(bounds[2]));
+  // Jinja's sandbox refuses ranges of more than 100,000 items. Counted in 128 bits: start and stop may be any
+  // 64-bit integers.
+  const __int128 span = static_cast<__int128>(bounds[1]) - bounds[0];
+  const __int128 step = bounds[2];
+  const __int128 count = (step > 0 ? span > 0 : span < 0) ? (span - (step > 0 ? 1 : -1)) / step + 1 : 0;
   if (count > 100000) return site->fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
   ValueList items;
-  for (int64_t i = bounds[0]; bounds[2] > 0 ? i < bounds[1] : i > bounds[1]; i += bounds[2]) {
-    items.push_back(Value::integer(i));
-  }
+  for (__int128 k = 0; k < count; ++k) items.push_back(Value::integer(static_cast<int64_t>(bounds[0] + k * step)));
   if (!site->spend(items.size())) return false;
   *out = Value::list(std::move(items));
   return true;
