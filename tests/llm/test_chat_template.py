@@ -300,3 +300,24 @@ def test_encoded_chat_matches_transformers_ids(ember_chat, chat_tokenizer, famil
     assert plain[0] == 0 and plain[1:] == ref.encode(
         "User: Hello, how are you?\n\nAssistant:", add_special_tokens=False
     )
+
+
+def test_python_module(ember_chat, tmp_path):
+    """ember.chat: the same renderer from Python, from a tokenizer_config.json file, refusals as exceptions."""
+    from ember import chat
+
+    family = "gemma"
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(json.dumps({"chat_template": _template(family), **FAMILIES[family][1]}))
+    template = chat.ChatTemplate.from_tokenizer_config(str(config))
+    messages = CONVERSATIONS["multi_turn"]
+    assert (
+        template.render(messages, add_generation_prompt=True)
+        == _reference(_template(family), FAMILIES[family][1], messages, True, {})[1]
+    )
+    with pytest.raises(chat.TemplateRaised, match="System role not supported"):
+        template.render(CONVERSATIONS["system_multi_turn"])
+    with pytest.raises(ValueError, match="line 1, column 8: unknown filter 'nope'"):
+        chat.ChatTemplate("{{ x | nope }}").render([])
+    assert chat.ChatTemplate().render([_user("Hi")], True) == "User: Hi\n\nAssistant:"
+    assert chat.ChatTemplate("{{ date_string }}").render([], date_string="1 Jan") == "1 Jan"
