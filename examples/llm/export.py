@@ -1,4 +1,4 @@
-"""Export a Llama-family causal LM to a .pte that Ember's LLM runner (and ExecuTorch's conventions) read.
+"""Export a Llama-family causal LM (Llama, Qwen2, Mistral, Phi-3, Gemma) to a .pte that Ember's LLM runner (and ExecuTorch's conventions) read.
 
     python -m examples.llm.export --model <hf dir, or a config.json> --max-seq-len 256 -o model.pte
     python -m examples.llm.export --model ... --quantize 8da4w --group-size 128 -o model_8da4w.pte

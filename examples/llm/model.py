@@ -1,8 +1,11 @@
 """A Llama-family decoder written for export: RMSNorm, rotary position embeddings, grouped-query attention, a
 SiLU-gated MLP, and a static KV cache held in mutable buffers.
 
-Weights come from a Hugging Face causal LM (Llama, Qwen2 and Mistral layouts: `from_hf`), so greedy generation can
-be checked against `transformers`' own `generate`. The definition is Ember's own rather than transformers' module
+Weights come from a Hugging Face causal LM (Llama, Qwen2, Mistral, Phi-3 and Gemma layouts: `from_hf`), so greedy
+generation can be checked against `transformers`' own `generate`. Phi-3's fused qkv and gate_up projections are
+split into Llama's three and two at load (the same rows, so the same products); Gemma's differences are settings
+of the same decoder: its embedding scaled by sqrt(hidden_size), its RMSNorm's (1 + weight) folded into the weight
+at load, a GeGLU (tanh GELU) MLP, a head_dim of its own, tied embeddings. The definition is Ember's own rather than transformers' module
 with its StaticCache wrapper: export needs the cache as plain buffers updated by one `index_copy_` per step, which
 exir then writes in place (exir/lowering/in_place.py), and attention as one kernel that reads the cache where it
 lies (ember_llm::sdpa_with_cache), without a mask tensor or a copy per head group.
@@ -39,21 +42,27 @@ class DecoderConfig:
     tie_embeddings: bool = False
     bos_id: int = 1
     eos_ids: tuple = (2,)
+    activation: str = "silu"  # the MLP's gate: "silu" (SwiGLU) or "gelu_tanh" (Gemma's GeGLU)
+    embed_scale: float = 1.0  # Gemma: the embedding's rows times sqrt(hidden_size)
 
     @staticmethod
     def from_hf(config) -> "DecoderConfig":
-        """From a transformers LlamaConfig / Qwen2Config / MistralConfig."""
+        """From a transformers LlamaConfig / Qwen2Config / MistralConfig / Phi3Config / GemmaConfig."""
         head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         bias = bool(getattr(config, "attention_bias", False)) or config.model_type == "qwen2"
         eos = config.eos_token_id if isinstance(config.eos_token_id, (list, tuple)) else [config.eos_token_id]
-        act = getattr(config, "hidden_act", "silu")
-        if act != "silu":
+        act = ACTIVATIONS.get(getattr(config, "hidden_act", "silu"))
+        if act is None:
             raise ValueError(
-                f"{config.model_type}: hidden_act '{act}' is not supported; Ember's decoder is the "
-                f"SiLU-gated (SwiGLU) MLP of Llama, Qwen2 and Mistral"
+                f"{config.model_type}: hidden_act '{config.hidden_act}' is not supported; Ember's decoder has a "
+                f"gated MLP with {' or '.join(sorted(ACTIVATIONS))}"
             )
         if getattr(config, "mlp_bias", False):
             raise ValueError(f"{config.model_type}: mlp_bias=True is not supported by Ember's decoder")
+        rope = getattr(config, "rope_parameters", None) or {}
+        if rope.get("partial_rotary_factor", getattr(config, "partial_rotary_factor", 1.0)) != 1.0:
+            raise ValueError(f"{config.model_type}: partial rotary embeddings are not supported by Ember's decoder")
+        gemma = config.model_type == "gemma"
         return DecoderConfig(
             vocab_size=config.vocab_size,
             dim=config.hidden_size,
@@ -67,7 +76,14 @@ class DecoderConfig:
             tie_embeddings=bool(getattr(config, "tie_word_embeddings", False)),
             bos_id=config.bos_token_id if config.bos_token_id is not None else -1,
             eos_ids=tuple(e for e in eos if e is not None),
+            activation=act,
+            embed_scale=config.hidden_size**0.5 if gemma else 1.0,
         )
+
+
+# transformers' hidden_act names -> the decoder's gate. gelu_pytorch_tanh is Gemma's (its configs' legacy "gelu"
+# means the same: transformers' GemmaConfig rewrites it).
+ACTIVATIONS = {"silu": "silu", "gelu_pytorch_tanh": "gelu_tanh"}
 
 
 class RMSNorm(nn.Module):
@@ -119,12 +135,15 @@ class Attention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, cfg: DecoderConfig):
         super().__init__()
+        self.activation = cfg.activation
         self.gate_proj = nn.Linear(cfg.dim, cfg.hidden_dim, bias=False)
         self.up_proj = nn.Linear(cfg.dim, cfg.hidden_dim, bias=False)
         self.down_proj = nn.Linear(cfg.hidden_dim, cfg.dim, bias=False)
 
     def forward(self, x):
-        return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+        gate = self.gate_proj(x)
+        gate = nn.functional.silu(gate) if self.activation == "silu" else nn.functional.gelu(gate, approximate="tanh")
+        return self.down_proj(gate * self.up_proj(x))
 
 
 class Layer(nn.Module):
@@ -171,6 +190,9 @@ class Decoder(nn.Module):
         T = tokens.shape[1]
         pos = input_pos + torch.arange(T)
         x = self.embed_tokens(tokens)
+        if self.cfg.embed_scale != 1.0:
+            # As Gemma: the scale rounded to float32 first, then one float32 product per element.
+            x = x * torch.tensor(self.cfg.embed_scale, dtype=torch.float32)
         # [T, 1, head_dim]: broadcast over the heads of [1, T, heads, head_dim].
         cos, sin = self.rope_cos[pos][:, None, :], self.rope_sin[pos][:, None, :]
         for layer in self.layers:
@@ -230,7 +252,7 @@ class Decoder(nn.Module):
 
     @staticmethod
     def from_hf(hf_model, max_seq_len: int) -> "Decoder":
-        """Ember's decoder with a transformers causal LM's weights (Llama, Qwen2, Mistral)."""
+        """Ember's decoder with a transformers causal LM's weights (Llama, Qwen2, Mistral, Phi-3, Gemma)."""
         config = hf_model.config
         cfg = DecoderConfig.from_hf(config)
         rotary = hf_model.model.rotary_emb
@@ -243,11 +265,34 @@ class Decoder(nn.Module):
         state = {k.removeprefix("model."): v for k, v in hf_model.state_dict().items() if "rotary_emb" not in k}
         if "lm_head.weight" not in state:  # tied embeddings
             state["lm_head.weight"] = state["embed_tokens.weight"]
+        state = _split_fused_projections(state, cfg)
+        if config.model_type == "gemma":
+            # Gemma's RMSNorm multiplies by (1 + weight), computed in float32: the same sum stored once.
+            state = {k: (v.float() + 1.0 if k.endswith("norm.weight") else v) for k, v in state.items()}
         missing, unexpected = model.load_state_dict(state, strict=False)
         missing = [m for m in missing if not m.endswith(("k_cache", "v_cache", "rope_cos", "rope_sin"))]
         if missing or unexpected:
             raise ValueError(
                 f"{config.model_type}: weights do not map onto Ember's decoder (missing {missing[:5]}, "
-                f"unexpected {unexpected[:5]}); supported: Llama, Qwen2 and Mistral layouts"
+                f"unexpected {unexpected[:5]}); supported: Llama, Qwen2, Mistral, Phi-3 and Gemma layouts"
             )
         return model.eval()
+
+
+def _split_fused_projections(state, cfg: DecoderConfig):
+    """Phi-3's fused projections as Llama's: qkv_proj's rows are q (n_heads x head_dim), k then v (n_kv_heads x
+    head_dim each); gate_up_proj's are gate then up (hidden_dim each)."""
+    out = {}
+    q_rows, kv_rows = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
+    for key, value in state.items():
+        if key.endswith("self_attn.qkv_proj.weight"):
+            prefix = key[: -len("qkv_proj.weight")]
+            q, k, v = torch.split(value, [q_rows, kv_rows, kv_rows], dim=0)
+            out.update({prefix + "q_proj.weight": q, prefix + "k_proj.weight": k, prefix + "v_proj.weight": v})
+        elif key.endswith("mlp.gate_up_proj.weight"):
+            prefix = key[: -len("gate_up_proj.weight")]
+            gate, up = torch.split(value, [cfg.hidden_dim, cfg.hidden_dim], dim=0)
+            out.update({prefix + "gate_proj.weight": gate, prefix + "up_proj.weight": up})
+        else:
+            out[key] = value
+    return out
