@@ -1,0 +1,189 @@
+#include "examples/llm/grammar/token_mask.h"
+
+#include <string.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace ember {
+namespace llm {
+
+TokenVocabulary::TokenVocabulary(const std::vector<std::string>& token_bytes, std::vector<int32_t> stop_ids)
+    : size_(token_bytes.size()), bytes_(token_bytes), stop_ids_(std::move(stop_ids)) {
+  std::vector<int32_t> order;
+  for (size_t i = 0; i < token_bytes.size(); ++i) {
+    if (!token_bytes[i].empty() && !is_stop(static_cast<int32_t>(i))) order.push_back(static_cast<int32_t>(i));
+  }
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return token_bytes[static_cast<size_t>(a)] < token_bytes[static_cast<size_t>(b)];
+  });
+  // Sorted strings give the trie in preorder: each string adds nodes for the part past its common prefix with
+  // the one before it; nodes left on the path close their subtree when the path leaves them.
+  std::vector<uint32_t> path;  // node of each depth on the current prefix
+  const std::string* prev = nullptr;
+  for (int32_t id : order) {
+    const std::string& s = token_bytes[static_cast<size_t>(id)];
+    size_t common = 0;
+    if (prev != nullptr) {
+      while (common < s.size() && common < prev->size() && s[common] == (*prev)[common]) ++common;
+    }
+    while (path.size() > common) {
+      end[path.back()] = static_cast<uint32_t>(byte.size());
+      path.pop_back();
+    }
+    for (size_t k = common; k < s.size(); ++k) {
+      path.push_back(static_cast<uint32_t>(byte.size()));
+      byte.push_back(static_cast<uint8_t>(s[k]));
+      end.push_back(0);
+      depth.push_back(static_cast<uint32_t>(k + 1));
+      first_token.push_back(static_cast<uint32_t>(token_ids.size()));
+    }
+    token_ids.push_back(id);
+    max_depth = std::max<uint32_t>(max_depth, static_cast<uint32_t>(s.size()));
+    prev = &s;
+  }
+  while (!path.empty()) {
+    end[path.back()] = static_cast<uint32_t>(byte.size());
+    path.pop_back();
+  }
+  first_token.push_back(static_cast<uint32_t>(token_ids.size()));
+}
+
+bool TokenVocabulary::is_stop(int32_t id) const {
+  return std::find(stop_ids_.begin(), stop_ids_.end(), id) != stop_ids_.end();
+}
+
+Result<std::unique_ptr<TokenVocabulary>> TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer,
+                                                                         const std::vector<int64_t>& extra_stop) {
+  std::vector<std::string> bytes(tokenizer.vocab_size());
+  const bool hf = strcmp(tokenizer.kind(), "huggingface-bpe") == 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const int32_t id = static_cast<int32_t>(i);
+    // prev = the token itself (not BOS): a SentencePiece piece keeps its leading space, as mid-text.
+    Result<std::string> b = tokenizer.decode(id, id);
+    if (!b.ok()) return b.error();
+    if (hf) {
+      // Special tokens are never text the grammar could match: skip_special drops exactly them.
+      Result<std::string> plain = tokenizer.decode(std::vector<int32_t>{id}, true);
+      if (!plain.ok()) return plain.error();
+      if (plain->empty()) continue;
+    }
+    bytes[i] = std::move(*b);
+  }
+  std::vector<int32_t> stops;
+  if (tokenizer.eos_id() >= 0) stops.push_back(tokenizer.eos_id());
+  for (int64_t s : extra_stop) {
+    if (s >= 0 && static_cast<size_t>(s) < bytes.size()) stops.push_back(static_cast<int32_t>(s));
+  }
+  return std::unique_ptr<TokenVocabulary>(new TokenVocabulary(bytes, std::move(stops)));
+}
+
+TokenMasker::TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes) : vocab_(vocab) {
+  const size_t per_entry = std::max<size_t>(1, (vocab.size() + 31) / 32 * 4);
+  max_entries_ = std::max<size_t>(1, cache_bytes / per_entry);
+  levels_.resize(vocab.max_depth + 1);
+}
+
+std::string TokenMasker::chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const {
+  std::vector<std::vector<int32_t>> chains;
+  chains.reserve(tops.size());
+  for (int32_t t : tops) {
+    std::vector<int32_t> c{m.node(t).pos};
+    int32_t n = m.node(t).parent;
+    while (n >= 0 && m.node(n).depth >= cut) {
+      c.push_back(m.node(n).pos);
+      n = m.node(n).parent;
+    }
+    c.push_back(n < 0 ? -1 : -2);  // the bottom was reached, or the rest was not looked at
+    chains.push_back(std::move(c));
+  }
+  std::sort(chains.begin(), chains.end());
+  std::string key;
+  for (const auto& c : chains) key.append(reinterpret_cast<const char*>(c.data()), c.size() * sizeof(int32_t));
+  return key;
+}
+
+void TokenMasker::walk(GrammarMatcher& m, uint32_t* mask, int32_t* min_depth, bool* overflow) {
+  ++walks_;
+  const size_t mark = m.num_nodes();
+  levels_[0] = m.tops();
+  const size_t n = vocab_.byte.size();
+  for (size_t i = 0; i < n;) {
+    const uint32_t d = vocab_.depth[i];
+    const std::vector<int32_t>& from = levels_[d - 1];
+    bool accepting = false;
+    if (!m.step(from.data(), from.size(), vocab_.byte[i], static_cast<int32_t>(mark), &levels_[d], &accepting,
+                min_depth)) {
+      *overflow = true;
+    }
+    if (levels_[d].empty() && !accepting) {
+      i = vocab_.end[i];  // no token under this prefix is allowed
+      continue;
+    }
+    for (uint32_t k = vocab_.first_token[i]; k < vocab_.first_token[i + 1]; ++k) {
+      const int32_t id = vocab_.token_ids[k];
+      mask[id >> 5] |= uint32_t{1} << (id & 31);
+    }
+    ++i;
+  }
+  m.truncate_nodes(mark);
+}
+
+void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
+  const size_t nw = words();
+  const std::vector<int32_t>& tops = m.tops();
+  int32_t deepest = -1;
+  std::string bucket;
+  for (int32_t t : tops) {
+    deepest = std::max(deepest, m.node(t).depth);
+    const int32_t pos = m.node(t).pos;
+    bucket.append(reinterpret_cast<const char*>(&pos), sizeof(pos));
+  }
+  const Entry* hit = nullptr;
+  auto it = cache_.find(bucket);
+  if (it != cache_.end()) {
+    for (const Entry& e : it->second) {
+      if (chain_key(m, tops, deepest - e.up) == e.chains) {
+        hit = &e;
+        break;
+      }
+    }
+  }
+  if (hit != nullptr) {
+    ++hits_;
+    memcpy(mask, hit->mask.data(), nw * sizeof(uint32_t));
+  } else {
+    memset(mask, 0, nw * sizeof(uint32_t));
+    int32_t min_depth = INT32_MAX;
+    bool overflow = false;
+    if (!tops.empty()) walk(m, mask, &min_depth, &overflow);
+    if (!overflow) {
+      if (entries_ >= max_entries_) {
+        cache_.clear();
+        entries_ = 0;
+      }
+      Entry e;
+      // Nothing popped: only the tops were read (cut above every node). Popped to the bottom: everything.
+      const int32_t cut = min_depth == INT32_MAX ? deepest + 1 : min_depth < 0 ? -1 : min_depth;
+      e.up = deepest - cut;
+      e.chains = chain_key(m, tops, cut);
+      e.mask.assign(mask, mask + nw);
+      std::vector<Entry>& list = cache_[bucket];
+      if (list.size() >= 8) list.erase(list.begin());
+      list.push_back(std::move(e));
+      ++entries_;
+    }
+  }
+  // Stop tokens: exactly when the text so far is complete.
+  const bool end_ok = m.can_end();
+  for (int32_t s : vocab_.stop_ids()) {
+    if (end_ok) {
+      mask[s >> 5] |= uint32_t{1} << (s & 31);
+    } else {
+      mask[s >> 5] &= ~(uint32_t{1} << (s & 31));
+    }
+  }
+}
+
+}  // namespace llm
+}  // namespace ember

@@ -1,0 +1,89 @@
+// Which tokens of a vocabulary the grammar allows next: a bitmask over the vocabulary, computed from the
+// matcher's state by walking a prefix trie of the tokens' bytes (a prefix shared by many tokens is stepped once;
+// a byte the grammar refuses skips every token under it).
+//
+// Walks are cached. A walk's result depends only on the stacks' top positions and on as many nodes below them as
+// the walk popped into (a string's characters never look past the string's rule; a closing quote looks one or
+// two levels further). The cache is keyed by exactly that: the positions of each stack from its top down to the
+// lowest node any token's bytes reached, relative to the top, so the same situation at another nesting depth or
+// in another object hits the same entry. A walk that passed a matcher bound is not cached.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "examples/llm/grammar/matcher.h"
+#include "examples/llm/tokenizer/tokenizer.h"
+#include "runtime/core/result.h"
+
+namespace ember {
+namespace llm {
+
+class TokenVocabulary {
+ public:
+  // token_bytes[i]: the bytes token i stands for; an empty string marks a token the grammar never allows
+  // (special tokens). stop_ids: the end-of-sequence tokens, allowed exactly when the grammar can end.
+  TokenVocabulary(const std::vector<std::string>& token_bytes, std::vector<int32_t> stop_ids);
+
+  // The bytes of every token of `tokenizer` (special and control tokens empty), with its EOS plus `extra_stop`
+  // as stop tokens.
+  static Result<std::unique_ptr<TokenVocabulary>> from_tokenizer(const Tokenizer& tokenizer,
+                                                                 const std::vector<int64_t>& extra_stop = {});
+
+  size_t size() const { return size_; }
+  const std::vector<int32_t>& stop_ids() const { return stop_ids_; }
+  bool is_stop(int32_t id) const;
+  const std::string& bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }
+
+  // The trie in preorder: node i (depth depth[i] >= 1) adds byte[i] to its parent's prefix; its subtree is
+  // [i, end[i]); the tokens whose bytes end there are token_ids[first_token[i] .. first_token[i + 1]).
+  std::vector<uint8_t> byte;
+  std::vector<uint32_t> end;
+  std::vector<uint32_t> depth;
+  std::vector<uint32_t> first_token;
+  std::vector<int32_t> token_ids;
+  uint32_t max_depth = 0;
+
+ private:
+  size_t size_;
+  std::vector<std::string> bytes_;
+  std::vector<int32_t> stop_ids_;
+};
+
+class TokenMasker {
+ public:
+  // `vocab` must outlive the masker. cache_bytes bounds the cached masks (all dropped when full).
+  explicit TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes = size_t{64} << 20);
+
+  size_t words() const { return (vocab_.size() + 31) / 32; }
+  // Bit i of mask[i / 32] set <=> token i may come next. mask has words() entries.
+  void fill(GrammarMatcher& matcher, uint32_t* mask);
+
+  size_t walks() const { return walks_; }
+  size_t hits() const { return hits_; }
+
+ private:
+  struct Entry {
+    int32_t up;  // the walk looked at nodes down to (deepest top's depth - up)
+    std::string chains;
+    std::vector<uint32_t> mask;
+  };
+  // For the state's tops: the positions of each stack from its top down to absolute depth `cut`, sorted.
+  std::string chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const;
+  void walk(GrammarMatcher& m, uint32_t* mask, int32_t* min_depth, bool* overflow);
+
+  const TokenVocabulary& vocab_;
+  size_t max_entries_;
+  size_t entries_ = 0;
+  std::unordered_map<std::string, std::vector<Entry>> cache_;  // by the tops' positions
+  std::vector<std::vector<int32_t>> levels_;
+  size_t walks_ = 0, hits_ = 0;
+};
+
+}  // namespace llm
+}  // namespace ember
