@@ -32,6 +32,6 @@ pip_install() {
 }
 # shellcheck disable=SC2086
 pip_install -q --no-deps $XGRAMMAR $DEPS >&2
-"$VENV/bin/python3" -c "import xgrammar, torch; assert torch.version.cuda is None; print('xgrammar', xgrammar.__version__)" >&2
+"$VENV/bin/python3" -c "import xgrammar, torch; assert torch.version.cuda is None; import importlib.metadata as m; print('xgrammar', m.version('xgrammar'))" >&2
 echo "$WANT" > "$STAMP"
 echo "$VENV/bin/python3"

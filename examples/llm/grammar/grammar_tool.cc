@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   Result<std::unique_ptr<llm::TokenVocabulary>> vocab = llm::TokenVocabulary::from_tokenizer(**tok);
   if (!vocab.ok()) return 3;
   const size_t n_tokens = (*vocab)->size();
-  uint64_t mask_ns = 0, steps = 0;
+  uint64_t mask_ns = 0, steps = 0, walks = 0, hits = 0;
   for (long s = 0; s < sequences; ++s) {
     std::unique_ptr<llm::GrammarConstraint> c = llm::GrammarConstraint::load_gbnf(gbnf, **vocab, &error);
     if (c == nullptr) {
@@ -165,6 +165,8 @@ int main(int argc, char** argv) {
       }
       out += (*vocab)->bytes(id);
     }
+    walks += c->masker().walks();
+    hits += c->masker().hits();
     if (bench) continue;
     std::string line = "{\"tokens\": [";
     for (size_t i = 0; i < ids.size(); ++i) line += (i ? ", " : "") + std::to_string(ids[i]);
@@ -179,8 +181,9 @@ int main(int argc, char** argv) {
     }
   }
   if (bench && steps > 0) {
-    printf("vocabulary %zu tokens, %llu masks, %.1f us per mask\n", n_tokens, static_cast<unsigned long long>(steps),
-           static_cast<double>(mask_ns) / 1e3 / static_cast<double>(steps));
+    printf("vocabulary %zu tokens, %llu masks, %.1f us per mask, %llu trie walks, %llu cache hits\n", n_tokens,
+           static_cast<unsigned long long>(steps), static_cast<double>(mask_ns) / 1e3 / static_cast<double>(steps),
+           static_cast<unsigned long long>(walks), static_cast<unsigned long long>(hits));
   }
   return 0;
 }

@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kBaseRules = R"(json-char ::= [^"\\\x00-\x1F] | "\\" json-escape
 json-escape ::= ["\\/bfnrt] | "u" [0-9a-fA-F]{4}
 json-string ::= "\"" json-char* "\""
-json-integer ::= "-"? ("0" | [1-9] [0-9]*)
+json-integer ::= "0" | "-"? [1-9] [0-9]*
 json-number ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [+-]? [0-9]+)?
 json-boolean ::= "true" | "false"
 json-null ::= "null"

@@ -6,6 +6,8 @@
 // "additionalProperties" an object has only its listed properties (additionalProperties true or a schema
 // allows more after them); an array without "items" holds any JSON values.
 //
+// Integers are written without leading zeros and never as -0 (as xgrammar writes them); numbers as JSON's grammar.
+//
 // Keywords: type (a name or a list), properties, required, additionalProperties, items, enum, const,
 // minItems/maxItems, minLength/maxLength (in code points), minimum/maximum (integers: exact; numbers: integral
 // bounds, no exponent), anyOf, and nested objects and arrays to any depth the JSON reader accepts. Strings
