@@ -478,9 +478,10 @@ int main(int argc, char** argv) {
   fprintf(stderr, "llm_runner: decode: %zu tokens in %.3f ms, %.1f tokens/s\n", n_decoded, ms(decode_ns),
           per_second(n_decoded, decode_ns));
   if (constraint) {
-    fprintf(stderr, "llm_runner: grammar: %zu masks, %.1f us per mask (%zu trie walks, %zu cache hits)%s%s\n", n_masks,
-            n_masks ? static_cast<double>(mask_ns) / 1e3 / static_cast<double>(n_masks) : 0.0,
-            constraint->masker().walks(), constraint->masker().hits(), "",
+    fprintf(stderr,
+            "llm_runner: grammar: %zu masks, %.1f us per mask (%zu state-cache misses, %zu local walks, %zu hits)%s\n",
+            n_masks, n_masks ? static_cast<double>(mask_ns) / 1e3 / static_cast<double>(n_masks) : 0.0,
+            constraint->masker().walks(), constraint->masker().local_walks(), constraint->masker().hits(),
             !grammar_ended && !stopped_at_eos ? "; the output is incomplete (--max-new-tokens reached)" : "");
   }
   if (o.speculate > 0) {

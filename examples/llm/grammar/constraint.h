@@ -35,6 +35,11 @@ class GrammarConstraint {
   // Takes token `id`: a stop token only when the grammar can end, any other only when its bytes are allowed.
   bool accept(int32_t id);
   void rollback(size_t n) { matcher_.rollback(n); }
+  // Back to the start for a new generation; the mask caches are kept (they depend on the grammar only).
+  void reset() {
+    matcher_.rollback(matcher_.history());
+    ended_ = false;
+  }
   bool can_end() const { return matcher_.can_end(); }
   bool done() const { return matcher_.finished(); }
   bool overflowed() const { return matcher_.overflowed(); }

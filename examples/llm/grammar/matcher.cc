@@ -11,16 +11,69 @@ GrammarMatcher::GrammarMatcher(const Grammar& grammar) : g_(grammar) {
   ++epoch_;
   int32_t min_depth = INT32_MAX;
   for (uint32_t alt : g_.rules[g_.root].alternatives) work_.push_back(new_node(static_cast<int32_t>(alt), -1));
-  if (!close(0, &s.tops, &s.accepting, &min_depth)) overflowed_ = true;
+  if (!close(0, &s.tops, &s.accepting, &min_depth, nullptr)) overflowed_ = true;
   s.node_mark = nodes_.size();
   states_.push_back(std::move(s));
 }
 
+int32_t* GrammarMatcher::InternTable::find(uint64_t k) {
+  if (keys.empty()) return nullptr;
+  const size_t mask = keys.size() - 1;
+  for (size_t i = hash(k) & mask;; i = (i + 1) & mask) {
+    if (keys[i] == k) return &values[i];
+    if (keys[i] == kEmpty) return nullptr;
+  }
+}
+
+void GrammarMatcher::InternTable::insert(uint64_t k, int32_t v) {
+  if ((used + 1) * 2 > keys.size()) {
+    // Grow to keep the load under a half.
+    std::vector<uint64_t> old_keys(keys.empty() ? 0 : keys.size());
+    std::vector<int32_t> old_values;
+    old_keys.swap(keys);
+    old_values.swap(values);
+    const size_t cap = old_keys.empty() ? 1024 : old_keys.size() * 2;
+    keys.assign(cap, kEmpty);
+    values.assign(cap, 0);
+    used = 0;
+    for (size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] != kEmpty) insert(old_keys[i], old_values[i]);
+    }
+  }
+  const size_t mask = keys.size() - 1;
+  size_t i = hash(k) & mask;
+  while (keys[i] != kEmpty) i = (i + 1) & mask;
+  keys[i] = k;
+  values[i] = v;
+  ++used;
+}
+
+void GrammarMatcher::InternTable::erase(uint64_t k) {
+  if (keys.empty()) return;
+  const size_t mask = keys.size() - 1;
+  size_t i = hash(k) & mask;
+  while (keys[i] != k) {
+    if (keys[i] == kEmpty) return;
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion: move later entries of the probe run into the hole so lookups never stop early.
+  for (size_t j = (i + 1) & mask; keys[j] != kEmpty; j = (j + 1) & mask) {
+    const size_t home = hash(keys[j]) & mask;
+    // keys[j] may move to i when i lies cyclically in [home, j).
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      keys[i] = keys[j];
+      values[i] = values[j];
+      i = j;
+    }
+  }
+  keys[i] = kEmpty;
+  --used;
+}
+
 int32_t GrammarMatcher::new_node(int32_t pos, int32_t parent) {
   const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(pos)) << 32) | static_cast<uint32_t>(parent);
-  auto found = intern_.find(key);
-  if (found != intern_.end()) return found->second;
-  intern_.emplace(key, static_cast<int32_t>(nodes_.size()));
+  if (int32_t* found = intern_.find(key)) return *found;
+  intern_.insert(key, static_cast<int32_t>(nodes_.size()));
   const int32_t depth = parent < 0 ? 0 : nodes_[static_cast<size_t>(parent)].depth + 1;
   nodes_.push_back(Node{pos, parent, depth});
   seen_.push_back(0);
@@ -40,7 +93,7 @@ void GrammarMatcher::drop_nodes_from(size_t mark) {
 
 void GrammarMatcher::truncate_nodes(size_t mark) { drop_nodes_from(std::max(mark, states_.back().node_mark)); }
 
-bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepting, int32_t* min_depth) {
+bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepting, int32_t* min_depth, bool* exited) {
   size_t work = 0;
   bool ok = true;
   while (!work_.empty()) {
@@ -57,7 +110,9 @@ bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepti
     if (e.kind == GrammarElement::kBytes) {
       to->push_back(id);
     } else if (e.kind == GrammarElement::kEnd) {
-      if (n.parent < 0) {
+      if (exited != nullptr && n.parent < mark) {
+        *exited = true;
+      } else if (n.parent < 0) {
         *accepting = true;
         *min_depth = -1;
       } else {
@@ -90,7 +145,7 @@ bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepti
 }
 
 bool GrammarMatcher::step(const int32_t* from, size_t n, uint8_t b, int32_t mark, std::vector<int32_t>* to,
-                          bool* accepting, int32_t* min_depth) {
+                          bool* accepting, int32_t* min_depth, bool* exited) {
   to->clear();
   *accepting = false;
   if (++epoch_ == 0) {
@@ -102,7 +157,7 @@ bool GrammarMatcher::step(const int32_t* from, size_t n, uint8_t b, int32_t mark
     if (!g_.byte_sets[g_.elements[static_cast<size_t>(t.pos)].arg].has(b)) continue;
     work_.push_back(new_node(t.pos + 1, t.parent));
   }
-  return close(mark, to, accepting, min_depth);
+  return close(mark, to, accepting, min_depth, exited);
 }
 
 bool GrammarMatcher::accept_bytes(std::string_view bytes) {

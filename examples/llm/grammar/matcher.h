@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "examples/llm/grammar/grammar.h"
@@ -58,9 +57,11 @@ class GrammarMatcher {
   void truncate_nodes(size_t mark);
   // Advances the stacks `from[0..n)` by byte b into `to` (cleared first); `*accepting` says whether a stack
   // ended the start rule. Pops into nodes below `mark` lower `*min_depth` to their depth (-1: the bottom was
-  // reached): what a result depends on. False when a bound was passed.
+  // reached): what a result depends on. With `exited` (local mode), a stack that would pop into a node below
+  // `mark` (or end the start rule) stops there instead and sets *exited: the step then reads nothing but the
+  // positions of `from`'s tops. False when a bound was passed.
   bool step(const int32_t* from, size_t n, uint8_t b, int32_t mark, std::vector<int32_t>* to, bool* accepting,
-            int32_t* min_depth);
+            int32_t* min_depth, bool* exited = nullptr);
 
  private:
   struct State {
@@ -71,12 +72,23 @@ class GrammarMatcher {
   int32_t new_node(int32_t pos, int32_t parent);
   void drop_nodes_from(size_t mark);
   // Expands `work_` (node ids) until every stack's top is a byte set; adds those tops to `to`.
-  bool close(int32_t mark, std::vector<int32_t>* to, bool* accepting, int32_t* min_depth);
+  bool close(int32_t mark, std::vector<int32_t>* to, bool* accepting, int32_t* min_depth, bool* exited);
 
   const Grammar& g_;
   std::vector<Node> nodes_;
-  // (pos, parent) -> node: equal stacks are one node, so ambiguity cannot multiply them.
-  std::unordered_map<uint64_t, int32_t> intern_;
+  // (pos, parent) -> node: equal stacks are one node, so ambiguity cannot multiply them. Open addressing with
+  // linear probing (a node is made for nearly every byte a mask walk steps, so this is the hot lookup).
+  struct InternTable {
+    std::vector<uint64_t> keys;  // kEmpty where free
+    std::vector<int32_t> values;
+    size_t used = 0;
+    static constexpr uint64_t kEmpty = ~uint64_t{0};
+    static size_t hash(uint64_t k) { return static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> 20); }
+    int32_t* find(uint64_t k);
+    void insert(uint64_t k, int32_t v);
+    void erase(uint64_t k);
+  };
+  InternTable intern_;
   std::vector<State> states_;
   std::vector<uint32_t> seen_;  // per node: the step (epoch_) that last expanded it
   uint32_t epoch_ = 0;

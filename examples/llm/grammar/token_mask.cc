@@ -36,6 +36,7 @@ TokenVocabulary::TokenVocabulary(const std::vector<std::string>& token_bytes, st
       byte.push_back(static_cast<uint8_t>(s[k]));
       end.push_back(0);
       depth.push_back(static_cast<uint32_t>(k + 1));
+      parent.push_back(k == 0 ? kNoNode : path[k - 1]);
       first_token.push_back(static_cast<uint32_t>(token_ids.size()));
     }
     token_ids.push_back(id);
@@ -103,17 +104,13 @@ std::string TokenMasker::chain_key(const GrammarMatcher& m, const std::vector<in
   return key;
 }
 
-void TokenMasker::walk(GrammarMatcher& m, uint32_t* mask, int32_t* min_depth, bool* overflow) {
-  ++walks_;
-  const size_t mark = m.num_nodes();
-  levels_[0] = m.tops();
-  const size_t n = vocab_.byte.size();
-  for (size_t i = 0; i < n;) {
+void TokenMasker::walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask,
+                             int32_t* min_depth, bool* overflow) {
+  for (uint32_t i = begin; i < end;) {
     const uint32_t d = vocab_.depth[i];
     const std::vector<int32_t>& from = levels_[d - 1];
     bool accepting = false;
-    if (!m.step(from.data(), from.size(), vocab_.byte[i], static_cast<int32_t>(mark), &levels_[d], &accepting,
-                min_depth)) {
+    if (!m.step(from.data(), from.size(), vocab_.byte[i], mark, &levels_[d], &accepting, min_depth)) {
       *overflow = true;
     }
     if (levels_[d].empty() && !accepting) {
@@ -126,7 +123,68 @@ void TokenMasker::walk(GrammarMatcher& m, uint32_t* mask, int32_t* min_depth, bo
     }
     ++i;
   }
-  m.truncate_nodes(mark);
+}
+
+bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, LocalEntry* out) {
+  ++local_walks_;
+  out->accepted.assign(words(), 0);
+  out->uncertain.clear();
+  levels_[0] = m.tops();
+  int32_t unused = INT32_MAX;
+  const uint32_t n = static_cast<uint32_t>(vocab_.byte.size());
+  for (uint32_t i = 0; i < n;) {
+    const uint32_t d = vocab_.depth[i];
+    const std::vector<int32_t>& from = levels_[d - 1];
+    bool accepting = false, exited = false;
+    if (!m.step(from.data(), from.size(), vocab_.byte[i], mark, &levels_[d], &accepting, &unused, &exited)) {
+      return false;
+    }
+    if (exited) {
+      // This prefix reaches the context: its whole subtree is decided by the real stacks.
+      out->uncertain.push_back(i);
+      i = vocab_.end[i];
+      continue;
+    }
+    if (levels_[d].empty()) {
+      i = vocab_.end[i];
+      continue;
+    }
+    for (uint32_t k = vocab_.first_token[i]; k < vocab_.first_token[i + 1]; ++k) {
+      const int32_t id = vocab_.token_ids[k];
+      out->accepted[static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
+    }
+    ++i;
+  }
+  return true;
+}
+
+void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncertain, int32_t mark, uint32_t* mask,
+                          int32_t* min_depth, bool* overflow) {
+  levels_[0] = m.tops();
+  level_node_.assign(vocab_.max_depth + 1, TokenVocabulary::kNoNode);
+  std::vector<uint32_t> chain;
+  for (uint32_t u : uncertain) {
+    // The real state before u: step the ancestors not already on the levels from the last subtree.
+    chain.clear();
+    for (uint32_t a = vocab_.parent[u]; a != TokenVocabulary::kNoNode; a = vocab_.parent[a]) chain.push_back(a);
+    std::reverse(chain.begin(), chain.end());
+    bool dead = false;
+    for (size_t k = 0; k < chain.size() && !dead; ++k) {
+      const uint32_t d = static_cast<uint32_t>(k + 1);
+      if (level_node_[d] == chain[k]) continue;
+      const std::vector<int32_t>& from = levels_[d - 1];
+      bool accepting = false;
+      if (!m.step(from.data(), from.size(), vocab_.byte[chain[k]], mark, &levels_[d], &accepting, min_depth)) {
+        *overflow = true;
+      }
+      level_node_[d] = chain[k];
+      for (size_t j = d + 1; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
+      dead = levels_[d].empty();
+    }
+    if (dead) continue;
+    walk_range(m, u, vocab_.end[u], mark, mask, min_depth, overflow);
+    for (size_t j = vocab_.depth[u]; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
+  }
 }
 
 void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
@@ -156,7 +214,32 @@ void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
     memset(mask, 0, nw * sizeof(uint32_t));
     int32_t min_depth = INT32_MAX;
     bool overflow = false;
-    if (!tops.empty()) walk(m, mask, &min_depth, &overflow);
+    const int32_t mark = static_cast<int32_t>(m.num_nodes());
+    if (!tops.empty()) {
+      ++walks_;
+      auto local = local_.find(bucket);
+      if (local == local_.end()) {
+        LocalEntry e;
+        if (walk_local(m, mark, &e)) {
+          if (local_bytes_ > max_entries_ * nw * sizeof(uint32_t)) {
+            local_.clear();
+            local_bytes_ = 0;
+          }
+          local_bytes_ += e.accepted.size() * 4 + e.uncertain.size() * 4 + bucket.size();
+          local = local_.emplace(bucket, std::move(e)).first;
+        }
+      }
+      if (local != local_.end()) {
+        memcpy(mask, local->second.accepted.data(), nw * sizeof(uint32_t));
+        resolve(m, local->second.uncertain, mark, mask, &min_depth, &overflow);
+      } else {
+        // A bound was passed in local mode: the plain walk, uncached.
+        levels_[0] = tops;
+        walk_range(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, mask, &min_depth, &overflow);
+        overflow = true;
+      }
+      m.truncate_nodes(static_cast<size_t>(mark));
+    }
     if (!overflow) {
       if (entries_ >= max_entries_) {
         cache_.clear();

@@ -2,7 +2,12 @@
 // matcher's state by walking a prefix trie of the tokens' bytes (a prefix shared by many tokens is stepped once;
 // a byte the grammar refuses skips every token under it).
 //
-// Walks are cached. A walk's result depends only on the stacks' top positions and on as many nodes below them as
+// Two caches. The local one is keyed by the stacks' top positions alone: a walk in local mode stops every path
+// that would pop below a top (into the context the top was called from) and marks that trie node "uncertain";
+// every other token is decided by the tops' own rules (inside a string: every token without a quote). Only the
+// uncertain subtrees are then walked with the real stacks. Every string of a JSON grammar shares one local entry.
+//
+// The state cache: a walk's result depends only on the stacks' top positions and on as many nodes below them as
 // the walk popped into (a string's characters never look past the string's rule; a closing quote looks one or
 // two levels further). The cache is keyed by exactly that: the positions of each stack from its top down to the
 // lowest node any token's bytes reached, relative to the top, so the same situation at another nesting depth or
@@ -45,9 +50,11 @@ class TokenVocabulary {
   std::vector<uint8_t> byte;
   std::vector<uint32_t> end;
   std::vector<uint32_t> depth;
+  std::vector<uint32_t> parent;  // kNoNode for depth 1
   std::vector<uint32_t> first_token;
   std::vector<int32_t> token_ids;
   uint32_t max_depth = 0;
+  static constexpr uint32_t kNoNode = ~uint32_t{0};
 
  private:
   size_t size_;
@@ -66,8 +73,13 @@ class TokenMasker {
 
   size_t walks() const { return walks_; }
   size_t hits() const { return hits_; }
+  size_t local_walks() const { return local_walks_; }
 
  private:
+  struct LocalEntry {
+    std::vector<uint32_t> accepted;
+    std::vector<uint32_t> uncertain;  // trie nodes whose subtrees need the real stacks, in preorder
+  };
   struct Entry {
     int32_t up;  // the walk looked at nodes down to (deepest top's depth - up)
     std::string chains;
@@ -75,14 +87,24 @@ class TokenMasker {
   };
   // For the state's tops: the positions of each stack from its top down to absolute depth `cut`, sorted.
   std::string chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const;
-  void walk(GrammarMatcher& m, uint32_t* mask, int32_t* min_depth, bool* overflow);
+  // Walks trie nodes [begin, end) from the state in levels_[depth[begin] - 1].
+  void walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask, int32_t* min_depth,
+                  bool* overflow);
+  // Local mode from the tops alone; false when a bound was passed.
+  bool walk_local(GrammarMatcher& m, int32_t mark, LocalEntry* out);
+  // The uncertain subtrees with the real stacks.
+  void resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncertain, int32_t mark, uint32_t* mask,
+               int32_t* min_depth, bool* overflow);
 
   const TokenVocabulary& vocab_;
   size_t max_entries_;
   size_t entries_ = 0;
   std::unordered_map<std::string, std::vector<Entry>> cache_;  // by the tops' positions
+  std::unordered_map<std::string, LocalEntry> local_;
+  size_t local_bytes_ = 0;
+  std::vector<uint32_t> level_node_;  // the trie node whose state levels_[d] holds (resolve)
   std::vector<std::vector<int32_t>> levels_;
-  size_t walks_ = 0, hits_ = 0;
+  size_t walks_ = 0, hits_ = 0, local_walks_ = 0;
 };
 
 }  // namespace llm
