@@ -11,7 +11,7 @@ GrammarMatcher::GrammarMatcher(const Grammar& grammar) : g_(grammar) {
   ++epoch_;
   int32_t min_depth = INT32_MAX;
   for (uint32_t alt : g_.rules[g_.root].alternatives) work_.push_back(new_node(static_cast<int32_t>(alt), -1));
-  if (!close(0, &s.tops, &s.accepting, &min_depth, nullptr)) overflowed_ = true;
+  if (!close(0, &s.tops, &s.accepting, &min_depth, nullptr, 0)) overflowed_ = true;
   s.node_mark = nodes_.size();
   states_.push_back(std::move(s));
 }
@@ -93,7 +93,8 @@ void GrammarMatcher::drop_nodes_from(size_t mark) {
 
 void GrammarMatcher::truncate_nodes(size_t mark) { drop_nodes_from(std::max(mark, states_.back().node_mark)); }
 
-bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepting, int32_t* min_depth, bool* exited) {
+bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepting, int32_t* min_depth, bool* exited,
+                           int32_t exit_depth) {
   size_t work = 0;
   bool ok = true;
   while (!work_.empty()) {
@@ -110,7 +111,8 @@ bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepti
     if (e.kind == GrammarElement::kBytes) {
       to->push_back(id);
     } else if (e.kind == GrammarElement::kEnd) {
-      if (exited != nullptr && n.parent < mark) {
+      if (exited != nullptr && n.parent < mark &&
+          (n.parent < 0 || nodes_[static_cast<size_t>(n.parent)].depth < exit_depth)) {
         *exited = true;
       } else if (n.parent < 0) {
         *accepting = true;
@@ -145,7 +147,7 @@ bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepti
 }
 
 bool GrammarMatcher::step(const int32_t* from, size_t n, uint8_t b, int32_t mark, std::vector<int32_t>* to,
-                          bool* accepting, int32_t* min_depth, bool* exited) {
+                          bool* accepting, int32_t* min_depth, bool* exited, int32_t exit_depth) {
   to->clear();
   *accepting = false;
   if (++epoch_ == 0) {
@@ -157,7 +159,7 @@ bool GrammarMatcher::step(const int32_t* from, size_t n, uint8_t b, int32_t mark
     if (!g_.byte_sets[g_.elements[static_cast<size_t>(t.pos)].arg].has(b)) continue;
     work_.push_back(new_node(t.pos + 1, t.parent));
   }
-  return close(mark, to, accepting, min_depth, exited);
+  return close(mark, to, accepting, min_depth, exited, exit_depth);
 }
 
 bool GrammarMatcher::accept_bytes(std::string_view bytes) {

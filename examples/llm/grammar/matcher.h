@@ -58,10 +58,10 @@ class GrammarMatcher {
   // Advances the stacks `from[0..n)` by byte b into `to` (cleared first); `*accepting` says whether a stack
   // ended the start rule. Pops into nodes below `mark` lower `*min_depth` to their depth (-1: the bottom was
   // reached): what a result depends on. With `exited` (local mode), a stack that would pop into a node below
-  // `mark` (or end the start rule) stops there instead and sets *exited: the step then reads nothing but the
-  // positions of `from`'s tops. False when a bound was passed.
+  // `mark` whose depth is under `exit_depth` (or end the start rule) stops there instead and sets *exited: the
+  // step then reads no node shallower than exit_depth. False when a bound was passed.
   bool step(const int32_t* from, size_t n, uint8_t b, int32_t mark, std::vector<int32_t>* to, bool* accepting,
-            int32_t* min_depth, bool* exited = nullptr);
+            int32_t* min_depth, bool* exited = nullptr, int32_t exit_depth = 0);
 
  private:
   struct State {
@@ -72,7 +72,8 @@ class GrammarMatcher {
   int32_t new_node(int32_t pos, int32_t parent);
   void drop_nodes_from(size_t mark);
   // Expands `work_` (node ids) until every stack's top is a byte set; adds those tops to `to`.
-  bool close(int32_t mark, std::vector<int32_t>* to, bool* accepting, int32_t* min_depth, bool* exited);
+  bool close(int32_t mark, std::vector<int32_t>* to, bool* accepting, int32_t* min_depth, bool* exited,
+             int32_t exit_depth);
 
   const Grammar& g_;
   std::vector<Node> nodes_;

@@ -125,7 +125,7 @@ void TokenMasker::walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, in
   }
 }
 
-bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, LocalEntry* out) {
+bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, LocalEntry* out) {
   ++local_walks_;
   out->accepted.assign(words(), 0);
   out->uncertain.clear();
@@ -136,7 +136,7 @@ bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, LocalEntry* out) {
     const uint32_t d = vocab_.depth[i];
     const std::vector<int32_t>& from = levels_[d - 1];
     bool accepting = false, exited = false;
-    if (!m.step(from.data(), from.size(), vocab_.byte[i], mark, &levels_[d], &accepting, &unused, &exited)) {
+    if (!m.step(from.data(), from.size(), vocab_.byte[i], mark, &levels_[d], &accepting, &unused, &exited, cut)) {
       return false;
     }
     if (exited) {
@@ -217,21 +217,26 @@ void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
     const int32_t mark = static_cast<int32_t>(m.num_nodes());
     if (!tops.empty()) {
       ++walks_;
-      auto local = local_.find(bucket);
+      // The local walk reads the tops and kLocalLevels nodes under the deepest one.
+      const int32_t cut = deepest - kLocalLevels;
+      const std::string local_key = chain_key(m, tops, cut);
+      auto local = local_.find(local_key);
       if (local == local_.end()) {
         LocalEntry e;
-        if (walk_local(m, mark, &e)) {
+        if (walk_local(m, mark, cut, &e)) {
           if (local_bytes_ > max_entries_ * nw * sizeof(uint32_t)) {
             local_.clear();
             local_bytes_ = 0;
           }
-          local_bytes_ += e.accepted.size() * 4 + e.uncertain.size() * 4 + bucket.size();
-          local = local_.emplace(bucket, std::move(e)).first;
+          local_bytes_ += e.accepted.size() * 4 + e.uncertain.size() * 4 + local_key.size();
+          local = local_.emplace(local_key, std::move(e)).first;
         }
       }
       if (local != local_.end()) {
         memcpy(mask, local->second.accepted.data(), nw * sizeof(uint32_t));
         resolve(m, local->second.uncertain, mark, mask, &min_depth, &overflow);
+        // The local part read the nodes down to `cut`: the state cache's key must hold them too.
+        min_depth = std::min(min_depth, cut < 0 ? -1 : cut);
       } else {
         // A bound was passed in local mode: the plain walk, uncached.
         levels_[0] = tops;

@@ -2,10 +2,11 @@
 // matcher's state by walking a prefix trie of the tokens' bytes (a prefix shared by many tokens is stepped once;
 // a byte the grammar refuses skips every token under it).
 //
-// Two caches. The local one is keyed by the stacks' top positions alone: a walk in local mode stops every path
-// that would pop below a top (into the context the top was called from) and marks that trie node "uncertain";
-// every other token is decided by the tops' own rules (inside a string: every token without a quote). Only the
-// uncertain subtrees are then walked with the real stacks. Every string of a JSON grammar shares one local entry.
+// Two caches. The local one is keyed by the positions of the stacks' tops and of the kLocalLevels nodes under
+// the deepest top: a walk in local mode stops every path that would pop further (into the context those rules
+// were called from) and marks that trie node "uncertain"; every other token is decided by those rules alone
+// (inside a string: every token without a quote). Only the uncertain subtrees are then walked with the real
+// stacks. Strings of one rule share one local entry wherever they appear.
 //
 // The state cache: a walk's result depends only on the stacks' top positions and on as many nodes below them as
 // the walk popped into (a string's characters never look past the string's rule; a closing quote looks one or
@@ -64,6 +65,9 @@ class TokenVocabulary {
 
 class TokenMasker {
  public:
+  // A string's character is 3 levels under the string's rule (char class, repetition, string).
+  static constexpr int32_t kLocalLevels = 3;
+
   // `vocab` must outlive the masker. cache_bytes bounds the cached masks (all dropped when full).
   explicit TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes = size_t{64} << 20);
 
@@ -91,7 +95,7 @@ class TokenMasker {
   void walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask, int32_t* min_depth,
                   bool* overflow);
   // Local mode from the tops alone; false when a bound was passed.
-  bool walk_local(GrammarMatcher& m, int32_t mark, LocalEntry* out);
+  bool walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, LocalEntry* out);
   // The uncertain subtrees with the real stacks.
   void resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncertain, int32_t mark, uint32_t* mask,
                int32_t* min_depth, bool* overflow);
