@@ -99,7 +99,7 @@ def main(argv=None) -> int:
                     cmd += list(cases[name])
                 else:
                     cmd += ["--ignore-eos"]
-                err = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+                err = subprocess.run(cmd, capture_output=True, check=True).stderr.decode()
                 n, ms = DECODE.search(err).groups()
                 g = GMASK.search(err)
                 if int(n) == 0:

@@ -82,7 +82,7 @@ Result<std::unique_ptr<TokenVocabulary>> TokenVocabulary::from_tokenizer(const T
 TokenMasker::TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes) : vocab_(vocab) {
   const size_t per_entry = std::max<size_t>(1, (vocab.size() + 31) / 32 * 4);
   max_entries_ = std::max<size_t>(1, cache_bytes / per_entry);
-  levels_.resize(vocab.max_depth + 1);
+  level_sid_.resize(vocab.max_depth + 1);
 }
 
 std::string TokenMasker::chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const {
@@ -104,19 +104,50 @@ std::string TokenMasker::chain_key(const GrammarMatcher& m, const std::vector<in
   return key;
 }
 
+int32_t TokenMasker::state_id(const std::vector<int32_t>& tops, bool accepting) {
+  std::string key(reinterpret_cast<const char*>(tops.data()), tops.size() * sizeof(int32_t));
+  key += accepting ? 'a' : 'n';
+  auto it = wstate_index_.find(key);
+  if (it != wstate_index_.end()) return it->second;
+  const int32_t id = static_cast<int32_t>(wstates_.size());
+  wstates_.push_back(WalkState{tops, accepting});
+  wstate_index_.emplace(std::move(key), id);
+  return id;
+}
+
+int32_t TokenMasker::advance(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
+                             int32_t* min_depth, bool* overflow, bool* exited) {
+  constexpr int32_t kExited = int32_t{1} << 30;
+  const uint64_t key = (static_cast<uint64_t>(sid) << 9) | (local ? 256u : 0u) | b;
+  auto it = memo_.find(key);
+  if (it != memo_.end()) {
+    *exited = (it->second & kExited) != 0;
+    const int32_t next = it->second & ~kExited;
+    return next == kExited - 1 ? -1 : next;
+  }
+  bool accepting = false, ex = false;
+  const std::vector<int32_t> from = wstates_[static_cast<size_t>(sid)].tops;
+  const bool ok =
+      m.step(from.data(), from.size(), b, mark, &scratch_, &accepting, min_depth, local ? &ex : nullptr, cut);
+  if (!ok) *overflow = true;
+  const bool dead = scratch_.empty() && !accepting;
+  const int32_t next = dead ? -1 : state_id(scratch_, accepting);
+  *exited = ex;
+  if (ok) memo_.emplace(key, (dead ? kExited - 1 : next) | (ex ? kExited : 0));
+  return next;
+}
+
 void TokenMasker::walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask,
                              int32_t* min_depth, bool* overflow) {
   for (uint32_t i = begin; i < end;) {
     const uint32_t d = vocab_.depth[i];
-    const std::vector<int32_t>& from = levels_[d - 1];
-    bool accepting = false;
-    if (!m.step(from.data(), from.size(), vocab_.byte[i], mark, &levels_[d], &accepting, min_depth)) {
-      *overflow = true;
-    }
-    if (levels_[d].empty() && !accepting) {
+    bool exited = false;
+    const int32_t next = advance(m, level_sid_[d - 1], vocab_.byte[i], mark, false, 0, min_depth, overflow, &exited);
+    if (next < 0) {
       i = vocab_.end[i];  // no token under this prefix is allowed
       continue;
     }
+    level_sid_[d] = next;
     for (uint32_t k = vocab_.first_token[i]; k < vocab_.first_token[i + 1]; ++k) {
       const int32_t id = vocab_.token_ids[k];
       mask[id >> 5] |= uint32_t{1} << (id & 31);
@@ -129,26 +160,26 @@ bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, Local
   ++local_walks_;
   out->accepted.assign(words(), 0);
   out->uncertain.clear();
-  levels_[0] = m.tops();
+  level_sid_[0] = state_id(m.tops(), m.can_end());
   int32_t unused = INT32_MAX;
+  bool overflow = false;
   const uint32_t n = static_cast<uint32_t>(vocab_.byte.size());
   for (uint32_t i = 0; i < n;) {
     const uint32_t d = vocab_.depth[i];
-    const std::vector<int32_t>& from = levels_[d - 1];
-    bool accepting = false, exited = false;
-    if (!m.step(from.data(), from.size(), vocab_.byte[i], mark, &levels_[d], &accepting, &unused, &exited, cut)) {
-      return false;
-    }
+    bool exited = false;
+    const int32_t next = advance(m, level_sid_[d - 1], vocab_.byte[i], mark, true, cut, &unused, &overflow, &exited);
+    if (overflow) return false;
     if (exited) {
       // This prefix reaches the context: its whole subtree is decided by the real stacks.
       out->uncertain.push_back(i);
       i = vocab_.end[i];
       continue;
     }
-    if (levels_[d].empty()) {
+    if (next < 0 || wstates_[static_cast<size_t>(next)].tops.empty()) {
       i = vocab_.end[i];
       continue;
     }
+    level_sid_[d] = next;
     for (uint32_t k = vocab_.first_token[i]; k < vocab_.first_token[i + 1]; ++k) {
       const int32_t id = vocab_.token_ids[k];
       out->accepted[static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
@@ -160,7 +191,7 @@ bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, Local
 
 void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncertain, int32_t mark, uint32_t* mask,
                           int32_t* min_depth, bool* overflow) {
-  levels_[0] = m.tops();
+  level_sid_[0] = state_id(m.tops(), m.can_end());
   level_node_.assign(vocab_.max_depth + 1, TokenVocabulary::kNoNode);
   std::vector<uint32_t> chain;
   for (uint32_t u : uncertain) {
@@ -172,14 +203,13 @@ void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncert
     for (size_t k = 0; k < chain.size() && !dead; ++k) {
       const uint32_t d = static_cast<uint32_t>(k + 1);
       if (level_node_[d] == chain[k]) continue;
-      const std::vector<int32_t>& from = levels_[d - 1];
-      bool accepting = false;
-      if (!m.step(from.data(), from.size(), vocab_.byte[chain[k]], mark, &levels_[d], &accepting, min_depth)) {
-        *overflow = true;
-      }
+      bool exited = false;
+      const int32_t next =
+          advance(m, level_sid_[d - 1], vocab_.byte[chain[k]], mark, false, 0, min_depth, overflow, &exited);
       level_node_[d] = chain[k];
       for (size_t j = d + 1; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
-      dead = levels_[d].empty();
+      dead = next < 0;
+      level_sid_[d] = next;
     }
     if (dead) continue;
     walk_range(m, u, vocab_.end[u], mark, mask, min_depth, overflow);
@@ -239,11 +269,14 @@ void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
         min_depth = std::min(min_depth, cut < 0 ? -1 : cut);
       } else {
         // A bound was passed in local mode: the plain walk, uncached.
-        levels_[0] = tops;
+        level_sid_[0] = state_id(tops, m.can_end());
         walk_range(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, mask, &min_depth, &overflow);
         overflow = true;
       }
       m.truncate_nodes(static_cast<size_t>(mark));
+      wstates_.clear();
+      wstate_index_.clear();
+      memo_.clear();
     }
     if (!overflow) {
       if (entries_ >= max_entries_) {

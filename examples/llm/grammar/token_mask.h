@@ -91,7 +91,7 @@ class TokenMasker {
   };
   // For the state's tops: the positions of each stack from its top down to absolute depth `cut`, sorted.
   std::string chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const;
-  // Walks trie nodes [begin, end) from the state in levels_[depth[begin] - 1].
+  // Walks trie nodes [begin, end) from the state level_sid_[depth[begin] - 1].
   void walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask, int32_t* min_depth,
                   bool* overflow);
   // Local mode from the tops alone; false when a bound was passed.
@@ -106,8 +106,24 @@ class TokenMasker {
   std::unordered_map<std::string, std::vector<Entry>> cache_;  // by the tops' positions
   std::unordered_map<std::string, LocalEntry> local_;
   size_t local_bytes_ = 0;
-  std::vector<uint32_t> level_node_;  // the trie node whose state levels_[d] holds (resolve)
-  std::vector<std::vector<int32_t>> levels_;
+  std::vector<uint32_t> level_node_;  // the trie node whose state level_sid_[d] is (resolve)
+  // Walk states: within one fill() every distinct set of tops gets an id and every (state, byte) step is done
+  // once: all the tokens that start with a letter inside a string reach the same state, so most trie nodes cost a
+  // table lookup. Cleared when fill() drops the nodes its walks made.
+  struct WalkState {
+    std::vector<int32_t> tops;
+    bool accepting;
+  };
+  int32_t state_id(const std::vector<int32_t>& tops, bool accepting);
+  // The state after byte b from state sid (-1: none survives); *exited in local mode when a path left the key's
+  // levels. Sets *overflow when a matcher bound was passed.
+  int32_t advance(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut, int32_t* min_depth,
+                  bool* overflow, bool* exited);
+  std::vector<WalkState> wstates_;
+  std::unordered_map<std::string, int32_t> wstate_index_;
+  std::unordered_map<uint64_t, int32_t> memo_;
+  std::vector<int32_t> scratch_;
+  std::vector<int32_t> level_sid_;  // the walk's state after depth d bytes
   size_t walks_ = 0, hits_ = 0, local_walks_ = 0;
 };
 
