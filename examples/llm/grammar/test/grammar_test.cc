@@ -162,6 +162,53 @@ TEST(JsonSchema, ErrorsNameThePointer) {
   EXPECT_FALSE(json_schema_to_gbnf("{\"type\":", &g, &error));
 }
 
+// Mutated grammars and schemas (seeded): each is refused with a message or runs; the matcher then takes random
+// bytes within its bounds. Nothing may crash or hang (CI runs this under AddressSanitizer too).
+TEST(Hostile, MutatedInputNeverCrashes) {
+  const std::vector<std::string> seeds = {
+      "root ::= obj\nobj ::= \"{\" (pair (\",\" pair)*)? \"}\"\npair ::= [a-z]+ \":\" (obj | [0-9]{1,3})\n",
+      "root ::= (\"a\" | [^\\x00-\\x7F] | x)* \"!\"?\nx ::= \"(\" root \")\"\n",
+      R"({"type":"object","properties":{"a":{"type":"array","items":{"anyOf":[{"type":"integer","minimum":-3,
+"maximum":70},{"type":"string","maxLength":2}]}}},"required":["a"]})",
+  };
+  const std::string alphabet = "()[]{}|*+?^-\\\":=#.,0123456789ax \n\x80\xff";
+  uint64_t state = 12345;
+  auto next = [&state]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>(state >> 33);
+  };
+  size_t accepted = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string text = seeds[next() % seeds.size()];
+    for (int k = 1 + static_cast<int>(next() % 4); k > 0; --k) {
+      const size_t at = next() % (text.size() + 1);
+      switch (next() % 3) {
+        case 0: text.insert(at, 1, alphabet[next() % alphabet.size()]); break;
+        case 1:
+          if (at < text.size()) text.erase(at, 1);
+          break;
+        default:
+          if (at < text.size()) text[at] = alphabet[next() % alphabet.size()];
+          break;
+      }
+    }
+    std::string gbnf_text = text, error;
+    if (text[0] == '{' && !json_schema_to_gbnf(text, &gbnf_text, &error)) {
+      EXPECT_FALSE(error.empty());
+      continue;
+    }
+    Grammar g;
+    if (!parse_gbnf(gbnf_text, &g, &error)) {
+      EXPECT_FALSE(error.empty());
+      continue;
+    }
+    ++accepted;
+    GrammarMatcher m(g);
+    for (int b = 0; b < 64; ++b) m.accept_bytes(std::string(1, alphabet[next() % alphabet.size()]));
+  }
+  EXPECT_GT(accepted, 100u);  // the mutations also reach the matcher
+}
+
 // The mask equals, token by token, what feeding each token's bytes to a fresh copy of the matcher says.
 TEST(TokenMask, EqualsBruteForce) {
   std::vector<std::string> tokens = {"",         "{",    "}",  "\"",  "\"a", "a\"",    "a",    ":",   ",",    "1",
