@@ -189,3 +189,47 @@ def test_usage_refusals(binaries, model, tokenizer, tmp_path):
         capture_output=True,
     )
     assert r.returncode == 2
+
+
+@pytest.fixture(scope="module")
+def sp_tokenizer(tmp_path_factory):
+    """A SentencePiece BPE model with Llama-2's settings (byte fallback, no normalization, spaces as '▁')."""
+    spm = pytest.importorskip("sentencepiece")
+    prefix = str(tmp_path_factory.mktemp("sp") / "sp")
+    lines = [line for line in gs.stdlib_text(300_000) for line in line.splitlines() if line.strip()]
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines[:6000] + gs.json_samples(3000)),
+        model_prefix=prefix,
+        vocab_size=800,
+        model_type="bpe",
+        byte_fallback=True,
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        split_digits=True,
+        character_coverage=0.995,
+        minloglevel=2,
+        num_threads=1,
+    )
+    return prefix + ".model"
+
+
+@pytest.mark.parametrize("name", ["record", "person"])
+def test_sentencepiece_vocabulary(binaries, sp_tokenizer, tmp_path, name):
+    """The token bytes of a SentencePiece model ('▁' as a space, <0xNN> byte pieces, control tokens never
+    allowed): random allowed-token walks give only text that validates once complete."""
+    schema = {**gs.BOUNDED_SCHEMAS, **gs.OPEN_SCHEMAS}[name]
+    path = write(tmp_path, f"{name}.json", json.dumps(schema))
+    r = subprocess.run(
+        [binaries[1], "--tokenizer", sp_tokenizer, "--json-schema", path, "--sequences", "30", "--max-steps", "80"],
+        capture_output=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    complete = 0
+    for line in r.stdout.decode().splitlines():
+        seq = json.loads(line)
+        if seq["complete"]:
+            complete += 1
+            text = seq["text"].encode("latin-1").decode("utf-8")
+            assert gs.errors(json.loads(text, object_pairs_hook=gs.no_duplicate_keys), schema) == [], text
+    assert complete >= 1
