@@ -111,6 +111,7 @@ int32_t TokenMasker::state_id(const std::vector<int32_t>& tops, bool accepting) 
   if (it != wstate_index_.end()) return it->second;
   const int32_t id = static_cast<int32_t>(wstates_.size());
   wstates_.push_back(WalkState{tops, accepting});
+  trans_.resize(wstates_.size() * 512, -1);
   wstate_index_.emplace(std::move(key), id);
   return id;
 }
@@ -118,11 +119,10 @@ int32_t TokenMasker::state_id(const std::vector<int32_t>& tops, bool accepting) 
 int32_t TokenMasker::advance(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
                              int32_t* min_depth, bool* overflow, bool* exited) {
   constexpr int32_t kExited = int32_t{1} << 30;
-  const uint64_t key = (static_cast<uint64_t>(sid) << 9) | (local ? 256u : 0u) | b;
-  auto it = memo_.find(key);
-  if (it != memo_.end()) {
-    *exited = (it->second & kExited) != 0;
-    const int32_t next = it->second & ~kExited;
+  const size_t slot = static_cast<size_t>(sid) * 512 + (local ? 0u : 256u) + b;
+  if (trans_[slot] >= 0) {
+    *exited = (trans_[slot] & kExited) != 0;
+    const int32_t next = trans_[slot] & ~kExited;
     return next == kExited - 1 ? -1 : next;
   }
   bool accepting = false, ex = false;
@@ -133,7 +133,7 @@ int32_t TokenMasker::advance(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t 
   const bool dead = scratch_.empty() && !accepting;
   const int32_t next = dead ? -1 : state_id(scratch_, accepting);
   *exited = ex;
-  if (ok) memo_.emplace(key, (dead ? kExited - 1 : next) | (ex ? kExited : 0));
+  if (ok) trans_[slot] = (dead ? kExited - 1 : next) | (ex ? kExited : 0);
   return next;
 }
 
@@ -276,7 +276,7 @@ void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
       m.truncate_nodes(static_cast<size_t>(mark));
       wstates_.clear();
       wstate_index_.clear();
-      memo_.clear();
+      trans_.clear();
     }
     if (!overflow) {
       if (entries_ >= max_entries_) {

@@ -121,7 +121,9 @@ class TokenMasker {
                   bool* overflow, bool* exited);
   std::vector<WalkState> wstates_;
   std::unordered_map<std::string, int32_t> wstate_index_;
-  std::unordered_map<uint64_t, int32_t> memo_;
+  // Per walk state, 512 transitions (local mode's bytes then the real stacks'): -1 not computed yet, else the
+  // next state id or kDeadState, with kExitedBit when a local path left the key's levels.
+  std::vector<int32_t> trans_;
   std::vector<int32_t> scratch_;
   std::vector<int32_t> level_sid_;  // the walk's state after depth d bytes
   size_t walks_ = 0, hits_ = 0, local_walks_ = 0;
