@@ -337,7 +337,7 @@ class GbnfParser {
     }
     if (item.empty()) return true;  // "" repeated is ""
     const GrammarElement e = as_element(rule_name, std::move(item));
-    if (static_cast<size_t>(lo) * 1 + (unbounded ? 0 : hi) + b_.size() > kMaxGbnfElements) {
+    if (static_cast<size_t>(lo) + (unbounded ? 0 : hi) + b_.size() > kMaxGbnfElements) {
       return fail("the grammar is too large (repetitions expanded)");
     }
     for (unsigned i = 0; i < lo; ++i) seq->push_back(e);
