@@ -124,12 +124,14 @@ def test_runner_output_matches_gbnf(binaries, model, tokenizer, tmp_path, name):
 
 @pytest.mark.parametrize("name", sorted(gs.OPEN_SCHEMAS))
 def test_random_walks_validate(binaries, tokenizer, tmp_path, name):
-    """Uniformly random allowed tokens (no model): every sequence that ended with EOS validates; the rest are
-    prefixes the next mask still allows continuing."""
+    """Uniformly random allowed tokens (no model): every mask equals what the matcher alone says of each token
+    (--verify: no trie, no caches); every sequence that ended with EOS validates; the rest are prefixes the next
+    mask still allows continuing."""
     schema = gs.OPEN_SCHEMAS[name]
     path = write(tmp_path, f"{name}.json", json.dumps(schema))
     r = subprocess.run(
-        [binaries[1], "--tokenizer", tokenizer, "--json-schema", path, "--sequences", "40", "--max-steps", "60"],
+        [binaries[1], "--tokenizer", tokenizer, "--json-schema", path, "--sequences", "40", "--max-steps", "60"]
+        + ["--verify"],
         capture_output=True,
         timeout=300,
     )
@@ -220,7 +222,8 @@ def test_sentencepiece_vocabulary(binaries, sp_tokenizer, tmp_path, name):
     schema = {**gs.BOUNDED_SCHEMAS, **gs.OPEN_SCHEMAS}[name]
     path = write(tmp_path, f"{name}.json", json.dumps(schema))
     r = subprocess.run(
-        [binaries[1], "--tokenizer", sp_tokenizer, "--json-schema", path, "--sequences", "30", "--max-steps", "80"],
+        [binaries[1], "--tokenizer", sp_tokenizer, "--json-schema", path, "--sequences", "30", "--max-steps", "80"]
+        + ["--verify"],
         capture_output=True,
         timeout=300,
     )

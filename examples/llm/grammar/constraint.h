@@ -45,6 +45,7 @@ class GrammarConstraint {
   bool overflowed() const { return matcher_.overflowed(); }
   const Grammar& grammar() const { return *grammar_; }
   const TokenMasker& masker() const { return masker_; }
+  GrammarMatcher& matcher() { return matcher_; }
 
  private:
   GrammarConstraint(std::unique_ptr<Grammar> g, const TokenVocabulary& vocab)

@@ -1,7 +1,7 @@
 // grammar_tool: runs a grammar constraint over a tokenizer's vocabulary without a model.
 //
 //   grammar_tool --tokenizer tokenizer.json (--grammar FILE.gbnf | --json-schema FILE.json)
-//                [--print-grammar] [--sequences K --max-steps N --seed S] [--bench]
+//                [--print-grammar] [--sequences K --max-steps N --seed S] [--bench] [--verify]
 //
 // --print-grammar writes the GBNF (a schema's compiled grammar) and exits. --sequences K generates K token
 // sequences, each step choosing uniformly among the allowed tokens (xoshiro256** seeded by S + sequence index)
@@ -11,6 +11,8 @@
 // and the last mask is the one after the last token. --bench prints the mask time per generated token: every
 // step, with one constraint reset between sequences so its caches carry over as a server's compiled grammar's
 // would: the first sequence's masks (cold caches), the later ones' (warm) and all.
+// --verify checks every mask against the matcher alone: each token's bytes fed to the matcher and rolled back
+// (no trie, no caches), the end tokens against can_end(); a difference exits 4.
 // Exit codes: 0 ok, 2 bad usage, 3 the tokenizer or grammar was refused.
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +75,7 @@ std::string hex(const uint32_t* mask, size_t words, size_t n_tokens) {
 int usage() {
   fprintf(stderr,
           "usage: grammar_tool --tokenizer TOKENIZER (--grammar FILE | --json-schema FILE) [--print-grammar]\n"
-          "                    [--sequences K] [--max-steps N] [--seed S] [--bench]\n");
+          "                    [--sequences K] [--max-steps N] [--seed S] [--bench] [--verify]\n");
   return 2;
 }
 
@@ -84,13 +86,14 @@ int main(int argc, char** argv) {
   const char* tokenizer_path = nullptr;
   const char* grammar_path = nullptr;
   const char* schema_path = nullptr;
-  bool print = false, bench = false;
+  bool print = false, bench = false, verify = false;
   long sequences = 0, max_steps = 64;
   unsigned long long seed = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (strcmp(a, "--print-grammar") == 0) print = true;
     else if (strcmp(a, "--bench") == 0) bench = true;
+    else if (strcmp(a, "--verify") == 0) verify = true;
     else if (i + 1 >= argc) return usage();
     else if (strcmp(a, "--tokenizer") == 0) tokenizer_path = argv[++i];
     else if (strcmp(a, "--grammar") == 0) grammar_path = argv[++i];
@@ -151,6 +154,22 @@ int main(int argc, char** argv) {
       mask_ns += ember_pal_ticks_ns() - t0;
       ++steps;
       if (!bench) masks.push_back(hex(mask.data(), mask.size(), n_tokens));
+      for (size_t i = 0; verify && i < n_tokens; ++i) {
+        const int32_t id = static_cast<int32_t>(i);
+        const std::string& b = (*vocab)->bytes(id);
+        bool expect = false;
+        if ((*vocab)->is_stop(id)) {
+          expect = c->can_end();
+        } else if (!b.empty() && c->matcher().accept_bytes(b)) {
+          expect = true;
+          c->matcher().rollback(1);
+        }
+        if (expect != (((mask[i >> 5] >> (i & 31)) & 1) != 0)) {
+          fprintf(stderr, "grammar_tool: sequence %ld step %ld: token %d is %s by the mask but %s by the matcher\n", s,
+                  step, id, expect ? "refused" : "allowed", expect ? "allowed" : "refused");
+          return 4;
+        }
+      }
       if (step == max_steps) break;
       std::vector<int32_t> allowed;
       for (size_t i = 0; i < n_tokens; ++i) {
