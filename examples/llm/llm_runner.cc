@@ -2,7 +2,7 @@
 //
 //   llm_runner --model model.pte (--tokenizer tokenizer.json|tokenizer.model --prompt "text" | --prompt-ids "1 5 7")
 //              [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos]
-//              [--speculate D]
+//              [--speculate D] [--grammar FILE.gbnf | --json-schema FILE.json]
 //
 // Loads the program (its `forward` with every buffer sized from MethodMeta) and the tokenizer, reads the metadata
 // constant methods, prefills the prompt in one forward call (T = prompt length, input_pos 0; one call per token
@@ -28,8 +28,14 @@
 // whether it is computed alone or with others: 8da4w's do, fp32's differ by rounding (README). The program must
 // return the logits of D + 1 positions (export.py --logits-rows D + 1 or more).
 //
+// --grammar / --json-schema constrain the output (examples/llm/grammar/): before each token the logits of every
+// token the grammar does not allow next are set to -infinity, so greedy and sampled decoding both choose among
+// allowed tokens only; an EOS id is allowed exactly when the text so far is complete, and generation stops when
+// the grammar can take nothing more. Needs --tokenizer; not with --speculate.
+//
 // Exit codes (as //:runner): 0 ok, 2 bad usage, 3 the program, a method or the tokenizer did not load, 4 the
 // prompt was refused (too long for max_seq_len, ids outside the vocabulary, empty), 5 execution failed.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +46,7 @@
 #include <vector>
 
 #include "examples/llm/decoder_program.h"
+#include "examples/llm/grammar/constraint.h"
 #include "examples/llm/prompt_lookup.h"
 #include "examples/llm/sampler.h"
 #include "examples/llm/tokenizer/tokenizer.h"
@@ -62,13 +69,27 @@ struct Options {
   bool bos = true;
   long threads = 1;
   long speculate = 0;  // drafted tokens per step at most; 0: one token per step
+  const char* grammar = nullptr;
+  const char* json_schema = nullptr;
 };
+
+bool read_file(const char* path, std::string* out) {
+  FILE* f = fopen(path, "rb");
+  if (f == nullptr) return false;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out->append(buf, n);
+  const bool ok = ferror(f) == 0;
+  fclose(f);
+  return ok;
+}
 
 int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s --model MODEL.pte (--tokenizer TOKENIZER --prompt TEXT | --prompt-ids \"ID ID ...\")\n"
           "       [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos] "
-          "[--no-bos] [--speculate D]\n",
+          "[--no-bos] [--speculate D]\n"
+          "       [--grammar FILE.gbnf | --json-schema FILE.json]\n",
           argv0);
   return 2;
 }
@@ -127,6 +148,10 @@ int main(int argc, char** argv) {
       o.tokenizer = argv[++i];
     } else if (strcmp(a, "--prompt") == 0) {
       o.prompt = argv[++i];
+    } else if (strcmp(a, "--grammar") == 0) {
+      o.grammar = argv[++i];
+    } else if (strcmp(a, "--json-schema") == 0) {
+      o.json_schema = argv[++i];
     } else if (strcmp(a, "--prompt-ids") == 0) {
       o.prompt_ids = argv[++i];
     } else if (strcmp(a, "--max-new-tokens") == 0) {
@@ -179,6 +204,16 @@ int main(int argc, char** argv) {
             o.speculate);
     return usage(argv[0]);
   }
+  const bool constrained = o.grammar != nullptr || o.json_schema != nullptr;
+  if (constrained && (o.grammar != nullptr) == (o.json_schema != nullptr)) {
+    fprintf(stderr, "llm_runner: give one of --grammar and --json-schema\n");
+    return usage(argv[0]);
+  }
+  if (constrained && (o.tokenizer == nullptr || o.speculate > 0)) {
+    fprintf(stderr, "llm_runner: %s needs --tokenizer (the tokens' bytes) and no --speculate\n",
+            o.grammar != nullptr ? "--grammar" : "--json-schema");
+    return usage(argv[0]);
+  }
   Result<llm::Sampler> sampler = llm::Sampler::create(o.temperature, o.seed);
   if (!sampler.ok()) return usage(argv[0]);
 
@@ -205,9 +240,32 @@ int main(int argc, char** argv) {
       return 3;
     }
   }
-  const uint64_t load_ns = ember_pal_ticks_ns() - load_t0;
   std::vector<int64_t> eos = md.eos_ids;
   if (eos.empty() && tokenizer != nullptr && tokenizer->eos_id() >= 0) eos.push_back(tokenizer->eos_id());
+  // The constraint: the tokens' bytes, the grammar, its matcher.
+  std::unique_ptr<llm::TokenVocabulary> vocab;
+  std::unique_ptr<llm::GrammarConstraint> constraint;
+  if (constrained) {
+    const char* path = o.grammar != nullptr ? o.grammar : o.json_schema;
+    std::string text, why;
+    if (!read_file(path, &text)) {
+      fprintf(stderr, "llm_runner: cannot read %s\n", path);
+      return 3;
+    }
+    Result<std::unique_ptr<llm::TokenVocabulary>> v = llm::TokenVocabulary::from_tokenizer(*tokenizer, eos);
+    if (!v.ok()) {
+      fprintf(stderr, "llm_runner: the tokenizer's token bytes: %s\n", error_name(v.error()));
+      return 3;
+    }
+    vocab = std::move(v.get());
+    constraint = o.grammar != nullptr ? llm::GrammarConstraint::load_gbnf(text, *vocab, &why)
+                                      : llm::GrammarConstraint::load_json_schema(text, *vocab, &why);
+    if (constraint == nullptr) {
+      fprintf(stderr, "llm_runner: %s refused: %s\n", path, why.c_str());
+      return 3;
+    }
+  }
+  const uint64_t load_ns = ember_pal_ticks_ns() - load_t0;
   const bool print_ids = o.ids || tokenizer == nullptr;
   if (o.speculate > 0 && (o.speculate >= md.logits_rows || !md.dynamic_shape)) {
     fprintf(stderr,
@@ -300,13 +358,34 @@ int main(int argc, char** argv) {
   bool done = false;
   // Appends the token chosen from `row` (vocab logits) and writes it out; sets `done` at EOS or N new tokens.
   // Returns the id, or -1 when sampling failed.
+  std::vector<uint32_t> mask(constraint ? constraint->words() : 0);
+  std::vector<float> masked(constraint ? static_cast<size_t>(md.vocab_size) : 0);
+  uint64_t mask_ns = 0;
+  size_t n_masks = 0;
+  bool grammar_ended = false;
   auto take = [&](const float* row) -> int64_t {
+    if (constraint) {
+      // Tokens past the tokenizer's vocabulary (padding) have no bytes: never allowed.
+      const uint64_t m0 = ember_pal_ticks_ns();
+      constraint->mask(mask.data());
+      masked.assign(row, row + md.vocab_size);
+      llm::apply_token_mask(mask.data(), masked.data(), vocab->size());
+      for (size_t i = vocab->size(); i < masked.size(); ++i) masked[i] = -INFINITY;
+      mask_ns += ember_pal_ticks_ns() - m0;
+      ++n_masks;
+      row = masked.data();
+    }
     Result<int32_t> next = sampler->sample(row, static_cast<size_t>(md.vocab_size));
     if (!next.ok()) {
       fprintf(stderr, "llm_runner: sampling failed: %s\n", error_name(next.error()));
       return -1;
     }
     const int64_t id = *next;
+    if (constraint && !constraint->accept(static_cast<int32_t>(id))) {
+      fprintf(stderr, "llm_runner: the grammar allows no token here (%s)\n",
+              constraint->overflowed() ? "a matcher bound was passed" : "no allowed token in the vocabulary");
+      return -1;
+    }
     generated.push_back(id);
     context.push_back(id);
     if (generated.size() == 1) {
@@ -330,10 +409,11 @@ int main(int argc, char** argv) {
     }
     fflush(stdout);
     prev = id;
-    if (is_eos && !o.ignore_eos) {
+    if (is_eos && (!o.ignore_eos || constraint)) {
       stopped_at_eos = true;
       done = true;
     }
+    if (constraint && !is_eos && constraint->done()) grammar_ended = done = true;
     if (static_cast<long>(generated.size()) >= o.max_new_tokens) done = true;
     return id;
   };
@@ -389,12 +469,21 @@ int main(int argc, char** argv) {
           o.threads, o.threads == 1 ? "" : "s");
   fprintf(stderr, "llm_runner: prompt tokens: %zu\n", n_prompt);
   fprintf(stderr, "llm_runner: generated tokens: %zu (%s)\n", generated.size(),
-          stopped_at_eos ? "stopped at EOS" : "reached --max-new-tokens");
+          stopped_at_eos  ? "stopped at EOS"
+          : grammar_ended ? "the grammar is complete"
+                          : "reached --max-new-tokens");
   fprintf(stderr, "llm_runner: time to first token: %.3f ms\n", ms(ttft_ns));
   fprintf(stderr, "llm_runner: prefill: %zu tokens in %.3f ms, %.1f tokens/s\n", n_prompt, ms(prefill_ns),
           per_second(n_prompt, prefill_ns));
   fprintf(stderr, "llm_runner: decode: %zu tokens in %.3f ms, %.1f tokens/s\n", n_decoded, ms(decode_ns),
           per_second(n_decoded, decode_ns));
+  if (constraint) {
+    fprintf(stderr,
+            "llm_runner: grammar: %zu masks, %.1f us per mask (%zu state-cache misses, %zu local walks, %zu hits)%s\n",
+            n_masks, n_masks ? static_cast<double>(mask_ns) / 1e3 / static_cast<double>(n_masks) : 0.0,
+            constraint->masker().walks(), constraint->masker().local_walks(), constraint->masker().hits(),
+            !grammar_ended && !stopped_at_eos ? "; the output is incomplete (--max-new-tokens reached)" : "");
+  }
   if (o.speculate > 0) {
     fprintf(stderr,
             "llm_runner: speculation: %zu steps (%zu with a draft), drafted %zu, accepted %zu (%.1f%%), "

@@ -1,0 +1,250 @@
+// The GBNF parser's errors, the matcher's bounds and rollback, the JSON Schema compiler's language, and the token
+// mask against a brute-force check of every token.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "examples/llm/grammar/constraint.h"
+#include "examples/llm/grammar/gbnf.h"
+#include "examples/llm/grammar/json_schema.h"
+#include "examples/llm/grammar/matcher.h"
+
+using namespace ember::llm;
+
+namespace {
+
+std::string parse_error(const std::string& text) {
+  Grammar g;
+  std::string error;
+  EXPECT_FALSE(parse_gbnf(text, &g, &error)) << text;
+  return error;
+}
+
+// Whether the whole text is a sentence of the grammar.
+bool matches(const Grammar& g, const std::string& text) {
+  GrammarMatcher m(g);
+  return m.accept_bytes(text) && m.can_end();
+}
+
+bool prefix_ok(const Grammar& g, const std::string& text) {
+  GrammarMatcher m(g);
+  return m.accept_bytes(text);
+}
+
+Grammar gbnf(const std::string& text) {
+  Grammar g;
+  std::string error;
+  EXPECT_TRUE(parse_gbnf(text, &g, &error)) << error;
+  return g;
+}
+
+Grammar schema(const std::string& text) {
+  std::string g, error;
+  EXPECT_TRUE(json_schema_to_gbnf(text, &g, &error)) << error;
+  return gbnf(g);
+}
+
+TEST(Gbnf, ErrorsNameLineAndColumn) {
+  EXPECT_EQ(parse_error("root ::= \"a\"\nx ::= [a-\n"), "line 2, column 7: character class not closed with ']'");
+  EXPECT_EQ(parse_error("root ::= foo"), "line 1, column 10: rule 'foo' is used but never defined");
+  EXPECT_EQ(parse_error("root ::= \"a\" )"), "line 1, column 14: unexpected character ')'");
+  EXPECT_EQ(parse_error("root ::= \"\\q\""), "line 1, column 11: unknown escape '\\q'");
+  EXPECT_EQ(parse_error("root ::= \"a\"{3,1}"), "line 1, column 17: repetition {m,n} with n below m");
+  EXPECT_EQ(parse_error("a ::= \"x\""), "the grammar has no rule 'root' (the start rule)");
+  EXPECT_EQ(parse_error("root ::= \"a\"\nroot ::= \"b\""), "line 2, column 1: rule 'root' is defined twice");
+  EXPECT_EQ(parse_error(""), "line 1, column 1: the grammar is empty: expected a rule 'name ::= ...'");
+}
+
+TEST(Gbnf, LeftRecursionIsRefusedByName) {
+  EXPECT_NE(parse_error("root ::= root \"a\" | \"a\"").find("rule 'root' is left-recursive"), std::string::npos);
+  // Through a rule that can match nothing.
+  const std::string e = parse_error("root ::= opt expr\nopt ::= \"x\"?\nexpr ::= root \"+\" | \"1\"");
+  EXPECT_NE(e.find("left-recursive"), std::string::npos) << e;
+  // A nullable repetition of a nullable item loops too.
+  EXPECT_NE(parse_error("root ::= (\"a\"?)*").find("left-recursive"), std::string::npos);
+}
+
+TEST(Gbnf, HostileInputIsBounded) {
+  EXPECT_NE(parse_error("root ::= \"a\"{1,100000}").find("repetition count above"), std::string::npos);
+  std::string deep = "root ::= ";
+  for (int i = 0; i < 100; ++i) deep += "(";
+  EXPECT_NE(parse_error(deep).find("nest more than 64"), std::string::npos);
+  // Deep right recursion that is not a tail call: the matcher refuses past its stack bound, it does not crash.
+  Grammar g = gbnf("root ::= \"(\" root \")\" | \"x\"");
+  GrammarMatcher m(g);
+  EXPECT_FALSE(m.accept_bytes(std::string(kMaxStackDepth + 10, '(')));
+  EXPECT_TRUE(m.overflowed());
+  // Exponentially ambiguous: every prefix has a bounded, deduplicated state.
+  Grammar amb = gbnf("root ::= (\"a\" | \"a\" | \"aa\")*");
+  EXPECT_TRUE(matches(amb, std::string(500, 'a')));
+}
+
+TEST(Gbnf, Syntax) {
+  Grammar g = gbnf(
+      "# comment\nroot ::= word (\",\" word){0,2} tail\nword ::= [a-c]+ | [^\\x00-\\x7F]\n"
+      "tail ::= \"!\"? \"\\n\"");
+  EXPECT_TRUE(matches(g, "ab,c\n"));
+  EXPECT_TRUE(matches(g, "a,b,c!\n"));
+  EXPECT_FALSE(matches(g, "a,b,c,a\n"));   // at most 2 more words
+  EXPECT_TRUE(matches(g, "\xC3\xA9\n"));   // é, any non-ASCII code point
+  EXPECT_TRUE(matches(g, "\xF0\x9F\x98\x80\n"));  // a 4-byte character
+  EXPECT_FALSE(matches(g, "\xED\xA0\x80\n"));     // a surrogate is not UTF-8
+  EXPECT_TRUE(prefix_ok(g, "\xF0\x9F"));          // half a character is a valid prefix
+  EXPECT_FALSE(matches(g, "d\n"));
+  Grammar any = gbnf("root ::= . .");
+  EXPECT_TRUE(matches(any, "a\xE2\x82\xAC"));
+  EXPECT_FALSE(matches(any, "a"));
+}
+
+TEST(Matcher, Rollback) {
+  Grammar g = gbnf("root ::= \"ab\" \"c\"* \"d\"");
+  GrammarMatcher m(g);
+  EXPECT_TRUE(m.accept_bytes("a"));
+  EXPECT_TRUE(m.accept_bytes("bc"));
+  EXPECT_FALSE(m.accept_bytes("x"));
+  EXPECT_TRUE(m.accept_bytes("cd"));
+  EXPECT_TRUE(m.can_end());
+  EXPECT_TRUE(m.finished());
+  m.rollback(2);
+  EXPECT_FALSE(m.can_end());
+  EXPECT_TRUE(m.accept_bytes("bd"));
+  EXPECT_TRUE(m.can_end());
+}
+
+TEST(JsonSchema, Keywords) {
+  Grammar obj = schema(R"({"type":"object","properties":{"a":{"type":"integer","minimum":-5,"maximum":120},
+      "b":{"type":"string","minLength":1,"maxLength":3},"c":{"enum":["x",1,null]}},"required":["a"]})");
+  EXPECT_TRUE(matches(obj, R"({"a":-5})"));
+  EXPECT_TRUE(matches(obj, R"({"a":120,"b":"xyz","c":null})"));
+  EXPECT_TRUE(matches(obj, R"({"a":7,"c":"x"})"));
+  EXPECT_FALSE(matches(obj, R"({"a":121})"));
+  EXPECT_FALSE(matches(obj, R"({"a":-6})"));
+  EXPECT_FALSE(matches(obj, R"({"a":05})"));
+  EXPECT_FALSE(matches(obj, R"({"b":"x"})"));            // a is required
+  EXPECT_FALSE(matches(obj, R"({"a":1,"b":""})"));       // minLength
+  EXPECT_FALSE(matches(obj, R"({"a":1,"b":"abcd"})"));   // maxLength
+  EXPECT_FALSE(matches(obj, R"({"a":1,"d":1})"));        // strict: no other properties
+  EXPECT_FALSE(matches(obj, R"({"a":1,"c":2})"));
+  EXPECT_FALSE(matches(obj, R"({"a": 1})"));             // no whitespace
+  Grammar arr = schema(R"({"type":"array","items":{"anyOf":[{"type":"boolean"},{"const":{"k":[1]}}]},
+      "minItems":1,"maxItems":2})");
+  EXPECT_TRUE(matches(arr, R"([true])"));
+  EXPECT_TRUE(matches(arr, R"([{"k":[1]},false])"));
+  EXPECT_FALSE(matches(arr, R"([])"));
+  EXPECT_FALSE(matches(arr, R"([true,true,true])"));
+  Grammar str = schema(R"({"type":"string"})");
+  EXPECT_TRUE(matches(str, R"("a\"b\\c\u00e9\n\/")"));
+  EXPECT_TRUE(matches(str, "\"\xC3\xA9\""));
+  EXPECT_FALSE(matches(str, "\"a\nb\""));   // a raw control character
+  EXPECT_FALSE(matches(str, R"("\x")"));
+  Grammar num = schema(R"({"type":"number","minimum":-2,"maximum":3})");
+  EXPECT_TRUE(matches(num, "2.75"));
+  EXPECT_TRUE(matches(num, "-1.5"));
+  EXPECT_TRUE(matches(num, "3"));
+  EXPECT_FALSE(matches(num, "3.5"));
+  EXPECT_FALSE(matches(num, "-2.5"));
+  Grammar extra = schema(R"({"type":"object","properties":{"a":{"type":"null"}},"additionalProperties":
+      {"type":"integer"}})");
+  EXPECT_TRUE(matches(extra, R"({"a":null,"x":1,"y":2})"));
+  EXPECT_TRUE(matches(extra, R"({"x":1})"));
+  EXPECT_FALSE(matches(extra, R"({"x":"s"})"));
+}
+
+TEST(JsonSchema, ErrorsNameThePointer) {
+  std::string g, error;
+  EXPECT_FALSE(json_schema_to_gbnf(R"({"properties":{"a":{"type":"string","pattern":"x"}}})", &g, &error));
+  EXPECT_EQ(error, "/properties/a/pattern: keyword 'pattern' is not supported");
+  EXPECT_FALSE(json_schema_to_gbnf(R"({"type":"array","items":{"minItems":3,"maxItems":2}})", &g, &error));
+  EXPECT_EQ(error, "/items: maxItems is below minItems");
+  EXPECT_FALSE(json_schema_to_gbnf(R"({"type":"integer","minimum":3,"maximum":1})", &g, &error));
+  EXPECT_EQ(error, "/: maximum is below minimum");
+  EXPECT_FALSE(json_schema_to_gbnf("{\"type\":", &g, &error));
+}
+
+// Mutated grammars and schemas (seeded): each is refused with a message or runs; the matcher then takes random
+// bytes within its bounds. Nothing may crash or hang (CI runs this under AddressSanitizer too).
+TEST(Hostile, MutatedInputNeverCrashes) {
+  const std::vector<std::string> seeds = {
+      "root ::= obj\nobj ::= \"{\" (pair (\",\" pair)*)? \"}\"\npair ::= [a-z]+ \":\" (obj | [0-9]{1,3})\n",
+      "root ::= (\"a\" | [^\\x00-\\x7F] | x)* \"!\"?\nx ::= \"(\" root \")\"\n",
+      R"({"type":"object","properties":{"a":{"type":"array","items":{"anyOf":[{"type":"integer","minimum":-3,
+"maximum":70},{"type":"string","maxLength":2}]}}},"required":["a"]})",
+  };
+  const std::string alphabet = "()[]{}|*+?^-\\\":=#.,0123456789ax \n\x80\xff";
+  uint64_t state = 12345;
+  auto next = [&state]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>(state >> 33);
+  };
+  size_t accepted = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string text = seeds[next() % seeds.size()];
+    for (int k = 1 + static_cast<int>(next() % 4); k > 0; --k) {
+      const size_t at = next() % (text.size() + 1);
+      switch (next() % 3) {
+        case 0: text.insert(at, 1, alphabet[next() % alphabet.size()]); break;
+        case 1:
+          if (at < text.size()) text.erase(at, 1);
+          break;
+        default:
+          if (at < text.size()) text[at] = alphabet[next() % alphabet.size()];
+          break;
+      }
+    }
+    std::string gbnf_text = text, error;
+    if (text[0] == '{' && !json_schema_to_gbnf(text, &gbnf_text, &error)) {
+      EXPECT_FALSE(error.empty());
+      continue;
+    }
+    Grammar g;
+    if (!parse_gbnf(gbnf_text, &g, &error)) {
+      EXPECT_FALSE(error.empty());
+      continue;
+    }
+    ++accepted;
+    GrammarMatcher m(g);
+    for (int b = 0; b < 64; ++b) m.accept_bytes(std::string(1, alphabet[next() % alphabet.size()]));
+  }
+  EXPECT_GT(accepted, 100u);  // the mutations also reach the matcher
+}
+
+// The mask equals, token by token, what feeding each token's bytes to a fresh copy of the matcher says.
+TEST(TokenMask, EqualsBruteForce) {
+  std::vector<std::string> tokens = {"",         "{",    "}",  "\"",  "\"a", "a\"",    "a",    ":",   ",",    "1",
+                                     "12",       "0",    "-",  "{\"", "\":", "tr",     "true", "ue",  "\xC3", "\xA9",
+                                     "\xC3\xA9", "null", "}}", "[",   "]",   "a\":1}", "\\",   "\\u", "00e9", "b"};
+  const int32_t eos = 0;
+  TokenVocabulary vocab(tokens, {eos});
+  std::string g_text, error;
+  ASSERT_TRUE(json_schema_to_gbnf(
+      R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"array","items":{"type":"string"}}}})",
+      &g_text, &error));
+  std::unique_ptr<GrammarConstraint> c = GrammarConstraint::load_gbnf(g_text, vocab, &error);
+  ASSERT_NE(c, nullptr) << error;
+  Grammar g = gbnf(g_text);
+  const std::vector<std::string> path = {"{",  "\"a",  "\":",  "12",  ",",    "\"", "b", "\":", "[",
+                                         "\"", "\xC3", "\xA9", "\\u", "00e9", "\"", "]", "}"};
+  std::string so_far;
+  for (size_t step = 0; step <= path.size(); ++step) {
+    std::vector<uint32_t> mask(c->words());
+    c->mask(mask.data());
+    for (size_t i = 1; i < tokens.size(); ++i) {
+      GrammarMatcher m(g);
+      const bool expect = m.accept_bytes(so_far + tokens[i]);
+      EXPECT_EQ(((mask[i / 32] >> (i % 32)) & 1) != 0, expect) << "step " << step << " token '" << tokens[i] << "'";
+    }
+    EXPECT_EQ((mask[0] & 1) != 0, step == path.size()) << "EOS at step " << step;
+    if (step == path.size()) break;
+    int32_t id = -1;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (tokens[i] == path[step]) id = static_cast<int32_t>(i);
+    }
+    ASSERT_TRUE(c->accept(id)) << path[step];
+    so_far += path[step];
+  }
+  EXPECT_TRUE(c->can_end());
+  EXPECT_GT(c->masker().hits() + c->masker().walks(), 0u);
+}
+
+}  // namespace

@@ -1,0 +1,310 @@
+#include "examples/llm/grammar/token_mask.h"
+
+#include <string.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace ember {
+namespace llm {
+
+TokenVocabulary::TokenVocabulary(const std::vector<std::string>& token_bytes, std::vector<int32_t> stop_ids)
+    : size_(token_bytes.size()), bytes_(token_bytes), stop_ids_(std::move(stop_ids)) {
+  std::vector<int32_t> order;
+  for (size_t i = 0; i < token_bytes.size(); ++i) {
+    if (!token_bytes[i].empty() && !is_stop(static_cast<int32_t>(i))) order.push_back(static_cast<int32_t>(i));
+  }
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return token_bytes[static_cast<size_t>(a)] < token_bytes[static_cast<size_t>(b)];
+  });
+  // Sorted strings give the trie in preorder: each string adds nodes for the part past its common prefix with
+  // the one before it; nodes left on the path close their subtree when the path leaves them.
+  std::vector<uint32_t> path;  // node of each depth on the current prefix
+  const std::string* prev = nullptr;
+  for (int32_t id : order) {
+    const std::string& s = token_bytes[static_cast<size_t>(id)];
+    size_t common = 0;
+    if (prev != nullptr) {
+      while (common < s.size() && common < prev->size() && s[common] == (*prev)[common]) ++common;
+    }
+    while (path.size() > common) {
+      end[path.back()] = static_cast<uint32_t>(byte.size());
+      path.pop_back();
+    }
+    for (size_t k = common; k < s.size(); ++k) {
+      path.push_back(static_cast<uint32_t>(byte.size()));
+      byte.push_back(static_cast<uint8_t>(s[k]));
+      end.push_back(0);
+      depth.push_back(static_cast<uint32_t>(k + 1));
+      parent.push_back(k == 0 ? kNoNode : path[k - 1]);
+      first_token.push_back(static_cast<uint32_t>(token_ids.size()));
+    }
+    token_ids.push_back(id);
+    max_depth = std::max<uint32_t>(max_depth, static_cast<uint32_t>(s.size()));
+    prev = &s;
+  }
+  while (!path.empty()) {
+    end[path.back()] = static_cast<uint32_t>(byte.size());
+    path.pop_back();
+  }
+  first_token.push_back(static_cast<uint32_t>(token_ids.size()));
+}
+
+bool TokenVocabulary::is_stop(int32_t id) const {
+  return std::find(stop_ids_.begin(), stop_ids_.end(), id) != stop_ids_.end();
+}
+
+Result<std::unique_ptr<TokenVocabulary>> TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer,
+                                                                         const std::vector<int64_t>& extra_stop) {
+  std::vector<std::string> bytes(tokenizer.vocab_size());
+  const bool hf = strcmp(tokenizer.kind(), "huggingface-bpe") == 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const int32_t id = static_cast<int32_t>(i);
+    // prev = the token itself (not BOS): a SentencePiece piece keeps its leading space, as mid-text.
+    Result<std::string> b = tokenizer.decode(id, id);
+    if (!b.ok()) return b.error();
+    if (hf) {
+      // Special tokens are never text the grammar could match: skip_special drops exactly them.
+      Result<std::string> plain = tokenizer.decode(std::vector<int32_t>{id}, true);
+      if (!plain.ok()) return plain.error();
+      if (plain->empty()) continue;
+    }
+    bytes[i] = std::move(*b);
+  }
+  std::vector<int32_t> stops;
+  if (tokenizer.eos_id() >= 0) stops.push_back(tokenizer.eos_id());
+  for (int64_t s : extra_stop) {
+    if (s >= 0 && static_cast<size_t>(s) < bytes.size()) stops.push_back(static_cast<int32_t>(s));
+  }
+  return std::unique_ptr<TokenVocabulary>(new TokenVocabulary(bytes, std::move(stops)));
+}
+
+TokenMasker::TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes) : vocab_(vocab) {
+  const size_t per_entry = std::max<size_t>(1, (vocab.size() + 31) / 32 * 4);
+  max_entries_ = std::max<size_t>(1, cache_bytes / per_entry);
+  level_sid_.resize(vocab.max_depth + 1);
+}
+
+std::string TokenMasker::chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const {
+  std::vector<std::vector<int32_t>> chains;
+  chains.reserve(tops.size());
+  for (int32_t t : tops) {
+    std::vector<int32_t> c{m.node(t).pos};
+    int32_t n = m.node(t).parent;
+    while (n >= 0 && m.node(n).depth >= cut) {
+      c.push_back(m.node(n).pos);
+      n = m.node(n).parent;
+    }
+    c.push_back(n < 0 ? -1 : -2);  // the bottom was reached, or the rest was not looked at
+    chains.push_back(std::move(c));
+  }
+  std::sort(chains.begin(), chains.end());
+  std::string key;
+  for (const auto& c : chains) key.append(reinterpret_cast<const char*>(c.data()), c.size() * sizeof(int32_t));
+  return key;
+}
+
+int32_t TokenMasker::state_id(const std::vector<int32_t>& tops, bool accepting) {
+  std::string key(reinterpret_cast<const char*>(tops.data()), tops.size() * sizeof(int32_t));
+  key += accepting ? 'a' : 'n';
+  auto it = wstate_index_.find(key);
+  if (it != wstate_index_.end()) return it->second;
+  const int32_t id = static_cast<int32_t>(wstates_.size());
+  wstates_.push_back(WalkState{tops, accepting});
+  trans_.resize(wstates_.size() * 512, -1);
+  wstate_index_.emplace(std::move(key), id);
+  return id;
+}
+
+int32_t TokenMasker::advance(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
+                             int32_t* min_depth, bool* overflow, bool* exited) {
+  constexpr int32_t kExited = int32_t{1} << 30;
+  const size_t slot = static_cast<size_t>(sid) * 512 + (local ? 0u : 256u) + b;
+  if (trans_[slot] >= 0) {
+    *exited = (trans_[slot] & kExited) != 0;
+    const int32_t next = trans_[slot] & ~kExited;
+    return next == kExited - 1 ? -1 : next;
+  }
+  bool accepting = false, ex = false;
+  const std::vector<int32_t> from = wstates_[static_cast<size_t>(sid)].tops;
+  const bool ok =
+      m.step(from.data(), from.size(), b, mark, &scratch_, &accepting, min_depth, local ? &ex : nullptr, cut);
+  if (!ok) *overflow = true;
+  const bool dead = scratch_.empty() && !accepting;
+  const int32_t next = dead ? -1 : state_id(scratch_, accepting);
+  *exited = ex;
+  if (ok) trans_[slot] = (dead ? kExited - 1 : next) | (ex ? kExited : 0);
+  return next;
+}
+
+void TokenMasker::walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask,
+                             int32_t* min_depth, bool* overflow) {
+  for (uint32_t i = begin; i < end;) {
+    const uint32_t d = vocab_.depth[i];
+    bool exited = false;
+    const int32_t next = advance(m, level_sid_[d - 1], vocab_.byte[i], mark, false, 0, min_depth, overflow, &exited);
+    if (next < 0) {
+      i = vocab_.end[i];  // no token under this prefix is allowed
+      continue;
+    }
+    level_sid_[d] = next;
+    for (uint32_t k = vocab_.first_token[i]; k < vocab_.first_token[i + 1]; ++k) {
+      const int32_t id = vocab_.token_ids[k];
+      mask[id >> 5] |= uint32_t{1} << (id & 31);
+    }
+    ++i;
+  }
+}
+
+bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, LocalEntry* out) {
+  ++local_walks_;
+  out->accepted.assign(words(), 0);
+  out->uncertain.clear();
+  level_sid_[0] = state_id(m.tops(), m.can_end());
+  int32_t unused = INT32_MAX;
+  bool overflow = false;
+  const uint32_t n = static_cast<uint32_t>(vocab_.byte.size());
+  for (uint32_t i = 0; i < n;) {
+    const uint32_t d = vocab_.depth[i];
+    bool exited = false;
+    const int32_t next = advance(m, level_sid_[d - 1], vocab_.byte[i], mark, true, cut, &unused, &overflow, &exited);
+    if (overflow) return false;
+    if (exited) {
+      // This prefix reaches the context: its whole subtree is decided by the real stacks.
+      out->uncertain.push_back(i);
+      i = vocab_.end[i];
+      continue;
+    }
+    if (next < 0 || wstates_[static_cast<size_t>(next)].tops.empty()) {
+      i = vocab_.end[i];
+      continue;
+    }
+    level_sid_[d] = next;
+    for (uint32_t k = vocab_.first_token[i]; k < vocab_.first_token[i + 1]; ++k) {
+      const int32_t id = vocab_.token_ids[k];
+      out->accepted[static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
+    }
+    ++i;
+  }
+  return true;
+}
+
+void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncertain, int32_t mark, uint32_t* mask,
+                          int32_t* min_depth, bool* overflow) {
+  level_sid_[0] = state_id(m.tops(), m.can_end());
+  level_node_.assign(vocab_.max_depth + 1, TokenVocabulary::kNoNode);
+  std::vector<uint32_t> chain;
+  for (uint32_t u : uncertain) {
+    // The real state before u: step the ancestors not already on the levels from the last subtree.
+    chain.clear();
+    for (uint32_t a = vocab_.parent[u]; a != TokenVocabulary::kNoNode; a = vocab_.parent[a]) chain.push_back(a);
+    std::reverse(chain.begin(), chain.end());
+    bool dead = false;
+    for (size_t k = 0; k < chain.size() && !dead; ++k) {
+      const uint32_t d = static_cast<uint32_t>(k + 1);
+      if (level_node_[d] == chain[k]) continue;
+      bool exited = false;
+      const int32_t next =
+          advance(m, level_sid_[d - 1], vocab_.byte[chain[k]], mark, false, 0, min_depth, overflow, &exited);
+      level_node_[d] = chain[k];
+      for (size_t j = d + 1; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
+      dead = next < 0;
+      level_sid_[d] = next;
+    }
+    if (dead) continue;
+    walk_range(m, u, vocab_.end[u], mark, mask, min_depth, overflow);
+    for (size_t j = vocab_.depth[u]; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
+  }
+}
+
+void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
+  const size_t nw = words();
+  const std::vector<int32_t>& tops = m.tops();
+  int32_t deepest = -1;
+  std::string bucket;
+  for (int32_t t : tops) {
+    deepest = std::max(deepest, m.node(t).depth);
+    const int32_t pos = m.node(t).pos;
+    bucket.append(reinterpret_cast<const char*>(&pos), sizeof(pos));
+  }
+  const Entry* hit = nullptr;
+  auto it = cache_.find(bucket);
+  if (it != cache_.end()) {
+    for (const Entry& e : it->second) {
+      if (chain_key(m, tops, deepest - e.up) == e.chains) {
+        hit = &e;
+        break;
+      }
+    }
+  }
+  if (hit != nullptr) {
+    ++hits_;
+    memcpy(mask, hit->mask.data(), nw * sizeof(uint32_t));
+  } else {
+    memset(mask, 0, nw * sizeof(uint32_t));
+    int32_t min_depth = INT32_MAX;
+    bool overflow = false;
+    const int32_t mark = static_cast<int32_t>(m.num_nodes());
+    if (!tops.empty()) {
+      ++walks_;
+      // The local walk reads the tops and kLocalLevels nodes under the deepest one.
+      const int32_t cut = deepest - kLocalLevels;
+      const std::string local_key = chain_key(m, tops, cut);
+      auto local = local_.find(local_key);
+      if (local == local_.end()) {
+        LocalEntry e;
+        if (walk_local(m, mark, cut, &e)) {
+          if (local_bytes_ > max_entries_ * nw * sizeof(uint32_t)) {
+            local_.clear();
+            local_bytes_ = 0;
+          }
+          local_bytes_ += e.accepted.size() * 4 + e.uncertain.size() * 4 + local_key.size();
+          local = local_.emplace(local_key, std::move(e)).first;
+        }
+      }
+      if (local != local_.end()) {
+        memcpy(mask, local->second.accepted.data(), nw * sizeof(uint32_t));
+        resolve(m, local->second.uncertain, mark, mask, &min_depth, &overflow);
+        // The local part read the nodes down to `cut`: the state cache's key must hold them too.
+        min_depth = std::min(min_depth, cut < 0 ? -1 : cut);
+      } else {
+        // A bound was passed in local mode: the plain walk, uncached.
+        level_sid_[0] = state_id(tops, m.can_end());
+        walk_range(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, mask, &min_depth, &overflow);
+        overflow = true;
+      }
+      m.truncate_nodes(static_cast<size_t>(mark));
+      wstates_.clear();
+      wstate_index_.clear();
+      trans_.clear();
+    }
+    if (!overflow) {
+      if (entries_ >= max_entries_) {
+        cache_.clear();
+        entries_ = 0;
+      }
+      Entry e;
+      // Nothing popped: only the tops were read (cut above every node). Popped to the bottom: everything.
+      const int32_t cut = min_depth == INT32_MAX ? deepest + 1 : min_depth < 0 ? -1 : min_depth;
+      e.up = deepest - cut;
+      e.chains = chain_key(m, tops, cut);
+      e.mask.assign(mask, mask + nw);
+      std::vector<Entry>& list = cache_[bucket];
+      if (list.size() >= 8) list.erase(list.begin());
+      list.push_back(std::move(e));
+      ++entries_;
+    }
+  }
+  // Stop tokens: exactly when the text so far is complete.
+  const bool end_ok = m.can_end();
+  for (int32_t s : vocab_.stop_ids()) {
+    if (end_ok) {
+      mask[s >> 5] |= uint32_t{1} << (s & 31);
+    } else {
+      mask[s >> 5] &= ~(uint32_t{1} << (s & 31));
+    }
+  }
+}
+
+}  // namespace llm
+}  // namespace ember
