@@ -35,6 +35,8 @@ APT_PACKAGES=(
   # the XNNPACK delegate backend (backends/xnnpack/runtime, --config=xnnpack): Debian's 2022 XNNPACK snapshot
   # with its subgraph API, and the thread pool it is built on (host builds only; cross builds leave it out)
   libxnnpack-dev libpthreadpool-dev
+  # llm_server's HTTP server (examples/llm/server): cpp-httplib, built by Debian as a shared library
+  libcpp-httplib-dev
 )
 
 say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }

@@ -41,5 +41,12 @@ def ember_repositories():
         build_file = "//third_party/xnnpack:BUILD.system",
     )
 
+    # Debian `libcpp-httplib-dev`: the HTTP server of examples/llm/server (llm_server).
+    native.new_local_repository(
+        name = "system_httplib",
+        path = "/usr/include",
+        build_file = "//third_party/httplib:BUILD.system",
+    )
+
     # Python headers and pybind11 from the project's virtual environment (.venv, made by ./setup.sh).
     python_configure(name = "local_python")

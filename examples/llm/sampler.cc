@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include <algorithm>
+
 #include "runtime/core/log.h"
 
 namespace ember {
@@ -47,10 +49,41 @@ int32_t argmax(const float* values, size_t n) {
   return static_cast<int32_t>(best);
 }
 
-Result<Sampler> Sampler::create(float temperature, uint64_t seed) {
+Result<Sampler> Sampler::create(float temperature, uint64_t seed, float top_p) {
   EMBER_CHECK_OR_RETURN_ERROR(isfinite(temperature) && temperature >= 0.0f, InvalidArgument,
                               "temperature must be a finite number >= 0, got %g", static_cast<double>(temperature));
-  return Sampler(temperature, seed);
+  EMBER_CHECK_OR_RETURN_ERROR(top_p > 0.0f && top_p <= 1.0f, InvalidArgument, "top_p must be in (0, 1], got %g",
+                              static_cast<double>(top_p));
+  return Sampler(temperature, seed, top_p);
+}
+
+int32_t Sampler::sample_nucleus(const float* logits, size_t n, float max, double inv_t, double total) {
+  ranked_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (isfinite(logits[i])) ranked_.emplace_back(exp((static_cast<double>(logits[i]) - max) * inv_t), int32_t(i));
+  }
+  // Most probable first, lower index first among equals, so the nucleus and the walk are the same on every build.
+  auto before = [](const std::pair<double, int32_t>& a, const std::pair<double, int32_t>& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  // The nucleus is usually a few dozen tokens of tens of thousands: sort a growing head until it reaches top_p.
+  const double threshold = static_cast<double>(top_p_) * total;
+  size_t sorted = 0, kept = 0;
+  double mass = 0.0;
+  for (size_t head = 64;; head *= 4) {
+    head = head < ranked_.size() ? head : ranked_.size();
+    std::partial_sort(ranked_.begin() + sorted, ranked_.begin() + head, ranked_.end(), before);
+    for (; kept < head && mass < threshold; ++kept) mass += ranked_[kept].first;
+    sorted = head;
+    if (mass >= threshold || head == ranked_.size()) break;
+  }
+  const double target = rng_.uniform() * mass;
+  double cumulative = 0.0;
+  for (size_t k = 0; k < kept; ++k) {
+    cumulative += ranked_[k].first;
+    if (cumulative > target) return ranked_[k].second;
+  }
+  return ranked_[kept - 1].second;  // rounding left target at the nucleus's mass: its least probable token
 }
 
 Result<int32_t> Sampler::sample(const float* logits, size_t n) {
@@ -69,6 +102,7 @@ Result<int32_t> Sampler::sample(const float* logits, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (isfinite(logits[i])) total += exp((static_cast<double>(logits[i]) - max) * inv_t);
   }
+  if (top_p_ < 1.0f) return sample_nucleus(logits, n, max, inv_t, total);
   const double target = rng_.uniform() * total;
   double cumulative = 0.0;
   size_t last = 0;

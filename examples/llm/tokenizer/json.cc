@@ -1,6 +1,7 @@
 #include "examples/llm/tokenizer/json.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "examples/llm/tokenizer/unicode.h"
@@ -29,7 +30,7 @@ const char* JsonValue::kind_name() const {
 
 class JsonParser {
  public:
-  explicit JsonParser(std::string_view text) : s_(text) {}
+  JsonParser(std::string_view text, std::string* error) : s_(text), error_(error) {}
 
   Error parse_document(JsonValue* out) {
     EMBER_TRY(parse_value(out, 0));
@@ -39,7 +40,8 @@ class JsonParser {
   }
 
  private:
-  // Logs "JSON: expected <what> at line L, column C" (the column counts bytes) and returns InvalidArgument.
+  // Says "JSON: expected <what> at line L, column C" (the column counts bytes) and returns InvalidArgument: into
+  // the caller's string when it gave one (a server answers the client with it), to the log otherwise.
   Error fail(const char* what) {
     size_t line = 1, column = 1;
     for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
@@ -49,10 +51,13 @@ class JsonParser {
         ++column;
       }
     }
-    if (pos_ >= s_.size()) {
-      EMBER_LOG(ERROR, "JSON: expected %s at line %zu, column %zu (the document ends there)", what, line, column);
+    char message[160];
+    snprintf(message, sizeof(message), "JSON: expected %s at line %zu, column %zu%s", what, line, column,
+             pos_ >= s_.size() ? " (the document ends there)" : "");
+    if (error_ != nullptr) {
+      *error_ = message;
     } else {
-      EMBER_LOG(ERROR, "JSON: expected %s at line %zu, column %zu", what, line, column);
+      EMBER_LOG(ERROR, "%s", message);
     }
     return Error::InvalidArgument;
   }
@@ -256,11 +261,12 @@ class JsonParser {
 
   std::string_view s_;
   size_t pos_ = 0;
+  std::string* error_;
 };
 
-Result<JsonValue> parse_json(std::string_view text) {
+Result<JsonValue> parse_json(std::string_view text, std::string* error) {
   JsonValue value;
-  JsonParser parser(text);
+  JsonParser parser(text, error);
   EMBER_TRY(parser.parse_document(&value));
   return value;
 }

@@ -55,9 +55,10 @@ class JsonValue {
 };
 
 // Parses one JSON document (surrounding white space allowed, nothing else after it). Nesting is limited to
-// kMaxJsonDepth arrays and objects, so hostile input cannot exhaust the stack.
+// kMaxJsonDepth arrays and objects, so hostile input cannot exhaust the stack. What was wrong goes to `*error`
+// when given (e.g. a server's answer to its client), to the log otherwise.
 constexpr int kMaxJsonDepth = 128;
-Result<JsonValue> parse_json(std::string_view text);
+Result<JsonValue> parse_json(std::string_view text, std::string* error = nullptr);
 
 }  // namespace llm
 }  // namespace ember

@@ -1,0 +1,216 @@
+#include "examples/llm/server/request.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "examples/llm/tokenizer/json.h"
+
+namespace ember {
+namespace llm {
+namespace server {
+
+namespace {
+
+// Each reader returns false after filling the error; a field that is absent (or null, as clients send for "not
+// set") keeps its default.
+bool refuse(RequestError* error, const char* param, std::string message) {
+  error->param = param;
+  error->message = std::move(message);
+  return false;
+}
+
+const JsonValue* field(const JsonValue& body, const char* name) {
+  const JsonValue* v = body.find(name);
+  return v != nullptr && !v->is_null() ? v : nullptr;
+}
+
+bool read_number(const JsonValue& body, const char* name, double lo, double hi, double* out, RequestError* error) {
+  const JsonValue* v = field(body, name);
+  if (v == nullptr) return true;
+  if (!v->is_number() || !(v->as_double() >= lo && v->as_double() <= hi)) {
+    char message[96];
+    snprintf(message, sizeof(message), "%s must be a number from %g to %g", name, lo, hi);
+    return refuse(error, name, message);
+  }
+  *out = v->as_double();
+  return true;
+}
+
+bool read_bool(const JsonValue& body, const char* name, bool* out, RequestError* error) {
+  const JsonValue* v = field(body, name);
+  if (v == nullptr) return true;
+  if (!v->is_bool()) return refuse(error, name, std::string(name) + " must be true or false");
+  *out = v->as_bool();
+  return true;
+}
+
+bool read_max_tokens(const JsonValue& body, const char* name, int64_t* out, RequestError* error) {
+  const JsonValue* v = field(body, name);
+  if (v == nullptr) return true;
+  if (!v->is_integer() || v->as_int() < 1) return refuse(error, name, std::string(name) + " must be an integer >= 1");
+  *out = v->as_int();
+  return true;
+}
+
+bool read_stop(const JsonValue& body, std::vector<std::string>* out, RequestError* error) {
+  const JsonValue* v = field(body, "stop");
+  if (v == nullptr) return true;
+  if (v->is_string()) {
+    if (!v->as_string().empty()) out->push_back(v->as_string());
+    return true;
+  }
+  if (!v->is_array() || v->items().size() > 4) return refuse(error, "stop", "stop must be a string or up to 4 strings");
+  for (const JsonValue& s : v->items()) {
+    if (!s.is_string()) return refuse(error, "stop", "stop must be a string or up to 4 strings");
+    if (!s.as_string().empty()) out->push_back(s.as_string());
+  }
+  return true;
+}
+
+bool read_seed(const JsonValue& body, SamplingOptions* out, RequestError* error) {
+  const JsonValue* v = field(body, "seed");
+  if (v == nullptr) return true;
+  if (!v->is_integer()) return refuse(error, "seed", "seed must be an integer");
+  out->has_seed = true;
+  out->seed = static_cast<uint64_t>(v->as_int());
+  return true;
+}
+
+bool read_sampling(const JsonValue& body, bool chat, SamplingOptions* out, RequestError* error) {
+  if (!read_number(body, "temperature", 0.0, 2.0, &out->temperature, error)) return false;
+  if (!read_number(body, "top_p", 0.0, 1.0, &out->top_p, error)) return false;
+  if (field(body, "top_p") != nullptr && out->top_p <= 0.0) return refuse(error, "top_p", "top_p must be above 0");
+  if (!read_seed(body, out, error)) return false;
+  // Chat's newer name for the bound wins when both are given; completions default to OpenAI's 16 tokens.
+  if (!chat) out->max_tokens = 16;
+  if (!read_max_tokens(body, "max_tokens", &out->max_tokens, error)) return false;
+  if (chat && !read_max_tokens(body, "max_completion_tokens", &out->max_tokens, error)) return false;
+  return read_stop(body, &out->stop, error);
+}
+
+// Options that would change the answer and that Ember does not implement: refused by name.
+bool refuse_unsupported(const JsonValue& body, RequestError* error) {
+  const JsonValue* n = field(body, "n");
+  if (n != nullptr && !(n->is_integer() && n->as_int() == 1)) return refuse(error, "n", "only n = 1 is supported");
+  const JsonValue* best_of = field(body, "best_of");
+  if (best_of != nullptr && !(best_of->is_integer() && best_of->as_int() == 1)) {
+    return refuse(error, "best_of", "only best_of = 1 is supported");
+  }
+  for (const char* name : {"logprobs", "echo", "top_logprobs"}) {
+    const JsonValue* v = field(body, name);
+    const bool off = v == nullptr || (v->is_bool() && !v->as_bool());
+    if (!off) return refuse(error, name, std::string(name) + " is not supported");
+  }
+  for (const char* name : {"presence_penalty", "frequency_penalty"}) {
+    const JsonValue* v = field(body, name);
+    if (v != nullptr && !(v->is_number() && v->as_double() == 0.0)) {
+      return refuse(error, name, std::string(name) + " is not supported (only 0)");
+    }
+  }
+  for (const char* name : {"logit_bias", "suffix"}) {
+    const JsonValue* v = field(body, name);
+    const bool empty =
+        v == nullptr || (v->is_object() && v->members().empty()) || (v->is_string() && v->as_string().empty());
+    if (!empty) return refuse(error, name, std::string(name) + " is not supported");
+  }
+  return true;
+}
+
+// A completion's prompt: a string, one string in an array, or token ids (an array of integers).
+bool read_prompt(const JsonValue& body, GenerationRequest* out, RequestError* error) {
+  const JsonValue* v = field(body, "prompt");
+  if (v == nullptr) return refuse(error, "prompt", "prompt is required");
+  if (v->is_string()) {
+    out->prompt = v->as_string();
+    return true;
+  }
+  if (v->is_array() && v->items().size() == 1 && v->items()[0].is_string()) {
+    out->prompt = v->items()[0].as_string();
+    return true;
+  }
+  if (v->is_array() && !v->items().empty() && v->items()[0].is_number()) {
+    for (const JsonValue& id : v->items()) {
+      if (!id.is_integer() || id.as_int() < 0 || id.as_int() > INT32_MAX) {
+        return refuse(error, "prompt", "a prompt of token ids must hold integers >= 0");
+      }
+      out->prompt_ids.push_back(static_cast<int32_t>(id.as_int()));
+    }
+    return true;
+  }
+  return refuse(error, "prompt", "prompt must be a string, an array of one string, or an array of token ids");
+}
+
+// A message's content: a string, or text parts ({"type": "text", "text": ...}) joined as OpenAI's API does.
+bool read_content(const JsonValue& content, size_t index, std::string* out, RequestError* error) {
+  if (content.is_string()) {
+    *out = content.as_string();
+    return true;
+  }
+  if (content.is_null()) return true;  // an assistant message that only called tools
+  const std::string where = "messages[" + std::to_string(index) + "].content";
+  if (!content.is_array()) return refuse(error, "messages", where + " must be a string or an array of text parts");
+  for (const JsonValue& part : content.items()) {
+    const JsonValue* type = part.find("type");
+    const JsonValue* text = part.find("text");
+    if (type == nullptr || !type->is_string() || type->as_string() != "text" || text == nullptr || !text->is_string()) {
+      return refuse(error, "messages", where + ": only text parts ({\"type\": \"text\", \"text\": ...}) are supported");
+    }
+    *out += text->as_string();
+  }
+  return true;
+}
+
+bool read_messages(const JsonValue& body, std::vector<ChatMessage>* out, RequestError* error) {
+  const JsonValue* v = field(body, "messages");
+  if (v == nullptr || !v->is_array() || v->items().empty()) {
+    return refuse(error, "messages", "messages must be a non-empty array");
+  }
+  for (size_t i = 0; i < v->items().size(); ++i) {
+    const JsonValue& m = v->items()[i];
+    const JsonValue* role = m.is_object() ? m.find("role") : nullptr;
+    if (role == nullptr || !role->is_string()) {
+      return refuse(error, "messages", "messages[" + std::to_string(i) + "] needs a string 'role'");
+    }
+    const std::string& r = role->as_string();
+    if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool") {
+      return refuse(error, "messages",
+                    "messages[" + std::to_string(i) + "].role '" + r +
+                        "' is not one of system, developer, user, assistant, tool");
+    }
+    ChatMessage message;
+    message.role = r == "developer" ? "system" : r;  // OpenAI's newer name for the system role
+    const JsonValue* content = m.find("content");
+    if (content != nullptr && !read_content(*content, i, &message.content, error)) return false;
+    out->push_back(std::move(message));
+  }
+  return true;
+}
+
+bool read_stream(const JsonValue& body, GenerationRequest* out, RequestError* error) {
+  if (!read_bool(body, "stream", &out->stream, error)) return false;
+  const JsonValue* options = field(body, "stream_options");
+  if (options == nullptr) return true;
+  if (!options->is_object()) return refuse(error, "stream_options", "stream_options must be an object");
+  return read_bool(*options, "include_usage", &out->include_usage, error);
+}
+
+}  // namespace
+
+bool parse_request(const std::string& body, bool chat, GenerationRequest* out, RequestError* error) {
+  std::string parse_error;
+  Result<JsonValue> json = parse_json(body, &parse_error);
+  if (!json.ok()) return refuse(error, "", "the request body is not valid JSON: " + parse_error);
+  if (!json->is_object()) return refuse(error, "", "the request body must be a JSON object");
+  out->chat = chat;
+  const JsonValue* model = field(*json, "model");
+  if (model != nullptr && !model->is_string()) return refuse(error, "model", "model must be a string");
+  if (model != nullptr) out->model = model->as_string();
+  if (!refuse_unsupported(*json, error)) return false;
+  if (!read_sampling(*json, chat, &out->sampling, error)) return false;
+  if (!read_stream(*json, out, error)) return false;
+  return chat ? read_messages(*json, &out->messages, error) : read_prompt(*json, out, error);
+}
+
+}  // namespace server
+}  // namespace llm
+}  // namespace ember

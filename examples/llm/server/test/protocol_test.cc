@@ -1,0 +1,206 @@
+// The server's pieces without a network: request parsing and its refusals, the response shapes (read back with
+// the JSON reader), whole-character streaming, stop sequences and admission.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "examples/llm/server/json_writer.h"
+#include "examples/llm/server/request.h"
+#include "examples/llm/server/responses.h"
+#include "examples/llm/server/slot_pool.h"
+#include "examples/llm/server/stop_strings.h"
+#include "examples/llm/server/utf8_stream.h"
+#include "examples/llm/tokenizer/json.h"
+#include "gtest/gtest.h"
+
+namespace ember {
+namespace llm {
+namespace server {
+namespace {
+
+TEST(Utf8Stream, HoldsACharacterSplitAcrossTokens) {
+  Utf8Stream s;
+  EXPECT_EQ(s.push("a\xE2\x82"), "a");  // the euro sign's first two bytes
+  EXPECT_EQ(s.push("\xAC!"), "\xE2\x82\xAC!");
+  EXPECT_EQ(s.push("\xF0\x9F"), "");
+  EXPECT_EQ(s.push("\x98"), "");
+  EXPECT_EQ(s.push("\x80"), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(s.finish(), "");
+}
+
+TEST(Utf8Stream, ReplacesBytesThatAreNotUtf8) {
+  Utf8Stream s;
+  // A lone continuation byte, an overlong lead, a surrogate's encoding, a byte past U+10FFFF: one U+FFFD each.
+  EXPECT_EQ(s.push("x\x80y\xC0z"), "x\xEF\xBF\xBDy\xEF\xBF\xBDz");
+  EXPECT_EQ(s.push("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // ED A0: not a prefix
+  EXPECT_EQ(s.push("\xF5"), "\xEF\xBF\xBD");
+  // A character cut off by an invalid byte (one U+FFFD for its valid beginning, as Python's decoder), and one
+  // left unfinished at the end.
+  EXPECT_EQ(s.push(std::string("\xE2\x82") + "a"), std::string("\xEF\xBF\xBD") + "a");
+  EXPECT_EQ(s.push("\xF0\x9F\x98"), "");
+  EXPECT_EQ(s.finish(), "\xEF\xBF\xBD");
+}
+
+TEST(StopStrings, CutsWhereTheFirstStopBegins) {
+  StopStrings s({"###", "END"});
+  EXPECT_EQ(s.push("hello #"), "hello ");  // "#" may begin "###": held
+  EXPECT_EQ(s.push("# no"), "## no");      // it did not
+  EXPECT_EQ(s.push("##"), "");             // "##" may begin it again
+  EXPECT_FALSE(s.stopped());
+  StopStrings t({"###", "END"});
+  EXPECT_EQ(t.push("ab#"), "ab");
+  EXPECT_EQ(t.push("##xyz"), "");
+  EXPECT_TRUE(t.stopped());
+  EXPECT_EQ(t.push("more"), "");
+  EXPECT_EQ(t.finish(), "");
+}
+
+TEST(StopStrings, ReleasesHeldTextThatNeverBecameAStop) {
+  StopStrings s({"END"});
+  EXPECT_EQ(s.push("the EN"), "the ");
+  EXPECT_EQ(s.push("D"), "");
+  EXPECT_TRUE(s.stopped());
+  StopStrings t({"END"});
+  EXPECT_EQ(t.push("the EN"), "the ");
+  EXPECT_EQ(t.push("ds"), "ENds");
+  EXPECT_EQ(t.push("E"), "");
+  EXPECT_EQ(t.finish(), "E");
+  StopStrings none({});
+  EXPECT_EQ(none.push("anything"), "anything");
+}
+
+GenerationRequest parse_ok(const std::string& body, bool chat) {
+  GenerationRequest r;
+  RequestError e;
+  EXPECT_TRUE(parse_request(body, chat, &r, &e)) << e.param << ": " << e.message;
+  return r;
+}
+
+RequestError parse_refused(const std::string& body, bool chat) {
+  GenerationRequest r;
+  RequestError e;
+  EXPECT_FALSE(parse_request(body, chat, &r, &e)) << body;
+  return e;
+}
+
+TEST(Request, CompletionFields) {
+  GenerationRequest r =
+      parse_ok(R"({"model":"x","prompt":"Hi","max_tokens":5,"temperature":0,"top_p":0.9,"seed":7,"stop":["a","b"],)"
+               R"("stream":true,"stream_options":{"include_usage":true},"user":"ignored","n":1})",
+               false);
+  EXPECT_EQ(r.prompt, "Hi");
+  EXPECT_EQ(r.sampling.max_tokens, 5);
+  EXPECT_EQ(r.sampling.temperature, 0.0);
+  EXPECT_DOUBLE_EQ(r.sampling.top_p, 0.9);
+  EXPECT_TRUE(r.sampling.has_seed);
+  EXPECT_EQ(r.sampling.seed, 7u);
+  EXPECT_EQ(r.sampling.stop, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+  EXPECT_EQ(parse_ok(R"({"prompt":"Hi"})", false).sampling.max_tokens, 16);  // OpenAI's default for completions
+  EXPECT_EQ(parse_ok(R"({"prompt":[1,2,3]})", false).prompt_ids, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(parse_ok(R"({"prompt":["one"],"stop":"x"})", false).sampling.stop, (std::vector<std::string>{"x"}));
+}
+
+TEST(Request, ChatMessages) {
+  GenerationRequest r =
+      parse_ok(R"({"messages":[{"role":"developer","content":"Be brief."},)"
+               R"({"role":"user","content":[{"type":"text","text":"Hel"},{"type":"text","text":"lo"}]}],)"
+               R"("max_completion_tokens":9})",
+               true);
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[0].role, "system");
+  EXPECT_EQ(r.messages[1].content, "Hello");
+  EXPECT_EQ(r.sampling.max_tokens, 9);
+  EXPECT_EQ(parse_ok(R"({"messages":[{"role":"user","content":"x"}]})", true).sampling.max_tokens, -1);
+}
+
+TEST(Request, RefusalsNameTheParameter) {
+  struct Case {
+    const char* body;
+    bool chat;
+    const char* param;
+    const char* says;
+  } cases[] = {
+      {R"({"prompt":"x","temperature":3})", false, "temperature", "from 0 to 2"},
+      {R"({"prompt":"x","top_p":0})", false, "top_p", "above 0"},
+      {R"({"prompt":"x","max_tokens":0})", false, "max_tokens", ">= 1"},
+      {R"({"prompt":"x","n":2})", false, "n", "n = 1"},
+      {R"({"prompt":"x","logprobs":3})", false, "logprobs", "not supported"},
+      {R"({"prompt":"x","stop":["a","b","c","d","e"]})", false, "stop", "up to 4"},
+      {R"({"prompt":"x","seed":1.5})", false, "seed", "integer"},
+      {R"({"prompt":{"a":1}})", false, "prompt", "must be a string"},
+      {R"({"prompt":[1,-2]})", false, "prompt", ">= 0"},
+      {R"({"max_tokens":4})", false, "prompt", "required"},
+      {R"({"messages":[]})", true, "messages", "non-empty"},
+      {R"({"messages":[{"content":"x"}]})", true, "messages", "messages[0] needs a string 'role'"},
+      {R"({"messages":[{"role":"robot","content":"x"}]})", true, "messages", "'robot'"},
+      {R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", true, "messages", "only text parts"},
+      {R"({"model":3,"prompt":"x"})", false, "model", "string"},
+      {R"({"prompt":"x","stream":"yes"})", false, "stream", "true or false"},
+  };
+  for (const Case& c : cases) {
+    RequestError e = parse_refused(c.body, c.chat);
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, c.param) << c.body;
+    EXPECT_NE(e.message.find(c.says), std::string::npos) << c.body << " -> " << e.message;
+  }
+  RequestError bad = parse_refused("{\"prompt\": \"x\",\n \"stop\": }", false);
+  EXPECT_EQ(bad.param, "");
+  EXPECT_NE(bad.message.find("line 2, column 10"), std::string::npos) << bad.message;
+  EXPECT_NE(parse_refused("[1]", false).message.find("JSON object"), std::string::npos);
+}
+
+TEST(Responses, ParseBackAsOpenAIShapes) {
+  Answer chat{true, "chatcmpl-1", 1700000000, "m"};
+  GenerationOutcome o{"length", 3, 2};
+  Result<JsonValue> body = parse_json(completion_body(chat, "a \"quoted\"\n\x01 text", o));
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ(body->find("object")->as_string(), "chat.completion");
+  const JsonValue& choice = body->find("choices")->items()[0];
+  EXPECT_EQ(choice.find("message")->find("content")->as_string(), "a \"quoted\"\n\x01 text");
+  EXPECT_EQ(choice.find("finish_reason")->as_string(), "length");
+  EXPECT_EQ(body->find("usage")->find("total_tokens")->as_int(), 5);
+
+  Answer text{false, "cmpl-2", 1, "m"};
+  const std::string event = sse_event(text_chunk(text, "hi"));
+  ASSERT_EQ(event.substr(0, 6), "data: ");
+  ASSERT_EQ(event.substr(event.size() - 2), "\n\n");
+  Result<JsonValue> chunk = parse_json(event.substr(6, event.size() - 8));
+  ASSERT_TRUE(chunk.ok());
+  EXPECT_EQ(chunk->find("object")->as_string(), "text_completion");
+  EXPECT_TRUE(chunk->find("choices")->items()[0].find("finish_reason")->is_null());
+  Result<JsonValue> role = parse_json(role_chunk(chat));
+  EXPECT_EQ(role->find("choices")->items()[0].find("delta")->find("role")->as_string(), "assistant");
+  Result<JsonValue> usage = parse_json(usage_chunk(chat, o));
+  EXPECT_TRUE(usage->find("choices")->items().empty());
+  Result<JsonValue> error = parse_json(error_body(RequestError{400, "invalid_request_error", "n", "only n = 1"}));
+  EXPECT_EQ(error->find("error")->find("param")->as_string(), "n");
+  Result<JsonValue> models = parse_json(models_body("smol", 5));
+  EXPECT_EQ(models->find("data")->items()[0].find("id")->as_string(), "smol");
+  EXPECT_EQ(json_quote("\x1f"), "\"\\u001f\"");
+}
+
+TEST(SlotPool, QueuesThenRefuses) {
+  SlotPool pool(1, 1);
+  SlotPool::Lease first = pool.acquire();
+  ASSERT_TRUE(first.ok());
+  std::atomic<bool> second_ran{false};
+  std::thread waiter([&] {
+    SlotPool::Lease second = pool.acquire();  // waits for the first to end
+    second_ran = second.ok();
+  });
+  while (pool.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(pool.acquire().ok());  // one generating, one waiting: the queue of 1 is full
+  {
+    SlotPool::Lease done = std::move(first);
+  }
+  waiter.join();
+  EXPECT_TRUE(second_ran);
+  EXPECT_TRUE(pool.acquire().ok());  // everything released
+}
+
+}  // namespace
+}  // namespace server
+}  // namespace llm
+}  // namespace ember
