@@ -206,6 +206,9 @@ def test_concurrent_requests_do_not_disturb_each_other(server):
 def long_model(tmp_path_factory, tokenizer_file):  # noqa: F811
     """A wider, deeper random Llama with a 1,024-position context: generating to its end takes long enough for a
     second request to find its only slot busy."""
+    from zoo.public import torchvision_cpu
+
+    torchvision_cpu.ensure()
     import torch
     import transformers
 
@@ -297,3 +300,156 @@ def test_locust_load_every_stream_complete_no_growth(server, tmp_path):
     assert failures == 0, r.stderr[-3000:]
     assert requests >= 50, r.stderr[-3000:]
     assert after - before < 8 * 1024, f"server RSS grew from {before} to {after} kB over {requests} requests"
+
+
+PERSON = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 5},
+        "age": {"type": "integer", "minimum": 0, "maximum": 120},
+        "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 1},
+    },
+    "required": ["name", "age"],
+}
+
+
+def test_response_format_json_schema_always_validates(server):
+    from tests.llm.grammar_support import errors
+
+    for seed in range(4):
+        for stream in (False, True):
+            kwargs = dict(
+                model="m",
+                messages=[{"role": "user", "content": "a person"}],
+                max_tokens=40,
+                temperature=1.0,
+                seed=seed,
+                response_format={"type": "json_schema", "json_schema": {"name": "person", "schema": PERSON}},
+            )
+            if stream:
+                text = "".join(
+                    c.choices[0].delta.content or ""
+                    for c in server.client.chat.completions.create(stream=True, **kwargs)
+                )
+            else:
+                reply = server.client.chat.completions.create(**kwargs)
+                assert reply.choices[0].finish_reason == "stop", reply
+                text = reply.choices[0].message.content
+            assert errors(json.loads(text), PERSON) == [], text
+    obj = server.client.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "x"}],
+        max_tokens=40,
+        seed=1,
+        response_format={"type": "json_object"},
+    )
+    assert isinstance(json.loads(obj.choices[0].message.content), dict)
+    with pytest.raises(openai.BadRequestError) as e:
+        server.client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "x"}],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "n", "schema": {"type": "string", "pattern": "a+"}},
+            },
+        )
+    assert e.value.body["param"] == "response_format" and "pattern" in e.value.body["message"]
+
+
+def test_required_tool_choice_gives_a_valid_call(binaries, long_model, tokenizer_file):  # noqa: F811
+    # The call's JSON runs to about 40 tokens of this small vocabulary: the model with the longer context.
+    server = Server(binaries[0], long_model, tokenizer_file[1], "--slots", "1")
+    try:
+        check_tool_calls(server)
+    finally:
+        server.stop()
+
+
+def check_tool_calls(server):
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "x": {"type": "integer", "minimum": 0, "maximum": 9},
+                        "y": {"type": "integer", "minimum": 0, "maximum": 9},
+                    },
+                    "required": ["x", "y"],
+                },
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "greet",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"who": {"type": "string", "maxLength": 4}},
+                    "required": ["who"],
+                },
+            },
+        },
+    ]
+    for seed, choice in [(1, "required"), (2, {"type": "function", "function": {"name": "greet"}})]:
+        kwargs = dict(
+            model="m",
+            messages=[{"role": "user", "content": "add 2 and 3"}],
+            tools=tools,
+            tool_choice=choice,
+            max_tokens=120,
+            seed=seed,
+        )
+        reply = server.client.chat.completions.create(**kwargs)
+        assert reply.choices[0].finish_reason == "tool_calls", reply
+        call = reply.choices[0].message.tool_calls[0]
+        assert call.function.name in ("add", "greet") and (choice == "required" or call.function.name == "greet")
+        params = next(t["function"]["parameters"] for t in tools if t["function"]["name"] == call.function.name)
+        from tests.llm.grammar_support import errors
+
+        assert errors(json.loads(call.function.arguments), params) == []
+        chunks = list(server.client.chat.completions.create(stream=True, **kwargs))
+        streamed = [c.choices[0].delta.tool_calls[0] for c in chunks if c.choices and c.choices[0].delta.tool_calls]
+        assert [(t.function.name, t.function.arguments) for t in streamed] == [
+            (call.function.name, call.function.arguments)
+        ]
+        assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+def test_chat_template_and_prefix_cache(binaries, long_model, tokenizer_file, tmp_path):  # noqa: F811
+    """ChatML rendered by the model's template (the prompt's tokens are transformers' rendering's); requests
+    sharing a system prompt fork the cached state and answer as a server without the cache does."""
+    from transformers import PreTrainedTokenizerFast
+
+    template = open(os.path.join(ROOT, "tests", "llm", "chat_templates", "qwen2.jinja")).read()
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(json.dumps({"chat_template": template, "eos_token": "</s>", "bos_token": "<s>"}))
+    reference = PreTrainedTokenizerFast(tokenizer_file=tokenizer_file[1], chat_template=template)
+    system = {"role": "system", "content": "You are a kernel tensor model with planned memory."}
+    conversations = [[system, {"role": "user", "content": f"hello {w}"}] for w in ("world", "edge", "runtime")]
+    answers = {}
+    for cache in ("4", "0"):
+        s = Server(
+            binaries[0],
+            long_model,
+            tokenizer_file[1],
+            "--chat-template",
+            str(config),
+            "--slots",
+            "2",
+            "--prefix-cache",
+            cache,
+        )
+        try:
+            answers[cache] = []
+            for messages in conversations + conversations[::-1]:
+                r = s.client.chat.completions.create(model="m", messages=messages, max_tokens=8, temperature=0)
+                answers[cache].append(r.choices[0].message.content)
+                ids = reference.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+                ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
+                assert r.usage.prompt_tokens == len(ids)
+        finally:
+            s.stop()
+    assert answers["4"] == answers["0"]

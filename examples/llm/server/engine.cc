@@ -1,9 +1,13 @@
 #include "examples/llm/server/engine.h"
 
+#include <math.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 
 #include "examples/llm/sampler.h"
+#include "examples/llm/server/json_writer.h"
 #include "examples/llm/server/stop_strings.h"
 #include "examples/llm/server/utf8_stream.h"
 #include "runtime/core/log.h"
@@ -20,121 +24,232 @@ bool refuse(RequestError* error, const char* param, std::string message) {
   return false;
 }
 
-// A request without a seed still gets a reproducible generator of its own: distinct per request.
+// A request without a seed still gets a generator of its own: distinct per request.
 uint64_t fresh_seed() {
   static std::atomic<uint64_t> counter{0};
   const uint64_t now = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   return now ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15ull);
 }
 
+// How many leading tokens two sequences share.
+size_t common_prefix(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
 }  // namespace
 
-std::string default_chat_prompt(const std::vector<ChatMessage>& messages) {
-  std::string prompt;
-  for (const ChatMessage& m : messages) prompt += m.role + ": " + m.content + "\n";
-  return prompt + "assistant:";
-}
-
 Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
-  std::unique_ptr<Engine> engine(new Engine());
-  Result<std::unique_ptr<Tokenizer>> tokenizer = load_tokenizer(options.tokenizer);
-  if (!tokenizer.ok()) return tokenizer.error();
-  engine->tokenizer_ = std::move(tokenizer.get());
-  for (size_t s = 0; s < options.slots; ++s) {
-    Result<std::unique_ptr<DecoderProgram>> program = DecoderProgram::load(options.model, options.threads);
-    if (!program.ok()) return program.error();
-    engine->programs_.push_back(std::move(program.get()));
-  }
-  const DecoderMetadata& md = engine->metadata();
-  EMBER_CHECK_OR_RETURN_ERROR(static_cast<int64_t>(engine->tokenizer_->vocab_size()) <= md.vocab_size, InvalidArgument,
-                              "the tokenizer has %zu tokens but the model only %lld logits",
-                              engine->tokenizer_->vocab_size(), static_cast<long long>(md.vocab_size));
-  engine->eos_ids_ = md.eos_ids;
-  if (engine->eos_ids_.empty() && engine->tokenizer_->eos_id() >= 0)
-    engine->eos_ids_.push_back(engine->tokenizer_->eos_id());
-  return engine;
-}
-
-bool Engine::is_eos(int64_t id) const {
-  for (int64_t e : eos_ids_) {
-    if (e == id) return true;
-  }
-  return false;
-}
-
-bool Engine::prompt_ids(const GenerationRequest& request, std::vector<int64_t>* ids, RequestError* error) const {
-  const DecoderMetadata& md = metadata();
-  const char* param = request.chat ? "messages" : "prompt";
-  if (!request.chat && !request.prompt_ids.empty()) {
-    ids->assign(request.prompt_ids.begin(), request.prompt_ids.end());
-  } else {
-    const std::string text = request.chat ? default_chat_prompt(request.messages) : request.prompt;
-    Result<std::vector<int32_t>> encoded = tokenizer_->encode(text, false, false);
-    if (!encoded.ok()) return refuse(error, param, "the prompt could not be tokenized");
-    const int64_t bos = md.bos_id >= 0 ? md.bos_id : tokenizer_->bos_id();
-    if (bos >= 0) ids->push_back(bos);
-    ids->insert(ids->end(), encoded->begin(), encoded->end());
-  }
-  if (ids->empty()) return refuse(error, param, "the prompt has no tokens");
-  for (size_t i = 0; i < ids->size(); ++i) {
-    if ((*ids)[i] >= md.vocab_size) {
-      return refuse(error, param,
-                    "token " + std::to_string((*ids)[i]) + " at " + std::to_string(i) +
-                        " is outside the vocabulary of " + std::to_string(md.vocab_size));
+  std::unique_ptr<Engine> e(new Engine());
+  EMBER_TRY_ASSIGN(tokenizer, load_tokenizer(options.tokenizer));
+  e->tokenizer_ = std::move(tokenizer);
+  ChatTemplateError template_error;
+  if (options.chat_template != nullptr) {
+    Result<ChatTemplate> t = ChatTemplate::load_tokenizer_config(options.chat_template, &template_error);
+    if (!t.ok()) {
+      EMBER_LOG(ERROR, "chat template %s: %s", options.chat_template, template_error.describe().c_str());
+      return t.error();
     }
+    e->chat_template_.reset(new ChatTemplate(std::move(t.get())));
+  } else {
+    e->chat_template_.reset(new ChatTemplate(ChatTemplate::plain()));
   }
-  const int64_t room = room_after(ids->size());
-  const int64_t asked = request.sampling.max_tokens;
-  if (room < 1 || (asked > 0 && asked > room)) {
-    return refuse(error, asked > 0 && room >= 1 ? "max_tokens" : param,
-                  "this model's context is " + std::to_string(md.max_seq_len) + " tokens; the prompt has " +
-                      std::to_string(ids->size()) +
-                      (asked > 0 ? " and " + std::to_string(asked) + " more were asked" : "") + " (at most " +
-                      std::to_string(room > 0 ? room : 0) + " new tokens fit)");
+  EMBER_TRY_ASSIGN(program, DecoderProgram::load(options.model, options.threads, static_cast<int>(options.slots)));
+  e->program_ = std::move(program);
+  for (size_t s = 0; s < options.slots; ++s) {
+    EMBER_TRY_ASSIGN(session, e->program_->new_session());  // a program exported before sessions has one
+    e->sessions_.push_back(std::move(session));
+  }
+  e->kept_logits_.resize(options.slots);
+  const DecoderMetadata& md = e->metadata();
+  EMBER_CHECK_OR_RETURN_ERROR(static_cast<int64_t>(e->tokenizer_->vocab_size()) <= md.vocab_size, InvalidArgument,
+                              "the tokenizer has %zu tokens but the model only %lld logits",
+                              e->tokenizer_->vocab_size(), static_cast<long long>(md.vocab_size));
+  e->eos_ids_ = md.eos_ids;
+  if (e->eos_ids_.empty() && e->tokenizer_->eos_id() >= 0) e->eos_ids_.push_back(e->tokenizer_->eos_id());
+  e->bos_id_ = md.bos_id >= 0 ? md.bos_id : e->tokenizer_->bos_id();
+  EMBER_TRY_ASSIGN(vocabulary, TokenVocabulary::from_tokenizer(*e->tokenizer_, e->eos_ids_));
+  e->vocabulary_ = std::move(vocabulary);
+  // Forking a cached state needs sessions of their own: not for a program exported before them.
+  if (options.prefix_cache > 0 && md.session_memory_id != 0) {
+    e->prefix_cache_.reset(new PrefixCache(e->program_.get(), options.prefix_cache));
+  }
+  return e;
+}
+
+bool Engine::is_eos(int64_t id) const { return std::find(eos_ids_.begin(), eos_ids_.end(), id) != eos_ids_.end(); }
+
+// The template's text for the messages (and the tools, which templates describe to the model), encoded; the
+// plain format writes no BOS, so it goes in front. Where the system message's own rendering is a prefix of the
+// prompt's ids, its length marks what the prefix cache may share.
+bool Engine::chat_ids(const GenerationRequest& request, Prepared* out, RequestError* error) const {
+  JsonValue extra;
+  const JsonValue* extra_ptr = nullptr;
+  if (request.tools.is_array() && !request.tools.items().empty()) {
+    Result<JsonValue> parsed = parse_json("{\"tools\":" + to_json(request.tools) + "}");
+    if (!parsed.ok()) return refuse(error, "tools", "tools could not be read back");
+    extra = std::move(parsed.get());
+    extra_ptr = &extra;
+  }
+  auto encode = [&](const JsonValue& messages, bool generation_prompt, std::vector<int64_t>* ids) {
+    ChatTemplateError why;
+    Result<std::string> text = chat_template_->render_json(messages, generation_prompt, extra_ptr, &why);
+    if (!text.ok()) return refuse(error, "messages", "the chat template refused the messages: " + why.describe());
+    Result<std::vector<int32_t>> encoded = tokenizer_->encode(*text, false, false);
+    if (!encoded.ok()) return refuse(error, "messages", "the prompt could not be tokenized");
+    if (chat_template_->is_plain() && bos_id_ >= 0) ids->push_back(bos_id_);
+    ids->insert(ids->end(), encoded->begin(), encoded->end());
+    return true;
+  };
+  if (!encode(request.messages, true, &out->ids)) return false;
+  const JsonValue& first = request.messages.items()[0];
+  if (prefix_cache_ && first.find("role")->as_string() == "system") {
+    Result<JsonValue> system_only = parse_json("[" + to_json(first) + "]");
+    std::vector<int64_t> system_ids;
+    RequestError ignored;
+    RequestError* saved = error;
+    error = &ignored;  // a template that wants more than a system message just gets no shared prefix
+    if (system_only.ok() && encode(*system_only, false, &system_ids) && system_ids.size() < out->ids.size() &&
+        std::equal(system_ids.begin(), system_ids.end(), out->ids.begin())) {
+      out->system_prefix = system_ids.size();
+    }
+    error = saved;
   }
   return true;
 }
 
-Result<GenerationOutcome> Engine::generate(size_t slot, const std::vector<int64_t>& ids,
-                                           const SamplingOptions& sampling,
+bool Engine::take_constraint(const std::string& schema, Prepared* out, RequestError* error) {
+  out->schema = schema;
+  {
+    std::lock_guard<std::mutex> lock(grammar_mutex_);
+    auto it = grammars_.find(schema);
+    if (it != grammars_.end() && !it->second.empty()) {
+      out->constraint = std::move(it->second.back());
+      it->second.pop_back();
+      out->constraint->reset();
+      return true;
+    }
+  }
+  std::string why;
+  out->constraint = GrammarConstraint::load_json_schema(schema, *vocabulary_, &why);
+  if (out->constraint == nullptr) return refuse(error, "response_format", "the JSON schema is refused: " + why);
+  return true;
+}
+
+void Engine::release(Prepared& prepared) {
+  if (prepared.constraint == nullptr) return;
+  std::lock_guard<std::mutex> lock(grammar_mutex_);
+  auto it = grammars_.find(prepared.schema);
+  if (it == grammars_.end()) {
+    if (grammars_.size() == kMaxSchemas) {
+      grammars_.erase(grammar_order_.front());
+      grammar_order_.pop_front();
+    }
+    it = grammars_.emplace(prepared.schema, std::vector<std::unique_ptr<GrammarConstraint>>()).first;
+    grammar_order_.push_back(prepared.schema);
+  }
+  it->second.push_back(std::move(prepared.constraint));
+}
+
+bool Engine::prepare(const GenerationRequest& request, Prepared* out, RequestError* error) {
+  const DecoderMetadata& md = metadata();
+  const char* param = request.chat ? "messages" : "prompt";
+  if (request.chat) {
+    if (!chat_ids(request, out, error)) return false;
+  } else if (!request.prompt_ids.empty()) {
+    out->ids.assign(request.prompt_ids.begin(), request.prompt_ids.end());
+  } else {
+    Result<std::vector<int32_t>> encoded = tokenizer_->encode(request.prompt, false, false);
+    if (!encoded.ok()) return refuse(error, param, "the prompt could not be tokenized");
+    if (bos_id_ >= 0) out->ids.push_back(bos_id_);
+    out->ids.insert(out->ids.end(), encoded->begin(), encoded->end());
+  }
+  if (out->ids.empty()) return refuse(error, param, "the prompt has no tokens");
+  for (size_t i = 0; i < out->ids.size(); ++i) {
+    if (out->ids[i] >= md.vocab_size) {
+      return refuse(error, param,
+                    "token " + std::to_string(out->ids[i]) + " at " + std::to_string(i) +
+                        " is outside the vocabulary of " + std::to_string(md.vocab_size));
+    }
+  }
+  const int64_t room = room_after(out->ids.size());
+  const int64_t asked = request.sampling.max_tokens;
+  if (room < 1 || (asked > 0 && asked > room)) {
+    return refuse(error, asked > 0 && room >= 1 ? "max_tokens" : param,
+                  "this model's context is " + std::to_string(md.max_seq_len) + " tokens; the prompt has " +
+                      std::to_string(out->ids.size()) +
+                      (asked > 0 ? " and " + std::to_string(asked) + " more were asked" : "") + " (at most " +
+                      std::to_string(room > 0 ? room : 0) + " new tokens fit)");
+  }
+  return request.json_schema.empty() || take_constraint(request.json_schema, out, error);
+}
+
+Result<const float*> Engine::prefill(size_t slot, const Prepared& prepared) {
+  const std::vector<int64_t>& ids = prepared.ids;
+  // At least the last prompt token is fed, for its logits.
+  const size_t common = std::min(common_prefix(sessions_[slot]->tokens(), ids), ids.size() - 1);
+  if (prefix_cache_ && prepared.system_prefix > common) {
+    std::lock_guard<std::mutex> lock(prefix_mutex_);
+    const float* logits = nullptr;
+    size_t reused = 0;
+    EMBER_TRY_ASSIGN(started, prefix_cache_->start(ids.data(), ids.size(), &logits, &reused));
+    sessions_[slot] = std::move(started);
+    if (reused < prepared.system_prefix) {
+      // Not cached yet: this request's prefill stands, and the system prompt is prefilled again for the next
+      // requests. That call reuses the program, so the logits are kept first.
+      std::vector<float>& kept = kept_logits_[slot];
+      kept.assign(logits, logits + static_cast<size_t>(metadata().vocab_size));
+      EMBER_TRY(prefix_cache_->add(ids.data(), prepared.system_prefix));
+      return kept.data();
+    }
+    return logits;
+  }
+  Session& session = *sessions_[slot];
+  EMBER_TRY(session.rewind(common));
+  return session.append(ids.data() + common, ids.size() - common);
+}
+
+Result<GenerationOutcome> Engine::generate(size_t slot, Prepared& prepared, const SamplingOptions& sampling,
                                            const std::function<bool(const std::string&)>& on_text) {
-  DecoderProgram& program = *programs_[slot];
-  const DecoderMetadata& md = program.metadata();
+  const DecoderMetadata& md = metadata();
+  const size_t vocab = static_cast<size_t>(md.vocab_size);
   GenerationOutcome outcome;
-  outcome.prompt_tokens = ids.size();
-  const int64_t limit = sampling.max_tokens > 0 ? sampling.max_tokens : room_after(ids.size());
+  outcome.prompt_tokens = prepared.ids.size();
+  const int64_t limit = sampling.max_tokens > 0 ? sampling.max_tokens : room_after(prepared.ids.size());
   EMBER_TRY_ASSIGN(sampler, Sampler::create(static_cast<float>(sampling.temperature),
                                             sampling.has_seed ? sampling.seed : fresh_seed(),
                                             static_cast<float>(sampling.top_p)));
+  GrammarConstraint* constraint = prepared.constraint.get();
+  std::vector<uint32_t> mask(constraint != nullptr ? constraint->words() : 0);
+  std::vector<float> masked(constraint != nullptr ? vocab : 0);
   Utf8Stream utf8;
   StopStrings stops(sampling.stop);
-  bool failed_in_execute = false;
+  EMBER_TRY_ASSIGN(logits, prefill(slot, prepared));
 
-  // Prefill: the whole prompt in one call (a token per call when the program takes one).
-  const float* logits = nullptr;
-  auto forward = [&](const int64_t* tokens, size_t n, int64_t pos) {
-    Result<const float*> out = program.forward(tokens, n, pos, &failed_in_execute);
-    if (!out.ok()) return out.error();
-    logits = *out;
-    return Error::Ok;
-  };
-  if (md.dynamic_shape) {
-    EMBER_TRY(forward(ids.data(), ids.size(), 0));
-  } else {
-    for (size_t i = 0; i < ids.size(); ++i) EMBER_TRY(forward(&ids[i], 1, static_cast<int64_t>(i)));
-  }
-
-  // Decode: each chosen token's text goes out once final; the token is fed back unless it is the last. At the
-  // end, text held back (an unfinished character, the start of a stop sequence that never came) goes out too.
+  // Each chosen token's text goes out once final; the token is fed back unless it is the last. At the end, text
+  // held back (an unfinished character, the start of a stop sequence that never came) goes out too.
   auto finish = [&](const char* reason) {
     outcome.finish_reason = reason;
     const std::string tail = stops.push(utf8.finish()) + stops.finish();
     if (!tail.empty() && !on_text(tail)) outcome.finish_reason = "cancelled";
     return outcome;
   };
-  int64_t prev = ids.back();
+  int64_t prev = prepared.ids.back();
   for (int64_t produced = 0; produced < limit; ++produced) {
-    EMBER_TRY_ASSIGN(next, sampler.sample(logits, static_cast<size_t>(md.vocab_size)));
+    const float* row = logits;
+    if (constraint != nullptr) {
+      // Only what the grammar allows next; EOS only where it can end.
+      constraint->mask(mask.data());
+      masked.assign(logits, logits + vocab);
+      apply_token_mask(mask.data(), masked.data(), vocabulary_->size());
+      for (size_t i = vocabulary_->size(); i < vocab; ++i) masked[i] = -INFINITY;
+      row = masked.data();
+    }
+    EMBER_TRY_ASSIGN(next, sampler.sample(row, vocab));
+    if (constraint != nullptr && !constraint->accept(next))
+      return finish("stop");  // nothing allowed: the grammar is spent
     if (is_eos(next)) return finish("stop");
     ++outcome.completion_tokens;
     Result<std::string> piece = tokenizer_->decode(static_cast<int32_t>(prev), next);
@@ -144,10 +259,12 @@ Result<GenerationOutcome> Engine::generate(size_t slot, const std::vector<int64_
       return outcome;
     }
     if (stops.stopped()) return outcome;  // finish_reason "stop"; what followed the stop sequence is dropped
+    if (constraint != nullptr && constraint->done()) return finish("stop");  // the value is complete
     prev = next;
     if (produced + 1 == limit) break;
     const int64_t token = next;
-    EMBER_TRY(forward(&token, 1, static_cast<int64_t>(ids.size()) + produced));
+    EMBER_TRY_ASSIGN(after, sessions_[slot]->append(&token, 1));
+    logits = after;
   }
   return finish("length");
 }

@@ -49,6 +49,44 @@ void JsonWriter::separate() {
   first_ = false;
 }
 
+namespace {
+
+void write_value(JsonWriter& w, const JsonValue& v) {
+  switch (v.kind()) {
+    case JsonValue::Kind::kNull: w.null(); break;
+    case JsonValue::Kind::kBool: w.boolean(v.as_bool()); break;
+    case JsonValue::Kind::kNumber:
+      if (v.is_integer()) {
+        w.number(v.as_int());
+      } else {
+        w.number(v.as_double());
+      }
+      break;
+    case JsonValue::Kind::kString: w.string(v.as_string()); break;
+    case JsonValue::Kind::kArray:
+      w.begin_array();
+      for (const JsonValue& item : v.items()) write_value(w, item);
+      w.end_array();
+      break;
+    case JsonValue::Kind::kObject:
+      w.begin_object();
+      for (const auto& m : v.members()) {
+        w.key(m.first);
+        write_value(w, m.second);
+      }
+      w.end_object();
+      break;
+  }
+}
+
+}  // namespace
+
+std::string to_json(const JsonValue& value) {
+  JsonWriter w;
+  write_value(w, value);
+  return w.str();
+}
+
 JsonWriter& JsonWriter::begin_object() {
   separate();
   out_ += '{';

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "examples/llm/tokenizer/json.h"
+
 namespace ember {
 namespace llm {
 namespace server {
@@ -40,6 +42,9 @@ class JsonWriter {
 
 // `value` as a JSON string literal, quotes included.
 std::string json_quote(std::string_view value);
+
+// A parsed document written back as JSON text (members in their order; numbers as integers when integral).
+std::string to_json(const JsonValue& value);
 
 }  // namespace server
 }  // namespace llm

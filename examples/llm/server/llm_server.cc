@@ -1,10 +1,12 @@
 // llm_server: an OpenAI-compatible HTTP server over a decoder .pte, on Debian's cpp-httplib.
 //
-//   llm_server --model M.pte --tokenizer tokenizer.json [--port 8080] [--host 127.0.0.1] [--slots 4]
-//              [--queue 16] [--threads 1] [--model-name NAME]
+//   llm_server --model M.pte --tokenizer tokenizer.json [--chat-template tokenizer_config.json] [--port 8080]
+//              [--host 127.0.0.1] [--slots 4] [--queue 16] [--threads 1] [--prefix-cache 4] [--model-name NAME]
 //
 // Routes: GET /health, GET /v1/models, GET /v1/models/<id>, POST /v1/completions, POST /v1/chat/completions
-// (stream: true answers with server-sent events). --slots requests generate at once, --queue more wait for a slot
+// (stream: true answers with server-sent events; response_format and tools through the constrained decoder of
+// examples/llm/grammar; chat messages rendered by the model's chat template, or the plain default format without
+// --chat-template). --slots requests generate at once, --queue more wait for a slot
 // in arrival order, and one beyond those gets 429 at once. A streaming client that disconnects stops its
 // generation at the next token and frees its slot. Prints "llm_server: listening on http://HOST:PORT" when ready
 // (--port 0 takes a free port); SIGINT or SIGTERM stops it after the requests in flight.
@@ -23,6 +25,7 @@
 #include "examples/llm/server/request.h"
 #include "examples/llm/server/responses.h"
 #include "examples/llm/server/slot_pool.h"
+#include "examples/llm/server/tool_calls.h"
 #include "httplib.h"
 
 namespace ember {
@@ -41,8 +44,8 @@ struct Options {
 
 int usage(const char* argv0) {
   fprintf(stderr,
-          "usage: %s --model M.pte --tokenizer tokenizer.json [--port N] [--host ADDR] [--slots N] [--queue N]\n"
-          "          [--threads N] [--model-name NAME]\n",
+          "usage: %s --model M.pte --tokenizer tokenizer.json [--chat-template tokenizer_config.json] [--port N]\n"
+          "          [--host ADDR] [--slots N] [--queue N] [--threads N] [--prefix-cache N] [--model-name NAME]\n",
           argv0);
   return 2;
 }
@@ -78,6 +81,10 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->engine.model = v;
     } else if (strcmp(a, "--tokenizer") == 0) {
       o->engine.tokenizer = v;
+    } else if (strcmp(a, "--chat-template") == 0) {
+      o->engine.chat_template = v;
+    } else if (strcmp(a, "--prefix-cache") == 0 && parse_count(v, 0, 256, &n)) {
+      o->engine.prefix_cache = static_cast<size_t>(n);
     } else if (strcmp(a, "--host") == 0) {
       o->host = v;
     } else if (strcmp(a, "--model-name") == 0) {
@@ -149,44 +156,63 @@ class Server {
 
  private:
   void generate(const httplib::Request& req, httplib::Response& res, bool chat) {
-    GenerationRequest request;
+    auto request = std::make_shared<GenerationRequest>();
+    auto prepared = std::make_shared<Prepared>();
     RequestError error;
-    std::vector<int64_t> ids;
-    if (!parse_request(req.body, chat, &request, &error) || !engine_.prompt_ids(request, &ids, &error)) {
+    if (!parse_request(req.body, chat, request.get(), &error) || !engine_.prepare(*request, prepared.get(), &error)) {
       return send_error(res, error);
     }
     // Any model name is this model: one is served.
     Answer answer{chat, next_answer_id(chat), unix_now(), options_.model_name};
     auto lease = std::make_shared<SlotPool::Lease>(slots_.acquire());
     if (!lease->ok()) {
+      engine_.release(*prepared);
       RequestError busy{429, "rate_limit_exceeded", "",
                         "the server is busy: " + std::to_string(engine_.slots()) + " requests generating and " +
                             std::to_string(options_.queue) + " waiting; retry later"};
       return send_error(res, busy);
     }
-    if (request.stream) return stream(res, std::move(request), std::move(ids), answer, lease);
+    if (request->stream) return stream(res, request, prepared, answer, lease);
     std::string text;
     Result<GenerationOutcome> outcome =
-        engine_.generate(lease->slot(), ids, request.sampling, [&](const std::string& piece) {
+        engine_.generate(lease->slot(), *prepared, request->sampling, [&](const std::string& piece) {
           text += piece;
           return true;
         });
+    engine_.release(*prepared);
     if (!outcome.ok()) return send_error(res, generation_failed(outcome.error()));
+    ToolCall call;
+    if (request->tool_choice != ToolChoice::kNone && parse_tool_call(text, request->tools, &call)) {
+      return send_json(res, 200, tool_call_body(answer, call, *outcome));
+    }
     send_json(res, 200, completion_body(answer, text, *outcome));
   }
 
   // Server-sent events, written as generation goes; the slot is held until the stream ends. A failed write means
-  // the client went away: generation stops there.
-  void stream(httplib::Response& res, GenerationRequest request, std::vector<int64_t> ids, const Answer& answer,
-              std::shared_ptr<SlotPool::Lease> lease) {
+  // the client went away: generation stops there. A reply that may be a tool call is held back while it can still
+  // become one (it begins with "{"), then sent as the call or as text.
+  void stream(httplib::Response& res, std::shared_ptr<GenerationRequest> request, std::shared_ptr<Prepared> prepared,
+              const Answer& answer, std::shared_ptr<SlotPool::Lease> lease) {
     res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider("text/event-stream", [this, request, ids, answer, lease](size_t,
-                                                                                              httplib::DataSink& sink) {
+    res.set_chunked_content_provider("text/event-stream", [this, request, prepared, answer,
+                                                           lease](size_t, httplib::DataSink& sink) {
       auto send = [&sink](const std::string& event) { return sink.write(event.data(), event.size()); };
       if (answer.chat && !send(sse_event(role_chunk(answer)))) return false;
-      Result<GenerationOutcome> outcome =
-          engine_.generate(lease->slot(), ids, request.sampling,
-                           [&](const std::string& piece) { return send(sse_event(text_chunk(answer, piece))); });
+      const bool may_call = request->tool_choice != ToolChoice::kNone;
+      std::string held;
+      bool holding = may_call;
+      auto on_text = [&](const std::string& piece) {
+        if (holding) {
+          held += piece;
+          const size_t start = held.find_first_not_of(" \t\r\n");
+          if (start == std::string::npos || held[start] == '{') return true;
+          holding = false;  // plain text after all
+          return send(sse_event(text_chunk(answer, held)));
+        }
+        return send(sse_event(text_chunk(answer, piece)));
+      };
+      Result<GenerationOutcome> outcome = engine_.generate(lease->slot(), *prepared, request->sampling, on_text);
+      engine_.release(*prepared);
       if (!outcome.ok()) {
         send(sse_event(error_body(generation_failed(outcome.error()))));
       } else if (strcmp(outcome->finish_reason, "cancelled") == 0) {
@@ -194,8 +220,15 @@ class Server {
                 outcome->completion_tokens);
         return false;  // nothing more can reach it
       } else {
-        send(sse_event(finish_chunk(answer, outcome->finish_reason)));
-        if (request.include_usage) send(sse_event(usage_chunk(answer, *outcome)));
+        ToolCall call;
+        const bool is_call = holding && parse_tool_call(held, request->tools, &call);
+        if (is_call) {
+          send(sse_event(tool_call_chunk(answer, call)));
+        } else if (holding && !held.empty()) {
+          send(sse_event(text_chunk(answer, held)));
+        }
+        send(sse_event(finish_chunk(answer, is_call ? "tool_calls" : outcome->finish_reason)));
+        if (request->include_usage) send(sse_event(usage_chunk(answer, *outcome)));
       }
       send(kSseDone);
       sink.done();
@@ -257,8 +290,12 @@ int run(int argc, char** argv) {
     return 3;
   }
   g_http = &http;
-  printf("llm_server: listening on http://%s:%d (model '%s', %zu slots, queue %zu)\n", options.host.c_str(), port,
-         options.model_name.c_str(), (*engine)->slots(), options.queue);
+  const DecoderMemory& memory = (*engine)->memory();
+  printf(
+      "llm_server: listening on http://%s:%d (model '%s', %zu slots of %zu bytes, %zu KV bytes a session, queue "
+      "%zu)\n",
+      options.host.c_str(), port, options.model_name.c_str(), (*engine)->slots(), memory.slot_bytes(),
+      memory.session_bytes, options.queue);
   fflush(stdout);
   const bool ok = http.listen_after_bind();
   g_http = nullptr;

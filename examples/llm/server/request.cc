@@ -3,6 +3,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <algorithm>
+
+#include "examples/llm/server/json_writer.h"
 #include "examples/llm/tokenizer/json.h"
 
 namespace ember {
@@ -160,30 +163,139 @@ bool read_content(const JsonValue& content, size_t index, std::string* out, Requ
   return true;
 }
 
-bool read_messages(const JsonValue& body, std::vector<ChatMessage>* out, RequestError* error) {
+// Each message checked, then written back with its content as one string and OpenAI's "developer" role as
+// "system", the form chat templates read; the other fields (tool_calls, tool_call_id, name) pass through.
+bool read_messages(const JsonValue& body, JsonValue* out, RequestError* error) {
   const JsonValue* v = field(body, "messages");
   if (v == nullptr || !v->is_array() || v->items().empty()) {
     return refuse(error, "messages", "messages must be a non-empty array");
   }
+  JsonWriter w;
+  w.begin_array();
   for (size_t i = 0; i < v->items().size(); ++i) {
     const JsonValue& m = v->items()[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
     const JsonValue* role = m.is_object() ? m.find("role") : nullptr;
-    if (role == nullptr || !role->is_string()) {
-      return refuse(error, "messages", "messages[" + std::to_string(i) + "] needs a string 'role'");
-    }
+    if (role == nullptr || !role->is_string()) return refuse(error, "messages", where + " needs a string 'role'");
     const std::string& r = role->as_string();
     if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool") {
       return refuse(error, "messages",
-                    "messages[" + std::to_string(i) + "].role '" + r +
-                        "' is not one of system, developer, user, assistant, tool");
+                    where + ".role '" + r + "' is not one of system, developer, user, assistant, tool");
     }
-    ChatMessage message;
-    message.role = r == "developer" ? "system" : r;  // OpenAI's newer name for the system role
-    const JsonValue* content = m.find("content");
-    if (content != nullptr && !read_content(*content, i, &message.content, error)) return false;
-    out->push_back(std::move(message));
+    std::string content;
+    const JsonValue* c = m.find("content");
+    if (c != nullptr && !read_content(*c, i, &content, error)) return false;
+    w.begin_object().key("role").string(r == "developer" ? "system" : r).key("content").string(content);
+    for (const auto& member : m.members()) {
+      if (member.first != "role" && member.first != "content") w.key(member.first).raw(to_json(member.second));
+    }
+    w.end_object();
+  }
+  w.end_array();
+  Result<JsonValue> parsed = parse_json(w.str());
+  if (!parsed.ok()) return refuse(error, "messages", "messages could not be read back");
+  *out = std::move(parsed.get());
+  return true;
+}
+
+// response_format: text (nothing), json_object (any JSON object) or json_schema (its "schema").
+bool read_response_format(const JsonValue& body, std::string* schema, RequestError* error) {
+  const JsonValue* v = field(body, "response_format");
+  if (v == nullptr) return true;
+  const JsonValue* type = v->is_object() ? v->find("type") : nullptr;
+  if (type == nullptr || !type->is_string()) {
+    return refuse(error, "response_format", "response_format needs a 'type': text, json_object or json_schema");
+  }
+  if (type->as_string() == "text") return true;
+  if (type->as_string() == "json_object") {
+    *schema = R"({"type":"object","additionalProperties":true})";
+    return true;
+  }
+  const JsonValue* spec = type->as_string() == "json_schema" ? v->find("json_schema") : nullptr;
+  const JsonValue* s = spec != nullptr && spec->is_object() ? spec->find("schema") : nullptr;
+  if (s == nullptr || !s->is_object()) {
+    return refuse(error, "response_format",
+                  type->as_string() == "json_schema" ? "response_format.json_schema.schema must be an object"
+                                                     : "response_format.type must be text, json_object or json_schema");
+  }
+  *schema = to_json(*s);
+  return true;
+}
+
+// tools: [{"type": "function", "function": {"name": ..., "parameters": {...}}}]; tool_choice: "none", "auto"
+// (the default with tools), "required", or {"type": "function", "function": {"name": ...}}.
+bool read_tools(const JsonValue& body, GenerationRequest* out, RequestError* error) {
+  const JsonValue* tools = field(body, "tools");
+  const JsonValue* choice = field(body, "tool_choice");
+  if (tools == nullptr) {
+    if (choice != nullptr && !(choice->is_string() && choice->as_string() == "none")) {
+      return refuse(error, "tool_choice", "tool_choice needs tools");
+    }
+    return true;
+  }
+  if (!tools->is_array()) return refuse(error, "tools", "tools must be an array");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < tools->items().size(); ++i) {
+    const JsonValue& t = tools->items()[i];
+    const JsonValue* type = t.is_object() ? t.find("type") : nullptr;
+    const JsonValue* fn = t.is_object() ? t.find("function") : nullptr;
+    const JsonValue* name = fn != nullptr && fn->is_object() ? fn->find("name") : nullptr;
+    const JsonValue* params = fn != nullptr && fn->is_object() ? fn->find("parameters") : nullptr;
+    if (type == nullptr || !type->is_string() || type->as_string() != "function" || name == nullptr ||
+        !name->is_string() || (params != nullptr && !params->is_object())) {
+      return refuse(error, "tools",
+                    "tools[" + std::to_string(i) +
+                        "] must be {\"type\": \"function\", \"function\": {\"name\": ..., "
+                        "\"parameters\": {...}}}");
+    }
+    names.push_back(name->as_string());
+  }
+  out->tools = *tools;
+  out->tool_choice = tools->items().empty() ? ToolChoice::kNone : ToolChoice::kAuto;
+  if (choice == nullptr) return true;
+  if (choice->is_string() &&
+      (choice->as_string() == "none" || choice->as_string() == "auto" || choice->as_string() == "required")) {
+    const std::string& c = choice->as_string();
+    out->tool_choice = c == "none" ? ToolChoice::kNone : c == "auto" ? ToolChoice::kAuto : ToolChoice::kRequired;
+  } else {
+    const JsonValue* fn = choice->is_object() ? choice->find("function") : nullptr;
+    const JsonValue* name = fn != nullptr && fn->is_object() ? fn->find("name") : nullptr;
+    if (name == nullptr || !name->is_string()) {
+      return refuse(
+          error, "tool_choice",
+          "tool_choice must be none, auto, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+    }
+    out->tool_choice = ToolChoice::kRequired;
+    out->tool_name = name->as_string();
+  }
+  if (out->tool_choice == ToolChoice::kRequired && names.empty()) return refuse(error, "tool_choice", "no tools given");
+  if (!out->tool_name.empty() && std::find(names.begin(), names.end(), out->tool_name) == names.end()) {
+    return refuse(error, "tool_choice", "no tool named '" + out->tool_name + "'");
   }
   return true;
+}
+
+// The schema a required tool choice constrains the reply to: one call of one of the tools (or the named one).
+std::string tool_call_schema(const GenerationRequest& r) {
+  JsonWriter w;
+  w.begin_object().key("anyOf").begin_array();
+  for (const JsonValue& t : r.tools.items()) {
+    const JsonValue& fn = *t.find("function");
+    const std::string& name = fn.find("name")->as_string();
+    if (!r.tool_name.empty() && name != r.tool_name) continue;
+    const JsonValue* params = fn.find("parameters");
+    w.begin_object().key("type").string("object").key("properties").begin_object();
+    w.key("name").begin_object().key("const").string(name).end_object();
+    w.key("arguments");
+    if (params != nullptr) {
+      w.raw(to_json(*params));
+    } else {
+      w.begin_object().key("type").string("object").end_object();
+    }
+    w.end_object().key("required").begin_array().string("name").string("arguments").end_array().end_object();
+  }
+  w.end_array().end_object();
+  return w.str();
 }
 
 bool read_stream(const JsonValue& body, GenerationRequest* out, RequestError* error) {
@@ -208,7 +320,16 @@ bool parse_request(const std::string& body, bool chat, GenerationRequest* out, R
   if (!refuse_unsupported(*json, error)) return false;
   if (!read_sampling(*json, chat, &out->sampling, error)) return false;
   if (!read_stream(*json, out, error)) return false;
-  return chat ? read_messages(*json, &out->messages, error) : read_prompt(*json, out, error);
+  if (!chat) return read_prompt(*json, out, error);
+  if (!read_messages(*json, &out->messages, error) || !read_tools(*json, out, error)) return false;
+  if (!read_response_format(*json, &out->json_schema, error)) return false;
+  if (out->tool_choice == ToolChoice::kRequired) {
+    if (!out->json_schema.empty()) {
+      return refuse(error, "response_format", "a required tool call and a response_format cannot both shape the reply");
+    }
+    out->json_schema = tool_call_schema(*out);
+  }
+  return true;
 }
 
 }  // namespace server

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "examples/llm/tokenizer/json.h"
+
 namespace ember {
 namespace llm {
 namespace server {
@@ -24,10 +26,10 @@ struct SamplingOptions {
   std::vector<std::string> stop;  // at most four, as OpenAI allows
 };
 
-struct ChatMessage {
-  std::string role;  // system, user, assistant, tool
-  std::string content;
-};
+// Whether a chat request's reply may or must call one of its tools. Required (or a named function): the reply is
+// constrained to a call, {"name": ..., "arguments": {...}} with the tool's parameter schema. Auto: free text,
+// read as a call when it is exactly such an object naming a tool.
+enum class ToolChoice { kNone, kAuto, kRequired };
 
 // What a request asks for; `chat` says which endpoint it came to.
 struct GenerationRequest {
@@ -35,7 +37,15 @@ struct GenerationRequest {
   std::string model;
   std::string prompt;               // completions: the text
   std::vector<int32_t> prompt_ids;  // completions: token ids given instead of text
-  std::vector<ChatMessage> messages;
+  // chat: the messages as the chat template reads them (a text parts' content joined into a string, "developer"
+  // as "system"; tool calls, tool results and other fields as sent), and the tools offered (null when none).
+  JsonValue messages;
+  JsonValue tools;
+  ToolChoice tool_choice = ToolChoice::kNone;
+  std::string tool_name;  // kRequired of one named function
+  // The output's constraint, a JSON Schema's text: response_format's json_schema or json_object (any object), or
+  // the tool call a required tool choice asks for. Empty: free text.
+  std::string json_schema;
   SamplingOptions sampling;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: a last chunk with the token counts

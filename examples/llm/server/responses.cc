@@ -22,6 +22,15 @@ void usage(JsonWriter& w, const GenerationOutcome& o) {
   w.end_object();
 }
 
+// [{"id": ..., "type": "function", "function": {"name": ..., "arguments": "..."}}], with "index" in a stream.
+void tool_calls(JsonWriter& w, const ToolCall& call, bool indexed) {
+  w.key("tool_calls").begin_array().begin_object();
+  if (indexed) w.key("index").number(int64_t{0});
+  w.key("id").string(call.id).key("type").string("function");
+  w.key("function").begin_object().key("name").string(call.name).key("arguments").string(call.arguments);
+  w.end_object().end_object().end_array();
+}
+
 const char* chunk_object(const Answer& a) { return a.chat ? "chat.completion.chunk" : "text_completion"; }
 
 // One choice of a chunk: a chat's delta (the text, or the role) or a completion's text, then the finish reason.
@@ -79,6 +88,32 @@ std::string completion_body(const Answer& a, const std::string& text, const Gene
   w.end_object().end_array();
   usage(w, outcome);
   w.end_object();
+  return w.str();
+}
+
+std::string tool_call_body(const Answer& a, const ToolCall& call, const GenerationOutcome& outcome) {
+  JsonWriter w;
+  w.begin_object();
+  head(w, a, "chat.completion");
+  w.key("choices").begin_array().begin_object().key("index").number(int64_t{0});
+  w.key("message").begin_object().key("role").string("assistant").key("content").null();
+  tool_calls(w, call, false);
+  w.end_object().key("logprobs").null().key("finish_reason").string("tool_calls");
+  w.end_object().end_array();
+  usage(w, outcome);
+  w.end_object();
+  return w.str();
+}
+
+std::string tool_call_chunk(const Answer& a, const ToolCall& call) {
+  JsonWriter w;
+  w.begin_object();
+  head(w, a, chunk_object(a));
+  w.key("choices").begin_array().begin_object().key("index").number(int64_t{0});
+  w.key("delta").begin_object();
+  tool_calls(w, call, true);
+  w.end_object().key("finish_reason").null();
+  w.end_object().end_array().end_object();
   return w.str();
 }
 

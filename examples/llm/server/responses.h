@@ -8,6 +8,7 @@
 #include <string>
 
 #include "examples/llm/server/request.h"
+#include "examples/llm/server/tool_calls.h"
 
 namespace ember {
 namespace llm {
@@ -23,11 +24,15 @@ struct Answer {
 
 std::string error_body(const RequestError& error);
 std::string completion_body(const Answer& answer, const std::string& text, const GenerationOutcome& outcome);
+// A chat reply that calls a tool: no content, the call, finish reason "tool_calls".
+std::string tool_call_body(const Answer& answer, const ToolCall& call, const GenerationOutcome& outcome);
 
 // Stream chunks: the first of a chat stream names the role; then one per piece of text; then the finish reason;
 // then, when asked for (stream_options.include_usage), the token counts with no choices.
 std::string role_chunk(const Answer& answer);
 std::string text_chunk(const Answer& answer, const std::string& text);
+// A streamed tool call, whole in one delta (its arguments are only known valid once complete).
+std::string tool_call_chunk(const Answer& answer, const ToolCall& call);
 std::string finish_chunk(const Answer& answer, const char* finish_reason);
 std::string usage_chunk(const Answer& answer, const GenerationOutcome& outcome);
 // `json` as one server-sent event.

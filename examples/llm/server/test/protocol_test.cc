@@ -9,6 +9,7 @@
 #include "examples/llm/server/responses.h"
 #include "examples/llm/server/slot_pool.h"
 #include "examples/llm/server/stop_strings.h"
+#include "examples/llm/server/tool_calls.h"
 #include "examples/llm/server/utf8_stream.h"
 #include "examples/llm/tokenizer/json.h"
 #include "gtest/gtest.h"
@@ -108,11 +109,55 @@ TEST(Request, ChatMessages) {
                R"({"role":"user","content":[{"type":"text","text":"Hel"},{"type":"text","text":"lo"}]}],)"
                R"("max_completion_tokens":9})",
                true);
-  ASSERT_EQ(r.messages.size(), 2u);
-  EXPECT_EQ(r.messages[0].role, "system");
-  EXPECT_EQ(r.messages[1].content, "Hello");
+  const std::vector<JsonValue>& m = r.messages.items();
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].find("role")->as_string(), "system");  // OpenAI's "developer"
+  EXPECT_EQ(m[1].find("content")->as_string(), "Hello");  // text parts joined
   EXPECT_EQ(r.sampling.max_tokens, 9);
   EXPECT_EQ(parse_ok(R"({"messages":[{"role":"user","content":"x"}]})", true).sampling.max_tokens, -1);
+}
+
+TEST(Request, ResponseFormatAndTools) {
+  EXPECT_TRUE(parse_ok(R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"text"}})", true)
+                  .json_schema.empty());
+  EXPECT_EQ(parse_ok(R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})", true)
+                .json_schema,
+            R"({"type":"object","additionalProperties":true})");
+  GenerationRequest schema =
+      parse_ok(R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema",)"
+               R"("json_schema":{"name":"n","schema":{"type":"object","properties":{"a":{"type":"integer"}}}}}})",
+               true);
+  EXPECT_EQ(schema.json_schema, R"({"type":"object","properties":{"a":{"type":"integer"}}})");
+  const std::string tools =
+      R"("tools":[{"type":"function","function":{"name":"add","parameters":{"type":"object","properties":)"
+      R"({"x":{"type":"integer"}},"required":["x"]}}},{"type":"function","function":{"name":"now"}}])";
+  GenerationRequest automatic = parse_ok(R"({"messages":[{"role":"user","content":"x"}],)" + tools + "}", true);
+  EXPECT_EQ(automatic.tool_choice, ToolChoice::kAuto);
+  EXPECT_TRUE(automatic.json_schema.empty());
+  GenerationRequest named = parse_ok(R"({"messages":[{"role":"user","content":"x"}],)" + tools +
+                                         R"(,"tool_choice":{"type":"function","function":{"name":"add"}}})",
+                                     true);
+  EXPECT_EQ(named.tool_choice, ToolChoice::kRequired);
+  EXPECT_EQ(named.json_schema,
+            R"({"anyOf":[{"type":"object","properties":{"name":{"const":"add"},"arguments":{"type":"object",)"
+            R"("properties":{"x":{"type":"integer"}},"required":["x"]}},"required":["name","arguments"]}]})");
+  GenerationRequest required =
+      parse_ok(R"({"messages":[{"role":"user","content":"x"}],)" + tools + R"(,"tool_choice":"required"})", true);
+  EXPECT_NE(required.json_schema.find(R"({"const":"now"})"), std::string::npos);
+
+  ToolCall call;
+  EXPECT_TRUE(parse_tool_call(R"( {"name":"add","arguments":{"x":3}} )", automatic.tools, &call));
+  EXPECT_EQ(call.name, "add");
+  EXPECT_EQ(call.arguments, R"({"x":3})");
+  EXPECT_TRUE(parse_tool_call(R"({"name":"now","parameters":{}})", automatic.tools, &call));
+  EXPECT_FALSE(parse_tool_call(R"({"name":"sub","arguments":{}})", automatic.tools, &call));  // no such tool
+  EXPECT_FALSE(parse_tool_call(R"({"name":"add","arguments":{},"x":1})", automatic.tools, &call));
+  EXPECT_FALSE(parse_tool_call("The answer is 4.", automatic.tools, &call));
+  Result<JsonValue> body = parse_json(tool_call_body(Answer{true, "c", 1, "m"}, call, GenerationOutcome{}));
+  const JsonValue& message = *body->find("choices")->items()[0].find("message");
+  EXPECT_TRUE(message.find("content")->is_null());
+  EXPECT_EQ(message.find("tool_calls")->items()[0].find("function")->find("name")->as_string(), "now");
+  EXPECT_EQ(body->find("choices")->items()[0].find("finish_reason")->as_string(), "tool_calls");
 }
 
 TEST(Request, RefusalsNameTheParameter) {
@@ -138,6 +183,15 @@ TEST(Request, RefusalsNameTheParameter) {
       {R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", true, "messages", "only text parts"},
       {R"({"model":3,"prompt":"x"})", false, "model", "string"},
       {R"({"prompt":"x","stream":"yes"})", false, "stream", "true or false"},
+      {R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}})", true, "response_format",
+       "text, json_object or json_schema"},
+      {R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema"}})", true,
+       "response_format", "schema must be an object"},
+      {R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"web"}]})", true, "tools", "tools[0]"},
+      {R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"required"})", true, "tool_choice", "needs tools"},
+      {R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],)"
+       R"("tool_choice":{"type":"function","function":{"name":"g"}}})",
+       true, "tool_choice", "no tool named 'g'"},
   };
   for (const Case& c : cases) {
     RequestError e = parse_refused(c.body, c.chat);
