@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -115,8 +116,19 @@ def main(argv=None) -> int:
     try:
         run_locust(url, a.users, 10, a.max_tokens, os.path.join(work, "warm"))  # every slot and session touched
         before = rss_kb(server.pid)
+        # Resident memory every 15 s through the run: a leak grows with the requests, a warm-up levels off.
+        samples, stop = [], threading.Event()
+
+        def sample():
+            while not stop.wait(15.0):
+                samples.append((round(time.time() - t0), rss_kb(server.pid)))
+
         t0 = time.time()
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         load = run_locust(url, a.users, a.seconds, a.max_tokens, os.path.join(work, "load"))
+        stop.set()
+        sampler.join()
         wall = time.time() - t0
         after = rss_kb(server.pid)
     finally:
@@ -124,6 +136,7 @@ def main(argv=None) -> int:
         server.wait(timeout=60)
     stats = summarize(load["rows"])
     total = next(s for s in stats if s["name"] == "Aggregated")
+    http_requests = sum(s["requests"] for s in stats if s["name"].startswith("POST"))  # TTFT rows are not requests
     result = {
         "date": str(datetime.date.today()),
         "settings": vars(a),
@@ -132,7 +145,9 @@ def main(argv=None) -> int:
         "session_kv_bytes": int(m.group(4)),
         "rss_kb_before": before,
         "rss_kb_after": after,
+        "rss_kb_samples": samples,
         "wall_s": wall,
+        "http_requests": http_requests,
         "stats": stats,
         "failures": load["failures"],
     }
@@ -166,7 +181,8 @@ def main(argv=None) -> int:
         "",
         f"Memory: {int(m.group(2))} slots of {result['slot_bytes']:,} bytes and {result['session_kv_bytes']:,} KV bytes "
         f"a session (MethodMeta, stated at startup); resident {before / 1024:.1f} MiB after a 10 s warm-up, "
-        f"{after / 1024:.1f} MiB after {total['requests']:,} more requests ({(after - before) / 1024:+.1f} MiB).",
+        f"{after / 1024:.1f} MiB after {http_requests:,} more requests ({(after - before) / 1024:+.1f} MiB); "
+        "every 15 s through the run (s: MiB): " + ", ".join(f"{t}: {kb / 1024:.1f}" for t, kb in samples) + ".",
     ]
     if load["failures"]:
         lines += ["", "Failures:", ""] + [
