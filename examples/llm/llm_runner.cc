@@ -2,7 +2,9 @@
 //
 //   llm_runner --model model.pte (--tokenizer tokenizer.json|tokenizer.model --prompt "text" | --prompt-ids "1 5 7")
 //              [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos]
-//              [--speculate D] [--grammar FILE.gbnf | --json-schema FILE.json]
+//              [--speculate D] [--grammar FILE.gbnf | --json-schema FILE.json] [--data FILE.ptd ...]
+//   llm_runner --model model.pte --tokenizer tokenizer.json --chat [--chat-template tokenizer_config.json]
+//              [--system TEXT] [--context-slide] [sampling and constraint flags as above]
 //
 // Loads the program (its `forward` with every buffer sized from MethodMeta) and the tokenizer, reads the metadata
 // constant methods, prefills the prompt in one forward call (T = prompt length, input_pos 0; one call per token
@@ -33,6 +35,16 @@
 // allowed tokens only; an EOS id is allowed exactly when the text so far is complete, and generation stops when
 // the grammar can take nothing more. Needs --tokenizer; not with --speculate.
 //
+// --data FILE.ptd (repeatable): the .ptd files holding the weights a program exported with external constants
+// keeps outside itself (docs/external_data.md), mapped and prefaulted like the program's own.
+//
+// --chat: a conversation read from stdin, a user turn per line, over one session (examples/llm/runner/
+// chat_loop.h: only each turn's new tokens are prefilled; /reset, /save FILE, /load FILE, /quit). The prompt is
+// the conversation rendered by --chat-template (a tokenizer_config.json's chat_template; the plain format of
+// ChatTemplate::plain() without it), each reply ends at EOS or --max-new-tokens and is followed by a newline.
+// When the conversation outgrows max_seq_len the turn is refused (context full) unless --context-slide, which
+// keeps a sliding window (SessionOptions::kSlidingWindow).
+//
 // Exit codes (as //:runner): 0 ok, 2 bad usage, 3 the program, a method or the tokenizer did not load, 4 the
 // prompt was refused (too long for max_seq_len, ids outside the vocabulary, empty), 5 execution failed.
 #include <math.h>
@@ -48,6 +60,7 @@
 #include "examples/llm/decoder_program.h"
 #include "examples/llm/grammar/constraint.h"
 #include "examples/llm/prompt_lookup.h"
+#include "examples/llm/runner/chat_loop.h"
 #include "examples/llm/sampler.h"
 #include "examples/llm/tokenizer/tokenizer.h"
 #include "runtime/platform/platform.h"
@@ -71,6 +84,11 @@ struct Options {
   long speculate = 0;  // drafted tokens per step at most; 0: one token per step
   const char* grammar = nullptr;
   const char* json_schema = nullptr;
+  std::vector<std::string> data_files;  // --data, in order
+  bool chat = false;
+  const char* chat_template = nullptr;
+  const char* system = nullptr;
+  bool context_slide = false;
 };
 
 bool read_file(const char* path, std::string* out) {
@@ -89,8 +107,10 @@ int usage(const char* argv0) {
           "usage: %s --model MODEL.pte (--tokenizer TOKENIZER --prompt TEXT | --prompt-ids \"ID ID ...\")\n"
           "       [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos] "
           "[--no-bos] [--speculate D]\n"
-          "       [--grammar FILE.gbnf | --json-schema FILE.json]\n",
-          argv0);
+          "       [--grammar FILE.gbnf | --json-schema FILE.json] [--data FILE.ptd ...]\n"
+          "       %s --model MODEL.pte --tokenizer TOKENIZER --chat [--chat-template tokenizer_config.json] "
+          "[--system TEXT] [--context-slide]\n",
+          argv0, argv0);
   return 2;
 }
 
@@ -124,6 +144,31 @@ double per_second(size_t n, uint64_t ns) {
   return ns == 0 ? 0.0 : static_cast<double>(n) * 1e9 / static_cast<double>(ns);
 }
 
+// --chat: the template, then the conversation on stdin (examples/llm/runner/chat_loop.h).
+int chat(const Options& o, llm::DecoderProgram& program, const llm::Tokenizer& tokenizer, llm::Sampler& sampler,
+         llm::GrammarConstraint* constraint, const llm::TokenVocabulary* vocab, const std::vector<int64_t>& eos) {
+  llm::ChatTemplate chat_template = llm::ChatTemplate::plain();
+  if (o.chat_template != nullptr) {
+    llm::ChatTemplateError why;
+    Result<llm::ChatTemplate> t = llm::ChatTemplate::load_tokenizer_config(o.chat_template, &why);
+    if (!t.ok()) {
+      fprintf(stderr, "llm_runner: chat template %s refused: %s\n", o.chat_template, why.describe().c_str());
+      return 3;
+    }
+    chat_template = std::move(t.get());
+  }
+  llm::ChatLoopOptions options;
+  options.system = o.system;
+  options.max_new_tokens = o.max_new_tokens;
+  options.sliding_window = o.context_slide;
+  const int64_t bos = program.metadata().bos_id >= 0 ? program.metadata().bos_id : tokenizer.bos_id();
+  options.bos_id = o.bos ? static_cast<int32_t>(bos) : -1;
+  options.eos = eos;
+  if (o.ignore_eos) options.eos.clear();
+  const llm::ChatLoopParts parts{&program, &tokenizer, &chat_template, &sampler, constraint, vocab};
+  return llm::run_chat(parts, options, stdin, stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +184,10 @@ int main(int argc, char** argv) {
       o.ignore_eos = true;
     } else if (strcmp(a, "--no-bos") == 0) {
       o.bos = false;
+    } else if (strcmp(a, "--chat") == 0) {
+      o.chat = true;
+    } else if (strcmp(a, "--context-slide") == 0) {
+      o.context_slide = true;
     } else if (!has_value) {
       fprintf(stderr, "llm_runner: %s: unknown flag or missing value\n", a);
       return usage(argv[0]);
@@ -146,6 +195,12 @@ int main(int argc, char** argv) {
       o.model = argv[++i];
     } else if (strcmp(a, "--tokenizer") == 0) {
       o.tokenizer = argv[++i];
+    } else if (strcmp(a, "--data") == 0) {
+      o.data_files.push_back(argv[++i]);
+    } else if (strcmp(a, "--chat-template") == 0) {
+      o.chat_template = argv[++i];
+    } else if (strcmp(a, "--system") == 0) {
+      o.system = argv[++i];
     } else if (strcmp(a, "--prompt") == 0) {
       o.prompt = argv[++i];
     } else if (strcmp(a, "--grammar") == 0) {
@@ -182,7 +237,17 @@ int main(int argc, char** argv) {
     fprintf(stderr, "llm_runner: --model is required\n");
     return usage(argv[0]);
   }
-  if ((o.prompt == nullptr) == (o.prompt_ids == nullptr)) {
+  if (o.chat && (o.prompt != nullptr || o.prompt_ids != nullptr || o.tokenizer == nullptr || o.speculate > 0)) {
+    fprintf(stderr,
+            "llm_runner: --chat reads the prompts from stdin: it needs --tokenizer, and no --prompt, "
+            "--prompt-ids or --speculate\n");
+    return usage(argv[0]);
+  }
+  if (!o.chat && (o.chat_template != nullptr || o.system != nullptr || o.context_slide)) {
+    fprintf(stderr, "llm_runner: --chat-template, --system and --context-slide are for --chat\n");
+    return usage(argv[0]);
+  }
+  if (!o.chat && (o.prompt == nullptr) == (o.prompt_ids == nullptr)) {
     fprintf(stderr, "llm_runner: give exactly one of --prompt and --prompt-ids\n");
     return usage(argv[0]);
   }
@@ -219,7 +284,8 @@ int main(int argc, char** argv) {
 
   // Load: the program, then the tokenizer.
   const uint64_t load_t0 = ember_pal_ticks_ns();
-  Result<std::unique_ptr<llm::DecoderProgram>> loaded = llm::DecoderProgram::load(o.model, static_cast<int>(o.threads));
+  Result<std::unique_ptr<llm::DecoderProgram>> loaded =
+      llm::DecoderProgram::load(o.model, static_cast<int>(o.threads), 1, o.data_files);
   if (!loaded.ok()) {
     fprintf(stderr, "llm_runner: model %s refused: %s\n", o.model, error_name(loaded.error()));
     return 3;
@@ -266,6 +332,7 @@ int main(int argc, char** argv) {
     }
   }
   const uint64_t load_ns = ember_pal_ticks_ns() - load_t0;
+  if (o.chat) return chat(o, program, *tokenizer, *sampler, constraint.get(), vocab.get(), eos);
   const bool print_ids = o.ids || tokenizer == nullptr;
   if (o.speculate > 0 && (o.speculate >= md.logits_rows || !md.dynamic_shape)) {
     fprintf(stderr,
