@@ -34,13 +34,45 @@ void append_json_string(const std::string& s, std::string* out) {
   out->push_back('"');
 }
 
+// Whether `s` is well-formed UTF-8 (what JSON text must be).
+bool is_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (size_t k = 1; k < n; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (d & 0x3F);
+    }
+    const uint32_t min = n == 1 ? 0 : n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n;
+  }
+  return true;
+}
+
 bool write_messages(const std::string& path, const std::vector<ChatMessage>& messages) {
   std::string json = "{\"messages\": [";
   for (size_t i = 0; i < messages.size(); ++i) {
     json += i == 0 ? "\n  {\"role\": " : ",\n  {\"role\": ";
     append_json_string(messages[i].role, &json);
-    json += ", \"content\": ";
-    append_json_string(messages[i].content, &json);
+    // A reply is the model's bytes, which may end inside a character: JSON cannot hold those, their hex can.
+    const std::string& content = messages[i].content;
+    if (is_utf8(content)) {
+      json += ", \"content\": ";
+      append_json_string(content, &json);
+    } else {
+      json += ", \"content_hex\": \"";
+      for (unsigned char c : content) {
+        char buf[3];
+        snprintf(buf, sizeof(buf), "%02x", c);
+        json += buf;
+      }
+      json += "\"";
+    }
     json += "}";
   }
   json += "\n]}\n";
@@ -76,11 +108,23 @@ bool read_messages(const std::string& path, std::vector<ChatMessage>* messages, 
   for (const JsonValue& m : list->items()) {
     const JsonValue* role = m.find("role");
     const JsonValue* content = m.find("content");
-    if (role == nullptr || content == nullptr || !role->is_string() || !content->is_string()) {
-      *why = path + ": a message without string \"role\" and \"content\"";
+    const JsonValue* hex = m.find("content_hex");
+    std::string bytes;
+    if (hex != nullptr && hex->is_string() && hex->as_string().size() % 2 == 0) {
+      for (size_t i = 0; i < hex->as_string().size(); i += 2) {
+        bytes.push_back(static_cast<char>(strtoul(hex->as_string().substr(i, 2).c_str(), nullptr, 16)));
+      }
+    } else if (content != nullptr && content->is_string()) {
+      bytes = content->as_string();
+    } else {
+      *why = path + ": a message without a string \"content\" (or \"content_hex\")";
       return false;
     }
-    messages->push_back({role->as_string(), content->as_string()});
+    if (role == nullptr || !role->is_string()) {
+      *why = path + ": a message without a string \"role\"";
+      return false;
+    }
+    messages->push_back({role->as_string(), bytes});
   }
   return true;
 }
