@@ -61,6 +61,7 @@
 #include "examples/llm/grammar/constraint.h"
 #include "examples/llm/prompt_lookup.h"
 #include "examples/llm/runner/chat_loop.h"
+#include "examples/llm/runner/options.h"
 #include "examples/llm/sampler.h"
 #include "examples/llm/tokenizer/tokenizer.h"
 #include "runtime/platform/platform.h"
@@ -68,28 +69,6 @@
 using namespace ember;
 
 namespace {
-
-struct Options {
-  const char* model = nullptr;
-  const char* tokenizer = nullptr;
-  const char* prompt = nullptr;
-  const char* prompt_ids = nullptr;
-  long max_new_tokens = 128;
-  float temperature = 0.0f;
-  uint64_t seed = 0;
-  bool ids = false;
-  bool ignore_eos = false;
-  bool bos = true;
-  long threads = 1;
-  long speculate = 0;  // drafted tokens per step at most; 0: one token per step
-  const char* grammar = nullptr;
-  const char* json_schema = nullptr;
-  std::vector<std::string> data_files;  // --data, in order
-  bool chat = false;
-  const char* chat_template = nullptr;
-  const char* system = nullptr;
-  bool context_slide = false;
-};
 
 bool read_file(const char* path, std::string* out) {
   FILE* f = fopen(path, "rb");
@@ -102,51 +81,15 @@ bool read_file(const char* path, std::string* out) {
   return ok;
 }
 
-int usage(const char* argv0) {
-  fprintf(stderr,
-          "usage: %s --model MODEL.pte (--tokenizer TOKENIZER --prompt TEXT | --prompt-ids \"ID ID ...\")\n"
-          "       [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos] "
-          "[--no-bos] [--speculate D]\n"
-          "       [--grammar FILE.gbnf | --json-schema FILE.json] [--data FILE.ptd ...]\n"
-          "       %s --model MODEL.pte --tokenizer TOKENIZER --chat [--chat-template tokenizer_config.json] "
-          "[--system TEXT] [--context-slide]\n",
-          argv0, argv0);
-  return 2;
-}
-
-bool parse_long(const char* text, long lo, long hi, long* out) {
-  char* end = nullptr;
-  const long v = strtol(text, &end, 10);
-  if (end == text || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-// "1 5 7" (spaces, tabs or commas between ids) -> ids; false on anything that is not a whole number.
-bool parse_ids(const char* text, std::vector<int64_t>* ids) {
-  const char* p = text;
-  while (*p != '\0') {
-    if (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') {
-      ++p;
-      continue;
-    }
-    char* end = nullptr;
-    const long long v = strtoll(p, &end, 10);
-    if (end == p || (*end != '\0' && *end != ' ' && *end != '\t' && *end != ',' && *end != '\n')) return false;
-    ids->push_back(v);
-    p = end;
-  }
-  return true;
-}
-
 double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 double per_second(size_t n, uint64_t ns) {
   return ns == 0 ? 0.0 : static_cast<double>(n) * 1e9 / static_cast<double>(ns);
 }
 
 // --chat: the template, then the conversation on stdin (examples/llm/runner/chat_loop.h).
-int chat(const Options& o, llm::DecoderProgram& program, const llm::Tokenizer& tokenizer, llm::Sampler& sampler,
-         llm::GrammarConstraint* constraint, const llm::TokenVocabulary* vocab, const std::vector<int64_t>& eos) {
+int chat(const llm::RunnerOptions& o, llm::DecoderProgram& program, const llm::Tokenizer& tokenizer,
+         llm::Sampler& sampler, llm::GrammarConstraint* constraint, const llm::TokenVocabulary* vocab,
+         const std::vector<int64_t>& eos) {
   llm::ChatTemplate chat_template = llm::ChatTemplate::plain();
   if (o.chat_template != nullptr) {
     llm::ChatTemplateError why;
@@ -173,114 +116,12 @@ int chat(const Options& o, llm::DecoderProgram& program, const llm::Tokenizer& t
 
 int main(int argc, char** argv) {
   ember_pal_init();
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    const bool has_value = i + 1 < argc;
-    bool ok = true;
-    if (strcmp(a, "--ids") == 0) {
-      o.ids = true;
-    } else if (strcmp(a, "--ignore-eos") == 0) {
-      o.ignore_eos = true;
-    } else if (strcmp(a, "--no-bos") == 0) {
-      o.bos = false;
-    } else if (strcmp(a, "--chat") == 0) {
-      o.chat = true;
-    } else if (strcmp(a, "--context-slide") == 0) {
-      o.context_slide = true;
-    } else if (!has_value) {
-      fprintf(stderr, "llm_runner: %s: unknown flag or missing value\n", a);
-      return usage(argv[0]);
-    } else if (strcmp(a, "--model") == 0) {
-      o.model = argv[++i];
-    } else if (strcmp(a, "--tokenizer") == 0) {
-      o.tokenizer = argv[++i];
-    } else if (strcmp(a, "--data") == 0) {
-      o.data_files.push_back(argv[++i]);
-    } else if (strcmp(a, "--chat-template") == 0) {
-      o.chat_template = argv[++i];
-    } else if (strcmp(a, "--system") == 0) {
-      o.system = argv[++i];
-    } else if (strcmp(a, "--prompt") == 0) {
-      o.prompt = argv[++i];
-    } else if (strcmp(a, "--grammar") == 0) {
-      o.grammar = argv[++i];
-    } else if (strcmp(a, "--json-schema") == 0) {
-      o.json_schema = argv[++i];
-    } else if (strcmp(a, "--prompt-ids") == 0) {
-      o.prompt_ids = argv[++i];
-    } else if (strcmp(a, "--max-new-tokens") == 0) {
-      ok = parse_long(argv[++i], 1, 1L << 30, &o.max_new_tokens);
-    } else if (strcmp(a, "--speculate") == 0) {
-      ok = parse_long(argv[++i], 0, 1L << 20, &o.speculate);
-    } else if (strcmp(a, "--threads") == 0) {
-      ok = parse_long(argv[++i], 1, 64, &o.threads);
-    } else if (strcmp(a, "--temperature") == 0) {
-      char* end = nullptr;
-      const double t = strtod(argv[++i], &end);
-      ok = end != argv[i] && *end == '\0' && t >= 0.0 && t < 1e30;
-      o.temperature = static_cast<float>(t);
-    } else if (strcmp(a, "--seed") == 0) {
-      char* end = nullptr;
-      o.seed = strtoull(argv[++i], &end, 10);
-      ok = end != argv[i] && *end == '\0' && argv[i][0] != '-';
-    } else {
-      fprintf(stderr, "llm_runner: unknown flag %s\n", a);
-      return usage(argv[0]);
-    }
-    if (!ok) {
-      fprintf(stderr, "llm_runner: %s: '%s' is not a valid value\n", a, argv[i]);
-      return usage(argv[0]);
-    }
-  }
-  if (o.model == nullptr) {
-    fprintf(stderr, "llm_runner: --model is required\n");
-    return usage(argv[0]);
-  }
-  if (o.chat && (o.prompt != nullptr || o.prompt_ids != nullptr || o.tokenizer == nullptr || o.speculate > 0)) {
-    fprintf(stderr,
-            "llm_runner: --chat reads the prompts from stdin: it needs --tokenizer, and no --prompt, "
-            "--prompt-ids or --speculate\n");
-    return usage(argv[0]);
-  }
-  if (!o.chat && (o.chat_template != nullptr || o.system != nullptr || o.context_slide)) {
-    fprintf(stderr, "llm_runner: --chat-template, --system and --context-slide are for --chat\n");
-    return usage(argv[0]);
-  }
-  if (!o.chat && (o.prompt == nullptr) == (o.prompt_ids == nullptr)) {
-    fprintf(stderr, "llm_runner: give exactly one of --prompt and --prompt-ids\n");
-    return usage(argv[0]);
-  }
-  if (o.prompt != nullptr && o.tokenizer == nullptr) {
-    fprintf(stderr, "llm_runner: --prompt needs --tokenizer (or give --prompt-ids)\n");
-    return usage(argv[0]);
-  }
+  llm::RunnerOptions o;
   std::vector<int64_t> prompt;
-  if (o.prompt_ids != nullptr && !parse_ids(o.prompt_ids, &prompt)) {
-    fprintf(stderr, "llm_runner: --prompt-ids: '%s' is not a list of whole numbers\n", o.prompt_ids);
-    return usage(argv[0]);
-  }
-  if (o.speculate > 0 && o.temperature > 0.0f) {
-    // Verifying drafts against samples needs rejection sampling to keep the sampled distribution; only the
-    // greedy rule (accept while the draft equals the argmax) is implemented.
-    fprintf(stderr,
-            "llm_runner: --speculate %ld needs greedy decoding (--temperature 0); drafts are verified against the "
-            "argmax, not against samples\n",
-            o.speculate);
-    return usage(argv[0]);
-  }
+  if (int rc = llm::parse_options(argc, argv, &o, &prompt)) return rc;
   const bool constrained = o.grammar != nullptr || o.json_schema != nullptr;
-  if (constrained && (o.grammar != nullptr) == (o.json_schema != nullptr)) {
-    fprintf(stderr, "llm_runner: give one of --grammar and --json-schema\n");
-    return usage(argv[0]);
-  }
-  if (constrained && (o.tokenizer == nullptr || o.speculate > 0)) {
-    fprintf(stderr, "llm_runner: %s needs --tokenizer (the tokens' bytes) and no --speculate\n",
-            o.grammar != nullptr ? "--grammar" : "--json-schema");
-    return usage(argv[0]);
-  }
   Result<llm::Sampler> sampler = llm::Sampler::create(o.temperature, o.seed);
-  if (!sampler.ok()) return usage(argv[0]);
+  if (!sampler.ok()) return llm::usage(argv[0]);
 
   // Load: the program, then the tokenizer.
   const uint64_t load_t0 = ember_pal_ticks_ns();
