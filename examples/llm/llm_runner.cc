@@ -62,6 +62,7 @@
 #include "examples/llm/prompt_lookup.h"
 #include "examples/llm/runner/chat_loop.h"
 #include "examples/llm/runner/options.h"
+#include "examples/llm/runner/stats.h"
 #include "examples/llm/sampler.h"
 #include "examples/llm/tokenizer/tokenizer.h"
 #include "runtime/platform/platform.h"
@@ -79,11 +80,6 @@ bool read_file(const char* path, std::string* out) {
   const bool ok = ferror(f) == 0;
   fclose(f);
   return ok;
-}
-
-double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
-double per_second(size_t n, uint64_t ns) {
-  return ns == 0 ? 0.0 : static_cast<double>(n) * 1e9 / static_cast<double>(ns);
 }
 
 // --chat: the template, then the conversation on stdin (examples/llm/runner/chat_loop.h).
@@ -364,57 +360,23 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   // Statistics.
-  const size_t n_decoded = generated.size() - 1;  // tokens after the first: those the decode calls produced
-  const llm::DecoderMemory& mem = program.memory();
-  size_t pools = 0;
-  for (size_t b : mem.pool_bytes) pools += b;
-  struct rusage usage_now;
-  const long peak_rss_kib = getrusage(RUSAGE_SELF, &usage_now) == 0 ? usage_now.ru_maxrss : -1;
-  fprintf(stderr,
-          "llm_runner: model: %lld layers, vocab %lld, max_seq_len %lld, %zu EOS ids; load %.1f ms; "
-          "%ld thread%s\n",
-          static_cast<long long>(md.n_layers), static_cast<long long>(md.vocab_size), max_seq, eos.size(), ms(load_ns),
-          o.threads, o.threads == 1 ? "" : "s");
-  fprintf(stderr, "llm_runner: prompt tokens: %zu\n", n_prompt);
-  fprintf(stderr, "llm_runner: generated tokens: %zu (%s)\n", generated.size(),
-          stopped_at_eos  ? "stopped at EOS"
-          : grammar_ended ? "the grammar is complete"
-                          : "reached --max-new-tokens");
-  fprintf(stderr, "llm_runner: time to first token: %.3f ms\n", ms(ttft_ns));
-  fprintf(stderr, "llm_runner: prefill: %zu tokens in %.3f ms, %.1f tokens/s\n", n_prompt, ms(prefill_ns),
-          per_second(n_prompt, prefill_ns));
-  fprintf(stderr, "llm_runner: decode: %zu tokens in %.3f ms, %.1f tokens/s\n", n_decoded, ms(decode_ns),
-          per_second(n_decoded, decode_ns));
-  if (constraint) {
-    fprintf(stderr,
-            "llm_runner: grammar: %zu masks, %.1f us per mask (%zu state-cache misses, %zu local walks, %zu hits)%s\n",
-            n_masks, n_masks ? static_cast<double>(mask_ns) / 1e3 / static_cast<double>(n_masks) : 0.0,
-            constraint->masker().walks(), constraint->masker().local_walks(), constraint->masker().hits(),
-            !grammar_ended && !stopped_at_eos ? "; the output is incomplete (--max-new-tokens reached)" : "");
-  }
-  if (o.speculate > 0) {
-    fprintf(stderr,
-            "llm_runner: speculation: %zu steps (%zu with a draft), drafted %zu, accepted %zu (%.1f%%), "
-            "%.2f accepted per step, %.2f tokens per step\n",
-            steps, drafting_steps, drafted, accepted, drafted == 0 ? 0.0 : 100.0 * accepted / drafted,
-            steps == 0 ? 0.0 : static_cast<double>(accepted) / steps,
-            steps == 0 ? 0.0 : static_cast<double>(n_decoded) / steps);
-  }
-  fprintf(stderr,
-          "llm_runner: memory: %zu bytes planned by MethodMeta (pools %zu, method allocator %zu, scratch %zu); "
-          "peak RSS %ld KiB\n",
-          mem.total(), pools, mem.method_allocator_bytes, mem.scratch_bytes, peak_rss_kib);
-  // What sessions cost (session.h): each its KV cache; the slot (forward's activations, bookkeeping and scratch)
-  // is shared. The runner itself runs one conversation on forward's own KV cache.
-  if (md.session_memory_id != 0) {
-    fprintf(stderr,
-            "llm_runner: sessions: %zu KV bytes each (pool %lld); slot %zu bytes (activations, method allocator, "
-            "scratch)\n",
-            mem.session_bytes, static_cast<long long>(md.session_memory_id), mem.slot_bytes());
-  } else {
-    fprintf(stderr,
-            "llm_runner: sessions: one (a program exported before sessions: its KV cache shares the activations' "
-            "pool)\n");
-  }
+  llm::RunStats stats;
+  stats.threads = o.threads;
+  stats.load_ns = load_ns;
+  stats.n_prompt = n_prompt;
+  stats.n_generated = generated.size();
+  stats.stopped_at_eos = stopped_at_eos;
+  stats.grammar_ended = grammar_ended;
+  stats.ttft_ns = ttft_ns;
+  stats.prefill_ns = prefill_ns;
+  stats.decode_ns = decode_ns;
+  stats.n_masks = n_masks;
+  stats.mask_ns = mask_ns;
+  stats.speculate = o.speculate > 0;
+  stats.steps = steps;
+  stats.drafting_steps = drafting_steps;
+  stats.drafted = drafted;
+  stats.accepted = accepted;
+  llm::print_stats(stats, program, eos.size(), constraint.get());
   return 0;
 }
