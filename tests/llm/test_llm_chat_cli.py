@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 
+from tests.conftest import ROOT, bazel_build
 from tests.llm.test_llm_runner import BOS, llm_runner, model, run, runner_ids, tokenizer_file  # noqa: F401 (fixtures)
 
 NEW = "6"  # tokens per reply
@@ -147,6 +148,15 @@ def test_external_weights_with_data(llm_runner, model, tmp_path):  # noqa: F811
         "12",
     )
     assert runner_ids(got) == want and len(want) == 12
+    # The Python sessions path takes the same files.
+    bazel_build("//examples/llm:_ember_llm.so")
+    from ember import llm
+
+    assert llm.__file__.startswith(ROOT)
+    program = llm.load(str(tmp_path / "decoder.pte"), data_files=[ptd])
+    session = program.new_session()
+    logits = session.append([BOS, 5, 7, 9, 11])
+    assert int(logits.argmax()) == want[0]
     missing = run(llm_runner, "--model", str(tmp_path / "decoder.pte"), "--prompt-ids", prompt, check=False)
     assert missing.returncode == 3 and b"external data file" in missing.stderr
     bad = run(
