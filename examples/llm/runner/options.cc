@@ -111,10 +111,11 @@ int parse_options(int argc, char** argv, RunnerOptions* o, std::vector<int64_t>*
     fprintf(stderr, "llm_runner: --model is required\n");
     return usage(argv[0]);
   }
-  if (o->chat && (o->prompt != nullptr || o->prompt_ids != nullptr || o->tokenizer == nullptr || o->speculate > 0)) {
+  if (o->chat &&
+      (o->prompt != nullptr || o->prompt_ids != nullptr || o->tokenizer == nullptr || o->speculate > 0 || o->ids)) {
     fprintf(stderr,
             "llm_runner: --chat reads the prompts from stdin: it needs --tokenizer, and no --prompt, "
-            "--prompt-ids or --speculate\n");
+            "--prompt-ids, --speculate or --ids\n");
     return usage(argv[0]);
   }
   if (!o->chat && (o->chat_template != nullptr || o->system != nullptr || o->context_slide)) {
