@@ -10,6 +10,7 @@
 
 #include "examples/llm/session_file.h"
 #include "runtime/core/loader/mmap_data_loader.h"
+#include "runtime/data_file/flat_tensor_file.h"
 #include "runtime/core/log.h"
 #include "runtime/executor/memory_manager.h"
 #include "runtime/executor/constant_use.h"
@@ -41,8 +42,10 @@ struct LoadedMethod {
 // `threads`: the pool's size, so kernels that give each thread its own scratch (attention) get a slice each.
 // `shared_pool` (memory id, 0 for none) is planned over `shared` instead of bytes of its own (a slot beyond the
 // first: its session pool is always rebound before it runs, so it borrows the first slot's for load).
+// `data`: the .ptd files external constants are found in (null: none).
 Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const char* name, int threads = 1,
-                                                  int64_t shared_pool = 0, uint8_t* shared = nullptr) {
+                                                  int64_t shared_pool = 0, uint8_t* shared = nullptr,
+                                                  const ExternalData* data = nullptr) {
   Result<MethodMeta> meta = program.method_meta(name);
   if (!meta.ok()) {
     EMBER_LOG(ERROR, "the program has no method '%s' (%s)", name, error_name(meta.error()));
@@ -80,7 +83,7 @@ Result<std::unique_ptr<LoadedMethod>> load_method(const Program& program, const 
   m->manager.planned_memory = m->planned.get();
   m->manager.temp_allocator = m->temp_allocator.get();
   m->manager.threads = threads;
-  Result<Method> method = program.load_method(name, &m->manager);
+  Result<Method> method = program.load_method(name, &m->manager, data);
   if (!method.ok()) {
     EMBER_LOG(ERROR, "method '%s' did not load: %s", name, error_name(method.error()));
     return method.error();
@@ -181,6 +184,12 @@ struct DecoderProgram::State {
   ~State() { PosixThreadPool::destroy(pool); }  // after forward (declared later, destroyed first)
   PosixThreadPool* pool = nullptr;
   std::unique_ptr<MmapDataLoader> loader;
+  // The .ptd files forward's external constants are found in, each one mapping (before the program and forward,
+  // which point into them, so destroyed after).
+  std::vector<std::unique_ptr<MmapDataLoader>> data_loaders;
+  std::vector<std::unique_ptr<FlatTensorFile>> data_files;
+  std::vector<const ExternalData*> data_list;
+  std::unique_ptr<ExternalDataList> data;
   std::unique_ptr<Program> program;
   // forward, loaded once per slot: slots[0] is forward()'s and the only one of a program loaded with one slot.
   std::vector<std::unique_ptr<LoadedMethod>> slots;
@@ -200,7 +209,8 @@ struct DecoderProgram::State {
 DecoderProgram::DecoderProgram(std::unique_ptr<State> state) : state_(std::move(state)) {}
 DecoderProgram::~DecoderProgram() = default;
 
-Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, int threads, int slots) {
+Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, int threads, int slots,
+                                                             const std::vector<std::string>& data_files) {
   EMBER_CHECK_OR_RETURN_ERROR(threads >= 1 && threads <= PosixThreadPool::kMaxThreads, InvalidArgument,
                               "threads = %d; give 1 to %d", threads, PosixThreadPool::kMaxThreads);
   std::unique_ptr<State> s(new State());
@@ -226,13 +236,30 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
   }
   s->program.reset(new Program(std::move(program.get())));
   const Program& prog = *s->program;
+  for (const std::string& file : data_files) {
+    Result<MmapDataLoader> data_loader = MmapDataLoader::open(file.c_str());
+    if (!data_loader.ok()) {
+      EMBER_LOG(ERROR, "cannot read data file %s: %s", file.c_str(), error_name(data_loader.error()));
+      return data_loader.error();
+    }
+    s->data_loaders.emplace_back(new MmapDataLoader(std::move(data_loader.get())));
+    Result<FlatTensorFile> ptd = FlatTensorFile::load(s->data_loaders.back().get());
+    if (!ptd.ok()) {
+      EMBER_LOG(ERROR, "%s is not a loadable data file (.ptd): %s", file.c_str(), error_name(ptd.error()));
+      return ptd.error();
+    }
+    s->data_files.emplace_back(new FlatTensorFile(std::move(ptd.get())));
+    s->data_list.push_back(s->data_files.back().get());
+  }
+  if (!s->data_list.empty()) s->data.reset(new ExternalDataList(s->data_list.data(), s->data_list.size()));
   EMBER_CHECK_OR_RETURN_ERROR(has_method(prog, "forward"), NotFound, "%s has no method 'forward'", path);
   // The first forward reads every weight but the embedding table, so their pages are mapped in now rather than by
   // faults in the middle of prefill's matrix products; the table, of which each forward gathers a few rows, is
-  // paged in by those rows (in fp32 it would add its whole size to the process's resident memory).
+  // paged in by those rows (in fp32 it would add its whole size to the process's resident memory). Weights kept
+  // in .ptd files are in those files' mappings, found by name as load finds them.
   EMBER_TRY(for_each_constant_read_whole(
-      prog, "forward", [](const void* data, size_t nbytes, void*) { MmapDataLoader::prefault(data, nbytes); },
-      nullptr));
+      prog, "forward", [](const void* data, size_t nbytes, void*) { MmapDataLoader::prefault(data, nbytes); }, nullptr,
+      s->data.get()));
 
   // forward's signature: (tokens int64 [1, T], input_pos int64 [1]) -> logits float32 [1, vocab].
   Result<MethodMeta> meta = prog.method_meta("forward");
@@ -287,8 +314,8 @@ Result<std::unique_ptr<DecoderProgram>> DecoderProgram::load(const char* path, i
                               path, slots);
   for (int i = 0; i < slots; ++i) {
     Result<std::unique_ptr<LoadedMethod>> forward =
-        i == 0 ? load_method(prog, "forward", threads)
-               : load_method(prog, "forward", threads, md.session_memory_id, s->own_state);
+        i == 0 ? load_method(prog, "forward", threads, 0, nullptr, s->data.get())
+               : load_method(prog, "forward", threads, md.session_memory_id, s->own_state, s->data.get());
     if (!forward.ok()) return forward.error();
     s->slots.push_back(std::move(forward.get()));
     s->slots.back()->method->set_thread_pool(s->pool);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "examples/llm/session.h"
@@ -66,8 +67,11 @@ class DecoderProgram {
   // DecoderMemory::slot_bytes (its activations, bookkeeping and scratch; the session pool is always a session's).
   // With one slot (the default) the program and its sessions are used from one thread at a time; with more, a
   // session's append waits for a free slot, and forward() for the first. NotSupported for more than one slot of
-  // a program exported before sessions.
-  static Result<std::unique_ptr<DecoderProgram>> load(const char* path, int threads = 1, int slots = 1);
+  // a program exported before sessions. `data_files`: .ptd files holding the constants the program keeps outside
+  // itself (docs/external_data.md; asked in order, the first that has a name answers), mapped and prefaulted as
+  // the program's own weights are.
+  static Result<std::unique_ptr<DecoderProgram>> load(const char* path, int threads = 1, int slots = 1,
+                                                      const std::vector<std::string>& data_files = {});
   ~DecoderProgram();
   // The memory load would allocate for `threads`, from MethodMeta, without loading forward.
   static Result<DecoderMemory> plan(const char* path, int threads = 1);

@@ -2,7 +2,9 @@
 //
 //   llm_runner --model model.pte (--tokenizer tokenizer.json|tokenizer.model --prompt "text" | --prompt-ids "1 5 7")
 //              [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos]
-//              [--speculate D] [--grammar FILE.gbnf | --json-schema FILE.json]
+//              [--speculate D] [--grammar FILE.gbnf | --json-schema FILE.json] [--data FILE.ptd ...]
+//   llm_runner --model model.pte --tokenizer tokenizer.json --chat [--chat-template tokenizer_config.json]
+//              [--system TEXT] [--context-slide] [sampling and constraint flags as above]
 //
 // Loads the program (its `forward` with every buffer sized from MethodMeta) and the tokenizer, reads the metadata
 // constant methods, prefills the prompt in one forward call (T = prompt length, input_pos 0; one call per token
@@ -33,6 +35,16 @@
 // allowed tokens only; an EOS id is allowed exactly when the text so far is complete, and generation stops when
 // the grammar can take nothing more. Needs --tokenizer; not with --speculate.
 //
+// --data FILE.ptd (repeatable): the .ptd files holding the weights a program exported with external constants
+// keeps outside itself (docs/external_data.md), mapped and prefaulted like the program's own.
+//
+// --chat: a conversation read from stdin, a user turn per line, over one session (examples/llm/runner/
+// chat_loop.h: only each turn's new tokens are prefilled; /reset, /save FILE, /load FILE, /quit). The prompt is
+// the conversation rendered by --chat-template (a tokenizer_config.json's chat_template; the plain format of
+// ChatTemplate::plain() without it), each reply ends at EOS or --max-new-tokens and is followed by a newline.
+// When the conversation outgrows max_seq_len the turn is refused (context full) unless --context-slide, which
+// keeps a sliding window (SessionOptions::kSlidingWindow).
+//
 // Exit codes (as //:runner): 0 ok, 2 bad usage, 3 the program, a method or the tokenizer did not load, 4 the
 // prompt was refused (too long for max_seq_len, ids outside the vocabulary, empty), 5 execution failed.
 #include <math.h>
@@ -48,6 +60,9 @@
 #include "examples/llm/decoder_program.h"
 #include "examples/llm/grammar/constraint.h"
 #include "examples/llm/prompt_lookup.h"
+#include "examples/llm/runner/chat_loop.h"
+#include "examples/llm/runner/options.h"
+#include "examples/llm/runner/stats.h"
 #include "examples/llm/sampler.h"
 #include "examples/llm/tokenizer/tokenizer.h"
 #include "runtime/platform/platform.h"
@@ -55,23 +70,6 @@
 using namespace ember;
 
 namespace {
-
-struct Options {
-  const char* model = nullptr;
-  const char* tokenizer = nullptr;
-  const char* prompt = nullptr;
-  const char* prompt_ids = nullptr;
-  long max_new_tokens = 128;
-  float temperature = 0.0f;
-  uint64_t seed = 0;
-  bool ids = false;
-  bool ignore_eos = false;
-  bool bos = true;
-  long threads = 1;
-  long speculate = 0;  // drafted tokens per step at most; 0: one token per step
-  const char* grammar = nullptr;
-  const char* json_schema = nullptr;
-};
 
 bool read_file(const char* path, std::string* out) {
   FILE* f = fopen(path, "rb");
@@ -84,142 +82,47 @@ bool read_file(const char* path, std::string* out) {
   return ok;
 }
 
-int usage(const char* argv0) {
-  fprintf(stderr,
-          "usage: %s --model MODEL.pte (--tokenizer TOKENIZER --prompt TEXT | --prompt-ids \"ID ID ...\")\n"
-          "       [--max-new-tokens N] [--temperature T] [--seed S] [--threads N] [--ids] [--ignore-eos] "
-          "[--no-bos] [--speculate D]\n"
-          "       [--grammar FILE.gbnf | --json-schema FILE.json]\n",
-          argv0);
-  return 2;
-}
-
-bool parse_long(const char* text, long lo, long hi, long* out) {
-  char* end = nullptr;
-  const long v = strtol(text, &end, 10);
-  if (end == text || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-// "1 5 7" (spaces, tabs or commas between ids) -> ids; false on anything that is not a whole number.
-bool parse_ids(const char* text, std::vector<int64_t>* ids) {
-  const char* p = text;
-  while (*p != '\0') {
-    if (*p == ' ' || *p == '\t' || *p == ',' || *p == '\n') {
-      ++p;
-      continue;
+// --chat: the template, then the conversation on stdin (examples/llm/runner/chat_loop.h).
+int chat(const llm::RunnerOptions& o, llm::DecoderProgram& program, const llm::Tokenizer& tokenizer,
+         llm::Sampler& sampler, llm::GrammarConstraint* constraint, const llm::TokenVocabulary* vocab,
+         const std::vector<int64_t>& eos) {
+  llm::ChatTemplate chat_template = llm::ChatTemplate::plain();
+  if (o.chat_template != nullptr) {
+    llm::ChatTemplateError why;
+    Result<llm::ChatTemplate> t = llm::ChatTemplate::load_tokenizer_config(o.chat_template, &why);
+    if (!t.ok()) {
+      fprintf(stderr, "llm_runner: chat template %s refused: %s\n", o.chat_template, why.describe().c_str());
+      return 3;
     }
-    char* end = nullptr;
-    const long long v = strtoll(p, &end, 10);
-    if (end == p || (*end != '\0' && *end != ' ' && *end != '\t' && *end != ',' && *end != '\n')) return false;
-    ids->push_back(v);
-    p = end;
+    chat_template = std::move(t.get());
   }
-  return true;
-}
-
-double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
-double per_second(size_t n, uint64_t ns) {
-  return ns == 0 ? 0.0 : static_cast<double>(n) * 1e9 / static_cast<double>(ns);
+  llm::ChatLoopOptions options;
+  options.system = o.system;
+  options.max_new_tokens = o.max_new_tokens;
+  options.sliding_window = o.context_slide;
+  const int64_t bos = program.metadata().bos_id >= 0 ? program.metadata().bos_id : tokenizer.bos_id();
+  options.bos_id = o.bos ? static_cast<int32_t>(bos) : -1;
+  options.eos = eos;
+  if (o.ignore_eos) options.eos.clear();
+  const llm::ChatLoopParts parts{&program, &tokenizer, &chat_template, &sampler, constraint, vocab};
+  return llm::run_chat(parts, options, stdin, stdout);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   ember_pal_init();
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    const bool has_value = i + 1 < argc;
-    bool ok = true;
-    if (strcmp(a, "--ids") == 0) {
-      o.ids = true;
-    } else if (strcmp(a, "--ignore-eos") == 0) {
-      o.ignore_eos = true;
-    } else if (strcmp(a, "--no-bos") == 0) {
-      o.bos = false;
-    } else if (!has_value) {
-      fprintf(stderr, "llm_runner: %s: unknown flag or missing value\n", a);
-      return usage(argv[0]);
-    } else if (strcmp(a, "--model") == 0) {
-      o.model = argv[++i];
-    } else if (strcmp(a, "--tokenizer") == 0) {
-      o.tokenizer = argv[++i];
-    } else if (strcmp(a, "--prompt") == 0) {
-      o.prompt = argv[++i];
-    } else if (strcmp(a, "--grammar") == 0) {
-      o.grammar = argv[++i];
-    } else if (strcmp(a, "--json-schema") == 0) {
-      o.json_schema = argv[++i];
-    } else if (strcmp(a, "--prompt-ids") == 0) {
-      o.prompt_ids = argv[++i];
-    } else if (strcmp(a, "--max-new-tokens") == 0) {
-      ok = parse_long(argv[++i], 1, 1L << 30, &o.max_new_tokens);
-    } else if (strcmp(a, "--speculate") == 0) {
-      ok = parse_long(argv[++i], 0, 1L << 20, &o.speculate);
-    } else if (strcmp(a, "--threads") == 0) {
-      ok = parse_long(argv[++i], 1, 64, &o.threads);
-    } else if (strcmp(a, "--temperature") == 0) {
-      char* end = nullptr;
-      const double t = strtod(argv[++i], &end);
-      ok = end != argv[i] && *end == '\0' && t >= 0.0 && t < 1e30;
-      o.temperature = static_cast<float>(t);
-    } else if (strcmp(a, "--seed") == 0) {
-      char* end = nullptr;
-      o.seed = strtoull(argv[++i], &end, 10);
-      ok = end != argv[i] && *end == '\0' && argv[i][0] != '-';
-    } else {
-      fprintf(stderr, "llm_runner: unknown flag %s\n", a);
-      return usage(argv[0]);
-    }
-    if (!ok) {
-      fprintf(stderr, "llm_runner: %s: '%s' is not a valid value\n", a, argv[i]);
-      return usage(argv[0]);
-    }
-  }
-  if (o.model == nullptr) {
-    fprintf(stderr, "llm_runner: --model is required\n");
-    return usage(argv[0]);
-  }
-  if ((o.prompt == nullptr) == (o.prompt_ids == nullptr)) {
-    fprintf(stderr, "llm_runner: give exactly one of --prompt and --prompt-ids\n");
-    return usage(argv[0]);
-  }
-  if (o.prompt != nullptr && o.tokenizer == nullptr) {
-    fprintf(stderr, "llm_runner: --prompt needs --tokenizer (or give --prompt-ids)\n");
-    return usage(argv[0]);
-  }
+  llm::RunnerOptions o;
   std::vector<int64_t> prompt;
-  if (o.prompt_ids != nullptr && !parse_ids(o.prompt_ids, &prompt)) {
-    fprintf(stderr, "llm_runner: --prompt-ids: '%s' is not a list of whole numbers\n", o.prompt_ids);
-    return usage(argv[0]);
-  }
-  if (o.speculate > 0 && o.temperature > 0.0f) {
-    // Verifying drafts against samples needs rejection sampling to keep the sampled distribution; only the
-    // greedy rule (accept while the draft equals the argmax) is implemented.
-    fprintf(stderr,
-            "llm_runner: --speculate %ld needs greedy decoding (--temperature 0); drafts are verified against the "
-            "argmax, not against samples\n",
-            o.speculate);
-    return usage(argv[0]);
-  }
+  if (int rc = llm::parse_options(argc, argv, &o, &prompt)) return rc;
   const bool constrained = o.grammar != nullptr || o.json_schema != nullptr;
-  if (constrained && (o.grammar != nullptr) == (o.json_schema != nullptr)) {
-    fprintf(stderr, "llm_runner: give one of --grammar and --json-schema\n");
-    return usage(argv[0]);
-  }
-  if (constrained && (o.tokenizer == nullptr || o.speculate > 0)) {
-    fprintf(stderr, "llm_runner: %s needs --tokenizer (the tokens' bytes) and no --speculate\n",
-            o.grammar != nullptr ? "--grammar" : "--json-schema");
-    return usage(argv[0]);
-  }
   Result<llm::Sampler> sampler = llm::Sampler::create(o.temperature, o.seed);
-  if (!sampler.ok()) return usage(argv[0]);
+  if (!sampler.ok()) return llm::usage(argv[0]);
 
   // Load: the program, then the tokenizer.
   const uint64_t load_t0 = ember_pal_ticks_ns();
-  Result<std::unique_ptr<llm::DecoderProgram>> loaded = llm::DecoderProgram::load(o.model, static_cast<int>(o.threads));
+  Result<std::unique_ptr<llm::DecoderProgram>> loaded =
+      llm::DecoderProgram::load(o.model, static_cast<int>(o.threads), 1, o.data_files);
   if (!loaded.ok()) {
     fprintf(stderr, "llm_runner: model %s refused: %s\n", o.model, error_name(loaded.error()));
     return 3;
@@ -266,6 +169,7 @@ int main(int argc, char** argv) {
     }
   }
   const uint64_t load_ns = ember_pal_ticks_ns() - load_t0;
+  if (o.chat) return chat(o, program, *tokenizer, *sampler, constraint.get(), vocab.get(), eos);
   const bool print_ids = o.ids || tokenizer == nullptr;
   if (o.speculate > 0 && (o.speculate >= md.logits_rows || !md.dynamic_shape)) {
     fprintf(stderr,
@@ -456,57 +360,23 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   // Statistics.
-  const size_t n_decoded = generated.size() - 1;  // tokens after the first: those the decode calls produced
-  const llm::DecoderMemory& mem = program.memory();
-  size_t pools = 0;
-  for (size_t b : mem.pool_bytes) pools += b;
-  struct rusage usage_now;
-  const long peak_rss_kib = getrusage(RUSAGE_SELF, &usage_now) == 0 ? usage_now.ru_maxrss : -1;
-  fprintf(stderr,
-          "llm_runner: model: %lld layers, vocab %lld, max_seq_len %lld, %zu EOS ids; load %.1f ms; "
-          "%ld thread%s\n",
-          static_cast<long long>(md.n_layers), static_cast<long long>(md.vocab_size), max_seq, eos.size(), ms(load_ns),
-          o.threads, o.threads == 1 ? "" : "s");
-  fprintf(stderr, "llm_runner: prompt tokens: %zu\n", n_prompt);
-  fprintf(stderr, "llm_runner: generated tokens: %zu (%s)\n", generated.size(),
-          stopped_at_eos  ? "stopped at EOS"
-          : grammar_ended ? "the grammar is complete"
-                          : "reached --max-new-tokens");
-  fprintf(stderr, "llm_runner: time to first token: %.3f ms\n", ms(ttft_ns));
-  fprintf(stderr, "llm_runner: prefill: %zu tokens in %.3f ms, %.1f tokens/s\n", n_prompt, ms(prefill_ns),
-          per_second(n_prompt, prefill_ns));
-  fprintf(stderr, "llm_runner: decode: %zu tokens in %.3f ms, %.1f tokens/s\n", n_decoded, ms(decode_ns),
-          per_second(n_decoded, decode_ns));
-  if (constraint) {
-    fprintf(stderr,
-            "llm_runner: grammar: %zu masks, %.1f us per mask (%zu state-cache misses, %zu local walks, %zu hits)%s\n",
-            n_masks, n_masks ? static_cast<double>(mask_ns) / 1e3 / static_cast<double>(n_masks) : 0.0,
-            constraint->masker().walks(), constraint->masker().local_walks(), constraint->masker().hits(),
-            !grammar_ended && !stopped_at_eos ? "; the output is incomplete (--max-new-tokens reached)" : "");
-  }
-  if (o.speculate > 0) {
-    fprintf(stderr,
-            "llm_runner: speculation: %zu steps (%zu with a draft), drafted %zu, accepted %zu (%.1f%%), "
-            "%.2f accepted per step, %.2f tokens per step\n",
-            steps, drafting_steps, drafted, accepted, drafted == 0 ? 0.0 : 100.0 * accepted / drafted,
-            steps == 0 ? 0.0 : static_cast<double>(accepted) / steps,
-            steps == 0 ? 0.0 : static_cast<double>(n_decoded) / steps);
-  }
-  fprintf(stderr,
-          "llm_runner: memory: %zu bytes planned by MethodMeta (pools %zu, method allocator %zu, scratch %zu); "
-          "peak RSS %ld KiB\n",
-          mem.total(), pools, mem.method_allocator_bytes, mem.scratch_bytes, peak_rss_kib);
-  // What sessions cost (session.h): each its KV cache; the slot (forward's activations, bookkeeping and scratch)
-  // is shared. The runner itself runs one conversation on forward's own KV cache.
-  if (md.session_memory_id != 0) {
-    fprintf(stderr,
-            "llm_runner: sessions: %zu KV bytes each (pool %lld); slot %zu bytes (activations, method allocator, "
-            "scratch)\n",
-            mem.session_bytes, static_cast<long long>(md.session_memory_id), mem.slot_bytes());
-  } else {
-    fprintf(stderr,
-            "llm_runner: sessions: one (a program exported before sessions: its KV cache shares the activations' "
-            "pool)\n");
-  }
+  llm::RunStats stats;
+  stats.threads = o.threads;
+  stats.load_ns = load_ns;
+  stats.n_prompt = n_prompt;
+  stats.n_generated = generated.size();
+  stats.stopped_at_eos = stopped_at_eos;
+  stats.grammar_ended = grammar_ended;
+  stats.ttft_ns = ttft_ns;
+  stats.prefill_ns = prefill_ns;
+  stats.decode_ns = decode_ns;
+  stats.n_masks = n_masks;
+  stats.mask_ns = mask_ns;
+  stats.speculate = o.speculate > 0;
+  stats.steps = steps;
+  stats.drafting_steps = drafting_steps;
+  stats.drafted = drafted;
+  stats.accepted = accepted;
+  llm::print_stats(stats, program, eos.size(), constraint.get());
   return 0;
 }

@@ -22,6 +22,7 @@ struct Visitor {
   const fb::ExecutionPlan* plan;
   void (*visit)(const void*, size_t, void*);
   void* context;
+  const ExternalData* data;
 };
 
 // Value `index` when it is a constant tensor (constant data, not planned), with its bytes; nothing otherwise.
@@ -29,10 +30,19 @@ void visit_if_constant(const Visitor& v, int32_t index) {
   const fb::EValue* value = at(v.plan->values(), static_cast<size_t>(index));
   if (value->val_type() != fb::KernelTypes::Tensor) return;
   const fb::Tensor* t = value->val_as_Tensor();
-  // External constants live in a data file, not the program's constant segment.
-  if (t->data_buffer_idx() == 0 || t->allocation_info() != nullptr || pte::is_external(t)) return;
+  if (t->allocation_info() != nullptr) return;
   size_t nbytes = element_size(static_cast<ScalarType>(t->scalar_type()));
   for (int32_t size : pte::tensor_sizes(t)) nbytes *= static_cast<size_t>(size);
+  // External constants live in a data file, found by name as load finds them; the file checks type and size.
+  if (pte::is_external(t)) {
+    const auto* fqn = t->extra_tensor_info()->fully_qualified_name();
+    if (v.data == nullptr || fqn == nullptr || nbytes == 0) return;
+    Result<const void*> data =
+        v.data->tensor(fqn->c_str(), static_cast<ScalarType>(t->scalar_type()), pte::tensor_sizes(t), nbytes);
+    if (data.ok()) v.visit(data.get(), nbytes, v.context);
+    return;
+  }
+  if (t->data_buffer_idx() == 0) return;
   // The verifier proved the range lies in the constant segment; a refusal here means a program loaded without
   // verification, and reading nothing is the safe answer for a hint.
   Result<const void*> data = v.program.constant_data(t->data_buffer_idx(), nbytes);
@@ -65,9 +75,10 @@ bool gathers_rows_of_first_argument(const char* name) {
 }
 
 Error for_each_constant_read_whole(const Program& program, const char* method_name,
-                                   void (*visit)(const void* data, size_t nbytes, void* context), void* context) {
+                                   void (*visit)(const void* data, size_t nbytes, void* context), void* context,
+                                   const ExternalData* data) {
   EMBER_TRY_ASSIGN(plan, program.find_plan(method_name));
-  const Visitor v{program, plan, visit, context};
+  const Visitor v{program, plan, visit, context, data};
   const auto* instrs = pte::instructions(plan);
   for (size_t pc = 0; pc < count(instrs); ++pc) {
     const fb::Instruction* ins = at(instrs, pc);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "runtime/core/error.h"
+#include "runtime/core/external_data.h"
 #include "runtime/executor/program.h"
 
 namespace ember {
@@ -17,8 +18,10 @@ bool gathers_rows_of_first_argument(const char* name);
 // Calls visit(data, nbytes, context) for each constant tensor an instruction of `method_name` reads, except a
 // tensor that only row-gathering operators read as their first argument. A constant read by several instructions
 // is visited once per read (the callers are idempotent: bringing pages in twice costs a lookup). NotFound when
-// the program has no such method.
+// the program has no such method. External constants (kept in a .ptd) are visited with their bytes in `data` (the
+// files the method is loaded with), and skipped without it or when a file does not hold them (load reports that).
 Error for_each_constant_read_whole(const Program& program, const char* method_name,
-                                   void (*visit)(const void* data, size_t nbytes, void* context), void* context);
+                                   void (*visit)(const void* data, size_t nbytes, void* context), void* context,
+                                   const ExternalData* data = nullptr);
 
 }  // namespace ember

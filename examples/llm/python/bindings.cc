@@ -134,10 +134,11 @@ PYBIND11_MODULE(_ember_llm, m) {
       .def("save", [](const Session& s, const std::string& path) { check(s.save(path.c_str())); }, py::arg("path"));
 
   py::class_<DecoderProgram>(m, "Program")
-      .def(py::init([](const std::string& path, int threads, int slots) {
-             return take(DecoderProgram::load(path.c_str(), threads, slots));
+      .def(py::init([](const std::string& path, int threads, int slots, const std::vector<std::string>& data_files) {
+             return take(DecoderProgram::load(path.c_str(), threads, slots, data_files));
            }),
-           py::arg("path"), py::arg("threads") = 1, py::arg("slots") = 1)
+           py::arg("path"), py::arg("threads") = 1, py::arg("slots") = 1,
+           py::arg("data_files") = std::vector<std::string>())
       .def_property_readonly("slots", &DecoderProgram::slots)
       .def_property_readonly("metadata",
                              [](const DecoderProgram& p) {

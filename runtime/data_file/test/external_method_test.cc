@@ -2,10 +2,14 @@
 // the tensor, without a data file, with a file that lacks the name, or with one whose entry has another shape.
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "runtime/core/buffer_data_loader.h"
 #include "runtime/core/test/recording_pal.h"
 #include "runtime/data_file/flat_tensor_file.h"
 #include "runtime/data_file/test/ptd_builder.h"
+#include "runtime/executor/constant_use.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/test/test_program.h"
@@ -78,6 +82,30 @@ TEST(ExternalMethod, RefusedNamingTheTensor) {
   testing::TestMemory m3;
   EXPECT_EQ(load(*program, &m3, &wrong.file.get()).error(), Error::InvalidExternalData);
   EXPECT_TRUE(logged("external tensor 'w': dimension 0 is 2 in the program but 4 in the .ptd")) << testing::last_log();
+}
+
+// A loader prefaulting the weights a method reads whole (constant_use.h) finds the external ones in the data file,
+// where load points the method: the bytes of the file's entry, and nothing without the file.
+TEST(ExternalMethod, ConstantsReadWholeIncludeTheFilesBytes) {
+  const std::vector<uint8_t> bytes = external_program();
+  BufferDataLoader loader(bytes.data(), bytes.size());
+  Result<Program> program = Program::load(&loader);
+  ASSERT_TRUE(program.ok()) << testing::last_log();
+  Loaded data({{"other", {0}, {1}}, {"w", {10, 20, 30, 40}, {2, 2}}});
+  ASSERT_TRUE(data.file.ok()) << testing::last_log();
+  using Range = std::pair<const void*, size_t>;
+  auto record = [](const void* p, size_t n, void* context) {
+    static_cast<std::vector<Range>*>(context)->emplace_back(p, n);
+  };
+  std::vector<Range> with_file, without;
+  ASSERT_EQ(for_each_constant_read_whole(*program, "forward", record, &with_file, &data.file.get()), Error::Ok);
+  ASSERT_EQ(for_each_constant_read_whole(*program, "forward", record, &without), Error::Ok);
+  Result<ArrayRef<uint8_t>> w = data.file->find("w");
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(with_file.size(), 1u);
+  EXPECT_EQ(with_file[0].first, static_cast<const void*>(w->data()));
+  EXPECT_EQ(with_file[0].second, 4 * sizeof(float));
+  EXPECT_TRUE(without.empty());
 }
 
 }  // namespace

@@ -205,10 +205,10 @@ class Session:
 class DecoderProgram:
     """A decoder .pte for sessions: one mapped program, `slots` loaded copies of its forward method (each with its
     own activations: that many sessions run at once, from as many threads; append releases the GIL), any number of
-    sessions."""
+    sessions. `data_files`: the .ptd files of a program exported with external constants (its weights)."""
 
-    def __init__(self, path: str, threads: int = 1, slots: int = 1):
-        self._raw = _extension().Program(path, threads, slots)
+    def __init__(self, path: str, threads: int = 1, slots: int = 1, data_files: Sequence[str] = ()):
+        self._raw = _extension().Program(str(path), threads, slots, [str(f) for f in data_files])
 
     @property
     def slots(self) -> int:
@@ -231,8 +231,8 @@ class DecoderProgram:
         return Session(self._raw.restore_session(path, context_full, sink_tokens))
 
 
-def load(path: str, threads: int = 1, slots: int = 1) -> DecoderProgram:
-    return DecoderProgram(path, threads, slots)
+def load(path: str, threads: int = 1, slots: int = 1, data_files: Sequence[str] = ()) -> DecoderProgram:
+    return DecoderProgram(path, threads, slots, data_files)
 
 
 class PrefixCache:
