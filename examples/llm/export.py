@@ -34,6 +34,7 @@ runs the head on one row, prefill on at most K.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import contextlib
 import json
 import os
@@ -106,6 +107,11 @@ def export_decoder(
     if not sessions:
         del methods["get_session_memory_id"]
         config = config or exir.ExecutorchBackendConfig()
+    elif config is not None:
+        # A caller's settings (external constants, pool limits, ...) keep the KV cache in its own pool: the program
+        # states that pool (get_session_memory_id) and the runtime's sessions rely on it.
+        planning = dataclasses.replace(config.memory_planning, mem_id=session_mem_id)
+        config = dataclasses.replace(config, memory_planning=planning)
     return exir.to_edge(ep, constant_methods=methods).to_executorch(config or backend_config())
 
 
