@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/core/buffer_data_loader.h"
+#include "runtime/core/test/recording_pal.h"
 #include "runtime/executor/test/test_program.h"
 
 namespace ember {
@@ -107,7 +108,10 @@ TEST(ConstantUse, PlannedAndInputTensorsAreNotConstants) {
   EXPECT_TRUE(v.ranges.empty());
 }
 
-TEST(ConstantUse, AnUnknownMethodIsNotFound) { EXPECT_EQ(visit(*base_program(), "decode").error, Error::NotFound); }
+TEST(ConstantUse, AnUnknownMethodIsNotFound) {
+  EXPECT_EQ(visit(*base_program(), "decode").error, Error::NotFound);
+  EXPECT_EQ(ember::testing::last_log(), "the program has no method 'decode' (it has 1)");
+}
 
 }  // namespace
 }  // namespace ember
