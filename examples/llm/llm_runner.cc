@@ -47,7 +47,6 @@
 //
 // Exit codes (as //:runner): 0 ok, 2 bad usage, 3 the program, a method or the tokenizer did not load, 4 the
 // prompt was refused (too long for max_seq_len, ids outside the vocabulary, empty), 5 execution failed.
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,9 +271,7 @@ int main(int argc, char** argv) {
       // Tokens past the tokenizer's vocabulary (padding) have no bytes: never allowed.
       const uint64_t m0 = ember_pal_ticks_ns();
       constraint->mask(mask.data());
-      masked.assign(row, row + md.vocab_size);
-      llm::apply_token_mask(mask.data(), masked.data(), vocab->size());
-      for (size_t i = vocab->size(); i < masked.size(); ++i) masked[i] = -INFINITY;
+      llm::mask_logits(mask.data(), vocab->size(), row, static_cast<size_t>(md.vocab_size), masked.data());
       mask_ns += ember_pal_ticks_ns() - m0;
       ++n_masks;
       row = masked.data();

@@ -1,6 +1,7 @@
 #include "examples/llm/grammar/constraint.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "examples/llm/grammar/gbnf.h"
 #include "examples/llm/grammar/json_schema.h"
@@ -39,10 +40,22 @@ bool GrammarConstraint::accept(int32_t id) {
   return !b.empty() && matcher_.accept_bytes(b);
 }
 
-void apply_token_mask(const uint32_t* mask, float* logits, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (!((mask[i >> 5] >> (i & 31)) & 1)) logits[i] = -INFINITY;
+void mask_logits(const uint32_t* mask, size_t n_tokens, const float* logits, size_t n_logits, float* out) {
+  const size_t n = n_tokens < n_logits ? n_tokens : n_logits;
+  // A word at a time: under a grammar most words are all refused, and inside free text many all allowed.
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const uint32_t bits = mask[i >> 5];
+    if (bits == 0) {
+      for (size_t k = 0; k < 32; ++k) out[i + k] = -INFINITY;
+    } else if (bits == ~uint32_t{0}) {
+      memcpy(out + i, logits + i, 32 * sizeof(float));
+    } else {
+      for (size_t k = 0; k < 32; ++k) out[i + k] = ((bits >> k) & 1) ? logits[i + k] : -INFINITY;
+    }
   }
+  for (; i < n; ++i) out[i] = ((mask[i >> 5] >> (i & 31)) & 1) ? logits[i] : -INFINITY;
+  for (; i < n_logits; ++i) out[i] = -INFINITY;
 }
 
 }  // namespace llm

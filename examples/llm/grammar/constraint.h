@@ -57,8 +57,9 @@ class GrammarConstraint {
   bool ended_ = false;
 };
 
-// Sets logits[i] to -infinity for every token whose mask bit is clear (i < n).
-void apply_token_mask(const uint32_t* mask, float* logits, size_t n);
+// out[0..n_logits) = logits with every token the mask refuses at -infinity. Ids from n_tokens (the vocabulary's
+// size) on, a model's padding rows past the tokenizer, are always refused.
+void mask_logits(const uint32_t* mask, size_t n_tokens, const float* logits, size_t n_logits, float* out);
 
 }  // namespace llm
 }  // namespace ember

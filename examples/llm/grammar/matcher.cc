@@ -111,8 +111,10 @@ bool GrammarMatcher::close(int32_t mark, std::vector<int32_t>* to, bool* accepti
     if (e.kind == GrammarElement::kBytes) {
       to->push_back(id);
     } else if (e.kind == GrammarElement::kEnd) {
+      // Local mode stops where the key stops: at a node under exit_depth, or at the start rule's end unless the
+      // key reaches the bottom (exit_depth <= 0), where ending is decided by the key's own nodes.
       if (exited != nullptr && n.parent < mark &&
-          (n.parent < 0 || nodes_[static_cast<size_t>(n.parent)].depth < exit_depth)) {
+          (n.parent < 0 ? exit_depth > 0 : nodes_[static_cast<size_t>(n.parent)].depth < exit_depth)) {
         *exited = true;
       } else if (n.parent < 0) {
         *accepting = true;

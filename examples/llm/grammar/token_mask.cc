@@ -111,48 +111,48 @@ int32_t TokenMasker::state_id(const std::vector<int32_t>& tops, bool accepting) 
   if (it != wstate_index_.end()) return it->second;
   const int32_t id = static_cast<int32_t>(wstates_.size());
   wstates_.push_back(WalkState{tops, accepting});
+  ends_only_.push_back(tops.empty() ? 1 : 0);
   trans_.resize(wstates_.size() * 512, -1);
   wstate_index_.emplace(std::move(key), id);
   return id;
 }
 
-int32_t TokenMasker::advance(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
-                             int32_t* min_depth, bool* overflow, bool* exited) {
-  constexpr int32_t kExited = int32_t{1} << 30;
+int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
+                                int32_t* min_depth, bool* overflow) {
   const size_t slot = static_cast<size_t>(sid) * 512 + (local ? 0u : 256u) + b;
-  if (trans_[slot] >= 0) {
-    *exited = (trans_[slot] & kExited) != 0;
-    const int32_t next = trans_[slot] & ~kExited;
-    return next == kExited - 1 ? -1 : next;
-  }
+  if (trans_[slot] >= 0) return trans_[slot];
   bool accepting = false, ex = false;
   const std::vector<int32_t> from = wstates_[static_cast<size_t>(sid)].tops;
   const bool ok =
       m.step(from.data(), from.size(), b, mark, &scratch_, &accepting, min_depth, local ? &ex : nullptr, cut);
   if (!ok) *overflow = true;
   const bool dead = scratch_.empty() && !accepting;
-  const int32_t next = dead ? -1 : state_id(scratch_, accepting);
-  *exited = ex;
-  if (ok) trans_[slot] = (dead ? kExited - 1 : next) | (ex ? kExited : 0);
-  return next;
+  const int32_t t = (dead ? kDead : state_id(scratch_, accepting)) | (ex ? kExitedBit : 0);
+  // A step that passed a bound is not remembered: the walk that met it is not cached either.
+  if (ok) trans_[slot] = t;
+  return t;
 }
 
 void TokenMasker::walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask,
                              int32_t* min_depth, bool* overflow) {
+  const uint8_t* byte = vocab_.byte.data();
+  const uint32_t* depth = vocab_.depth.data();
+  const uint32_t* subtree_end = vocab_.end.data();
+  const uint32_t* first = vocab_.first_token.data();
+  const int32_t* ids = vocab_.token_ids.data();
+  int32_t* level = level_sid_.data();
   for (uint32_t i = begin; i < end;) {
-    const uint32_t d = vocab_.depth[i];
-    bool exited = false;
-    const int32_t next = advance(m, level_sid_[d - 1], vocab_.byte[i], mark, false, 0, min_depth, overflow, &exited);
-    if (next < 0) {
-      i = vocab_.end[i];  // no token under this prefix is allowed
+    const uint32_t d = depth[i];
+    // The walk's inner loop: most steps are a table lookup, the matcher runs only for a new (state, byte).
+    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * 512 + 256 + byte[i]];
+    if (t < 0) t = transition(m, level[d - 1], byte[i], mark, false, 0, min_depth, overflow);
+    if (t == kDead) {
+      i = subtree_end[i];  // no token under this prefix is allowed
       continue;
     }
-    level_sid_[d] = next;
-    for (uint32_t k = vocab_.first_token[i]; k < vocab_.first_token[i + 1]; ++k) {
-      const int32_t id = vocab_.token_ids[k];
-      mask[id >> 5] |= uint32_t{1} << (id & 31);
-    }
-    ++i;
+    level[d] = t;
+    for (uint32_t k = first[i]; k < first[i + 1]; ++k) mask[ids[k] >> 5] |= uint32_t{1} << (ids[k] & 31);
+    i = ends_only_[static_cast<size_t>(t)] ? subtree_end[i] : i + 1;
   }
 }
 
@@ -163,28 +163,35 @@ bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, Local
   level_sid_[0] = state_id(m.tops(), m.can_end());
   int32_t unused = INT32_MAX;
   bool overflow = false;
+  const uint8_t* byte = vocab_.byte.data();
+  const uint32_t* depth = vocab_.depth.data();
+  const uint32_t* subtree_end = vocab_.end.data();
+  const uint32_t* first = vocab_.first_token.data();
+  const int32_t* ids = vocab_.token_ids.data();
+  int32_t* level = level_sid_.data();
+  uint32_t* accepted = out->accepted.data();
   const uint32_t n = static_cast<uint32_t>(vocab_.byte.size());
   for (uint32_t i = 0; i < n;) {
-    const uint32_t d = vocab_.depth[i];
-    bool exited = false;
-    const int32_t next = advance(m, level_sid_[d - 1], vocab_.byte[i], mark, true, cut, &unused, &overflow, &exited);
-    if (overflow) return false;
-    if (exited) {
+    const uint32_t d = depth[i];
+    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * 512 + byte[i]];
+    if (t < 0) {
+      t = transition(m, level[d - 1], byte[i], mark, true, cut, &unused, &overflow);
+      if (overflow) return false;
+    }
+    if (t & kExitedBit) {
       // This prefix reaches the context: its whole subtree is decided by the real stacks.
       out->uncertain.push_back(i);
-      i = vocab_.end[i];
+      i = subtree_end[i];
       continue;
     }
-    if (next < 0 || wstates_[static_cast<size_t>(next)].tops.empty()) {
-      i = vocab_.end[i];
+    if (t == kDead) {
+      i = subtree_end[i];
       continue;
     }
-    level_sid_[d] = next;
-    for (uint32_t k = vocab_.first_token[i]; k < vocab_.first_token[i + 1]; ++k) {
-      const int32_t id = vocab_.token_ids[k];
-      out->accepted[static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
-    }
-    ++i;
+    level[d] = t;
+    for (uint32_t k = first[i]; k < first[i + 1]; ++k) accepted[ids[k] >> 5] |= uint32_t{1} << (ids[k] & 31);
+    // Only the end can follow (the key reached the bottom, so the walk saw the start rule end): nothing longer.
+    i = ends_only_[static_cast<size_t>(t)] ? subtree_end[i] : i + 1;
   }
   return true;
 }
@@ -203,12 +210,10 @@ void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncert
     for (size_t k = 0; k < chain.size() && !dead; ++k) {
       const uint32_t d = static_cast<uint32_t>(k + 1);
       if (level_node_[d] == chain[k]) continue;
-      bool exited = false;
-      const int32_t next =
-          advance(m, level_sid_[d - 1], vocab_.byte[chain[k]], mark, false, 0, min_depth, overflow, &exited);
+      const int32_t next = transition(m, level_sid_[d - 1], vocab_.byte[chain[k]], mark, false, 0, min_depth, overflow);
       level_node_[d] = chain[k];
       for (size_t j = d + 1; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
-      dead = next < 0;
+      dead = next == kDead;
       level_sid_[d] = next;
     }
     if (dead) continue;
@@ -275,6 +280,7 @@ void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
       }
       m.truncate_nodes(static_cast<size_t>(mark));
       wstates_.clear();
+      ends_only_.clear();
       wstate_index_.clear();
       trans_.clear();
     }

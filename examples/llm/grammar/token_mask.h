@@ -115,14 +115,19 @@ class TokenMasker {
     bool accepting;
   };
   int32_t state_id(const std::vector<int32_t>& tops, bool accepting);
-  // The state after byte b from state sid (-1: none survives); *exited in local mode when a path left the key's
-  // levels. Sets *overflow when a matcher bound was passed.
-  int32_t advance(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut, int32_t* min_depth,
-                  bool* overflow, bool* exited);
+  // Transitions are encoded as the next state id, or kDead when no stack survives, with kExitedBit set in local
+  // mode when a path left the key's levels.
+  static constexpr int32_t kExitedBit = int32_t{1} << 30;
+  static constexpr int32_t kDead = kExitedBit - 1;
+  // The transition from state sid by byte b, computed by the matcher once per (state, byte, mode). Sets
+  // *overflow when a matcher bound was passed (that result is not remembered).
+  int32_t transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
+                     int32_t* min_depth, bool* overflow);
   std::vector<WalkState> wstates_;
+  std::vector<uint8_t> ends_only_;  // per walk state: no stack left, only the end may follow
   std::unordered_map<std::string, int32_t> wstate_index_;
-  // Per walk state, 512 transitions (local mode's bytes then the real stacks'): -1 not computed yet, else the
-  // next state id or kDeadState, with kExitedBit when a local path left the key's levels.
+  // Per walk state, 512 transitions (local mode's bytes then the real stacks'): -1 not computed yet, else as
+  // transition() returns.
   std::vector<int32_t> trans_;
   std::vector<int32_t> scratch_;
   std::vector<int32_t> level_sid_;  // the walk's state after depth d bytes

@@ -1,6 +1,5 @@
 #include "examples/llm/runner/chat_loop.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,9 +298,8 @@ class Chat {
       const float* row = logits;
       if (c != nullptr) {
         c->mask(mask_.data());
-        masked_.assign(logits, logits + vocab_size);
-        apply_token_mask(mask_.data(), masked_.data(), p_.vocab->size());
-        for (size_t t = p_.vocab->size(); t < vocab_size; ++t) masked_[t] = -INFINITY;
+        masked_.resize(vocab_size);
+        mask_logits(mask_.data(), p_.vocab->size(), logits, vocab_size, masked_.data());
         row = masked_.data();
       }
       Result<int32_t> next = p_.sampler->sample(row, vocab_size);

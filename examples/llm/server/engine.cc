@@ -242,9 +242,8 @@ Result<GenerationOutcome> Engine::generate(size_t slot, Prepared& prepared, cons
     if (constraint != nullptr) {
       // Only what the grammar allows next; EOS only where it can end.
       constraint->mask(mask.data());
-      masked.assign(logits, logits + vocab);
-      apply_token_mask(mask.data(), masked.data(), vocabulary_->size());
-      for (size_t i = vocabulary_->size(); i < vocab; ++i) masked[i] = -INFINITY;
+      masked.resize(vocab);
+      mask_logits(mask.data(), vocabulary_->size(), logits, vocab, masked.data());
       row = masked.data();
     }
     EMBER_TRY_ASSIGN(next, sampler.sample(row, vocab));

@@ -2,6 +2,7 @@
 // mask against a brute-force check of every token.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -245,6 +246,58 @@ TEST(TokenMask, EqualsBruteForce) {
   }
   EXPECT_TRUE(c->can_end());
   EXPECT_GT(c->masker().hits() + c->masker().walks(), 0u);
+}
+
+// A shallow grammar, whose stacks lie wholly inside the local cache's key: a token may end the sentence in the
+// middle of a bounded repetition, and the local walk decides it without the real stacks. Same check as above.
+TEST(TokenMask, ShallowGrammarEqualsBruteForce) {
+  const std::vector<std::string> tokens = {"",  "a",   "ab",       "abc",  "abcd", "a.",        "ab!", ".",   "!",
+                                           " ", "a b", "\xC3\xA9", "\xC3", "\xA9", "b\xC3\xA9", "ba",  "bab", "."};
+  TokenVocabulary vocab(tokens, {0});
+  const std::string g_text = "root ::= [ab\\u00e9]{1,4} (\".\" | \"!\")?\n";
+  std::string error;
+  std::unique_ptr<GrammarConstraint> c = GrammarConstraint::load_gbnf(g_text, vocab, &error);
+  ASSERT_NE(c, nullptr) << error;
+  Grammar g = gbnf(g_text);
+  std::string so_far;
+  for (const std::string& next : {std::string("a"), std::string("b\xC3\xA9"), std::string("!")}) {
+    std::vector<uint32_t> mask(c->words());
+    c->mask(mask.data());
+    for (size_t i = 1; i < tokens.size(); ++i) {
+      GrammarMatcher m(g);
+      const bool expect = m.accept_bytes(so_far + tokens[i]);
+      EXPECT_EQ(((mask[i / 32] >> (i % 32)) & 1) != 0, expect)
+          << "after '" << so_far << "' token '" << tokens[i] << "'";
+    }
+    EXPECT_EQ((mask[0] & 1) != 0, c->can_end()) << "EOS after '" << so_far << "'";
+    int32_t id = -1;
+    for (size_t i = 1; i < tokens.size() && id < 0; ++i) {
+      if (tokens[i] == next) id = static_cast<int32_t>(i);
+    }
+    ASSERT_TRUE(c->accept(id)) << next;
+    so_far += next;
+  }
+  std::vector<uint32_t> mask(c->words());
+  c->mask(mask.data());
+  EXPECT_EQ(mask[0], 1u) << "after 'ab\xC3\xA9!' only the end may come";
+}
+
+// Refused tokens and the padding past the vocabulary become -infinity; allowed ones keep their logit, across
+// words that are all refused, all allowed and mixed.
+TEST(TokenMask, MaskLogits) {
+  const size_t n_tokens = 70, n_logits = 80;
+  std::vector<uint32_t> mask = {0u, ~0u, 0x5u};  // tokens 32..63, 64 and 66
+  std::vector<float> logits(n_logits), out(n_logits, 0.f);
+  for (size_t i = 0; i < n_logits; ++i) logits[i] = static_cast<float>(i) + 0.5f;
+  mask_logits(mask.data(), n_tokens, logits.data(), n_logits, out.data());
+  for (size_t i = 0; i < n_logits; ++i) {
+    const bool allowed = i < n_tokens && ((mask[i / 32] >> (i % 32)) & 1);
+    if (allowed) {
+      EXPECT_EQ(out[i], logits[i]) << i;
+    } else {
+      EXPECT_TRUE(std::isinf(out[i]) && out[i] < 0) << i;
+    }
+  }
 }
 
 }  // namespace
