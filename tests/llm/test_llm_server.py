@@ -420,15 +420,20 @@ def check_tool_calls(server):
 
 def test_chat_template_and_prefix_cache(binaries, long_model, tokenizer_file, tmp_path):  # noqa: F811
     """ChatML rendered by the model's template (the prompt's tokens are transformers' rendering's); requests
-    sharing a system prompt fork the cached state and answer as a server without the cache does."""
+    sharing a system prompt fork the cached state and answer as a server without the cache does; usage and
+    /metrics count the prompt tokens that were not prefilled."""
     from transformers import PreTrainedTokenizerFast
 
     template = open(os.path.join(ROOT, "tests", "llm", "chat_templates", "qwen2.jinja")).read()
     config = tmp_path / "tokenizer_config.json"
     config.write_text(json.dumps({"chat_template": template, "eos_token": "</s>", "bos_token": "<s>"}))
     reference = PreTrainedTokenizerFast(tokenizer_file=tokenizer_file[1], chat_template=template)
-    system = {"role": "system", "content": "You are a kernel tensor model with planned memory."}
-    conversations = [[system, {"role": "user", "content": f"hello {w}"}] for w in ("world", "edge", "runtime")]
+    systems = [
+        {"role": "system", "content": "You are a kernel tensor model with planned memory."},
+        {"role": "system", "content": "Answer as a runtime would."},
+    ]
+    words = ("world", "edge", "runtime")
+    conversations = [[systems[i % 2], {"role": "user", "content": f"hello {w}"}] for i, w in enumerate(words)]
     answers = {}
     for cache in ("4", "0"):
         s = Server(
@@ -438,18 +443,42 @@ def test_chat_template_and_prefix_cache(binaries, long_model, tokenizer_file, tm
             "--chat-template",
             str(config),
             "--slots",
-            "2",
+            "1",
             "--prefix-cache",
             cache,
         )
         try:
-            answers[cache] = []
+            answers[cache], cached = [], []
             for messages in conversations + conversations[::-1]:
                 r = s.client.chat.completions.create(model="m", messages=messages, max_tokens=8, temperature=0)
                 answers[cache].append(r.choices[0].message.content)
                 ids = reference.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
                 ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
                 assert r.usage.prompt_tokens == len(ids)
+                cached.append(r.usage.prompt_tokens_details.cached_tokens)
+            metrics = prometheus(s.url)
         finally:
             s.stop()
+        assert metrics["ember_prompt_tokens_cached_total"] == sum(cached)
+        assert metrics['ember_requests_total{outcome="finished"}'] == 6
+        if cache == "4":
+            # One slot, whose session holds the previous conversation. Each system prompt is prefilled once (the
+            # first two requests); a request whose system prompt differs from the slot's forks the cached one
+            # (3, 5, 6); request 4 repeats request 3, all of it kept in the slot but the last token.
+            n_system = []
+            for m in systems:
+                ids = reference.apply_chat_template([m], tokenize=True)
+                n_system.append(len(ids["input_ids"] if hasattr(ids, "keys") else ids))
+            assert cached[0] == 0 and cached[1] < n_system[1], cached
+            assert [cached[2], cached[4], cached[5]] == [n_system[0], n_system[1], n_system[0]], (cached, n_system)
+            assert metrics["ember_prefix_cache_misses_total"] == 2
+            assert metrics["ember_prefix_cache_hits_total"] == 3
     assert answers["4"] == answers["0"]
+
+
+def prometheus(url):
+    """GET /metrics parsed: {'name{labels}': value} for every sample line."""
+    with urllib.request.urlopen(url + "/metrics", timeout=30) as r:
+        assert r.headers["Content-Type"].startswith("text/plain")
+        lines = r.read().decode().splitlines()
+    return {k: float(v) for k, v in (ln.rsplit(" ", 1) for ln in lines if ln and not ln.startswith("#"))}

@@ -186,7 +186,7 @@ bool Engine::prepare(const GenerationRequest& request, Prepared* out, RequestErr
   return request.json_schema.empty() || take_constraint(request.json_schema, out, error);
 }
 
-Result<const float*> Engine::prefill(size_t slot, const Prepared& prepared) {
+Result<const float*> Engine::prefill(size_t slot, const Prepared& prepared, size_t* cached) {
   const std::vector<int64_t>& ids = prepared.ids;
   // At least the last prompt token is fed, for its logits.
   const size_t common = std::min(common_prefix(sessions_[slot]->tokens(), ids), ids.size() - 1);
@@ -196,7 +196,10 @@ Result<const float*> Engine::prefill(size_t slot, const Prepared& prepared) {
     size_t reused = 0;
     EMBER_TRY_ASSIGN(started, prefix_cache_->start(ids.data(), ids.size(), &logits, &reused));
     sessions_[slot] = std::move(started);
-    if (reused < prepared.system_prefix) {
+    *cached = reused;
+    const bool hit = reused >= prepared.system_prefix;
+    ++(hit ? metrics_.prefix_cache_hits : metrics_.prefix_cache_misses);
+    if (!hit) {
       // Not cached yet: this request's prefill stands, and the system prompt is prefilled again for the next
       // requests. That call reuses the program, so the logits are kept first.
       std::vector<float>& kept = kept_logits_[slot];
@@ -208,6 +211,7 @@ Result<const float*> Engine::prefill(size_t slot, const Prepared& prepared) {
   }
   Session& session = *sessions_[slot];
   EMBER_TRY(session.rewind(common));
+  *cached = common;
   return session.append(ids.data() + common, ids.size() - common);
 }
 
@@ -226,7 +230,9 @@ Result<GenerationOutcome> Engine::generate(size_t slot, Prepared& prepared, cons
   std::vector<float> masked(constraint != nullptr ? vocab : 0);
   Utf8Stream utf8;
   StopStrings stops(sampling.stop);
-  EMBER_TRY_ASSIGN(logits, prefill(slot, prepared));
+  EMBER_TRY_ASSIGN(logits, prefill(slot, prepared, &outcome.cached_tokens));
+  metrics_.prompt_tokens += outcome.prompt_tokens;
+  metrics_.cached_prompt_tokens += outcome.cached_tokens;
 
   // Each chosen token's text goes out once final; the token is fed back unless it is the last. At the end, text
   // held back (an unfinished character, the start of a stop sequence that never came) goes out too.
@@ -251,6 +257,7 @@ Result<GenerationOutcome> Engine::generate(size_t slot, Prepared& prepared, cons
       return finish("stop");  // nothing allowed: the grammar is spent
     if (is_eos(next)) return finish("stop");
     ++outcome.completion_tokens;
+    ++metrics_.completion_tokens;
     Result<std::string> piece = tokenizer_->decode(static_cast<int32_t>(prev), next);
     const std::string text = stops.push(utf8.push(piece.ok() ? *piece : std::string()));
     if (!text.empty() && !on_text(text)) {

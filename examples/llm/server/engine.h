@@ -24,6 +24,7 @@
 #include "examples/llm/decoder_program.h"
 #include "examples/llm/grammar/constraint.h"
 #include "examples/llm/prefix_cache.h"
+#include "examples/llm/server/metrics.h"
 #include "examples/llm/server/request.h"
 #include "examples/llm/session.h"
 #include "examples/llm/tokenizer/tokenizer.h"
@@ -70,6 +71,7 @@ class Engine {
   const DecoderMemory& memory() const { return program_->memory(); }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   size_t slots() const { return sessions_.size(); }
+  Metrics& metrics() { return metrics_; }
 
  private:
   Engine() = default;
@@ -78,8 +80,9 @@ class Engine {
   bool is_eos(int64_t id) const;
   bool chat_ids(const GenerationRequest& request, Prepared* out, RequestError* error) const;
   bool take_constraint(const std::string& schema, Prepared* out, RequestError* error);
-  // Brings the slot's session to the prompt and returns the last position's logits.
-  Result<const float*> prefill(size_t slot, const Prepared& prepared);
+  // Brings the slot's session to the prompt and returns the last position's logits; *cached: the prompt tokens
+  // that were not fed (kept in the session or taken from the prefix cache).
+  Result<const float*> prefill(size_t slot, const Prepared& prepared, size_t* cached);
 
   std::unique_ptr<DecoderProgram> program_;
   std::vector<std::unique_ptr<Session>> sessions_;  // one per slot
@@ -90,6 +93,7 @@ class Engine {
   std::vector<int64_t> eos_ids_;
   int64_t bos_id_ = -1;
 
+  Metrics metrics_;
   std::mutex prefix_mutex_;
   std::unique_ptr<PrefixCache> prefix_cache_;
 

@@ -3,13 +3,13 @@
 //   llm_server --model M.pte --tokenizer tokenizer.json [--chat-template tokenizer_config.json] [--port 8080]
 //              [--host 127.0.0.1] [--slots 4] [--queue 16] [--threads 1] [--prefix-cache 4] [--model-name NAME]
 //
-// Routes: GET /health, GET /v1/models, GET /v1/models/<id>, POST /v1/completions, POST /v1/chat/completions
-// (stream: true answers with server-sent events; response_format and tools through the constrained decoder of
-// examples/llm/grammar; chat messages rendered by the model's chat template, or the plain default format without
-// --chat-template). --slots requests generate at once, --queue more wait for a slot
-// in arrival order, and one beyond those gets 429 at once. A streaming client that disconnects stops its
-// generation at the next token and frees its slot. Prints "llm_server: listening on http://HOST:PORT" when ready
-// (--port 0 takes a free port); SIGINT or SIGTERM stops it after the requests in flight.
+// Routes: GET /health, GET /metrics (Prometheus text), GET /v1/models, GET /v1/models/<id>, POST /v1/completions,
+// POST /v1/chat/completions (stream: true answers with server-sent events; response_format and tools through the
+// constrained decoder of examples/llm/grammar; chat messages rendered by the model's chat template, or the plain
+// default format without --chat-template). --slots requests generate at once, --queue more wait for a slot in
+// arrival order, and one beyond those gets 429 at once. A streaming client that disconnects stops its generation
+// at the next token and frees its slot. Prints "llm_server: listening on http://HOST:PORT" when ready (--port 0
+// takes a free port); SIGINT or SIGTERM stops it after the requests in flight.
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +130,10 @@ class Server {
   void routes(httplib::Server& http) {
     http.Get("/health",
              [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, "{\"status\":\"ok\"}"); });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics_text(engine_.metrics(), engine_.slots(), slots_.busy(), slots_.waiting()),
+                      "text/plain; version=0.0.4");
+    });
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, 200, models_body(options_.model_name, started_));
     });
@@ -166,6 +170,7 @@ class Server {
     Answer answer{chat, next_answer_id(chat), unix_now(), options_.model_name};
     auto lease = std::make_shared<SlotPool::Lease>(slots_.acquire());
     if (!lease->ok()) {
+      ++engine_.metrics().requests_refused;
       engine_.release(*prepared);
       RequestError busy{429, "rate_limit_exceeded", "",
                         "the server is busy: " + std::to_string(engine_.slots()) + " requests generating and " +
@@ -180,6 +185,7 @@ class Server {
           return true;
         });
     engine_.release(*prepared);
+    count(outcome);
     if (!outcome.ok()) return send_error(res, generation_failed(outcome.error()));
     ToolCall call;
     if (request->tool_choice != ToolChoice::kNone && parse_tool_call(text, request->tools, &call)) {
@@ -213,6 +219,7 @@ class Server {
       };
       Result<GenerationOutcome> outcome = engine_.generate(lease->slot(), *prepared, request->sampling, on_text);
       engine_.release(*prepared);
+      count(outcome);
       if (!outcome.ok()) {
         send(sse_event(error_body(generation_failed(outcome.error()))));
       } else if (strcmp(outcome->finish_reason, "cancelled") == 0) {
@@ -234,6 +241,13 @@ class Server {
       sink.done();
       return true;
     });
+  }
+
+  void count(const Result<GenerationOutcome>& outcome) {
+    Metrics& m = engine_.metrics();
+    ++(!outcome.ok()                                      ? m.requests_failed
+       : strcmp(outcome->finish_reason, "cancelled") == 0 ? m.requests_cancelled
+                                                          : m.requests_finished);
   }
 
   static RequestError generation_failed(Error e) {

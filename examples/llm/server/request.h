@@ -55,6 +55,7 @@ struct GenerationRequest {
 struct GenerationOutcome {
   const char* finish_reason = "stop";  // "stop" (EOS or a stop sequence), "length", or "cancelled"
   size_t prompt_tokens = 0;
+  size_t cached_tokens = 0;  // of the prompt, not prefilled: kept in the slot's session or the prefix cache
   size_t completion_tokens = 0;
 };
 

@@ -19,6 +19,8 @@ void usage(JsonWriter& w, const GenerationOutcome& o) {
   w.key("prompt_tokens").number(static_cast<int64_t>(o.prompt_tokens));
   w.key("completion_tokens").number(static_cast<int64_t>(o.completion_tokens));
   w.key("total_tokens").number(static_cast<int64_t>(o.prompt_tokens + o.completion_tokens));
+  w.key("prompt_tokens_details").begin_object().key("cached_tokens").number(static_cast<int64_t>(o.cached_tokens));
+  w.end_object();
   w.end_object();
 }
 

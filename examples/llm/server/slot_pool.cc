@@ -12,6 +12,11 @@ SlotPool::Lease::~Lease() {
   if (pool_ != nullptr) pool_->release(slot_);
 }
 
+size_t SlotPool::busy() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return busy_;
+}
+
 size_t SlotPool::waiting() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<size_t>(next_ticket_ - serving_);

@@ -42,6 +42,7 @@ class SlotPool {
 
   size_t slots() const { return free_.size() + busy_; }
   size_t waiting() const;
+  size_t busy() const;
 
  private:
   void release(size_t slot);
