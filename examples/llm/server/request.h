@@ -55,8 +55,8 @@ struct GenerationRequest {
 struct GenerationOutcome {
   const char* finish_reason = "stop";  // "stop" (EOS or a stop sequence), "length", or "cancelled"
   size_t prompt_tokens = 0;
-  size_t cached_tokens = 0;  // of the prompt, not prefilled: kept in the slot's session or the prefix cache
   size_t completion_tokens = 0;
+  size_t cached_tokens = 0;  // of the prompt, not prefilled: kept in the slot's session or the prefix cache
 };
 
 // A refusal: HTTP status, OpenAI error type, the parameter at fault ("" for none) and the message.

@@ -207,7 +207,7 @@ TEST(Request, RefusalsNameTheParameter) {
 
 TEST(Responses, ParseBackAsOpenAIShapes) {
   Answer chat{true, "chatcmpl-1", 1700000000, "m"};
-  GenerationOutcome o{"length", 3, 2};
+  GenerationOutcome o{"length", 3, 2, 1};
   Result<JsonValue> body = parse_json(completion_body(chat, "a \"quoted\"\n\x01 text", o));
   ASSERT_TRUE(body.ok());
   EXPECT_EQ(body->find("object")->as_string(), "chat.completion");
@@ -215,6 +215,7 @@ TEST(Responses, ParseBackAsOpenAIShapes) {
   EXPECT_EQ(choice.find("message")->find("content")->as_string(), "a \"quoted\"\n\x01 text");
   EXPECT_EQ(choice.find("finish_reason")->as_string(), "length");
   EXPECT_EQ(body->find("usage")->find("total_tokens")->as_int(), 5);
+  EXPECT_EQ(body->find("usage")->find("prompt_tokens_details")->find("cached_tokens")->as_int(), 1);
 
   Answer text{false, "cmpl-2", 1, "m"};
   const std::string event = sse_event(text_chunk(text, "hi"));
