@@ -10,7 +10,6 @@ import re
 import subprocess
 
 import pytest
-import torch
 
 from tests.conftest import ROOT, bazel_build
 from tests.llm import grammar_support as gs
@@ -36,31 +35,12 @@ def tokenizer(tmp_path_factory):
 @pytest.fixture(scope="module")
 def model(tmp_path_factory, tokenizer):
     """A seeded random 2-layer Llama over the tokenizer's vocabulary (EOS = id 0)."""
-    from zoo.public import torchvision_cpu
-
-    torchvision_cpu.ensure()
-    import transformers
-    from examples.llm.export import export_decoder
-    from examples.llm.model import Decoder
+    from tests.llm import tiny_models
 
     with open(tokenizer) as f:
         vocab = len(json.load(f)["model"]["vocab"])
-    cfg = transformers.LlamaConfig(
-        vocab_size=vocab,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        bos_token_id=0,
-        eos_token_id=0,
-        max_position_embeddings=MAX_SEQ_LEN,
-    )
-    torch.manual_seed(0)
-    hf = transformers.LlamaForCausalLM(cfg).eval()
-    path = str(tmp_path_factory.mktemp("llm") / "tiny_llama.pte")
-    export_decoder(Decoder.from_hf(hf, MAX_SEQ_LEN)).save(path)
-    return path
+    hf = tiny_models.llama(0, vocab_size=vocab, bos_token_id=0, eos_token_id=0, max_position_embeddings=MAX_SEQ_LEN)
+    return tiny_models.export(hf, MAX_SEQ_LEN, str(tmp_path_factory.mktemp("llm") / "tiny_llama.pte"))
 
 
 def write(tmp_path, name, text):

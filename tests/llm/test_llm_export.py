@@ -14,6 +14,7 @@ torchvision_cpu.ensure()
 import transformers  # noqa: E402  (after torchvision_cpu.ensure)
 
 from examples.llm.export import export_decoder  # noqa: E402
+from tests.llm import tiny_models  # noqa: E402
 from examples.llm.model import Decoder  # noqa: E402
 
 MAX_SEQ_LEN = 48
@@ -21,19 +22,7 @@ NEW_TOKENS = 24
 
 
 def _llama():
-    torch.manual_seed(181)
-    cfg = transformers.LlamaConfig(
-        vocab_size=320,
-        hidden_size=64,
-        intermediate_size=160,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    return transformers.LlamaForCausalLM(cfg).eval()
+    return tiny_models.llama(181, intermediate_size=160)
 
 
 def _qwen2():

@@ -3,34 +3,21 @@ graph, the .ptd every weight; ember.llm generates the same greedy tokens as from
 
 import os
 
-import torch
 
 from zoo.public import torchvision_cpu
 
 torchvision_cpu.ensure()
 
-import transformers  # noqa: E402  (after torchvision_cpu.ensure)
 
 import exir  # noqa: E402
 from ember import llm, runtime  # noqa: E402
 from examples.llm.export import export_decoder  # noqa: E402
 from examples.llm.model import Decoder  # noqa: E402
+from tests.llm import tiny_models  # noqa: E402
 
 
 def test_decoder_with_external_weights_generates_the_same_tokens(tmp_path):
-    torch.manual_seed(34)
-    cfg = transformers.LlamaConfig(
-        vocab_size=256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    hf = transformers.LlamaForCausalLM(cfg).eval()
+    hf = tiny_models.llama(34, vocab_size=256, max_position_embeddings=64)
     inline = export_decoder(Decoder.from_hf(hf, 32))
     external = export_decoder(Decoder.from_hf(hf, 32), exir.ExecutorchBackendConfig(external_constants=True))
     inline.save(str(tmp_path / "inline.pte"))

@@ -14,12 +14,11 @@ from zoo.public import torchvision_cpu
 
 torchvision_cpu.ensure()
 
-import transformers  # noqa: E402  (after torchvision_cpu.ensure)
-
 from examples.llm import kv_cache  # noqa: E402
 from examples.llm import quantize as quant  # noqa: E402
 from examples.llm.export import export_decoder, main  # noqa: E402
 from examples.llm.model import Decoder  # noqa: E402
+from tests.llm import tiny_models  # noqa: E402
 
 MAX_SEQ_LEN = 40
 PROMPT = [1, 17, 42, 7, 99, 5, 63]
@@ -27,20 +26,7 @@ DECODE = [11, 250, 3, 180]
 
 
 def _hf(tied=False):
-    torch.manual_seed(3505)
-    cfg = transformers.LlamaConfig(
-        vocab_size=320,
-        hidden_size=64,
-        intermediate_size=160,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        tie_word_embeddings=tied,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    return transformers.LlamaForCausalLM(cfg).eval()
+    return tiny_models.llama(3505, intermediate_size=160, tie_word_embeddings=tied)
 
 
 def _model(hf, linears=None, head=False, kv8=False):

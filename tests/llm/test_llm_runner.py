@@ -49,30 +49,11 @@ def tokenizer_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def model(tmp_path_factory, tokenizer_file):
     """(transformers model, .pte path): a seeded random 2-layer Llama whose vocabulary is the tokenizer's."""
-    from zoo.public import torchvision_cpu
-
-    torchvision_cpu.ensure()
-    import transformers
-    from examples.llm.export import export_decoder
-    from examples.llm.model import Decoder
+    from tests.llm import tiny_models
 
     vocab = tokenizer_file[0].get_vocab_size()
-    cfg = transformers.LlamaConfig(
-        vocab_size=vocab,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        bos_token_id=BOS,
-        eos_token_id=EOS,
-        max_position_embeddings=MAX_SEQ_LEN,
-    )
-    torch.manual_seed(0)
-    hf = transformers.LlamaForCausalLM(cfg).eval()
-    path = str(tmp_path_factory.mktemp("llm") / "tiny_llama.pte")
-    export_decoder(Decoder.from_hf(hf, MAX_SEQ_LEN)).save(path)
-    return hf, path
+    hf = tiny_models.llama(0, vocab_size=vocab, bos_token_id=BOS, eos_token_id=EOS, max_position_embeddings=MAX_SEQ_LEN)
+    return hf, tiny_models.export(hf, MAX_SEQ_LEN, str(tmp_path_factory.mktemp("llm") / "tiny_llama.pte"))
 
 
 def run(runner, *args, check=True):

@@ -206,29 +206,18 @@ def test_concurrent_requests_do_not_disturb_each_other(server):
 def long_model(tmp_path_factory, tokenizer_file):  # noqa: F811
     """A wider, deeper random Llama with a 1,024-position context: generating to its end takes long enough for a
     second request to find its only slot busy."""
-    from zoo.public import torchvision_cpu
+    from tests.llm import tiny_models
 
-    torchvision_cpu.ensure()
-    import torch
-    import transformers
-
-    from examples.llm.export import export_decoder
-    from examples.llm.model import Decoder
-
-    cfg = transformers.LlamaConfig(
+    hf = tiny_models.llama(
+        0,
         vocab_size=tokenizer_file[0].get_vocab_size(),
         hidden_size=384,
         intermediate_size=1024,
         num_hidden_layers=6,
         num_attention_heads=6,
-        num_key_value_heads=2,
         max_position_embeddings=1024,
     )
-    torch.manual_seed(0)
-    hf = transformers.LlamaForCausalLM(cfg).eval()
-    path = str(tmp_path_factory.mktemp("llm") / "long.pte")
-    export_decoder(Decoder.from_hf(hf, 1024)).save(path)
-    return path
+    return tiny_models.export(hf, 1024, str(tmp_path_factory.mktemp("llm") / "long.pte"))
 
 
 def test_full_queue_is_429_and_a_dropped_stream_is_cancelled(binaries, long_model, tokenizer_file):  # noqa: F811

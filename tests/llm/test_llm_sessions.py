@@ -15,12 +15,11 @@ from zoo.public import torchvision_cpu
 
 torchvision_cpu.ensure()
 
-import transformers  # noqa: E402  (after torchvision_cpu.ensure)
-
 from examples.llm import kv_cache, layout  # noqa: E402
 from examples.llm import quantize as quant  # noqa: E402
 from examples.llm.export import export_decoder  # noqa: E402
 from examples.llm.model import Decoder  # noqa: E402
+from tests.llm import tiny_models  # noqa: E402
 
 MAX_SEQ_LEN = 48
 VOCAB = 200
@@ -28,19 +27,7 @@ PROMPT = [1] + [(7 * i + 3) % VOCAB for i in range(1, 20)]
 
 
 def _hf(seed):
-    torch.manual_seed(seed)
-    cfg = transformers.LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        bos_token_id=1,
-        eos_token_id=2,
-        max_position_embeddings=MAX_SEQ_LEN,
-    )
-    return transformers.LlamaForCausalLM(cfg).eval()
+    return tiny_models.llama(seed, vocab_size=VOCAB, max_position_embeddings=MAX_SEQ_LEN)
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,11 @@ from zoo.public import torchvision_cpu
 
 torchvision_cpu.ensure()
 
-import transformers  # noqa: E402  (after torchvision_cpu.ensure)
-
 from examples.llm import layout  # noqa: E402
 from examples.llm import quantize as quant  # noqa: E402
 from examples.llm.export import export_decoder, metadata  # noqa: E402
 from examples.llm.model import Decoder  # noqa: E402
+from tests.llm import tiny_models  # noqa: E402
 
 MAX_SEQ_LEN = 64
 ROWS = 5  # --logits-rows: up to 4 drafted tokens per step
@@ -31,19 +30,7 @@ PLAIN = [1] + list(range(20, 50))
 
 
 def _hf():
-    torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        bos_token_id=1,
-        eos_token_id=2,
-        max_position_embeddings=MAX_SEQ_LEN,
-    )
-    return transformers.LlamaForCausalLM(cfg).eval()
+    return tiny_models.llama(0, vocab_size=VOCAB, max_position_embeddings=MAX_SEQ_LEN)
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,10 @@ from tests.conftest import ROOT, bazel_build
 
 torchvision_cpu.ensure()
 
-import transformers  # noqa: E402  (after torchvision_cpu.ensure)
-
 from examples.llm import quantize as quant  # noqa: E402
 from examples.llm.export import export_decoder  # noqa: E402
 from examples.llm.model import Decoder  # noqa: E402
+from tests.llm import tiny_models  # noqa: E402
 
 MAX_SEQ_LEN = 96
 PROMPT = [1] + [(37 * i + 11) % 2048 for i in range(47)]
@@ -29,19 +28,9 @@ STEPS = 6
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
-    torch.manual_seed(1825)
-    cfg = transformers.LlamaConfig(
-        vocab_size=2048,
-        hidden_size=256,
-        intermediate_size=1024,
-        num_hidden_layers=2,
-        num_attention_heads=8,
-        num_key_value_heads=4,
-        max_position_embeddings=128,
-        bos_token_id=1,
-        eos_token_id=2,
+    hf = tiny_models.llama(
+        1825, vocab_size=2048, hidden_size=256, intermediate_size=1024, num_attention_heads=8, num_key_value_heads=4
     )
-    hf = transformers.LlamaForCausalLM(cfg).eval()
     out = {}
     folder = tmp_path_factory.mktemp("llm_threads")
     for scheme in ("fp32", "int8", "8da4w"):
