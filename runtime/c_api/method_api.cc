@@ -13,12 +13,10 @@ namespace ember {
 namespace c_api {
 namespace {
 
-ember_status meta_of(const char* call, const ember_program* program, const char* method, Result<MethodMeta>* meta) {
+ember_status check_names(const char* call, const ember_program* program, const char* method) {
   if (program == nullptr || method == nullptr) {
     return fail(EMBER_INVALID_ARGUMENT, "%s: program and method must not be NULL", call);
   }
-  *meta = program->program->method_meta(method);
-  if (!meta->ok()) return fail_error(meta->error(), "%s: method '%s'", call, method);
   return EMBER_OK;
 }
 
@@ -75,7 +73,7 @@ ember_status place_memory(const char* call, ember_method* m, const char* name, c
   void* scratch_bytes = nullptr;
   if (given == nullptr) {
     for (size_t i = 0; i < claims.num_pools + 2; ++i) {
-      const size_t bytes = i < claims.num_pools ? claims.pool_bytes[i]
+      const size_t bytes = i < claims.num_pools    ? claims.pool_bytes[i]
                            : i == claims.num_pools ? claims.method_allocator_bytes
                                                    : claims.scratch_bytes;
       std::unique_ptr<AlignedBlock> block(new (std::nothrow) AlignedBlock);
@@ -113,16 +111,18 @@ ember_status place_memory(const char* call, ember_method* m, const char* name, c
                   given->method_allocator == nullptr ? static_cast<size_t>(0) : given->method_allocator_bytes);
     }
     if (claims.scratch_bytes > 0 && (given->scratch == nullptr || given->scratch_bytes < claims.scratch_bytes)) {
-      return fail(EMBER_BUFFER_TOO_SMALL, "%s: the scratch of '%s' needs %zu bytes; the caller's holds %zu", call,
-                  name, claims.scratch_bytes, given->scratch == nullptr ? static_cast<size_t>(0) : given->scratch_bytes);
+      return fail(EMBER_BUFFER_TOO_SMALL, "%s: the scratch of '%s' needs %zu bytes; the caller's holds %zu", call, name,
+                  claims.scratch_bytes, given->scratch == nullptr ? static_cast<size_t>(0) : given->scratch_bytes);
     }
     const void* regions[3] = {given->method_allocator, given->scratch, nullptr};
     for (size_t i = 0; i < claims.num_pools + 2; ++i) {
       const void* r = i < 2 ? regions[i] : m->pools[i - 2].data();
       if (reinterpret_cast<uintptr_t>(r) % EMBER_BUFFER_ALIGNMENT != 0) {
         return fail(EMBER_INVALID_ARGUMENT, "%s: %s%zu of '%s' at %p is not %d-byte aligned", call,
-                    i == 0 ? "the method allocator" : i == 1 ? "the scratch" : "pool ", i < 2 ? static_cast<size_t>(0) : i - 2,
-                    name, r, EMBER_BUFFER_ALIGNMENT);
+                    i == 0   ? "the method allocator"
+                    : i == 1 ? "the scratch"
+                             : "pool ",
+                    i < 2 ? static_cast<size_t>(0) : i - 2, name, r, EMBER_BUFFER_ALIGNMENT);
       }
     }
     method_bytes = given->method_allocator;
@@ -151,8 +151,8 @@ void release(ember_method* m) {
 }  // namespace c_api
 }  // namespace ember
 
-using ember::EValue;
 using ember::Error;
+using ember::EValue;
 using ember::MethodMeta;
 using ember::Result;
 using ember::Tag;
@@ -168,9 +168,10 @@ extern "C" {
 EMBER_API ember_status ember_method_get_info(const ember_program* program, const char* method, ember_method_info* out) {
   begin_call();
   const char* call = "ember_method_get_info";
-  Result<MethodMeta> meta = Error::Internal;
-  ember_status status = ember::c_api::meta_of(call, program, method, &meta);
+  ember_status status = ember::c_api::check_names(call, program, method);
   if (status != EMBER_OK) return status;
+  Result<MethodMeta> meta = program->program->method_meta(method);
+  if (!meta.ok()) return fail_error(meta.error(), "%s: method '%s'", call, method);
   if (out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: out is NULL", call);
   if (!struct_size_ok(call, "ember_method_info", out->size, sizeof(ember_method_info), &status)) return status;
   out->num_inputs = meta->num_inputs();
@@ -187,9 +188,10 @@ EMBER_API ember_status ember_method_input_info(const ember_program* program, con
                                                ember_tensor_info* out) {
   begin_call();
   const char* call = "ember_method_input_info";
-  Result<MethodMeta> meta = Error::Internal;
-  ember_status status = ember::c_api::meta_of(call, program, method, &meta);
+  ember_status status = ember::c_api::check_names(call, program, method);
   if (status != EMBER_OK) return status;
+  Result<MethodMeta> meta = program->program->method_meta(method);
+  if (!meta.ok()) return fail_error(meta.error(), "%s: method '%s'", call, method);
   if (out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: out is NULL", call);
   if (!struct_size_ok(call, "ember_tensor_info", out->size, sizeof(ember_tensor_info), &status)) return status;
   if (index >= meta->num_inputs()) {
@@ -212,9 +214,10 @@ EMBER_API ember_status ember_method_output_info(const ember_program* program, co
                                                 ember_tensor_info* out) {
   begin_call();
   const char* call = "ember_method_output_info";
-  Result<MethodMeta> meta = Error::Internal;
-  ember_status status = ember::c_api::meta_of(call, program, method, &meta);
+  ember_status status = ember::c_api::check_names(call, program, method);
   if (status != EMBER_OK) return status;
+  Result<MethodMeta> meta = program->program->method_meta(method);
+  if (!meta.ok()) return fail_error(meta.error(), "%s: method '%s'", call, method);
   if (out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: out is NULL", call);
   if (!struct_size_ok(call, "ember_tensor_info", out->size, sizeof(ember_tensor_info), &status)) return status;
   if (index >= meta->num_outputs()) {
@@ -246,9 +249,10 @@ EMBER_API ember_status ember_method_pool_bytes(const ember_program* program, con
                                                size_t* out) {
   begin_call();
   const char* call = "ember_method_pool_bytes";
-  Result<MethodMeta> meta = Error::Internal;
-  ember_status status = ember::c_api::meta_of(call, program, method, &meta);
+  ember_status status = ember::c_api::check_names(call, program, method);
   if (status != EMBER_OK) return status;
+  Result<MethodMeta> meta = program->program->method_meta(method);
+  if (!meta.ok()) return fail_error(meta.error(), "%s: method '%s'", call, method);
   if (out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: out is NULL", call);
   Result<size_t> bytes = meta->memory_planned_buffer_size(pool);
   if (!bytes.ok()) {
@@ -277,9 +281,10 @@ EMBER_API ember_status ember_method_load(ember_program* program, const char* met
   const char* call = "ember_method_load";
   if (out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: out is NULL", call);
   *out = nullptr;
-  Result<MethodMeta> meta = Error::Internal;
-  ember_status status = ember::c_api::meta_of(call, program, method, &meta);
+  ember_status status = ember::c_api::check_names(call, program, method);
   if (status != EMBER_OK) return status;
+  Result<MethodMeta> meta = program->program->method_meta(method);
+  if (!meta.ok()) return fail_error(meta.error(), "%s: method '%s'", call, method);
   std::unique_ptr<ember_method> m(new (std::nothrow) ember_method);
   if (m == nullptr) return fail(EMBER_MEMORY_ALLOCATION_FAILED, "%s: the method handle", call);
   m->program = program;
@@ -369,7 +374,8 @@ EMBER_API ember_status ember_method_point_input(ember_method* method, size_t ind
     return fail(EMBER_INVALID_ARGUMENT, "%s: input %zu of '%s': data at %p is not %d-byte aligned", call, index, name,
                 value->data, EMBER_BUFFER_ALIGNMENT);
   }
-  Error e = method->method->resize_input(index, ember::ArrayRef<int32_t>(value->shape, static_cast<size_t>(value->rank)));
+  Error e =
+      method->method->resize_input(index, ember::ArrayRef<int32_t>(value->shape, static_cast<size_t>(value->rank)));
   if (e != Error::Ok) return fail_error(e, "%s: input %zu of '%s'", call, index, name);
   if (value->nbytes < input->nbytes()) {
     return fail(EMBER_BUFFER_TOO_SMALL, "%s: input %zu of '%s' at this shape is %zu bytes; the value holds %zu", call,
@@ -383,7 +389,8 @@ EMBER_API ember_status ember_method_point_input(ember_method* method, size_t ind
 EMBER_API ember_status ember_method_input(ember_method* method, size_t index, ember_tensor* out) {
   begin_call();
   const char* call = "ember_method_input";
-  if (method == nullptr || out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: method and out must not be NULL", call);
+  if (method == nullptr || out == nullptr)
+    return fail(EMBER_INVALID_ARGUMENT, "%s: method and out must not be NULL", call);
   ember_status status = EMBER_OK;
   if (!struct_size_ok(call, "ember_tensor", out->size, sizeof(ember_tensor), &status)) return status;
   Result<Tensor> t = method->method->input(index);
@@ -403,7 +410,8 @@ EMBER_API ember_status ember_method_execute(ember_method* method) {
 EMBER_API ember_status ember_method_output(ember_method* method, size_t index, ember_tensor* out) {
   begin_call();
   const char* call = "ember_method_output";
-  if (method == nullptr || out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: method and out must not be NULL", call);
+  if (method == nullptr || out == nullptr)
+    return fail(EMBER_INVALID_ARGUMENT, "%s: method and out must not be NULL", call);
   ember_status status = EMBER_OK;
   if (!struct_size_ok(call, "ember_tensor", out->size, sizeof(ember_tensor), &status)) return status;
   Result<EValue> value = method->method->output_value(index);

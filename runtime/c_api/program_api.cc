@@ -20,15 +20,17 @@ bool AlignedBlock::allocate(size_t bytes) {
   raw_ = malloc(bytes + EMBER_BUFFER_ALIGNMENT);
   if (raw_ == nullptr) return false;
   const uintptr_t p = reinterpret_cast<uintptr_t>(raw_);
-  aligned_ = reinterpret_cast<uint8_t*>((p + EMBER_BUFFER_ALIGNMENT - 1) & ~static_cast<uintptr_t>(EMBER_BUFFER_ALIGNMENT - 1));
+  aligned_ = reinterpret_cast<uint8_t*>((p + EMBER_BUFFER_ALIGNMENT - 1) &
+                                        ~static_cast<uintptr_t>(EMBER_BUFFER_ALIGNMENT - 1));
   size_ = bytes;
   return true;
 }
 
 bool struct_size_ok(const char* call, const char* type, size_t size, size_t minimum, ember_status* status) {
   if (size >= minimum) return true;
-  *status = fail(EMBER_BAD_STRUCT_SIZE, "%s: %s.size is %zu, below the %zu bytes of its first layout (set it to sizeof)",
-                 call, type, size, minimum);
+  *status =
+      fail(EMBER_BAD_STRUCT_SIZE, "%s: %s.size is %zu, below the %zu bytes of its first layout (set it to sizeof)",
+           call, type, size, minimum);
   return false;
 }
 
@@ -132,8 +134,7 @@ EMBER_API const char* ember_version_string(void) { return EMBER_VERSION_STRING; 
 EMBER_API const char* ember_status_name(ember_status status) {
   switch (status) {
 #define EMBER_STATUS_CASE(s) \
-  case s:                    \
-    return #s;
+  case s: return #s;
     EMBER_STATUS_CASE(EMBER_OK)
     EMBER_STATUS_CASE(EMBER_INTERNAL)
     EMBER_STATUS_CASE(EMBER_INVALID_STATE)
@@ -225,7 +226,8 @@ EMBER_API ember_status ember_program_load_buffer(const void* data, size_t size, 
                   EMBER_BUFFER_ALIGNMENT, data);
     }
   } else {
-    if (!p->storage.allocate(size)) return fail(EMBER_MEMORY_ALLOCATION_FAILED, "%s: %zu bytes for the copy", call, size);
+    if (!p->storage.allocate(size))
+      return fail(EMBER_MEMORY_ALLOCATION_FAILED, "%s: %zu bytes for the copy", call, size);
     memcpy(p->storage.data(), data, size);
     bytes = p->storage.data();
   }
@@ -254,10 +256,12 @@ EMBER_API ember_status ember_program_method_count(const ember_program* program, 
 EMBER_API ember_status ember_program_method_name(const ember_program* program, size_t index, const char** out) {
   begin_call();
   const char* call = "ember_program_method_name";
-  if (program == nullptr || out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: program and out must not be NULL", call);
+  if (program == nullptr || out == nullptr)
+    return fail(EMBER_INVALID_ARGUMENT, "%s: program and out must not be NULL", call);
   Result<const char*> name = program->program->get_method_name(index);
   if (!name.ok()) {
-    return fail_error(name.error(), "%s: method %zu of a program with %zu", call, index, program->program->num_methods());
+    return fail_error(name.error(), "%s: method %zu of a program with %zu", call, index,
+                      program->program->num_methods());
   }
   *out = name.get();
   return EMBER_OK;

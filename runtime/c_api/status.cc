@@ -31,8 +31,7 @@ ember_status to_status(Error error) {
     case Error::OutOfResources:
     case Error::DelegateInvalidCompatibility:
     case Error::DelegateMemoryAllocationFailed:
-    case Error::DelegateInvalidHandle:
-      return static_cast<ember_status>(static_cast<uint32_t>(error));
+    case Error::DelegateInvalidHandle: return static_cast<ember_status>(static_cast<uint32_t>(error));
     default:
       // Registration errors happen before any program is loaded; a C caller sees them as internal.
       return EMBER_INTERNAL;
@@ -41,10 +40,12 @@ ember_status to_status(Error error) {
 
 ember_status record(ember_status status, const char* error_name, const char* format, va_list args) {
   int n = vsnprintf(t_message, sizeof(t_message), format, args);
-  size_t used = n < 0 ? 0 : (static_cast<size_t>(n) < sizeof(t_message) ? static_cast<size_t>(n) : sizeof(t_message) - 1);
+  size_t used =
+      n < 0 ? 0 : (static_cast<size_t>(n) < sizeof(t_message) ? static_cast<size_t>(n) : sizeof(t_message) - 1);
   if (error_name != nullptr && used < sizeof(t_message)) {
     n = snprintf(t_message + used, sizeof(t_message) - used, ": %s", error_name);
-    if (n > 0) used += static_cast<size_t>(n) < sizeof(t_message) - used ? static_cast<size_t>(n) : sizeof(t_message) - used - 1;
+    if (n > 0)
+      used += static_cast<size_t>(n) < sizeof(t_message) - used ? static_cast<size_t>(n) : sizeof(t_message) - used - 1;
   }
   if (t_runtime_line[0] != '\0' && used < sizeof(t_message)) {
     snprintf(t_message + used, sizeof(t_message) - used, " (runtime: %s)", t_runtime_line);
@@ -93,5 +94,4 @@ void note_runtime_error(const char* message, size_t length) {
 extern "C" {
 
 EMBER_API const char* ember_last_error(void) { return ember::c_api::t_message; }
-
 }

@@ -18,8 +18,10 @@ void begin_call();
 ember_status fail(ember_status status, const char* format, ...) __attribute__((format(printf, 2, 3)));
 // The same for a runtime Error: the message ends with the error's name and the runtime's line.
 ember_status fail_error(Error error, const char* format, ...) __attribute__((format(printf, 2, 3)));
-// What the PAL calls with each runtime error line (not NUL-terminated beyond `length`).
-void note_runtime_error(const char* message, size_t length);
+// What the PAL calls with each runtime error line (not NUL-terminated beyond `length`). Visible across shared
+// objects (the library is compiled with hidden visibility), as the PAL may live in another one; libember.so's
+// version script keeps it local.
+__attribute__((visibility("default"))) void note_runtime_error(const char* message, size_t length);
 
 }  // namespace c_api
 }  // namespace ember
