@@ -40,6 +40,7 @@ typedef struct {
 } fixture_tensor;
 
 typedef struct {
+  void* file; /* the .io file's bytes, which the tensors point into */
   char pte[1024];
   uint32_t num_inputs, num_outputs;
   fixture_tensor tensors[8];
@@ -69,6 +70,7 @@ static int read_fixture(const char* io_path, fixture* fx) {
   int32_t d;
   uint64_t nbytes;
   unsigned char* bytes = (unsigned char*)read_all(io_path, &size);
+  fx->file = bytes;
   if (bytes == NULL || size < 16 || memcmp(bytes, "EMBERIO1", 8) != 0) return 0;
   memcpy(&fx->num_inputs, bytes + 8, 4);
   memcpy(&fx->num_outputs, bytes + 12, 4);
@@ -82,7 +84,8 @@ static int read_fixture(const char* io_path, fixture* fx) {
     memcpy(&nbytes, bytes + at, 8);
     at += 8;
     t->nbytes = (size_t)nbytes;
-    t->data = bytes + at; /* the file's bytes stay allocated for the test's life */
+    if (at + t->nbytes > size) return 0;
+    t->data = bytes + at;
     at += t->nbytes;
   }
   /* NAME.io -> NAME.pte */
@@ -372,6 +375,7 @@ int main(int argc, char** argv) {
     test_program(&fx);
     test_loaders(&fx);
     test_hostile(&fx);
+    free(fx.file);
   }
   if (g_failures == 0) {
     printf("PASS\n");
