@@ -42,7 +42,9 @@ bool read_options(const char* call, const ember_program_options* given, ember_pr
   ember_program_options_init(out);
   if (given == nullptr) return true;
   if (!struct_size_ok(call, "ember_program_options", given->size, sizeof(ember_program_options), status)) return false;
-  memcpy(out, given, sizeof(ember_program_options));
+  // Only the fields the caller's struct has: a caller compiled against an older, shorter layout keeps the
+  // defaults for the rest.
+  memcpy(out, given, given->size < sizeof(ember_program_options) ? given->size : sizeof(ember_program_options));
   out->size = sizeof(ember_program_options);
   if (out->threads < 0 || out->threads > PosixThreadPool::kMaxThreads) {
     *status = fail(EMBER_INVALID_ARGUMENT, "%s: threads is %d; give 0 .. %d", call, static_cast<int>(out->threads),

@@ -99,7 +99,9 @@ EMBER_API ember_status ember_llm_program_load(const char* path, const ember_llm_
   ember_status status = EMBER_OK;
   if (options != nullptr) {
     if (!size_ok(call, "ember_llm_options", options->size, sizeof(ember_llm_options), &status)) return status;
-    memcpy(&opts, options, sizeof(opts));
+    // Only the fields the caller's struct has (an older, shorter layout keeps the defaults for the rest).
+    memcpy(&opts, options, options->size < sizeof(opts) ? options->size : sizeof(opts));
+    opts.size = sizeof(opts);
   }
   if (opts.threads < 1 || opts.threads > ember::PosixThreadPool::kMaxThreads || opts.slots < 1) {
     return fail(EMBER_INVALID_ARGUMENT, "%s: threads %d (1 .. %d) and slots %d (at least 1)", call,

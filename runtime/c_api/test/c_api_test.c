@@ -216,6 +216,7 @@ static void test_program(const fixture* fx) {
   CHECK(ember_method_load(p, "forward", &memory, &m) == EMBER_BUFFER_TOO_SMALL, "a short method allocator loaded");
   CHECK(m == NULL, "out set on failure");
   CHECK(strstr(ember_last_error(), "method allocator") != NULL, "message: %s", ember_last_error());
+  printf("short method allocator: %s\n", ember_last_error());
   memory.method_allocator_bytes = info.method_allocator_bytes;
   pool_bytes[0] -= 1;
   CHECK(ember_method_load(p, "forward", &memory, &m) == EMBER_BUFFER_TOO_SMALL, "a short pool loaded");
