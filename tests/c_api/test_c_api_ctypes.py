@@ -464,3 +464,34 @@ def test_llm_tokenizer_round_trip(libs, tokenizer_file):  # noqa: F811
         assert api.lib.ember_llm_tokenizer_decode(tok, ids, n.value, buf, 4, ctypes.byref(length)) == BUFFER_TOO_SMALL
     finally:
         api.lib.ember_llm_tokenizer_destroy(tok)
+
+
+def test_external_data_file(libs, tmp_path):
+    """A program whose weights live in a .ptd: refused without the file (naming a tensor), equal to eager with it."""
+    api, _ = libs
+    module, args = _models()["small_conv"]
+    prog = exir.to_edge({"forward": torch.export.export(module, args)}).to_executorch(
+        exir.ExecutorchBackendConfig(external_constants=True)
+    )
+    path = str(tmp_path / "conv.pte")
+    prog.save(path)
+    ptd = str(tmp_path / "_default_external_constant.ptd")
+    assert os.path.exists(ptd)
+    with torch.no_grad():
+        want = module(*args)
+    program = _load(api, "mapped", path)
+    try:
+        method = ctypes.c_void_p()
+        assert api.lib.ember_method_load(program, b"forward", None, ctypes.byref(method)) != OK
+        assert "forward" in api.error() and "weight" in api.error()
+    finally:
+        api.lib.ember_program_destroy(program)
+    program = ctypes.c_void_p()
+    opts = ProgramOptions(size=ctypes.sizeof(ProgramOptions), threads=1, data_file=ptd.encode())
+    api("ember_program_load_mapped", path.encode(), ctypes.byref(opts), ctypes.byref(program))
+    try:
+        got = _run(api, program, args)
+    finally:
+        api.lib.ember_program_destroy(program)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **TOLERANCE[torch.float32])
