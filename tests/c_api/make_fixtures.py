@@ -1,4 +1,4 @@
-"""Writes NAME.pte and NAME.io for the C API's C test (runtime/c_api/test/c_api_test.c): the zoo model exported
+"""Writes NAME.pte and NAME.io for the C API's C test (tests/c_api/c_api_test.c): the zoo model exported
 through exir, and the forward method's inputs with the outputs eager PyTorch computes for them (seeded, so the
 same on every run). For a model with dynamic shapes the inputs are a set other than the export example, so the
 test runs the program at a shape it was not traced at.
