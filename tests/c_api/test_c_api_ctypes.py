@@ -5,6 +5,7 @@ through libember_llm.so's sessions to the same greedy tokens as ember.llm, and f
 continue bit for bit; the tokenizer round-trips. Hostile calls come back as statuses with messages."""
 
 import ctypes
+import threading
 import os
 
 import pytest
@@ -495,3 +496,55 @@ def test_external_data_file(libs, tmp_path):
         api.lib.ember_program_destroy(program)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, **TOLERANCE[torch.float32])
+
+
+def test_scalar_outputs_of_constant_methods(libs, tiny_llama):
+    """A decoder's constant methods (get_max_seq_len, get_vocab_size) through the core API: rank-0 INT64 views."""
+    api, _ = libs
+    program = _load(api, "mapped", tiny_llama)
+    try:
+        for method, want in ((b"get_max_seq_len", MAX_SEQ_LEN), (b"get_vocab_size", 200)):
+            info = TensorInfo(size=ctypes.sizeof(TensorInfo))
+            api("ember_method_output_info", program, method, 0, ctypes.byref(info))
+            assert (info.kind, info.dtype, info.rank) == (1, DTYPES[torch.int64], 0)  # EMBER_VALUE_INT
+            m = ctypes.c_void_p()
+            api("ember_method_load", program, method, None, ctypes.byref(m))
+            api("ember_method_execute", m)
+            v = Tensor(size=ctypes.sizeof(Tensor))
+            api("ember_method_output", m, 0, ctypes.byref(v))
+            assert (v.dtype, v.rank, v.nbytes) == (DTYPES[torch.int64], 0, 8)
+            assert ctypes.c_int64.from_address(v.data).value == want
+            api.lib.ember_method_destroy(m)
+    finally:
+        api.lib.ember_program_destroy(program)
+
+
+def test_last_error_is_per_thread(libs, programs):
+    """Two threads fail differently at the same time; each reads its own message (ctypes releases the GIL)."""
+    api, _ = libs
+    path, args, _ = programs["small_conv"]
+    program = _load(api, "file", path)
+    barrier = threading.Barrier(2)
+    seen = {}
+
+    def fail(index, tensor):
+        m = ctypes.c_void_p()
+        api("ember_method_load", program, b"forward", None, ctypes.byref(m))
+        status = api.lib.ember_method_set_input(m, index, ctypes.byref(_value(tensor)))
+        barrier.wait()  # both failures recorded before either message is read
+        seen[index] = (status, api.error())
+        api.lib.ember_method_destroy(m)
+
+    try:
+        threads = [
+            threading.Thread(target=fail, args=(0, args[0].to(torch.int64))),
+            threading.Thread(target=fail, args=(9, args[0])),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        api.lib.ember_program_destroy(program)
+    assert seen[0][0] == INVALID_ARGUMENT and "input 0" in seen[0][1] and "Long" in seen[0][1]
+    assert seen[9][0] == INVALID_ARGUMENT and "input 9" in seen[9][1] and "takes 1" in seen[9][1]
