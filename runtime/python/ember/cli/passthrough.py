@@ -1,0 +1,23 @@
+"""Subcommands that are an existing tool's main(argv) as it is: inspect (devtools.inspect) and bench (bench/run).
+
+devtools' tools return 2 when the file they were given is refused (unreadable, not a .pte); their usage errors
+exit 2 through argparse's SystemExit instead. A returned 2 is the operation failing, so here it becomes 1."""
+
+from __future__ import annotations
+
+import importlib
+
+TOOLS = {"inspect": "devtools.inspect", "bench": "bench.__main__"}
+
+
+def call(module: str, argv, prog: str) -> int:
+    """A devtools tool's main, its refusals as 1."""
+    code = importlib.import_module(module).main(argv, prog=prog)
+    return 1 if code == 2 else code
+
+
+def main(argv, prog: str) -> int:
+    name = prog.split()[-1]
+    if name == "bench":  # bench/run's codes as they are (2: unknown model or framework, a usage error)
+        return importlib.import_module(TOOLS[name]).main(argv, prog=prog)
+    return call(TOOLS[name], argv, prog)
