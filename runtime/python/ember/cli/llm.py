@@ -49,21 +49,32 @@ def _native(argv, prog: str, binary: str, description: str, chat: bool) -> int:
         "2 usage, and the binary's own (3 program or tokenizer refused, 4 prompt refused).",
     )
     ap.add_argument("--model", required=True, help="the .pte (ember llm export)")
-    ap.add_argument("--tokenizer", required=True, help="tokenizer.json or SentencePiece tokenizer.model")
+    ap.add_argument(
+        "--tokenizer", help="tokenizer.json or SentencePiece tokenizer.model (required but with --prompt-ids)"
+    )
     ap.add_argument("--binary", metavar="PATH", help=f"this {binary} instead of the built/packaged one")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress display while building")
     if chat:
         ap.add_argument("--prompt", help="generate once from this text instead of chatting")
+        ap.add_argument("--prompt-ids", metavar="'ID ID ...'", help="generate once from these token ids (prints ids)")
         ap.add_argument("--max-new-tokens", type=int, default=None, help="tokens per reply")
     else:
         ap.add_argument("--port", type=int, default=None, help="TCP port (0: any free one; the first line says which)")
     args, extra = ap.parse_known_args(argv)
+    if args.tokenizer is None and not (chat and args.prompt_ids is not None):
+        ap.error("--tokenizer is required (but for --prompt-ids)")
     require_file(args.model, "program")
-    require_file(args.tokenizer, "tokenizer")
+    if args.tokenizer is not None:
+        require_file(args.tokenizer, "tokenizer")
     path = args.binary or find_binary(binary, quiet=args.quiet)
-    cmd = [path, "--model", args.model, "--tokenizer", args.tokenizer]
+    cmd = [path, "--model", args.model, *(["--tokenizer", args.tokenizer] if args.tokenizer else [])]
     if chat:
-        cmd += ["--prompt", args.prompt] if args.prompt is not None else ["--chat"]
+        if args.prompt is not None:
+            cmd += ["--prompt", args.prompt]
+        elif args.prompt_ids is not None:
+            cmd += ["--prompt-ids", args.prompt_ids]
+        else:
+            cmd.append("--chat")
         if args.max_new_tokens is not None:
             cmd += ["--max-new-tokens", str(args.max_new_tokens)]
     elif args.port is not None:
@@ -75,15 +86,15 @@ def _native(argv, prog: str, binary: str, description: str, chat: bool) -> int:
 
 
 def main(argv, prog: str) -> int:
-    if not argv or argv[0] in ("-h", "--help"):
-        rows = "\n".join(f"  {n:<7} {s}" for n, s in SUBCOMMANDS.items())
-        text = f"usage: {prog} {{{','.join(SUBCOMMANDS)}}} ...\n\n{__doc__.splitlines()[0]}\n\n{rows}\n"
-        (sys.stdout if argv else sys.stderr).write(text)
-        return 0 if argv else 2
-    sub, rest = argv[0], argv[1:]
-    if sub not in SUBCOMMANDS:
-        print(f"{prog}: unknown subcommand '{sub}'; choose from {', '.join(SUBCOMMANDS)}", file=sys.stderr)
+    rows = "\n".join(f"  {n:<7} {s}" for n, s in SUBCOMMANDS.items())
+    text = f"usage: {prog} {{{','.join(SUBCOMMANDS)}}} ...\n\n{__doc__.splitlines()[0]}\n\n{rows}\n"
+    if argv and argv[0] in ("-h", "--help"):
+        sys.stdout.write(text)
+        return 0
+    if not argv or argv[0] not in SUBCOMMANDS:
+        sys.stderr.write((f"{prog}: unknown subcommand '{argv[0]}'\n" if argv else "") + text)
         return 2
+    sub, rest = argv[0], argv[1:]
     prog = f"{prog} {sub}"
     if sub == "export":
         return _export(rest, prog)
