@@ -10,14 +10,14 @@ from tests.conftest import ROOT
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.path.join(ROOT, "runtime", "python")])}
 
 
-def ember(*args, cwd=None, timeout=600, **kwargs):
-    """CompletedProcess of `python -m ember.cli ARGS` (text output)."""
+def ember(*args, cwd=None, timeout=600, text=True, **kwargs):
+    """CompletedProcess of `python -m ember.cli ARGS` (text output unless text=False)."""
     return subprocess.run(
         [sys.executable, "-m", "ember.cli", *map(str, args)],
         cwd=cwd,
         env=ENV,
         capture_output=True,
-        text=True,
+        text=text,
         timeout=timeout,
         **kwargs,
     )
@@ -25,8 +25,9 @@ def ember(*args, cwd=None, timeout=600, **kwargs):
 
 def one_line_error(r, *names):
     """Asserts a failed command printed one line on stderr, naming each of `names`, and no traceback."""
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, f"expected one line on stderr, got:\n{r.stderr}"
-    assert "Traceback" not in r.stderr
+    stderr = r.stderr if hasattr(r, "stderr") else r.err  # a CompletedProcess, or capsys.readouterr()
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{stderr}"
+    assert "Traceback" not in stderr
     for name in names:
         assert name in lines[0], f"{name!r} not in {lines[0]!r}"

@@ -90,19 +90,20 @@ def test_size_of_the_runner(exported, capfd):
     assert "aten::convolution.out" in report["kernels"]
 
 
-def test_user_errors_exit_1_with_one_line(exported, tmp_path):
+def test_user_errors_exit_1_with_one_line(exported, tmp_path, capsys):
     _, pte = exported
-    r = ember("inspect", tmp_path / "missing.pte")
-    assert r.returncode == 1
-    one_line_error(r, "missing.pte")
     truncated = tmp_path / "truncated.pte"
     truncated.write_bytes(pte.read_bytes()[:1000])
-    r = ember("inspect", truncated)
-    assert r.returncode == 1
-    one_line_error(r, "truncated.pte", "1000")
-    r = ember("export", tmp_path / "nope.py:Model")
-    assert r.returncode == 1
-    one_line_error(r, "nope.py")
+    for argv, names in (
+        (["inspect", tmp_path / "missing.pte"], ["missing.pte"]),
+        (["inspect", truncated], ["truncated.pte", "1000"]),
+        (["export", f"{tmp_path / 'nope.py'}:Model"], ["nope.py"]),
+        (["profile", pte, "--from-trace", tmp_path / "none.etdp"], ["none.etdp"]),
+        (["select", truncated], ["truncated", "1000"]),
+    ):
+        assert main([str(a) for a in argv]) == 1, argv
+        one_line_error(capsys.readouterr(), *names)
+    # The same through the real entry point, in a process of its own: one line, no traceback.
     r = ember("run", tmp_path / "missing.pte")
     assert r.returncode == 1
     one_line_error(r, "missing.pte")
