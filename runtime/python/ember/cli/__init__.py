@@ -19,7 +19,7 @@ COMMANDS = {
     "bundle": ("bundle", "export a model with test cases and expected outputs (.bpte), and verify it"),
     "size": ("size", "binary size report (sections, kernels) of runner binaries or any ELF"),
     "select": ("select", "write a selective-build manifest (operators, dtypes, features) for .pte programs"),
-    "bench": ("passthrough", "benchmarks against ExecuTorch, ONNX Runtime and eager PyTorch (bench/README.md)"),
+    "bench": ("bench", "benchmarks against ExecuTorch, ONNX Runtime and eager PyTorch (bench/README.md)"),
     "llm": ("llm", "language models: export | chat | serve"),
 }
 

@@ -85,6 +85,7 @@ def _partitioner(name):
 
 def export(args, progress: Progress, methods=None):
     """(ExecutorchProgramManager, {method: inputs}, eager module) for args; `methods` keeps only those."""
+    progress.stage("loading torch and exir")
     import exir
     from ember.cli import models
 

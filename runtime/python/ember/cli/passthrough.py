@@ -1,4 +1,4 @@
-"""Subcommands that are an existing tool's main(argv) as it is: inspect (devtools.inspect) and bench (bench/run).
+"""`ember inspect`: devtools.inspect's main(argv) as it is; `call` runs other devtools the same way.
 
 devtools' tools return 2 when the file they were given is refused (unreadable, not a .pte); their usage errors
 exit 2 through argparse's SystemExit instead. A returned 2 is the operation failing, so here it becomes 1."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-TOOLS = {"inspect": "devtools.inspect", "bench": "bench.__main__"}
+TOOLS = {"inspect": "devtools.inspect"}
 
 
 def call(module: str, argv, prog: str) -> int:
@@ -17,7 +17,4 @@ def call(module: str, argv, prog: str) -> int:
 
 
 def main(argv, prog: str) -> int:
-    name = prog.split()[-1]
-    if name == "bench":  # bench/run's codes as they are (2: unknown model or framework, a usage error)
-        return importlib.import_module(TOOLS[name]).main(argv, prog=prog)
-    return call(TOOLS[name], argv, prog)
+    return call(TOOLS[prog.split()[-1]], argv, prog)

@@ -45,6 +45,13 @@ class Progress:
                 self.step = step
         self._draw()
 
+    def message(self, text: str):
+        """Prints `text` as a line of its own on the stream, above the progress line (which is redrawn)."""
+        with self._lock:
+            self.stream.write(("\r\x1b[K" if self.enabled else "") + text + "\n")
+            self.stream.flush()
+        self._draw()
+
     def line(self) -> str:
         elapsed = time.monotonic() - self._t0
         if self.total:
