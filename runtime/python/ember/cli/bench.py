@@ -3,12 +3,16 @@ its log: the elapsed time and the step it last logged. -q/--quiet (not a bench/r
 
 from __future__ import annotations
 
+from ember.cli.errors import CliError
 from ember.cli.progress import Progress
 
 
 def main(argv, prog: str) -> int:
-    from bench import __main__ as bench_main
-    from bench import harness
+    try:
+        from bench import __main__ as bench_main
+        from bench import harness
+    except ImportError:
+        raise CliError("the benchmarks come with a repository checkout (bench/); this installation has none") from None
 
     if any(a in ("-h", "--help") for a in argv):
         return bench_main.main(argv, prog=prog)

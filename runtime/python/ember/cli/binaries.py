@@ -31,11 +31,18 @@ def checkout_root() -> str | None:
 
 
 def _packaged(name: str) -> str | None:
+    """The installed wheel's copy of `name` (ember/_tools.py, issue #36 part 1), or None in a checkout, where the
+    CLI builds its own targets below (the wheel's locator would pick other builds: runner_all_backends)."""
     try:
-        from ember import _tools  # the wheel's module (part 1 of issue #36); absent in a checkout
+        from ember import _tools
     except ImportError:
         return None
-    return _tools.find_binary(name)
+    if not getattr(_tools, "installed", lambda: False)():
+        return None
+    try:
+        return _tools.find_binary(name)
+    except (ValueError, RuntimeError) as e:
+        raise CliError(f"{e}; set EMBER_{name.upper()}=PATH to use a {name} built elsewhere") from None
 
 
 def _bazel(root: str, args, quiet: bool) -> str:
@@ -49,6 +56,11 @@ def _bazel(root: str, args, quiet: bool) -> str:
     return r.stdout.strip()
 
 
+# Paths found in this process: a build is checked once per binary (a caller running several commands in one
+# process, as the tests do, does not pay Bazel's start-up again).
+_FOUND: dict = {}
+
+
 def find_binary(name: str, quiet: bool = False) -> str:
     """The path of native binary `name` (a key of TARGETS), building it first in a checkout."""
     if name not in TARGETS:
@@ -58,14 +70,17 @@ def find_binary(name: str, quiet: bool = False) -> str:
         if not os.access(override, os.X_OK):
             raise CliError(f"EMBER_{name.upper()}={override}: not an executable file")
         return override
-    packaged = _packaged(name)
-    if packaged:
-        return packaged
+    if name not in _FOUND:
+        _FOUND[name] = _packaged(name) or _checkout_binary(name, quiet)
+    return _FOUND[name]
+
+
+def _checkout_binary(name: str, quiet: bool) -> str:
     root = checkout_root()
     if root is None:
         raise CliError(f"no '{name}' binary: this installation packages none; set EMBER_{name.upper()}=PATH")
     target, rel, flags = TARGETS[name]
     _bazel(root, ["build", *flags, target], quiet)
-    # Asked each time: bazel-bin is a symlink that a build for another configuration moves.
+    # Asked, not assumed: bazel-bin is a symlink that a build for another configuration moves.
     bin_dir = _bazel(root, ["info", *flags, "bazel-bin"], quiet=True)
     return os.path.join(bin_dir, rel)

@@ -25,7 +25,10 @@ SUBCOMMANDS = {
 
 
 def _export(argv, prog: str) -> int:
-    from examples.llm import export
+    try:
+        from ember.llm_export import export  # the wheel's name for examples/llm's Python side
+    except ImportError:
+        from examples.llm import export
 
     if any(a in ("-h", "--help") for a in argv):
         return export.main(argv, prog=prog)

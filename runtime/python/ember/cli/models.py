@@ -37,8 +37,11 @@ def add_model_arguments(ap: argparse.ArgumentParser) -> None:
 
 def zoo_registries():
     """{name: export_methods function} of every zoo model the zoo's own export command takes."""
-    from zoo import control_flow, dynamic
-    from zoo.models import ZOO, export_methods
+    try:
+        from zoo import control_flow, dynamic
+        from zoo.models import ZOO, export_methods
+    except ImportError:  # an installed wheel carries no zoo: models are FILE.py:NAME or module:NAME there
+        return {}
 
     return {
         **{n: export_methods for n in ZOO},
@@ -48,7 +51,10 @@ def zoo_registries():
 
 
 def list_zoo() -> str:
-    from zoo.models import ZOO
+    try:
+        from zoo.models import ZOO
+    except ImportError:
+        raise CliError("the model zoo comes with a repository checkout; this installation has none") from None
 
     return "\n".join(f"{name:24s} {e.description}" for name, e in ZOO.items())
 
@@ -117,7 +123,7 @@ def _user_model(spec: str, args):
 
     where, _, name = spec.rpartition(":")
     if not where or not name:
-        raise CliError(f"'{spec}' is neither a zoo model (`ember export --list`) nor FILE.py:NAME / module:NAME")
+        raise CliError(f"'{spec}' is neither a zoo model (`ember export --list`) nor FILE.py:NAME or module:NAME")
     namespace = _import_namespace(where)
     obj = _attribute(namespace, name, where)
     inputs = None
