@@ -1,6 +1,7 @@
 """Every `ember` command and subcommand answers --help with exit 0; no command, an unknown one or a bad flag is a
 usage error (2); `ember --help` loads no torch (each subcommand's modules load on dispatch only)."""
 
+import os
 import subprocess
 import sys
 
@@ -8,6 +9,7 @@ import pytest
 
 from ember.cli import COMMANDS, main
 from tests.cli.cli_support import ENV
+from tests.conftest import ROOT
 
 ALL = [[c] for c in COMMANDS] + [["llm", s] for s in ("export", "chat", "serve")]
 
@@ -38,3 +40,9 @@ def test_help_loads_no_torch():
     )
     r = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=60)
     assert r.stdout.splitlines()[-1] == "0 []", r.stdout + r.stderr
+
+
+def test_version_is_the_repositorys(capsys):
+    assert main(["--version"]) == 0
+    with open(os.path.join(ROOT, "VERSION")) as f:
+        assert capsys.readouterr().out == f"ember {f.read().strip()}\n"

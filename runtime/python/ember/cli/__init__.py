@@ -25,20 +25,19 @@ COMMANDS = {
 
 
 def _version() -> str:
+    import os
+
+    import ember
+
+    # ember.__version__ once the wheel's part lands (one number, from VERSION); until then VERSION itself.
+    if getattr(ember, "__version__", None):
+        return ember.__version__
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "VERSION")
     try:
-        from importlib.metadata import version
-
-        return version("ember")
-    except Exception:
-        import os
-
-        # In a checkout: the repository's VERSION file, three levels above this package.
-        path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "VERSION")
-        try:
-            with open(path) as f:
-                return f.read().strip()
-        except OSError:
-            return "unknown"
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
 
 
 def usage() -> str:
