@@ -50,6 +50,40 @@ def _torch_inputs(path: str, workdir: str):
     return flags
 
 
+def save_outputs(program_path: str, method: str, output_dir: str, dest: str) -> None:
+    """The runner's raw outputs (output_<i>.bin) as a torch.save'd tuple of tensors with the program's dtypes and
+    shapes (flat when a bounded dynamic output came out smaller than its bound; None for a non-tensor output)."""
+    import torch
+
+    from exir.serialize import deserialize_pte
+    from schema import program as S
+    from schema import scalar_types
+
+    with open(program_path, "rb") as f:
+        plan = next((p for p in deserialize_pte(f.read()).program.execution_plan if p.name == method), None)
+    if plan is None:
+        raise CliError(f"{program_path} has no method '{method}'")
+    outputs = []
+    for i, index in enumerate(plan.outputs):
+        value, raw = plan.values[index].val, os.path.join(output_dir, f"output_{i}.bin")
+        if not isinstance(value, S.Tensor) or not os.path.exists(raw):
+            outputs.append(None)
+            continue
+        info = scalar_types.by_number(int(value.scalar_type))
+        dtype = info.torch_dtype() if info else None
+        if dtype is None:
+            raise CliError(f"output {i} of '{method}': scalar type {int(value.scalar_type)} has no torch dtype")
+        with open(raw, "rb") as f:
+            flat = (
+                torch.frombuffer(bytearray(f.read()), dtype=dtype)
+                if os.path.getsize(raw)
+                else torch.empty(0, dtype=dtype)
+            )
+        shape = list(value.sizes)
+        outputs.append(flat.reshape(shape) if flat.numel() == torch.Size(shape).numel() else flat)
+    torch.save(tuple(outputs), dest)
+
+
 def runner_args(args, workdir: str):
     out = []
     if args.method:
@@ -74,6 +108,9 @@ def main(argv, prog: str) -> int:
     )
     add_runner_options(ap)
     ap.add_argument("--output-dir", metavar="DIR", help="write each output's raw bytes there (output_<i>.bin)")
+    ap.add_argument(
+        "--save-outputs", metavar="FILE.pt", help="the outputs as a torch.save'd tuple of tensors (torch.load it)"
+    )
     ap.add_argument("--print", type=int, default=None, metavar="N", help="print the first N values of each output")
     ap.add_argument("--verify", action="store_true", help="a .bpte: check its test cases (the default for .bpte)")
     ap.add_argument("--atol", type=float, help="--verify: absolute tolerance instead of the bundle's")
@@ -94,10 +131,16 @@ def main(argv, prog: str) -> int:
                 if getattr(args, flag) is not None
                 for x in (f"--{flag}", str(getattr(args, flag)))
             ]
-        if args.output_dir:
-            os.makedirs(args.output_dir, exist_ok=True)
-            cmd += ["--output-dir", args.output_dir]
+        if args.save_outputs and bundled:
+            ap.error("--save-outputs is for a .pte; a .bpte's outputs are checked against its cases")
+        output_dir = args.output_dir or (os.path.join(workdir, "outputs") if args.save_outputs else None)
+        if output_dir:
+            os.makedirs(output_dir, exist_ok=True)
+            cmd += ["--output-dir", output_dir]
         if args.print is not None:
             cmd += ["--print", str(args.print)]
         sys.stdout.flush()
-        return subprocess.run(cmd + extra).returncode
+        code = subprocess.run(cmd + extra).returncode
+        if code == 0 and args.save_outputs:
+            save_outputs(args.program, args.method or "forward", output_dir, args.save_outputs)
+        return code
