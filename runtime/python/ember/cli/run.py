@@ -120,6 +120,8 @@ def main(argv, prog: str) -> int:
     args = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     require_file(args.program, "program")
     bundled = args.verify or args.program.endswith(".bpte")
+    if args.save_outputs and bundled:
+        ap.error("--save-outputs is for a .pte; a .bpte's outputs are checked against its cases")
     runner = args.runner or find_binary("runner_verify" if bundled else "runner", quiet=args.quiet)
     with tempfile.TemporaryDirectory(prefix="ember-run-") as workdir:
         cmd = [runner, args.program, *runner_args(args, workdir)]
@@ -131,8 +133,6 @@ def main(argv, prog: str) -> int:
                 if getattr(args, flag) is not None
                 for x in (f"--{flag}", str(getattr(args, flag)))
             ]
-        if args.save_outputs and bundled:
-            ap.error("--save-outputs is for a .pte; a .bpte's outputs are checked against its cases")
         output_dir = args.output_dir or (os.path.join(workdir, "outputs") if args.save_outputs else None)
         if output_dir:
             os.makedirs(output_dir, exist_ok=True)
