@@ -58,6 +58,18 @@ def test_profile_tabulates_every_operator_and_module(exported, capfd):
     assert "| features.0 (Conv2d) | 1 |" in out
 
 
+def test_profile_on_the_python_runtime(exported, capfd):
+    # The engine an installed wheel uses by default: ember.runtime's traced extension, one timed run.
+    d, pte = exported
+    trace = d / "python.etdp"
+    argv = ["profile", str(pte), "--engine", "python", "--warmup", "1", "--trace", str(trace), "--no-svg", "--top", "0"]
+    assert main(argv) == 0
+    out = capfd.readouterr().out
+    assert trace.exists() and "1 run(s)" in out
+    assert "| aten::convolution.out | 2 |" in out
+    assert "| features.0 (Conv2d) | 1 |" in out
+
+
 def test_bundle_verifies_on_the_runtime(exported, capfd):
     d, _ = exported
     bpte = d / f"{MODEL}.bpte"

@@ -1,7 +1,9 @@
 """`ember profile MODEL.pte`: run the program on the profiling build of the runner (--config=profiling: the event
 tracer times every instruction) into an ETDump, then tabulate it per operator and per source module
 (devtools.profile; module rows need MODEL.etrecord.json beside the .pte: `ember export --etrecord`).
-`--from-trace FILE` skips the run and reads a trace already taken (an .etdp, or a device's raw .emtr)."""
+`--from-trace FILE` skips the run and reads a trace already taken (an .etdp, or a device's raw .emtr).
+`--engine python` takes the trace through ember.runtime's traced extension instead (one timed run after the warm-up
+ones): the default in an installed wheel, which carries that extension rather than a profiling runner."""
 
 from __future__ import annotations
 
@@ -17,6 +19,42 @@ from ember.cli.passthrough import call
 from ember.cli.run import add_runner_options, runner_args
 
 
+def _default_engine() -> str:
+    try:
+        from ember import _tools
+    except ImportError:
+        return "runner"
+    return "python" if getattr(_tools, "installed", lambda: False)() else "runner"
+
+
+def _python_trace(args, trace: str) -> None:
+    """One profiled run on ember.runtime (after --warmup plain ones), its ETDump written to `trace`."""
+    import torch
+
+    from ember import runtime
+    from schema import scalar_types
+
+    if args.input:
+        raise CliError("--engine python takes --inputs FILE.pt (or random inputs by default), not --input")
+    method = args.method or "forward"
+    program = runtime.load(args.program, **({"threads": args.threads} if args.threads else {}))
+    if args.inputs:
+        require_file(args.inputs, "inputs file")
+        loaded = torch.load(args.inputs)
+        inputs = [loaded] if isinstance(loaded, torch.Tensor) else list(loaded)
+    else:
+        g = torch.Generator().manual_seed(0)
+        inputs = []
+        for spec in program.method_meta(method)["inputs"]:
+            dtype = scalar_types.by_number(spec["dtype"]).torch_dtype()
+            x = torch.randn(spec["shape"], generator=g)
+            inputs.append(x.to(dtype) if dtype.is_floating_point else torch.zeros(spec["shape"], dtype=dtype))
+    for _ in range(args.warmup or 0):
+        program.run(method, inputs)
+    _, result = program.run(method, inputs, profile=True, profile_memory=args.memory)
+    result.save(trace)
+
+
 def main(argv, prog: str) -> int:
     ap = argparse.ArgumentParser(
         prog=prog,
@@ -30,6 +68,12 @@ def main(argv, prog: str) -> int:
     ap.add_argument("--etrecord", help="the source map (default: MODEL.etrecord.json beside the .pte)")
     ap.add_argument("--top", type=int, default=15, help="rows per table, the rest summed in one (0: all)")
     ap.add_argument("--no-svg", action="store_true", help="tables only, no timeline/memory pictures")
+    ap.add_argument(
+        "--engine",
+        choices=("runner", "python"),
+        default=None,
+        help="the profiling runner (default in a checkout) or ember.runtime's traced extension (default installed)",
+    )
     args = ap.parse_args(argv)
     require_file(args.program, "program")
     trace = args.from_trace
@@ -37,6 +81,9 @@ def main(argv, prog: str) -> int:
         require_file(trace, "trace")
     else:
         trace = args.trace or os.path.splitext(args.program)[0] + ".etdp"
+    if not args.from_trace and (args.engine or _default_engine()) == "python":
+        _python_trace(args, trace)
+    elif not args.from_trace:
         runner = args.runner or find_binary("runner_profiling", quiet=args.quiet)
         with tempfile.TemporaryDirectory(prefix="ember-profile-") as workdir:
             cmd = [runner, args.program, *runner_args(args, workdir), "--profile", trace]
