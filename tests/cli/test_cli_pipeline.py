@@ -76,6 +76,14 @@ def test_bundle_verifies_on_the_runtime(exported, capfd):
     assert main(["bundle", MODEL, "-o", str(bpte), "--cases", "2", "--verify", "-q"]) == 0
     assert "verify: 2 of 2 cases passed" in capfd.readouterr().out
     assert main(["run", str(bpte)]) == 0
+    # ember.runtime's verifier (an installed wheel's engine) agrees, case by case, and both fail the same way when
+    # the tolerances are zero (convolutions on float32 differ from eager's in their last bits).
+    assert main(["run", str(bpte), "--engine", "python"]) == 0
+    assert "verify: 2 of 2 cases passed" in capfd.readouterr().out
+    codes = [main(["run", str(bpte), "--engine", e, "--atol", "0", "--rtol", "0"]) for e in ("runner", "python")]
+    out = capfd.readouterr().out
+    assert codes == [1, 1], out  # runner_verify's code for outputs out of tolerance
+    assert out.count("verify: 0 of 2 cases passed") == 2
 
 
 def test_select_writes_the_selection_the_model_runner_builds_from(exported, capfd):

@@ -30,6 +30,15 @@ def checkout_root() -> str | None:
     return root if os.path.exists(os.path.join(root, "WORKSPACE")) else None
 
 
+def installed_wheel() -> bool:
+    """Whether this ember is an installed wheel's (ember._tools.installed()), not a checkout's."""
+    try:
+        from ember import _tools
+    except ImportError:
+        return False
+    return bool(getattr(_tools, "installed", lambda: False)())
+
+
 def _packaged(name: str) -> str | None:
     """The installed wheel's copy of `name` (ember/_tools.py, issue #36 part 1), or None in a checkout, where the
     CLI builds its own targets below (the wheel's locator would pick other builds: runner_all_backends)."""

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 
-from ember.cli.binaries import find_binary
 from ember.cli.export import add_export_options, export
 from ember.cli.progress import Progress
+from ember.cli.verify import ENGINES, verify
 
 
 def _cases(example, n: int, seed: int):
@@ -28,8 +27,8 @@ def main(argv, prog: str) -> int:
         prog=prog,
         description=__doc__,
         epilog="Exit codes: 0 success (and every case within tolerance with --verify), 1 the export or bundling "
-        "failed, 2 usage; with --verify, runner_verify's own: 3 bundle refused, 4 a case's inputs refused, "
-        "5 a case mismatched.",
+        "failed, or a case out of tolerance, 2 usage; with --verify, runner_verify's own: 3 bundle refused, "
+        "4 a case's inputs refused, 5 execution failed.",
     )
     add_export_options(ap)
     ap.add_argument("-o", "--output", help="the .bpte to write (default: NAME.bpte here)")
@@ -38,6 +37,11 @@ def main(argv, prog: str) -> int:
     ap.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance stored in the bundle")
     ap.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance stored in the bundle")
     ap.add_argument("--verify", action="store_true", help="then verify the cases on the C++ runtime")
+    ap.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="--verify on runner_verify (default in a checkout) or ember.runtime (default in an installed wheel)",
+    )
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     if args.cases < 1:
@@ -57,4 +61,4 @@ def main(argv, prog: str) -> int:
     print(f"wrote {output}: {os.path.getsize(output):,} bytes, {args.cases} cases for forward")
     if not args.verify:
         return 0
-    return subprocess.run([find_binary("runner_verify", quiet=args.quiet), output, "--verify"]).returncode
+    return verify(output, args.engine, quiet=args.quiet)

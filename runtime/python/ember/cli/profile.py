@@ -13,18 +13,10 @@ import subprocess
 import sys
 import tempfile
 
-from ember.cli.binaries import find_binary
+from ember.cli.binaries import find_binary, installed_wheel
 from ember.cli.errors import CliError, require_file
 from ember.cli.passthrough import call
 from ember.cli.run import add_runner_options, runner_args
-
-
-def _default_engine() -> str:
-    try:
-        from ember import _tools
-    except ImportError:
-        return "runner"
-    return "python" if getattr(_tools, "installed", lambda: False)() else "runner"
 
 
 def _python_trace(args, trace: str) -> None:
@@ -81,7 +73,7 @@ def main(argv, prog: str) -> int:
         require_file(trace, "trace")
     else:
         trace = args.trace or os.path.splitext(args.program)[0] + ".etdp"
-    if not args.from_trace and (args.engine or _default_engine()) == "python":
+    if not args.from_trace and (args.engine or ("python" if installed_wheel() else "runner")) == "python":
         _python_trace(args, trace)
     elif not args.from_trace:
         runner = args.runner or find_binary("runner_profiling", quiet=args.quiet)

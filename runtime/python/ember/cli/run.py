@@ -11,6 +11,7 @@ import tempfile
 
 from ember.cli.binaries import find_binary
 from ember.cli.errors import CliError, require_file
+from ember.cli.verify import ENGINES, verify
 
 
 def add_runner_options(ap: argparse.ArgumentParser) -> None:
@@ -104,7 +105,7 @@ def main(argv, prog: str) -> int:
         description=__doc__,
         epilog="Arguments after `--` go to the runner as they are (e.g. -- --instruction-limit 1000). Exit codes: "
         "0 success, 1 failed before the runner started (missing file, build), 2 usage, and the runner's own: "
-        "3 program or method refused, 4 input refused, 5 execution failed (a .bpte's case mismatching: 5).",
+        "3 program or method refused, 4 input refused, 5 execution failed; a .bpte's case out of tolerance: 1.",
     )
     add_runner_options(ap)
     ap.add_argument("--output-dir", metavar="DIR", help="write each output's raw bytes there (output_<i>.bin)")
@@ -115,6 +116,11 @@ def main(argv, prog: str) -> int:
     ap.add_argument("--verify", action="store_true", help="a .bpte: check its test cases (the default for .bpte)")
     ap.add_argument("--atol", type=float, help="--verify: absolute tolerance instead of the bundle's")
     ap.add_argument("--rtol", type=float, help="--verify: relative tolerance instead of the bundle's")
+    ap.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="--verify on runner_verify (default in a checkout) or ember.runtime (default in an installed wheel)",
+    )
     argv = list(argv)
     extra = argv[argv.index("--") + 1 :] if "--" in argv else []
     args = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
@@ -122,17 +128,11 @@ def main(argv, prog: str) -> int:
     bundled = args.verify or args.program.endswith(".bpte")
     if args.save_outputs and bundled:
         ap.error("--save-outputs is for a .pte; a .bpte's outputs are checked against its cases")
-    runner = args.runner or find_binary("runner_verify" if bundled else "runner", quiet=args.quiet)
+    if bundled:
+        return verify(args.program, args.engine, args.atol, args.rtol, args.method, args.runner, args.quiet, extra)
+    runner = args.runner or find_binary("runner", quiet=args.quiet)
     with tempfile.TemporaryDirectory(prefix="ember-run-") as workdir:
         cmd = [runner, args.program, *runner_args(args, workdir)]
-        if bundled:
-            cmd.append("--verify")
-            cmd += [
-                x
-                for flag in ("atol", "rtol")
-                if getattr(args, flag) is not None
-                for x in (f"--{flag}", str(getattr(args, flag)))
-            ]
         output_dir = args.output_dir or (os.path.join(workdir, "outputs") if args.save_outputs else None)
         if output_dir:
             os.makedirs(output_dir, exist_ok=True)
