@@ -31,10 +31,8 @@ from bench import harness as H
 from bench.models import GROUPS, MODELS, QUICK_MODELS
 
 
-def parse_args(argv=None):
-    ap = argparse.ArgumentParser(
-        prog="bench/run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def parse_args(argv=None, prog="bench/run"):
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small models, ~0.1 s of timed runs each (CI)")
     ap.add_argument(
         "--models",
@@ -103,8 +101,8 @@ def resolve_models(spec: str, quick: bool):
     return names
 
 
-def main(argv=None) -> int:
-    a = parse_args(argv)
+def main(argv=None, prog="bench/run") -> int:
+    a = parse_args(argv, prog)
     if a.llm:
         from bench import llm
 

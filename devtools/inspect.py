@@ -196,8 +196,8 @@ def render(summary: dict, values_of, show_instructions: bool = True) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m devtools.inspect", description="Inspect a .pte program.")
+def main(argv=None, prog="python -m devtools.inspect") -> int:
+    ap = argparse.ArgumentParser(prog=prog, description="Inspect a .pte program.")
     ap.add_argument("pte")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--no-instructions", action="store_true", help="omit the instruction list")

@@ -226,8 +226,8 @@ def memory_line(runs: List[etdump.Run]) -> str:
     )
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m devtools.profile", description=__doc__.split("\n\n")[0])
+def main(argv=None, prog="python -m devtools.profile") -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("pte")
     ap.add_argument("trace", help="an ETDump (.etdp), or a device's raw trace (.emtr)")
     ap.add_argument("--method", default=None, help="default: the trace's run name, else forward")

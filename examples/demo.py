@@ -80,7 +80,7 @@ def main(argv=None) -> int:
             worst = max(worst, (got - w).abs().max().item())
     ok = worst <= 1e-4
     print(f"C++ runtime vs eager PyTorch: max |difference| = {worst:.2e} ({'OK' if ok else 'MISMATCH'})")
-    print(f"inspect the program: .venv/bin/python3 -m devtools.inspect {os.path.relpath(pte, ROOT)}")
+    print(f"inspect the program: ./ember inspect {os.path.relpath(pte, ROOT)}  (every command: docs/cli.md)")
     return 0 if ok else 1
 
 

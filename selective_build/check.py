@@ -71,9 +71,9 @@ def problems(
     return found
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog="python -m selective_build.check") -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m selective_build.check",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -22,9 +22,9 @@ from selective_build.selection import (
 )
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog="python -m selective_build.select") -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m selective_build.select",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

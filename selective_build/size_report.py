@@ -225,9 +225,9 @@ def svg(reports: Dict[str, dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog="python -m selective_build.size_report") -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m selective_build.size_report",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

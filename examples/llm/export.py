@@ -144,8 +144,8 @@ def load_hf(path: str, seed: int = 0):
     return transformers.AutoModelForCausalLM.from_config(config).eval()
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None, prog="python -m examples.llm.export") -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="Hugging Face checkpoint directory, or a config.json")
     ap.add_argument("--max-seq-len", type=int, default=256, help="KV cache length: prompt plus generated tokens")
     ap.add_argument("--seed", type=int, default=0, help="weights' seed when --model is a config alone")
