@@ -47,13 +47,14 @@ SKIP_DIRS = {"test", "tests", "__pycache__", "llm_export"}  # llm_export: the ch
 # Files read by repository-relative path (schema/resources.py finds them under ember/_data when installed).
 DATA_GLOBS = [("kernels", "kernels.yaml"), ("platforms", "board.yaml")]
 
-# Native parts: (bazel configs, target, folder in the wheel). The XNNPACK backend is in the default extension and the
+# Native parts: (bazel configs, target, folder in the wheel, or the file's path there when it is renamed). The XNNPACK backend is in the default extension and the
 # runner (--config=xnnpack: ExecuTorch XNNPACK programs run after pip install). The portable-kernels extension, the
 # LLM ones and the LLM tools are the default configuration's and the traced extension the --config=profiling one:
 # the builds CI's tests already make, so building the wheel there mostly reuses them.
 NATIVE = [
     (("--config=xnnpack",), "//runtime/python:_ember_runtime.so", "ember/_lib"),
-    (("--config=xnnpack",), "//runtime/runner:runner", "ember/bin"),
+    # The runner with every kernel and backend, installed as ember/bin/runner.
+    (("--config=xnnpack",), "//runtime/runner:runner_all_backends", "ember/bin/runner"),
     ((), "//runtime/python:_ember_runtime_portable.so", "ember/_lib"),
     ((), "//examples/llm:_ember_llm.so", "ember/_lib"),
     ((), "//examples/llm/chat:_ember_chat.so", "ember/_lib"),
@@ -128,9 +129,11 @@ def _build_native() -> List[Tuple[str, str]]:
         print(f"ember wheel: bazel build {' '.join(configs)} {' '.join(t for t, _ in targets)}", file=sys.stderr)
         _bazel("build", *configs, *extra, *(t for t, _ in targets))
         bin_dir = _bazel("info", *configs, *extra, "bazel-bin").strip()
-        for target, folder in targets:
+        for target, dest in targets:
             package, name = target[2:].split(":")
-            out.append((os.path.join(bin_dir, package, name), f"{folder}/{name}"))
+            out.append(
+                (os.path.join(bin_dir, package, name), dest if dest.startswith("ember/bin/") else f"{dest}/{name}")
+            )
     out.append((FLATC, "ember/bin/flatc"))
     return out
 

@@ -19,11 +19,12 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 # runtime/python/ember -> the repository root, in a checkout.
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(_PACKAGE)))
 
-# name -> the Bazel target that builds it in a checkout.
+# name -> the Bazel target that builds it in a checkout, and its configuration. The runner is the one with every
+# kernel and the XNNPACK backend, as the wheel's ember/bin/runner, so delegated programs run on it in both places.
 BINARIES = {
-    "runner": "//runtime/runner:runner",
-    "llm_runner": "//examples/llm:llm_runner",
-    "llm_server": "//examples/llm/server:llm_server",
+    "runner": ("//runtime/runner:runner_all_backends", ("--config=xnnpack",)),
+    "llm_runner": ("//examples/llm:llm_runner", ()),
+    "llm_server": ("//examples/llm/server:llm_server", ()),
 }
 
 
@@ -74,4 +75,5 @@ def find_binary(name: str) -> str:
         if not os.path.exists(path):
             raise RuntimeError(f"this ember wheel carries no {name} (looked in {os.path.dirname(path)})")
         return path
-    return _bazel_output(BINARIES[name])
+    target, configs = BINARIES[name]
+    return _bazel_output(target, configs)
