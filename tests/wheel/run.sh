@@ -8,8 +8,9 @@
 #   EMBER_WHEEL_TORCH=pip|link    # how the new venv gets torch (default: pip, link with --quick)
 #
 # link: the new venv's site-packages gets a .pth naming a folder of symbolic links to torch 2.13.0 and the
-# packages it requires, as installed in the project's .venv (the same files pip would unpack from the same wheels),
-# and nothing else from that venv: installing torch's wheel costs about two minutes on CI's machine.
+# packages it requires, and the wheel's other requirements (numpy, flatbuffers, PyYAML), as installed in the
+# project's .venv (the same files pip would unpack from the same wheels), and nothing else from that venv:
+# installing torch's wheel costs over two minutes on CI's machine.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 QUICK=""; [[ "${1:-}" == "--quick" ]] && QUICK="--quick"
@@ -35,7 +36,8 @@ else
   mkdir "$WORK/torch-site"
   "$ROOT/.venv/bin/python3" - "$WORK/torch-site" <<'PYEOF'
 import importlib.metadata as md, os, re, sys
-out, todo, seen = sys.argv[1], ["torch"], set()
+# With the wheel's own requirements, as the project pins them (pip then finds them satisfied).
+out, todo, seen = sys.argv[1], ["torch", "numpy", "flatbuffers", "pyyaml"], set()
 while todo:
     name = re.split(r"[ ;<>=!~\[]", todo.pop())[0].lower().replace("_", "-")
     if name in seen:

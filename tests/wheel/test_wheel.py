@@ -1,5 +1,6 @@
 """The wheel (docs/wheel.md): built by tools/wheel/build.sh and repaired by auditwheel, it has the tags, the version,
-the packages, the native parts and a licence notice for every library grafted into it; installed into a new venv
+the packages, the native parts and a licence notice for every library grafted into it, and `auditwheel show`
+finds nothing outside the manylinux policy; installed into a new venv
 outside the repository, a model exported there runs against eager PyTorch and an XNNPACK-delegated program runs
 (tests/wheel/run.sh --quick; the whole scenario is `tests/wheel/run.sh`, docs/wheel.md).
 
@@ -45,6 +46,8 @@ def wheel(tmp_path_factory):
         timeout=3600,
     )
     assert r.returncode == 0, f"tools/wheel/build.sh failed:\n{r.stderr[-4000:]}"
+    # build.sh ends with `auditwheel show` of the repaired wheel: nothing outside the manylinux policy is left.
+    assert 'is consistent with the following platform tag:\n"manylinux_2_35_x86_64"' in r.stderr, r.stderr[-3000:]
     return r.stdout.strip().splitlines()[-1]
 
 
@@ -57,7 +60,7 @@ def test_wheel_contents(wheel):
     ), wheel
     assert "manylinux_2_36_x86_64" in os.path.basename(wheel)
     with zipfile.ZipFile(wheel) as z:
-        names = z.namelist()
+        names = [n for n in z.namelist() if not n.endswith("/")]  # auditwheel adds folder entries
         dist_info = f"ember-{version}.dist-info"
         metadata = z.read(f"{dist_info}/METADATA").decode()
         entry_points = z.read(f"{dist_info}/entry_points.txt").decode()
@@ -91,14 +94,6 @@ def test_wheel_contents(wheel):
     for n in names:
         if n.startswith(f"{dist_info}/licenses/"):
             assert f"License-File: {n[len(dist_info) + 1 :]}" in metadata, n
-
-
-def test_auditwheel_show(wheel):
-    py = subprocess.run([os.path.join(ROOT, "tools", "setup_wheel_venv.sh")], capture_output=True, text=True)
-    assert py.returncode == 0, py.stderr
-    r = subprocess.run([py.stdout.strip(), "-m", "auditwheel", "show", wheel], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert 'is consistent with the following platform tag:\n"manylinux_2_35_x86_64"' in r.stdout, r.stdout
 
 
 def test_installed_outside_the_repository(wheel):
