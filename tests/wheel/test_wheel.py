@@ -32,7 +32,7 @@ NOTICES = {
     "libbrotlienc": "brotli",
 }
 EXTENSIONS = {"_ember_runtime", "_ember_runtime_portable", "_ember_runtime_profiling", "_ember_llm", "_ember_chat"}
-TOOLS = {"runner", "llm_runner", "llm_server", "flatc"}
+TOOLS = {"runner", "runner_verify", "runner_profiling", "llm_runner", "llm_server", "flatc"}
 
 
 @pytest.fixture(scope="module")

@@ -60,7 +60,10 @@ NATIVE = [
     ((), "//examples/llm/chat:_ember_chat.so", "ember/_lib"),
     ((), "//examples/llm:llm_runner", "ember/bin"),
     ((), "//examples/llm/server:llm_server", "ember/bin"),
+    ((), "//runtime/runner:runner_verify", "ember/bin"),  # runs a .bpte's test cases (`ember verify`)
     (("--config=profiling",), "//runtime/python:_ember_runtime_profiling.so", "ember/_lib"),
+    # The runner with the event tracer (`runner --profile out.etdp`), as ember/bin/runner_profiling.
+    (("--config=profiling",), "//runtime/runner:runner", "ember/bin/runner_profiling"),
 ]
 # flatc serializes every .pte (exir/serialize/flatc.py); the wheel carries Debian's, which the programs are checked
 # with, so an installed Ember needs no flatbuffers-compiler.

@@ -1,5 +1,5 @@
-"""Where Ember's native parts are: the Python extensions and the command-line tools (the runner, the LLM runner
-and server, flatc).
+"""Where Ember's native parts are: the Python extensions and the command-line tools (the runner, runner_verify,
+runner_profiling, the LLM runner and server; exir finds flatc through schema.resources).
 
 Installed from the wheel, they are files of this package (ember/_lib/ and ember/bin/, built with the XNNPACK
 backend; docs/wheel.md) and nothing is ever built. In a repository checkout they are Bazel's outputs, built on first
@@ -25,6 +25,8 @@ BINARIES = {
     "runner": ("//runtime/runner:runner_all_backends", ("--config=xnnpack",)),
     "llm_runner": ("//examples/llm:llm_runner", ()),
     "llm_server": ("//examples/llm/server:llm_server", ()),
+    "runner_verify": ("//runtime/runner:runner_verify", ()),
+    "runner_profiling": ("//runtime/runner:runner", ("--config=profiling",)),
 }
 
 
@@ -66,7 +68,7 @@ def find_extension(target: str, configs: Sequence[str] = ()) -> str:
 
 
 def find_binary(name: str) -> str:
-    """The path of Ember's native tool `name` (runner, llm_runner, llm_server): ember/bin/<name> when installed, else
+    """The path of Ember's native tool `name` (a key of BINARIES): ember/bin/<name> when installed, else
     the checkout's bazel-bin one (built when missing)."""
     if name not in BINARIES:
         raise ValueError(f"no Ember tool named {name!r}; known: {sorted(BINARIES)}")
