@@ -127,7 +127,11 @@ if not QUICK:
         [sys.executable, "-m", "devtools.profile", pte, etdp, "--no-svg"], capture_output=True, text=True
     )
     assert r.returncode == 0 and "addmm" in r.stdout, f"{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
-    step(f"profile ({trace.events} events; python -m devtools.profile)")
+    runner_etdp = os.path.join(WORK, "small_runner.etdp")
+    cmd = [_tools.find_binary("runner_profiling"), pte, "--input", "ones", "--profile", runner_etdp]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0 and os.path.getsize(runner_etdp) > 0, f"runner_profiling: {r.stderr[-2000:]}"
+    step(f"profile ({trace.events} events; python -m devtools.profile; ember/bin/runner_profiling)")
 
     from ember import llm  # noqa: E402
     from ember.llm_export import layout  # noqa: E402
