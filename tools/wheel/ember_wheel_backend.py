@@ -47,10 +47,11 @@ SKIP_DIRS = {"test", "tests", "__pycache__", "llm_export"}  # llm_export: the ch
 # Files read by repository-relative path (schema/resources.py finds them under ember/_data when installed).
 DATA_GLOBS = [("kernels", "kernels.yaml"), ("platforms", "board.yaml")]
 
-# Native parts: (bazel configs, target, folder in the wheel, or the file's path there when it is renamed). The XNNPACK backend is in the default extension and the
-# runner (--config=xnnpack: ExecuTorch XNNPACK programs run after pip install). The portable-kernels extension, the
-# LLM ones and the LLM tools are the default configuration's and the traced extension the --config=profiling one:
-# the builds CI's tests already make, so building the wheel there mostly reuses them.
+# Native parts: (bazel configs, target, folder in the wheel, or the file's path there when it is renamed). The
+# XNNPACK backend is in the default extension and the runner (--config=xnnpack: ExecuTorch XNNPACK programs run
+# after pip install). The portable-kernels extension, the LLM ones and the LLM tools are the default
+# configuration's, the traced extension and runner the --config=profiling ones: the builds CI's tests already
+# make, so building the wheel there mostly reuses them.
 NATIVE = [
     (("--config=xnnpack",), "//runtime/python:_ember_runtime.so", "ember/_lib"),
     # The runner with every kernel and backend, installed as ember/bin/runner.

@@ -12,11 +12,11 @@
     runtime.load("model.pte", data_files=["weights.ptd"])   # constants kept in .ptd files (docs/external_data.md)
     # program.run from several threads at once: each call on a copy of the method (docs/threads.md)
 
-Installed from the wheel, the extensions are the package's own (ember/_lib, docs/wheel.md) and nothing is built. In a
-checkout the extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or
-`_ember_runtime_portable.so` for kernels="portable"); this module builds it on first use when it is missing. EMBER_RUNTIME_LIB points at
-another build of the default one; EMBER_RUNTIME_LIB_DIR at a folder holding another build of both (for example
-the AddressSanitizer one, tools/sanitize.sh).
+Installed from the wheel, the extensions are the package's own (ember/_lib, docs/wheel.md) and nothing is built.
+In a checkout the extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or
+`_ember_runtime_portable.so` for kernels="portable"); this module builds it on first use when it is missing.
+EMBER_RUNTIME_LIB points at another build of the default one; EMBER_RUNTIME_LIB_DIR at a folder holding another
+build of both (for example the AddressSanitizer one, tools/sanitize.sh).
 
 profile=True runs on a third build of the default extension, with the runtime's event tracer compiled in
 (`bazel build --config=profiling //runtime/python:_ember_runtime_profiling.so`, built on first use; EMBER_RUNTIME_PROFILING_LIB
