@@ -61,7 +61,13 @@ say "venv with torch ($TORCH_MODE)"
 pip_install "$WHEEL"
 say "pip install $(basename "$WHEEL")"
 cp "$ROOT/tests/wheel/scenario.py" "$WORK/scenario.py"
-mkdir "$WORK/out"
+mkdir "$WORK/out" "$WORK/fake-bin"
+# An installed wheel never runs Bazel: a `bazel` first on PATH that only records being called.
+printf '#!/bin/sh\necho "$*" >> "%s"\nexit 1\n' "$WORK/bazel-calls" > "$WORK/fake-bin/bazel"
+chmod +x "$WORK/fake-bin/bazel"
 cd "$WORK"
-env -u PYTHONPATH "$PY" scenario.py "$ROOT" "$(cat "$ROOT/VERSION")" "$WORK/out" $QUICK
-say "scenario done"
+env -u PYTHONPATH PATH="$WORK/fake-bin:$PATH" "$PY" scenario.py "$ROOT" "$(cat "$ROOT/VERSION")" "$WORK/out" $QUICK
+if [[ -e "$WORK/bazel-calls" ]]; then
+  echo "wheel test: the installed wheel ran bazel: $(cat "$WORK/bazel-calls")" >&2; exit 1
+fi
+say "scenario done, bazel never called"

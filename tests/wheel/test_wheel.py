@@ -107,3 +107,4 @@ def test_installed_outside_the_repository(wheel):
     print(r.stdout, r.stderr[-3000:])
     assert r.returncode == 0, f"tests/wheel/run.sh --quick failed:\n{r.stdout}\n{r.stderr[-4000:]}"
     assert "scenario: no module from the repository ok" in r.stdout
+    assert "bazel never called" in r.stderr
