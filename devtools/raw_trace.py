@@ -27,8 +27,9 @@ from devtools.etdump import Allocation, EtdumpError, ProfileEvent, Run
 from exir.serialize import deserialize_pte
 from exir.serialize.flatc import FlatcError, encode
 from schema import program as S
+from schema._yaml import SCHEMA_DIR
 
-ETDUMP_FBS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schema", "etdump.fbs")
+ETDUMP_FBS = os.path.join(SCHEMA_DIR, "etdump.fbs")
 
 MAGIC = b"EMTR"
 _HEADER = struct.Struct("<4sIIIQQ32s")

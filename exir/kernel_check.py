@@ -25,13 +25,13 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 import torch
 
 from exir.lowering.ir import MethodGraph, TensorValue
+from schema.resources import repo_path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (manifest, C++ namespace, Bazel package) of each library of the default build, in codegen.defs' priority order
 # (--//kernels:optimized=true is the default off bare metal; its kernels hand other dtypes to portable's).
 DEFAULT_LIBRARIES: Tuple[Tuple[str, str, str], ...] = tuple(
-    (os.path.join(ROOT, "kernels", lib, "kernels.yaml"), f"ember::{ns}", f"kernels/{lib}")
+    (repo_path("kernels", lib, "kernels.yaml"), f"ember::{ns}", f"kernels/{lib}")
     for lib, ns in (
         ("optimized", "optimized"),
         ("portable", "portable"),

@@ -13,7 +13,7 @@ from typing import Dict, Iterator, Mapping
 
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from schema.resources import repo_path
 
 
 class BoardError(ValueError):
@@ -61,7 +61,7 @@ class _PerPool(Mapping[int, object]):
 def board_path(name_or_path: str) -> str:
     if os.path.sep in name_or_path or name_or_path.endswith(".yaml"):
         return name_or_path
-    return os.path.join(ROOT, "platforms", name_or_path, "board.yaml")
+    return repo_path("platforms", name_or_path, "board.yaml")
 
 
 def load_board(name_or_path: str) -> Board:
@@ -72,9 +72,7 @@ def load_board(name_or_path: str) -> Board:
             raw = yaml.safe_load(f)
     except OSError as e:
         known = sorted(
-            d
-            for d in os.listdir(os.path.join(ROOT, "platforms"))
-            if os.path.exists(os.path.join(ROOT, "platforms", d, "board.yaml"))
+            d for d in os.listdir(repo_path("platforms")) if os.path.exists(repo_path("platforms", d, "board.yaml"))
         )
         raise BoardError(f"no board description at {path} ({e.strerror}); known boards: {known}") from None
     try:

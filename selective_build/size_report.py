@@ -27,8 +27,8 @@ from typing import Dict, List, Tuple
 
 from codegen.gen_registration import kernel_symbol
 from codegen.manifest import load_manifest
+from schema.resources import repo_path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUCKETS = [
     "runtime core",
     "kernels",
@@ -64,11 +64,9 @@ def _kernel_ops() -> Dict[str, str]:
         ("quantized", "ember::quantized"),
         ("helium", "ember::helium"),
     ):
-        if not os.path.exists(os.path.join(ROOT, "kernels", lib, "kernels.yaml")):
+        if not os.path.exists(repo_path("kernels", lib, "kernels.yaml")):
             continue  # a library this build does not hand to the report
-        decls = load_manifest(
-            os.path.join(ROOT, "kernels", lib, "kernels.yaml"), namespace=ns, library=f"kernels/{lib}"
-        )
+        decls = load_manifest(repo_path("kernels", lib, "kernels.yaml"), namespace=ns, library=f"kernels/{lib}")
         ops.update({f"{ns}::{d.kernel}": d.op for d in decls})
         # The registration table calls each kernel through a generated function that unboxes its arguments; with
         # link-time optimization (x86-64 --config=size) the kernel is inlined into it, so its bytes are the kernel's.

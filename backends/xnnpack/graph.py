@@ -32,10 +32,9 @@ from typing import Dict, List, Optional, Sequence
 import torch
 
 from exir.backend.named_data import NamedDataStore
+from schema._yaml import SCHEMA_DIR
 
-SCHEMA = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "schema", "xnnpack_graph.fbs"
-)
+SCHEMA = os.path.join(SCHEMA_DIR, "xnnpack_graph.fbs")
 
 NO_ID = 0xFFFFFFFF  # XNN_INVALID_VALUE_ID: internal value, absent bias
 NO_OFFSET = 0xFFFFFFFFFFFFFFFF  # a constant that lives in named data

@@ -45,9 +45,9 @@ import torch
 from torch.export import Dim
 
 import exir
-from examples.llm import kv_cache, layout
-from examples.llm import quantize as quant
-from examples.llm.model import Decoder
+from . import kv_cache, layout
+from . import quantize as quant
+from .model import Decoder
 from exir.lowering.ir import Role
 from exir.lowering.lifetimes import TensorInfo
 

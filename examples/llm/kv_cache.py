@@ -20,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-from examples.llm.model import Attention, Decoder, rotate
+from .model import Attention, Decoder, rotate
 from kernels.portable.llm_ops import kv_row_scales, quantize_kv_rows, sdpa_with_int8_cache
 
 

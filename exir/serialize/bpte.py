@@ -16,10 +16,9 @@ import torch
 
 from exir.serialize.flatc import FlatcError, decode, encode
 from schema import scalar_types
+from schema._yaml import SCHEMA_DIR
 
-BUNDLED_FBS = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "schema", "bundled_program.fbs"
-)
+BUNDLED_FBS = os.path.join(SCHEMA_DIR, "bundled_program.fbs")
 FILE_IDENTIFIER = b"BP08"
 # What ExecuTorch 1.5.1 writes (devtools/bundled_program/version.py).
 SCHEMA_VERSION = 2

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 
 from schema.fbs import PROGRAM_FBS, write_fbs
+from schema.resources import packaged_binary
 
 
 class FlatcError(RuntimeError):
@@ -19,7 +20,9 @@ class FlatcError(RuntimeError):
 
 
 def _flatc() -> str:
-    path = shutil.which("flatc") or ("/usr/bin/flatc" if os.path.exists("/usr/bin/flatc") else None)
+    # The wheel carries the flatc its programs were checked with; a checkout uses the machine's.
+    path = packaged_binary("flatc") or shutil.which("flatc")
+    path = path or ("/usr/bin/flatc" if os.path.exists("/usr/bin/flatc") else None)
     if path is None:
         raise FlatcError("flatc not found: install the Debian package flatbuffers-compiler (./setup.sh does)")
     return path

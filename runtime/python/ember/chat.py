@@ -15,11 +15,10 @@ malformed template or input raises ValueError("line L, column C: message"). The 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from typing import Optional, Sequence
 
-from ember.runtime import _ROOT, _load_module
+from ember import _tools
+from ember.runtime import _load_module
 
 _lib = None
 
@@ -27,13 +26,7 @@ _lib = None
 def _extension():
     global _lib
     if _lib is None:
-        path = os.path.join(_ROOT, "bazel-bin", "examples", "llm", "chat", "_ember_chat.so")
-        if not os.path.exists(path):
-            target = "//examples/llm/chat:_ember_chat.so"
-            r = subprocess.run(["bazel", "build", target], cwd=_ROOT, capture_output=True, text=True)
-            if r.returncode != 0 or not os.path.exists(path):
-                raise RuntimeError(f"`bazel build {target}` failed:\n{r.stderr[-2000:]}")
-        _lib = _load_module(os.path.realpath(path))
+        _lib = _load_module(_tools.find_extension("//examples/llm/chat:_ember_chat.so"))
     return _lib
 
 

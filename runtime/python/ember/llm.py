@@ -25,11 +25,12 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
-import subprocess
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
+
+from ember import _tools
 
 
 @dataclasses.dataclass
@@ -116,22 +117,16 @@ def generate(
     )
 
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _LLM_LIB = None
 
 
 def _extension():
-    """_ember_llm.so (//examples/llm:_ember_llm.so), built on first use when missing; EMBER_LLM_LIB points at another
-    build."""
+    """_ember_llm.so (//examples/llm:_ember_llm.so): the wheel's, or in a checkout built on first use when missing;
+    EMBER_LLM_LIB points at another build."""
     global _LLM_LIB
     if _LLM_LIB is not None:
         return _LLM_LIB
-    path = os.environ.get("EMBER_LLM_LIB") or os.path.join(_ROOT, "bazel-bin", "examples", "llm", "_ember_llm.so")
-    target = "//examples/llm:_ember_llm.so"
-    if not os.path.exists(path):
-        r = subprocess.run(["bazel", "build", target], cwd=_ROOT, capture_output=True, text=True)
-        if r.returncode != 0 or not os.path.exists(path):
-            raise RuntimeError(f"the LLM extension is not built and `bazel build {target}` failed:\n{r.stderr[-2000:]}")
+    path = os.environ.get("EMBER_LLM_LIB") or _tools.find_extension("//examples/llm:_ember_llm.so")
     spec = importlib.util.spec_from_file_location("_ember_llm", os.path.realpath(path))
     lib = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(lib)

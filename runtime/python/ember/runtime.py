@@ -12,10 +12,11 @@
     runtime.load("model.pte", data_files=["weights.ptd"])   # constants kept in .ptd files (docs/external_data.md)
     # program.run from several threads at once: each call on a copy of the method (docs/threads.md)
 
-The extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or `_ember_runtime_portable.so`
-for kernels="portable"); this module builds it on first use when it is missing. EMBER_RUNTIME_LIB points at
-another build of the default one; EMBER_RUNTIME_LIB_DIR at a folder holding another build of both (for example
-the AddressSanitizer one, tools/sanitize.sh).
+Installed from the wheel, the extensions are the package's own (ember/_lib, docs/wheel.md) and nothing is built.
+In a checkout the extension is built by Bazel (`bazel build //runtime/python:_ember_runtime.so`, or
+`_ember_runtime_portable.so` for kernels="portable"); this module builds it on first use when it is missing.
+EMBER_RUNTIME_LIB points at another build of the default one; EMBER_RUNTIME_LIB_DIR at a folder holding another
+build of both (for example the AddressSanitizer one, tools/sanitize.sh).
 
 profile=True runs on a third build of the default extension, with the runtime's event tracer compiled in
 (`bazel build --config=profiling //runtime/python:_ember_runtime_profiling.so`, built on first use; EMBER_RUNTIME_PROFILING_LIB
@@ -26,16 +27,16 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
 import threading
 import weakref
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
+from ember import _tools
 from schema import scalar_types
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+_ROOT = _tools.REPO_ROOT
 # kernels= -> the extension holding them: "default" is what --//kernels:optimized picked (optimized, unless off).
 _EXTENSIONS = {"default": "_ember_runtime.so", "portable": "_ember_runtime_portable.so"}
 _libs: Dict[str, object] = {}
@@ -61,17 +62,7 @@ def _profiling_extension():
         return _libs[_PROFILING]
     path = os.environ.get("EMBER_RUNTIME_PROFILING_LIB")
     if not path:
-        target = "//runtime/python:_ember_runtime_profiling.so"
-        r = subprocess.run(["bazel", "build", "--config=profiling", target], cwd=_ROOT, capture_output=True, text=True)
-        info = subprocess.run(
-            ["bazel", "info", "--config=profiling", "bazel-bin"], cwd=_ROOT, capture_output=True, text=True
-        )
-        path = os.path.join(info.stdout.strip(), "runtime", "python", "_ember_runtime_profiling.so")
-        if r.returncode != 0 or info.returncode != 0 or not os.path.exists(path):
-            raise RuntimeError(
-                f"profile=True needs the runtime built with its event tracer, and `bazel build "
-                f"--config=profiling {target}` failed:\n{r.stderr[-2000:]}"
-            )
+        path = _tools.find_extension("//runtime/python:_ember_runtime_profiling.so", ["--config=profiling"])
     lib = _load_module(path)
     if not hasattr(lib.Method, "profile_start"):
         raise RuntimeError(f"{path} was built without the event tracer; build it with --config=profiling")
@@ -111,16 +102,11 @@ def _extension(kernels: str = "default"):
     if kernels in _libs:
         return _libs[kernels]
     name = _EXTENSIONS[kernels]
-    path = (kernels == "default" and os.environ.get("EMBER_RUNTIME_LIB")) or os.path.join(
-        os.environ.get("EMBER_RUNTIME_LIB_DIR") or os.path.join(_ROOT, "bazel-bin", "runtime", "python"), name
+    path = (kernels == "default" and os.environ.get("EMBER_RUNTIME_LIB")) or (
+        os.environ.get("EMBER_RUNTIME_LIB_DIR") and os.path.join(os.environ["EMBER_RUNTIME_LIB_DIR"], name)
     )
-    target = f"//runtime/python:{name}"
-    if not os.path.exists(path):
-        r = subprocess.run(["bazel", "build", target], cwd=_ROOT, capture_output=True, text=True)
-        if r.returncode != 0 or not os.path.exists(path):
-            raise RuntimeError(
-                f"the Ember runtime extension is not built and `bazel build {target}` failed:\n{r.stderr[-2000:]}"
-            )
+    if not path:
+        path = _tools.find_extension(f"//runtime/python:{name}")
     lib = _load_module(path)
     _libs[kernels] = lib
     return lib
