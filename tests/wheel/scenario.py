@@ -20,8 +20,11 @@ QUICK = "--quick" in sys.argv
 
 
 def _under_repo(path):
+    """Inside the checkout, but not in a venv of it: --quick links torch and its requirements from the project's
+    .venv (third-party code, whatever folder it sits in), and a checkout keeps that venv inside itself."""
     path = os.path.realpath(path)
-    return path == REPO or path.startswith(REPO + os.sep)
+    inside = path == REPO or path.startswith(REPO + os.sep)
+    return inside and not os.path.relpath(path, REPO).split(os.sep)[0].startswith(".venv")
 
 
 def check_no_repo_paths(when):

@@ -19,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from typing import Dict, Iterator, List, Tuple
 
@@ -87,7 +88,12 @@ THIRD_PARTY = [
     ("pybind11", "pybind11"),  # the .venv's pybind11 wheel's LICENSE, found at build time
 ]
 
-REQUIRES = ["torch>=2.13", "flatbuffers>=25.12", "PyYAML>=6.0", "numpy>=2.0"]
+
+def _project() -> dict:
+    """pyproject.toml's [project] table: the dependencies, Python requirement and console scripts, defined there
+    once."""
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return tomllib.load(f)["project"]
 
 
 def _version() -> str:
@@ -190,9 +196,9 @@ def _metadata(version: str, licenses: List[str]) -> str:
         f"Name: {DIST_NAME}",
         f"Version: {version}",
         "Summary: Ember: PyTorch programs exported to .pte and run on a small C++ runtime, with the XNNPACK backend",
-        "Requires-Python: >=3.11",
+        f"Requires-Python: {_project()['requires-python']}",
         *(f"License-File: {name}" for name in licenses),
-        *(f"Requires-Dist: {r}" for r in REQUIRES),
+        *(f"Requires-Dist: {r}" for r in _project()["dependencies"]),
         "Description-Content-Type: text/markdown",
         "",
     ]
@@ -241,7 +247,8 @@ def _dist_info(tag: str) -> Dict[str, bytes]:
     out[f"{d}/WHEEL"] = (
         f"Wheel-Version: 1.0\nGenerator: ember_wheel_backend\nRoot-Is-Purelib: false\nTag: {tag}\n".encode()
     )
-    out[f"{d}/entry_points.txt"] = b"[console_scripts]\nember = ember.cli:main\n"
+    scripts = "".join(f"{name} = {target}\n" for name, target in _project()["scripts"].items())
+    out[f"{d}/entry_points.txt"] = f"[console_scripts]\n{scripts}".encode()
     out[f"{d}/top_level.txt"] = "".join(sorted({dst.split("/")[0] + "\n" for _, dst in PACKAGES})).encode()
     return out
 
