@@ -8,7 +8,7 @@ library and a user links the libraries in the usual static order.
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 
-def _archives_of(target):
+def _archives_of(target, pic):
     """(static archives in link order, user link flags) of a cc target and everything it depends on."""
     archives = []
     flags = []
@@ -17,8 +17,12 @@ def _archives_of(target):
             if flag not in flags:
                 flags.append(flag)
         for library in linker_input.libraries:
-            # PIC first: host users link position-independent executables (Debian's gcc default).
-            archive = library.pic_static_library or library.static_library
+            # Hosted users link position-independent executables (Debian's gcc default, Android's), so PIC there;
+            # bare-metal startup code copies .data only and would leave a GOT unrelocated, so not there.
+            if pic:
+                archive = library.pic_static_library or library.static_library
+            else:
+                archive = library.static_library or library.pic_static_library
             if archive != None and archive not in archives:
                 archives.append(archive)
     return archives, flags
@@ -61,7 +65,7 @@ def _ember_sdk_impl(ctx):
     libraries = []
     headers = {}  # include path -> File
     for target, name in zip(ctx.attr.components, ctx.attr.component_names):
-        archives, flags = _archives_of(target)
+        archives, flags = _archives_of(target, ctx.attr.pic)
         own = [a for a in archives if a not in owner]
         deps = []
         for a in archives:
@@ -127,6 +131,7 @@ ember_sdk = rule(
             doc = "Kernel libraries in registration priority: <component>@<C++ namespace>@<include dir>.",
         ),
         "registration_defines": attr.string_list(),
+        "pic": attr.bool(default = True, doc = "Ship position-independent objects (hosted targets)."),
         "version": attr.label(allow_single_file = True, default = "//:VERSION"),
         "_packer": attr.label(allow_single_file = True, default = ":pack_sdk.py"),
         "_cmake": attr.label_list(allow_files = True, default = [":cmake/EmberConfig.cmake", ":cmake/EmberConfigVersion.cmake.in"]),
