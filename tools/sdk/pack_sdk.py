@@ -36,7 +36,7 @@ def cmake_targets(spec: dict) -> str:
             # Linked whole: nothing names the PAL's symbols before the core does, whatever the link order.
             lib = f"${{_EMBER_PREFIX}}/lib/libember_{c['name']}.a"
             out.append(f"  add_library({target} INTERFACE IMPORTED)")
-            links = ["-Wl,--whole-archive", lib, "-Wl,--no-whole-archive"] + links
+            links = whole_archive(spec, lib) + links
         elif c["library"]:
             out.append(f"  add_library({target} STATIC IMPORTED)")
             out.append(f"  set_target_properties({target} PROPERTIES")
@@ -54,6 +54,14 @@ def cmake_targets(spec: dict) -> str:
     return "\n".join(out)
 
 
+def whole_archive(spec: dict, library: str) -> list:
+    """Linker arguments that link every member of `library`: Apple's ld has -force_load, GNU ld (and lld)
+    --whole-archive."""
+    if spec["target"].startswith("ios"):
+        return [f"-Wl,-force_load,{library}"]
+    return ["-Wl,--whole-archive", library, "-Wl,--no-whole-archive"]
+
+
 def link_order(spec: dict) -> list:
     """Components, each before those it depends on (the order a static link needs)."""
     return [c["name"] for c in reversed(spec["components"]) if c["library"]]
@@ -69,7 +77,7 @@ def pkg_config(spec: dict, version: str) -> str:
     for name in link_order(spec):
         component = next(c for c in spec["components"] if c["name"] == name)
         if component["whole_archive"]:
-            libs.append(f"-Wl,--whole-archive -lember_{name} -Wl,--no-whole-archive")
+            libs.append(" ".join(whole_archive(spec, f"${{libdir}}/libember_{name}.a")))
         else:
             libs.append(f"-lember_{name}")
     return "\n".join(

@@ -32,7 +32,8 @@ set(EMBER_REGISTER_KERNELS_SCRIPT "${_EMBER_PREFIX}/share/ember/register_kernels
 # time by EMBER_PYTHON: a python3 with PyYAML and torch, whose torchgen parses the kernels' operator schemas; by
 # default the Python3 interpreter CMake finds), compiles it into <target> and links the kernel libraries and the runtime. Without
 # MANIFEST, every operator the bundle has is registered. The kernels are prebuilt for every dtype; only the
-# operators the table names are linked (-Wl,--gc-sections, added here, drops the rest).
+# operators the table names are linked (-Wl,--gc-sections, or -dead_strip on Apple's ld, added here, drops the
+# rest).
 # SKIP kernels_optimized registers the portable kernels where the optimized ones would come first.
 function(ember_register_kernels target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MANIFEST" "SKIP")
@@ -67,5 +68,9 @@ function(ember_register_kernels target)
     VERBATIM)
   target_sources(${target} PRIVATE "${_out}")
   target_link_libraries(${target} PRIVATE ${_links} Ember::runtime)
-  target_link_options(${target} PRIVATE "LINKER:--gc-sections")
+  if(APPLE)
+    target_link_options(${target} PRIVATE "LINKER:-dead_strip")
+  else()
+    target_link_options(${target} PRIVATE "LINKER:--gc-sections")
+  endif()
 endfunction()
