@@ -27,20 +27,41 @@ def _archives_of(target, pic):
                 archives.append(archive)
     return archives, flags
 
-def _include_path(header):
-    """Where `header` goes under include/: the path its includers name it by."""
+def _workspace_relative(path):
+    """A header's or include directory's path as the workspace (or an external repository's root) sees it."""
+    if path.startswith("bazel-out/"):
+        path = path.split("/", 3)[3] if path.count("/") >= 3 else ""  # bazel-out/<config>/bin/...
+    if path.startswith("external/"):
+        parts = path.split("/", 2)
+        path = parts[2] if len(parts) > 2 else ""
+    elif path.startswith("../"):
+        parts = path.split("/", 2)
+        path = parts[2] if len(parts) > 2 else ""
+    return path
+
+def _include_paths(header, include_dirs):
+    """Where `header` goes under include/: the paths its includers name it by.
+
+    Its path in the workspace ("runtime/core/tensor.h"), and its path below an `includes` directory of the library
+    that declares it when it has one (<ember/version.h> from //tools/version, <flatbuffers/base.h> from
+    @flatbuffers, <ember/ember.h> from a library with includes = ["include"]).
+    """
     path = header.short_path
     marker = "_virtual_includes/"
     if marker in path:
         # strip_include_prefix/include_prefix libraries: <package>/_virtual_includes/<name>/<include path>
-        return path.split(marker, 1)[1].split("/", 1)[1]
-    if path.startswith("../"):
-        # An external repository (e.g. @flatbuffers over /usr/include): included relative to its root.
-        return path.split("/", 2)[2]
-    if path.startswith("tools/version/"):
-        # //tools/version has includes = ["."]: <ember/version.h>.
-        return path[len("tools/version/"):]
-    return path
+        return [path.split(marker, 1)[1].split("/", 1)[1]]
+    path = _workspace_relative(path)
+    paths = [path]
+    best = None
+    for d in include_dirs:
+        if (d == "" or path.startswith(d + "/")) and (best == None or len(d) > len(best)):
+            best = d
+    if best != None:
+        stripped = path[len(best) + 1:] if best else path
+        if stripped not in paths:
+            paths.append(stripped)
+    return paths
 
 def _merge_archive(ctx, cc_toolchain, name, archives):
     """One static library from several, with ar's MRI script (GNU ar, binutils' cross ar and llvm-ar read it)."""
@@ -73,9 +94,15 @@ def _ember_sdk_impl(ctx):
                 deps.append(owner[a])
         for a in own:
             owner[a] = name
-        for h in target[CcInfo].compilation_context.headers.to_list():
+        context = target[CcInfo].compilation_context
+        include_dirs = {}
+        for d in context.includes.to_list() + context.system_includes.to_list():
+            if d.startswith("bazel-out/") or d.startswith("external/") or not d.startswith("/"):
+                include_dirs[_workspace_relative(d) if d not in (".", "") else ""] = True
+        for h in context.headers.to_list():
             if h.extension in ("h", "hpp", "inc"):
-                headers.setdefault(_include_path(h), h)
+                for include in _include_paths(h, include_dirs.keys()):
+                    headers.setdefault(include, h)
         library = _merge_archive(ctx, cc_toolchain, name, own) if own else None
         if library:
             libraries.append(library)

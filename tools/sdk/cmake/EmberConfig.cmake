@@ -8,7 +8,10 @@
 # Imported targets: Ember::runtime (executor, loaders, core; <ember/version.h>), one Ember::kernels_<library> per
 # kernel library, Ember::kernels (all of them, in registration priority), a PAL (Ember::platform_posix on
 # Linux/Android/iOS, Ember::board_support on bare metal), and whatever else the bundle lists in EmberTargets.cmake.
-cmake_minimum_required(VERSION 3.13)
+# target_link_options needs 3.13. (No cmake_minimum_required here: it would reset the caller's policies.)
+if(CMAKE_VERSION VERSION_LESS 3.13)
+  message(FATAL_ERROR "Ember's CMake package needs CMake 3.13 or newer; this is ${CMAKE_VERSION}")
+endif()
 
 get_filename_component(_EMBER_PREFIX "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 include("${CMAKE_CURRENT_LIST_DIR}/EmberTargets.cmake")
@@ -26,7 +29,11 @@ endif()
 set(EMBER_PREFIX "${_EMBER_PREFIX}")
 set(EMBER_REGISTER_KERNELS_SCRIPT "${_EMBER_PREFIX}/share/ember/register_kernels.py")
 
-# ember_register_kernels(<target> MANIFEST <selected_operators.yaml> [SKIP <kernel component>...])
+# ember_register_kernels(<target> [MANIFEST <selected_operators.yaml> | PROGRAM <model.pte>...]
+#                        [SKIP <kernel component>...])
+#
+# PROGRAM: the selection is read from the programs at build time (python -m selective_build.select, which needs
+# Ember's Python package, the wheel, in EMBER_PYTHON); MANIFEST: a selection written beforehand.
 #
 # Generates the kernel registration table for the operators and dtypes the selection names (codegen, run at build
 # time by EMBER_PYTHON: a python3 with PyYAML and torch, whose torchgen parses the kernels' operator schemas; by
@@ -36,17 +43,36 @@ set(EMBER_REGISTER_KERNELS_SCRIPT "${_EMBER_PREFIX}/share/ember/register_kernels
 # rest).
 # SKIP kernels_optimized registers the portable kernels where the optimized ones would come first.
 function(ember_register_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MANIFEST" "SKIP")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MANIFEST" "SKIP;PROGRAM")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ember_register_kernels(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(ARG_MANIFEST AND ARG_PROGRAM)
+    message(FATAL_ERROR "ember_register_kernels(${target}): MANIFEST or PROGRAM, not both")
   endif()
   if(NOT EMBER_PYTHON)
     find_package(Python3 REQUIRED COMPONENTS Interpreter)
     set(EMBER_PYTHON "${Python3_EXECUTABLE}")
   endif()
-  set(_out "${CMAKE_CURRENT_BINARY_DIR}/ember_${target}/kernel_registry.cc")
+  set(_dir "${CMAKE_CURRENT_BINARY_DIR}/ember_${target}")
+  set(_out "${_dir}/kernel_registry.cc")
   set(_args --output "${_out}")
   set(_depends "${EMBER_REGISTER_KERNELS_SCRIPT}")
+  if(ARG_PROGRAM)
+    set(_programs "")
+    foreach(_program IN LISTS ARG_PROGRAM)
+      get_filename_component(_program "${_program}" ABSOLUTE)
+      list(APPEND _programs "${_program}")
+    endforeach()
+    set(ARG_MANIFEST "${_dir}/selected_operators.yaml")
+    add_custom_command(
+      OUTPUT "${ARG_MANIFEST}"
+      COMMAND "${CMAKE_COMMAND}" -E make_directory "${_dir}"
+      COMMAND "${EMBER_PYTHON}" -m selective_build.select ${_programs} -o "${ARG_MANIFEST}"
+      DEPENDS ${_programs}
+      COMMENT "Ember: the operators ${target}'s programs use"
+      VERBATIM)
+  endif()
   if(ARG_MANIFEST)
     get_filename_component(_manifest "${ARG_MANIFEST}" ABSOLUTE)
     list(APPEND _args --selection "${_manifest}")
@@ -54,7 +80,8 @@ function(ember_register_kernels target)
   endif()
   set(_links "")
   foreach(_component IN LISTS EMBER_KERNEL_COMPONENTS)
-    if(_component IN_LIST ARG_SKIP)
+    list(FIND ARG_SKIP "${_component}" _skipped)
+    if(_skipped GREATER -1)
       list(APPEND _args --skip "${_component}")
     else()
       list(APPEND _links "Ember::${_component}")
