@@ -97,7 +97,7 @@ def _ember_sdk_impl(ctx):
         context = target[CcInfo].compilation_context
         include_dirs = {}
         for d in context.includes.to_list() + context.system_includes.to_list():
-            if d.startswith("bazel-out/") or d.startswith("external/") or not d.startswith("/"):
+            if not d.startswith("/"):  # system directories are the user's own
                 include_dirs[_workspace_relative(d) if d not in (".", "") else ""] = True
         for h in context.headers.to_list():
             if h.extension in ("h", "hpp", "inc"):
@@ -129,7 +129,6 @@ def _ember_sdk_impl(ctx):
         files = {k: v.path for k, v in files.items()},
         version_file = ctx.file.version.path,
         kernel_chain = ctx.attr.kernel_chain,
-        registration_defines = ctx.attr.registration_defines,
     )
     spec_file = ctx.actions.declare_file(ctx.label.name + "_sdk/spec.json")
     ctx.actions.write(spec_file, spec.to_json())
@@ -157,7 +156,6 @@ ember_sdk = rule(
         "kernel_chain": attr.string_list(
             doc = "Kernel libraries in registration priority: <component>@<C++ namespace>@<include dir>.",
         ),
-        "registration_defines": attr.string_list(),
         "pic": attr.bool(default = True, doc = "Ship position-independent objects (hosted targets)."),
         "version": attr.label(allow_single_file = True, default = "//:VERSION"),
         "_packer": attr.label(allow_single_file = True, default = ":pack_sdk.py"),
@@ -212,6 +210,9 @@ def ember_sdk_bundle(name, target_name, pal, kernels, extra_components = {}, ext
     ember_sdk(
         name = name,
         bundle_name = name,
+        # Built on request only (//:sdk, tests/sdk), never by a `//...` wildcard: a full bundle compiles every
+        # kernel for every dtype again.
+        tags = ["manual"],
         target_name = target_name,
         components = components,
         component_names = names,

@@ -109,7 +109,7 @@ def kernel_chain(spec: dict) -> str:
                 "manifest": f"kernels/{component}.yaml",
             }
         )
-    return json.dumps({"libraries": chain, "defines": spec["registration_defines"]}, indent=2) + "\n"
+    return json.dumps({"libraries": chain}, indent=2) + "\n"
 
 
 def add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
