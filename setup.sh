@@ -35,6 +35,8 @@ APT_PACKAGES=(
   # the XNNPACK delegate backend (backends/xnnpack/runtime, --config=xnnpack): Debian's 2022 XNNPACK snapshot
   # with its subgraph API, and the thread pool it is built on (host builds only; cross builds leave it out)
   libxnnpack-dev libpthreadpool-dev
+  # SDK bundles (tools/sdk, docs/sdk.md): the CMake, pkg-config and Makefile examples their tests build
+  cmake pkg-config make
   # llm_server's HTTP server (examples/llm/server): cpp-httplib, built by Debian as a shared library
   libcpp-httplib-dev
 )

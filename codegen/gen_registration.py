@@ -241,8 +241,18 @@ def render(
         rows.append(f'    {{"{d.op}", &{sym}, "{sig}", 0x{mask:08x}u, {memory}, {prepare}}},')
         for k, (kd, m) in enumerate(per):
             how = "" if k == 0 else f" (falls through from {d.library})"
-            masks.append(f"constexpr uint32_t {_mask_name(kd)} = 0x{m:08x}u;  // {kd.op}{how}")
-            named.add(_mask_name(kd))
+            name = _mask_name(kd)
+            if name in named:
+                # Two operators of one library share a kernel name (helium's Float aten::avg_pool2d.out and its
+                # int8 ember_quantized::avg_pool2d.out, overloads in C++): one mask, the union of their dtypes;
+                # each overload dispatches over its own dtypes only.
+                i = next(i for i, line in enumerate(masks) if line.startswith(f"constexpr uint32_t {name} = "))
+                value = int(masks[i].split(" = ")[1].split("u;")[0], 16) | m
+                comment = masks[i].split("  // ", 1)[1]
+                masks[i] = f"constexpr uint32_t {name} = 0x{value:08x}u;  // {comment}; {kd.op}{how}"
+                continue
+            masks.append(f"constexpr uint32_t {name} = 0x{m:08x}u;  // {kd.op}{how}")
+            named.add(name)
     for d in sorted(all_decls, key=lambda d: d.op):
         if _mask_name(d) not in named:
             masks.append(f"constexpr uint32_t {_mask_name(d)} = 0u;  // {d.op}: not selected")

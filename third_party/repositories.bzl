@@ -34,6 +34,13 @@ def ember_repositories():
         build_file = "//third_party/flatbuffers:BUILD.flatc",
     )
 
+    # Debian's copyright files of the third-party code SDK bundles ship (tools/sdk: flatbuffers' headers).
+    native.new_local_repository(
+        name = "debian_copyright",
+        path = "/usr/share/doc",
+        build_file = "//third_party/debian_copyright:BUILD.copyright",
+    )
+
     # Debian `libxnnpack-dev` and `libpthreadpool-dev`: the XnnpackBackend delegate (--config=xnnpack only).
     native.new_local_repository(
         name = "system_xnnpack",

@@ -164,3 +164,29 @@ def test_table_points_the_executor_at_the_selected_features_only(decls, tmp_path
     header = render_header(["dynamic_shapes"])
     assert "constexpr bool kDynamicShapes = true;" in header and "constexpr bool kControlFlow = false;" in header
     assert "constexpr bool kScalarOutputs = true;" in render_header(None)
+
+
+def test_operators_sharing_a_kernel_name_share_one_mask():
+    """Helium's Float aten::avg_pool2d.out and int8 ember_quantized::avg_pool2d.out are C++ overloads of one
+    kernel name: with both selected (every operator, as an SDK bundle builds them) the header defines one mask,
+    the union of their dtypes, instead of a redefinition."""
+    import os
+    import re
+
+    from tests.conftest import ROOT
+
+    libs = [
+        load_manifest(os.path.join(ROOT, path), namespace=ns, library=lib)
+        for path, ns, lib in [
+            ("kernels/helium/kernels.yaml", "ember::helium", "kernels/helium"),
+            ("kernels/portable/kernels.yaml", "ember::portable", "kernels/portable"),
+            ("kernels/quantized/kernels.yaml", "ember::quantized", "kernels/quantized"),
+        ]
+    ]
+    c = merge_chains(libs)
+    _, dtypes = render(_apply_selection(c, None), [d for chain in c for d in chain])
+    names = re.findall(r"constexpr uint32_t (\w+) =", dtypes)
+    assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+    mask = int(re.search(r"avg_pool2d_out_helium = 0x([0-9a-f]+)u", dtypes).group(1), 16)
+    float_bit, char_bit = scalar_types.mask(["Float"]), scalar_types.mask(["Char"])
+    assert mask & float_bit and mask & char_bit
