@@ -1,7 +1,8 @@
 """SDK bundles for CMake users (tools/sdk, docs/sdk.md): `bazel build //:sdk` for linux x86-64 and for
 linux_aarch64, each unpacked outside the repository; examples/cmake_app, copied out too, is configured with
 Debian's cmake against the bundle (find_package(Ember), ember_register_kernels for the model's selection), built,
-and run on a zoo model, whose outputs must match eager PyTorch. aarch64 runs under qemu-aarch64. On x86-64 the
+and run on a zoo model, whose outputs must match eager PyTorch: the C++ application and its C twin on the bundle's
+C API (examples/cmake_app/c_main.c, Ember::c_api). aarch64 runs under qemu-aarch64. On x86-64 the
 same application is also built with g++ and `pkg-config ember` (lib/pkgconfig/ember.pc), without CMake.
 
 The bundles are built with --//:manifest=<the model's selection> so CI compiles only its kernels' dtypes; the full
@@ -46,7 +47,8 @@ def build_bundle(config, dest):
 
 def cmake_app(bundle, work, toolchain=None, program=None):
     """examples/cmake_app built against `bundle` for the model's selection (or, with `program`, for the operators
-    ember_register_kernels(PROGRAM) reads from it); returns the binary."""
+    ember_register_kernels(PROGRAM) reads from it); returns its two binaries: the C++ application and the C one
+    (c_main.c, on the bundle's C API)."""
     src = os.path.join(work, "app")
     shutil.copytree(os.path.join(ROOT, "examples", "cmake_app"), src)
     shutil.copy(os.path.join(ROOT, "examples", "selections", f"{MODEL}.yaml"), os.path.join(work, "selection.yaml"))
@@ -65,7 +67,7 @@ def cmake_app(bundle, work, toolchain=None, program=None):
     for cmd in (configure, ["cmake", "--build", build, "-j2"]):
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=600)
         assert r.returncode == 0, f"{' '.join(cmd)}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-    return os.path.join(build, "ember_app")
+    return os.path.join(build, "ember_app"), os.path.join(build, "ember_c_app")
 
 
 @pytest.mark.parametrize("target", list(TARGETS))
@@ -80,9 +82,9 @@ def test_cmake_app_matches_eager(tmp_path_factory, target):
     exir.to_edge(programs).to_executorch().save(pte)
     # x86-64 registers what the program uses (PROGRAM), aarch64 a selection file (MANIFEST).
     if target == "linux_aarch64":
-        binary = cmake_app(bundle, work, "aarch64-linux-gnu.cmake")
+        binaries = list(cmake_app(bundle, work, "aarch64-linux-gnu.cmake"))
     else:
-        binary = cmake_app(bundle, work, program=pte)
+        binaries = list(cmake_app(bundle, work, program=pte))
     args = [pte, os.path.join(work, "out")]
     for i, x in enumerate(inputs["forward"]):
         path = os.path.join(work, f"in{i}.bin")
@@ -90,7 +92,6 @@ def test_cmake_app_matches_eager(tmp_path_factory, target):
         args.append(path)
     want = module(*inputs["forward"])
     want = list(want) if isinstance(want, (tuple, list)) else [want]
-    binaries = [binary]
     if target == "linux_x86_64":
         binaries.append(pkg_config_app(bundle, work))
     for b in binaries:
