@@ -44,7 +44,8 @@ Error read_at(int fd, uint64_t offset, uint64_t size, void* destination) {
     if (!ok || n == 0) {
       EMBER_LOG(ERROR, "read of %llu bytes at offset %llu failed: %s (Windows error %lu)",
                 static_cast<unsigned long long>(size), static_cast<unsigned long long>(offset),
-                ok ? "unexpected end of file" : "ReadFile failed", ok ? 0ul : static_cast<unsigned long>(GetLastError()));
+                ok ? "unexpected end of file" : "ReadFile failed",
+                ok ? 0ul : static_cast<unsigned long>(GetLastError()));
       return Error::AccessFailed;
     }
     out += n;

@@ -27,7 +27,10 @@ std::string write_temp(const std::string& name, const std::string& content) {
 }
 
 // Bytes that text mode would change (CR LF, ^Z) among others: the loaders must read files as binary.
-const std::string kContent("01\r\n45\x1a" "789abcdef", 16);
+const std::string kContent(
+    "01\r\n45\x1a"
+    "789abcdef",
+    16);
 
 void check_loader(DataLoader& loader) {
   EXPECT_EQ(*loader.size(), kContent.size());
