@@ -13,6 +13,13 @@ if [ -z "$WINE" ]; then
   exit 127
 fi
 
+# wine starts a Unix program it is handed (a sh_test's script) but drops its exit status: refuse anything that is
+# not a Windows executable, so no test passes without having run.
+if [ "$(head -c 2 "$1" 2>/dev/null)" != "MZ" ]; then
+  echo "run_under_wine: $1 is not a Windows executable; mark its test incompatible with //platforms:windows" >&2
+  exit 2
+fi
+
 WINEPREFIX=${EMBER_WINEPREFIX:-/tmp/ember-wine-$(id -u)}
 # No debug channels; no Mono or Gecko installers (nothing here needs .NET or HTML).
 WINEDEBUG=-all
