@@ -24,6 +24,8 @@ APT_PACKAGES=(
   g++-aarch64-linux-gnu qemu-user
   # platforms: cortex_m55 bare metal (GCC + newlib + libstdc++ headers) and the mps3-an547 board emulator
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
+  # platforms: windows_x86_64 (mingw-w64 g++, posix threads) and wine64, which runs its .exe files in the tests
+  mingw-w64 wine64
   # platforms: android_arm64 and ios_arm64 static libraries (clang with a target triple, llvm-ar/nm/size)
   clang lld llvm
   # ./ember cache serve: a Bazel remote cache over HTTP (nginx's built-in WebDAV PUT; no extra module needed)

@@ -14,8 +14,10 @@
 // Register tiles are arrays indexed by loop counters; only full unrolling turns them into registers.
 #define EMBER_UNROLL _Pragma("GCC unroll 16")
 
-// AVX2+FMA versions exist only where the compiler can emit them and the C library lets us ask the CPU.
-#if defined(__x86_64__) && (defined(__linux__) || defined(__APPLE__))
+// AVX2+FMA versions exist only where the compiler can emit them and the C library lets us ask the CPU (mingw-w64's
+// gcc included: its toolchain assembles aligned vector moves as unaligned ones, since Windows keeps the stack only
+// 16-byte aligned and gcc would spill ymm/zmm registers with aligned moves; platforms/toolchains).
+#if defined(__x86_64__) && (defined(__linux__) || defined(__APPLE__) || defined(__MINGW64__))
 #define EMBER_SIMD_X86_DISPATCH 1
 #define EMBER_TARGET_AVX2 __attribute__((target("avx2,fma")))
 // For a function whose vector code is all always_inline templates over f32x16 (as EMBER_TARGET_AVX2's over f32x8);

@@ -14,7 +14,11 @@
 namespace ember {
 namespace internal {
 
-#if defined(__GNUC__)
+// mingw's gcc reads the `printf` archetype as Microsoft's dialect (no %zu); its toolchain here builds with
+// __USE_MINGW_ANSI_STDIO, whose vsnprintf is C99's, so the checks follow gnu_printf.
+#if defined(__MINGW32__)
+__attribute__((format(gnu_printf, 4, 5)))
+#elif defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
 void log(ember_log_level_t level, const char* file, int line, const char* format, ...);

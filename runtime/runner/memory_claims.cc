@@ -1,7 +1,6 @@
 #include "runtime/runner/memory_claims.h"
 
 #include <stdio.h>
-#include <unistd.h>
 
 namespace ember {
 namespace {
@@ -76,13 +75,6 @@ bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims
            meta.name(), static_cast<unsigned long long>(claims->total_bytes), threads, threaded,
            static_cast<unsigned long long>(available));
   return false;
-}
-
-uint64_t physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return UINT64_MAX;
-  const uint64_t p = static_cast<uint64_t>(pages), s = static_cast<uint64_t>(page);
-  return p > UINT64_MAX / s ? UINT64_MAX : p * s;
 }
 
 }  // namespace ember

@@ -27,7 +27,7 @@ bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims
 bool read_memory_claims(const MethodMeta& meta, uint64_t available, MemoryClaims* claims, char* why, size_t why_size,
                         int threads);
 
-// The machine's physical memory in bytes (POSIX sysconf), or UINT64_MAX when it cannot be known.
+// The machine's physical memory in bytes (sysconf, or GlobalMemoryStatusEx on Windows: host_memory_*.cc), or UINT64_MAX when it cannot be known.
 uint64_t physical_memory_bytes();
 
 }  // namespace ember

@@ -40,6 +40,7 @@
 #include "runtime/executor/program.h"
 #include "runtime/platform/platform.h"
 #include "runtime/runner/fill.h"
+#include "runtime/runner/host_memory.h"
 #include "runtime/runner/memory_claims.h"
 #if EMBER_RUNNER_THREADS
 #include "runtime/threads/posix_thread_pool.h"
@@ -106,7 +107,7 @@ bool parse_int(const char* text, long lo, long hi, int* out) {
 void* aligned(size_t bytes) {
   // 16-byte alignment: what MethodMeta's byte counts assume, and enough for every tensor type.
   if (bytes > SIZE_MAX - 32) return nullptr;
-  return aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
+  return host_aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
 }
 
 // The runner's own buffers, freed on every way out of main (leak checkers run the runner too).
@@ -115,7 +116,7 @@ struct Owned {
   size_t count = 0;
   void* keep(void* p) { return p != nullptr ? blocks[count++] = p : nullptr; }
   ~Owned() {
-    for (size_t i = 0; i < count; ++i) free(blocks[i]);
+    for (size_t i = 0; i < count; ++i) host_aligned_free(blocks[i]);
   }
 };
 
@@ -151,14 +152,14 @@ Error fill_input(Method& method, size_t index, const char* full_spec) {
     if (fill_generated(st, buf, n, spec) != Error::Ok) {
       fprintf(stderr, "runner: cannot generate values of dtype %s for input %zu; pass a file\n", scalar_type_name(st),
               index);
-      free(buf);
+      host_aligned_free(buf);
       return Error::NotSupported;
     }
   } else {
     FILE* f = fopen(spec, "rb");
     if (f == nullptr) {
       fprintf(stderr, "runner: cannot open input file %s for input %zu\n", spec, index);
-      free(buf);
+      host_aligned_free(buf);
       return Error::AccessFailed;
     }
     // Read it all, to say how long the file really is when it is not exactly the input's size.
@@ -169,18 +170,18 @@ Error fill_input(Method& method, size_t index, const char* full_spec) {
     fclose(f);
     if (failed) {
       fprintf(stderr, "runner: cannot read input file %s for input %zu\n", spec, index);
-      free(buf);
+      host_aligned_free(buf);
       return Error::AccessFailed;
     }
     if (length != nbytes) {
       fprintf(stderr, "runner: input %zu needs exactly %zu bytes (%s [%lld elements]); %s has %llu\n", index, nbytes,
               scalar_type_name(st), static_cast<long long>(n), spec, length);
-      free(buf);
+      host_aligned_free(buf);
       return Error::InvalidArgument;
     }
   }
   Error e = method.set_input(index, st, t->sizes(), buf, nbytes);
-  free(buf);
+  host_aligned_free(buf);
   return e;
 }
 

@@ -16,6 +16,7 @@
 #include "runtime/core/buffer_data_loader.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/program.h"
+#include "runtime/runner/host_memory.h"
 #include "runtime/runner/memory_claims.h"
 
 namespace ember {
@@ -28,11 +29,11 @@ struct MethodMemory {
   size_t count = 0;
   void* keep(size_t bytes) {
     if (bytes > SIZE_MAX - 32) return nullptr;
-    void* p = aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
+    void* p = host_aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
     return p != nullptr ? blocks[count++] = p : nullptr;
   }
   ~MethodMemory() {
-    for (size_t i = 0; i < count; ++i) free(blocks[i]);
+    for (size_t i = 0; i < count; ++i) host_aligned_free(blocks[i]);
   }
 };
 
@@ -53,9 +54,9 @@ uint8_t* read_file(const char* path, size_t* size) {
   if (fseek(f, 0, SEEK_END) == 0) {
     const long length = ftell(f);
     if (length > 0 && fseek(f, 0, SEEK_SET) == 0) {
-      data = static_cast<uint8_t*>(aligned_alloc(32, (static_cast<size_t>(length) + 31) / 32 * 32));
+      data = static_cast<uint8_t*>(host_aligned_alloc(32, (static_cast<size_t>(length) + 31) / 32 * 32));
       if (data != nullptr && fread(data, 1, static_cast<size_t>(length), f) != static_cast<size_t>(length)) {
-        free(data);
+        host_aligned_free(data);
         data = nullptr;
       }
       *size = static_cast<size_t>(length);
@@ -209,7 +210,7 @@ int verify_main(int argc, char** argv) {
   }
   struct Freed {
     void* p;
-    ~Freed() { free(p); }
+    ~Freed() { host_aligned_free(p); }
   } freed{data};
   Result<bundled::BundledProgram> bundle = bundled::BundledProgram::parse(data, size);
   if (!bundle.ok()) {
