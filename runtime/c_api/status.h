@@ -7,6 +7,7 @@
 
 #include "runtime/c_api/include/ember/ember.h"
 #include "runtime/core/error.h"
+#include "runtime/core/log.h"
 
 namespace ember {
 namespace c_api {
@@ -15,9 +16,9 @@ namespace c_api {
 void begin_call();
 // Records `status` with a message formatted from `format`, followed by the runtime's error line if one was logged
 // during this call; returns `status`.
-ember_status fail(ember_status status, const char* format, ...) __attribute__((format(printf, 2, 3)));
+ember_status fail(ember_status status, const char* format, ...) EMBER_PRINTF_FORMAT(2, 3);
 // The same for a runtime Error: the message ends with the error's name and the runtime's line.
-ember_status fail_error(Error error, const char* format, ...) __attribute__((format(printf, 2, 3)));
+ember_status fail_error(Error error, const char* format, ...) EMBER_PRINTF_FORMAT(2, 3);
 // What the PAL calls with each runtime error line (not NUL-terminated beyond `length`). Visible across shared
 // objects (the library is compiled with hidden visibility), as the PAL may live in another one; libember.so's
 // version script keeps it local.

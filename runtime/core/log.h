@@ -11,16 +11,21 @@
 #define EMBER_LOG_ENABLED 1
 #endif
 
-namespace ember {
-namespace internal {
-
+// Format checks for printf-style functions: argument fmt_arg is the format, the variadic ones start at first_arg.
 // mingw's gcc reads the `printf` archetype as Microsoft's dialect (no %zu); its toolchain here builds with
 // __USE_MINGW_ANSI_STDIO, whose vsnprintf is C99's, so the checks follow gnu_printf.
 #if defined(__MINGW32__)
-__attribute__((format(gnu_printf, 4, 5)))
+#define EMBER_PRINTF_FORMAT(fmt_arg, first_arg) __attribute__((format(gnu_printf, fmt_arg, first_arg)))
 #elif defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
+#define EMBER_PRINTF_FORMAT(fmt_arg, first_arg) __attribute__((format(printf, fmt_arg, first_arg)))
+#else
+#define EMBER_PRINTF_FORMAT(fmt_arg, first_arg)
 #endif
+
+namespace ember {
+namespace internal {
+
+EMBER_PRINTF_FORMAT(4, 5)
 void log(ember_log_level_t level, const char* file, int line, const char* format, ...);
 
 // Stands in for the log call when logging is compiled out: only named inside sizeof, so no code and no string is

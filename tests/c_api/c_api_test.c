@@ -6,7 +6,28 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef _WIN32
+#include <malloc.h>
+#endif
 #include <string.h>
+
+/* EMBER_BUFFER_ALIGNMENT-aligned blocks: C11's aligned_alloc, which Windows' C runtime lacks (_aligned_malloc, freed
+ * by _aligned_free, there). */
+static void* alloc_aligned(size_t bytes) {
+#ifdef _WIN32
+  return _aligned_malloc(bytes, EMBER_BUFFER_ALIGNMENT);
+#else
+  return aligned_alloc(EMBER_BUFFER_ALIGNMENT, bytes);
+#endif
+}
+
+static void free_aligned(void* p) {
+#ifdef _WIN32
+  _aligned_free(p);
+#else
+  free(p);
+#endif
+}
 
 static int g_failures = 0;
 
@@ -199,12 +220,12 @@ static void test_program(const fixture* fx) {
   memory.num_pools = info.num_pools;
   for (i = 0; i < info.num_pools; ++i) {
     CHECK_OK(ember_method_pool_bytes(p, "forward", i, &pool_bytes[i]));
-    pools[i] = aligned_alloc(EMBER_BUFFER_ALIGNMENT, (pool_bytes[i] + 15) / 16 * 16 + 16);
+    pools[i] = alloc_aligned((pool_bytes[i] + 15) / 16 * 16 + 16);
   }
   memory.pools = pools;
   memory.pool_bytes = pool_bytes;
-  method_bytes = aligned_alloc(EMBER_BUFFER_ALIGNMENT, (info.method_allocator_bytes + 15) / 16 * 16);
-  scratch = aligned_alloc(EMBER_BUFFER_ALIGNMENT, (info.scratch_bytes + 15) / 16 * 16 + 16);
+  method_bytes = alloc_aligned((info.method_allocator_bytes + 15) / 16 * 16);
+  scratch = alloc_aligned((info.scratch_bytes + 15) / 16 * 16 + 16);
   memory.method_allocator = method_bytes;
   memory.method_allocator_bytes = info.method_allocator_bytes;
   memory.scratch = scratch;
@@ -225,7 +246,7 @@ static void test_program(const fixture* fx) {
 
   /* The input pointed to rather than copied. */
   CHECK_OK(ember_method_load(p, "forward", NULL, &m));
-  aligned_input = aligned_alloc(EMBER_BUFFER_ALIGNMENT, (fx->tensors[0].nbytes + 15) / 16 * 16);
+  aligned_input = alloc_aligned((fx->tensors[0].nbytes + 15) / 16 * 16);
   memcpy(aligned_input, fx->tensors[0].data, fx->tensors[0].nbytes);
   v = as_value(&fx->tensors[0]);
   v.data = aligned_input;
@@ -239,10 +260,10 @@ static void test_program(const fixture* fx) {
   ember_method_destroy(m);
 
   /* Destroying the program first is allowed: the last method releases it. */
-  for (i = 0; i < info.num_pools; ++i) free(pools[i]);
-  free(method_bytes);
-  free(scratch);
-  free(aligned_input);
+  for (i = 0; i < info.num_pools; ++i) free_aligned(pools[i]);
+  free_aligned(method_bytes);
+  free_aligned(scratch);
+  free_aligned(aligned_input);
   ember_program_destroy(p);
 }
 
@@ -259,7 +280,7 @@ static void test_loaders(const fixture* fx) {
 
   ember_program_options_init(&options);
   options.borrow_buffer = 1;
-  aligned = aligned_alloc(EMBER_BUFFER_ALIGNMENT, (size + 15) / 16 * 16);
+  aligned = alloc_aligned((size + 15) / 16 * 16);
   memcpy(aligned, bytes, size);
   CHECK_OK(ember_program_load_buffer(aligned, size, &options, &p));
   run_fixture(p, fx, NULL, "a borrowed buffer");
@@ -273,7 +294,7 @@ static void test_loaders(const fixture* fx) {
   CHECK_OK(ember_program_load_mapped(fx->pte, &options, &p));
   run_fixture(p, fx, NULL, "mapped, 2 threads");
   ember_program_destroy(p);
-  free(aligned);
+  free_aligned(aligned);
   free(bytes);
 }
 
