@@ -133,8 +133,10 @@ int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32
   return t;
 }
 
-void TokenMasker::walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask,
-                             int32_t* min_depth, bool* overflow) {
+bool TokenMasker::walk(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, int32_t cut, uint32_t* mask,
+                       int32_t* min_depth, bool* overflow, std::vector<uint32_t>* uncertain) {
+  const bool local = uncertain != nullptr;
+  const size_t mode = local ? 0 : 256;
   const uint8_t* byte = vocab_.byte.data();
   const uint32_t* depth = vocab_.depth.data();
   const uint32_t* subtree_end = vocab_.end.data();
@@ -144,16 +146,27 @@ void TokenMasker::walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, in
   for (uint32_t i = begin; i < end;) {
     const uint32_t d = depth[i];
     // The walk's inner loop: most steps are a table lookup, the matcher runs only for a new (state, byte).
-    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * 512 + 256 + byte[i]];
-    if (t < 0) t = transition(m, level[d - 1], byte[i], mark, false, 0, min_depth, overflow);
+    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * 512 + mode + byte[i]];
+    if (t < 0) {
+      t = transition(m, level[d - 1], byte[i], mark, local, cut, min_depth, overflow);
+      if (local && *overflow) return false;
+    }
+    if (t & kExitedBit) {
+      // This prefix reaches the context: its whole subtree is decided by the real stacks.
+      uncertain->push_back(i);
+      i = subtree_end[i];
+      continue;
+    }
     if (t == kDead) {
       i = subtree_end[i];  // no token under this prefix is allowed
       continue;
     }
     level[d] = t;
     for (uint32_t k = first[i]; k < first[i + 1]; ++k) mask[ids[k] >> 5] |= uint32_t{1} << (ids[k] & 31);
+    // Only the end can follow (in local mode: the key reached the bottom, so the walk saw the start rule end).
     i = ends_only_[static_cast<size_t>(t)] ? subtree_end[i] : i + 1;
   }
+  return true;
 }
 
 bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, LocalEntry* out) {
@@ -163,37 +176,8 @@ bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, Local
   level_sid_[0] = state_id(m.tops(), m.can_end());
   int32_t unused = INT32_MAX;
   bool overflow = false;
-  const uint8_t* byte = vocab_.byte.data();
-  const uint32_t* depth = vocab_.depth.data();
-  const uint32_t* subtree_end = vocab_.end.data();
-  const uint32_t* first = vocab_.first_token.data();
-  const int32_t* ids = vocab_.token_ids.data();
-  int32_t* level = level_sid_.data();
-  uint32_t* accepted = out->accepted.data();
-  const uint32_t n = static_cast<uint32_t>(vocab_.byte.size());
-  for (uint32_t i = 0; i < n;) {
-    const uint32_t d = depth[i];
-    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * 512 + byte[i]];
-    if (t < 0) {
-      t = transition(m, level[d - 1], byte[i], mark, true, cut, &unused, &overflow);
-      if (overflow) return false;
-    }
-    if (t & kExitedBit) {
-      // This prefix reaches the context: its whole subtree is decided by the real stacks.
-      out->uncertain.push_back(i);
-      i = subtree_end[i];
-      continue;
-    }
-    if (t == kDead) {
-      i = subtree_end[i];
-      continue;
-    }
-    level[d] = t;
-    for (uint32_t k = first[i]; k < first[i + 1]; ++k) accepted[ids[k] >> 5] |= uint32_t{1} << (ids[k] & 31);
-    // Only the end can follow (the key reached the bottom, so the walk saw the start rule end): nothing longer.
-    i = ends_only_[static_cast<size_t>(t)] ? subtree_end[i] : i + 1;
-  }
-  return true;
+  return walk(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, cut, out->accepted.data(), &unused, &overflow,
+              &out->uncertain);
 }
 
 void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncertain, int32_t mark, uint32_t* mask,
@@ -217,7 +201,7 @@ void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncert
       level_sid_[d] = next;
     }
     if (dead) continue;
-    walk_range(m, u, vocab_.end[u], mark, mask, min_depth, overflow);
+    walk(m, u, vocab_.end[u], mark, 0, mask, min_depth, overflow, nullptr);
     for (size_t j = vocab_.depth[u]; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
   }
 }
@@ -275,7 +259,7 @@ void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
       } else {
         // A bound was passed in local mode: the plain walk, uncached.
         level_sid_[0] = state_id(tops, m.can_end());
-        walk_range(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, mask, &min_depth, &overflow);
+        walk(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, 0, mask, &min_depth, &overflow, nullptr);
         overflow = true;
       }
       m.truncate_nodes(static_cast<size_t>(mark));

@@ -91,9 +91,11 @@ class TokenMasker {
   };
   // For the state's tops: the positions of each stack from its top down to absolute depth `cut`, sorted.
   std::string chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const;
-  // Walks trie nodes [begin, end) from the state level_sid_[depth[begin] - 1].
-  void walk_range(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, uint32_t* mask, int32_t* min_depth,
-                  bool* overflow);
+  // Walks trie nodes [begin, end) from the state level_sid_[depth[begin] - 1], setting in `mask` the tokens it
+  // allows. Local mode (`uncertain` given, `cut` the key's lowest depth) collects the prefixes that leave the key's
+  // levels and stops at a matcher bound (false); otherwise a bound sets *overflow and the walk goes on.
+  bool walk(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, int32_t cut, uint32_t* mask,
+            int32_t* min_depth, bool* overflow, std::vector<uint32_t>* uncertain);
   // Local mode from the tops alone; false when a bound was passed.
   bool walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, LocalEntry* out);
   // The uncertain subtrees with the real stacks.
