@@ -1,9 +1,10 @@
-"""SDK bundles for CMake users (tools/sdk, docs/sdk.md): `bazel build //:sdk` for linux x86-64 and for
-linux_aarch64, each unpacked outside the repository; examples/cmake_app, copied out too, is configured with
+"""SDK bundles for CMake users (tools/sdk, docs/sdk.md): `bazel build //:sdk` for linux x86-64, linux_aarch64 and
+windows_x86_64, each unpacked outside the repository; examples/cmake_app, copied out too, is configured with
 Debian's cmake against the bundle (find_package(Ember), ember_register_kernels for the model's selection), built,
 and run on a zoo model, whose outputs must match eager PyTorch: the C++ application and its C twin on the bundle's
-C API (examples/cmake_app/c_main.c, Ember::c_api). aarch64 runs under qemu-aarch64. On x86-64 the
-same application is also built with g++ and `pkg-config ember` (lib/pkgconfig/ember.pc), without CMake.
+C API (examples/cmake_app/c_main.c, Ember::c_api). aarch64 runs under qemu-aarch64, Windows x86-64 (mingw-w64)
+under wine64. On x86-64 the same application is also built with g++ and `pkg-config ember` (lib/pkgconfig/ember.pc),
+without CMake.
 
 The bundles are built with --//:manifest=<the model's selection> so CI compiles only its kernels' dtypes; the full
 bundles (every operator and dtype) are `bazel build //:sdk [--config=linux_aarch64]` (docs/sdk.md)."""
@@ -26,19 +27,25 @@ MODEL = "small_cnn"
 SELECTION = f"//examples/selections:{MODEL}.yaml"
 QEMU = shutil.which("qemu-aarch64")
 CROSS = os.path.exists("/usr/bin/aarch64-linux-gnu-g++")
+MINGW = os.path.exists("/usr/bin/x86_64-w64-mingw32-g++-posix")
+WINE = os.path.join(ROOT, "platforms", "windows", "run_under_wine.sh")
 TARGETS = {
     "linux_x86_64": [],
     "linux_aarch64": ["--config=linux_aarch64"],
+    "windows_x86_64": ["--config=windows_x86_64"],
 }
+# How each target's application is built (CMake toolchain file) and started here.
+TOOLCHAINS = {"linux_aarch64": "aarch64-linux-gnu.cmake", "windows_x86_64": "x86_64-w64-mingw32.cmake"}
+RUN_UNDER = {"linux_x86_64": [], "linux_aarch64": [QEMU, "-L", "/usr/aarch64-linux-gnu"], "windows_x86_64": [WINE]}
 
 
-def build_bundle(config, dest):
-    """//:sdk for `config`, unpacked under `dest`; returns the bundle's root."""
+def build_bundle(target, dest):
+    """//:sdk for `target`, unpacked under `dest`; returns the bundle's root."""
+    config = TARGETS[target]
     bazel_build(*config, f"--//:manifest={SELECTION}", "//:sdk")
     bin_dir = subprocess.run(
         ["bazel", "info", *config, "bazel-bin"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.strip()
-    target = "linux_aarch64" if config else "linux_x86_64"
     with tarfile.open(os.path.join(bin_dir, "tools", "sdk", f"ember_sdk_{target}.tar.gz")) as tar:
         tar.extractall(dest)
         (root,) = {m.name.split("/")[0] for m in tar.getmembers()}
@@ -67,22 +74,25 @@ def cmake_app(bundle, work, toolchain=None, program=None):
     for cmd in (configure, ["cmake", "--build", build, "-j2"]):
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=600)
         assert r.returncode == 0, f"{' '.join(cmd)}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-    return os.path.join(build, "ember_app"), os.path.join(build, "ember_c_app")
+    exe = ".exe" if toolchain == TOOLCHAINS["windows_x86_64"] else ""
+    return os.path.join(build, "ember_app" + exe), os.path.join(build, "ember_c_app" + exe)
 
 
 @pytest.mark.parametrize("target", list(TARGETS))
 def test_cmake_app_matches_eager(tmp_path_factory, target):
     if target == "linux_aarch64" and (QEMU is None or not CROSS):
         pytest.skip("qemu-aarch64 or g++-aarch64-linux-gnu missing: run ./setup.sh")
+    if target == "windows_x86_64" and not MINGW:
+        pytest.skip("mingw-w64 missing: run ./setup.sh")
     work = str(tmp_path_factory.mktemp(f"sdk_{target}"))
     assert not work.startswith(ROOT)
-    bundle = build_bundle(TARGETS[target], work)
+    bundle = build_bundle(target, work)
     programs, inputs, module = export_methods(MODEL)
     pte = os.path.join(work, f"{MODEL}.pte")
     exir.to_edge(programs).to_executorch().save(pte)
-    # x86-64 registers what the program uses (PROGRAM), aarch64 a selection file (MANIFEST).
-    if target == "linux_aarch64":
-        binaries = list(cmake_app(bundle, work, "aarch64-linux-gnu.cmake"))
+    # x86-64 registers what the program uses (PROGRAM), the cross targets a selection file (MANIFEST).
+    if target in TOOLCHAINS:
+        binaries = list(cmake_app(bundle, work, TOOLCHAINS[target]))
     else:
         binaries = list(cmake_app(bundle, work, program=pte))
     args = [pte, os.path.join(work, "out")]
@@ -95,7 +105,7 @@ def test_cmake_app_matches_eager(tmp_path_factory, target):
     if target == "linux_x86_64":
         binaries.append(pkg_config_app(bundle, work))
     for b in binaries:
-        cmd = ([QEMU, "-L", "/usr/aarch64-linux-gnu"] if target == "linux_aarch64" else []) + [b] + args
+        cmd = RUN_UNDER[target] + [b] + args
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
         for i, w in enumerate(want):
