@@ -24,19 +24,11 @@ NEW = 6
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, tokenizer_file):  # noqa: F811
     """(config.json, .pte) of a 2-layer Llama whose vocabulary is the test tokenizer's, exported by the CLI."""
-    from zoo.public import torchvision_cpu
-
-    torchvision_cpu.ensure()  # transformers imports torchvision; the zoo's shim keeps it the CPU build
-    import transformers
+    from tests.llm import tiny_models
 
     d = tmp_path_factory.mktemp("cli_llm")
-    cfg = transformers.LlamaConfig(
+    cfg = tiny_models.llama_config(
         vocab_size=tokenizer_file[0].get_vocab_size(),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         bos_token_id=BOS,
         eos_token_id=EOS,
         max_position_embeddings=MAX_SEQ_LEN,

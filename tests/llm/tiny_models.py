@@ -23,9 +23,14 @@ LLAMA = dict(
 )
 
 
+def llama_config(**config) -> "transformers.LlamaConfig":
+    """LLAMA with `config`'s fields replaced."""
+    return transformers.LlamaConfig(**{**LLAMA, **config})
+
+
 def llama(seed: int, **config) -> "transformers.LlamaForCausalLM":
-    """LLAMA with `config`'s fields replaced, its weights drawn after torch.manual_seed(seed), in eval mode."""
-    cfg = transformers.LlamaConfig(**{**LLAMA, **config})
+    """llama_config(**config) with its weights drawn after torch.manual_seed(seed), in eval mode."""
+    cfg = llama_config(**config)
     torch.manual_seed(seed)
     return transformers.LlamaForCausalLM(cfg).eval()
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import exir
-from zoo.models import export_methods
 from tests.conftest import ROOT, bazel_build
+from tests.platforms import cross_parity
 from zoo.runner_io import read_outputs, run
 
 QEMU = shutil.which("qemu-aarch64")
@@ -38,20 +38,7 @@ def aarch64_runner(tmp_path_factory):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_aarch64_matches_host_and_eager(aarch64_runner, runner, tmp_path, name):
-    programs, inputs, module = export_methods(name)
-    pte = tmp_path / f"{name}.pte"
-    exir.to_edge(programs).to_executorch().save(str(pte))
-    want = module(*inputs["forward"])
-    want = list(want) if isinstance(want, (tuple, list)) else [want]
-    results = {}
-    for arch, binary in (("aarch64", aarch64_runner), ("host", runner)):
-        proc = run(binary, pte, inputs["forward"], str(tmp_path / arch))
-        assert proc.returncode == 0, f"{arch}: {proc.stderr[-2000:]}"
-        results[arch] = read_outputs(str(tmp_path / arch), want)
-    for a, h, w in zip(results["aarch64"], results["host"], want):
-        scale = max(1.0, w.abs().max().item())
-        torch.testing.assert_close(a, h, atol=1e-5 * scale, rtol=1e-5)
-        torch.testing.assert_close(a, w, atol=1e-5 * scale, rtol=1e-4)
+    cross_parity.assert_matches_host_and_eager(name, "aarch64", aarch64_runner, runner, tmp_path)
 
 
 def _dynamic_encoder():

@@ -13,6 +13,7 @@ import torch
 import exir
 from tests.conftest import ROOT, bazel_build
 from zoo.models import export_methods
+from tests.platforms import cross_parity
 from zoo.runner_io import read_outputs, run
 
 MINGW = "/usr/bin/x86_64-w64-mingw32-gcc-posix"
@@ -64,20 +65,7 @@ def test_windows_runner_is_a_static_pe(windows_runner):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_windows_matches_host_and_eager(windows_runner, runner, tmp_path, name):
-    programs, inputs, module = export_methods(name)
-    pte = tmp_path / f"{name}.pte"
-    exir.to_edge(programs).to_executorch().save(str(pte))
-    want = module(*inputs["forward"])
-    want = list(want) if isinstance(want, (tuple, list)) else [want]
-    results = {}
-    for target, binary in (("windows", windows_runner), ("host", runner)):
-        proc = run(binary, pte, inputs["forward"], str(tmp_path / target))
-        assert proc.returncode == 0, f"{target}: {proc.stderr[-2000:]}"
-        results[target] = read_outputs(str(tmp_path / target), want)
-    for w_out, h, w in zip(results["windows"], results["host"], want):
-        scale = max(1.0, w.abs().max().item())
-        torch.testing.assert_close(w_out, h, atol=1e-5 * scale, rtol=1e-5)
-        torch.testing.assert_close(w_out, w, atol=1e-5 * scale, rtol=1e-4)
+    cross_parity.assert_matches_host_and_eager(name, "windows", windows_runner, runner, tmp_path)
 
 
 def test_windows_threads_give_the_same_outputs(windows_runner, tmp_path):
