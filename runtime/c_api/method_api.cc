@@ -147,6 +147,29 @@ void release(ember_method* m) {
   if (program != nullptr && program->live_methods.fetch_sub(1) == 1 && program->released.load()) delete program;
 }
 
+// The checks ember_method_input_info and ember_method_output_info share: the names, the method's metadata, `out`
+// and its size, and `index` below `count` (the method's inputs or outputs, named by `what`). The metadata, or
+// the failure recorded (its status in *status).
+Result<MethodMeta> describe_value(const char* call, const ember_program* program, const char* method, size_t index,
+                                  ember_tensor_info* out, const char* what, size_t (MethodMeta::*count)() const,
+                                  ember_status* status) {
+  *status = check_names(call, program, method);
+  if (*status != EMBER_OK) return Error::InvalidArgument;
+  Result<MethodMeta> meta = program->program->method_meta(method);
+  if (!meta.ok()) {
+    *status = fail_error(meta.error(), "%s: method '%s'", call, method);
+  } else if (out == nullptr) {
+    *status = fail(EMBER_INVALID_ARGUMENT, "%s: out is NULL", call);
+  } else if (!struct_size_ok(call, "ember_tensor_info", out->size, sizeof(ember_tensor_info), status)) {
+    // *status set
+  } else if (index >= (meta.get().*count)()) {
+    *status = fail(EMBER_INVALID_ARGUMENT, "%s: %s %zu of '%s', which has %zu", call, what, index, method,
+                   (meta.get().*count)());
+  }
+  if (*status != EMBER_OK) return Error::InvalidArgument;
+  return meta;
+}
+
 }  // namespace
 }  // namespace c_api
 }  // namespace ember
@@ -187,17 +210,10 @@ EMBER_API ember_status ember_method_get_info(const ember_program* program, const
 EMBER_API ember_status ember_method_input_info(const ember_program* program, const char* method, size_t index,
                                                ember_tensor_info* out) {
   begin_call();
-  const char* call = "ember_method_input_info";
-  ember_status status = ember::c_api::check_names(call, program, method);
+  ember_status status = EMBER_OK;
+  Result<MethodMeta> meta = ember::c_api::describe_value("ember_method_input_info", program, method, index, out,
+                                                         "input", &MethodMeta::num_inputs, &status);
   if (status != EMBER_OK) return status;
-  Result<MethodMeta> meta = program->program->method_meta(method);
-  if (!meta.ok()) return fail_error(meta.error(), "%s: method '%s'", call, method);
-  if (out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: out is NULL", call);
-  if (!struct_size_ok(call, "ember_tensor_info", out->size, sizeof(ember_tensor_info), &status)) return status;
-  if (index >= meta->num_inputs()) {
-    return fail(EMBER_INVALID_ARGUMENT, "%s: input %zu of '%s', which takes %zu", call, index, method,
-                meta->num_inputs());
-  }
   Result<TensorInfo> t = meta->input_tensor_meta(index);
   if (!t.ok()) {
     // Not a tensor (an int or a float the method takes): described by kind alone.
@@ -214,16 +230,10 @@ EMBER_API ember_status ember_method_output_info(const ember_program* program, co
                                                 ember_tensor_info* out) {
   begin_call();
   const char* call = "ember_method_output_info";
-  ember_status status = ember::c_api::check_names(call, program, method);
+  ember_status status = EMBER_OK;
+  Result<MethodMeta> meta =
+      ember::c_api::describe_value(call, program, method, index, out, "output", &MethodMeta::num_outputs, &status);
   if (status != EMBER_OK) return status;
-  Result<MethodMeta> meta = program->program->method_meta(method);
-  if (!meta.ok()) return fail_error(meta.error(), "%s: method '%s'", call, method);
-  if (out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: out is NULL", call);
-  if (!struct_size_ok(call, "ember_tensor_info", out->size, sizeof(ember_tensor_info), &status)) return status;
-  if (index >= meta->num_outputs()) {
-    return fail(EMBER_INVALID_ARGUMENT, "%s: output %zu of '%s', which has %zu", call, index, method,
-                meta->num_outputs());
-  }
   Result<Tag> tag = meta->output_tag(index);
   if (!tag.ok()) return fail_error(tag.error(), "%s: output %zu of '%s'", call, index, method);
   if (tag.get() != Tag::Tensor) {

@@ -112,6 +112,22 @@ ember_status read_file(const char* call, const char* path, AlignedBlock* block) 
   return EMBER_OK;
 }
 
+// What every load does first: `source` (the path or the bytes) and `out` checked, *out cleared, the options read
+// into *opts and the handle made. EMBER_OK, or the failure recorded.
+ember_status start_load(const char* call, const char* source_name, const void* source,
+                        const ember_program_options* options, ember_program** out, ember_program_options* opts,
+                        std::unique_ptr<ember_program>* p) {
+  if (out == nullptr || source == nullptr) {
+    return fail(EMBER_INVALID_ARGUMENT, "%s: %s and out must not be NULL", call, source_name);
+  }
+  *out = nullptr;
+  ember_status status = EMBER_OK;
+  if (!read_options(call, options, opts, &status)) return status;
+  p->reset(new (std::nothrow) ember_program);
+  if (*p == nullptr) return fail(EMBER_MEMORY_ALLOCATION_FAILED, "%s: the program handle", call);
+  return EMBER_OK;
+}
+
 }  // namespace
 }  // namespace c_api
 }  // namespace ember
@@ -175,13 +191,10 @@ EMBER_API ember_status ember_program_load_file(const char* path, const ember_pro
                                                ember_program** out) {
   begin_call();
   const char* call = "ember_program_load_file";
-  if (out == nullptr || path == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: path and out must not be NULL", call);
-  *out = nullptr;
-  ember_status status = EMBER_OK;
   ember_program_options opts;
-  if (!ember::c_api::read_options(call, options, &opts, &status)) return status;
-  std::unique_ptr<ember_program> p(new (std::nothrow) ember_program);
-  if (p == nullptr) return fail(EMBER_MEMORY_ALLOCATION_FAILED, "%s: the program handle", call);
+  std::unique_ptr<ember_program> p;
+  ember_status status = ember::c_api::start_load(call, "path", path, options, out, &opts, &p);
+  if (status != EMBER_OK) return status;
   status = ember::c_api::read_file(call, path, &p->storage);
   if (status != EMBER_OK) return status;
   p->buffer_loader.reset(new (std::nothrow) ember::BufferDataLoader(p->storage.data(), p->storage.size()));
@@ -194,13 +207,10 @@ EMBER_API ember_status ember_program_load_mapped(const char* path, const ember_p
                                                  ember_program** out) {
   begin_call();
   const char* call = "ember_program_load_mapped";
-  if (out == nullptr || path == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: path and out must not be NULL", call);
-  *out = nullptr;
-  ember_status status = EMBER_OK;
   ember_program_options opts;
-  if (!ember::c_api::read_options(call, options, &opts, &status)) return status;
-  std::unique_ptr<ember_program> p(new (std::nothrow) ember_program);
-  if (p == nullptr) return fail(EMBER_MEMORY_ALLOCATION_FAILED, "%s: the program handle", call);
+  std::unique_ptr<ember_program> p;
+  ember_status status = ember::c_api::start_load(call, "path", path, options, out, &opts, &p);
+  if (status != EMBER_OK) return status;
   Result<ember::MmapDataLoader> loader = ember::MmapDataLoader::open(path);
   if (!loader.ok()) return fail_error(loader.error(), "%s: mapping %s", call, path);
   p->mmap_loader.reset(new (std::nothrow) ember::MmapDataLoader(static_cast<ember::MmapDataLoader&&>(loader.get())));
@@ -213,13 +223,10 @@ EMBER_API ember_status ember_program_load_buffer(const void* data, size_t size, 
                                                  ember_program** out) {
   begin_call();
   const char* call = "ember_program_load_buffer";
-  if (out == nullptr || data == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: data and out must not be NULL", call);
-  *out = nullptr;
-  ember_status status = EMBER_OK;
   ember_program_options opts;
-  if (!ember::c_api::read_options(call, options, &opts, &status)) return status;
-  std::unique_ptr<ember_program> p(new (std::nothrow) ember_program);
-  if (p == nullptr) return fail(EMBER_MEMORY_ALLOCATION_FAILED, "%s: the program handle", call);
+  std::unique_ptr<ember_program> p;
+  ember_status status = ember::c_api::start_load(call, "data", data, options, out, &opts, &p);
+  if (status != EMBER_OK) return status;
   const void* bytes = data;
   if (opts.borrow_buffer) {
     // Constants are read in place, so they must sit at the alignment the exporter laid them out for.
