@@ -110,8 +110,8 @@ ci_runs_of() {
     kernel_fuzz) echo 500000 ;;
     bundled_program_fuzz) echo 300000 ;;
     ptd_fuzz) echo 200000 ;;
-    grammar_fuzz) echo GRAMMAR_RUNS ;;
-    server_request_fuzz) echo SERVER_RUNS ;;
+    grammar_fuzz) echo 5500 ;;
+    server_request_fuzz) echo 40000 ;;
   esac
 }
 CI_SEED=20261123

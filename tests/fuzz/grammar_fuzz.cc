@@ -75,7 +75,8 @@ void walk(llm::GrammarConstraint& c, fuzz::FuzzInput& in) {
     const uint8_t action = in.u8();
     if (action >= 224 && c.matcher().history() > 0) {
       // Roll back one to three tokens: the mask must be what it was there.
-      const size_t n = 1 + action % 3 < c.matcher().history() ? 1 + action % 3 : c.matcher().history();
+      const size_t back = 1 + static_cast<size_t>(action % 3);
+      const size_t n = back < c.matcher().history() ? back : c.matcher().history();
       c.rollback(n);
       masks.resize(masks.size() - n);
       c.mask(mask.data());
