@@ -23,6 +23,7 @@ cd "$ROOT"
 
 # kernel_fuzz first: the slowest (about 5,500 executions/s against 10,000-30,000 for the others).
 TARGETS=(kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz ptd_fuzz)
+TARGETS+=(grammar_fuzz server_request_fuzz)
 OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
 BIN=""
 
@@ -39,6 +40,8 @@ flags_of() {
     runner_fill_fuzz) f+=(-max_len=256) ;;
     bundled_program_fuzz) f+=(-max_len=16384) ;;
     ptd_fuzz) f+=(-max_len=8192) ;;
+    grammar_fuzz) f+=(-dict=tests/fuzz/grammar.dict -max_len=4096) ;;
+    server_request_fuzz) f+=(-dict=tests/fuzz/server_request.dict -max_len=8192) ;;
   esac
   echo "${f[@]}"
 }
@@ -107,6 +110,8 @@ ci_runs_of() {
     kernel_fuzz) echo 500000 ;;
     bundled_program_fuzz) echo 300000 ;;
     ptd_fuzz) echo 200000 ;;
+    grammar_fuzz) echo 5500 ;;
+    server_request_fuzz) echo 40000 ;;
   esac
 }
 CI_SEED=20261123

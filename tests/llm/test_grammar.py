@@ -132,7 +132,11 @@ def test_random_walks_validate(binaries, tokenizer, tmp_path, name):
 @pytest.mark.parametrize(
     "flag,text,expected",
     [
-        ("--grammar", 'root ::= "a" item\nitem ::= [0-9\n', "line 2, column 10: character class not closed with ']'"),
+        (
+            "--grammar",
+            'root ::= "a" item\nitem ::= [0-9\n',
+            "line 2, column 10 (byte 22), rule 'item': character class not closed with ']'",
+        ),
         ("--grammar", 'root ::= list\nlist ::= list "," "x" | "x"\n', "rule 'list' is left-recursive"),
         ("--grammar", 'root ::= "x"{1,99999}', "repetition count above 10000"),
         ("--grammar", "root ::= missing", "rule 'missing' is used but never defined"),

@@ -26,7 +26,17 @@ std::unique_ptr<GrammarConstraint> GrammarConstraint::load_json_schema(std::stri
                                                                        std::string* error) {
   std::string gbnf;
   if (!json_schema_to_gbnf(schema, &gbnf, error)) return nullptr;
-  return load_gbnf(gbnf, vocab, error);
+  std::unique_ptr<GrammarConstraint> c = load_gbnf(gbnf, vocab, error);
+  if (c == nullptr) {
+    // The compiled grammar's refusal (a limit passed) names one of its rules: say which part of the schema made it.
+    const size_t at = error->find("rule '");
+    const size_t end = at == std::string::npos ? at : error->find('\'', at + 6);
+    const std::string pointer = end == std::string::npos
+                                    ? ""
+                                    : schema_rule_pointer(gbnf, std::string_view(*error).substr(at + 6, end - at - 6));
+    *error = (pointer.empty() ? std::string("/") : pointer) + ": the schema's grammar is refused: " + *error;
+  }
+  return c;
 }
 
 bool GrammarConstraint::accept(int32_t id) {

@@ -29,10 +29,11 @@ class GbnfParser {
     std::string why;
     if (!b_.finish(root, out, &why)) {
       // Undefined rules are reported with where they were first used.
-      for (const auto& use : uses_) {
-        if (!b_.defined(use.first)) {
-          pos_ = use.second;
-          return fail("rule '" + b_.name(use.first) + "' is used but never defined");
+      for (const Use& use : uses_) {
+        if (!b_.defined(use.rule)) {
+          pos_ = use.at;
+          rule_ = b_.name(use.in);
+          return fail("rule '" + b_.name(use.rule) + "' is used but never defined");
         }
       }
       *error_ = why;
@@ -52,8 +53,17 @@ class GbnfParser {
         ++column;
       }
     }
-    *error_ = "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + what;
+    // Where: line and column for a person, the byte offset for a tool, and the rule being read.
+    *error_ = "line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " +
+              std::to_string(pos_ < s_.size() ? pos_ : s_.size()) + ")";
+    if (!rule_.empty()) *error_ += ", rule '" + rule_ + "'";
+    *error_ += ": " + what;
     return false;
+  }
+
+  bool too_large() {
+    return fail("the grammar is too large: more than " + std::to_string(kMaxGbnfElements) +
+                " elements once repetitions are expanded (kMaxGbnfElements)");
   }
 
   void skip_space() {
@@ -90,6 +100,7 @@ class GbnfParser {
     std::string name;
     const size_t at = pos_;
     if (!parse_name(&name)) return false;
+    rule_ = name;
     skip_space();
     if (s_.substr(pos_, 3) != "::=") return fail("expected '::=' after rule name '" + name + "'");
     pos_ += 3;
@@ -102,7 +113,7 @@ class GbnfParser {
     if (!parse_alternatives(name, 0, &alts)) return false;
     if (pos_ < s_.size() && s_[pos_] == ')') return fail("unexpected character ')'");
     b_.define(r, std::move(alts));
-    if (b_.size() > kMaxGbnfElements) return fail("the grammar is too large (repetitions expanded)");
+    if (b_.size() > kMaxGbnfElements) return too_large();
     return true;
   }
 
@@ -128,7 +139,7 @@ class GbnfParser {
       Sequence item;
       if (!parse_item(rule_name, depth, &item)) return false;
       if (!parse_repetition(rule_name, std::move(item), seq)) return false;
-      if (b_.size() + seq->size() > kMaxGbnfElements) return fail("the grammar is too large (repetitions expanded)");
+      if (b_.size() + seq->size() > kMaxGbnfElements) return too_large();
     }
   }
 
@@ -142,7 +153,8 @@ class GbnfParser {
       return true;
     }
     if (c == '(') {
-      if (depth + 1 > kMaxGbnfNesting) return fail("groups nest more than 64 deep");
+      if (depth + 1 > kMaxGbnfNesting)
+        return fail("groups nest more than " + std::to_string(kMaxGbnfNesting) + " deep (kMaxGbnfNesting)");
       ++pos_;
       std::vector<Sequence> alts;
       if (!parse_alternatives(rule_name, depth + 1, &alts)) return false;
@@ -163,7 +175,7 @@ class GbnfParser {
       const size_t at = pos_;
       if (!parse_name(&name)) return false;
       const uint32_t r = b_.rule(name);
-      uses_.emplace_back(r, at);
+      uses_.push_back(Use{r, at, b_.rule(rule_name)});
       item->push_back(GrammarBuilder::ref(r));
       return true;
     }
@@ -283,7 +295,8 @@ class GbnfParser {
     uint64_t x = 0;
     while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
       x = x * 10 + static_cast<unsigned>(s_[pos_] - '0');
-      if (x > kMaxGbnfRepeat) return fail("repetition count above " + std::to_string(kMaxGbnfRepeat));
+      if (x > kMaxGbnfRepeat)
+        return fail("repetition count above " + std::to_string(kMaxGbnfRepeat) + " (kMaxGbnfRepeat)");
       ++pos_;
     }
     if (pos_ == start) return fail("expected a number in the repetition {m,n}");
@@ -338,7 +351,7 @@ class GbnfParser {
     if (item.empty()) return true;  // "" repeated is ""
     const GrammarElement e = as_element(rule_name, std::move(item));
     if (static_cast<size_t>(lo) + (unbounded ? 0 : hi) + b_.size() > kMaxGbnfElements) {
-      return fail("the grammar is too large (repetitions expanded)");
+      return too_large();
     }
     for (unsigned i = 0; i < lo; ++i) seq->push_back(e);
     if (unbounded) {
@@ -365,7 +378,13 @@ class GbnfParser {
   std::string* error_;
   size_t pos_ = 0;
   GrammarBuilder b_;
-  std::vector<std::pair<uint32_t, size_t>> uses_;  // rule references and where they are, for errors
+  std::string rule_;  // the rule being read, for errors
+  struct Use {
+    uint32_t rule;  // the rule referred to
+    size_t at;      // where
+    uint32_t in;    // the rule whose body refers to it
+  };
+  std::vector<Use> uses_;  // for errors
 };
 
 }  // namespace

@@ -200,7 +200,9 @@ class SchemaCompiler {
 
   // The GBNF expression (a rule name or a short sequence) for one schema.
   bool value(const JsonValue& s, const std::string& ptr, std::string* expr) {
-    if (++depth_ > 64) return fail(ptr, "schemas nest more than 64 deep");
+    if (++depth_ > kMaxSchemaNesting) {
+      return fail(ptr, "schemas nest more than " + std::to_string(kMaxSchemaNesting) + " deep (kMaxSchemaNesting)");
+    }
     const bool ok = value_inner(s, ptr, expr);
     --depth_;
     return ok;
@@ -287,7 +289,10 @@ class SchemaCompiler {
     const JsonValue* v = s.find(key);
     if (v == nullptr) return true;
     if (!v->is_integer() || v->as_int() < 0) return fail(ptr + "/" + key, "must be a non-negative integer");
-    if (v->as_int() > 10000) return fail(ptr + "/" + key, "above 10000 is not supported");
+    if (v->as_int() > kMaxSchemaCount) {
+      return fail(ptr + "/" + key, std::to_string(v->as_int()) + " is above the limit of " +
+                                       std::to_string(kMaxSchemaCount) + " (kMaxSchemaCount)");
+    }
     *out = v->as_int();
     return true;
   }
@@ -473,10 +478,23 @@ class SchemaCompiler {
 
 }  // namespace
 
+std::string schema_rule_pointer(std::string_view gbnf, std::string_view rule) {
+  // Helper rules the GBNF parser makes are named "<rule>~<n>": the schema's rule is the part before.
+  const std::string name(rule.substr(0, rule.find('~')));
+  const std::string definition = "\n" + name + " ::= ";
+  const size_t at = gbnf.find(definition);
+  if (at == std::string_view::npos) return "";
+  // add_rule writes "# <pointer>" on the line before each rule.
+  const size_t comment = gbnf.rfind("\n# ", at == 0 ? 0 : at - 1);
+  if (comment == std::string_view::npos) return "";
+  return std::string(gbnf.substr(comment + 3, at - comment - 3));
+}
+
 bool json_schema_to_gbnf(std::string_view schema, std::string* gbnf, std::string* error) {
-  Result<JsonValue> doc = parse_json(schema);
+  std::string why;
+  Result<JsonValue> doc = parse_json(schema, &why);
   if (!doc.ok()) {
-    *error = "the schema is not valid JSON (the log says where)";
+    *error = "the schema is not valid JSON: " + why;
     return false;
   }
   SchemaCompiler c(error);

@@ -16,14 +16,24 @@
 // is refused, naming it and its JSON pointer, rather than silently producing text that may not validate.
 #pragma once
 
+#include <stdint.h>
+
 #include <string>
 #include <string_view>
 
 namespace ember {
 namespace llm {
 
+// Bounds on what a hostile schema may ask for: minItems/maxItems/minLength/maxLength, and nesting.
+constexpr int64_t kMaxSchemaCount = 10000;
+constexpr int kMaxSchemaNesting = 64;
+
 // The GBNF of `schema` (a JSON document), start rule "root". False with `error` ("/properties/x: why").
 bool json_schema_to_gbnf(std::string_view schema, std::string* gbnf, std::string* error);
+
+// The JSON pointer of the schema part that rule `rule` of `gbnf` (json_schema_to_gbnf's output) was made for, ""
+// when it is not one of those rules: so a refusal of the compiled grammar can say where in the schema it was.
+std::string schema_rule_pointer(std::string_view gbnf, std::string_view rule);
 
 }  // namespace llm
 }  // namespace ember

@@ -84,7 +84,15 @@ class GrammarMatcher {
     std::vector<int32_t> values;
     size_t used = 0;
     static constexpr uint64_t kEmpty = ~uint64_t{0};
-    static size_t hash(uint64_t k) { return static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> 20); }
+    // Every bit of the key mixed into the low bits the table uses (a plain multiply leaves a position's high bits
+    // out, so a large grammar's positions piled into a few probe runs; grammar_fuzz found it).
+    static size_t hash(uint64_t k) {
+      k ^= k >> 33;
+      k *= 0xff51afd7ed558ccdull;
+      k ^= k >> 33;
+      k *= 0xc4ceb9fe1a85ec53ull;
+      return static_cast<size_t>(k ^ (k >> 33));
+    }
     int32_t* find(uint64_t k);
     void insert(uint64_t k, int32_t v);
     void erase(uint64_t k);

@@ -120,7 +120,8 @@ bool Engine::chat_ids(const GenerationRequest& request, Prepared* out, RequestEr
   return true;
 }
 
-bool Engine::take_constraint(const std::string& schema, Prepared* out, RequestError* error) {
+bool Engine::take_constraint(const GenerationRequest& request, Prepared* out, RequestError* error) {
+  const std::string& schema = request.json_schema;
   out->schema = schema;
   {
     std::lock_guard<std::mutex> lock(grammar_mutex_);
@@ -134,7 +135,10 @@ bool Engine::take_constraint(const std::string& schema, Prepared* out, RequestEr
   }
   std::string why;
   out->constraint = GrammarConstraint::load_json_schema(schema, *vocabulary_, &why);
-  if (out->constraint == nullptr) return refuse(error, "response_format", "the JSON schema is refused: " + why);
+  if (out->constraint == nullptr) {
+    *error = schema_refusal(request, why);
+    return false;
+  }
   return true;
 }
 
@@ -183,7 +187,7 @@ bool Engine::prepare(const GenerationRequest& request, Prepared* out, RequestErr
                       (asked > 0 ? " and " + std::to_string(asked) + " more were asked" : "") + " (at most " +
                       std::to_string(room > 0 ? room : 0) + " new tokens fit)");
   }
-  return request.json_schema.empty() || take_constraint(request.json_schema, out, error);
+  return request.json_schema.empty() || take_constraint(request, out, error);
 }
 
 Result<const float*> Engine::prefill(size_t slot, const Prepared& prepared, size_t* cached) {

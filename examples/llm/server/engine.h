@@ -79,7 +79,7 @@ class Engine {
   int64_t room_after(size_t n) const { return metadata().max_seq_len - static_cast<int64_t>(n) + 1; }
   bool is_eos(int64_t id) const;
   bool chat_ids(const GenerationRequest& request, Prepared* out, RequestError* error) const;
-  bool take_constraint(const std::string& schema, Prepared* out, RequestError* error);
+  bool take_constraint(const GenerationRequest& request, Prepared* out, RequestError* error);
   // Brings the slot's session to the prompt and returns the last position's logits; *cached: the prompt tokens
   // that were not fed (kept in the session or taken from the prefix cache).
   Result<const float*> prefill(size_t slot, const Prepared& prepared, size_t* cached);

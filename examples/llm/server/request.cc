@@ -63,8 +63,11 @@ bool read_stop(const JsonValue& body, std::vector<std::string>* out, RequestErro
     return true;
   }
   if (!v->is_array() || v->items().size() > 4) return refuse(error, "stop", "stop must be a string or up to 4 strings");
-  for (const JsonValue& s : v->items()) {
-    if (!s.is_string()) return refuse(error, "stop", "stop must be a string or up to 4 strings");
+  for (size_t i = 0; i < v->items().size(); ++i) {
+    const JsonValue& s = v->items()[i];
+    if (!s.is_string()) {
+      return refuse(error, "stop", "stop[" + std::to_string(i) + "] must be a string, not " + s.kind_name());
+    }
     if (!s.as_string().empty()) out->push_back(s.as_string());
   }
   return true;
@@ -152,11 +155,14 @@ bool read_content(const JsonValue& content, size_t index, std::string* out, Requ
   if (content.is_null()) return true;  // an assistant message that only called tools
   const std::string where = "messages[" + std::to_string(index) + "].content";
   if (!content.is_array()) return refuse(error, "messages", where + " must be a string or an array of text parts");
-  for (const JsonValue& part : content.items()) {
-    const JsonValue* type = part.find("type");
-    const JsonValue* text = part.find("text");
+  for (size_t k = 0; k < content.items().size(); ++k) {
+    const JsonValue& part = content.items()[k];
+    const JsonValue* type = part.is_object() ? part.find("type") : nullptr;
+    const JsonValue* text = part.is_object() ? part.find("text") : nullptr;
     if (type == nullptr || !type->is_string() || type->as_string() != "text" || text == nullptr || !text->is_string()) {
-      return refuse(error, "messages", where + ": only text parts ({\"type\": \"text\", \"text\": ...}) are supported");
+      return refuse(error, "messages",
+                    where + "[" + std::to_string(k) +
+                        "]: only text parts ({\"type\": \"text\", \"text\": ...}) are supported");
     }
     *out += text->as_string();
   }
@@ -176,6 +182,7 @@ bool read_messages(const JsonValue& body, JsonValue* out, RequestError* error) {
     const JsonValue& m = v->items()[i];
     const std::string where = "messages[" + std::to_string(i) + "]";
     const JsonValue* role = m.is_object() ? m.find("role") : nullptr;
+    if (!m.is_object()) return refuse(error, "messages", where + " must be an object, not " + m.kind_name());
     if (role == nullptr || !role->is_string()) return refuse(error, "messages", where + " needs a string 'role'");
     const std::string& r = role->as_string();
     if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool") {
@@ -215,10 +222,38 @@ bool read_response_format(const JsonValue& body, std::string* schema, RequestErr
   const JsonValue* s = spec != nullptr && spec->is_object() ? spec->find("schema") : nullptr;
   if (s == nullptr || !s->is_object()) {
     return refuse(error, "response_format",
-                  type->as_string() == "json_schema" ? "response_format.json_schema.schema must be an object"
-                                                     : "response_format.type must be text, json_object or json_schema");
+                  type->as_string() == "json_schema"
+                      ? "response_format.json_schema.schema must be an object"
+                      : "response_format.type must be text, json_object or json_schema, not '" + type->as_string() +
+                            "'");
   }
   *schema = to_json(*s);
+  return true;
+}
+
+// One of tools: {"type": "function", "function": {"name": ..., "parameters": {...}}}; a refusal names the
+// field at fault, e.g. tools[1].function.name.
+bool read_tool(const JsonValue& t, size_t i, std::string* name, RequestError* error) {
+  const std::string where = "tools[" + std::to_string(i) + "]";
+  if (!t.is_object()) return refuse(error, "tools", where + " must be an object, not " + t.kind_name());
+  const JsonValue* type = t.find("type");
+  if (type == nullptr || !type->is_string() || type->as_string() != "function") {
+    return refuse(error, "tools", where + ".type must be \"function\"");
+  }
+  const JsonValue* fn = t.find("function");
+  if (fn == nullptr || !fn->is_object()) {
+    return refuse(error, "tools", where + ".function must be an object {\"name\": ..., \"parameters\": {...}}");
+  }
+  const JsonValue* n = fn->find("name");
+  if (n == nullptr || !n->is_string() || n->as_string().empty()) {
+    return refuse(error, "tools", where + ".function.name must be a non-empty string");
+  }
+  const JsonValue* params = fn->find("parameters");
+  if (params != nullptr && !params->is_object()) {
+    return refuse(error, "tools",
+                  where + ".function.parameters must be an object (a JSON Schema), not " + params->kind_name());
+  }
+  *name = n->as_string();
   return true;
 }
 
@@ -236,19 +271,9 @@ bool read_tools(const JsonValue& body, GenerationRequest* out, RequestError* err
   if (!tools->is_array()) return refuse(error, "tools", "tools must be an array");
   std::vector<std::string> names;
   for (size_t i = 0; i < tools->items().size(); ++i) {
-    const JsonValue& t = tools->items()[i];
-    const JsonValue* type = t.is_object() ? t.find("type") : nullptr;
-    const JsonValue* fn = t.is_object() ? t.find("function") : nullptr;
-    const JsonValue* name = fn != nullptr && fn->is_object() ? fn->find("name") : nullptr;
-    const JsonValue* params = fn != nullptr && fn->is_object() ? fn->find("parameters") : nullptr;
-    if (type == nullptr || !type->is_string() || type->as_string() != "function" || name == nullptr ||
-        !name->is_string() || (params != nullptr && !params->is_object())) {
-      return refuse(error, "tools",
-                    "tools[" + std::to_string(i) +
-                        "] must be {\"type\": \"function\", \"function\": {\"name\": ..., "
-                        "\"parameters\": {...}}}");
-    }
-    names.push_back(name->as_string());
+    std::string name;
+    if (!read_tool(tools->items()[i], i, &name, error)) return false;
+    names.push_back(std::move(name));
   }
   out->tools = *tools;
   out->tool_choice = tools->items().empty() ? ToolChoice::kNone : ToolChoice::kAuto;
@@ -307,6 +332,41 @@ bool read_stream(const JsonValue& body, GenerationRequest* out, RequestError* er
 }
 
 }  // namespace
+
+RequestError schema_refusal(const GenerationRequest& r, const std::string& why) {
+  // The compiler's refusals start with the JSON pointer of the schema part at fault ("/properties/x: ...").
+  const size_t colon = why.find(": ");
+  std::string pointer = !why.empty() && why[0] == '/' && colon != std::string::npos ? why.substr(0, colon) : "";
+  const std::string what = pointer.empty() ? why : why.substr(colon + 2);
+  if (pointer == "/") pointer.clear();
+  RequestError e;
+  if (r.tool_choice != ToolChoice::kRequired) {
+    e.param = "response_format";
+    e.message = "response_format.json_schema.schema" + pointer + ": " + what;
+    return e;
+  }
+  // tool_call_schema's "/anyOf/K/properties/arguments/...": the K-th tool offered (or the named one).
+  e.param = "tools";
+  const std::string prefix = "/anyOf/";
+  size_t k = 0, at = prefix.size();
+  if (pointer.compare(0, prefix.size(), prefix) == 0) {
+    while (at < pointer.size() && pointer[at] >= '0' && pointer[at] <= '9') k = k * 10 + (pointer[at++] - '0');
+  }
+  const std::string arguments = "/properties/arguments";
+  const std::string rest = pointer.substr(at);
+  size_t tool = k;
+  if (!r.tool_name.empty()) {
+    for (size_t i = 0; i < r.tools.items().size(); ++i) {
+      if (r.tools.items()[i].find("function")->find("name")->as_string() == r.tool_name) tool = i;
+    }
+  }
+  if (rest.compare(0, arguments.size(), arguments) == 0) {
+    e.message = "tools[" + std::to_string(tool) + "].function.parameters" + rest.substr(arguments.size()) + ": " + what;
+  } else {
+    e.message = "tools (the required call's schema" + pointer + "): " + what;
+  }
+  return e;
+}
 
 bool parse_request(const std::string& body, bool chat, GenerationRequest* out, RequestError* error) {
   std::string parse_error;

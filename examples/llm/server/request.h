@@ -71,6 +71,10 @@ struct RequestError {
 // when the request is refused.
 bool parse_request(const std::string& body, bool chat, GenerationRequest* out, RequestError* error);
 
+// The refusal of r.json_schema by the schema compiler (`why`, "/pointer: what"), naming the request field the
+// schema came from: "response_format.json_schema.schema/properties/x: ..." or "tools[1].function.parameters/...".
+RequestError schema_refusal(const GenerationRequest& r, const std::string& why);
+
 }  // namespace server
 }  // namespace llm
 }  // namespace ember

@@ -46,15 +46,43 @@ Grammar schema(const std::string& text) {
   return gbnf(g);
 }
 
-TEST(Gbnf, ErrorsNameLineAndColumn) {
-  EXPECT_EQ(parse_error("root ::= \"a\"\nx ::= [a-\n"), "line 2, column 7: character class not closed with ']'");
-  EXPECT_EQ(parse_error("root ::= foo"), "line 1, column 10: rule 'foo' is used but never defined");
-  EXPECT_EQ(parse_error("root ::= \"a\" )"), "line 1, column 14: unexpected character ')'");
-  EXPECT_EQ(parse_error("root ::= \"\\q\""), "line 1, column 11: unknown escape '\\q'");
-  EXPECT_EQ(parse_error("root ::= \"a\"{3,1}"), "line 1, column 17: repetition {m,n} with n below m");
+TEST(Gbnf, ErrorsNameLineColumnByteAndRule) {
+  EXPECT_EQ(parse_error("root ::= \"a\"\nx ::= [a-\n"),
+            "line 2, column 7 (byte 19), rule 'x': character class not closed with ']'");
+  EXPECT_EQ(parse_error("root ::= foo"),
+            "line 1, column 10 (byte 9), rule 'root': rule 'foo' is used but never defined");
+  EXPECT_EQ(parse_error("root ::= \"a\" )"), "line 1, column 14 (byte 13), rule 'root': unexpected character ')'");
+  EXPECT_EQ(parse_error("root ::= \"\\q\""), "line 1, column 11 (byte 10), rule 'root': unknown escape '\\q'");
+  EXPECT_EQ(parse_error("root ::= \"a\"{3,1}"),
+            "line 1, column 17 (byte 16), rule 'root': repetition {m,n} with n below m");
   EXPECT_EQ(parse_error("a ::= \"x\""), "the grammar has no rule 'root' (the start rule)");
-  EXPECT_EQ(parse_error("root ::= \"a\"\nroot ::= \"b\""), "line 2, column 1: rule 'root' is defined twice");
-  EXPECT_EQ(parse_error(""), "line 1, column 1: the grammar is empty: expected a rule 'name ::= ...'");
+  EXPECT_EQ(parse_error("root ::= \"a\"\nroot ::= \"b\""),
+            "line 2, column 1 (byte 13), rule 'root': rule 'root' is defined twice");
+  EXPECT_EQ(parse_error(""), "line 1, column 1 (byte 0): the grammar is empty: expected a rule 'name ::= ...'");
+  // An undefined rule is reported where it is used, in the rule that uses it.
+  EXPECT_EQ(parse_error("root ::= a\na ::= \"x\" b\n"),
+            "line 2, column 11 (byte 21), rule 'a': rule 'b' is used but never defined");
+}
+
+// The hostile inputs a fuzzer tries first: each refusal names the limit (by its constant), the rule and where.
+TEST(Gbnf, LimitsAreNamed) {
+  EXPECT_EQ(parse_error("root ::= x\nx ::= \"a\"{0,100000}"),
+            "line 2, column 18 (byte 28), rule 'x': repetition count above 10000 (kMaxGbnfRepeat)");
+  std::string deep = "root ::= \"a\"\nd ::= ";
+  for (int i = 0; i < 100; ++i) deep += "(";
+  EXPECT_EQ(parse_error(deep),
+            "line 2, column 71 (byte 83), rule 'd': groups nest more than 64 deep (kMaxGbnfNesting)");
+  // Bad UTF-8 in a character class (a lone lead byte), and a surrogate escape.
+  EXPECT_EQ(parse_error("root ::= c\nc ::= [a\xC3]"),
+            "line 2, column 9 (byte 19), rule 'c': invalid UTF-8 in the grammar");
+  EXPECT_EQ(parse_error("root ::= [\\uD800]"),
+            "line 1, column 17 (byte 16), rule 'root': escape is not a Unicode scalar value");
+  // Repetitions that add up past the element bound (a group repeated is one element; copies in a sequence are not).
+  std::string wide = "root ::= \"a\"\nw ::=";
+  for (int i = 0; i < 110; ++i) wide += " \"ab\"{10000}";
+  const std::string big = parse_error(wide);
+  EXPECT_NE(big.find("rule 'w': the grammar is too large: more than 1048576 elements"), std::string::npos) << big;
+  EXPECT_NE(big.find("(kMaxGbnfElements)"), std::string::npos) << big;
 }
 
 TEST(Gbnf, LeftRecursionIsRefusedByName) {
@@ -161,6 +189,34 @@ TEST(JsonSchema, ErrorsNameThePointer) {
   EXPECT_FALSE(json_schema_to_gbnf(R"({"type":"integer","minimum":3,"maximum":1})", &g, &error));
   EXPECT_EQ(error, "/: maximum is below minimum");
   EXPECT_FALSE(json_schema_to_gbnf("{\"type\":", &g, &error));
+  EXPECT_EQ(error,
+            "the schema is not valid JSON: JSON: expected a value at line 1, column 9 (the document ends there)");
+}
+
+// Schema refusals name the JSON pointer and the limit; a compiled grammar past the GBNF bounds names the schema
+// part that made it.
+TEST(JsonSchema, LimitsNameThePointer) {
+  std::string g, error;
+  EXPECT_FALSE(json_schema_to_gbnf(R"({"properties":{"items":{"type":"array","maxItems":100000}}})", &g, &error));
+  EXPECT_EQ(error, "/properties/items/maxItems: 100000 is above the limit of 10000 (kMaxSchemaCount)");
+  EXPECT_FALSE(json_schema_to_gbnf(R"({"type":"string","minLength":-1})", &g, &error));
+  EXPECT_EQ(error, "/minLength: must be a non-negative integer");
+  std::string deep = "{}";
+  for (int i = 0; i < 70; ++i) deep = "{\"items\":" + deep + "}";
+  EXPECT_FALSE(json_schema_to_gbnf(deep, &g, &error));
+  EXPECT_NE(error.find(": schemas nest more than 64 deep (kMaxSchemaNesting)"), std::string::npos) << error;
+  EXPECT_EQ(error.compare(0, 8, "/items/i"), 0) << error;
+  // Each level's list of up to 10000 items is a chain of helper rules; nested, they pass the GBNF element bound.
+  std::string wide = R"({"type":"integer"})";
+  for (int i = 0; i < 40; ++i) wide = R"({"type":"array","maxItems":10000,"items":)" + wide + "}";
+  TokenVocabulary vocab({"[", "]", ",", "1"}, {});
+  EXPECT_EQ(GrammarConstraint::load_json_schema(wide, vocab, &error), nullptr);
+  EXPECT_EQ(error.compare(0, 7, "/items/"), 0) << error;
+  EXPECT_NE(error.find(": the schema's grammar is refused: line "), std::string::npos) << error;
+  EXPECT_NE(error.find("(kMaxGbnfElements)"), std::string::npos) << error;
+  EXPECT_EQ(schema_rule_pointer("root ::= s2\n# /properties/a\ns1 ::= \"x\"\n# /\ns2 ::= s1\n", "s1~4"),
+            "/properties/a");
+  EXPECT_EQ(schema_rule_pointer("root ::= s2\n", "json-value"), "");
 }
 
 // Mutated grammars and schemas (seeded): each is refused with a message or runs; the matcher then takes random

@@ -199,10 +199,61 @@ TEST(Request, RefusalsNameTheParameter) {
     EXPECT_EQ(e.param, c.param) << c.body;
     EXPECT_NE(e.message.find(c.says), std::string::npos) << c.body << " -> " << e.message;
   }
+  // Inside arrays, the refusal says which element and which field of it.
+  const std::string user = R"("messages":[{"role":"user","content":"x"}])";
+  const std::string add = R"({"type":"function","function":{"name":"add"}})";
+  const struct {
+    std::string body;
+    const char* param;
+    const char* says;
+  } paths[] = {
+      {R"({"messages":[{"role":"user","content":"x"},3]})", "messages", "messages[1] must be an object, not number"},
+      {R"({"messages":[{"role":"user","content":[{"type":"text","text":"a"},"b"]}]})", "messages",
+       "messages[0].content[1]: only text parts"},
+      {"{" + user + R"(,"tools":[)" + add + R"(,{"type":"function","function":{"name":7}}]})", "tools",
+       "tools[1].function.name must be a non-empty string"},
+      {"{" + user + R"(,"tools":[)" + add + R"(,{"type":"function","function":{"name":"f","parameters":[]}}]})",
+       "tools", "tools[1].function.parameters must be an object (a JSON Schema), not array"},
+      {"{" + user + R"(,"tools":[{"type":"fn"}]})", "tools", "tools[0].type must be \"function\""},
+      {"{" + user + R"(,"tools":[7]})", "tools", "tools[0] must be an object, not number"},
+      {"{" + user + R"(,"stop":["a",null]})", "stop", "stop[1] must be a string, not null"},
+      {"{" + user + R"(,"response_format":{"type":"yaml"}})", "response_format", "not 'yaml'"},
+  };
+  for (const auto& c : paths) {
+    RequestError e = parse_refused(c.body, true);
+    EXPECT_EQ(e.param, c.param) << c.body;
+    EXPECT_NE(e.message.find(c.says), std::string::npos) << c.body << " -> " << e.message;
+  }
   RequestError bad = parse_refused("{\"prompt\": \"x\",\n \"stop\": }", false);
   EXPECT_EQ(bad.param, "");
   EXPECT_NE(bad.message.find("line 2, column 10"), std::string::npos) << bad.message;
   EXPECT_NE(parse_refused("[1]", false).message.find("JSON object"), std::string::npos);
+}
+
+// A schema the compiler refuses is reported against the request field it came from.
+TEST(Request, SchemaRefusalsNameTheRequestField) {
+  GenerationRequest r = parse_ok(R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":)"
+                                 R"("json_schema","json_schema":{"schema":{"type":"object"}}}})",
+                                 true);
+  RequestError e = schema_refusal(r, "/properties/a/pattern: keyword 'pattern' is not supported");
+  EXPECT_EQ(e.param, "response_format");
+  EXPECT_EQ(e.message, "response_format.json_schema.schema/properties/a/pattern: keyword 'pattern' is not supported");
+  EXPECT_EQ(schema_refusal(r, "/: the schema false matches nothing").message,
+            "response_format.json_schema.schema: the schema false matches nothing");
+  const std::string tools =
+      R"("tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b",)"
+      R"("parameters":{"type":"object","properties":{"n":{"type":"array","maxItems":100000}}}}}])";
+  GenerationRequest any =
+      parse_ok(R"({"messages":[{"role":"user","content":"x"}],)" + tools + R"(,"tool_choice":"required"})", true);
+  e = schema_refusal(any, "/anyOf/1/properties/arguments/properties/n/maxItems: 100000 is above the limit");
+  EXPECT_EQ(e.param, "tools");
+  EXPECT_EQ(e.message, "tools[1].function.parameters/properties/n/maxItems: 100000 is above the limit");
+  // A named tool is the only alternative of the call's schema: anyOf/0 is that tool.
+  GenerationRequest named = parse_ok(R"({"messages":[{"role":"user","content":"x"}],)" + tools +
+                                         R"(,"tool_choice":{"type":"function","function":{"name":"b"}}})",
+                                     true);
+  EXPECT_EQ(schema_refusal(named, "/anyOf/0/properties/arguments/type: unknown type 'x'").message,
+            "tools[1].function.parameters/type: unknown type 'x'");
 }
 
 TEST(Responses, ParseBackAsOpenAIShapes) {
