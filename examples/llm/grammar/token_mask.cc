@@ -79,10 +79,67 @@ Result<std::unique_ptr<TokenVocabulary>> TokenVocabulary::from_tokenizer(const T
   return std::unique_ptr<TokenVocabulary>(new TokenVocabulary(bytes, std::move(stops)));
 }
 
-TokenMasker::TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes) : vocab_(vocab) {
+namespace {
+
+// The byte sets the start rule can reach: a rule nothing refers to (a schema's unused base rules) never steps, so
+// its sets need not split the classes.
+std::vector<uint8_t> reachable_sets(const Grammar& g) {
+  std::vector<uint8_t> used(g.byte_sets.size(), 0);
+  if (g.root >= g.rules.size()) return used;
+  std::vector<uint8_t> seen(g.rules.size(), 0);
+  std::vector<uint32_t> todo{g.root};
+  seen[g.root] = 1;
+  while (!todo.empty()) {
+    const uint32_t r = todo.back();
+    todo.pop_back();
+    for (uint32_t alt : g.rules[r].alternatives) {
+      for (size_t p = alt; g.elements[p].kind != GrammarElement::kEnd; ++p) {
+        const GrammarElement& e = g.elements[p];
+        if (e.kind == GrammarElement::kBytes) {
+          used[e.arg] = 1;
+        } else if (!seen[e.arg]) {
+          seen[e.arg] = 1;
+          todo.push_back(e.arg);
+        }
+      }
+    }
+  }
+  return used;
+}
+
+// Splits the bytes into classes that no reachable byte set of `g` tells apart: each set refines the classes so far
+// into the bytes it holds and those it refuses.
+std::vector<uint8_t> byte_classes(const Grammar& g, size_t* n_classes) {
+  std::vector<uint8_t> cls(256, 0);
+  size_t n = 1;
+  std::vector<int32_t> renumber;
+  const std::vector<uint8_t> used = reachable_sets(g);
+  for (size_t i = 0; i < g.byte_sets.size(); ++i) {
+    if (!used[i]) continue;
+    const ByteSet& set = g.byte_sets[i];
+    renumber.assign(2 * n, -1);
+    size_t next = 0;
+    for (unsigned b = 0; b < 256; ++b) {
+      int32_t& id = renumber[2 * size_t{cls[b]} + (set.has(static_cast<uint8_t>(b)) ? 1 : 0)];
+      if (id < 0) id = static_cast<int32_t>(next++);
+      cls[b] = static_cast<uint8_t>(id);
+    }
+    n = next;
+    if (n == 256) break;  // every byte its own class: nothing left to split
+  }
+  *n_classes = n;
+  return cls;
+}
+
+}  // namespace
+
+TokenMasker::TokenMasker(const TokenVocabulary& vocab, const Grammar& grammar, size_t cache_bytes) : vocab_(vocab) {
   const size_t per_entry = std::max<size_t>(1, (vocab.size() + 31) / 32 * 4);
   max_entries_ = std::max<size_t>(1, cache_bytes / per_entry);
   level_sid_.resize(vocab.max_depth + 1);
+  size_t n_classes = 0;
+  class_of_ = byte_classes(grammar, &n_classes);
+  stride_ = 2 * n_classes;
 }
 
 std::string TokenMasker::chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const {
@@ -112,14 +169,14 @@ int32_t TokenMasker::state_id(const std::vector<int32_t>& tops, bool accepting) 
   const int32_t id = static_cast<int32_t>(wstates_.size());
   wstates_.push_back(WalkState{tops, accepting});
   ends_only_.push_back(tops.empty() ? 1 : 0);
-  trans_.resize(wstates_.size() * 512, -1);
+  trans_.resize(wstates_.size() * stride_, -1);
   wstate_index_.emplace(std::move(key), id);
   return id;
 }
 
 int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
                                 int32_t* min_depth, bool* overflow) {
-  const size_t slot = static_cast<size_t>(sid) * 512 + (local ? 0u : 256u) + b;
+  const size_t slot = static_cast<size_t>(sid) * stride_ + (local ? 0 : stride_ / 2) + class_of_[b];
   if (trans_[slot] >= 0) return trans_[slot];
   bool accepting = false, ex = false;
   const std::vector<int32_t> from = wstates_[static_cast<size_t>(sid)].tops;
@@ -136,7 +193,9 @@ int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32
 bool TokenMasker::walk(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, int32_t cut, uint32_t* mask,
                        int32_t* min_depth, bool* overflow, std::vector<uint32_t>* uncertain) {
   const bool local = uncertain != nullptr;
-  const size_t mode = local ? 0 : 256;
+  const size_t mode = local ? 0 : stride_ / 2;
+  const size_t stride = stride_;
+  const uint8_t* cls = class_of_.data();
   const uint8_t* byte = vocab_.byte.data();
   const uint32_t* depth = vocab_.depth.data();
   const uint32_t* subtree_end = vocab_.end.data();
@@ -146,7 +205,7 @@ bool TokenMasker::walk(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t 
   for (uint32_t i = begin; i < end;) {
     const uint32_t d = depth[i];
     // The walk's inner loop: most steps are a table lookup, the matcher runs only for a new (state, byte).
-    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * 512 + mode + byte[i]];
+    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * stride + mode + cls[byte[i]]];
     if (t < 0) {
       t = transition(m, level[d - 1], byte[i], mark, local, cut, min_depth, overflow);
       if (local && *overflow) return false;

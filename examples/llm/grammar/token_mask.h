@@ -68,8 +68,9 @@ class TokenMasker {
   // A string's character is 3 levels under the string's rule (char class, repetition, string).
   static constexpr int32_t kLocalLevels = 3;
 
-  // `vocab` must outlive the masker. cache_bytes bounds the cached masks (all dropped when full).
-  explicit TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes = size_t{64} << 20);
+  // `vocab` and `grammar` (the one every matcher given to fill() runs) must outlive the masker. cache_bytes bounds
+  // the cached masks (all dropped when full).
+  TokenMasker(const TokenVocabulary& vocab, const Grammar& grammar, size_t cache_bytes = size_t{64} << 20);
 
   size_t words() const { return (vocab_.size() + 31) / 32; }
   // Bit i of mask[i / 32] set <=> token i may come next. mask has words() entries.
@@ -109,8 +110,8 @@ class TokenMasker {
   std::unordered_map<std::string, LocalEntry> local_;
   size_t local_bytes_ = 0;
   std::vector<uint32_t> level_node_;  // the trie node whose state level_sid_[d] is (resolve)
-  // Walk states: within one fill() every distinct set of tops gets an id and every (state, byte) step is done
-  // once: all the tokens that start with a letter inside a string reach the same state, so most trie nodes cost a
+  // Walk states: within one fill() every distinct set of tops gets an id and every (state, byte class) step is
+  // done once: all the tokens that start with a letter inside a string reach the same state, so most trie nodes cost a
   // table lookup. Cleared when fill() drops the nodes its walks made.
   struct WalkState {
     std::vector<int32_t> tops;
@@ -125,10 +126,14 @@ class TokenMasker {
   // *overflow when a matcher bound was passed (that result is not remembered).
   int32_t transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
                      int32_t* min_depth, bool* overflow);
+  // Bytes that every byte set of the grammar holds or refuses together step every stack alike: transitions are
+  // computed and stored per class of such bytes (a string's letters are one class), not per byte.
+  std::vector<uint8_t> class_of_;  // per byte
+  size_t stride_ = 0;  // transitions per walk state: the classes twice (local, real)
   std::vector<WalkState> wstates_;
   std::vector<uint8_t> ends_only_;  // per walk state: no stack left, only the end may follow
   std::unordered_map<std::string, int32_t> wstate_index_;
-  // Per walk state, 512 transitions (local mode's bytes then the real stacks'): -1 not computed yet, else as
+  // Per walk state, stride_ transitions (local mode's classes then the real stacks'): -1 not computed yet, else as
   // transition() returns.
   std::vector<int32_t> trans_;
   std::vector<int32_t> scratch_;
