@@ -139,7 +139,73 @@ TokenMasker::TokenMasker(const TokenVocabulary& vocab, const Grammar& grammar, s
   level_sid_.resize(vocab.max_depth + 1);
   size_t n_classes = 0;
   class_of_ = byte_classes(grammar, &n_classes);
+  class_byte_.assign(n_classes, 0);
+  for (unsigned b = 256; b-- > 0;) class_byte_[class_of_[b]] = static_cast<uint8_t>(b);
   stride_ = 2 * n_classes;
+  build_class_trie();
+}
+
+void TokenMasker::build_class_trie() {
+  const TokenVocabulary& v = vocab_;
+  const uint32_t kNone = TokenVocabulary::kNoNode;
+  // Each byte node's class node: its parent's class node's child by the byte's class (a parent comes first in
+  // preorder, so its class node is known).
+  const size_t n = v.byte.size();
+  std::vector<uint32_t> of(n);
+  std::vector<uint32_t> parent;
+  std::vector<uint8_t> cls;
+  std::unordered_map<uint64_t, uint32_t> child;
+  child.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t p = v.parent[i] == kNone ? kNone : of[v.parent[i]];
+    const uint8_t c = class_of_[v.byte[i]];
+    const auto made = child.emplace((uint64_t{p} << 8) | c, static_cast<uint32_t>(parent.size()));
+    if (made.second) {
+      parent.push_back(p);
+      cls.push_back(c);
+    }
+    of[i] = made.first->second;
+  }
+  // Class nodes are made after their parents: subtree sizes add up backwards, and a preorder numbering follows
+  // from placing each node's children one after another right after it.
+  const size_t m = parent.size();
+  std::vector<uint32_t> size(m, 1);
+  for (size_t x = m; x-- > 0;) {
+    if (parent[x] != kNone) size[parent[x]] += size[x];
+  }
+  std::vector<uint32_t> pre(m), next_slot(m);
+  uint32_t next_root = 0;
+  for (size_t x = 0; x < m; ++x) {
+    if (parent[x] == kNone) {
+      pre[x] = next_root;
+      next_root += size[x];
+    } else {
+      pre[x] = next_slot[parent[x]];
+      next_slot[parent[x]] += size[x];
+    }
+    next_slot[x] = pre[x] + 1;
+  }
+  ClassTrie& t = trie_;
+  t.cls.assign(m, 0);
+  t.end.assign(m, 0);
+  t.depth.assign(m, 0);
+  t.parent.assign(m, kNone);
+  for (size_t x = 0; x < m; ++x) {
+    const uint32_t i = pre[x];
+    t.cls[i] = cls[x];
+    t.end[i] = i + size[x];
+    t.parent[i] = parent[x] == kNone ? kNone : pre[parent[x]];
+    t.depth[i] = parent[x] == kNone ? 1 : t.depth[pre[parent[x]]] + 1;
+  }
+  // The tokens of each class node: its byte nodes' tokens gathered.
+  t.first_token.assign(m + 1, 0);
+  for (size_t i = 0; i < n; ++i) t.first_token[pre[of[i]] + 1] += v.first_token[i + 1] - v.first_token[i];
+  for (size_t i = 0; i < m; ++i) t.first_token[i + 1] += t.first_token[i];
+  t.token_ids.assign(v.token_ids.size(), 0);
+  std::vector<uint32_t> slot(t.first_token.begin(), t.first_token.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    for (uint32_t k = v.first_token[i]; k < v.first_token[i + 1]; ++k) t.token_ids[slot[pre[of[i]]]++] = v.token_ids[k];
+  }
 }
 
 std::string TokenMasker::chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const {
@@ -174,9 +240,10 @@ int32_t TokenMasker::state_id(const std::vector<int32_t>& tops, bool accepting) 
   return id;
 }
 
-int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
+int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t c, int32_t mark, bool local, int32_t cut,
                                 int32_t* min_depth, bool* overflow) {
-  const size_t slot = static_cast<size_t>(sid) * stride_ + (local ? 0 : stride_ / 2) + class_of_[b];
+  const size_t slot = static_cast<size_t>(sid) * stride_ + (local ? 0 : stride_ / 2) + c;
+  const uint8_t b = class_byte_[c];
   if (trans_[slot] >= 0) return trans_[slot];
   bool accepting = false, ex = false;
   const std::vector<int32_t> from = wstates_[static_cast<size_t>(sid)].tops;
@@ -195,19 +262,18 @@ bool TokenMasker::walk(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t 
   const bool local = uncertain != nullptr;
   const size_t mode = local ? 0 : stride_ / 2;
   const size_t stride = stride_;
-  const uint8_t* cls = class_of_.data();
-  const uint8_t* byte = vocab_.byte.data();
-  const uint32_t* depth = vocab_.depth.data();
-  const uint32_t* subtree_end = vocab_.end.data();
-  const uint32_t* first = vocab_.first_token.data();
-  const int32_t* ids = vocab_.token_ids.data();
+  const uint8_t* cls = trie_.cls.data();
+  const uint32_t* depth = trie_.depth.data();
+  const uint32_t* subtree_end = trie_.end.data();
+  const uint32_t* first = trie_.first_token.data();
+  const int32_t* ids = trie_.token_ids.data();
   int32_t* level = level_sid_.data();
   for (uint32_t i = begin; i < end;) {
     const uint32_t d = depth[i];
     // The walk's inner loop: most steps are a table lookup, the matcher runs only for a new (state, byte).
-    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * stride + mode + cls[byte[i]]];
+    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * stride + mode + cls[i]];
     if (t < 0) {
-      t = transition(m, level[d - 1], byte[i], mark, local, cut, min_depth, overflow);
+      t = transition(m, level[d - 1], cls[i], mark, local, cut, min_depth, overflow);
       if (local && *overflow) return false;
     }
     if (t & kExitedBit) {
@@ -235,7 +301,7 @@ bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, Local
   level_sid_[0] = state_id(m.tops(), m.can_end());
   int32_t unused = INT32_MAX;
   bool overflow = false;
-  return walk(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, cut, out->accepted.data(), &unused, &overflow,
+  return walk(m, 0, static_cast<uint32_t>(trie_.cls.size()), mark, cut, out->accepted.data(), &unused, &overflow,
               &out->uncertain);
 }
 
@@ -247,21 +313,21 @@ void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncert
   for (uint32_t u : uncertain) {
     // The real state before u: step the ancestors not already on the levels from the last subtree.
     chain.clear();
-    for (uint32_t a = vocab_.parent[u]; a != TokenVocabulary::kNoNode; a = vocab_.parent[a]) chain.push_back(a);
+    for (uint32_t a = trie_.parent[u]; a != TokenVocabulary::kNoNode; a = trie_.parent[a]) chain.push_back(a);
     std::reverse(chain.begin(), chain.end());
     bool dead = false;
     for (size_t k = 0; k < chain.size() && !dead; ++k) {
       const uint32_t d = static_cast<uint32_t>(k + 1);
       if (level_node_[d] == chain[k]) continue;
-      const int32_t next = transition(m, level_sid_[d - 1], vocab_.byte[chain[k]], mark, false, 0, min_depth, overflow);
+      const int32_t next = transition(m, level_sid_[d - 1], trie_.cls[chain[k]], mark, false, 0, min_depth, overflow);
       level_node_[d] = chain[k];
       for (size_t j = d + 1; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
       dead = next == kDead;
       level_sid_[d] = next;
     }
     if (dead) continue;
-    walk(m, u, vocab_.end[u], mark, 0, mask, min_depth, overflow, nullptr);
-    for (size_t j = vocab_.depth[u]; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
+    walk(m, u, trie_.end[u], mark, 0, mask, min_depth, overflow, nullptr);
+    for (size_t j = trie_.depth[u]; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
   }
 }
 
@@ -318,7 +384,7 @@ void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
       } else {
         // A bound was passed in local mode: the plain walk, uncached.
         level_sid_[0] = state_id(tops, m.can_end());
-        walk(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, 0, mask, &min_depth, &overflow, nullptr);
+        walk(m, 0, static_cast<uint32_t>(trie_.cls.size()), mark, 0, mask, &min_depth, &overflow, nullptr);
         overflow = true;
       }
       m.truncate_nodes(static_cast<size_t>(mark));

@@ -92,7 +92,7 @@ class TokenMasker {
   };
   // For the state's tops: the positions of each stack from its top down to absolute depth `cut`, sorted.
   std::string chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const;
-  // Walks trie nodes [begin, end) from the state level_sid_[depth[begin] - 1], setting in `mask` the tokens it
+  // Walks class trie nodes [begin, end) from the state level_sid_[depth[begin] - 1], setting in `mask` the tokens it
   // allows. Local mode (`uncertain` given, `cut` the key's lowest depth) collects the prefixes that leave the key's
   // levels and stops at a matcher bound (false); otherwise a bound sets *overflow and the walk goes on.
   bool walk(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, int32_t cut, uint32_t* mask,
@@ -122,14 +122,29 @@ class TokenMasker {
   // mode when a path left the key's levels.
   static constexpr int32_t kExitedBit = int32_t{1} << 30;
   static constexpr int32_t kDead = kExitedBit - 1;
-  // The transition from state sid by byte b, computed by the matcher once per (state, byte, mode). Sets
+  // The transition from state sid by byte class c, computed by the matcher once per (state, class, mode). Sets
   // *overflow when a matcher bound was passed (that result is not remembered).
-  int32_t transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
+  int32_t transition(GrammarMatcher& m, int32_t sid, uint8_t c, int32_t mark, bool local, int32_t cut,
                      int32_t* min_depth, bool* overflow);
   // Bytes that every byte set of the grammar holds or refuses together step every stack alike: transitions are
   // computed and stored per class of such bytes (a string's letters are one class), not per byte.
   std::vector<uint8_t> class_of_;  // per byte
+  std::vector<uint8_t> class_byte_;  // per class: one of its bytes, to step the matcher with
   size_t stride_ = 0;  // transitions per walk state: the classes twice (local, real)
+  // The vocabulary's trie with each byte replaced by its class, built with the grammar: tokens whose bytes fall in
+  // the same classes one by one are allowed or refused together, so they share one path and a walk steps it once
+  // (inside a string, every token of letters of one length is one node). Same layout as TokenVocabulary's trie;
+  // cls[i] is node i's class.
+  struct ClassTrie {
+    std::vector<uint8_t> cls;
+    std::vector<uint32_t> end;
+    std::vector<uint32_t> depth;
+    std::vector<uint32_t> parent;
+    std::vector<uint32_t> first_token;
+    std::vector<int32_t> token_ids;
+  };
+  ClassTrie trie_;
+  void build_class_trie();
   std::vector<WalkState> wstates_;
   std::vector<uint8_t> ends_only_;  // per walk state: no stack left, only the end may follow
   std::unordered_map<std::string, int32_t> wstate_index_;
