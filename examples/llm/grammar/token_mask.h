@@ -1,6 +1,8 @@
 // Which tokens of a vocabulary the grammar allows next: a bitmask over the vocabulary, computed from the
 // matcher's state by walking a prefix trie of the tokens' bytes (a prefix shared by many tokens is stepped once;
-// a byte the grammar refuses skips every token under it).
+// a byte the grammar refuses skips every token under it). The trie walked is built with the grammar, over byte
+// classes (bytes no byte set of the grammar tells apart): tokens alike class by class are one path, so a cold walk
+// inside a string or a character class steps one node for all the letter tokens of one length.
 //
 // Two caches. The local one is keyed by the positions of the stacks' tops and of the kLocalLevels nodes under
 // the deepest top: a walk in local mode stops every path that would pop further (into the context those rules
