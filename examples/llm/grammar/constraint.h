@@ -49,7 +49,7 @@ class GrammarConstraint {
 
  private:
   GrammarConstraint(std::unique_ptr<Grammar> g, const TokenVocabulary& vocab)
-      : grammar_(std::move(g)), vocab_(vocab), matcher_(*grammar_), masker_(vocab) {}
+      : grammar_(std::move(g)), vocab_(vocab), matcher_(*grammar_), masker_(vocab, *grammar_) {}
   std::unique_ptr<Grammar> grammar_;
   const TokenVocabulary& vocab_;
   GrammarMatcher matcher_;

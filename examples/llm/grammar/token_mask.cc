@@ -79,10 +79,133 @@ Result<std::unique_ptr<TokenVocabulary>> TokenVocabulary::from_tokenizer(const T
   return std::unique_ptr<TokenVocabulary>(new TokenVocabulary(bytes, std::move(stops)));
 }
 
-TokenMasker::TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes) : vocab_(vocab) {
+namespace {
+
+// The byte sets the start rule can reach: a rule nothing refers to (a schema's unused base rules) never steps, so
+// its sets need not split the classes.
+std::vector<uint8_t> reachable_sets(const Grammar& g) {
+  std::vector<uint8_t> used(g.byte_sets.size(), 0);
+  if (g.root >= g.rules.size()) return used;
+  std::vector<uint8_t> seen(g.rules.size(), 0);
+  std::vector<uint32_t> todo{g.root};
+  seen[g.root] = 1;
+  while (!todo.empty()) {
+    const uint32_t r = todo.back();
+    todo.pop_back();
+    for (uint32_t alt : g.rules[r].alternatives) {
+      for (size_t p = alt; g.elements[p].kind != GrammarElement::kEnd; ++p) {
+        const GrammarElement& e = g.elements[p];
+        if (e.kind == GrammarElement::kBytes) {
+          used[e.arg] = 1;
+        } else if (!seen[e.arg]) {
+          seen[e.arg] = 1;
+          todo.push_back(e.arg);
+        }
+      }
+    }
+  }
+  return used;
+}
+
+// Splits the bytes into classes that no reachable byte set of `g` tells apart: each set refines the classes so far
+// into the bytes it holds and those it refuses.
+std::vector<uint8_t> byte_classes(const Grammar& g, size_t* n_classes) {
+  std::vector<uint8_t> cls(256, 0);
+  size_t n = 1;
+  std::vector<int32_t> renumber;
+  const std::vector<uint8_t> used = reachable_sets(g);
+  for (size_t i = 0; i < g.byte_sets.size(); ++i) {
+    if (!used[i]) continue;
+    const ByteSet& set = g.byte_sets[i];
+    renumber.assign(2 * n, -1);
+    size_t next = 0;
+    for (unsigned b = 0; b < 256; ++b) {
+      int32_t& id = renumber[2 * size_t{cls[b]} + (set.has(static_cast<uint8_t>(b)) ? 1 : 0)];
+      if (id < 0) id = static_cast<int32_t>(next++);
+      cls[b] = static_cast<uint8_t>(id);
+    }
+    n = next;
+    if (n == 256) break;  // every byte its own class: nothing left to split
+  }
+  *n_classes = n;
+  return cls;
+}
+
+}  // namespace
+
+TokenMasker::TokenMasker(const TokenVocabulary& vocab, const Grammar& grammar, size_t cache_bytes) : vocab_(vocab) {
   const size_t per_entry = std::max<size_t>(1, (vocab.size() + 31) / 32 * 4);
   max_entries_ = std::max<size_t>(1, cache_bytes / per_entry);
   level_sid_.resize(vocab.max_depth + 1);
+  size_t n_classes = 0;
+  class_of_ = byte_classes(grammar, &n_classes);
+  class_byte_.assign(n_classes, 0);
+  for (unsigned b = 256; b-- > 0;) class_byte_[class_of_[b]] = static_cast<uint8_t>(b);
+  stride_ = 2 * n_classes;
+  build_class_trie();
+}
+
+void TokenMasker::build_class_trie() {
+  const TokenVocabulary& v = vocab_;
+  const uint32_t kNone = TokenVocabulary::kNoNode;
+  // Each byte node's class node: its parent's class node's child by the byte's class (a parent comes first in
+  // preorder, so its class node is known).
+  const size_t n = v.byte.size();
+  std::vector<uint32_t> of(n);
+  std::vector<uint32_t> parent;
+  std::vector<uint8_t> cls;
+  std::unordered_map<uint64_t, uint32_t> child;
+  child.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t p = v.parent[i] == kNone ? kNone : of[v.parent[i]];
+    const uint8_t c = class_of_[v.byte[i]];
+    const auto made = child.emplace((uint64_t{p} << 8) | c, static_cast<uint32_t>(parent.size()));
+    if (made.second) {
+      parent.push_back(p);
+      cls.push_back(c);
+    }
+    of[i] = made.first->second;
+  }
+  // Class nodes are made after their parents: subtree sizes add up backwards, and a preorder numbering follows
+  // from placing each node's children one after another right after it.
+  const size_t m = parent.size();
+  std::vector<uint32_t> size(m, 1);
+  for (size_t x = m; x-- > 0;) {
+    if (parent[x] != kNone) size[parent[x]] += size[x];
+  }
+  std::vector<uint32_t> pre(m), next_slot(m);
+  uint32_t next_root = 0;
+  for (size_t x = 0; x < m; ++x) {
+    if (parent[x] == kNone) {
+      pre[x] = next_root;
+      next_root += size[x];
+    } else {
+      pre[x] = next_slot[parent[x]];
+      next_slot[parent[x]] += size[x];
+    }
+    next_slot[x] = pre[x] + 1;
+  }
+  ClassTrie& t = trie_;
+  t.cls.assign(m, 0);
+  t.end.assign(m, 0);
+  t.depth.assign(m, 0);
+  t.parent.assign(m, kNone);
+  for (size_t x = 0; x < m; ++x) {
+    const uint32_t i = pre[x];
+    t.cls[i] = cls[x];
+    t.end[i] = i + size[x];
+    t.parent[i] = parent[x] == kNone ? kNone : pre[parent[x]];
+    t.depth[i] = parent[x] == kNone ? 1 : t.depth[pre[parent[x]]] + 1;
+  }
+  // The tokens of each class node: its byte nodes' tokens gathered.
+  t.first_token.assign(m + 1, 0);
+  for (size_t i = 0; i < n; ++i) t.first_token[pre[of[i]] + 1] += v.first_token[i + 1] - v.first_token[i];
+  for (size_t i = 0; i < m; ++i) t.first_token[i + 1] += t.first_token[i];
+  t.token_ids.assign(v.token_ids.size(), 0);
+  std::vector<uint32_t> slot(t.first_token.begin(), t.first_token.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    for (uint32_t k = v.first_token[i]; k < v.first_token[i + 1]; ++k) t.token_ids[slot[pre[of[i]]]++] = v.token_ids[k];
+  }
 }
 
 std::string TokenMasker::chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const {
@@ -112,14 +235,15 @@ int32_t TokenMasker::state_id(const std::vector<int32_t>& tops, bool accepting) 
   const int32_t id = static_cast<int32_t>(wstates_.size());
   wstates_.push_back(WalkState{tops, accepting});
   ends_only_.push_back(tops.empty() ? 1 : 0);
-  trans_.resize(wstates_.size() * 512, -1);
+  trans_.resize(wstates_.size() * stride_, -1);
   wstate_index_.emplace(std::move(key), id);
   return id;
 }
 
-int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
+int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t c, int32_t mark, bool local, int32_t cut,
                                 int32_t* min_depth, bool* overflow) {
-  const size_t slot = static_cast<size_t>(sid) * 512 + (local ? 0u : 256u) + b;
+  const size_t slot = static_cast<size_t>(sid) * stride_ + (local ? 0 : stride_ / 2) + c;
+  const uint8_t b = class_byte_[c];
   if (trans_[slot] >= 0) return trans_[slot];
   bool accepting = false, ex = false;
   const std::vector<int32_t> from = wstates_[static_cast<size_t>(sid)].tops;
@@ -136,19 +260,20 @@ int32_t TokenMasker::transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32
 bool TokenMasker::walk(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, int32_t cut, uint32_t* mask,
                        int32_t* min_depth, bool* overflow, std::vector<uint32_t>* uncertain) {
   const bool local = uncertain != nullptr;
-  const size_t mode = local ? 0 : 256;
-  const uint8_t* byte = vocab_.byte.data();
-  const uint32_t* depth = vocab_.depth.data();
-  const uint32_t* subtree_end = vocab_.end.data();
-  const uint32_t* first = vocab_.first_token.data();
-  const int32_t* ids = vocab_.token_ids.data();
+  const size_t mode = local ? 0 : stride_ / 2;
+  const size_t stride = stride_;
+  const uint8_t* cls = trie_.cls.data();
+  const uint32_t* depth = trie_.depth.data();
+  const uint32_t* subtree_end = trie_.end.data();
+  const uint32_t* first = trie_.first_token.data();
+  const int32_t* ids = trie_.token_ids.data();
   int32_t* level = level_sid_.data();
   for (uint32_t i = begin; i < end;) {
     const uint32_t d = depth[i];
     // The walk's inner loop: most steps are a table lookup, the matcher runs only for a new (state, byte).
-    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * 512 + mode + byte[i]];
+    int32_t t = trans_[static_cast<size_t>(level[d - 1]) * stride + mode + cls[i]];
     if (t < 0) {
-      t = transition(m, level[d - 1], byte[i], mark, local, cut, min_depth, overflow);
+      t = transition(m, level[d - 1], cls[i], mark, local, cut, min_depth, overflow);
       if (local && *overflow) return false;
     }
     if (t & kExitedBit) {
@@ -176,7 +301,7 @@ bool TokenMasker::walk_local(GrammarMatcher& m, int32_t mark, int32_t cut, Local
   level_sid_[0] = state_id(m.tops(), m.can_end());
   int32_t unused = INT32_MAX;
   bool overflow = false;
-  return walk(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, cut, out->accepted.data(), &unused, &overflow,
+  return walk(m, 0, static_cast<uint32_t>(trie_.cls.size()), mark, cut, out->accepted.data(), &unused, &overflow,
               &out->uncertain);
 }
 
@@ -188,21 +313,21 @@ void TokenMasker::resolve(GrammarMatcher& m, const std::vector<uint32_t>& uncert
   for (uint32_t u : uncertain) {
     // The real state before u: step the ancestors not already on the levels from the last subtree.
     chain.clear();
-    for (uint32_t a = vocab_.parent[u]; a != TokenVocabulary::kNoNode; a = vocab_.parent[a]) chain.push_back(a);
+    for (uint32_t a = trie_.parent[u]; a != TokenVocabulary::kNoNode; a = trie_.parent[a]) chain.push_back(a);
     std::reverse(chain.begin(), chain.end());
     bool dead = false;
     for (size_t k = 0; k < chain.size() && !dead; ++k) {
       const uint32_t d = static_cast<uint32_t>(k + 1);
       if (level_node_[d] == chain[k]) continue;
-      const int32_t next = transition(m, level_sid_[d - 1], vocab_.byte[chain[k]], mark, false, 0, min_depth, overflow);
+      const int32_t next = transition(m, level_sid_[d - 1], trie_.cls[chain[k]], mark, false, 0, min_depth, overflow);
       level_node_[d] = chain[k];
       for (size_t j = d + 1; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
       dead = next == kDead;
       level_sid_[d] = next;
     }
     if (dead) continue;
-    walk(m, u, vocab_.end[u], mark, 0, mask, min_depth, overflow, nullptr);
-    for (size_t j = vocab_.depth[u]; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
+    walk(m, u, trie_.end[u], mark, 0, mask, min_depth, overflow, nullptr);
+    for (size_t j = trie_.depth[u]; j < level_node_.size(); ++j) level_node_[j] = TokenVocabulary::kNoNode;
   }
 }
 
@@ -259,7 +384,7 @@ void TokenMasker::fill(GrammarMatcher& m, uint32_t* mask) {
       } else {
         // A bound was passed in local mode: the plain walk, uncached.
         level_sid_[0] = state_id(tops, m.can_end());
-        walk(m, 0, static_cast<uint32_t>(vocab_.byte.size()), mark, 0, mask, &min_depth, &overflow, nullptr);
+        walk(m, 0, static_cast<uint32_t>(trie_.cls.size()), mark, 0, mask, &min_depth, &overflow, nullptr);
         overflow = true;
       }
       m.truncate_nodes(static_cast<size_t>(mark));

@@ -1,6 +1,8 @@
 // Which tokens of a vocabulary the grammar allows next: a bitmask over the vocabulary, computed from the
 // matcher's state by walking a prefix trie of the tokens' bytes (a prefix shared by many tokens is stepped once;
-// a byte the grammar refuses skips every token under it).
+// a byte the grammar refuses skips every token under it). The trie walked is built with the grammar, over byte
+// classes (bytes no byte set of the grammar tells apart): tokens alike class by class are one path, so a cold walk
+// inside a string or a character class steps one node for all the letter tokens of one length.
 //
 // Two caches. The local one is keyed by the positions of the stacks' tops and of the kLocalLevels nodes under
 // the deepest top: a walk in local mode stops every path that would pop further (into the context those rules
@@ -68,8 +70,9 @@ class TokenMasker {
   // A string's character is 3 levels under the string's rule (char class, repetition, string).
   static constexpr int32_t kLocalLevels = 3;
 
-  // `vocab` must outlive the masker. cache_bytes bounds the cached masks (all dropped when full).
-  explicit TokenMasker(const TokenVocabulary& vocab, size_t cache_bytes = size_t{64} << 20);
+  // `vocab` and `grammar` (the one every matcher given to fill() runs) must outlive the masker. cache_bytes bounds
+  // the cached masks (all dropped when full).
+  TokenMasker(const TokenVocabulary& vocab, const Grammar& grammar, size_t cache_bytes = size_t{64} << 20);
 
   size_t words() const { return (vocab_.size() + 31) / 32; }
   // Bit i of mask[i / 32] set <=> token i may come next. mask has words() entries.
@@ -91,7 +94,7 @@ class TokenMasker {
   };
   // For the state's tops: the positions of each stack from its top down to absolute depth `cut`, sorted.
   std::string chain_key(const GrammarMatcher& m, const std::vector<int32_t>& tops, int32_t cut) const;
-  // Walks trie nodes [begin, end) from the state level_sid_[depth[begin] - 1], setting in `mask` the tokens it
+  // Walks class trie nodes [begin, end) from the state level_sid_[depth[begin] - 1], setting in `mask` the tokens it
   // allows. Local mode (`uncertain` given, `cut` the key's lowest depth) collects the prefixes that leave the key's
   // levels and stops at a matcher bound (false); otherwise a bound sets *overflow and the walk goes on.
   bool walk(GrammarMatcher& m, uint32_t begin, uint32_t end, int32_t mark, int32_t cut, uint32_t* mask,
@@ -109,8 +112,8 @@ class TokenMasker {
   std::unordered_map<std::string, LocalEntry> local_;
   size_t local_bytes_ = 0;
   std::vector<uint32_t> level_node_;  // the trie node whose state level_sid_[d] is (resolve)
-  // Walk states: within one fill() every distinct set of tops gets an id and every (state, byte) step is done
-  // once: all the tokens that start with a letter inside a string reach the same state, so most trie nodes cost a
+  // Walk states: within one fill() every distinct set of tops gets an id and every (state, byte class) step is
+  // done once: all the tokens that start with a letter inside a string reach the same state, so most trie nodes cost a
   // table lookup. Cleared when fill() drops the nodes its walks made.
   struct WalkState {
     std::vector<int32_t> tops;
@@ -121,14 +124,33 @@ class TokenMasker {
   // mode when a path left the key's levels.
   static constexpr int32_t kExitedBit = int32_t{1} << 30;
   static constexpr int32_t kDead = kExitedBit - 1;
-  // The transition from state sid by byte b, computed by the matcher once per (state, byte, mode). Sets
+  // The transition from state sid by byte class c, computed by the matcher once per (state, class, mode). Sets
   // *overflow when a matcher bound was passed (that result is not remembered).
-  int32_t transition(GrammarMatcher& m, int32_t sid, uint8_t b, int32_t mark, bool local, int32_t cut,
+  int32_t transition(GrammarMatcher& m, int32_t sid, uint8_t c, int32_t mark, bool local, int32_t cut,
                      int32_t* min_depth, bool* overflow);
+  // Bytes that every byte set of the grammar holds or refuses together step every stack alike: transitions are
+  // computed and stored per class of such bytes (a string's letters are one class), not per byte.
+  std::vector<uint8_t> class_of_;  // per byte
+  std::vector<uint8_t> class_byte_;  // per class: one of its bytes, to step the matcher with
+  size_t stride_ = 0;  // transitions per walk state: the classes twice (local, real)
+  // The vocabulary's trie with each byte replaced by its class, built with the grammar: tokens whose bytes fall in
+  // the same classes one by one are allowed or refused together, so they share one path and a walk steps it once
+  // (inside a string, every token of letters of one length is one node). Same layout as TokenVocabulary's trie;
+  // cls[i] is node i's class.
+  struct ClassTrie {
+    std::vector<uint8_t> cls;
+    std::vector<uint32_t> end;
+    std::vector<uint32_t> depth;
+    std::vector<uint32_t> parent;
+    std::vector<uint32_t> first_token;
+    std::vector<int32_t> token_ids;
+  };
+  ClassTrie trie_;
+  void build_class_trie();
   std::vector<WalkState> wstates_;
   std::vector<uint8_t> ends_only_;  // per walk state: no stack left, only the end may follow
   std::unordered_map<std::string, int32_t> wstate_index_;
-  // Per walk state, 512 transitions (local mode's bytes then the real stacks'): -1 not computed yet, else as
+  // Per walk state, stride_ transitions (local mode's classes then the real stacks'): -1 not computed yet, else as
   // transition() returns.
   std::vector<int32_t> trans_;
   std::vector<int32_t> scratch_;
