@@ -23,6 +23,8 @@ cd "$ROOT"
 
 # kernel_fuzz first: the slowest (about 5,500 executions/s against 10,000-30,000 for the others).
 TARGETS=(kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz ptd_fuzz)
+# The tokenizer files' readers (examples/llm/tokenizer).
+TARGETS+=(tokenizer_json_fuzz sentencepiece_fuzz)
 OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
 BIN=""
 
@@ -39,6 +41,8 @@ flags_of() {
     runner_fill_fuzz) f+=(-max_len=256) ;;
     bundled_program_fuzz) f+=(-max_len=16384) ;;
     ptd_fuzz) f+=(-max_len=8192) ;;
+    tokenizer_json_fuzz) f+=(-dict=tests/fuzz/tokenizer_json.dict -max_len=8192) ;;
+    sentencepiece_fuzz) f+=(-max_len=8192) ;;
   esac
   echo "${f[@]}"
 }
@@ -107,6 +111,8 @@ ci_runs_of() {
     kernel_fuzz) echo 500000 ;;
     bundled_program_fuzz) echo 300000 ;;
     ptd_fuzz) echo 200000 ;;
+    tokenizer_json_fuzz) echo 25000 ;;
+    sentencepiece_fuzz) echo 30000 ;;
   esac
 }
 CI_SEED=20261123

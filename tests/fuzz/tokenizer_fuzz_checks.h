@@ -15,6 +15,12 @@
 namespace ember {
 namespace fuzz {
 
+// The loader's refusal when EMBER_FUZZ_LOG=1 (as fuzz_pal.cc prints the log), to see why an input is refused.
+inline void print_refusal(const std::string& why) {
+  static const bool print = getenv("EMBER_FUZZ_LOG") != nullptr && getenv("EMBER_FUZZ_LOG")[0] == '1';
+  if (print) fprintf(stderr, "refused: %s\n", why.c_str());
+}
+
 [[noreturn]] inline void tokenizer_broke(const llm::Tokenizer& tok, const char* what, int64_t value) {
   fprintf(stderr, "%s tokenizer (%zu tokens): %s (%lld)\n", tok.kind(), tok.vocab_size(), what,
           static_cast<long long>(value));

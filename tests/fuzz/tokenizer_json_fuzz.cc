@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!tok.ok()) {
     // A refusal always says why.
     if (why.empty()) abort();
+    fuzz::print_refusal(why);
     return 0;
   }
   fuzz::exercise_tokenizer(**tok);

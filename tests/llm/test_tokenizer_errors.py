@@ -31,7 +31,7 @@ def _json(**model):
 
 def test_json_syntax_errors_name_the_byte_line_and_column(ember_tokenizer):  # noqa: F811
     assert _refusal(ember_tokenizer, b'{"model":\n  {"vocab": [1 2]}}') == (
-        "InvalidArgument: tokenizer.json: JSON: expected ',' or ']' at byte 24 (line 2, column 15)"
+        "InvalidArgument: tokenizer.json: JSON: expected ',' or ']' at byte 25 (line 2, column 16)"
     )
     deep = b'{"model": ' + b"[" * 200000 + b"]" * 200000 + b"}"
     assert "more than 128 nested arrays and objects" in _refusal(ember_tokenizer, deep)
@@ -47,7 +47,7 @@ def test_semantic_errors_name_the_json_path_and_limit(ember_tokenizer):  # noqa:
 
 
 def test_protobuf_errors_name_the_field_wire_type_and_offset(ember_tokenizer, tmp_path):  # noqa: F811
-    # One piece whose text field is cut short, then a key of wire type 7.
+    # One piece whose text field is cut short; then a key of an invalid wire type.
     assert _refusal(ember_tokenizer, b"\x0a\x04\x0a\x05ab") == (
         "InvalidArgument: protobuf ModelProto.pieces[0]: field 1 (wire type 2, length-delimited) at byte 2: "
         "length 5 runs past the end (2 bytes left)"

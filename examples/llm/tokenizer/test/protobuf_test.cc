@@ -64,7 +64,7 @@ INSTANTIATE_TEST_SUITE_P(
             "message ends at byte 12)"}));
 
 TEST(Protobuf, OffsetsAreTheFilesAndRefusalsGoToTheCallersString) {
-  // A nested message starting at byte 40 of its file: offsets count from the file's start.
+  // A nested message that starts inside its file: offsets count from the file's start.
   auto fields = parse_proto("\x08\x01\x12\x02hi"s, "Nested", nullptr, 40);
   ASSERT_TRUE(fields.ok());
   EXPECT_EQ((*fields)[1].offset, 42u);

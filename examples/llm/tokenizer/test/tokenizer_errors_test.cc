@@ -116,12 +116,12 @@ TEST(SentencePiece, UnknownCharactersBecomeOneUnknownToken) {
 
 TEST(SentencePieceErrors, TruncatedProtobufNamesFieldWireTypeAndOffset) {
   const std::string m = sp_model();
-  // The normalizer spec is the last field: key, length 6, six bytes; three are cut.
+  // The normalizer spec is the last field; its value loses its last bytes.
   EXPECT_EQ(refusal(m.substr(0, m.size() - 3)),
             "protobuf ModelProto: field 3 (wire type 2, length-delimited) at byte " + std::to_string(m.size() - 8) +
                 ": length 6 runs past the end (3 bytes left)");
   // A piece's own field, cut inside the nested message: the offset is the file's.
-  // Piece 0 holds one field whose length varint is cut.
+  // The first piece holds one field whose length varint is cut.
   EXPECT_EQ(refusal(ld(1, "\x0A\x85")),
             "protobuf ModelProto.pieces[0]: field 1 (wire type 2, length-delimited) at byte 2: the length is "
             "truncated (the message ends at byte 4)");
@@ -148,7 +148,7 @@ TEST(SentencePieceErrors, WrongAndInvalidWireTypes) {
 
 TEST(SentencePieceErrors, ModelTypesNameTheFieldAndOffset) {
   const std::string m7 = sp_model(7);
-  // trainer_spec is the second-last field (4 bytes), its model_type key the third of those.
+  // trainer_spec is the second-last field, and its model_type key follows its own key and length.
   const std::string at = std::to_string(m7.size() - 8 - 4 + 2);
   EXPECT_EQ(refusal(m7, Error::NotSupported), "SentencePiece model: TrainerSpec.model_type (at byte " + at +
                                                   "): unknown type 7 (known: 1 UNIGRAM, 2 BPE, 3 WORD, 4 CHAR)");
@@ -220,7 +220,7 @@ TEST(HuggingFaceErrors, MalformedJsonNamesTheByteLineAndColumn) {
 }
 
 TEST(HuggingFaceErrors, DeepNestingIsRefusedAtTheDepthLimit) {
-  // 200,000 nested arrays: refused at the limit, with no recursion that deep (the stack would not survive it).
+  // Nesting far past the limit: refused there, with no recursion that deep (the stack would not survive it).
   const std::string deep = "{\"model\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
   EXPECT_EQ(refusal(deep),
             "tokenizer.json: JSON: more than 128 nested arrays and objects (the limit, kMaxJsonDepth) "
