@@ -24,6 +24,8 @@ cd "$ROOT"
 # kernel_fuzz first: the slowest (about 5,500 executions/s against 10,000-30,000 for the others).
 TARGETS=(kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz ptd_fuzz)
 TARGETS+=(grammar_fuzz server_request_fuzz)
+# The tokenizer files' readers (examples/llm/tokenizer).
+TARGETS+=(tokenizer_json_fuzz sentencepiece_fuzz)
 OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
 BIN=""
 
@@ -42,6 +44,8 @@ flags_of() {
     ptd_fuzz) f+=(-max_len=8192) ;;
     grammar_fuzz) f+=(-dict=tests/fuzz/grammar.dict -max_len=4096) ;;
     server_request_fuzz) f+=(-dict=tests/fuzz/server_request.dict -max_len=8192) ;;
+    tokenizer_json_fuzz) f+=(-dict=tests/fuzz/tokenizer_json.dict -max_len=8192) ;;
+    sentencepiece_fuzz) f+=(-max_len=8192) ;;
   esac
   echo "${f[@]}"
 }
@@ -112,6 +116,8 @@ ci_runs_of() {
     ptd_fuzz) echo 200000 ;;
     grammar_fuzz) echo 5500 ;;
     server_request_fuzz) echo 40000 ;;
+    tokenizer_json_fuzz) echo 25000 ;;
+    sentencepiece_fuzz) echo 30000 ;;
   esac
 }
 CI_SEED=20261123

@@ -130,9 +130,10 @@ int main(int argc, char** argv) {
   const llm::DecoderMetadata& md = program.metadata();
   std::unique_ptr<llm::Tokenizer> tokenizer;
   if (o.tokenizer != nullptr) {
-    Result<std::unique_ptr<llm::Tokenizer>> tok = llm::load_tokenizer(o.tokenizer);
+    std::string why;
+    Result<std::unique_ptr<llm::Tokenizer>> tok = llm::load_tokenizer(o.tokenizer, &why);
     if (!tok.ok()) {
-      fprintf(stderr, "llm_runner: tokenizer %s refused: %s\n", o.tokenizer, error_name(tok.error()));
+      fprintf(stderr, "llm_runner: tokenizer %s refused: %s: %s\n", o.tokenizer, error_name(tok.error()), why.c_str());
       return 3;
     }
     tokenizer = std::move(tok.get());

@@ -182,6 +182,15 @@ def test_missing_files_exit_3(llm_runner, model, tmp_path):
     r = run(llm_runner, "--model", pte, "--tokenizer", str(tmp_path / "missing.json"), "--prompt", "hi", check=False)
     assert r.returncode == 3
     assert "missing.json" in r.stderr.decode()
+    # A malformed tokenizer: the refusal names the JSON path, on the runner's own line.
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"pre_tokenizer": {"type": "ByteLevel"}, "model": {"vocab": {"a": 0}, "merges": ["a b"]}}')
+    r = run(llm_runner, "--model", pte, "--tokenizer", str(bad), "--prompt", "hi", check=False)
+    assert r.returncode == 3
+    assert (
+        f'llm_runner: tokenizer {bad} refused: InvalidArgument: tokenizer.json: model.merges[0]: "b" missing from '
+        'model.vocab (merging "a" and "b")'
+    ) in r.stderr.decode()
     not_a_program = tmp_path / "junk.pte"
     not_a_program.write_bytes(b"\0" * 64)
     r = run(llm_runner, "--model", str(not_a_program), "--prompt-ids", "1", check=False)

@@ -1,8 +1,11 @@
 #include "examples/llm/tokenizer/hf_tokenizer.h"
 
+#include <stdio.h>
+
 #include <queue>
 
 #include "examples/llm/tokenizer/byte_level.h"
+#include "examples/llm/tokenizer/refusal.h"
 #include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
@@ -31,6 +34,23 @@ std::string type_of(const JsonValue& v) {
   return t != nullptr && t->is_string() ? t->as_string() : std::string();
 }
 
+// `s` for an error message: at most 40 bytes, quotes, backslashes and bytes outside printable ASCII escaped.
+std::string quoted(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < 40; ++i) {
+    const uint8_t c = static_cast<uint8_t>(s[i]);
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char escaped[8];
+      snprintf(escaped, sizeof(escaped), "\\x%02X", c);
+      out += escaped;
+    }
+  }
+  if (s.size() > 40) out += "...";
+  return out;
+}
+
 // The last code point of text[0, end), or kInvalidCodePoint when there is none.
 uint32_t code_point_before(std::string_view text, size_t end) {
   if (end == 0) return kInvalidCodePoint;
@@ -43,24 +63,32 @@ uint32_t code_point_before(std::string_view text, size_t end) {
 
 }  // namespace
 
-Result<std::unique_ptr<Tokenizer>> HfTokenizer::load(std::string_view json, std::string_view config_json) {
-  auto root = parse_json(json);
-  if (!root.ok()) {
-    EMBER_LOG(ERROR, "tokenizer.json is not valid JSON (see the message above)");
-    return root.error();
-  }
+Result<std::unique_ptr<Tokenizer>> HfTokenizer::load(std::string_view json, std::string_view config_json,
+                                                     std::string* why) {
+  std::string syntax;
+  auto root = parse_json(json, &syntax);
+  if (!root.ok()) return refuse(why, root.error(), "tokenizer.json: %s", syntax.c_str());
   std::unique_ptr<HfTokenizer> tok(new HfTokenizer());
+  tok->why_ = why;
   EMBER_TRY(tok->parse(*root));
+  tok->why_ = nullptr;
   tok->find_bos_eos(*root, config_json);
   return std::unique_ptr<Tokenizer>(std::move(tok));
 }
 
 Error HfTokenizer::parse(const JsonValue& root) {
-  EMBER_CHECK_OR_RETURN_ERROR(root.is_object(), InvalidArgument, "tokenizer.json: the document is a %s, not an object",
-                              root.kind_name());
+  EMBER_REFUSE_UNLESS(why_, root.is_object(), InvalidArgument, "tokenizer.json: the document is a %s, not an object",
+                      root.kind_name());
   const JsonValue* model = root.find("model");
-  EMBER_CHECK_OR_RETURN_ERROR(model != nullptr && model->is_object(), InvalidArgument,
-                              "tokenizer.json: no \"model\" object");
+  EMBER_REFUSE_UNLESS(why_, model != nullptr && model->is_object(), InvalidArgument,
+                      "tokenizer.json: model: expected an object, found %s",
+                      model == nullptr ? "nothing" : model->kind_name());
+  // Ids index tables, so they are bounded by what the file holds: a real tokenizer numbers its tokens densely.
+  const JsonValue* vocab = model->find("vocab");
+  const JsonValue* added = root.find("added_tokens");
+  size_t entries = vocab != nullptr ? vocab->members().size() : 0;
+  entries += added != nullptr ? added->items().size() : 0;
+  id_limit_ = static_cast<int64_t>(entries < kMaxIds - kIdSlack ? entries + kIdSlack : kMaxIds);
   EMBER_TRY(parse_model(*model));
 
   const JsonValue* normalizer = root.find("normalizer");
@@ -69,24 +97,25 @@ Error HfTokenizer::parse(const JsonValue& root) {
     const JsonValue* list = normalizer->find("normalizers");
     const bool empty_sequence = type == "Sequence" && list != nullptr && list->is_array() && list->items().empty();
     // NFC leaves text that is already in NFC unchanged, and nearly all text is; see README.md.
-    EMBER_CHECK_OR_RETURN_ERROR(empty_sequence || type == "NFC", NotSupported,
-                                "tokenizer.json: normalizer \"%s\" is not supported (only none, or NFC)", type.c_str());
+    EMBER_REFUSE_UNLESS(why_, empty_sequence || type == "NFC", NotSupported,
+                        "tokenizer.json: normalizer.type \"%s\" is not supported (only none, or NFC)",
+                        quoted(type).c_str());
   }
 
   const JsonValue* pre = root.find("pre_tokenizer");
-  EMBER_CHECK_OR_RETURN_ERROR(pre != nullptr && pre->is_object(), NotSupported,
-                              "tokenizer.json: no pre_tokenizer; only byte-level BPE (a ByteLevel pre-tokenizer) is "
-                              "supported");
+  EMBER_REFUSE_UNLESS(why_, pre != nullptr && pre->is_object(), NotSupported,
+                      "tokenizer.json: pre_tokenizer: expected an object, found %s; only byte-level BPE (a ByteLevel "
+                      "pre-tokenizer) is supported",
+                      pre == nullptr ? "nothing" : pre->kind_name());
   EMBER_TRY(parse_pre_tokenizer(*pre));
 
   const JsonValue* decoder = root.find("decoder");
   if (decoder != nullptr && !decoder->is_null()) {
     const std::string type = type_of(*decoder);
-    EMBER_CHECK_OR_RETURN_ERROR(type == "ByteLevel", NotSupported,
-                                "tokenizer.json: decoder \"%s\" is not supported (only ByteLevel)", type.c_str());
+    EMBER_REFUSE_UNLESS(why_, type == "ByteLevel", NotSupported,
+                        "tokenizer.json: decoder.type \"%s\" is not supported (only ByteLevel)", quoted(type).c_str());
   }
 
-  const JsonValue* added = root.find("added_tokens");
   if (added != nullptr && !added->is_null()) EMBER_TRY(parse_added_tokens(*added));
 
   // Decoded bytes of every id: the byte-level vocabulary mapped back to bytes, added tokens as written.
@@ -107,29 +136,28 @@ Error HfTokenizer::parse(const JsonValue& root) {
 
 Error HfTokenizer::parse_model(const JsonValue& model) {
   const std::string type = type_of(model);
-  EMBER_CHECK_OR_RETURN_ERROR(type == "BPE" || (type.empty() && model.find("merges") != nullptr), NotSupported,
-                              "tokenizer.json: model type \"%s\" is not supported (only \"BPE\")", type.c_str());
+  EMBER_REFUSE_UNLESS(why_, type == "BPE" || (type.empty() && model.find("merges") != nullptr), NotSupported,
+                      "tokenizer.json: model.type \"%s\" is not supported (only \"BPE\")", quoted(type).c_str());
   bool bad = false;
   const std::string* prefix = optional_string(model, "continuing_subword_prefix", &bad);
   const std::string* suffix = optional_string(model, "end_of_word_suffix", &bad);
-  EMBER_CHECK_OR_RETURN_ERROR(!bad && (prefix == nullptr || prefix->empty()) && (suffix == nullptr || suffix->empty()),
-                              NotSupported,
-                              "tokenizer.json: BPE with continuing_subword_prefix or end_of_word_suffix is not "
-                              "supported");
-  EMBER_CHECK_OR_RETURN_ERROR(!optional_bool(model, "byte_fallback", false), NotSupported,
-                              "tokenizer.json: BPE byte_fallback (SentencePiece-converted models) is not supported; "
-                              "load the model's tokenizer.model instead");
+  EMBER_REFUSE_UNLESS(why_, !bad && (prefix == nullptr || prefix->empty()) && (suffix == nullptr || suffix->empty()),
+                      NotSupported,
+                      "tokenizer.json: model.continuing_subword_prefix or model.end_of_word_suffix: BPE with either "
+                      "is not supported");
+  EMBER_REFUSE_UNLESS(why_, !optional_bool(model, "byte_fallback", false), NotSupported,
+                      "tokenizer.json: model.byte_fallback: BPE byte fallback (SentencePiece-converted models) is not "
+                      "supported; load the model's tokenizer.model instead");
   fuse_unk_ = optional_bool(model, "fuse_unk", false);
   ignore_merges_ = optional_bool(model, "ignore_merges", false);
 
   const JsonValue* vocab = model.find("vocab");
-  EMBER_CHECK_OR_RETURN_ERROR(vocab != nullptr && vocab->is_object(), InvalidArgument,
-                              "tokenizer.json: model.vocab is not an object");
+  EMBER_REFUSE_UNLESS(why_, vocab != nullptr && vocab->is_object(), InvalidArgument,
+                      "tokenizer.json: model.vocab: expected an object, found %s",
+                      vocab == nullptr ? "nothing" : vocab->kind_name());
   vocab_.reserve(vocab->members().size());
   for (const auto& m : vocab->members()) {
-    EMBER_CHECK_OR_RETURN_ERROR(m.second.is_integer() && m.second.as_int() >= 0 && m.second.as_int() < (1 << 30),
-                                InvalidArgument, "tokenizer.json: model.vocab[\"%s\"] is not an id in [0, 2^30)",
-                                m.first.c_str());
+    EMBER_TRY(check_id(m.second, "model.vocab", ("\"" + quoted(m.first) + "\"").c_str()));
     const int32_t id = static_cast<int32_t>(m.second.as_int());
     vocab_[m.first] = id;
     if (static_cast<size_t>(id) >= pieces_.size()) pieces_.resize(id + 1);
@@ -137,17 +165,18 @@ Error HfTokenizer::parse_model(const JsonValue& model) {
   }
 
   const std::string* unk = optional_string(model, "unk_token", &bad);
-  EMBER_CHECK_OR_RETURN_ERROR(!bad, InvalidArgument, "tokenizer.json: model.unk_token is not a string");
+  EMBER_REFUSE_UNLESS(why_, !bad, InvalidArgument, "tokenizer.json: model.unk_token: expected a string or null");
   if (unk != nullptr) {
     auto it = vocab_.find(*unk);
-    EMBER_CHECK_OR_RETURN_ERROR(it != vocab_.end(), InvalidArgument,
-                                "tokenizer.json: model.unk_token \"%s\" is not in the vocabulary", unk->c_str());
+    EMBER_REFUSE_UNLESS(why_, it != vocab_.end(), InvalidArgument,
+                        "tokenizer.json: model.unk_token: \"%s\" is not in model.vocab", quoted(*unk).c_str());
     unk_id_ = it->second;
   }
 
   const JsonValue* merges = model.find("merges");
-  EMBER_CHECK_OR_RETURN_ERROR(merges != nullptr && merges->is_array(), InvalidArgument,
-                              "tokenizer.json: model.merges is not an array");
+  EMBER_REFUSE_UNLESS(why_, merges != nullptr && merges->is_array(), InvalidArgument,
+                      "tokenizer.json: model.merges: expected an array, found %s",
+                      merges == nullptr ? "nothing" : merges->kind_name());
   merges_.reserve(merges->items().size());
   int32_t rank = 0;
   for (const JsonValue& m : merges->items()) {
@@ -155,33 +184,53 @@ Error HfTokenizer::parse_model(const JsonValue& model) {
     if (m.is_string()) {
       const std::string& s = m.as_string();
       const size_t space = s.find(' ');
-      EMBER_CHECK_OR_RETURN_ERROR(space != std::string::npos && s.find(' ', space + 1) == std::string::npos,
-                                  InvalidArgument, "tokenizer.json: merge %d \"%s\" is not two tokens", rank,
-                                  s.c_str());
+      EMBER_REFUSE_UNLESS(why_, space != std::string::npos && s.find(' ', space + 1) == std::string::npos,
+                          InvalidArgument, "tokenizer.json: model.merges[%d]: \"%s\" is not two tokens and a space",
+                          rank, quoted(s).c_str());
       left = s.substr(0, space), right = s.substr(space + 1);
     } else {
-      EMBER_CHECK_OR_RETURN_ERROR(m.is_array() && m.items().size() == 2 && m.items()[0].is_string() &&
-                                      m.items()[1].is_string(),
-                                  InvalidArgument, "tokenizer.json: merge %d is neither \"a b\" nor [\"a\", \"b\"]",
-                                  rank);
+      EMBER_REFUSE_UNLESS(why_,
+                          m.is_array() && m.items().size() == 2 && m.items()[0].is_string() && m.items()[1].is_string(),
+                          InvalidArgument,
+                          "tokenizer.json: model.merges[%d]: expected \"a b\" or [\"a\", \"b\"], found %s", rank,
+                          m.kind_name());
       left = m.items()[0].as_string(), right = m.items()[1].as_string();
     }
     auto l = vocab_.find(left), r = vocab_.find(right), lr = vocab_.find(left + right);
-    EMBER_CHECK_OR_RETURN_ERROR(l != vocab_.end() && r != vocab_.end() && lr != vocab_.end(), InvalidArgument,
-                                "tokenizer.json: merge %d (\"%s\", \"%s\") names a token missing from the vocabulary",
-                                rank, left.c_str(), right.c_str());
+    EMBER_REFUSE_UNLESS(why_, l != vocab_.end() && r != vocab_.end() && lr != vocab_.end(), InvalidArgument,
+                        "tokenizer.json: model.merges[%d]: \"%s\" missing from model.vocab (merging \"%s\" and "
+                        "\"%s\")",
+                        rank,
+                        quoted(l == vocab_.end()   ? left
+                               : r == vocab_.end() ? right
+                                                   : left + right)
+                            .c_str(),
+                        quoted(left).c_str(), quoted(right).c_str());
     merges_.emplace(pair_key(l->second, r->second), Merge{rank, lr->second});  // the first rank of a pair wins
     ++rank;
   }
   return Error::Ok;
 }
 
+Error HfTokenizer::check_id(const JsonValue& id, const char* path, const char* key) const {
+  EMBER_REFUSE_UNLESS(why_, id.is_integer(), InvalidArgument, "tokenizer.json: %s[%s]: the id is a %s, not an integer",
+                      path, key, id.kind_name());
+  EMBER_REFUSE_UNLESS(why_, id.as_int() >= 0 && id.as_int() < id_limit_, InvalidArgument,
+                      "tokenizer.json: %s[%s]: id %lld is outside [0, %lld) (the limit: the file's %lld vocabulary "
+                      "entries and added tokens plus %lld)",
+                      path, key, static_cast<long long>(id.as_int()), static_cast<long long>(id_limit_),
+                      static_cast<long long>(id_limit_ - kIdSlack), static_cast<long long>(kIdSlack));
+  return Error::Ok;
+}
+
 Error HfTokenizer::parse_pre_tokenizer(const JsonValue& pre) {
   std::vector<const JsonValue*> steps;
-  if (type_of(pre) == "Sequence") {
+  const bool sequence = type_of(pre) == "Sequence";
+  if (sequence) {
     const JsonValue* list = pre.find("pretokenizers");
-    EMBER_CHECK_OR_RETURN_ERROR(list != nullptr && list->is_array(), InvalidArgument,
-                                "tokenizer.json: pre_tokenizer Sequence has no \"pretokenizers\" array");
+    EMBER_REFUSE_UNLESS(why_, list != nullptr && list->is_array(), InvalidArgument,
+                        "tokenizer.json: pre_tokenizer.pretokenizers: expected an array in a Sequence, found %s",
+                        list == nullptr ? "nothing" : list->kind_name());
     for (const JsonValue& s : list->items()) steps.push_back(&s);
   } else {
     steps.push_back(&pre);
@@ -189,54 +238,64 @@ Error HfTokenizer::parse_pre_tokenizer(const JsonValue& pre) {
   for (size_t i = 0; i < steps.size(); ++i) {
     const JsonValue& s = *steps[i];
     const std::string type = type_of(s);
+    char path[64];
+    if (sequence) {
+      snprintf(path, sizeof(path), "pre_tokenizer.pretokenizers[%zu]", i);
+    } else {
+      snprintf(path, sizeof(path), "pre_tokenizer");
+    }
     PreTokenizerStep step{};
     if (type == "ByteLevel") {
       step.byte_level = true;
       step.use_regex = optional_bool(s, "use_regex", true);
       step.add_prefix_space = optional_bool(s, "add_prefix_space", true);
       step.pattern = SplitPattern::kGpt2;
-      EMBER_CHECK_OR_RETURN_ERROR(i + 1 == steps.size(), NotSupported,
-                                  "tokenizer.json: pre-tokenizer step %zu (ByteLevel) must be the last step", i);
+      EMBER_REFUSE_UNLESS(why_, i + 1 == steps.size(), NotSupported,
+                          "tokenizer.json: %s: ByteLevel must be the last step (%zu steps)", path, steps.size());
     } else if (type == "Split") {
       const JsonValue* pattern = s.find("pattern");
       const JsonValue* regex = pattern != nullptr ? pattern->find("Regex") : nullptr;
-      EMBER_CHECK_OR_RETURN_ERROR(regex != nullptr && regex->is_string(), NotSupported,
-                                  "tokenizer.json: pre-tokenizer step %zu splits on something other than a Regex", i);
-      EMBER_CHECK_OR_RETURN_ERROR(split_pattern_from_regex(regex->as_string(), &step.pattern), NotSupported,
-                                  "tokenizer.json: pre-tokenizer step %zu splits on a regex that is none of GPT-2's, "
-                                  "Llama-3's or Qwen2's: %.120s",
-                                  i, regex->as_string().c_str());
+      EMBER_REFUSE_UNLESS(why_, regex != nullptr && regex->is_string(), NotSupported,
+                          "tokenizer.json: %s.pattern.Regex: expected a string (splitting on anything else is not "
+                          "supported)",
+                          path);
+      EMBER_REFUSE_UNLESS(why_, split_pattern_from_regex(regex->as_string(), &step.pattern), NotSupported,
+                          "tokenizer.json: %s.pattern.Regex: \"%s\" is none of GPT-2's, Llama-3's or Qwen2's patterns",
+                          path, quoted(regex->as_string()).c_str());
       const JsonValue* behavior = s.find("behavior");
-      EMBER_CHECK_OR_RETURN_ERROR(behavior != nullptr && behavior->is_string() && behavior->as_string() == "Isolated" &&
-                                      !optional_bool(s, "invert", false),
-                                  NotSupported,
-                                  "tokenizer.json: pre-tokenizer step %zu: only Split behavior \"Isolated\" without "
-                                  "invert is supported",
-                                  i);
+      EMBER_REFUSE_UNLESS(why_,
+                          behavior != nullptr && behavior->is_string() && behavior->as_string() == "Isolated" &&
+                              !optional_bool(s, "invert", false),
+                          NotSupported,
+                          "tokenizer.json: %s.behavior: only Split behavior \"Isolated\" without invert is supported",
+                          path);
     } else {
-      EMBER_LOG(ERROR, "tokenizer.json: pre-tokenizer \"%s\" is not supported (only ByteLevel and Split)",
-                type.c_str());
-      return Error::NotSupported;
+      return refuse(why_, Error::NotSupported,
+                    "tokenizer.json: %s.type \"%s\" is not supported (only ByteLevel and Split)", path,
+                    quoted(type).c_str());
     }
     pre_.push_back(step);
   }
-  EMBER_CHECK_OR_RETURN_ERROR(!pre_.empty() && pre_.back().byte_level, NotSupported,
-                              "tokenizer.json: the pre-tokenizer has no ByteLevel step; only byte-level BPE is "
-                              "supported");
+  EMBER_REFUSE_UNLESS(why_, !pre_.empty() && pre_.back().byte_level, NotSupported,
+                      "tokenizer.json: pre_tokenizer: no ByteLevel step; only byte-level BPE is supported");
   return Error::Ok;
 }
 
 Error HfTokenizer::parse_added_tokens(const JsonValue& added) {
-  EMBER_CHECK_OR_RETURN_ERROR(added.is_array(), InvalidArgument, "tokenizer.json: added_tokens is not an array");
+  EMBER_REFUSE_UNLESS(why_, added.is_array(), InvalidArgument,
+                      "tokenizer.json: added_tokens: expected an array, found %s", added.kind_name());
   for (size_t i = 0; i < added.items().size(); ++i) {
     const JsonValue& t = added.items()[i];
-    const JsonValue* id = t.is_object() ? t.find("id") : nullptr;
-    const JsonValue* content = t.is_object() ? t.find("content") : nullptr;
-    EMBER_CHECK_OR_RETURN_ERROR(id != nullptr && id->is_integer() && id->as_int() >= 0 && id->as_int() < (1 << 30) &&
-                                    content != nullptr && content->is_string() && !content->as_string().empty(),
-                                InvalidArgument,
-                                "tokenizer.json: added_tokens[%zu] needs an id in [0, 2^30) and a non-empty content",
-                                i);
+    EMBER_REFUSE_UNLESS(why_, t.is_object(), InvalidArgument,
+                        "tokenizer.json: added_tokens[%zu]: expected an object, found %s", i, t.kind_name());
+    const JsonValue* id = t.find("id");
+    const JsonValue* content = t.find("content");
+    EMBER_REFUSE_UNLESS(why_, id != nullptr, InvalidArgument, "tokenizer.json: added_tokens[%zu].id: missing", i);
+    char index[24];
+    snprintf(index, sizeof(index), "%zu", i);
+    EMBER_TRY(check_id(*id, "added_tokens", index));
+    EMBER_REFUSE_UNLESS(why_, content != nullptr && content->is_string() && !content->as_string().empty(),
+                        InvalidArgument, "tokenizer.json: added_tokens[%zu].content: expected a non-empty string", i);
     AddedToken tok;
     tok.content = content->as_string();
     tok.id = static_cast<int32_t>(id->as_int());
@@ -293,7 +352,8 @@ void HfTokenizer::find_bos_eos(const JsonValue& root, std::string_view config_js
   }
   // 3. tokenizer_config.json names them outright.
   if (config_json.empty()) return;
-  auto config = parse_json(config_json);
+  std::string ignored;  // a malformed tokenizer_config.json names nothing; tokenizer.json's choice stands
+  auto config = parse_json(config_json, &ignored);
   if (!config.ok() || !config->is_object()) return;
   auto named = [&](const char* key) -> int32_t {
     const JsonValue* v = config->find(key);

@@ -28,8 +28,10 @@ namespace llm {
 class HfTokenizer final : public Tokenizer {
  public:
   // Parses a tokenizer.json document. `config_json`, when not empty, is the model's tokenizer_config.json, whose
-  // bos_token / eos_token override what tokenizer.json implies.
-  static Result<std::unique_ptr<Tokenizer>> load(std::string_view json, std::string_view config_json = {});
+  // bos_token / eos_token override what tokenizer.json implies. A refusal says what and where (a byte offset for
+  // JSON syntax, a JSON path such as model.merges[12] otherwise) in `*why` when given, in the log otherwise.
+  static Result<std::unique_ptr<Tokenizer>> load(std::string_view json, std::string_view config_json = {},
+                                                 std::string* why = nullptr);
 
   Result<std::vector<int32_t>> encode(std::string_view text, bool bos, bool eos) const override;
   Result<std::string> decode(int32_t prev, int32_t id) const override;
@@ -65,8 +67,15 @@ class HfTokenizer final : public Tokenizer {
     size_t end;
   };
 
+  // Ids index tables, so the largest allowed is the number of entries the file holds plus kIdSlack (room for the
+  // holes some real files leave), and never kMaxIds or more.
+  static constexpr size_t kIdSlack = 1 << 16;
+  static constexpr size_t kMaxIds = 1 << 30;
+
   HfTokenizer() = default;
   Error parse(const JsonValue& root);
+  // `id` (the value of `path`[`key`]) is an integer in [0, id_limit_), else a refusal naming both.
+  Error check_id(const JsonValue& id, const char* path, const char* key) const;
   Error parse_model(const JsonValue& model);
   Error parse_pre_tokenizer(const JsonValue& pre);
   Error parse_added_tokens(const JsonValue& added);
@@ -91,6 +100,8 @@ class HfTokenizer final : public Tokenizer {
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
+  int64_t id_limit_ = 0;
+  std::string* why_ = nullptr;  // where parse()'s refusal goes; set only while loading
 };
 
 }  // namespace llm

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "examples/llm/tokenizer/refusal.h"
 #include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
@@ -40,9 +41,12 @@ class JsonParser {
   }
 
  private:
-  // Says "JSON: expected <what> at line L, column C" (the column counts bytes) and returns InvalidArgument: into
-  // the caller's string when it gave one (a server answers the client with it), to the log otherwise.
-  Error fail(const char* what) {
+  // Says "JSON: expected <what> at byte B (line L, column C)" (the column counts bytes) and returns
+  // InvalidArgument: into the caller's string when it gave one (a server answers the client with it), to the log
+  // otherwise.
+  Error fail(const char* what) { return refuse_here("expected ", what); }
+
+  Error refuse_here(const char* prefix, const char* what) {
     size_t line = 1, column = 1;
     for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
       if (s_[i] == '\n') {
@@ -51,15 +55,8 @@ class JsonParser {
         ++column;
       }
     }
-    char message[160];
-    snprintf(message, sizeof(message), "JSON: expected %s at line %zu, column %zu%s", what, line, column,
-             pos_ >= s_.size() ? " (the document ends there)" : "");
-    if (error_ != nullptr) {
-      *error_ = message;
-    } else {
-      EMBER_LOG(ERROR, "%s", message);
-    }
-    return Error::InvalidArgument;
+    return refuse(error_, Error::InvalidArgument, "JSON: %s%s at byte %zu (line %zu, column %zu%s)", prefix, what, pos_,
+                  line, column, pos_ >= s_.size() ? "; the document ends there" : "");
   }
 
   void skip_space() {
@@ -77,7 +74,9 @@ class JsonParser {
     if (pos_ >= s_.size()) return fail("a value");
     const char c = s_[pos_];
     if (c == '{' || c == '[') {
-      if (depth >= kMaxJsonDepth) return fail("at most 128 nested arrays and objects");
+      if (depth >= kMaxJsonDepth) {
+        return refuse_here("", "more than 128 nested arrays and objects (the limit, kMaxJsonDepth)");
+      }
       return c == '{' ? parse_object(out, depth + 1) : parse_array(out, depth + 1);
     }
     if (c == '"') {

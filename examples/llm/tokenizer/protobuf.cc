@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "examples/llm/tokenizer/refusal.h"
+
 namespace ember {
 namespace llm {
 
@@ -37,36 +39,51 @@ uint64_t read_le(std::string_view data, size_t pos, size_t n) {
 
 }  // namespace
 
-Result<std::vector<ProtoField>> parse_proto(std::string_view message, const char* name) {
+const char* wire_type_name(uint32_t wire) {
+  switch (wire) {
+    case 0: return "varint";
+    case 1: return "64-bit";
+    case 2: return "length-delimited";
+    case 5: return "32-bit";
+    default: return "invalid";
+  }
+}
+
+Result<std::vector<ProtoField>> parse_proto(std::string_view message, const char* name, std::string* why, size_t base) {
   std::vector<ProtoField> fields;
+  const size_t end = base + message.size();  // in file offsets, for messages
   size_t pos = 0;
   while (pos < message.size()) {
     const size_t start = pos;
     uint64_t key;
-    EMBER_CHECK_OR_RETURN_ERROR(read_varint(message, &pos, &key), InvalidArgument,
-                                "protobuf %s: truncated field key at byte %zu of %zu", name, start, message.size());
+    EMBER_REFUSE_UNLESS(why, read_varint(message, &pos, &key), InvalidArgument,
+                        "protobuf %s: field key at byte %zu is truncated (the message ends at byte %zu)", name,
+                        base + start, end);
     ProtoField f{};
     f.number = static_cast<uint32_t>(key >> 3);
-    EMBER_CHECK_OR_RETURN_ERROR(f.number != 0 && (key >> 3) <= 0x1FFFFFFF, InvalidArgument,
-                                "protobuf %s: invalid field number %llu at byte %zu", name,
-                                static_cast<unsigned long long>(key >> 3), start);
+    f.offset = base + start;
     const uint32_t wire = static_cast<uint32_t>(key & 7);
+    EMBER_REFUSE_UNLESS(why, f.number != 0 && (key >> 3) <= 0x1FFFFFFF, InvalidArgument,
+                        "protobuf %s: field number %llu (wire type %u) at byte %zu is outside [1, 2^29)", name,
+                        static_cast<unsigned long long>(key >> 3), wire, f.offset);
+    f.value_offset = base + pos;
     switch (wire) {
       case 0: {
         f.type = WireType::kVarint;
-        const size_t value_start = pos;
-        EMBER_CHECK_OR_RETURN_ERROR(read_varint(message, &pos, &f.value), InvalidArgument,
-                                    "protobuf %s: field %u: truncated varint at byte %zu of %zu", name, f.number,
-                                    value_start, message.size());
+        EMBER_REFUSE_UNLESS(why, read_varint(message, &pos, &f.value), InvalidArgument,
+                            "protobuf %s: field %u (wire type 0, varint) at byte %zu: the value is truncated or over "
+                            "10 bytes (the message ends at byte %zu)",
+                            name, f.number, f.offset, end);
         break;
       }
       case 1:
       case 5: {
         const size_t n = wire == 1 ? 8 : 4;
         f.type = wire == 1 ? WireType::kFixed64 : WireType::kFixed32;
-        EMBER_CHECK_OR_RETURN_ERROR(message.size() - pos >= n, InvalidArgument,
-                                    "protobuf %s: field %u: %zu-byte value truncated at byte %zu of %zu", name,
-                                    f.number, n, pos, message.size());
+        EMBER_REFUSE_UNLESS(why, message.size() - pos >= n, InvalidArgument,
+                            "protobuf %s: field %u (wire type %u, %s) at byte %zu: the %zu-byte value is truncated "
+                            "(%zu bytes left)",
+                            name, f.number, wire, wire_type_name(wire), f.offset, n, message.size() - pos);
         f.value = read_le(message, pos, n);
         pos += n;
         break;
@@ -74,21 +91,23 @@ Result<std::vector<ProtoField>> parse_proto(std::string_view message, const char
       case 2: {
         f.type = WireType::kLengthDelimited;
         uint64_t length;
-        EMBER_CHECK_OR_RETURN_ERROR(read_varint(message, &pos, &length), InvalidArgument,
-                                    "protobuf %s: field %u: truncated length at byte %zu of %zu", name, f.number, pos,
-                                    message.size());
-        EMBER_CHECK_OR_RETURN_ERROR(length <= message.size() - pos, InvalidArgument,
-                                    "protobuf %s: field %u: length %llu at byte %zu runs past the end (%zu bytes left)",
-                                    name, f.number, static_cast<unsigned long long>(length), start,
-                                    message.size() - pos);
+        EMBER_REFUSE_UNLESS(why, read_varint(message, &pos, &length), InvalidArgument,
+                            "protobuf %s: field %u (wire type 2, length-delimited) at byte %zu: the length is "
+                            "truncated (the message ends at byte %zu)",
+                            name, f.number, f.offset, end);
+        EMBER_REFUSE_UNLESS(why, length <= message.size() - pos, InvalidArgument,
+                            "protobuf %s: field %u (wire type 2, length-delimited) at byte %zu: length %llu runs past "
+                            "the end (%zu bytes left)",
+                            name, f.number, f.offset, static_cast<unsigned long long>(length), message.size() - pos);
+        f.value_offset = base + pos;
         f.bytes = message.substr(pos, static_cast<size_t>(length));
         pos += static_cast<size_t>(length);
         break;
       }
       default:
-        EMBER_LOG(ERROR, "protobuf %s: field %u: wire type %u at byte %zu is not supported (groups or invalid)", name,
-                  f.number, wire, start);
-        return Error::InvalidArgument;
+        return refuse(why, Error::InvalidArgument,
+                      "protobuf %s: field %u at byte %zu has wire type %u, which is not supported (groups or invalid)",
+                      name, f.number, f.offset, wire);
     }
     fields.push_back(f);
   }

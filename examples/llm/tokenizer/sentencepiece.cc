@@ -6,6 +6,7 @@
 #include <queue>
 
 #include "examples/llm/tokenizer/protobuf.h"
+#include "examples/llm/tokenizer/refusal.h"
 #include "examples/llm/tokenizer/unicode.h"
 
 namespace ember {
@@ -36,9 +37,12 @@ enum : uint32_t {
 };
 enum ModelType : uint32_t { kUnigram = 1, kBpe = 2, kWord = 3, kChar = 4 };
 
-Error expect_wire(const ProtoField& f, WireType type, const char* message) {
-  EMBER_CHECK_OR_RETURN_ERROR(f.type == type, InvalidArgument, "protobuf %s: field %u has wire type %u, expected %u",
-                              message, f.number, static_cast<unsigned>(f.type), static_cast<unsigned>(type));
+// Refuses field `f` of `message` unless it has wire type `type`; `field` names it ("score").
+Error expect_wire(const ProtoField& f, WireType type, const char* message, const char* field, std::string* why) {
+  const unsigned have = static_cast<unsigned>(f.type), want = static_cast<unsigned>(type);
+  EMBER_REFUSE_UNLESS(why, have == want, InvalidArgument,
+                      "protobuf %s: field %u (%s) at byte %zu has wire type %u (%s), expected %u (%s)", message,
+                      f.number, field, f.offset, have, wire_type_name(have), want, wire_type_name(want));
   return Error::Ok;
 }
 
@@ -92,56 +96,67 @@ void flush_bytes(std::string* bytes, std::string* out) {
 
 }  // namespace
 
-Result<std::unique_ptr<Tokenizer>> SentencePieceTokenizer::load(std::string_view model) {
+Result<std::unique_ptr<Tokenizer>> SentencePieceTokenizer::load(std::string_view model, std::string* why) {
   std::unique_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
+  tok->why_ = why;
   EMBER_TRY(tok->parse(model));
+  tok->why_ = nullptr;
   return std::unique_ptr<Tokenizer>(std::move(tok));
 }
 
 Error SentencePieceTokenizer::parse(std::string_view model) {
-  EMBER_TRY_ASSIGN(fields, parse_proto(model, "ModelProto"));
+  EMBER_TRY_ASSIGN(fields, parse_proto(model, "ModelProto", why_));
+  std::vector<size_t> piece_offsets;  // where each piece's field starts, for messages
+  size_t charsmap_offset = 0;
   uint32_t model_type = kUnigram;
+  size_t model_type_offset = 0;
   std::string bos_piece = "<s>", eos_piece = "</s>";
   std::string_view charsmap;
   for (const ProtoField& f : fields) {
     if (f.number == kModelPieces) {
-      EMBER_TRY(expect_wire(f, WireType::kLengthDelimited, "ModelProto"));
-      EMBER_TRY_ASSIGN(pf, parse_proto(f.bytes, "ModelProto.pieces"));
+      EMBER_TRY(expect_wire(f, WireType::kLengthDelimited, "ModelProto", "pieces", why_));
+      char name[48];
+      snprintf(name, sizeof(name), "ModelProto.pieces[%zu]", pieces_.size());
+      EMBER_TRY_ASSIGN(pf, parse_proto(f.bytes, name, why_, f.value_offset));
       Piece p{std::string(), 0.0f, kNormal};
       for (const ProtoField& g : pf) {
         if (g.number == kPieceText) {
-          EMBER_TRY(expect_wire(g, WireType::kLengthDelimited, "ModelProto.pieces"));
+          EMBER_TRY(expect_wire(g, WireType::kLengthDelimited, name, "piece", why_));
           p.text = std::string(g.bytes);
         } else if (g.number == kPieceScore) {
-          EMBER_TRY(expect_wire(g, WireType::kFixed32, "ModelProto.pieces"));
+          EMBER_TRY(expect_wire(g, WireType::kFixed32, name, "score", why_));
           p.score = g.as_float();
         } else if (g.number == kPieceType) {
-          EMBER_TRY(expect_wire(g, WireType::kVarint, "ModelProto.pieces"));
-          EMBER_CHECK_OR_RETURN_ERROR(g.value >= kNormal && g.value <= kByte, InvalidArgument,
-                                      "SentencePiece model: piece %zu has unknown type %llu", pieces_.size(),
-                                      static_cast<unsigned long long>(g.value));
+          EMBER_TRY(expect_wire(g, WireType::kVarint, name, "type", why_));
+          EMBER_REFUSE_UNLESS(why_, g.value >= kNormal && g.value <= kByte, InvalidArgument,
+                              "SentencePiece model: %s.type at byte %zu: %llu is not a piece type (1 NORMAL to 6 BYTE)",
+                              name, g.offset, static_cast<unsigned long long>(g.value));
           p.type = static_cast<PieceType>(g.value);
         }
       }
-      EMBER_CHECK_OR_RETURN_ERROR(!p.text.empty(), InvalidArgument, "SentencePiece model: piece %zu is empty",
-                                  pieces_.size());
+      EMBER_REFUSE_UNLESS(why_, !p.text.empty(), InvalidArgument,
+                          "SentencePiece model: %s.piece (at byte %zu) is empty or missing", name, f.offset);
       pieces_.push_back(std::move(p));
+      piece_offsets.push_back(f.offset);
     } else if (f.number == kModelTrainerSpec) {
-      EMBER_TRY(expect_wire(f, WireType::kLengthDelimited, "ModelProto"));
-      EMBER_TRY_ASSIGN(tf, parse_proto(f.bytes, "TrainerSpec"));
+      EMBER_TRY(expect_wire(f, WireType::kLengthDelimited, "ModelProto", "trainer_spec", why_));
+      EMBER_TRY_ASSIGN(tf, parse_proto(f.bytes, "TrainerSpec", why_, f.value_offset));
       for (const ProtoField& g : tf) {
         if (g.number == kTrainerModelType) {
-          EMBER_TRY(expect_wire(g, WireType::kVarint, "TrainerSpec"));
+          EMBER_TRY(expect_wire(g, WireType::kVarint, "TrainerSpec", "model_type", why_));
           model_type = static_cast<uint32_t>(g.value);
+          model_type_offset = g.offset;
         } else if (g.number == kTrainerByteFallback) {
-          EMBER_TRY(expect_wire(g, WireType::kVarint, "TrainerSpec"));
+          EMBER_TRY(expect_wire(g, WireType::kVarint, "TrainerSpec", "byte_fallback", why_));
           byte_fallback_ = g.as_bool();
         } else if (g.number == kTrainerTreatWhitespaceAsSuffix) {
-          EMBER_TRY(expect_wire(g, WireType::kVarint, "TrainerSpec"));
-          EMBER_CHECK_OR_RETURN_ERROR(!g.as_bool(), NotSupported,
-                                      "SentencePiece model: treat_whitespace_as_suffix is not supported");
+          EMBER_TRY(expect_wire(g, WireType::kVarint, "TrainerSpec", "treat_whitespace_as_suffix", why_));
+          EMBER_REFUSE_UNLESS(why_, !g.as_bool(), NotSupported,
+                              "SentencePiece model: TrainerSpec.treat_whitespace_as_suffix (at byte %zu) is not "
+                              "supported",
+                              g.offset);
         } else if (g.number == kTrainerUnkSurface || g.number == kTrainerBosPiece || g.number == kTrainerEosPiece) {
-          EMBER_TRY(expect_wire(g, WireType::kLengthDelimited, "TrainerSpec"));
+          EMBER_TRY(expect_wire(g, WireType::kLengthDelimited, "TrainerSpec", "a piece name", why_));
           std::string& s = g.number == kTrainerUnkSurface ? unk_surface_
                            : g.number == kTrainerBosPiece ? bos_piece
                                                           : eos_piece;
@@ -150,18 +165,22 @@ Error SentencePieceTokenizer::parse(std::string_view model) {
       }
     } else if (f.number == kModelNormalizerSpec || f.number == kModelDenormalizerSpec) {
       const bool denormalizer = f.number == kModelDenormalizerSpec;
-      EMBER_TRY(expect_wire(f, WireType::kLengthDelimited, "ModelProto"));
-      EMBER_TRY_ASSIGN(nf, parse_proto(f.bytes, denormalizer ? "denormalizer_spec" : "normalizer_spec"));
+      const char* spec = denormalizer ? "ModelProto.denormalizer_spec" : "ModelProto.normalizer_spec";
+      EMBER_TRY(expect_wire(f, WireType::kLengthDelimited, "ModelProto", spec + 11, why_));
+      EMBER_TRY_ASSIGN(nf, parse_proto(f.bytes, spec, why_, f.value_offset));
       for (const ProtoField& g : nf) {
         if (g.number == kNormalizerCharsmap) {
-          EMBER_TRY(expect_wire(g, WireType::kLengthDelimited, "NormalizerSpec"));
-          EMBER_CHECK_OR_RETURN_ERROR(!denormalizer || g.bytes.empty(), NotSupported,
-                                      "SentencePiece model: a denormalizer (denormalizer_spec rules) is not supported");
+          EMBER_TRY(expect_wire(g, WireType::kLengthDelimited, spec, "precompiled_charsmap", why_));
+          EMBER_REFUSE_UNLESS(why_, !denormalizer || g.bytes.empty(), NotSupported,
+                              "SentencePiece model: %s.precompiled_charsmap (at byte %zu): a denormalizer is not "
+                              "supported",
+                              spec, g.offset);
           charsmap = g.bytes;
+          charsmap_offset = g.value_offset;
         } else if (!denormalizer &&
                    (g.number == kNormalizerAddDummyPrefix || g.number == kNormalizerRemoveExtraWhitespaces ||
                     g.number == kNormalizerEscapeWhitespaces)) {
-          EMBER_TRY(expect_wire(g, WireType::kVarint, "NormalizerSpec"));
+          EMBER_TRY(expect_wire(g, WireType::kVarint, spec, "a white space option", why_));
           bool& b = g.number == kNormalizerAddDummyPrefix           ? add_dummy_prefix_
                     : g.number == kNormalizerRemoveExtraWhitespaces ? remove_extra_whitespaces_
                                                                     : escape_whitespaces_;
@@ -176,17 +195,19 @@ Error SentencePieceTokenizer::parse(std::string_view model) {
     case kBpe: break;
     case kWord:
     case kChar:
-      EMBER_LOG(ERROR, "SentencePiece model: model type %s is not supported (only BPE and UNIGRAM)",
-                model_type == kWord ? "WORD" : "CHAR");
-      return Error::NotSupported;
+      return refuse(why_, Error::NotSupported,
+                    "SentencePiece model: TrainerSpec.model_type (at byte %zu): %s is not supported (only BPE and "
+                    "UNIGRAM)",
+                    model_type_offset, model_type == kWord ? "WORD" : "CHAR");
     default:
-      EMBER_LOG(ERROR, "SentencePiece model: unknown model type %u (known: 1 UNIGRAM, 2 BPE, 3 WORD, 4 CHAR)",
-                model_type);
-      return Error::NotSupported;
+      return refuse(why_, Error::NotSupported,
+                    "SentencePiece model: TrainerSpec.model_type (at byte %zu): unknown type %u (known: 1 UNIGRAM, "
+                    "2 BPE, 3 WORD, 4 CHAR)",
+                    model_type_offset, model_type);
   }
-  EMBER_CHECK_OR_RETURN_ERROR(!pieces_.empty(), InvalidArgument, "SentencePiece model: no pieces");
-  EMBER_CHECK_OR_RETURN_ERROR(pieces_.size() < (1u << 30), InvalidArgument,
-                              "SentencePiece model: %zu pieces is too many", pieces_.size());
+  EMBER_REFUSE_UNLESS(why_, !pieces_.empty(), InvalidArgument, "SentencePiece model: ModelProto.pieces: none");
+  EMBER_REFUSE_UNLESS(why_, pieces_.size() < (1u << 30), InvalidArgument,
+                      "SentencePiece model: ModelProto.pieces: %zu is over the limit of 2^30", pieces_.size());
 
   // Lookup tables (views into pieces_, which no longer changes).
   bool byte_found[256] = {};
@@ -197,8 +218,9 @@ Error SentencePieceTokenizer::parse(std::string_view model) {
     const int32_t id = static_cast<int32_t>(i);
     const bool ordinary = p.type == kNormal || p.type == kUserDefined || p.type == kUnused;
     auto& map = ordinary ? ordinary_ : reserved_;
-    EMBER_CHECK_OR_RETURN_ERROR(map.emplace(p.text, id).second, InvalidArgument,
-                                "SentencePiece model: piece \"%s\" (id %d) is defined twice", p.text.c_str(), id);
+    EMBER_REFUSE_UNLESS(why_, map.emplace(p.text, id).second, InvalidArgument,
+                        "SentencePiece model: ModelProto.pieces[%d] (at byte %zu): \"%.40s\" is defined twice", id,
+                        piece_offsets[i], p.text.c_str());
     if (ordinary && p.text.size() > max_piece_bytes_) max_piece_bytes_ = p.text.size();
     if (p.type == kNormal) {
       if (p.score < min_score_) min_score_ = p.score;
@@ -206,26 +228,34 @@ Error SentencePieceTokenizer::parse(std::string_view model) {
     }
     if (p.type == kUserDefined) user_defined_.push_back(p.text);
     if (p.type == kUnknown) {
-      EMBER_CHECK_OR_RETURN_ERROR(unk_id_ < 0, InvalidArgument,
-                                  "SentencePiece model: two unknown pieces (ids %d and %d)", unk_id_, id);
+      EMBER_REFUSE_UNLESS(why_, unk_id_ < 0, InvalidArgument,
+                          "SentencePiece model: ModelProto.pieces[%d] (at byte %zu): a second unknown piece (the "
+                          "first is pieces[%d])",
+                          id, piece_offsets[i], unk_id_);
       unk_id_ = id;
     }
     if (p.type == kByte) {
       const int b = byte_of_piece(p.text);
-      EMBER_CHECK_OR_RETURN_ERROR(b >= 0, InvalidArgument,
-                                  "SentencePiece model: byte piece \"%s\" (id %d) is not <0xNN>", p.text.c_str(), id);
-      EMBER_CHECK_OR_RETURN_ERROR(byte_fallback_, InvalidArgument,
-                                  "SentencePiece model: byte piece \"%s\" (id %d) although byte_fallback is off",
-                                  p.text.c_str(), id);
+      EMBER_REFUSE_UNLESS(why_, b >= 0, InvalidArgument,
+                          "SentencePiece model: ModelProto.pieces[%d] (at byte %zu): byte piece \"%.40s\" is not "
+                          "<0xNN>",
+                          id, piece_offsets[i], p.text.c_str());
+      EMBER_REFUSE_UNLESS(why_, byte_fallback_, InvalidArgument,
+                          "SentencePiece model: ModelProto.pieces[%d] (at byte %zu): byte piece \"%.40s\" although "
+                          "TrainerSpec.byte_fallback is off",
+                          id, piece_offsets[i], p.text.c_str());
       byte_found[b] = true;
       byte_ids_[b] = id;
     }
   }
-  EMBER_CHECK_OR_RETURN_ERROR(unk_id_ >= 0, InvalidArgument, "SentencePiece model: no unknown piece (type UNKNOWN)");
+  EMBER_REFUSE_UNLESS(why_, unk_id_ >= 0, InvalidArgument,
+                      "SentencePiece model: ModelProto.pieces: no unknown piece (type UNKNOWN)");
   if (byte_fallback_) {
     for (int b = 0; b < 256; ++b) {
-      EMBER_CHECK_OR_RETURN_ERROR(byte_found[b], InvalidArgument,
-                                  "SentencePiece model: byte_fallback is on but byte piece <0x%02X> is missing", b);
+      EMBER_REFUSE_UNLESS(why_, byte_found[b], InvalidArgument,
+                          "SentencePiece model: ModelProto.pieces: TrainerSpec.byte_fallback is on but byte piece "
+                          "<0x%02X> is missing",
+                          b);
     }
   }
   auto special = [this](const std::string& name) -> int32_t {
@@ -239,16 +269,19 @@ Error SentencePieceTokenizer::parse(std::string_view model) {
 
   if (!charsmap.empty()) {
     // A little-endian uint32 trie size, the trie (32-bit units), then NUL-terminated replacement strings.
-    EMBER_CHECK_OR_RETURN_ERROR(charsmap.size() > 4, InvalidArgument,
-                                "SentencePiece model: precompiled_charsmap of %zu bytes is truncated", charsmap.size());
+    EMBER_REFUSE_UNLESS(why_, charsmap.size() > 4, InvalidArgument,
+                        "SentencePiece model: normalizer_spec.precompiled_charsmap at byte %zu: %zu bytes is truncated "
+                        "(a 4-byte trie size, then the trie)",
+                        charsmap_offset, charsmap.size());
     const uint32_t trie_bytes = static_cast<uint32_t>(static_cast<uint8_t>(charsmap[0])) |
                                 static_cast<uint32_t>(static_cast<uint8_t>(charsmap[1])) << 8 |
                                 static_cast<uint32_t>(static_cast<uint8_t>(charsmap[2])) << 16 |
                                 static_cast<uint32_t>(static_cast<uint8_t>(charsmap[3])) << 24;
-    EMBER_CHECK_OR_RETURN_ERROR(trie_bytes % 4 == 0 && trie_bytes > 0 && trie_bytes <= charsmap.size() - 4,
-                                InvalidArgument,
-                                "SentencePiece model: precompiled_charsmap says its trie has %u bytes, of %zu",
-                                trie_bytes, charsmap.size() - 4);
+    EMBER_REFUSE_UNLESS(why_, trie_bytes % 4 == 0 && trie_bytes > 0 && trie_bytes <= charsmap.size() - 4,
+                        InvalidArgument,
+                        "SentencePiece model: normalizer_spec.precompiled_charsmap at byte %zu: a trie of %u bytes "
+                        "(not a positive multiple of 4, or over the %zu bytes that follow)",
+                        charsmap_offset, trie_bytes, charsmap.size() - 4);
     trie_.resize(trie_bytes / 4);
     for (size_t i = 0; i < trie_.size(); ++i) {
       uint32_t v = 0;

@@ -23,7 +23,9 @@ namespace llm {
 
 class SentencePieceTokenizer final : public Tokenizer {
  public:
-  static Result<std::unique_ptr<Tokenizer>> load(std::string_view model);
+  // A refusal says what and where (the byte offset, field number and wire type, or the piece) in `*why` when
+  // given, in the log otherwise.
+  static Result<std::unique_ptr<Tokenizer>> load(std::string_view model, std::string* why = nullptr);
 
   Result<std::vector<int32_t>> encode(std::string_view text, bool bos, bool eos) const override;
   Result<std::string> decode(int32_t prev, int32_t id) const override;
@@ -74,6 +76,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   // Precompiled normalization rules: a darts-clone double array over UTF-8 bytes, and the replacement strings.
   std::vector<uint32_t> trie_;
   std::string normalized_pool_;
+  std::string* why_ = nullptr;  // where parse()'s refusal goes; set only while loading
 };
 
 }  // namespace llm

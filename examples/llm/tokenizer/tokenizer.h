@@ -1,7 +1,7 @@
 // The tokenizer a text-generation runner uses: text to token ids and back, whatever the model's format.
 //
 //   auto tok = ember::llm::load_tokenizer("tokenizer.json");   // or "tokenizer.model" (SentencePiece)
-//   if (!tok.ok()) ...                                            // Error value; the log says why
+//   if (!tok.ok()) ...                                            // Error value; the log says why (or pass &why)
 //   auto ids = (*tok)->encode("Hello", /*bos=*/true, /*eos=*/false);
 //   for (int32_t id : generated) print((*tok)->decode(prev, id).get()), prev = id;   // streaming
 //
@@ -63,11 +63,13 @@ class Tokenizer {
 // Loads a tokenizer from a file, detecting its format from its first bytes: a Hugging Face tokenizer.json (a JSON
 // object) or a SentencePiece model (a protobuf ModelProto). Error::AccessFailed when the file cannot be read,
 // Error::InvalidArgument when it is malformed, Error::NotSupported for a model or option this library does not
-// implement (the log names it).
-Result<std::unique_ptr<Tokenizer>> load_tokenizer(const std::string& path);
+// implement. What was refused and where (a byte offset and line:column for JSON syntax, a JSON path such as
+// model.merges[12] with the field and the limit, a protobuf field's number, wire type and byte offset) goes to
+// `*why` when given, to the log otherwise.
+Result<std::unique_ptr<Tokenizer>> load_tokenizer(const std::string& path, std::string* why = nullptr);
 
 // The same from the file's bytes.
-Result<std::unique_ptr<Tokenizer>> load_tokenizer_from_bytes(std::string_view data);
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_from_bytes(std::string_view data, std::string* why = nullptr);
 
 }  // namespace llm
 }  // namespace ember

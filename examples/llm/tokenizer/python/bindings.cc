@@ -82,12 +82,17 @@ PYBIND11_MODULE(_ember_tokenizer, m) {
     if (pattern == "llama3") return std::string(ember::llm::split_pattern_regex(ember::llm::SplitPattern::kLlama3));
     return std::string(ember::llm::split_pattern_regex(ember::llm::SplitPattern::kQwen2));
   });
+  // A refusal raises RuntimeError("<Error>: <what and where>"), the loader's own message.
   m.def("load", [](const std::string& path) {
-    ember::python::g_last_error[0] = '\0';
-    return std::shared_ptr<Tokenizer>(take(ember::llm::load_tokenizer(path)));
+    std::string why;
+    auto tok = ember::llm::load_tokenizer(path, &why);
+    if (!tok.ok()) throw std::runtime_error(std::string(ember::error_name(tok.error())) + ": " + why);
+    return std::shared_ptr<Tokenizer>(std::move(tok.get()));
   });
   m.def("load_bytes", [](const py::bytes& data) {
-    ember::python::g_last_error[0] = '\0';
-    return std::shared_ptr<Tokenizer>(take(ember::llm::load_tokenizer_from_bytes(std::string(data))));
+    std::string why;
+    auto tok = ember::llm::load_tokenizer_from_bytes(std::string(data), &why);
+    if (!tok.ok()) throw std::runtime_error(std::string(ember::error_name(tok.error())) + ": " + why);
+    return std::shared_ptr<Tokenizer>(std::move(tok.get()));
   });
 }

@@ -48,23 +48,25 @@ TEST_P(JsonErrors, AreNamed) {
 INSTANTIATE_TEST_SUITE_P(
     Malformed, JsonErrors,
     ::testing::Values(
-        Bad{"", "JSON: expected a value at line 1, column 1 (the document ends there)"},
-        Bad{"{\"a\": 1,}", "JSON: expected a string key at line 1, column 9"},
-        Bad{"{\"a\" 1}", "JSON: expected ':' at line 1, column 6"},
-        Bad{"[1 2]", "JSON: expected ',' or ']' at line 1, column 4"},
-        Bad{"{\"a\": 1\n\"b\": 2}", "JSON: expected ',' or '}' at line 2, column 1"},
-        Bad{"\"abc", "JSON: expected '\"' closing the string at line 1, column 5 (the document ends there)"},
-        Bad{"\"a\\qb\"", "JSON: expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u at line 1, column 4"},
-        Bad{"\"\\u12\"", "JSON: expected 4 hex digits after \\u at line 1, column 4"},
-        Bad{"\"\\udc00\"", "JSON: expected a high surrogate before a low one (\\u escape) at line 1, column 8"},
-        Bad{"\"\\ud800x\"", "JSON: expected a low surrogate \\uDC00-\\uDFFF after a high one at line 1, column 8"},
-        Bad{"\"a\tb\"", "JSON: expected no control character inside a string at line 1, column 3"},
-        Bad{"\"\xFF\"", "JSON: expected UTF-8 text at line 1, column 2"},
-        Bad{"-", "JSON: expected a digit at line 1, column 2 (the document ends there)"},
-        Bad{"1.", "JSON: expected a digit after '.' at line 1, column 3 (the document ends there)"},
-        Bad{"1e+", "JSON: expected a digit in the exponent at line 1, column 4 (the document ends there)"},
-        Bad{"tru", "JSON: expected a value at line 1, column 1"},
-        Bad{"{} x", "JSON: expected end of document at line 1, column 4"}));
+        Bad{"", "JSON: expected a value at byte 0 (line 1, column 1; the document ends there)"},
+        Bad{"{\"a\": 1,}", "JSON: expected a string key at byte 8 (line 1, column 9)"},
+        Bad{"{\"a\" 1}", "JSON: expected ':' at byte 5 (line 1, column 6)"},
+        Bad{"[1 2]", "JSON: expected ',' or ']' at byte 3 (line 1, column 4)"},
+        Bad{"{\"a\": 1\n\"b\": 2}", "JSON: expected ',' or '}' at byte 8 (line 2, column 1)"},
+        Bad{"\"abc", "JSON: expected '\"' closing the string at byte 4 (line 1, column 5; the document ends there)"},
+        Bad{"\"a\\qb\"", "JSON: expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u at byte 3 (line 1, column 4)"},
+        Bad{"\"\\u12\"", "JSON: expected 4 hex digits after \\u at byte 3 (line 1, column 4)"},
+        Bad{"\"\\udc00\"",
+            "JSON: expected a high surrogate before a low one (\\u escape) at byte 7 (line 1, column 8)"},
+        Bad{"\"\\ud800x\"",
+            "JSON: expected a low surrogate \\uDC00-\\uDFFF after a high one at byte 7 (line 1, column 8)"},
+        Bad{"\"a\tb\"", "JSON: expected no control character inside a string at byte 2 (line 1, column 3)"},
+        Bad{"\"\xFF\"", "JSON: expected UTF-8 text at byte 1 (line 1, column 2)"},
+        Bad{"-", "JSON: expected a digit at byte 1 (line 1, column 2; the document ends there)"},
+        Bad{"1.", "JSON: expected a digit after '.' at byte 2 (line 1, column 3; the document ends there)"},
+        Bad{"1e+", "JSON: expected a digit in the exponent at byte 3 (line 1, column 4; the document ends there)"},
+        Bad{"tru", "JSON: expected a value at byte 0 (line 1, column 1)"},
+        Bad{"{} x", "JSON: expected end of document at byte 3 (line 1, column 4)"}));
 
 TEST(Json, NestingIsBounded) {
   const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
@@ -73,7 +75,9 @@ TEST(Json, NestingIsBounded) {
   testing::clear_log();
   auto v = parse_json(deep);
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(testing::last_log(), "JSON: expected at most 128 nested arrays and objects at line 1, column 129");
+  EXPECT_EQ(
+      testing::last_log(),
+      "JSON: more than 128 nested arrays and objects (the limit, kMaxJsonDepth) at byte 128 (line 1, column 129)");
 }
 
 }  // namespace

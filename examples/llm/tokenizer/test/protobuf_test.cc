@@ -44,16 +44,38 @@ TEST_P(ProtobufErrors, AreNamed) {
 
 INSTANTIATE_TEST_SUITE_P(
     Malformed, ProtobufErrors,
-    ::testing::Values(Bad{"\x08\xAC"s, "protobuf Test: field 1: truncated varint at byte 1 of 2"},
-                      Bad{"\x80"s, "protobuf Test: truncated field key at byte 0 of 1"},
-                      Bad{"\x1A\x05hi"s, "protobuf Test: field 3: length 5 at byte 0 runs past the end (2 bytes left)"},
-                      Bad{"\x1A"s, "protobuf Test: field 3: truncated length at byte 1 of 1"},
-                      Bad{"\x15\x00\x00"s, "protobuf Test: field 2: 4-byte value truncated at byte 1 of 3"},
-                      Bad{"\x0B"s,
-                          "protobuf Test: field 1: wire type 3 at byte 0 is not supported (groups or invalid)"},
-                      Bad{"\x00\x01"s, "protobuf Test: invalid field number 0 at byte 0"},
-                      Bad{"\x08\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\x01"s,
-                          "protobuf Test: field 1: truncated varint at byte 1 of 12"}));
+    ::testing::Values(
+        Bad{"\x08\xAC"s,
+            "protobuf Test: field 1 (wire type 0, varint) at byte 0: the value is truncated or over 10 bytes (the "
+            "message ends at byte 2)"},
+        Bad{"\x80"s, "protobuf Test: field key at byte 0 is truncated (the message ends at byte 1)"},
+        Bad{"\x1A\x05hi"s,
+            "protobuf Test: field 3 (wire type 2, length-delimited) at byte 0: length 5 runs past the end (2 bytes "
+            "left)"},
+        Bad{"\x1A"s,
+            "protobuf Test: field 3 (wire type 2, length-delimited) at byte 0: the length is truncated (the message "
+            "ends at byte 1)"},
+        Bad{"\x15\x00\x00"s,
+            "protobuf Test: field 2 (wire type 5, 32-bit) at byte 0: the 4-byte value is truncated (2 bytes left)"},
+        Bad{"\x0B"s, "protobuf Test: field 1 at byte 0 has wire type 3, which is not supported (groups or invalid)"},
+        Bad{"\x00\x01"s, "protobuf Test: field number 0 (wire type 0) at byte 0 is outside [1, 2^29)"},
+        Bad{"\x08\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\x01"s,
+            "protobuf Test: field 1 (wire type 0, varint) at byte 0: the value is truncated or over 10 bytes (the "
+            "message ends at byte 12)"}));
+
+TEST(Protobuf, OffsetsAreTheFilesAndRefusalsGoToTheCallersString) {
+  // A nested message that starts inside its file: offsets count from the file's start.
+  auto fields = parse_proto("\x08\x01\x12\x02hi"s, "Nested", nullptr, 40);
+  ASSERT_TRUE(fields.ok());
+  EXPECT_EQ((*fields)[1].offset, 42u);
+  EXPECT_EQ((*fields)[1].value_offset, 44u);
+  testing::clear_log();
+  std::string why;
+  auto bad = parse_proto("\x08\x01\x0F"s, "Nested", &why, 40);
+  EXPECT_EQ(bad.error(), Error::InvalidArgument);
+  EXPECT_EQ(why, "protobuf Nested: field 1 at byte 42 has wire type 7, which is not supported (groups or invalid)");
+  EXPECT_EQ(testing::last_log(), "");
+}
 
 }  // namespace
 }  // namespace llm

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -68,6 +70,20 @@ Result<std::unique_ptr<Tokenizer>> load(const std::string& bytes) {
   return load_tokenizer_from_bytes(bytes);
 }
 
+// What load_tokenizer_from_bytes says when it refuses `bytes` with `code`, given a string for it (nothing is
+// logged then: the caller decides where the message goes).
+std::string refusal(const std::string& bytes, Error code = Error::InvalidArgument) {
+  testing::clear_log();
+  std::string why;
+  auto tok = load_tokenizer_from_bytes(bytes, &why);
+  EXPECT_FALSE(tok.ok());
+  if (!tok.ok()) {
+    EXPECT_EQ(tok.error(), code) << why;
+  }
+  EXPECT_EQ(testing::last_log(), "");
+  return why;
+}
+
 TEST(SentencePiece, HandMadeBpeModelEncodesAndDecodes) {
   auto tok = load(sp_model());
   ASSERT_TRUE(tok.ok()) << testing::last_log();
@@ -98,48 +114,64 @@ TEST(SentencePiece, UnknownCharactersBecomeOneUnknownToken) {
   EXPECT_EQ(*ids, (std::vector<int32_t>{6, 0}));
 }
 
-TEST(SentencePieceErrors, TruncatedProtobuf) {
+TEST(SentencePieceErrors, TruncatedProtobufNamesFieldWireTypeAndOffset) {
   const std::string m = sp_model();
-  auto tok = load(m.substr(0, m.size() - 3));
-  ASSERT_FALSE(tok.ok());
-  EXPECT_EQ(tok.error(), Error::InvalidArgument);
-  EXPECT_NE(testing::last_log().find("protobuf ModelProto: field 3: length 6 at byte"), std::string::npos)
-      << testing::last_log();
-  EXPECT_NE(testing::last_log().find("runs past the end (3 bytes left)"), std::string::npos) << testing::last_log();
+  // The normalizer spec is the last field; its value loses its last bytes.
+  EXPECT_EQ(refusal(m.substr(0, m.size() - 3)),
+            "protobuf ModelProto: field 3 (wire type 2, length-delimited) at byte " + std::to_string(m.size() - 8) +
+                ": length 6 runs past the end (3 bytes left)");
+  // A piece's own field, cut inside the nested message: the offset is the file's.
+  // The first piece holds one field whose length varint is cut.
+  EXPECT_EQ(refusal(ld(1, "\x0A\x85")),
+            "protobuf ModelProto.pieces[0]: field 1 (wire type 2, length-delimited) at byte 2: the length is "
+            "truncated (the message ends at byte 4)");
+  EXPECT_EQ(refusal(m + "\x08"), "protobuf ModelProto: field 1 (wire type 0, varint) at byte " +
+                                     std::to_string(m.size()) +
+                                     ": the value is truncated or over 10 bytes (the message ends at byte " +
+                                     std::to_string(m.size() + 1) + ")");
+  EXPECT_EQ(refusal(m + "\x15\x01"), "protobuf ModelProto: field 2 (wire type 5, 32-bit) at byte " +
+                                         std::to_string(m.size()) + ": the 4-byte value is truncated (1 bytes left)");
 }
 
-TEST(SentencePieceErrors, UnknownModelType) {
-  auto tok = load(sp_model(7));
-  ASSERT_FALSE(tok.ok());
-  EXPECT_EQ(tok.error(), Error::NotSupported);
-  EXPECT_EQ(testing::last_log(), "SentencePiece model: unknown model type 7 (known: 1 UNIGRAM, 2 BPE, 3 WORD, 4 CHAR)");
+TEST(SentencePieceErrors, WrongAndInvalidWireTypes) {
+  EXPECT_EQ(refusal(ld(1, vi(1, 5))),
+            "protobuf ModelProto.pieces[0]: field 1 (piece) at byte 2 has wire type 0 (varint), expected 2 "
+            "(length-delimited)");
+  EXPECT_EQ(refusal(ld(1, ld(1, "a") + vi(2, 3))),
+            "protobuf ModelProto.pieces[0]: field 2 (score) at byte 5 has wire type 0 (varint), expected 5 (32-bit)");
+  const std::string m = sp_model();
+  EXPECT_EQ(refusal(m + key(9, 7)), "protobuf ModelProto: field 9 at byte " + std::to_string(m.size()) +
+                                        " has wire type 7, which is not supported (groups or invalid)");
+  EXPECT_EQ(refusal(m + key(0, 0) + "\x01"), "protobuf ModelProto: field number 0 (wire type 0) at byte " +
+                                                 std::to_string(m.size()) + " is outside [1, 2^29)");
 }
 
-TEST(SentencePieceErrors, WordAndCharModelsAreNotSupported) {
-  auto tok = load(sp_model(3));
-  EXPECT_EQ(tok.error(), Error::NotSupported);
-  EXPECT_EQ(testing::last_log(), "SentencePiece model: model type WORD is not supported (only BPE and UNIGRAM)");
+TEST(SentencePieceErrors, ModelTypesNameTheFieldAndOffset) {
+  const std::string m7 = sp_model(7);
+  // trainer_spec is the second-last field, and its model_type key follows its own key and length.
+  const std::string at = std::to_string(m7.size() - 8 - 4 + 2);
+  EXPECT_EQ(refusal(m7, Error::NotSupported), "SentencePiece model: TrainerSpec.model_type (at byte " + at +
+                                                  "): unknown type 7 (known: 1 UNIGRAM, 2 BPE, 3 WORD, 4 CHAR)");
+  EXPECT_EQ(refusal(sp_model(3), Error::NotSupported), "SentencePiece model: TrainerSpec.model_type (at byte " + at +
+                                                           "): WORD is not supported (only BPE and UNIGRAM)");
 }
 
-TEST(SentencePieceErrors, NoUnknownPiece) {
+TEST(SentencePieceErrors, PiecesNameTheirIndexAndOffset) {
+  EXPECT_EQ(refusal(sp_model(2, false)), "SentencePiece model: ModelProto.pieces: no unknown piece (type UNKNOWN)");
+  EXPECT_EQ(refusal(sp_model() + ld(2, vi(35, 1))),
+            "SentencePiece model: ModelProto.pieces: TrainerSpec.byte_fallback is on but byte piece <0x00> is missing");
+  EXPECT_EQ(refusal(piece("x", 0, 9)),
+            "SentencePiece model: ModelProto.pieces[0].type at byte 10: 9 is not a piece type (1 NORMAL to 6 BYTE)");
+  const std::string two = piece("<unk>", 0, 2) + piece("a", 0) + piece("a", 0);
+  EXPECT_EQ(refusal(two), "SentencePiece model: ModelProto.pieces[2] (at byte " +
+                              std::to_string(piece("<unk>", 0, 2).size() + piece("a", 0).size()) +
+                              "): \"a\" is defined twice");
+}
+
+TEST(SentencePieceErrors, WithoutAStringTheLogSaysIt) {
   auto tok = load(sp_model(2, false));
   EXPECT_EQ(tok.error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(), "SentencePiece model: no unknown piece (type UNKNOWN)");
-}
-
-TEST(SentencePieceErrors, ByteFallbackWithoutBytePieces) {
-  auto tok = load(sp_model() + ld(2, vi(35, 1)));
-  EXPECT_EQ(tok.error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(), "SentencePiece model: byte_fallback is on but byte piece <0x00> is missing");
-}
-
-TEST(SentencePieceErrors, PieceOfUnknownTypeAndWrongWireType) {
-  auto tok = load(piece("x", 0, 9));
-  EXPECT_EQ(tok.error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(), "SentencePiece model: piece 0 has unknown type 9");
-  auto tok2 = load(ld(1, vi(1, 5)));
-  EXPECT_EQ(tok2.error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(), "protobuf ModelProto.pieces: field 1 has wire type 0, expected 2");
+  EXPECT_EQ(testing::last_log(), "SentencePiece model: ModelProto.pieces: no unknown piece (type UNKNOWN)");
 }
 
 // ---- tokenizer.json
@@ -176,41 +208,81 @@ TEST(HuggingFace, HandMadeByteLevelBpe) {
   EXPECT_EQ(bad.error(), Error::InvalidArgument);
 }
 
-TEST(HuggingFaceErrors, MalformedJson) {
+TEST(HuggingFaceErrors, MalformedJsonNamesTheByteLineAndColumn) {
   const std::string json = hf_json();
-  auto tok = load(json.substr(0, json.size() - 2));
-  ASSERT_FALSE(tok.ok());
-  EXPECT_EQ(tok.error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(), "tokenizer.json is not valid JSON (see the message above)");
+  EXPECT_EQ(refusal(json.substr(0, json.size() - 2)),
+            "tokenizer.json: JSON: expected ',' or '}' at byte " + std::to_string(json.size() - 2) + " (line " +
+                std::to_string(1 + std::count(json.begin(), json.end() - 2, '\n')) + ", column " +
+                std::to_string(json.size() - 2 - json.rfind('\n')) + "; the document ends there)");
+  // Bad UTF-8 inside a string.
+  EXPECT_EQ(refusal("{\"model\": {\"vocab\": {\"a\xC3(\": 0}}}"),
+            "tokenizer.json: JSON: expected UTF-8 text at byte 23 (line 1, column 24)");
+}
+
+TEST(HuggingFaceErrors, DeepNestingIsRefusedAtTheDepthLimit) {
+  // Nesting far past the limit: refused there, with no recursion that deep (the stack would not survive it).
+  const std::string deep = "{\"model\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  EXPECT_EQ(refusal(deep),
+            "tokenizer.json: JSON: more than 128 nested arrays and objects (the limit, kMaxJsonDepth) "
+            "at byte 137 (line 1, column 138)");
+}
+
+TEST(HuggingFaceErrors, HugeIdsNameThePathAndTheLimit) {
+  std::string json = hf_json();
+  json.replace(json.find("\"ab\": 3"), 7, "\"ab\": 1073741823");
+  EXPECT_EQ(refusal(json),
+            "tokenizer.json: model.vocab[\"ab\"]: id 1073741823 is outside [0, 65542) (the limit: the file's 6 "
+            "vocabulary entries and added tokens plus 65536)");
+  json = hf_json();
+  json.replace(json.find("\"id\": 5"), 7, "\"id\": -1");
+  EXPECT_EQ(refusal(json),
+            "tokenizer.json: added_tokens[0]: id -1 is outside [0, 65542) (the limit: the file's 6 vocabulary "
+            "entries and added tokens plus 65536)");
+  json = hf_json();
+  json.replace(json.find("\"a\": 0"), 6, "\"a\": 0.5");
+  EXPECT_EQ(refusal(json), "tokenizer.json: model.vocab[\"a\"]: the id is a number, not an integer");
 }
 
 TEST(HuggingFaceErrors, UnsupportedModelType) {
-  auto tok = load(hf_json("WordPiece"));
-  EXPECT_EQ(tok.error(), Error::NotSupported);
-  EXPECT_EQ(testing::last_log(), "tokenizer.json: model type \"WordPiece\" is not supported (only \"BPE\")");
+  EXPECT_EQ(refusal(hf_json("WordPiece"), Error::NotSupported),
+            "tokenizer.json: model.type \"WordPiece\" is not supported (only \"BPE\")");
 }
 
-TEST(HuggingFaceErrors, MergeOfUnknownTokens) {
-  auto tok = load(hf_json("BPE", R"(, "a x")"));
-  EXPECT_EQ(tok.error(), Error::InvalidArgument);
-  EXPECT_EQ(testing::last_log(), "tokenizer.json: merge 2 (\"a\", \"x\") names a token missing from the vocabulary");
+TEST(HuggingFaceErrors, MergesNameTheirIndex) {
+  EXPECT_EQ(refusal(hf_json("BPE", R"(, "a x")")),
+            "tokenizer.json: model.merges[2]: \"x\" missing from model.vocab (merging \"a\" and \"x\")");
+  EXPECT_EQ(refusal(hf_json("BPE", R"(, "a b c")")),
+            "tokenizer.json: model.merges[2]: \"a b c\" is not two tokens and a space");
+  EXPECT_EQ(refusal(hf_json("BPE", R"(, ["a"])")),
+            "tokenizer.json: model.merges[2]: expected \"a b\" or [\"a\", \"b\"], found array");
+}
+
+TEST(HuggingFaceErrors, AddedTokensNameTheirIndexAndField) {
+  std::string json = hf_json();
+  json.replace(json.find("\"content\": \"<|endoftext|>\""), 26, "\"content\": \"\"");
+  EXPECT_EQ(refusal(json), "tokenizer.json: added_tokens[0].content: expected a non-empty string");
 }
 
 TEST(HuggingFaceErrors, UnknownSplitRegex) {
-  auto tok = load(hf_json("BPE", "",
-                          R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "\\w+"},
-                              "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "use_regex": false}]})"));
-  EXPECT_EQ(tok.error(), Error::NotSupported);
   EXPECT_EQ(
-      testing::last_log(),
-      "tokenizer.json: pre-tokenizer step 0 splits on a regex that is none of GPT-2's, Llama-3's or Qwen2's: \\w+");
+      refusal(hf_json("BPE", "",
+                      R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "\\w+"},
+                          "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "use_regex": false}]})"),
+              Error::NotSupported),
+      "tokenizer.json: pre_tokenizer.pretokenizers[0].pattern.Regex: \"\\x5Cw+\" is none of GPT-2's, Llama-3's or "
+      "Qwen2's patterns");
 }
 
 TEST(HuggingFaceErrors, NotByteLevel) {
-  auto tok = load(hf_json("BPE", "", R"({"type": "Whitespace"})"));
-  EXPECT_EQ(tok.error(), Error::NotSupported);
+  EXPECT_EQ(refusal(hf_json("BPE", "", R"({"type": "Whitespace"})"), Error::NotSupported),
+            "tokenizer.json: pre_tokenizer.type \"Whitespace\" is not supported (only ByteLevel and Split)");
+}
+
+TEST(HuggingFaceErrors, WithoutAStringTheLogSaysIt) {
+  auto tok = load(hf_json("BPE", R"(, "a x")"));
+  EXPECT_EQ(tok.error(), Error::InvalidArgument);
   EXPECT_EQ(testing::last_log(),
-            "tokenizer.json: pre-tokenizer \"Whitespace\" is not supported (only ByteLevel and Split)");
+            "tokenizer.json: model.merges[2]: \"x\" missing from model.vocab (merging \"a\" and \"x\")");
 }
 
 TEST(HuggingFaceErrors, BosAskedForButAbsent) {
@@ -230,6 +302,9 @@ TEST(LoadTokenizer, MissingFileEmptyAndUnknownFormat) {
   auto tok = load_tokenizer("/nonexistent/tokenizer.model");
   EXPECT_EQ(tok.error(), Error::AccessFailed);
   EXPECT_EQ(testing::last_log(), "cannot open tokenizer file /nonexistent/tokenizer.model");
+  std::string why;
+  EXPECT_EQ(load_tokenizer("/nonexistent/tokenizer.json", &why).error(), Error::AccessFailed);
+  EXPECT_EQ(why, "cannot open tokenizer file /nonexistent/tokenizer.json");
   auto empty = load("");
   EXPECT_EQ(empty.error(), Error::InvalidArgument);
   EXPECT_EQ(testing::last_log(), "tokenizer: the file is empty");
