@@ -37,6 +37,11 @@ class FormatWindow:
         """What this reader accepts, as messages state it: "ET12 with Program.version 0..0"."""
         return f"{self.identifier.decode()} with {self.version_field} {self.min_version}..{self.max_version}"
 
+    def is_other_version(self, found: bytes) -> bool:
+        """Whether `found` is this format's letters with other digits: another ExecuTorch version of it."""
+        found = bytes(found)
+        return len(found) == 4 and found != self.identifier and found[:2] == self.identifier[:2] and found[2:].isdigit()
+
     def identifier_problem(self, found: bytes) -> Optional[str]:
         """None when `found` (bytes 4..8) is this format's identifier; else why the file is refused, naming an
         identifier of the same format with other digits as newer or older."""
@@ -44,7 +49,7 @@ class FormatWindow:
         if found == self.identifier:
             return None
         ours = self.identifier.decode()
-        if len(found) == 4 and found[:2] == self.identifier[:2] and found[2:].isdigit():
+        if self.is_other_version(found):
             age = "a newer" if int(found[2:]) > int(ours[2:]) else "an older"
             return (
                 f"the {self.name} was written in {age} ExecuTorch format, '{found.decode()}'; Ember reads {self.window}"
