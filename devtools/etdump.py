@@ -16,7 +16,7 @@ import dataclasses
 import struct
 from typing import Dict, List, Optional
 
-from schema import scalar_types
+from schema import format_versions, scalar_types
 
 
 # schema/etdump.fbs's ValueType.
@@ -181,11 +181,17 @@ def parse(data: bytes) -> List[Run]:
     elif len(data) >= 8 and data[4:8] == b"ED00":
         r, root_at = _Reader(data), 0
     else:
+        for found in (data[8:12], data[4:8]):  # size-prefixed, then plain
+            if format_versions.ETDUMP.is_other_version(found):
+                raise EtdumpError(format_versions.ETDUMP.identifier_problem(found))
         raise EtdumpError(
             "not an ETDump: no 'ED00' file identifier at byte 4 or 8 (a .etdp from Ember's runner "
             "--profile, ember.runtime run(profile=True), or ExecuTorch's ETDumpGen)"
         )
     root = root_at + r.u32(root_at)
+    problem = format_versions.ETDUMP.version_problem(r.scalar(root, 0, "I", 0))  # ETDump.version
+    if problem:
+        raise EtdumpError(problem)
 
     def tensor(t: int) -> TensorRef:
         return TensorRef(

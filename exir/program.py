@@ -34,6 +34,7 @@ from exir.lowering.lifetimes import MemIdPolicy, assign_mem_ids, default_mem_id,
 from exir.memory_planning import Allocation, compare_algorithms, plan_memory, verify_plan
 from exir.serialize import serialize_pte
 from exir.serialize.ptd import PtdEntry, TensorLayout, serialize_ptd
+from schema import format_versions
 from schema import program as S
 
 
@@ -405,7 +406,7 @@ def to_executorch(edge, config: Optional[ExecutorchBackendConfig] = None) -> Exe
         )
     inline = [] if config.extract_delegate_segments else [S.BackendDelegateInlineData(data=b) for b in delegate_blobs]
     program = S.Program(
-        version=0,
+        version=format_versions.PTE.writes,
         execution_plan=plans,
         constant_buffer=[],
         backend_delegate_data=inline,

@@ -4,8 +4,9 @@
 
 Writes DIR/scalar_type.fbs (flatc's input with program.fbs), DIR/scalar_type_table.h (enum ScalarType, names and
 element sizes, the computable C++ types), DIR/argument_codes.h (which EValue tags each arg_types letter accepts),
-DIR/extended_header_layout.h (offsets of the "eh00" header's fields) and DIR/program_schema.h (program.fbs's tables
-as the runtime's flatbuffer verifier walks them, schema/flatbuffer_schema.h).
+DIR/extended_header_layout.h (offsets of the "eh00" header's fields), DIR/format_versions.h (each format's identifier
+and version window) and DIR/program_schema.h (program.fbs's tables as the runtime's flatbuffer verifier walks them,
+schema/flatbuffer_schema.h).
 """
 
 from __future__ import annotations
@@ -152,6 +153,46 @@ def extended_header_layout_h() -> str:
     )
 
 
+def format_versions_h() -> str:
+    from schema import format_versions as fv
+
+    rows = []
+    for w in fv.FORMATS.values():
+        ident = ", ".join(f"'{chr(b)}'" for b in w.identifier)
+        rows += [
+            f"// {w.name}: {w.window}; writers stamp {w.writes}.",
+            f"inline constexpr FormatWindow k{_camel(w.key)} = {{\"{w.name}\", {{{ident}}}, \"{w.version_field}\", "
+            f"{w.min_version}, {w.max_version}, {w.writes}}};",
+        ]
+    return "\n".join(
+        [
+            *_banner("format_versions.yaml"),
+            "#include <stdint.h>",
+            "",
+            "namespace ember {",
+            "",
+            "// Which files of a format a reader accepts: its identifier (bytes 4..8) and a version field in",
+            "// [min_version, max_version]. schema/format_window.h checks a file against it.",
+            "struct FormatWindow {",
+            "  const char* name;  // how messages name a file of the format",
+            "  char identifier[4];",
+            "  const char* version_field;",
+            "  uint32_t min_version;",
+            "  uint32_t max_version;",
+            "  uint32_t writes;  // the version Ember's writers stamp",
+            "};",
+            "",
+            "namespace format_versions {",
+            "",
+            *rows,
+            "",
+            "}  // namespace format_versions",
+            "}  // namespace ember",
+            "",
+        ]
+    )
+
+
 def _nesting(schema, table: str, seen=()) -> int:
     """How many tables deep a buffer can nest from `table` (1: no table below it)."""
     if table in seen:
@@ -249,6 +290,7 @@ OUTPUTS: Dict[str, object] = {
     "scalar_type_table.h": scalar_type_table_h,
     "argument_codes.h": argument_codes_h,
     "extended_header_layout.h": extended_header_layout_h,
+    "format_versions.h": format_versions_h,
     "program_schema.h": program_schema_h,
 }
 

@@ -15,13 +15,14 @@ from typing import List, Optional, Union
 import torch
 
 from exir.serialize.flatc import FlatcError, decode, encode
-from schema import scalar_types
+from schema import format_versions, scalar_types
 from schema._yaml import SCHEMA_DIR
 
 BUNDLED_FBS = os.path.join(SCHEMA_DIR, "bundled_program.fbs")
-FILE_IDENTIFIER = b"BP08"
-# What ExecuTorch 1.5.1 writes (devtools/bundled_program/version.py).
-SCHEMA_VERSION = 2
+FILE_IDENTIFIER = format_versions.BPTE.identifier
+# What the writer stamps (ExecuTorch 1.5.1's, devtools/bundled_program/version.py); the window read is
+# schema/format_versions.yaml.
+SCHEMA_VERSION = format_versions.BPTE.writes
 # ExecuTorch's verify defaults, and what a file without Ember's tolerance fields means.
 DEFAULT_ATOL = 1e-8
 DEFAULT_RTOL = 1e-5
@@ -152,9 +153,15 @@ def serialize_bpte(bundle: BundledProgram) -> bytes:
 def deserialize_bpte(data: bytes) -> BundledProgram:
     """Parses a .bpte (Ember's or ExecuTorch's). Raises BpteFormatError naming the first problem found."""
     data = bytes(data)
-    if len(data) < 8 or data[4:8] != FILE_IDENTIFIER:
-        raise BpteFormatError(f"not a bundled program: expected identifier 'BP08' at byte 4, found {data[4:8]!r}")
+    if len(data) < 8:
+        raise BpteFormatError(f"not a bundled program: {len(data)} bytes, fewer than a root offset and identifier take")
+    problem = format_versions.BPTE.identifier_problem(data[4:8])
+    if problem:
+        raise BpteFormatError(problem)
     obj = json.loads(decode(data, BUNDLED_FBS, "a BundledProgram", error=BpteFormatError))
+    problem = format_versions.BPTE.version_problem(int(obj.get("version", 0)))
+    if problem:
+        raise BpteFormatError(problem)
     suites = []
     for s in obj.get("method_test_suites", []):
         name = s.get("method_name", "")

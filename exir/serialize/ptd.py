@@ -20,17 +20,17 @@ import struct
 from typing import Dict, List, Optional, Sequence
 
 from exir.serialize.flatc import FlatcError, decode, encode
-from schema import scalar_types
+from schema import format_versions, scalar_types
 from schema._yaml import SCHEMA_DIR
 
 FLAT_TENSOR_FBS = os.path.join(SCHEMA_DIR, "flat_tensor.fbs")
-FILE_IDENTIFIER = b"FT01"
+FILE_IDENTIFIER = format_versions.PTD.identifier
 HEADER_MAGIC = b"FH01"
 HEADER_LENGTH = 40  # magic, length, four uint64 fields
 HEADER_OFFSET = 8  # after the root offset and the file identifier
 FLATBUFFER_ALIGNMENT = 16  # the header is padded to this, so the tables after it keep their alignment
 DEFAULT_SEGMENT_ALIGNMENT = 128  # ExecuTorch's FlatTensorConfig default
-VERSION = 0  # the newest FlatTensor version this reader and writer know
+VERSION = format_versions.PTD.writes  # what the writer stamps; the window read is schema/format_versions.yaml
 
 
 class PtdFormatError(ValueError):
@@ -152,8 +152,9 @@ def read_header(data: bytes) -> dict:
     """The FH01 header's fields, checked against the file's size."""
     if len(data) < HEADER_OFFSET + HEADER_LENGTH:
         raise PtdFormatError(f"{len(data)} bytes is too short for a .ptd (its header ends at byte 48)")
-    if data[4:8] != FILE_IDENTIFIER:
-        raise PtdFormatError(f"not a .ptd: bytes 4..8 are {bytes(data[4:8])!r}, expected {FILE_IDENTIFIER!r}")
+    problem = format_versions.PTD.identifier_problem(data[4:8])
+    if problem:
+        raise PtdFormatError(problem)
     magic, length, fb_offset, fb_size, base, seg_size = struct.unpack_from("<4sIQQQQ", data, HEADER_OFFSET)
     if magic != HEADER_MAGIC:
         raise PtdFormatError(f"the header magic at byte 8 is {magic!r}, expected {HEADER_MAGIC!r}")
@@ -179,8 +180,9 @@ def deserialize_ptd(data: bytes) -> PtdFile:
     text = decode(bytes(data[: h["flatbuffer_size"]]), FLAT_TENSOR_FBS, "a FlatTensor", PtdFormatError)
     ft = json.loads(text)
     version = int(ft.get("version", 0))
-    if version > VERSION:
-        raise PtdFormatError(f"the .ptd has FlatTensor version {version}; this reader knows up to {VERSION}")
+    problem = format_versions.PTD.version_problem(version)
+    if problem:
+        raise PtdFormatError(problem)
     segments = [(int(s.get("offset", 0)), int(s.get("size", 0))) for s in ft.get("segments", [])]
     for i, (off, size) in enumerate(segments):
         if off + size > h["segment_data_size"]:

@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 from exir.serialize import extended_header as eh
 from exir.serialize.flatc import FlatcError, binary_to_json, json_to_binary
 from exir.serialize.json_codec import from_json, to_json
+from schema import format_versions
 from schema import program as S
 from schema.fbs import FILE_IDENTIFIER
 
@@ -170,10 +171,9 @@ def deserialize_pte(data: bytes) -> PteFile:
         raise PteFormatError(
             f"file is {len(data)} bytes; a .pte starts with at least 8 (root offset, '{FILE_IDENTIFIER.decode()}')"
         )
-    if data[4:8] != FILE_IDENTIFIER:
-        raise PteFormatError(
-            f"not a .pte: expected identifier '{FILE_IDENTIFIER.decode()}' at byte 4, found {data[4:8]!r}"
-        )
+    problem = format_versions.PTE.identifier_problem(data[4:8])
+    if problem:
+        raise PteFormatError(problem)
     try:
         header = eh.decode(data)
     except ValueError as e:
@@ -199,6 +199,9 @@ def deserialize_pte(data: bytes) -> PteFile:
         program = from_json(binary_to_json(data[:program_bytes]))
     except (FlatcError, ValueError, KeyError, TypeError) as e:
         raise PteFormatError(f"the program table is malformed: {e}") from None
+    problem = format_versions.PTE.version_problem(program.version)
+    if problem:
+        raise PteFormatError(problem)
     for i, seg in enumerate(program.segments):
         if seg.offset + seg.size > seg_size:
             raise PteFormatError(

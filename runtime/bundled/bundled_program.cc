@@ -6,6 +6,7 @@
 #include "runtime/core/log.h"
 #include "runtime/core/tensor.h"
 #include "schema/bundled_program_generated.h"
+#include "schema/format_window.h"
 
 namespace ember {
 namespace bundled {
@@ -172,8 +173,10 @@ bool BundledProgram::is_bundled_program(const void* data, size_t size) {
 
 Result<BundledProgram> BundledProgram::parse(const void* data, size_t size) {
   EMBER_CHECK_OR_RETURN_ERROR(data != nullptr, InvalidArgument, "BundledProgram::parse needs the file's bytes");
-  EMBER_CHECK_OR_RETURN_ERROR(is_bundled_program(data, size), InvalidProgram,
-                              "not a bundled program: %zu bytes without the identifier 'BP08' at byte 4", size);
+  EMBER_CHECK_OR_RETURN_ERROR(size >= 8, InvalidProgram,
+                              "not a bundled program: %zu bytes, fewer than a root offset and identifier take", size);
+  EMBER_TRY(
+      check_format_identifier(format_versions::kBpte, static_cast<const uint8_t*>(data) + 4, Error::InvalidProgram));
   EMBER_CHECK_OR_RETURN_ERROR(reinterpret_cast<uintptr_t>(data) % alignof(int64_t) == 0, InvalidArgument,
                               "the bundle's bytes at %p are not 8-byte aligned", data);
   const uint8_t* base = static_cast<const uint8_t*>(data);
@@ -186,6 +189,7 @@ Result<BundledProgram> BundledProgram::parse(const void* data, size_t size) {
                                 "the bundle's flatbuffer failed verification (%zu bytes): corrupt or truncated", size);
   }
   const fb::BundledProgram* root = fb::GetBundledProgram(base);
+  EMBER_TRY(check_format_version(format_versions::kBpte, root->version()));
   const auto* program = root->program();
   EMBER_CHECK_OR_RETURN_ERROR(program != nullptr && program->size() > 0, InvalidProgram, "the bundle holds no program");
   // The verifier proved the vector lies inside the buffer; the .pte inside must keep the alignment its own

@@ -5,6 +5,7 @@
 #include "runtime/core/log.h"
 #include "runtime/core/tensor.h"
 #include "schema/flat_tensor_generated.h"
+#include "schema/format_window.h"
 
 namespace ember {
 namespace {
@@ -31,8 +32,7 @@ struct Header {
 
 // The header's fields, each checked against the file: nothing after this trusts a number it has not bounded.
 Result<Header> parse_header(const uint8_t* head, uint64_t file_size) {
-  EMBER_CHECK_OR_RETURN_ERROR(memcmp(head + 4, "FT01", 4) == 0, InvalidExternalData,
-                              "not a .ptd: bytes 4..8 are not \"FT01\"");
+  EMBER_TRY(check_format_identifier(format_versions::kPtd, head + 4, Error::InvalidExternalData));
   const uint8_t* h = head + kHeaderOffset;
   EMBER_CHECK_OR_RETURN_ERROR(memcmp(h, "FH01", 4) == 0, InvalidExternalData,
                               "the .ptd's header at byte 8 does not start with \"FH01\"");
@@ -92,10 +92,7 @@ Error check_layout(const char* key, const ember_ptd::TensorLayout* l, uint64_t s
 
 // Every index and range of the tables, against the segment data the header declares.
 Error check_tables(const ember_ptd::FlatTensor* root, uint64_t segment_size) {
-  EMBER_CHECK_OR_RETURN_ERROR(root->version() <= FlatTensorFile::kMaxVersion, NotSupported,
-                              "the .ptd has FlatTensor version %u; this runtime reads up to %u",
-                              static_cast<unsigned>(root->version()),
-                              static_cast<unsigned>(FlatTensorFile::kMaxVersion));
+  EMBER_TRY(check_format_version(format_versions::kPtd, root->version()));
   const auto* segments = root->segments();
   const size_t num_segments = segments != nullptr ? segments->size() : 0;
   for (size_t i = 0; i < num_segments; ++i) {

@@ -20,9 +20,6 @@ namespace ember {
 
 class FlatTensorFile final : public ExternalData {
  public:
-  // The newest FlatTensor version this reader knows; a newer file is refused (NotSupported).
-  static constexpr uint32_t kMaxVersion = 0;
-
   // Reads the file `loader` serves (which must outlive nothing: what is loaded is owned by the result).
   static Result<FlatTensorFile> load(DataLoader* loader);
 

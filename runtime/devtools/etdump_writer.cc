@@ -6,6 +6,7 @@
 #include <string>
 
 #include "schema/etdump_generated.h"
+#include "schema/format_versions.h"
 
 namespace ember {
 
@@ -130,7 +131,8 @@ std::vector<uint8_t> write_etdump(ArrayRef<TraceRecord> records, size_t dropped,
     if (static_cast<TraceKind>(r.kind) == TraceKind::kRun) close_run(i + 1 == records.size());
   }
   close_run(true);
-  b.FinishSizePrefixed(et::CreateETDump(b, 0, b.CreateVector(runs)), et::ETDumpIdentifier());
+  b.FinishSizePrefixed(et::CreateETDump(b, format_versions::kEtdump.writes, b.CreateVector(runs)),
+                       et::ETDumpIdentifier());
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }
 

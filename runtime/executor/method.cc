@@ -643,13 +643,21 @@ Error Method::resize_input(size_t index, ArrayRef<int32_t> sizes) {
   if (t.impl()->shape_dynamism() != ShapeDynamism::Static) {
     return feature_support()->dynamic_shapes->resize_input(*this, index, t, planned, sizes);
   }
-  bool same = sizes.size() == planned.size();
-  for (size_t d = 0; same && d < sizes.size(); ++d) same = sizes[d] == planned[d];
-  if (!same) {
-    char want[96], got[96];
-    EMBER_LOG(ERROR, "method '%s' input %zu has shape %s; got %s", name(), index,
-              shape_text(want, sizeof(want), planned), shape_text(got, sizeof(got), sizes));
+  // Every dimension must match, not just the element count: the kernels were chosen and planned for this shape.
+  char want[96], got[96];
+  if (sizes.size() != planned.size()) {
+    EMBER_LOG(ERROR, "method '%s' input %zu has shape %s; got %s: rank %zu, the program's is %zu", name(), index,
+              shape_text(want, sizeof(want), planned), shape_text(got, sizeof(got), sizes), sizes.size(),
+              planned.size());
     return Error::InvalidArgument;
+  }
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != planned[d]) {
+      EMBER_LOG(ERROR, "method '%s' input %zu has shape %s; got %s: dimension %zu is %d, fixed at %d (a static input)",
+                name(), index, shape_text(want, sizeof(want), planned), shape_text(got, sizeof(got), sizes), d,
+                static_cast<int>(sizes[d]), static_cast<int>(planned[d]));
+      return Error::InvalidArgument;
+    }
   }
   return Error::Ok;
 }

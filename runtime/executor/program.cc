@@ -9,6 +9,7 @@
 #include "runtime/executor/plan_access.h"
 #include "runtime/executor/program_verifier.h"
 #include "schema/extended_header.h"
+#include "schema/format_window.h"
 #include "schema/program_schema.h"
 
 namespace ember {
@@ -45,11 +46,7 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
   {
     EMBER_TRY_ASSIGN(head, loader->load(0, head_size, SegmentInfo{SegmentInfo::Type::Program, 0}));
     const uint8_t* h = static_cast<const uint8_t*>(head.data());
-    EMBER_CHECK_OR_RETURN_ERROR(memcmp(h + 4, ember_pte::ProgramIdentifier(), 4) == 0, InvalidProgram,
-                                "not a .pte: identifier at byte 4 is '%c%c%c%c' (0x%02x%02x%02x%02x), expected 'ET12'",
-                                h[4] >= 32 && h[4] < 127 ? h[4] : '?', h[5] >= 32 && h[5] < 127 ? h[5] : '?',
-                                h[6] >= 32 && h[6] < 127 ? h[6] : '?', h[7] >= 32 && h[7] < 127 ? h[7] : '?', h[4],
-                                h[5], h[6], h[7]);
+    EMBER_TRY(check_format_identifier(format_versions::kPte, h + 4, Error::InvalidProgram));
     EMBER_TRY_ASSIGN(parsed, parse_extended_header(h, static_cast<size_t>(head_size), file_size));
     header = parsed;
   }
@@ -74,6 +71,8 @@ Result<Program> Program::load(DataLoader* loader, Verification verification) {
                                 static_cast<unsigned long long>(program_size));
   }
   const ember_pte::Program* fb = ember_pte::GetProgram(data.data());
+  // Before anything reads the tables: a newer version may give a field a meaning this runtime does not know.
+  EMBER_TRY(check_format_version(format_versions::kPte, fb->version()));
   // Structure is checked whatever the verification level: it is cheap next to the flatbuffer verifier, and
   // everything after this point reads the flatbuffer without checking again.
   EMBER_TRY(verify_program_structure(fb, header.segment_data_size));

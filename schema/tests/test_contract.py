@@ -2,13 +2,14 @@
 and against every user that reads it (manifests, codegen, exir's serializer)."""
 
 import os
+import re
 import struct
 import subprocess
 
 import pytest
 import torch
 
-from schema import argument_codes, extended_header, fbs, operators, scalar_types
+from schema import argument_codes, extended_header, fbs, format_versions, operators, scalar_types
 from schema._yaml import ContractError
 
 
@@ -160,3 +161,35 @@ def test_every_manifest_argument_has_a_code():
             seen |= set(sig)
     assert seen <= set(argument_codes.BY_CODE)
     assert {"T", "t", "s", "i", "I", "L"} <= seen
+
+
+@pytest.mark.parametrize("window", format_versions.FORMATS.values(), ids=lambda w: w.key)
+def test_format_windows_name_their_schemas_identifiers(window):
+    fbs_file = {"pte": "program.fbs", "ptd": "flat_tensor.fbs", "bpte": "bundled_program.fbs", "etdump": "etdump.fbs"}
+    with open(os.path.join(os.path.dirname(fbs.PROGRAM_FBS), fbs_file[window.key])) as f:
+        declared = re.search(r'^file_identifier\s+"(\w{4})"\s*;', f.read(), re.M).group(1)
+    assert window.identifier == declared.encode()
+    assert window.min_version <= window.writes <= window.max_version
+    assert window.identifier_problem(window.identifier) is None
+    assert window.version_problem(window.writes) is None
+
+
+def test_format_window_messages_name_the_file_and_window():
+    pte = format_versions.PTE
+    assert pte.identifier_problem(b"ET13") == (
+        "the .pte was written in a newer ExecuTorch format, 'ET13'; Ember reads ET12 with Program.version 0..0"
+    )
+    assert "an older ExecuTorch format, 'ET11'" in pte.identifier_problem(b"ET11")
+    assert pte.identifier_problem(b"ETab") == "not a .pte: identifier at byte 4 is 'ETab' (45546162), expected 'ET12'"
+    assert (
+        pte.version_problem(4)
+        == "the .pte has Program.version 4, newer than Ember reads: ET12 with Program.version 0..0"
+    )
+
+
+def test_generated_header_holds_each_window():
+    from schema.generate import format_versions_h
+
+    text = format_versions_h()
+    assert 'kPte = {".pte", {\'E\', \'T\', \'1\', \'2\'}, "Program.version", 0, 0, 0};' in text
+    assert 'kBpte = {"bundled program", {\'B\', \'P\', \'0\', \'8\'}, "BundledProgram.version", 0, 2, 2};' in text

@@ -58,5 +58,7 @@ def test_refusals(mlp, cases, expected, message):
 
 
 def test_not_a_bundle():
-    with pytest.raises(BpteFormatError, match="expected identifier 'BP08' at byte 4"):
+    with pytest.raises(
+        BpteFormatError, match=r"not a bundled program: identifier at byte 4 is 'ET12' \(45543132\), expected 'BP08'"
+    ):
         deserialize_bpte(b"\0\0\0\0ET12" + bytes(64))

@@ -107,7 +107,7 @@ def test_python_verify_refuses_hostile_bytes(runtime, bundles):
     data = bundles[0].read_bytes()
     with pytest.raises(RuntimeError, match="failed verification"):
         runtime.load_bundled(data[: len(data) // 2])
-    with pytest.raises(RuntimeError, match="without the identifier 'BP08' at byte 4"):
+    with pytest.raises(RuntimeError, match="not a bundled program: identifier at byte 4 is 'ET12'"):
         runtime.load_bundled(data[:4] + b"ET12" + data[8:])
     with pytest.raises(ValueError, match="atol must be a number"):
         runtime.load_bundled(data).verify(atol=float("nan"))

@@ -144,7 +144,9 @@ def test_malformed_files_raise_clear_errors():
 
     prog, _, _ = _program("linear")
     data = prog.buffer
-    with pytest.raises(PteFormatError, match="expected identifier 'ET12'"):
+    with pytest.raises(
+        PteFormatError, match=r"not a .pte: identifier at byte 4 is 'XY12' \(58593132\), expected 'ET12'"
+    ):
         deserialize_pte(b"\x00" * 4 + b"XY12" + data[8:])
     with pytest.raises(PteFormatError, match="truncated"):
         deserialize_pte(data[: len(data) // 2])

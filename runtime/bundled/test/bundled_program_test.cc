@@ -17,6 +17,7 @@
 #include "runtime/executor/program.h"
 #include "runtime/bundled/test/base_program.h"
 #include "schema/bundled_program_generated.h"
+#include "schema/format_versions.h"
 
 namespace ember {
 namespace bundled {
@@ -39,6 +40,7 @@ struct Spec {
   bool misalign_program = false;
   bool inputs_list = true;
   int extra_inputs = 0;
+  uint32_t version = format_versions::kBpte.writes;
 };
 
 // An aligned copy of a built bundle (parse wants 8-byte alignment; vector storage gives 16 on this host, but
@@ -84,7 +86,7 @@ Bytes build(const Spec& s) {
       program = b.CreateVector(pte);
     }
   }
-  auto root = fb::CreateBundledProgram(b, 2, b.CreateVector(suites), program);
+  auto root = fb::CreateBundledProgram(b, s.version, b.CreateVector(suites), program);
   fb::FinishBundledProgramBuffer(b, root);
   Bytes out;
   out.size = b.GetSize();
@@ -224,7 +226,7 @@ TEST(BundledProgram, RefusesNotABundleTruncationAndMisalignedBase) {
   memcpy(reinterpret_cast<uint8_t*>(copy.data()) + 4, "ET12", 4);
   Result<BundledProgram> bp = BundledProgram::parse(copy.data(), bytes.size);
   EXPECT_EQ(bp.error(), Error::InvalidProgram);
-  EXPECT_NE(last_log().find("without the identifier 'BP08' at byte 4"), std::string::npos) << last_log();
+  EXPECT_NE(last_log().find("not a bundled program: identifier at byte 4 is 'ET12'"), std::string::npos) << last_log();
   Result<BundledProgram> truncated = BundledProgram::parse(bytes.data(), bytes.size / 2);
   EXPECT_EQ(truncated.error(), Error::InvalidProgram);
   EXPECT_NE(last_log().find("failed verification"), std::string::npos) << last_log();
@@ -237,6 +239,34 @@ TEST(BundledProgram, RefusesNotABundleTruncationAndMisalignedBase) {
     EXPECT_EQ(misaligned.error(), Error::InvalidArgument);
     EXPECT_NE(last_log().find("not 8-byte aligned"), std::string::npos) << last_log();
   }
+}
+
+// Every version in the window parses; one past it, and another BP digit pair, are refused by name with the window.
+TEST(BundledProgram, ReadsItsVersionWindowAndRefusesOthersByName) {
+  for (uint32_t v = format_versions::kBpte.min_version; v <= format_versions::kBpte.max_version; ++v) {
+    Spec s;
+    s.version = v;
+    Bytes bytes = build(s);
+    EXPECT_TRUE(BundledProgram::parse(bytes.data(), bytes.size).ok()) << "version " << v << ": " << last_log();
+  }
+  Spec newer;
+  newer.version = format_versions::kBpte.max_version + 1;
+  Bytes bytes = build(newer);
+  EXPECT_EQ(BundledProgram::parse(bytes.data(), bytes.size).error(), Error::NotSupported);
+  EXPECT_NE(last_log().find("the bundled program has BundledProgram.version 3, newer than Ember reads: BP08 with "
+                            "BundledProgram.version 0..2"),
+            std::string::npos)
+      << last_log();
+  Bytes ok = build(Spec());
+  std::vector<uint64_t> copy(ok.words);
+  memcpy(reinterpret_cast<uint8_t*>(copy.data()) + 4, "BP09", 4);
+  EXPECT_EQ(BundledProgram::parse(copy.data(), ok.size).error(), Error::NotSupported);
+  EXPECT_NE(last_log().find("the bundled program was written in a newer ExecuTorch format, 'BP09'; Ember reads BP08"),
+            std::string::npos)
+      << last_log();
+  memcpy(reinterpret_cast<uint8_t*>(copy.data()) + 4, "BP07", 4);
+  EXPECT_EQ(BundledProgram::parse(copy.data(), ok.size).error(), Error::NotSupported);
+  EXPECT_NE(last_log().find("older ExecuTorch format, 'BP07'"), std::string::npos) << last_log();
 }
 
 TEST(BundledProgram, LoadInputsChecksCountAndKind) {

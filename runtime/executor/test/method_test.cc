@@ -480,7 +480,51 @@ TEST(MethodTest, BoundedInputTakesSmallerShapes) {
             Error::InvalidArgument);
   EXPECT_TRUE(logged("input 0: dimension 1 is 3, beyond its bound 2")) << ember::testing::last_log();
   EXPECT_EQ(m->set_input(0, ScalarType::Float, ArrayRef<int32_t>(flat, 1), x, sizeof(x)), Error::InvalidArgument);
-  EXPECT_TRUE(logged("input 0 takes sizes up to [2, 2]; got [4]")) << ember::testing::last_log();
+  EXPECT_TRUE(logged("input 0 takes sizes up to [2, 2]; got [4]: rank 1, the program's is 2"))
+      << ember::testing::last_log();
+}
+
+// Each dimension against its bound: the element count is no test of a shape.
+TEST(MethodTest, BoundedInputCheckedPerDimension) {
+  auto p = base_program();
+  tensor(*p, testing::kX).shape_dynamism = fb::TensorShapeDynamism::DYNAMIC_BOUND;
+  Loaded l(*p);
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok()) << ember::testing::last_log();
+  const int32_t same_count[2] = {4, 1}, negative[2] = {-1, 2}, rank3[3] = {1, 2, 2}, empty[2] = {0, 2};
+  EXPECT_EQ(m->resize_input(0, ArrayRef<int32_t>(same_count, 2)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("method 'forward' input 0: dimension 0 is 4, beyond its bound 2 (sizes up to [2, 2]; got [4, 1])"))
+      << ember::testing::last_log();
+  EXPECT_EQ(m->resize_input(0, ArrayRef<int32_t>(negative, 2)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("method 'forward' input 0: dimension 0 is -1; a size is never negative (got [-1, 2])"))
+      << ember::testing::last_log();
+  EXPECT_EQ(m->resize_input(0, ArrayRef<int32_t>(rank3, 3)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("takes sizes up to [2, 2]; got [1, 2, 2]: rank 3, the program's is 2"))
+      << ember::testing::last_log();
+  // No lower bound is in the file: an empty batch is within bounds.
+  EXPECT_EQ(m->resize_input(0, ArrayRef<int32_t>(empty, 2)), Error::Ok) << ember::testing::last_log();
+  EXPECT_EQ(m->input(0)->numel(), 0);
+}
+
+// A static input's every dimension is fixed: rank, a changed dimension, the same element count in another shape,
+// and a negative size are each refused naming the dimension.
+TEST(MethodTest, StaticInputCheckedPerDimension) {
+  auto p = base_program();
+  Loaded l(*p);
+  TestMemory memory;
+  Result<Method> m = l.program->load_method("forward", &memory.manager);
+  ASSERT_TRUE(m.ok());
+  const int32_t same_count[2] = {4, 1}, changed[2] = {2, 1}, negative[2] = {2, -2}, rank1[1] = {4};
+  EXPECT_EQ(m->resize_input(0, ArrayRef<int32_t>(same_count, 2)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("method 'forward' input 0 has shape [2, 2]; got [4, 1]: dimension 0 is 4, fixed at 2"))
+      << ember::testing::last_log();
+  EXPECT_EQ(m->resize_input(0, ArrayRef<int32_t>(changed, 2)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("got [2, 1]: dimension 1 is 1, fixed at 2 (a static input)")) << ember::testing::last_log();
+  EXPECT_EQ(m->resize_input(0, ArrayRef<int32_t>(negative, 2)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("got [2, -2]: dimension 1 is -2, fixed at 2")) << ember::testing::last_log();
+  EXPECT_EQ(m->resize_input(0, ArrayRef<int32_t>(rank1, 1)), Error::InvalidArgument);
+  EXPECT_TRUE(logged("has shape [2, 2]; got [4]: rank 1, the program's is 2")) << ember::testing::last_log();
 }
 
 TEST(MethodTest, DelegateCallRefused) {

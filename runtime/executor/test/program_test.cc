@@ -8,6 +8,7 @@
 #include "runtime/executor/method.h"
 #include "runtime/executor/method_meta.h"
 #include "runtime/executor/test/test_program.h"
+#include "schema/format_versions.h"
 
 namespace ember {
 namespace {
@@ -50,8 +51,34 @@ TEST(ProgramTest, ShorterThanAnIdentifier) { EXPECT_REFUSED(std::vector<uint8_t>
 
 TEST(ProgramTest, WrongIdentifier) {
   std::vector<uint8_t> bytes = serialize(*base_program());
+  memcpy(bytes.data() + 4, "TFL3", 4);
+  EXPECT_REFUSED(bytes, InvalidProgram, "not a .pte: identifier at byte 4 is 'TFL3' (54464c33), expected 'ET12'");
+}
+
+// Another ExecuTorch format version is named, newer or older, with the window this runtime reads.
+TEST(ProgramTest, OtherExecuTorchFormatRefusedByName) {
+  std::vector<uint8_t> bytes = serialize(*base_program());
+  memcpy(bytes.data() + 4, "ET13", 4);
+  EXPECT_REFUSED(bytes, NotSupported,
+                 "the .pte was written in a newer ExecuTorch format, 'ET13'; Ember reads ET12 with Program.version "
+                 "0..0");
   memcpy(bytes.data() + 4, "ET11", 4);
-  EXPECT_REFUSED(bytes, InvalidProgram, "expected 'ET12'");
+  EXPECT_REFUSED(bytes, NotSupported, "the .pte was written in an older ExecuTorch format, 'ET11'");
+}
+
+TEST(ProgramTest, NewerProgramVersionRefusedByName) {
+  auto p = base_program();
+  p->version = format_versions::kPte.max_version + 1;
+  EXPECT_REFUSED(serialize(*p), NotSupported,
+                 "the .pte has Program.version 1, newer than Ember reads: ET12 with Program.version 0..0");
+}
+
+// A newer writer may append header fields and grow `length`: they are skipped, and the program still loads.
+TEST(ProgramTest, LongerExtendedHeaderLoads) {
+  auto p = base_program();
+  std::vector<uint8_t> bytes = serialize(*p);
+  bytes[extended_header::kLengthOffset] = static_cast<uint8_t>(extended_header::kLength + 8);
+  EXPECT_EQ(load_error(bytes), Error::Ok) << ember::testing::last_log();
 }
 
 TEST(ProgramTest, ExtendedHeaderTooShort) {
