@@ -7,7 +7,8 @@
 #                          2,000 decode steps; seconds)
 #   tools/soak.sh long     1,000,000 executions of the zoo's MLP, 100,000 load/run/destroy cycles and 100,000
 #                          decode steps of a tiny decoder's chat in the default build, then the same driver built
-#                          with --config=asan at ASAN_COUNTS; writes bench/results/<date>-soak.md and .json
+#                          with --config=asan for 200,000 runs, 20,000 cycles and 100,000 decode steps; writes
+#                          bench/results/<date>-soak.md and .json
 #   tools/soak.sh asan     the --config=asan part alone (LeakSanitizer at exit), no report
 #
 # Counts can be changed: SOAK_RUNS, SOAK_CYCLES, SOAK_DECODE_STEPS (default build) and SOAK_ASAN_RUNS,
@@ -19,9 +20,9 @@ cd "$ROOT"
 RUNS="${SOAK_RUNS:-1000000}"
 CYCLES="${SOAK_CYCLES:-100000}"
 DECODE_STEPS="${SOAK_DECODE_STEPS:-100000}"
-ASAN_RUNS="${SOAK_ASAN_RUNS:-100000}"
-ASAN_CYCLES="${SOAK_ASAN_CYCLES:-10000}"
-ASAN_DECODE_STEPS="${SOAK_ASAN_DECODE_STEPS:-20000}"
+ASAN_RUNS="${SOAK_ASAN_RUNS:-200000}"
+ASAN_CYCLES="${SOAK_ASAN_CYCLES:-20000}"
+ASAN_DECODE_STEPS="${SOAK_ASAN_DECODE_STEPS:-100000}"
 TARGETS=(//tests/soak:soak //tests/soak:tiny_decoder //zoo:mlp_pte)
 
 # Builds the driver and its programs in CONFIG's output tree; prints that tree's bin directory.
@@ -67,7 +68,7 @@ case "${1:-}" in
     asan "$scratch/asan.jsonl"
     ;;
   *)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "examples/llm/decoder_program.h"
@@ -66,7 +67,10 @@ class LlmSoak {
     session_ = chat->get();
     if (!new_chat()) return false;
     for (uint64_t turn = 0; steps_ < options_.steps; ++turn) {
-      if (turn % 11 == 10 && !new_chat()) return false;
+      if (turn % 11 == 10) {
+        ++chats_;
+        if (!new_chat()) return false;
+      }
       if (!user_turn()) return false;
       const size_t answer_start = session_->position(), slides = session_->slides();
       if (!answer()) return false;
@@ -76,13 +80,19 @@ class LlmSoak {
         if (!ok(session_->rewind(answer_start), "rewind", options_.path, steps_) || !answer()) return false;
       }
     }
-    slides_ = session_->slides();
+    slides_ = session_->slides();  // counted over the session's life, rewinds included
     session_ = nullptr;
     return true;
   }
 
   uint64_t steps() const { return steps_; }
-  size_t slides() const { return slides_; }
+  // What the chat did: windows slid, chats started, replays checked.
+  std::string note() const {
+    char text[160];
+    snprintf(text, sizeof(text), "%zu window slides, %zu chats, %zu reference replays checked", slides_, chats_ + 1,
+             replays_);
+    return text;
+  }
 
  private:
   bool new_chat() {
@@ -143,6 +153,7 @@ class LlmSoak {
   }
 
   bool check_replay() {
+    ++replays_;
     Replay again;
     again.answer.reserve(kReplayAnswer);
     if (!replay(&again)) return false;
@@ -170,7 +181,7 @@ class LlmSoak {
   Session* session_ = nullptr;
   int64_t next_ = 0;
   uint64_t steps_ = 0;
-  size_t slides_ = 0;
+  size_t slides_ = 0, chats_ = 0, replays_ = 0;
 };
 
 }  // namespace
@@ -181,6 +192,7 @@ bool llm_soak(const LlmOptions& options, SampleSeries* series) {
   const auto start = std::chrono::steady_clock::now();
   LlmSoak soak(options, program->get(), series);
   const bool good = soak.run();
+  series->set_note(soak.note());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return series->finish(soak.steps(), seconds) && good;
 }

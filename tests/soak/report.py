@@ -35,6 +35,8 @@ def mib(n: int) -> str:
 
 def speed_row(p: dict) -> str:
     verdict = "ok" if p["ok"] else f"FAILED: {p['error']}"
+    if p.get("note"):
+        verdict += f" ({p['note']})"
     return (
         f"| {p['build']} | {p['name']} | {p['steps']:,} | {p['seconds']:.1f} | {p['steps_per_s']:,.0f} | "
         f"{p['samples']} | {p['warmup_steps']:,} | {verdict} |"

@@ -174,7 +174,8 @@ void SampleSeries::write_json(FILE* out) const {
             samples_.empty() ? 0ULL : (unsigned long long)(samples_.back().*(f.field)), slope(f.field),
             (unsigned long long)f.tolerance);
   }
-  fprintf(out, "\"ok\": %s, \"error\": \"%s\"}\n", error_.empty() ? "true" : "false", error_.c_str());
+  fprintf(out, "\"note\": \"%s\", \"ok\": %s, \"error\": \"%s\"}\n", note_.c_str(), error_.empty() ? "true" : "false",
+          error_.c_str());
 }
 
 }  // namespace soak

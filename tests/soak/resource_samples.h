@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ember {
@@ -58,6 +59,8 @@ class SampleSeries {
   // The run's last step: a final sample and the whole series checked; false when any sample failed.
   bool finish(uint64_t steps, double seconds);
   const std::string& error() const { return error_; }
+  // A line about what the part did besides its steps (the LLM part's slides and chats), for the report.
+  void set_note(std::string note) { note_ = std::move(note); }
   const std::vector<Sample>& samples() const { return samples_; }
 
   // One JSON object: the name, steps, seconds, steps/s, and for each of rss, fds and heap its start (the
@@ -77,6 +80,7 @@ class SampleSeries {
   uint64_t steps_ = 0;
   double seconds_ = 0;
   std::string error_;
+  std::string note_;
 };
 
 }  // namespace soak
