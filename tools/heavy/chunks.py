@@ -71,9 +71,10 @@ def init_ray(address: Optional[str], cpus: Optional[int]) -> None:
     if address:
         ray.init(address=address, **kw)
     else:
-        # The object store holds only the chunks' results (a few MB each): its default, a third of the RAM,
-        # would take memory the sweep's workers need.
-        ray.init(num_cpus=cpus, object_store_memory=256 * 1024 * 1024, **kw)
+        # "local" starts a cluster of its own: without an address, Ray would join the last one `ray start` made
+        # on this machine (another test's, say). The object store holds only the chunks' results (a few MB
+        # each): its default, a third of the RAM, would take memory the sweep's workers need.
+        ray.init(address="local", num_cpus=cpus, object_store_memory=256 * 1024 * 1024, **kw)
 
 
 def run(results: str, plan: dict, task: Callable, address: Optional[str], cpus: Optional[int], log=sys.stderr) -> int:
