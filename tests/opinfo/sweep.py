@@ -4,6 +4,7 @@
     .venv/bin/python3 -m tests.opinfo.sweep --max-samples 1 --out tests/opinfo/RESULTS.md \
         --ci-list tests/opinfo/ci_samples.txt --json /tmp/opinfo.json     # the committed run: 2,167, 33 min
     .venv/bin/python3 -m tests.opinfo.sweep --ops add,roll,nn.functional.conv2d      # some OpInfos, to stdout
+    .venv-ray/bin/python3 -m tools.heavy opinfo --full --results DIR    # the same on Ray, in resumable chunks
 
 For each OpInfo in scope (scope.py) and each dtype OpInfo lists for CPU (complex ones counted as refused: Ember has
 no complex type), every sample is exported, lowered and run on the default and the portable-only build
@@ -12,7 +13,8 @@ the samples whose programs call its kernel: tried, passed, refused by torch.expo
 error; the reasons are listed), failed (expectations.py records the known ones, strictly). A sample torch.export
 refuses has no program: it is attributed to the kernels the same OpInfo's exported samples reach.
 
-The work runs in a worker process; when the runtime crashes it (a kernel fault), the samples of the batch in
+The work runs in a worker process, over units: an OpInfo (all its dtypes) or an OpInfo at one dtype (`add f32`,
+what tools/heavy's chunks hold); when the runtime crashes it (a kernel fault), the samples of the batch in
 flight are failures and a new worker takes the next OpInfo. Exit status 1 when a failure is not in
 expected.EXPECTED_FAILURES, or an entry there passed. Cost on this 2-core machine, shared with other jobs: about
 1 sample per second of wall time (batches of 24; mostly exir's export), so --full would take about 10 hours.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import datetime
 import json
 import os
@@ -61,13 +64,15 @@ def worker(max_samples: int, batch: int) -> None:
     queue = []
     skip = set(json.loads(sys.stdin.readline()))  # samples a worker before this one ran
     for line in sys.stdin:
-        name = line.strip()
-        if not name:
+        if not line.strip():
             continue
+        name, *only = line.split()
         op = db[name]
         dtypes, complex_ = cpu_dtypes(op)
         totals, errors = {}, []
         for d in dtypes:
+            if only and DTYPE_NAMES[d] not in only:
+                continue
             try:
                 ss = samples(op, d)
             except Exception as e:
@@ -94,11 +99,30 @@ def worker(max_samples: int, batch: int) -> None:
 # --- driver --------------------------------------------------------------------------------------------------------
 
 
+def new_info() -> Dict[str, dict]:
+    return collections.defaultdict(lambda: {"complex": [], "totals": {}, "errors": []})
+
+
+def merge_info(info: Dict[str, dict], name: str, msg: dict) -> None:
+    """Adds what the worker read of one unit (an OpInfo, or some of its dtypes) to the OpInfo's entry."""
+    i = info[name]
+    i["complex"] = msg["complex"]
+    i["totals"] = {**i["totals"], **msg["totals"]}
+    i["errors"] = i["errors"] + [e for e in msg["errors"] if e not in i["errors"]]
+
+
+def unit_of(key: str, units: List[str]) -> str:
+    """The unit (`name` or `name dtype`) a sample's key belongs to."""
+    opinfo, dtype, _ = key.rsplit("/", 2)
+    return f"{opinfo} {dtype}" if f"{opinfo} {dtype}" in units else opinfo
+
+
 def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkpoint=None):
-    """Runs the worker over `names`; returns (outcomes, per-OpInfo info). `checkpoint(outcomes, info)` is called
-    after each OpInfo is read (a long run can be reported on before it ends)."""
+    """Runs the worker over `names` (units: `name`, or `name dtype`); returns (outcomes, per-OpInfo info).
+    `checkpoint(outcomes, info)` is called after each unit is read (a long run can be reported on before it
+    ends)."""
     outcomes: List[dict] = []
-    info: Dict[str, dict] = collections.defaultdict(lambda: {"complex": [], "totals": {}, "errors": []})
+    info: Dict[str, dict] = new_info()
     todo = list(names)
     t0 = time.time()
     while todo:
@@ -125,9 +149,9 @@ def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkp
         for line in p.stdout:
             msg = json.loads(line)
             if "complex" in msg:
-                info[msg["opinfo"]].update(complex=msg["complex"], totals=msg["totals"], errors=msg["errors"])
+                merge_info(info, msg["opinfo"], msg)
                 print(
-                    f"[{len(info)}/{len(names)}] {msg['opinfo']}: {sum(msg['totals'].values())} samples; "
+                    f"[{len(info)}] {msg['opinfo']} {' '.join(msg['totals'])}: {sum(msg['totals'].values())} samples; "
                     f"{len(outcomes)} run so far, {time.time() - t0:.0f} s",
                     file=log,
                     flush=True,
@@ -164,8 +188,8 @@ def sweep(names: List[str], max_samples: int, batch: int, log=sys.stderr, checkp
         print(f"worker died (status {code}) in a batch of {len(pending)}; restarting", file=log, flush=True)
         if not pending:
             raise RuntimeError(f"the sweep worker exited with status {code} outside a batch")
-        # A new worker starts again at the first OpInfo with samples not run, skipping those run (or failed).
-        seen = {o["key"].rsplit("/", 2)[0] for o in outcomes}
+        # A new worker starts again at the first unit with samples not run, skipping those run (or failed).
+        seen = {unit_of(o["key"], todo) for o in outcomes}
         last = max((todo.index(n) for n in seen if n in todo), default=0)
         todo = todo[last:]
     return outcomes, info
@@ -200,7 +224,20 @@ def classify(outcomes: List[dict]):
     return new, xfail, xpass
 
 
-def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_samples: int, seconds: float) -> str:
+def head_commit() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def report(
+    outcomes: List[dict],
+    info: Dict[str, dict],
+    names: List[str],
+    max_samples: int,
+    seconds: float,
+    run: "Run | None" = None,
+) -> str:
     from tests.opinfo.programs import manifest_ops
     import torch
 
@@ -216,9 +253,8 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
     complex_dtypes = sum(len(i["complex"]) for i in info.values())
     lines = []
     when = datetime.date.today().isoformat()
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
+    run = run or Run()
+    commit = run.commit or head_commit()
     total = len(outcomes)
 
     portable, optimized = manifest_ops("portable"), manifest_ops("optimized")
@@ -226,14 +262,17 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
     passed_ops = [op for op in portable if per[op]["pass"]]
     all_samples = sum(sum(i["totals"].values()) for i in info.values())
     mode = "every sample" if not max_samples else f"the first {max_samples} samples of each OpInfo and dtype"
+    command = run.command or (
+        f"python -m tests.opinfo.sweep {'--full' if not max_samples else f'--max-samples {max_samples}'} "
+        f"--out tests/opinfo/RESULTS.md"
+    )
     lines += [
         "# OpInfo sweep results",
         "",
-        f"`python -m tests.opinfo.sweep {'--full' if not max_samples else f'--max-samples {max_samples}'} "
-        f"--out tests/opinfo/RESULTS.md` ({when}, commit {commit}, torch {torch.__version__}): {len(names)} "
+        f"`{command}` ({when}, commit {commit}, torch {torch.__version__}): {len(names)} "
         f"OpInfos in scope (tests/opinfo/scope.py), {mode} ({total} of their {all_samples} samples at Ember's "
         f"dtypes), each exported with exir and run on the default and the portable-only build against eager. "
-        f"Wall time {seconds / 60:.1f} min on this 2-core machine (one worker process).",
+        f"{run.how or f'Wall time {seconds / 60:.1f} min on this 2-core machine (one worker process).'}",
         "",
     ]
     if len(info) < len(names):  # a checkpoint of a run still going, or stopped
@@ -344,6 +383,64 @@ def report(outcomes: List[dict], info: Dict[str, dict], names: List[str], max_sa
     return "\n".join(lines)
 
 
+@dataclasses.dataclass
+class Run:
+    """How a run was made, for its report's first lines: the command, the commit it ran at (default HEAD) and a
+    sentence on where and how long it ran (default: one worker process, its wall time)."""
+
+    command: str = ""
+    commit: str = ""
+    how: str = ""
+
+
+def canonical(outcomes: List[dict], names: List[str]) -> List[dict]:
+    """Outcomes in scope order, then dtype, then sample index: the order a run's batching and its chunks leave
+    them in does not change its report."""
+    from tests.opinfo.samples import DTYPE_NAMES
+
+    where = {n: i for i, n in enumerate(names)}
+    dtypes = {n: i for i, n in enumerate(DTYPE_NAMES.values())}
+    return sorted(outcomes, key=lambda o: (where.get(o["opinfo"], len(where)), dtypes.get(o["dtype"], 0), o["index"]))
+
+
+def finish(
+    outcomes: List[dict],
+    info: Dict[str, dict],
+    names: List[str],
+    max_samples: int,
+    seconds: float,
+    out: "str | None" = None,
+    ci_list: "str | None" = None,
+    run: "Run | None" = None,
+    note: str = "",
+) -> int:
+    """A run's results, however it was made (this module's worker, or tools/heavy's chunks on Ray): the report
+    (to `out`, or stdout), the CI list, every new failure and XPASS on stderr. Exit status 1 when any."""
+    outcomes = canonical(outcomes, names)
+    text = report(outcomes, info, names, max_samples, seconds, run)
+    if note:
+        text = text.replace("\n## Summary", f"\n{note}\n\n## Summary", 1)
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+    else:
+        print(text)
+    if ci_list:
+        keys = ci_cover(outcomes)
+        with open(ci_list, "w") as f:
+            f.write(
+                "# The CI tier's OpInfo samples (tests/opinfo/test_opinfo_ci.py): one or more per (kernel, dtype "
+                "class)\n# the sweep reached; written by `python -m tests.opinfo.sweep ... --ci-list`.\n"
+            )
+            f.write("".join(k + "\n" for k in keys))
+    new, _, xpass = classify(outcomes)
+    for o in new:
+        print(f"FAILED (not recorded) {o['key']}: {o['reason']}", file=sys.stderr)
+    for o in xpass:
+        print(f"XPASS (remove from expected.py) {o['key']}", file=sys.stderr)
+    return 1 if new or xpass else 0
+
+
 def _k(op: str) -> str:
     return op.replace("aten::", "")
 
@@ -447,33 +544,10 @@ def main(argv=None) -> int:
         outcomes, info = sweep(names, max_samples, a.batch, checkpoint=save)
         seconds = time.time() - t
         save(outcomes, info, seconds, partial=False)
-    text = report(outcomes, info, names, max_samples, seconds)
+    note = ""
     if a.from_json and saved.get("rerun"):
-        text = text.replace(
-            "\n## Summary",
-            f"\nOpInfos run again after a fix, their new outcomes replacing the run's: "
-            f"{', '.join(saved['rerun'])}.\n\n## Summary",
-            1,
-        )
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    else:
-        print(text)
-    if a.ci_list:
-        keys = ci_cover(outcomes)
-        with open(a.ci_list, "w") as f:
-            f.write(
-                "# The CI tier's OpInfo samples (tests/opinfo/test_opinfo_ci.py): one or more per (kernel, dtype "
-                "class)\n# the sweep reached; written by `python -m tests.opinfo.sweep ... --ci-list`.\n"
-            )
-            f.write("".join(k + "\n" for k in keys))
-    new, _, xpass = classify(outcomes)
-    for o in new:
-        print(f"FAILED (not recorded) {o['key']}: {o['reason']}", file=sys.stderr)
-    for o in xpass:
-        print(f"XPASS (remove from expected.py) {o['key']}", file=sys.stderr)
-    return 1 if new or xpass else 0
+        note = f"OpInfos run again after a fix, their new outcomes replacing the run's: {', '.join(saved['rerun'])}."
+    return finish(outcomes, info, names, max_samples, seconds, a.out, a.ci_list, note=note)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,35 @@
+"""python -m tools.heavy opinfo ...: see tools/heavy/__init__.py."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tools import heavy
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m tools.heavy", description=heavy.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = ap.add_subparsers(dest="tier", required=True)
+    op = sub.add_parser("opinfo", help="the OpInfo sweep (tests/opinfo/sweep.py) in chunks")
+    op.add_argument("--results", required=True, help="the chunks' directory (made, or resumed when it exists)")
+    op.add_argument("--address", help="an existing Ray cluster (`ray start`'s address, or auto); default: local")
+    op.add_argument("--cpus", type=int, help="the local cluster's CPUs (default: all)")
+    op.add_argument("--full", action="store_true", help="every sample of every OpInfo in scope")
+    op.add_argument("--max-samples", type=int, default=None, help="the first N samples per OpInfo and dtype")
+    op.add_argument("--ops", default="", help="comma-separated OpInfo names (default: every OpInfo in scope)")
+    op.add_argument("--batch", type=int, default=16, help="samples per exported program")
+    op.add_argument("--per-chunk", type=int, default=16, help="(OpInfo, dtype) units per chunk")
+    op.add_argument("--out", help="the merged report (markdown); default stdout")
+    op.add_argument("--json", help="also write every sample's outcome here (sweep.py --from-json reads it)")
+    op.add_argument("--ci-list", help="write the CI tier's samples here, as sweep.py --ci-list does")
+    a = ap.parse_args(argv)
+    from tools.heavy import opinfo
+
+    return opinfo.main(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
