@@ -135,7 +135,7 @@ def test_random_walks_validate(binaries, tokenizer, tmp_path, name):
         (
             "--grammar",
             'root ::= "a" item\nitem ::= [0-9\n',
-            "line 2, column 10 (byte 22), rule 'item': character class not closed with ']'",
+            "line 2, column 10 (byte 27), rule 'item': character class not closed with ']'",
         ),
         ("--grammar", 'root ::= list\nlist ::= list "," "x" | "x"\n', "rule 'list' is left-recursive"),
         ("--grammar", 'root ::= "x"{1,99999}', "repetition count above 10000"),

@@ -189,8 +189,9 @@ TEST(JsonSchema, ErrorsNameThePointer) {
   EXPECT_FALSE(json_schema_to_gbnf(R"({"type":"integer","minimum":3,"maximum":1})", &g, &error));
   EXPECT_EQ(error, "/: maximum is below minimum");
   EXPECT_FALSE(json_schema_to_gbnf("{\"type\":", &g, &error));
-  EXPECT_EQ(error,
-            "the schema is not valid JSON: JSON: expected a value at line 1, column 9 (the document ends there)");
+  EXPECT_EQ(
+      error,
+      "the schema is not valid JSON: JSON: expected a value at byte 8 (line 1, column 9; the document ends there)");
 }
 
 // Schema refusals name the JSON pointer and the limit; a compiled grammar past the GBNF bounds names the schema
