@@ -46,20 +46,28 @@ flags_of() {
   echo "${f[@]}"
 }
 
+# Builds what the named targets (default: all) need: --config=fuzz's //tests/fuzz:all, and --config=fuzz_xnnpack's
+# xnnpack_blob_fuzz (it links the XnnpackBackend and Debian's libXNNPACK: its own configuration and output tree).
 build() {
-  bazel build --config=fuzz //tests/fuzz:all >"$OUT/build.log" 2>&1 || {
-    tail -n 30 "$OUT/build.log" >&2
-    echo "fuzz: bazel build --config=fuzz //tests/fuzz:all failed (log: $OUT/build.log)" >&2
-    exit 1
-  }
-  BIN="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
-  # xnnpack_blob_fuzz links the XnnpackBackend and Debian's libXNNPACK: its own configuration and output tree.
-  bazel build --config=fuzz_xnnpack //tests/fuzz:xnnpack_blob_fuzz >>"$OUT/build.log" 2>&1 || {
-    tail -n 30 "$OUT/build.log" >&2
-    echo "fuzz: bazel build --config=fuzz_xnnpack //tests/fuzz:xnnpack_blob_fuzz failed (log: $OUT/build.log)" >&2
-    exit 1
-  }
-  BIN_XNNPACK="$(bazel info --config=fuzz_xnnpack bazel-bin 2>/dev/null)/tests/fuzz"
+  local wanted=" ${*:-${TARGETS[*]}} " others="${*:-${TARGETS[*]}}"
+  others="${others//xnnpack_blob_fuzz/}"
+  : >"$OUT/build.log"
+  if [[ -n "${others// /}" ]]; then
+    bazel build --config=fuzz //tests/fuzz:all >>"$OUT/build.log" 2>&1 || {
+      tail -n 30 "$OUT/build.log" >&2
+      echo "fuzz: bazel build --config=fuzz //tests/fuzz:all failed (log: $OUT/build.log)" >&2
+      exit 1
+    }
+    BIN="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
+  fi
+  if [[ "$wanted" == *" xnnpack_blob_fuzz "* ]]; then
+    bazel build --config=fuzz_xnnpack //tests/fuzz:xnnpack_blob_fuzz >>"$OUT/build.log" 2>&1 || {
+      tail -n 30 "$OUT/build.log" >&2
+      echo "fuzz: bazel build --config=fuzz_xnnpack //tests/fuzz:xnnpack_blob_fuzz failed (log: $OUT/build.log)" >&2
+      exit 1
+    }
+    BIN_XNNPACK="$(bazel info --config=fuzz_xnnpack bazel-bin 2>/dev/null)/tests/fuzz"
+  fi
 }
 # The directory holding target $1's binary.
 bin_of() { if [[ "$1" == xnnpack_blob_fuzz ]]; then echo "$BIN_XNNPACK"; else echo "$BIN"; fi; }
@@ -119,7 +127,7 @@ ci_runs_of() {
     kernel_fuzz) echo 500000 ;;
     bundled_program_fuzz) echo 300000 ;;
     ptd_fuzz) echo 200000 ;;
-    xnnpack_blob_fuzz) echo XNNRUNS ;;
+    xnnpack_blob_fuzz) echo 300000 ;;
   esac
 }
 CI_SEED=20261123
@@ -149,7 +157,7 @@ case "$cmd" in
     runs="${1:-10000000}"; shift || true
     targets=("${@:-${TARGETS[@]}}")
     jobs="${FUZZ_JOBS:-1}"
-    build
+    build "${targets[@]}"
     commit="$(git rev-parse --short HEAD)"
     mkdir -p fuzz-results
     results="fuzz-results/$(date +%Y-%m-%d)-$commit.md"
@@ -194,7 +202,7 @@ case "$cmd" in
     ;;
   run)
     t="${1:?usage: tools/fuzz.sh run TARGET [libFuzzer flags]}"; shift
-    build
+    build "$t"
     work="$OUT/$t-corpus"
     mkdir -p "$work" && cp -n "$(corpus_of "$t")"/* "$work"/
     # shellcheck disable=SC2046
@@ -218,7 +226,7 @@ case "$cmd" in
     ;;
   merge)
     t="${1:?usage: tools/fuzz.sh merge TARGET DIR}"; dir="${2:?usage: tools/fuzz.sh merge TARGET DIR}"
-    build
+    build "$t"
     # shellcheck disable=SC2046
     "$(bin_of "$t")/$t" $(flags_of "$t") -merge=1 "$(corpus_of "$t")" "$dir"
     ;;
