@@ -346,15 +346,25 @@ Error plan_stages(GraphPlan& p, MemoryAllocator* a, MemoryAllocator* buffers) {
       for (size_t k = nin; k < nin + nout; ++k) p.values[ids[k]].stage = s;
     }
   }
+  // scratch: whether any node reads the value.
+  for (uint32_t id = 0; id < p.num_values; ++id) p.scratch[id] = 0;
   for (s = 0; s < n; ++s) {
     for (uint32_t i = p.stages[s].first_node; i < p.stages[s].end_node; ++i) {
       node_values(nodes->Get(i), ids, &nin, &nout, &optional);
       for (size_t k = 0; k < nin; ++k) {
         if (ids[k] == kNoId) continue;
         ValuePlan& v = p.values[ids[k]];
+        p.scratch[ids[k]] = 1;
         if (v.producer != kNoId && v.stage != s) v.crosses = true;
       }
     }
+  }
+  // A value a node writes that nothing reads and no argument is (an unused second output, or a dead node) gets a
+  // buffer too: the 2022 library allocates no memory for an internal value without readers and asserts on the null
+  // pointer when it sets the node up (xnnpack_blob_fuzz found it).
+  for (uint32_t id = 0; id < p.num_values; ++id) {
+    ValuePlan& v = p.values[id];
+    if (v.producer != kNoId && v.arg < 0 && p.scratch[id] == 0) v.crosses = true;
   }
   for (uint32_t id = 0; id < p.num_values; ++id) {
     ValuePlan& v = p.values[id];

@@ -219,6 +219,31 @@ TEST(XnnpackBackend, RefusesAtInitWithoutLeaking) {
       << last_log();
 }
 
+// A node output nothing reads (here a sigmoid of the result) is still given memory: the 2022 library leaves such an
+// internal value unallocated and asserts at setup (xnnpack_blob_fuzz's finding, kept in its corpus).
+TEST(XnnpackBackend, RunsNodesWhoseOutputNothingReads) {
+  GraphSpec g = linear();
+  g.values.push_back({{1, 3}, 0, 0});
+  g.nodes = [](flatbuffers::FlatBufferBuilder& b) {
+    auto fc = fb::CreateFullyConnected(b, 0, 1, 2, 3, 0);
+    auto sigmoid = fb::CreateNode1x1(b, 3, 4, 0);
+    return std::vector<flatbuffers::Offset<fb::Node>>{fb::CreateNode(b, fb::NodeUnion::FullyConnected, fc.Union()),
+                                                      fb::CreateNode(b, fb::NodeUnion::Sigmoid, sigmoid.Union())};
+  };
+  Loaded d(serialize(g));
+  ASSERT_EQ(d.error, Error::Ok) << last_log();
+  Host x({1, 4}), y({1, 3});
+  x.data = {1.0f, 2.0f, 3.0f, 4.0f};
+  x.impl.set_data(x.data.data());
+  EValue* args[] = {&x.value, &y.value};
+  ASSERT_EQ(kBackend.execute(d.handle, args, 2), Error::Ok) << last_log();
+  Loaded plain(serialize(linear()));
+  Host z({1, 3});
+  EValue* plain_args[] = {&x.value, &z.value};
+  ASSERT_EQ(kBackend.execute(plain.handle, plain_args, 2), Error::Ok) << last_log();
+  EXPECT_EQ(y.data, z.data);
+}
+
 // Hostile blobs through init, as a program would hand them over: each refusal says what is wrong and where (the
 // header's bytes, the blob offset, the node and its kind, the value id, the constant's range against the constant
 // data), and nothing is left allocated.
