@@ -14,7 +14,8 @@
 #   tools/fuzz.sh merge TARGET DIR     adds DIR's inputs that reach new code to TARGET's committed corpus
 #   tools/fuzz.sh seeds                rewrites the generated seeds (kernel signatures; programs need the venv)
 #
-# Targets: kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz. Crashes are written to $FUZZ_OUT
+# Targets: kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_fill_fuzz ptd_fuzz
+# xnnpack_blob_fuzz (the last built with --config=fuzz_xnnpack). Crashes are written to $FUZZ_OUT
 # (default: out/fuzz), named <target>-crash-<sha1>; reproduce one with
 # `bazel-out/k8-optfuzz/bin/tests/fuzz/<target> FILE` (EMBER_FUZZ_LOG=1 prints the runtime's errors).
 set -euo pipefail
@@ -26,6 +27,7 @@ TARGETS=(kernel_fuzz program_fuzz data_loader_fuzz bundled_program_fuzz runner_f
 TARGETS+=(grammar_fuzz server_request_fuzz)
 # The tokenizer files' readers (examples/llm/tokenizer).
 TARGETS+=(tokenizer_json_fuzz sentencepiece_fuzz)
+TARGETS+=(xnnpack_blob_fuzz)
 OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
 BIN=""
 
@@ -46,18 +48,36 @@ flags_of() {
     server_request_fuzz) f+=(-dict=tests/fuzz/server_request.dict -max_len=8192) ;;
     tokenizer_json_fuzz) f+=(-dict=tests/fuzz/tokenizer_json.dict -max_len=8192) ;;
     sentencepiece_fuzz) f+=(-max_len=8192) ;;
+    xnnpack_blob_fuzz) f+=(-dict=tests/fuzz/xnnpack_blob.dict -max_len=16384) ;;
   esac
   echo "${f[@]}"
 }
 
+# Builds what the named targets (default: all) need: --config=fuzz's //tests/fuzz:all, and --config=fuzz_xnnpack's
+# xnnpack_blob_fuzz (it links the XnnpackBackend and Debian's libXNNPACK: its own configuration and output tree).
 build() {
-  bazel build --config=fuzz //tests/fuzz:all >"$OUT/build.log" 2>&1 || {
-    tail -n 30 "$OUT/build.log" >&2
-    echo "fuzz: bazel build --config=fuzz //tests/fuzz:all failed (log: $OUT/build.log)" >&2
-    exit 1
-  }
-  BIN="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
+  local wanted=" ${*:-${TARGETS[*]}} " others="${*:-${TARGETS[*]}}"
+  others="${others//xnnpack_blob_fuzz/}"
+  : >"$OUT/build.log"
+  if [[ -n "${others// /}" ]]; then
+    bazel build --config=fuzz //tests/fuzz:all >>"$OUT/build.log" 2>&1 || {
+      tail -n 30 "$OUT/build.log" >&2
+      echo "fuzz: bazel build --config=fuzz //tests/fuzz:all failed (log: $OUT/build.log)" >&2
+      exit 1
+    }
+    BIN="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
+  fi
+  if [[ "$wanted" == *" xnnpack_blob_fuzz "* ]]; then
+    bazel build --config=fuzz_xnnpack //tests/fuzz:xnnpack_blob_fuzz >>"$OUT/build.log" 2>&1 || {
+      tail -n 30 "$OUT/build.log" >&2
+      echo "fuzz: bazel build --config=fuzz_xnnpack //tests/fuzz:xnnpack_blob_fuzz failed (log: $OUT/build.log)" >&2
+      exit 1
+    }
+    BIN_XNNPACK="$(bazel info --config=fuzz_xnnpack bazel-bin 2>/dev/null)/tests/fuzz"
+  fi
 }
+# The directory holding target $1's binary.
+bin_of() { if [[ "$1" == xnnpack_blob_fuzz ]]; then echo "$BIN_XNNPACK"; else echo "$BIN"; fi; }
 
 # Inputs whose replay is part of every run: the committed corpus, and regression files that live elsewhere.
 replay_dirs() {
@@ -71,7 +91,7 @@ replay_dirs() {
 replay() {
   local t="$1"
   # shellcheck disable=SC2046
-  "$BIN/$t" $(flags_of "$t") -runs=0 -artifact_prefix="$OUT/$t-replay-" $(replay_dirs "$t") \
+  "$(bin_of "$t")/$t" $(flags_of "$t") -runs=0 -artifact_prefix="$OUT/$t-replay-" $(replay_dirs "$t") \
     >"$OUT/$t-replay.log" 2>&1 || {
     echo "fuzz: $t: replay of $(replay_dirs "$t") FAILED; see $OUT/$t-replay.log:" >&2
     grep -E "ERROR|runtime error|Test unit written|Running: " "$OUT/$t-replay.log" | tail -n 8 >&2
@@ -89,7 +109,7 @@ fuzz_one() {
   [[ "$kind" == runs ]] && limit=(-runs="$amount")
   local start=$SECONDS status=0
   # shellcheck disable=SC2046
-  "$BIN/$t" $(flags_of "$t") "${limit[@]}" "${EXTRA_FLAGS[@]}" -artifact_prefix="$OUT/$t-" "$work" >"$OUT/$t.log" 2>&1 || status=$?
+  "$(bin_of "$t")/$t" $(flags_of "$t") "${limit[@]}" "${EXTRA_FLAGS[@]}" -artifact_prefix="$OUT/$t-" "$work" >"$OUT/$t.log" 2>&1 || status=$?
   local done_line execs rate
   done_line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$OUT/$t.log" | tail -n 1 || true)"
   execs="$(grep -o 'number_of_executed_units: [0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
@@ -118,6 +138,7 @@ ci_runs_of() {
     server_request_fuzz) echo 40000 ;;
     tokenizer_json_fuzz) echo 25000 ;;
     sentencepiece_fuzz) echo 30000 ;;
+    xnnpack_blob_fuzz) echo 300000 ;;
   esac
 }
 CI_SEED=20261123
@@ -147,7 +168,7 @@ case "$cmd" in
     runs="${1:-10000000}"; shift || true
     targets=("${@:-${TARGETS[@]}}")
     jobs="${FUZZ_JOBS:-1}"
-    build
+    build "${targets[@]}"
     commit="$(git rev-parse --short HEAD)"
     mkdir -p fuzz-results
     results="fuzz-results/$(date +%Y-%m-%d)-$commit.md"
@@ -192,11 +213,11 @@ case "$cmd" in
     ;;
   run)
     t="${1:?usage: tools/fuzz.sh run TARGET [libFuzzer flags]}"; shift
-    build
+    build "$t"
     work="$OUT/$t-corpus"
     mkdir -p "$work" && cp -n "$(corpus_of "$t")"/* "$work"/
     # shellcheck disable=SC2046
-    exec "$BIN/$t" $(flags_of "$t") -artifact_prefix="$OUT/$t-" "$@" "$work"
+    exec "$(bin_of "$t")/$t" $(flags_of "$t") -artifact_prefix="$OUT/$t-" "$@" "$work"
     ;;
   replay)
     build
@@ -211,19 +232,20 @@ case "$cmd" in
     for f in tests/fuzz/findings/*/*; do
       [[ -f "$f" ]] || continue
       t="$(basename "$(dirname "$f")")_fuzz"
-      if "$BIN/$t" -runs=1 "$f" >/dev/null 2>&1; then echo "fixed:   $f"; else echo "crashes: $f"; fi
+      if "$(bin_of "$t")/$t" -runs=1 "$f" >/dev/null 2>&1; then echo "fixed:   $f"; else echo "crashes: $f"; fi
     done
     ;;
   merge)
     t="${1:?usage: tools/fuzz.sh merge TARGET DIR}"; dir="${2:?usage: tools/fuzz.sh merge TARGET DIR}"
-    build
+    build "$t"
     # shellcheck disable=SC2046
-    "$BIN/$t" $(flags_of "$t") -merge=1 "$(corpus_of "$t")" "$dir"
+    "$(bin_of "$t")/$t" $(flags_of "$t") -merge=1 "$(corpus_of "$t")" "$dir"
     ;;
   seeds)
     build
     EMBER_KERNEL_FUZZ_SEEDS="$(corpus_of kernel_fuzz)" "$BIN/kernel_fuzz"
     .venv/bin/python3 -m tests.fuzz.make_program_seeds --out "$(corpus_of program_fuzz)"
+    .venv/bin/python3 -m tests.fuzz.make_xnnpack_seeds --out "$(corpus_of xnnpack_blob_fuzz)"
     ;;
   *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; [[ -z "$cmd" || "$cmd" == -h || "$cmd" == --help ]] || exit 2 ;;
 esac

@@ -2,17 +2,20 @@
 
 load("//tools/bazel:ember.bzl", "EMBER_TEST_COPTS")
 
-def ember_fuzz_target(name, srcs, deps, corpus, regressions = []):
+def ember_fuzz_target(name, srcs, deps, corpus, regressions = [], target_compatible_with = [],
+                      fuzzing = "//tests/fuzz:fuzzing"):
     """`name`: the libFuzzer binary; `name`_replay_test: runs every file of `corpus` (directories) and of
     `regressions` (labels of files kept elsewhere, e.g. another package's test data) once.
 
     The binary needs clang's libFuzzer and coverage instrumentation, so it exists only under --config=fuzz and
     is skipped elsewhere; the replay test builds with any compiler, so the corpus is a regression test in the
-    default build and under --config=asan/ubsan too.
+    default build and under --config=asan/ubsan too. `target_compatible_with` (e.g. a select on a backend being
+    built) limits the replay test; `fuzzing` is the config_setting the binary builds under.
     """
     native.cc_library(
         name = name + "_lib",
         testonly = True,
+        target_compatible_with = target_compatible_with,
         srcs = srcs,
         copts = EMBER_TEST_COPTS,
         deps = deps + [
@@ -25,7 +28,7 @@ def ember_fuzz_target(name, srcs, deps, corpus, regressions = []):
         testonly = True,
         linkopts = ["-fsanitize=fuzzer"],
         target_compatible_with = select({
-            "//tests/fuzz:fuzzing": [],
+            fuzzing: [],
             "//conditions:default": ["@platforms//:incompatible"],
         }),
         deps = [":" + name + "_lib"],
@@ -36,5 +39,6 @@ def ember_fuzz_target(name, srcs, deps, corpus, regressions = []):
         args = [native.package_name() + "/" + d for d in corpus] + ["$(rootpaths %s)" % r for r in regressions],
         copts = EMBER_TEST_COPTS,
         data = native.glob([d + "/**" for d in corpus]) + regressions,
+        target_compatible_with = target_compatible_with,
         deps = [":" + name + "_lib"],
     )

@@ -84,9 +84,10 @@ Error check_constant(const GraphPlan& p, uint32_t index, size_t nbytes, const ch
                                   c->size() <= p.parts.constant_data_size - c->offset(),
                               InvalidProgram,
                               "XnnpackBackend: value %u's %s is constant %u at [%llu, +%llu), outside the %llu bytes "
-                              "of constant data",
+                              "of constant data (at blob byte %llu)",
                               id, what, index, static_cast<ull>(c->offset()), static_cast<ull>(c->size()),
-                              static_cast<ull>(p.parts.constant_data_size));
+                              static_cast<ull>(p.parts.constant_data_size),
+                              static_cast<ull>(p.parts.constant_data_offset));
   return Error::Ok;
 }
 
@@ -252,7 +253,7 @@ Error plan_nodes(GraphPlan& p) {
   const auto* nodes = p.graph->nodes();
   p.num_nodes = static_cast<uint32_t>(count(nodes));
   EMBER_CHECK_OR_RETURN_ERROR(p.num_nodes > 0 && p.num_nodes < kMaxValues, InvalidProgram,
-                              "XnnpackBackend: the graph has %u nodes", p.num_nodes);
+                              "XnnpackBackend: the graph has %u nodes (expected 1 to %u)", p.num_nodes, kMaxValues - 1);
   for (uint32_t i = 0; i < p.num_nodes; ++i) {
     const fb::Node* node = nodes->Get(i);
     const uint8_t kind = node != nullptr ? static_cast<uint8_t>(node->node_type()) : 0;
@@ -345,15 +346,25 @@ Error plan_stages(GraphPlan& p, MemoryAllocator* a, MemoryAllocator* buffers) {
       for (size_t k = nin; k < nin + nout; ++k) p.values[ids[k]].stage = s;
     }
   }
+  // scratch: whether any node reads the value.
+  for (uint32_t id = 0; id < p.num_values; ++id) p.scratch[id] = 0;
   for (s = 0; s < n; ++s) {
     for (uint32_t i = p.stages[s].first_node; i < p.stages[s].end_node; ++i) {
       node_values(nodes->Get(i), ids, &nin, &nout, &optional);
       for (size_t k = 0; k < nin; ++k) {
         if (ids[k] == kNoId) continue;
         ValuePlan& v = p.values[ids[k]];
+        p.scratch[ids[k]] = 1;
         if (v.producer != kNoId && v.stage != s) v.crosses = true;
       }
     }
+  }
+  // A value a node writes that nothing reads and no argument is (an unused second output, or a dead node) gets a
+  // buffer too: the 2022 library allocates no memory for an internal value without readers and asserts on the null
+  // pointer when it sets the node up (xnnpack_blob_fuzz found it).
+  for (uint32_t id = 0; id < p.num_values; ++id) {
+    ValuePlan& v = p.values[id];
+    if (v.producer != kNoId && v.arg < 0 && p.scratch[id] == 0) v.crosses = true;
   }
   for (uint32_t id = 0; id < p.num_values; ++id) {
     ValuePlan& v = p.values[id];
@@ -583,9 +594,10 @@ Result<const fb::Graph*> read_graph(const BlobParts& parts) {
   // The identifier was checked by split_blob (XN00 or XN01: one schema reads both), so none is passed here.
   flatbuffers::Verifier verifier(parts.flatbuffer, parts.flatbuffer_size);
   EMBER_CHECK_OR_RETURN_ERROR(verifier.VerifyBuffer<fb::Graph>(nullptr), InvalidProgram,
-                              "XnnpackBackend: the %s graph (%zu bytes) is not a valid flatbuffer: truncated, or an "
-                              "offset points outside it",
-                              parts.identifier, parts.flatbuffer_size);
+                              "XnnpackBackend: the %s graph at blob bytes [%zu, +%zu) is not a valid flatbuffer: "
+                              "truncated, an offset points outside it, or its tables nest or number past the "
+                              "verifier's limits",
+                              parts.identifier, parts.flatbuffer_offset, parts.flatbuffer_size);
   return flatbuffers::GetRoot<fb::Graph>(parts.flatbuffer);
 }
 
