@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from model_explorer import config as me_config
+from model_explorer.config import ModelExplorerConfig
 
 from devtools import etdump
 from devtools.explorer import overlays
@@ -30,7 +30,8 @@ def node_data(pte_path: str, method: str = "forward", etdump_path: Optional[str]
     error with a devtools.debug.compare report."""
     with open(pte_path, "rb") as f:
         plan = _plan(deserialize_pte(f.read()).program, method)
-    out = {"memory: planned bytes written": overlays.memory(plan)}
+    out = {}
+    # Model Explorer colours the graph by the first overlay: time when there is a trace, else the memory plan.
     if etdump_path:
         runs = etdump.read(etdump_path)
         n = len(plan.chains[0].instructions) if plan.chains else 0
@@ -41,13 +42,14 @@ def node_data(pte_path: str, method: str = "forward", etdump_path: Optional[str]
                 f"the trace of another program?"
             )
         out.update(overlays.time(method, runs))
+    out["memory: planned bytes written"] = overlays.memory(plan)
     if report is not None:
         out["numeric: relative error vs eager"] = overlays.numeric(report)
     return out
 
 
-def config_for(pte_path: str, data: Dict) -> me_config.ModelExplorerConfig:
-    cfg = me_config.ModelExplorerConfig()
+def config_for(pte_path: str, data: Dict) -> ModelExplorerConfig:
+    cfg = ModelExplorerConfig()
     cfg.add_model_from_path(pte_path, adapterId=ADAPTER_ID)
     for name, nd in data.items():
         cfg.add_node_data(name, nd)

@@ -121,7 +121,11 @@ def _node(index: int, raw: dict) -> XnnNode:
 
 def read(blob: bytes) -> XnnGraphView:
     """The blob's nodes and values; ValueError (flatc's message, or the header's offsets) if it is not an XNNGraph."""
-    graph = json.loads(decode(flatbuffer_of(blob), SCHEMA, "the XNNPACK delegate blob", error=ValueError))
+    text = decode(flatbuffer_of(blob), SCHEMA, "the XNNPACK delegate blob", error=ValueError)
+    # flatc writes an unbounded clamp as bare inf/-inf (and nan), which JSON lacks; Python's reader takes these.
+    text = re.sub(r"(?<=[:\[,\s])(-?)inf\b", r"\1Infinity", text)
+    text = re.sub(r"(?<=[:\[,\s])nan\b", "NaN", text)
+    graph = json.loads(text)
     values = {}
     for raw in graph.get("values", []):
         v = _value(raw)
