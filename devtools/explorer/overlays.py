@@ -26,8 +26,22 @@ def _gradient() -> List[ndb.GradientItem]:
     return [ndb.GradientItem(stop=k / n, bgColor=c) for k, c in enumerate(SCALE)]
 
 
+def colour(fraction: float) -> str:
+    """The scale's colour at `fraction` (0..1), interpolated between its stops."""
+    x = min(max(fraction, 0.0), 1.0) * (len(SCALE) - 1)
+    k = min(int(x), len(SCALE) - 2)
+    a, b = SCALE[k], SCALE[k + 1]
+    mix = [round(int(a[j : j + 2], 16) * (k + 1 - x) + int(b[j : j + 2], 16) * (x - k)) for j in (1, 3, 5)]
+    return "#" + "".join(f"{c:02x}" for c in mix)
+
+
 def _node_data(method: str, values: Dict[str, float]) -> ndb.ModelNodeData:
-    results = {node: ndb.NodeDataResult(value=v) for node, v in values.items()}
+    # Each node carries its colour: Model Explorer's own gradient spreads min..max, which is empty when every node
+    # has the same value (one delegate call timed); here zero is the light end and the largest value the dark one.
+    top = max(values.values(), default=0.0)
+    results = {
+        node: ndb.NodeDataResult(value=v, bgColor=colour(v / top if top > 0 else 0.0)) for node, v in values.items()
+    }
     return ndb.ModelNodeData(graphsData={method: ndb.GraphNodeData(results=results, gradient=_gradient())})
 
 
