@@ -41,6 +41,9 @@ APT_PACKAGES=(
   cmake pkg-config make
   # llm_server's HTTP server (examples/llm/server): cpp-httplib, built by Debian as a shared library
   libcpp-httplib-dev
+  # ember explore's browser test (tests/devtools/test_explorer_browser.py): headless Chromium and its WebDriver,
+  # which Selenium is pointed at directly, so nothing is downloaded
+  chromium chromium-driver
 )
 
 say() { [[ $VERBOSE == 1 ]] && echo "setup: $*" || true; }

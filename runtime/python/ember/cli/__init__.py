@@ -20,6 +20,7 @@ COMMANDS = {
     "size": ("size", "binary size report (sections, kernels) of runner binaries or any ELF"),
     "select": ("select", "write a selective-build manifest (operators, dtypes, features) for .pte programs"),
     "bench": ("bench", "benchmarks against ExecuTorch, ONNX Runtime and eager PyTorch (bench/README.md)"),
+    "explore": ("explore", "open a .pte in Model Explorer: graph, memory plan, profile and numeric overlays"),
     "llm": ("llm", "language models: export | chat | serve"),
 }
 

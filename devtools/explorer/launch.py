@@ -1,0 +1,88 @@
+"""`ember explore`: Model Explorer's server with the .pte adapter and the overlays asked for.
+
+python -m devtools.explorer.launch model.pte [--etdump run.etdp] [--method forward] [--port 8080]
+ember explore model.pte --etdump run.etdp --model mobilenet_v2_005_96 --inputs inputs.pt
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+from model_explorer.config import ModelExplorerConfig
+
+from devtools import etdump
+from devtools.explorer import overlays
+from exir.serialize import deserialize_pte
+
+EXTENSION = "devtools.explorer"
+ADAPTER_ID = "ember_pte"
+
+
+def _plan(program, method: str):
+    for p in program.execution_plan:
+        if p.name == method:
+            return p
+    raise ValueError(f"no method '{method}' (it has {', '.join(p.name for p in program.execution_plan)})")
+
+
+def node_data(pte_path: str, method: str = "forward", etdump_path: Optional[str] = None, report=None) -> Dict:
+    """{overlay name: ModelNodeData} for the program at pte_path: memory always, time with an ETDump, numeric
+    error with a devtools.debug.compare report."""
+    with open(pte_path, "rb") as f:
+        plan = _plan(deserialize_pte(f.read()).program, method)
+    out = {}
+    # Model Explorer colours the graph by the first overlay: time when there is a trace, else the memory plan.
+    if etdump_path:
+        runs = etdump.read(etdump_path)
+        n = len(plan.chains[0].instructions) if plan.chains else 0
+        bad = [e.instruction for r in runs for e in r.events if e.instruction >= n]
+        if bad:
+            raise ValueError(
+                f"{etdump_path} names instruction {max(bad)}, but method '{method}' of {pte_path} has {n}: is it "
+                f"the trace of another program?"
+            )
+        out.update(overlays.time(method, runs))
+    out["memory: planned bytes written"] = overlays.memory(plan)
+    if report is not None:
+        out["numeric: relative error vs eager"] = overlays.numeric(report)
+    return out
+
+
+def config_for(pte_path: str, data: Dict) -> ModelExplorerConfig:
+    cfg = ModelExplorerConfig()
+    cfg.add_model_from_path(pte_path, adapterId=ADAPTER_ID)
+    for name, nd in data.items():
+        cfg.add_node_data(name, nd)
+    return cfg
+
+
+def serve(pte_path: str, data: Dict, host: str = "localhost", port: int = 8080, open_browser: bool = True) -> None:
+    """Starts Model Explorer (blocks until Ctrl-C)."""
+    from model_explorer import server
+
+    server.start(
+        host=host,
+        port=port,
+        config=config_for(pte_path, data),
+        extensions=[EXTENSION],
+        no_open_in_browser=not open_browser,
+    )
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m devtools.explorer.launch", description=__doc__.split("\n\n")[0])
+    ap.add_argument("pte")
+    ap.add_argument("--etdump")
+    ap.add_argument("--method", default="forward")
+    ap.add_argument("--host", default="localhost")
+    ap.add_argument("--port", type=int, default=8080)
+    ap.add_argument("--no-open", action="store_true")
+    args = ap.parse_args(argv)
+    serve(args.pte, node_data(args.pte, args.method, args.etdump), args.host, args.port, not args.no_open)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
