@@ -21,35 +21,46 @@ namespace {
 
 std::atomic<int32_t> g_cap{static_cast<int32_t>(Int8Level::kDot512)};
 
-Int8Level cpu_level() {
+// Whether this CPU runs `level`'s kernels. The tiers are not nested on x86: AVX512-VNNI CPUs without the VEX
+// AVX-VNNI encoding exist (Cascade Lake, Ice Lake, Zen 4), so each tier is asked for itself.
+bool cpu_runs(Int8Level level) {
+  switch (level) {
+    case Int8Level::kScalar: return true;
 #if defined(__x86_64__)
-  if (cpu_has_avx512_vnni()) return Int8Level::kDot512;
-  if (cpu_has_avx_vnni()) return Int8Level::kDot;
-  if (cpu_has_avx2_fma()) return Int8Level::kWide16;
-  return Int8Level::kScalar;
+    case Int8Level::kWide16: return cpu_has_avx2_fma();
+    case Int8Level::kDot: return cpu_has_avx_vnni();
+    case Int8Level::kDot512: return cpu_has_avx512_vnni();
 #elif defined(__aarch64__) && !defined(__APPLE__)
-  // The dot product tier only where this build has it (neon_dot.cc).
-  if (neon_dot_kernels() != nullptr) {
+    case Int8Level::kWide16: return true;
+    // The dot product tier only where this build has it (neon_dot.cc).
+    case Int8Level::kDot: {
+      if (neon_dot_kernels() == nullptr) return false;
 #if EMBER_INT8_ASK_HWCAP
-    // HWCAP_ASIMDDP (bit 20 of AT_HWCAP), spelled out: older C libraries' headers lack the name.
-    static const bool dot = (getauxval(AT_HWCAP) >> 20 & 1) != 0;
-    if (dot) return Int8Level::kDot;
+      // HWCAP_ASIMDDP (bit 20 of AT_HWCAP), spelled out: older C libraries' headers lack the name.
+      static const bool dot = (getauxval(AT_HWCAP) >> 20 & 1) != 0;
+      return dot;
 #elif defined(__ARM_FEATURE_DOTPROD)
-    return Int8Level::kDot;
+      return true;
+#else
+      return false;
+#endif
+    }
+    case Int8Level::kDot512: return false;
+#else
+    default: return false;
 #endif
   }
-  return Int8Level::kWide16;
-#else
-  return Int8Level::kScalar;
-#endif
+  return false;
 }
 
 }  // namespace
 
 Int8Level int8_level() {
-  const Int8Level cpu = cpu_level();
-  const int32_t cap = g_cap.load(std::memory_order_relaxed);
-  return static_cast<int32_t>(cpu) < cap ? cpu : static_cast<Int8Level>(cap);
+  // The highest tier at or under the cap that this CPU runs.
+  for (int32_t l = g_cap.load(std::memory_order_relaxed); l > 0; --l) {
+    if (cpu_runs(static_cast<Int8Level>(l))) return static_cast<Int8Level>(l);
+  }
+  return Int8Level::kScalar;
 }
 
 void limit_int8_level(Int8Level highest) { g_cap.store(static_cast<int32_t>(highest), std::memory_order_relaxed); }
