@@ -2,7 +2,6 @@
 // loaded by the hand-written protobuf reader (examples/llm/tokenizer: pieces, trainer and normalizer specs, the
 // precompiled charsmap's double-array trie), and when it loads, used (tokenizer_fuzz_checks.h). The load may
 // refuse with an error; nothing may crash, read out of bounds, overflow or loop forever.
-#include <stdlib.h>
 
 #include <string_view>
 
@@ -13,12 +12,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ember;
   std::string why;
   auto tok = llm::SentencePieceTokenizer::load(std::string_view(reinterpret_cast<const char*>(data), size), &why);
-  if (!tok.ok()) {
-    // A refusal always says why.
-    if (why.empty()) abort();
-    fuzz::print_refusal(why);
-    return 0;
-  }
-  fuzz::exercise_tokenizer(**tok);
+  fuzz::check_load(tok, why);
   return 0;
 }

@@ -78,5 +78,16 @@ inline void exercise_tokenizer(const llm::Tokenizer& tok) {
   }
 }
 
+// A loader's answer: a refusal must say why (aborts otherwise); a tokenizer that loaded is exercised.
+template <typename Loaded>
+void check_load(const Loaded& tok, const std::string& why) {
+  if (!tok.ok()) {
+    if (why.empty()) abort();
+    print_refusal(why);
+    return;
+  }
+  exercise_tokenizer(**tok);
+}
+
 }  // namespace fuzz
 }  // namespace ember
