@@ -14,7 +14,8 @@
 #   tools/fuzz.sh merge TARGET DIR     adds DIR's inputs that reach new code to TARGET's committed corpus
 #   tools/fuzz.sh seeds                rewrites the generated seeds (kernel signatures; programs need the venv)
 #
-# Targets: TARGETS below (xnnpack_blob_fuzz built with --config=fuzz_xnnpack, the rest with --config=fuzz). Crashes are written to $FUZZ_OUT
+# Targets: TARGETS below (xnnpack_blob_fuzz built with --config=fuzz_xnnpack, the rest with --config=fuzz: one output
+# tree, see tests/fuzz/README.md). Crashes are written to $FUZZ_OUT
 # (default: out/fuzz), named <target>-crash-<sha1>; reproduce one with
 # `bazel-out/k8-optfuzz/bin/tests/fuzz/<target> FILE` (EMBER_FUZZ_LOG=1 prints the runtime's errors).
 set -euo pipefail
@@ -54,7 +55,8 @@ flags_of() {
 }
 
 # Builds what the named targets (default: all) need: --config=fuzz's //tests/fuzz:all, and --config=fuzz_xnnpack's
-# xnnpack_blob_fuzz (it links the XnnpackBackend and Debian's libXNNPACK: its own configuration and output tree).
+# xnnpack_blob_fuzz (it links the XnnpackBackend and Debian's libXNNPACK; the same output tree, so it compiles only
+# the backend's files on top of the first build).
 build() {
   local wanted=" ${*:-${TARGETS[*]}} " others="${*:-${TARGETS[*]}}"
   others="${others//xnnpack_blob_fuzz/}"
