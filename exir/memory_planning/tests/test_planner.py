@@ -69,9 +69,14 @@ def test_fixed_offsets_are_kept():
             assert plan.offsets[3] == 4096
 
 
+# Random instances for the suite-against-each check: 60 keep the means' order stable (checked at 150) in a third of
+# the time.
+SEEDS = 60
+
+
 def test_best_of_suite_never_worse_than_each_and_deterministic():
     ratios = {name: [] for name in ALGORITHMS}
-    for seed in range(150):
+    for seed in range(SEEDS):
         allocs = random_instance(seed)
         best = plan_memory(allocs)
         assert plan_memory(allocs).offsets == best.offsets
@@ -82,7 +87,7 @@ def test_best_of_suite_never_worse_than_each_and_deterministic():
             ratios[name].append(size / max(bound, 1))
     # The search must not be worse than either greedy on any instance, and better on some.
     mean = {k: sum(v) / len(v) for k, v in ratios.items()}
-    print("mean pool / lower bound over 150 random instances:", {k: round(v, 3) for k, v in mean.items()})
+    print(f"mean pool / lower bound over {SEEDS} random instances:", {k: round(v, 3) for k, v in mean.items()})
     assert mean["local_search"] <= min(mean["greedy_by_size"], mean["shared_objects"])
     assert mean["naive"] > mean["greedy_by_size"]
 
