@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
-from exir.lowering.ir import MethodGraph, Role, is_instruction
+from exir.lowering.ir import DelegateCall, Label, MethodGraph, Role, is_instruction
 from exir.lowering.lower import source_of
 
 # Default tolerances per dtype class, relative to the eager output's largest magnitude (at least 1): float32's
@@ -154,15 +154,37 @@ def _eager_values(ep: torch.export.ExportedProgram, inputs: Sequence[torch.Tenso
     values: Dict[str, Any] = {}
     nodes: Dict[str, torch.fx.Node] = {}
 
+    # Control flow's branches and loop bodies are graphs of their own (cond's true_graph_0, while_loop's
+    # body_graph_0) whose node names the program's tensors keep too: each runs through a Recorder as the
+    # higher-order op calls it, so a loop's values are its last iteration's (as the program's, which overwrite in
+    # place) and a branch not taken records nothing (the program did not run it either). A name two graphs share
+    # is ambiguous and not recorded.
+    counts: Dict[str, int] = {}
+    graphs = [m for m in ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)]
+    for gm in graphs:
+        for n in gm.graph.nodes:
+            if n.op not in ("placeholder", "output"):
+                counts[n.name] = counts.get(n.name, 0) + 1
+
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n):
             result = super().run_node(n)
-            values[n.name] = result
-            nodes[n.name] = n
+            if counts.get(n.name, 0) == 1:
+                values[n.name] = result
+                nodes[n.name] = n
             return result
 
-    with torch.no_grad():
-        outs = Recorder(ep.graph_module).run(*args)
+    def recorded(gm):
+        return lambda *a: Recorder(gm).run(*a)
+
+    for gm in graphs[1:]:
+        gm.forward = recorded(gm)
+    try:
+        with torch.no_grad():
+            outs = Recorder(ep.graph_module).run(*args)
+    finally:
+        for gm in graphs[1:]:
+            del gm.forward
     n_user = sum(1 for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT")
     user_outs = [o for o, s in zip(outs, ep.graph_signature.output_specs) if s.kind.name == "USER_OUTPUT"]
     assert len(user_outs) == n_user
@@ -193,18 +215,21 @@ def _module_path(node: torch.fx.Node) -> str:
 
 
 def _debug_variant(graph: MethodGraph):
-    """The method with every kernel call's output (written once, planned) also an output, and the probes:
-    (instruction index, call, tensor, position among the debug variant's outputs)."""
+    """The method with every kernel or delegate call's output (written once, planned) also an output, and the
+    probes: (instruction index, call, tensor, position among the debug variant's outputs). The index is the
+    instruction's in the method's chain, as the .pte holds it: jumps count (Labels emit nothing)."""
     written: Dict[int, int] = {}
     for c in graph.calls:
-        if is_instruction(c):
+        if is_instruction(c) or isinstance(c, DelegateCall):
             for o in c.outs:
                 written[id(o)] = written.get(id(o), 0) + 1
     position = {}
     for i, o in enumerate(graph.outputs):
         position.setdefault(id(o), i)
     extra, probes = [], []
-    for index, c in enumerate([c for c in graph.calls if is_instruction(c)]):
+    for index, c in enumerate([c for c in graph.calls if not isinstance(c, Label)]):
+        if not (is_instruction(c) or isinstance(c, DelegateCall)):
+            continue  # a jump
         for o in c.outs:
             if o.role is not Role.ACTIVATION or written[id(o)] != 1:
                 continue
@@ -230,14 +255,20 @@ def _user_source(node: torch.fx.Node) -> str:
 
 
 def _emit(graph: MethodGraph) -> bytes:
+    from exir.backend.named_data import NamedDataStoreOutput, merge_named_data
     from exir.emit import ConstantPool, emit_method
     from exir.program import MemoryPlanningConfig, _plan
     from exir.serialize import serialize_pte
     from schema import program as S
 
-    constants, initial_values = ConstantPool(), ConstantPool()
+    constants, initial_values, blobs = ConstantPool(), ConstantPool(), []
     offsets, plan, _ = _plan(graph, MemoryPlanningConfig())
-    plan_fb = emit_method(graph, offsets, plan.pool_sizes, constants, initial_values)
+    plan_fb = emit_method(graph, offsets, plan.pool_sizes, constants, initial_values, delegate_blobs=blobs)
+    # A delegate's blob (XNNPACK's) may keep its weights by key in the program's named data.
+    named = NamedDataStoreOutput()
+    for c in graph.calls:
+        if isinstance(c, DelegateCall) and c.named_data is not None:
+            merge_named_data(named, c.named_data, f"delegate {c.backend_id}: ")
     program = S.Program(
         version=0,
         execution_plan=[plan_fb],
@@ -248,7 +279,13 @@ def _emit(graph: MethodGraph) -> bytes:
         mutable_data_segments=[],
         named_data=[],
     )
-    return serialize_pte(program, constants.blobs[1:], mutable_blobs=initial_values.blobs[1:])
+    return serialize_pte(
+        program,
+        constants.blobs[1:],
+        mutable_blobs=initial_values.blobs[1:],
+        delegate_blobs=blobs,
+        named_data=[(k, v, named.alignment.get(k, 1)) for k, v in named.pte_data.items()],
+    )
 
 
 def _error(got: torch.Tensor, want: torch.Tensor):
@@ -276,7 +313,7 @@ def _runtime_outputs(runtime, program: Any, graph: MethodGraph, method: str, inp
     budget = sum(
         o.numel * o.dtype.itemsize + 16 * (len(o.shape) + 4) for c in graph.calls if is_instruction(c) for o in c.outs
     )
-    n_outs = sum(len(c.outs) for c in graph.calls if is_instruction(c))
+    n_outs = sum(len(c.outs) for c in graph.calls if is_instruction(c) or isinstance(c, DelegateCall))
     _, trace = runtime.load(program.buffer).run(
         method,
         inputs,

@@ -91,3 +91,27 @@ def test_overlays_key_on_the_adapters_node_ids(programs):
     assert t["share_pct"]["i1"] == pytest.approx(1.0)
     nd = overlays.memory(plan).graphsData["forward"]
     assert nd.gradient and len(nd.results) == len(mem)
+
+
+def test_all_three_overlays_through_the_cli_path(programs, tmp_path):
+    """`ember explore P --etdump T --model M --inputs X` (and `--llm 'FLAGS'`) without serving: the check of
+    devtools.explorer.check at its smallest sizes, small_cnn lowered to XNNPACK standing in for MobileNetV2 (the
+    plain programs' kernels are the control-flow models' and the LLM's; `python -m devtools.explorer.check` runs the issue's programs at full size).
+    Each overlay non-empty on the graph's node ids; the numeric one within NUMERIC_LIMIT of eager (fp32)."""
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT}/runtime/python"}
+    script = (
+        "import sys\n"
+        "from devtools.explorer import check\n"
+        "check.use_xnnpack_runtime()\n"
+        "llm = next(p for p in check.programs(small=True) if p.name == 'llm')\n"
+        "llm.tokens = 3\n"
+        "for p in [check.Program('small_cnn xnnpack', 'small_cnn', ('--delegate', 'xnnpack')),\n"
+        "          check.Program('cond_gate', 'cond_gate'), check.Program('while_refine', 'while_refine'), llm]:\n"
+        "    r = check.check(p, sys.argv[1])\n"
+        "    print(r['name'], r['numeric_nodes'], r['worst_relative_error'], flush=True)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [line.rsplit(" ", 2) for line in r.stdout.splitlines()]
+    assert [line[0] for line in lines] == ["small_cnn xnnpack", "cond_gate", "while_refine", "llm"]
+    assert all(int(n) > 0 and float(e) <= 1e-4 for _, n, e in lines), r.stdout
