@@ -55,7 +55,16 @@ def numeric_report(pte_path: str, method: str, edge, prog, inputs, what: str = "
             f"{what} exports {len(a)} instructions in '{method}', {pte_path} has {len(b)}, first different at "
             f"{at}: pass the export flags the .pte was made with"
         )
-    return compare(edge, prog, inputs, method=method)
+    try:
+        return compare(edge, prog, inputs, method=method)
+    except RuntimeError as e:
+        if "delegate calls need a backend" not in str(e):
+            raise
+        raise ValueError(
+            f"{pte_path} has delegate calls and this runtime has no backend for them: build it with "
+            f"`bazel build --config=xnnpack_profiling //runtime/python:_ember_runtime.so` and set EMBER_RUNTIME_LIB "
+            f"to the file (`bazel info --config=xnnpack_profiling bazel-bin`/runtime/python/_ember_runtime.so)"
+        ) from None
 
 
 def _ops(plan) -> List[str]:
