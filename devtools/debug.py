@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
-from exir.lowering.ir import DelegateCall, Label, MethodGraph, Role, is_instruction
+from exir.lowering.ir import DelegateCall, Jump, Label, MethodGraph, Role, TensorValue, is_instruction
 from exir.lowering.lower import source_of
 
 # Default tolerances per dtype class, relative to the eager output's largest magnitude (at least 1): float32's
@@ -158,7 +158,7 @@ def _eager_values(ep: torch.export.ExportedProgram, inputs: Sequence[torch.Tenso
     # body_graph_0) whose node names the program's tensors keep too: each runs through a Recorder as the
     # higher-order op calls it, so a loop's values are its last iteration's (as the program's, which overwrite in
     # place) and a branch not taken records nothing (the program did not run it either). A name two graphs share
-    # is ambiguous and not recorded.
+    # is ambiguous here; per_graph keeps every graph's own values (a cond's branches: _cond_branches).
     counts: Dict[str, int] = {}
     graphs = [m for m in ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)]
     for gm in graphs:
@@ -166,9 +166,13 @@ def _eager_values(ep: torch.export.ExportedProgram, inputs: Sequence[torch.Tenso
             if n.op not in ("placeholder", "output"):
                 counts[n.name] = counts.get(n.name, 0) + 1
 
+    per_graph: Dict[int, tuple] = {id(gm): ({}, {}) for gm in graphs}
+
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n):
             result = super().run_node(n)
+            own_values, own_nodes = per_graph[id(self.module)]
+            own_values[n.name], own_nodes[n.name] = result, n
             if counts.get(n.name, 0) == 1:
                 values[n.name] = result
                 nodes[n.name] = n
@@ -188,7 +192,42 @@ def _eager_values(ep: torch.export.ExportedProgram, inputs: Sequence[torch.Tenso
     n_user = sum(1 for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT")
     user_outs = [o for o, s in zip(outs, ep.graph_signature.output_specs) if s.kind.name == "USER_OUTPUT"]
     assert len(user_outs) == n_user
-    return values, nodes, user_outs
+    return values, nodes, user_outs, per_graph
+
+
+def _cond_branches(graph: MethodGraph, ep, values: Dict[str, Any], per_graph: Dict[int, tuple]) -> Dict[int, Any]:
+    """id(call) -> the (values, nodes) of the branch graph it was lowered from, for the calls of the method's
+    top-level conds' branches (lowered as Jump(pred, else) then-calls Jump(False, end) else: else-calls end:); None
+    for the branch eager did not take, which the program did not run either. Both branches may name their nodes
+    alike (each has its own addmm): this tells them apart."""
+    conds = {}
+    for n in ep.graph.nodes:
+        if n.op == "call_function" and n.target is torch.ops.higher_order.cond and isinstance(n.args[0], torch.fx.Node):
+            conds[n.args[0].name] = n
+    out: Dict[int, Any] = {}
+    calls = graph.calls
+    for k, c in enumerate(calls):
+        if not isinstance(c, Jump) or not isinstance(c.cond, TensorValue) or c.cond.name not in conds:
+            continue
+        pred = values.get(c.cond.name)
+        else_at = next((i for i in range(k + 1, len(calls)) if calls[i] is c.target), None)
+        if not isinstance(pred, torch.Tensor) or pred.numel() != 1 or else_at is None:
+            continue
+        skip = calls[else_at - 1]
+        end_at = next((i for i in range(else_at + 1, len(calls)) if calls[i] is getattr(skip, "target", None)), None)
+        if not isinstance(skip, Jump) or end_at is None:
+            continue
+        node, taken = conds[c.cond.name], bool(pred.item())
+        for branch, lo, hi, ran in (
+            (node.args[1], k + 1, else_at - 1, taken),
+            (node.args[2], else_at + 1, end_at, not taken),
+        ):
+            gm = getattr(ep.graph_module, branch.target, None)
+            if gm is None:
+                continue
+            for inner in calls[lo:hi]:
+                out[id(inner)] = per_graph.get(id(gm)) if ran else None
+    return out
 
 
 def _eager_for(name: str, values: Dict[str, Any], nodes: Dict[str, torch.fx.Node]):
@@ -368,10 +407,17 @@ def compare(
         )
     inputs = list(inputs)
     ep = _edge_program(model, inputs, method)
-    values, nodes, eager_outs = _eager_values(ep, inputs)
+    values, nodes, eager_outs, per_graph = _eager_values(ep, inputs)
     graph = graphs[method]
+    branches = _cond_branches(graph, ep, values, per_graph)
+
+    def eager_of(call, name):
+        if id(call) in branches:
+            return _eager_for(name, *branches[id(call)]) if branches[id(call)] is not None else (None, None)
+        return _eager_for(name, values, nodes)
+
     debug, probes = _debug_variant(graph)
-    matched = [p for p in probes if _eager_for(p[2].name, values, nodes)[0] is not None]
+    matched = [p for p in probes if eager_of(p[1], p[2].name)[0] is not None]
     if probes and not matched:
         raise ValueError(
             f"none of the program's {len(probes)} operator outputs has an eager node of the same "
@@ -383,7 +429,7 @@ def compare(
         got = runtime.load(_emit(debug), kernels=kernels).run(method, inputs)
     ops, skipped = [], []
     for index, call, t, at in probes:
-        want, node = _eager_for(t.name, values, nodes)
+        want, node = eager_of(call, t.name)
         if want is None:
             skipped.append(t.name)
             continue
