@@ -104,8 +104,8 @@ def _export(p: Program, out: str):
     """Writes the .pte (and its source map) and the inputs file; returns (pte, inputs file, explore's flags)."""
     import torch
 
-    pte, inputs_file = os.path.join(out, f"{p.name.replace(' ', '_')}.pte"), os.path.join(out, f"{p.name}.inputs.pt")
-    inputs_file = inputs_file.replace(" ", "_")
+    stem = os.path.join(out, p.name.replace(" ", "_"))
+    pte, inputs_file = f"{stem}.pte", f"{stem}.inputs.pt"
     if p.llm is not None:
         from ember.cli import llm
 
