@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
-from exir.lowering.ir import MethodGraph, Role, is_instruction
+from exir.lowering.ir import DelegateCall, Jump, Label, MethodGraph, Role, TensorValue, is_instruction
 from exir.lowering.lower import source_of
 
 # Default tolerances per dtype class, relative to the eager output's largest magnitude (at least 1): float32's
@@ -154,19 +154,80 @@ def _eager_values(ep: torch.export.ExportedProgram, inputs: Sequence[torch.Tenso
     values: Dict[str, Any] = {}
     nodes: Dict[str, torch.fx.Node] = {}
 
+    # Control flow's branches and loop bodies are graphs of their own (cond's true_graph_0, while_loop's
+    # body_graph_0) whose node names the program's tensors keep too: each runs through a Recorder as the
+    # higher-order op calls it, so a loop's values are its last iteration's (as the program's, which overwrite in
+    # place) and a branch not taken records nothing (the program did not run it either). A name two graphs share
+    # is ambiguous here; per_graph keeps every graph's own values (a cond's branches: _cond_branches).
+    counts: Dict[str, int] = {}
+    graphs = [m for m in ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)]
+    for gm in graphs:
+        for n in gm.graph.nodes:
+            if n.op not in ("placeholder", "output"):
+                counts[n.name] = counts.get(n.name, 0) + 1
+
+    per_graph: Dict[int, tuple] = {id(gm): ({}, {}) for gm in graphs}
+
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n):
             result = super().run_node(n)
-            values[n.name] = result
-            nodes[n.name] = n
+            own_values, own_nodes = per_graph[id(self.module)]
+            own_values[n.name], own_nodes[n.name] = result, n
+            if counts.get(n.name, 0) == 1:
+                values[n.name] = result
+                nodes[n.name] = n
             return result
 
-    with torch.no_grad():
-        outs = Recorder(ep.graph_module).run(*args)
+    def recorded(gm):
+        return lambda *a: Recorder(gm).run(*a)
+
+    for gm in graphs[1:]:
+        gm.forward = recorded(gm)
+    try:
+        with torch.no_grad():
+            outs = Recorder(ep.graph_module).run(*args)
+    finally:
+        for gm in graphs[1:]:
+            del gm.forward
     n_user = sum(1 for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT")
     user_outs = [o for o, s in zip(outs, ep.graph_signature.output_specs) if s.kind.name == "USER_OUTPUT"]
     assert len(user_outs) == n_user
-    return values, nodes, user_outs
+    return values, nodes, user_outs, per_graph
+
+
+def _cond_branches(graph: MethodGraph, ep, values: Dict[str, Any], per_graph: Dict[int, tuple]) -> Dict[int, Any]:
+    """id(call) -> the (values, nodes) of the branch graph it was lowered from, for the calls of the method's
+    top-level conds' branches (lowered as Jump(pred, else) then-calls Jump(False, end) else: else-calls end:); None
+    for the branch eager did not take, which the program did not run either. Both branches may name their nodes
+    alike (each has its own addmm): this tells them apart."""
+    conds = {}
+    for n in ep.graph.nodes:
+        if n.op == "call_function" and n.target is torch.ops.higher_order.cond and isinstance(n.args[0], torch.fx.Node):
+            conds[n.args[0].name] = n
+    out: Dict[int, Any] = {}
+    calls = graph.calls
+    for k, c in enumerate(calls):
+        if not isinstance(c, Jump) or not isinstance(c.cond, TensorValue) or c.cond.name not in conds:
+            continue
+        pred = values.get(c.cond.name)
+        else_at = next((i for i in range(k + 1, len(calls)) if calls[i] is c.target), None)
+        if not isinstance(pred, torch.Tensor) or pred.numel() != 1 or else_at is None:
+            continue
+        skip = calls[else_at - 1]
+        end_at = next((i for i in range(else_at + 1, len(calls)) if calls[i] is getattr(skip, "target", None)), None)
+        if not isinstance(skip, Jump) or end_at is None:
+            continue
+        node, taken = conds[c.cond.name], bool(pred.item())
+        for branch, lo, hi, ran in (
+            (node.args[1], k + 1, else_at - 1, taken),
+            (node.args[2], else_at + 1, end_at, not taken),
+        ):
+            gm = getattr(ep.graph_module, branch.target, None)
+            if gm is None:
+                continue
+            for inner in calls[lo:hi]:
+                out[id(inner)] = per_graph.get(id(gm)) if ran else None
+    return out
 
 
 def _eager_for(name: str, values: Dict[str, Any], nodes: Dict[str, torch.fx.Node]):
@@ -193,18 +254,21 @@ def _module_path(node: torch.fx.Node) -> str:
 
 
 def _debug_variant(graph: MethodGraph):
-    """The method with every kernel call's output (written once, planned) also an output, and the probes:
-    (instruction index, call, tensor, position among the debug variant's outputs)."""
+    """The method with every kernel or delegate call's output (written once, planned) also an output, and the
+    probes: (instruction index, call, tensor, position among the debug variant's outputs). The index is the
+    instruction's in the method's chain, as the .pte holds it: jumps count (Labels emit nothing)."""
     written: Dict[int, int] = {}
     for c in graph.calls:
-        if is_instruction(c):
+        if is_instruction(c) or isinstance(c, DelegateCall):
             for o in c.outs:
                 written[id(o)] = written.get(id(o), 0) + 1
     position = {}
     for i, o in enumerate(graph.outputs):
         position.setdefault(id(o), i)
     extra, probes = [], []
-    for index, c in enumerate([c for c in graph.calls if is_instruction(c)]):
+    for index, c in enumerate([c for c in graph.calls if not isinstance(c, Label)]):
+        if not (is_instruction(c) or isinstance(c, DelegateCall)):
+            continue  # a jump
         for o in c.outs:
             if o.role is not Role.ACTIVATION or written[id(o)] != 1:
                 continue
@@ -230,14 +294,20 @@ def _user_source(node: torch.fx.Node) -> str:
 
 
 def _emit(graph: MethodGraph) -> bytes:
+    from exir.backend.named_data import NamedDataStoreOutput, merge_named_data
     from exir.emit import ConstantPool, emit_method
     from exir.program import MemoryPlanningConfig, _plan
     from exir.serialize import serialize_pte
     from schema import program as S
 
-    constants, initial_values = ConstantPool(), ConstantPool()
+    constants, initial_values, blobs = ConstantPool(), ConstantPool(), []
     offsets, plan, _ = _plan(graph, MemoryPlanningConfig())
-    plan_fb = emit_method(graph, offsets, plan.pool_sizes, constants, initial_values)
+    plan_fb = emit_method(graph, offsets, plan.pool_sizes, constants, initial_values, delegate_blobs=blobs)
+    # A delegate's blob (XNNPACK's) may keep its weights by key in the program's named data.
+    named = NamedDataStoreOutput()
+    for c in graph.calls:
+        if isinstance(c, DelegateCall) and c.named_data is not None:
+            merge_named_data(named, c.named_data, f"delegate {c.backend_id}: ")
     program = S.Program(
         version=0,
         execution_plan=[plan_fb],
@@ -248,7 +318,13 @@ def _emit(graph: MethodGraph) -> bytes:
         mutable_data_segments=[],
         named_data=[],
     )
-    return serialize_pte(program, constants.blobs[1:], mutable_blobs=initial_values.blobs[1:])
+    return serialize_pte(
+        program,
+        constants.blobs[1:],
+        mutable_blobs=initial_values.blobs[1:],
+        delegate_blobs=blobs,
+        named_data=[(k, v, named.alignment.get(k, 1)) for k, v in named.pte_data.items()],
+    )
 
 
 def _error(got: torch.Tensor, want: torch.Tensor):
@@ -276,7 +352,7 @@ def _runtime_outputs(runtime, program: Any, graph: MethodGraph, method: str, inp
     budget = sum(
         o.numel * o.dtype.itemsize + 16 * (len(o.shape) + 4) for c in graph.calls if is_instruction(c) for o in c.outs
     )
-    n_outs = sum(len(c.outs) for c in graph.calls if is_instruction(c))
+    n_outs = sum(len(c.outs) for c in graph.calls if is_instruction(c) or isinstance(c, DelegateCall))
     _, trace = runtime.load(program.buffer).run(
         method,
         inputs,
@@ -331,10 +407,17 @@ def compare(
         )
     inputs = list(inputs)
     ep = _edge_program(model, inputs, method)
-    values, nodes, eager_outs = _eager_values(ep, inputs)
+    values, nodes, eager_outs, per_graph = _eager_values(ep, inputs)
     graph = graphs[method]
+    branches = _cond_branches(graph, ep, values, per_graph)
+
+    def eager_of(call, name):
+        if id(call) in branches:
+            return _eager_for(name, *branches[id(call)]) if branches[id(call)] is not None else (None, None)
+        return _eager_for(name, values, nodes)
+
     debug, probes = _debug_variant(graph)
-    matched = [p for p in probes if _eager_for(p[2].name, values, nodes)[0] is not None]
+    matched = [p for p in probes if eager_of(p[1], p[2].name)[0] is not None]
     if probes and not matched:
         raise ValueError(
             f"none of the program's {len(probes)} operator outputs has an eager node of the same "
@@ -346,7 +429,7 @@ def compare(
         got = runtime.load(_emit(debug), kernels=kernels).run(method, inputs)
     ops, skipped = [], []
     for index, call, t, at in probes:
-        want, node = _eager_for(t.name, values, nodes)
+        want, node = eager_of(call, t.name)
         if want is None:
             skipped.append(t.name)
             continue

@@ -87,11 +87,12 @@ def backend_config() -> exir.ExecutorchBackendConfig:
 
 
 def export_decoder(
-    model: Decoder, config: exir.ExecutorchBackendConfig = None, sessions: bool = True
-) -> exir.ExecutorchProgramManager:
+    model: Decoder, config: exir.ExecutorchBackendConfig = None, sessions: bool = True, keep_edge: bool = False
+):
     """The decoder as a program: prefill and decode share `forward`, the KV cache is planned once, in a pool of its
     own. sessions=False writes the layout of programs exported before sessions (one pool, no
-    get_session_memory_id), for the tests that check the runtime still runs them."""
+    get_session_memory_id), for the tests that check the runtime still runs them. keep_edge: returns
+    (EdgeProgramManager, program), the edge program being devtools.debug.compare's eager side."""
     model = model.eval()
     model.reset_cache()
     tokens = torch.zeros(1, 2, dtype=torch.long)
@@ -112,7 +113,9 @@ def export_decoder(
         # states that pool (get_session_memory_id) and the runtime's sessions rely on it.
         planning = dataclasses.replace(config.memory_planning, mem_id=session_mem_id)
         config = dataclasses.replace(config, memory_planning=planning)
-    return exir.to_edge(ep, constant_methods=methods).to_executorch(config or backend_config())
+    edge = exir.to_edge(ep, constant_methods=methods)
+    prog = edge.to_executorch(config or backend_config())
+    return (edge, prog) if keep_edge else prog
 
 
 def _row_slice_export(enabled: bool):
@@ -144,7 +147,8 @@ def load_hf(path: str, seed: int = 0):
     return transformers.AutoModelForCausalLM.from_config(config).eval()
 
 
-def main(argv=None, prog="python -m examples.llm.export") -> int:
+def parser(prog="python -m examples.llm.export", output: bool = True) -> argparse.ArgumentParser:
+    """The export's flags (without -o when not `output`: ember explore --llm takes the rest to re-export)."""
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="Hugging Face checkpoint directory, or a config.json")
     ap.add_argument("--max-seq-len", type=int, default=256, help="KV cache length: prompt plus generated tokens")
@@ -194,8 +198,13 @@ def main(argv=None, prog="python -m examples.llm.export") -> int:
         help="forward returns the logits of every position of a call of up to K tokens, [1, R, vocab] (default 1: "
         "the last position's, [1, vocab]); llm_runner --speculate D needs K >= D + 1",
     )
-    ap.add_argument("-o", "--output", required=True)
-    args = ap.parse_args(argv)
+    if output:
+        ap.add_argument("-o", "--output", required=True)
+    return ap
+
+
+def build(args, ap: argparse.ArgumentParser) -> Decoder:
+    """The decoder `args` describe, quantized and laid out as the export writes it (export_decoder's input)."""
     if args.max_seq_len < 2:
         ap.error("--max-seq-len must be at least 2")
     if not 1 <= args.logits_rows < args.max_seq_len:
@@ -218,6 +227,14 @@ def main(argv=None, prog="python -m examples.llm.export") -> int:
     model.tie_head()
     if not args.quantize:
         layout.block_linears(model)
+    return model
+
+
+def main(argv=None, prog="python -m examples.llm.export") -> int:
+    ap = parser(prog)
+    args = ap.parse_args(argv)
+    model = build(args, ap)
+    group_size = args.group_size or 128
     prog = export_decoder(model)
     prog.save(args.output)
     cfg = model.cfg

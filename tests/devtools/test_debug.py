@@ -148,3 +148,20 @@ def test_int8_mobilenet_planted_scale_bug(int8_mobilenet, runtime):
     assert first is not None and first.name == target.outs[0].name
     assert first.op == "ember_quantized::conv2d.out" and "zoo/models.py" in first.source
     assert first.max_abs_error > 1
+
+
+@pytest.mark.parametrize("branch", [0, 1])
+def test_cond_compares_the_branch_taken_at_the_chains_indices(branch):
+    """cond_gate lowers to mean, gt, jump, then (addmm relu mul clone), jump, else (addmm tanh sub clone): both
+    branches name their first node addmm. The report compares the taken branch's nodes, at their instruction
+    indices in the chain (jumps count), and skips the other branch's, which neither eager nor the program ran."""
+    from zoo.control_flow import MODELS
+
+    entry = MODELS["cond_gate"]
+    x = entry.inputs()[branch]
+    edge = exir.to_edge(torch.export.export(entry.make(), x))
+    report = debug.compare(edge, edge.to_executorch(), x)
+    taken = [(3, "addmm"), (4, "relu"), (5, "mul")] if branch == 0 else [(8, "addmm"), (9, "tanh"), (10, "sub")]
+    assert [(o.index, o.name) for o in report.ops] == [(0, "mean"), (1, "gt")] + taken
+    assert sorted(report.skipped) == sorted(["addmm"] + (["tanh", "sub"] if branch == 0 else ["relu", "mul"]))
+    assert report.first_divergence is None and max(o.relative_error for o in report.ops) <= 1e-6

@@ -19,23 +19,40 @@ from exir.serialize import deserialize_pte  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _export(tmp, model, *flags):
-    path = str(tmp / f"{model}{'_'.join(flags).replace('-', '')}.pte")
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT}/runtime/python"}
-    cmd = [sys.executable, "-m", "ember.cli", "export", model, "-o", path, "--etrecord", "-q", "--no-kernel-check"]
-    subprocess.run(cmd + list(flags), check=True, env=env, cwd=ROOT)
-    return path
+# devtools.explorer.check at the smallest sizes, in a subprocess (its delegated program needs the runtime built with
+# --config=xnnpack_profiling, set before the runtime loads): `ember explore P --etdump T --model M --inputs X` (and
+# `--llm 'FLAGS'`) without serving, for small_cnn plain and lowered to XNNPACK (standing in for MobileNetV2, which
+# `python -m devtools.explorer.check` runs at full size), cond_gate, while_refine and a 1-layer LLM. Its exports
+# (with their source maps) are the other tests' programs.
+CHECK = """
+import sys
+from devtools.explorer import check
+check.use_xnnpack_runtime()
+cfg = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+           num_key_value_heads=1)
+for p in [check.Program("small_cnn", "small_cnn"), check.Program("small_cnn xnnpack", "small_cnn", ("--delegate", "xnnpack")),
+          check.Program("cond_gate", "cond_gate"), check.Program("while_refine", "while_refine"),
+          check.Program("llm", llm=cfg, max_seq_len=8, tokens=3)]:
+    r = check.check(p, sys.argv[1])
+    print(r["name"].replace(" ", "_"), r["numeric_nodes"], r["worst_relative_error"], flush=True)
+"""
 
 
 @pytest.fixture(scope="module")
-def programs(tmp_path_factory):
+def checked(tmp_path_factory):
+    """(the check's output lines split, its directory)."""
     tmp = tmp_path_factory.mktemp("explore")
-    return {
-        "plain": _export(tmp, "small_cnn"),
-        "xnnpack": _export(tmp, "small_cnn", "--delegate", "xnnpack"),
-        "cond": _export(tmp, "cond_gate"),
-        "while": _export(tmp, "while_refine"),
-    }
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT}/runtime/python"}
+    r = subprocess.run([sys.executable, "-c", CHECK, str(tmp)], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return [line.split() for line in r.stdout.splitlines()], tmp
+
+
+@pytest.fixture(scope="module")
+def programs(checked):
+    tmp = checked[1]
+    names = {"plain": "small_cnn", "xnnpack": "small_cnn_xnnpack", "cond": "cond_gate", "while": "while_refine"}
+    return {k: str(tmp / f"{v}.pte") for k, v in names.items()}
 
 
 def _graph(path):
@@ -91,3 +108,28 @@ def test_overlays_key_on_the_adapters_node_ids(programs):
     assert t["share_pct"]["i1"] == pytest.approx(1.0)
     nd = overlays.memory(plan).graphsData["forward"]
     assert nd.gradient and len(nd.results) == len(mem)
+
+
+def test_all_three_overlays_through_the_cli_path(checked):
+    """Each program's three overlays non-empty on the graph's node ids (the check asserts it), and the numeric
+    overlay's relative errors against eager within 1e-4 (fp32; devtools.explorer.check.NUMERIC_LIMIT)."""
+    lines, _ = checked
+    assert [n for n, _, _ in lines] == ["small_cnn", "small_cnn_xnnpack", "cond_gate", "while_refine", "llm"]
+    assert all(int(k) > 0 and 0 <= float(e) <= 1e-4 for _, k, e in lines), lines
+
+
+def test_cli_refuses_a_numeric_overlay_it_cannot_line_up(programs, tmp_path):
+    import torch
+
+    from ember.cli import explore
+    from ember.cli.errors import CliError
+
+    with pytest.raises(CliError, match="needs both --model"):
+        explore.prepare([programs["plain"], "--model", "small_cnn"])
+    x = tmp_path / "x.pt"
+    torch.save((torch.randn(2, 8),), x)
+    # cond_gate's program against another model: not the same instructions, and it says where they part.
+    with pytest.raises(
+        CliError, match=r"while_refine exports 13 instructions in 'forward', .* has 12, first different at 0"
+    ):
+        explore.prepare([programs["cond"], "--model", "while_refine", "--inputs", str(x)])

@@ -54,19 +54,17 @@ def _trace(pte: str) -> bytes:
     return raw_trace.to_etdump(runs)
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """(url, program path): small_cnn lowered to XNNPACK, served with its time and memory overlays."""
-    tmp = tmp_path_factory.mktemp("browser")
-    pte, etdp = str(tmp / "small_cnn_xnnpack.pte"), str(tmp / "small_cnn_xnnpack.etdp")
-    export = [sys.executable, "-m", "ember.cli", "export", "small_cnn", "-o", pte, "--delegate", "xnnpack", "-q"]
-    subprocess.run(export + ["--no-kernel-check", "--etrecord"], check=True, env=ENV, cwd=ROOT)
-    with open(etdp, "wb") as f:
-        f.write(_trace(pte))
+def _serve(pte, etdp=None):
+    """Starts `python -m devtools.explorer.launch` on pte (with the trace, if any); returns (server, url)."""
     port = _free_port()
-    cmd = [sys.executable, "-u", "-m", "devtools.explorer.launch", pte, "--etdump", etdp, "--no-open"]
+    cmd = [sys.executable, "-u", "-m", "devtools.explorer.launch", pte, *(["--etdump", etdp] if etdp else [])]
     server = subprocess.Popen(
-        cmd + ["--port", str(port)], env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd + ["--no-open", "--port", str(port)],
+        env=ENV,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     url = None
     deadline = time.monotonic() + 60
@@ -79,9 +77,26 @@ def served(tmp_path_factory):
     if url is None:
         server.kill()
         pytest.fail(f"Model Explorer did not start: {server.stdout.read()}")
-    yield url, pte
+    return server, url
+
+
+def _stop(server):
     server.terminate()
     server.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """(url, program path): small_cnn lowered to XNNPACK, served with its time and memory overlays."""
+    tmp = tmp_path_factory.mktemp("browser")
+    pte, etdp = str(tmp / "small_cnn_xnnpack.pte"), str(tmp / "small_cnn_xnnpack.etdp")
+    export = [sys.executable, "-m", "ember.cli", "export", "small_cnn", "-o", pte, "--delegate", "xnnpack", "-q"]
+    subprocess.run(export + ["--no-kernel-check", "--etrecord"], check=True, env=ENV, cwd=ROOT)
+    with open(etdp, "wb") as f:
+        f.write(_trace(pte))
+    server, url = _serve(pte, etdp)
+    yield url, pte
+    _stop(server)
 
 
 @pytest.fixture(scope="module")
@@ -128,3 +143,24 @@ def test_page_shows_graph_expands_delegate_and_colours_by_time(served, browser):
     # group shows a thin bar in the scale's darkest colour (the slowest node's); opened, the call's whole box has it.
     hot = [_near(img, overlays.SCALE[-1]) for img in (collapsed, expanded)]
     assert hot[0] > 0 and hot[1] > hot[0] + 300, f"pixels in the time overlay's top colour, collapsed/expanded: {hot}"
+
+
+def test_memory_overlay_colours_the_plain_graph(browser, tmp_path):
+    """small_cnn on Ember's kernels without a trace: the memory plan is the first overlay, so it colours the graph;
+    the largest writer (the first convolution's output) has the scale's darkest colour."""
+    pte = str(tmp_path / "small_cnn.pte")
+    export = [sys.executable, "-m", "ember.cli", "export", "small_cnn", "-o", pte, "-q", "--no-kernel-check"]
+    subprocess.run(export + ["--etrecord"], check=True, env=ENV, cwd=ROOT)
+    server, url = _serve(pte)
+    try:
+        browser.get(url)
+        WebDriverWait(browser, 30).until(lambda d: "op node count" in d.find_element(By.TAG_NAME, "body").text)
+        time.sleep(2)
+        img = _graph_pixels(browser)
+    finally:
+        _stop(server)
+    shots = os.environ.get("EMBER_EXPLORE_SCREENSHOTS")
+    if shots:
+        os.makedirs(shots, exist_ok=True)
+        img.save(os.path.join(shots, "explore-memory.png"))
+    assert _near(img, overlays.SCALE[-1]) > 100, "no node in the memory overlay's top colour"

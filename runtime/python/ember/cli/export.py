@@ -15,8 +15,11 @@ ALGORITHMS = ("naive", "shared_objects", "greedy_by_size", "greedy_by_area", "lo
 DELEGATES = ("xnnpack", "ember_portable")
 
 
-def add_export_options(ap: argparse.ArgumentParser) -> None:
-    add_model_arguments(ap)
+def add_export_options(ap: argparse.ArgumentParser, model: bool = True) -> None:
+    """ember export's flags; model=False leaves out the MODEL argument and its input flags (ember explore names
+    its model with --model)."""
+    if model:
+        add_model_arguments(ap)
     g = ap.add_argument_group("exir options (README.md, \"Export a model\")")
     g.add_argument("--quantize", choices=["int8"], help="post-training int8 (exir.quantization, PT2E)")
     g.add_argument(
@@ -83,8 +86,9 @@ def _partitioner(name):
     return EmberPortablePartitioner()
 
 
-def export(args, progress: Progress, methods=None):
-    """(ExecutorchProgramManager, {method: inputs}, eager module) for args; `methods` keeps only those."""
+def export(args, progress: Progress, methods=None, keep_edge: bool = False):
+    """(ExecutorchProgramManager, {method: inputs}, eager module) for args; `methods` keeps only those.
+    keep_edge: also the EdgeProgramManager it was lowered from, last (devtools.debug.compare's exact eager side)."""
     progress.stage("loading torch and exir")
     import exir
     from ember.cli import models
@@ -110,7 +114,7 @@ def export(args, progress: Progress, methods=None):
         edge = exir.to_edge(programs)
     progress.stage("to_executorch (plan, emit)", 1)
     prog = edge.to_executorch(_backend_config(args))
-    return prog, inputs, module
+    return (prog, inputs, module, edge) if keep_edge else (prog, inputs, module)
 
 
 def main(argv, prog: str) -> int:
