@@ -129,22 +129,31 @@ def text_bytes(archive):
     return sum(int(line.split()[0]) for line in out.splitlines()[1:] if line.split() and line.split()[0].isdigit())
 
 
+# Which target's archive holds every operator: the one that checks every kernel's needs. iOS, since Darwin differs
+# most (clang, Mach-O, int64_t as long long); android_arm64 builds the MLP selection only (the every-kernel aarch64
+# compile is linux_aarch64's, in the bazel stage), so CI compiles the operator set for one mobile target, not two.
+EVERY_OPERATOR = "ios_arm64"
+
+
 @pytest.fixture(scope="module", params=sorted(TARGETS))
 def archive(request, tmp_path_factory):
     d = tmp_path_factory.mktemp(request.param)
-    everything = shutil.copy(build_archive(request.param), d / "all.a")
     mlp = shutil.copy(build_archive(request.param, "--//:manifest=//examples/selections:mlp.yaml"), d / "mlp.a")
-    return request.param, str(everything), str(mlp)
+    everything = None
+    if request.param == EVERY_OPERATOR:
+        everything = str(shutil.copy(build_archive(request.param), d / "all.a"))
+    return request.param, everything, str(mlp)
 
 
 def test_object_format(archive):
-    target, everything, _ = archive
-    out = subprocess.run(["llvm-readobj", "--file-headers", everything], capture_output=True, text=True).stdout
+    target, everything, mlp = archive
+    out = subprocess.run(["llvm-readobj", "--file-headers", everything or mlp], capture_output=True, text=True).stdout
     assert f"Format: {TARGETS[target]}" in out
 
 
 def test_needs_only_iso_c_and_the_pal(archive):
-    target, everything, _ = archive
+    target, everything, mlp = archive
+    everything = everything or mlp
     strip = (lambda s: s[1:] if s.startswith("_") else s) if target == "ios_arm64" else (lambda s: s)
     defined = {strip(s) for s in symbols(everything, "--defined-only")}
     needed = {strip(s) for s in symbols(everything, "--undefined-only")} - defined
@@ -156,6 +165,8 @@ def test_needs_only_iso_c_and_the_pal(archive):
 
 def test_selection_shrinks_the_archive(archive):
     target, everything, mlp = archive
+    if everything is None:
+        pytest.skip(f"{target} builds the MLP selection only (EVERY_OPERATOR is {EVERY_OPERATOR})")
     full, small = text_bytes(everything), text_bytes(mlp)
     print(f"{target}: all operators {full} B of code, MLP selection {small} B")
     assert small < full / 2
