@@ -86,18 +86,20 @@ def programs(small: bool) -> List[Program]:
     ]
 
 
-def use_xnnpack_runtime() -> None:
+def use_xnnpack_runtime(traced: bool = True) -> None:
     """Points ember.runtime at the --config=xnnpack_profiling extensions (XnnpackBackend and event tracer), built
     when missing, unless EMBER_RUNTIME_LIB / EMBER_RUNTIME_PROFILING_LIB already say which. Call it before the
-    process loads the runtime."""
+    process loads the runtime. traced=False: the --config=xnnpack extension only (the numeric overlay's debug run
+    needs the backend), for check(..., delegate_trace="written"), which then writes the delegated program's trace."""
     from ember import _tools
 
-    for var, so in (
-        ("EMBER_RUNTIME_LIB", "_ember_runtime.so"),
-        ("EMBER_RUNTIME_PROFILING_LIB", "_ember_runtime_profiling.so"),
-    ):
+    wanted = [("EMBER_RUNTIME_LIB", "_ember_runtime.so")]
+    if traced:
+        wanted.append(("EMBER_RUNTIME_PROFILING_LIB", "_ember_runtime_profiling.so"))
+    config = "--config=xnnpack_profiling" if traced else "--config=xnnpack"
+    for var, so in wanted:
         if not os.environ.get(var):
-            os.environ[var] = _tools.find_extension(f"//runtime/python:{so}", ["--config=xnnpack_profiling"])
+            os.environ[var] = _tools.find_extension(f"//runtime/python:{so}", [config])
 
 
 def _export(p: Program, out: str):
@@ -150,8 +152,29 @@ def _trace(pte: str, inputs_file: str, etdp: str) -> None:
     trace.save(etdp)
 
 
-def check(p: Program, out: str) -> Dict[str, object]:
-    """Exports, traces and explores `p`; returns what it measured. Raises AssertionError naming what is wrong."""
+def _written_trace(pte: str, etdp: str) -> None:
+    """Two runs with every instruction timed 1 us, written as the runtime writes an ETDump (raw_trace.to_etdump):
+    the time overlay's whole path but the measuring, for a delegated program where no build with both the backend
+    and the event tracer is at hand (CI's small check; the full check measures)."""
+    from devtools import etdump, raw_trace
+    from exir.serialize import deserialize_pte
+
+    with open(pte, "rb") as f:
+        plan = next(x for x in deserialize_pte(f.read()).program.execution_plan if x.name == "forward")
+    n = len(plan.chains[0].instructions)
+    runs = []
+    for r in range(2):
+        events = [etdump.ProfileEvent("Method::execute", 0, -1, 0, 1000 * (n + 1))]
+        events += [etdump.ProfileEvent("instruction", 0, i, 1000 * i, 1000 * (i + 1)) for i in range(n)]
+        runs.append(etdump.Run(f"forward (run {r})", events))
+    with open(etdp, "wb") as f:
+        f.write(raw_trace.to_etdump(runs))
+
+
+def check(p: Program, out: str, delegate_trace: str = "run") -> Dict[str, object]:
+    """Exports, traces and explores `p`; returns what it measured. Raises AssertionError naming what is wrong.
+    delegate_trace: "run" traces every program on the runtime; "written" writes a delegated program's trace
+    (_written_trace) instead, for use_xnnpack_runtime(traced=False)."""
     from devtools.explorer.main import EmberPteAdapter
     from ember.cli import explore
     from exir.serialize import deserialize_pte
@@ -160,7 +183,10 @@ def check(p: Program, out: str) -> Dict[str, object]:
     t0 = time.perf_counter()
     pte, inputs_file, numeric_flags = _export(p, out)
     etdp = pte[: -len(".pte")] + ".etdp"
-    _trace(pte, inputs_file, etdp)
+    if delegate_trace == "written" and "xnnpack" in p.flags:
+        _written_trace(pte, etdp)
+    else:
+        _trace(pte, inputs_file, etdp)
     t1 = time.perf_counter()
     _, data, _ = explore.prepare([pte, "--etdump", etdp, "--inputs", inputs_file, *numeric_flags])
     t2 = time.perf_counter()

@@ -19,21 +19,22 @@ from exir.serialize import deserialize_pte  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-# devtools.explorer.check at the smallest sizes, in a subprocess (its delegated program needs the runtime built with
-# --config=xnnpack_profiling, set before the runtime loads): `ember explore P --etdump T --model M --inputs X` (and
+# devtools.explorer.check at the smallest sizes, in a subprocess (its delegated program's debug run needs the runtime
+# built with --config=xnnpack, which the backend's tests built, set before the runtime loads; its trace is written,
+# since a build with both the backend and the event tracer would compile every kernel again for this test alone): `ember explore P --etdump T --model M --inputs X` (and
 # `--llm 'FLAGS'`) without serving, for small_cnn plain and lowered to XNNPACK (standing in for MobileNetV2, which
 # `python -m devtools.explorer.check` runs at full size), cond_gate, while_refine and a 1-layer LLM. Its exports
 # (with their source maps) are the other tests' programs.
 CHECK = """
 import sys
 from devtools.explorer import check
-check.use_xnnpack_runtime()
+check.use_xnnpack_runtime(traced=False)
 cfg = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
            num_key_value_heads=1)
 for p in [check.Program("small_cnn", "small_cnn"), check.Program("small_cnn xnnpack", "small_cnn", ("--delegate", "xnnpack")),
           check.Program("cond_gate", "cond_gate"), check.Program("while_refine", "while_refine"),
           check.Program("llm", llm=cfg, max_seq_len=8, tokens=3)]:
-    r = check.check(p, sys.argv[1])
+    r = check.check(p, sys.argv[1], delegate_trace="written")
     print(r["name"].replace(" ", "_"), r["numeric_nodes"], r["worst_relative_error"], flush=True)
 """
 
