@@ -467,6 +467,18 @@ def test_llm_tokenizer_round_trip(libs, tokenizer_file):  # noqa: F811
         api.lib.ember_llm_tokenizer_destroy(tok)
 
 
+def test_llm_tokenizer_refusal_says_what_and_where(libs, tmp_path):
+    """A broken tokenizer.json: a status, no handle, and the loader's own line (byte, line and column) in
+    ember_last_error(), as the Python binding and llm_runner show it."""
+    _, api = libs
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text('{"model": {"type": "BPE",\n "vocab": {"a": 0 "b": 1}}}')
+    tok = ctypes.c_void_p()
+    assert api.lib.ember_llm_tokenizer_load(str(bad).encode(), ctypes.byref(tok)) != OK
+    assert not tok.value
+    assert str(bad) in api.error() and "byte 44 (line 2, column 19)" in api.error(), api.error()
+
+
 def test_external_data_file(libs, tmp_path):
     """A program whose weights live in a .ptd: refused without the file (naming a tensor), equal to eager with it."""
     api, _ = libs

@@ -301,6 +301,15 @@ def test_encoded_chat_matches_transformers_ids(ember_chat, chat_tokenizer, famil
     )
 
 
+def test_encode_chat_names_what_is_wrong_in_the_tokenizer(ember_chat, tmp_path):
+    """A broken tokenizer.json: the ValueError carries the loader's line (byte, line and column), not only that it
+    did not load."""
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text('{"model": {"type": "BPE",\n "vocab": {"a": 0 "b": 1}}}')
+    with pytest.raises(ValueError, match=r"did not load: .*byte 44 \(line 2, column 19\)"):
+        ember_chat.encode_chat("{}", str(bad), json.dumps(CONVERSATIONS["single"]), True, bos_id=0)
+
+
 def test_python_module(ember_chat, tmp_path):
     """ember.chat: the same renderer from Python, from a tokenizer_config.json file, refusals as exceptions."""
     from ember import chat

@@ -285,8 +285,9 @@ EMBER_API ember_status ember_llm_tokenizer_load(const char* path, ember_llm_toke
   const char* call = "ember_llm_tokenizer_load";
   if (path == nullptr || out == nullptr) return fail(EMBER_INVALID_ARGUMENT, "%s: path and out must not be NULL", call);
   *out = nullptr;
-  Result<std::unique_ptr<ember::llm::Tokenizer>> t = ember::llm::load_tokenizer(path);
-  if (!t.ok()) return fail_error(t.error(), "%s: %s", call, path);
+  std::string why;
+  Result<std::unique_ptr<ember::llm::Tokenizer>> t = ember::llm::load_tokenizer(path, &why);
+  if (!t.ok()) return fail_error(t.error(), "%s: %s: %s", call, path, why.c_str());
   ember_llm_tokenizer* h = new (std::nothrow) ember_llm_tokenizer;
   if (h == nullptr) return fail(EMBER_MEMORY_ALLOCATION_FAILED, "%s: the tokenizer handle", call);
   h->tokenizer = static_cast<std::unique_ptr<ember::llm::Tokenizer>&&>(t.get());

@@ -124,9 +124,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (tokenizer_path == nullptr) return usage();
-  Result<std::unique_ptr<llm::Tokenizer>> tok = llm::load_tokenizer(tokenizer_path);
+  std::string why;
+  Result<std::unique_ptr<llm::Tokenizer>> tok = llm::load_tokenizer(tokenizer_path, &why);
   if (!tok.ok()) {
-    fprintf(stderr, "grammar_tool: tokenizer %s refused: %s\n", tokenizer_path, error_name(tok.error()));
+    fprintf(stderr, "grammar_tool: tokenizer %s refused: %s: %s\n", tokenizer_path, error_name(tok.error()),
+            why.c_str());
     return 3;
   }
   Result<std::unique_ptr<llm::TokenVocabulary>> vocab = llm::TokenVocabulary::from_tokenizer(**tok);

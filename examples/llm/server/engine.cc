@@ -43,8 +43,13 @@ size_t common_prefix(const std::vector<int64_t>& a, const std::vector<int64_t>& 
 
 Result<std::unique_ptr<Engine>> Engine::load(const EngineOptions& options) {
   std::unique_ptr<Engine> e(new Engine());
-  EMBER_TRY_ASSIGN(tokenizer, load_tokenizer(options.tokenizer));
-  e->tokenizer_ = std::move(tokenizer);
+  std::string tokenizer_error;
+  Result<std::unique_ptr<Tokenizer>> tokenizer = load_tokenizer(options.tokenizer, &tokenizer_error);
+  if (!tokenizer.ok()) {
+    EMBER_LOG(ERROR, "tokenizer %s refused: %s", options.tokenizer, tokenizer_error.c_str());
+    return tokenizer.error();
+  }
+  e->tokenizer_ = std::move(tokenizer.get());
   ChatTemplateError template_error;
   if (options.chat_template != nullptr) {
     Result<ChatTemplate> t = ChatTemplate::load_tokenizer_config(options.chat_template, &template_error);

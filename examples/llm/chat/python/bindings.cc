@@ -84,8 +84,9 @@ PYBIND11_MODULE(_ember_chat, m) {
         ChatTemplateError e;
         auto t = ChatTemplate::from_tokenizer_config(config, &e);
         if (!t.ok()) raise(e);
-        auto tok = ember::llm::load_tokenizer(tokenizer_path);
-        if (!tok.ok()) throw py::value_error(tokenizer_path + ": the tokenizer did not load");
+        std::string why;
+        auto tok = ember::llm::load_tokenizer(tokenizer_path, &why);
+        if (!tok.ok()) throw py::value_error(tokenizer_path + ": the tokenizer did not load: " + why);
         std::vector<ember::llm::ChatMessage> list;
         const auto parsed = json(messages, "messages");
         for (const auto& m : parsed.items()) {
