@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from tools import fuzz_results
-from tools.heavy import fuzz
+from tools.heavy import chunks, fuzz
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RAY_PY = os.path.join(ROOT, ".venv-ray", "bin", "python3")
@@ -60,6 +60,23 @@ def test_failing_part_keeps_its_input(tmp_path):
     assert (r["result"], r["status"], r["cov"], r["ft"], r["corpus"]) == ("FAILED", 1, 5, 6, "3/10b")
     assert base64.b64decode(r["artifacts"]["crash-0123"]) == b"boom"
     assert "heap-buffer-overflow" in r["log_tail"]
+    # Merged with another target's part still to run: the failing target's row says FAILED, its input is kept
+    # where the table says, the other target is named as not done, and the status says a finding.
+    p = {
+        "identity": r["identity"],
+        "started": 0.0,
+        "args": {"targets": ["ptd_fuzz", "sentencepiece_fuzz"], "runs": 10, "chunk_runs": 10, "seed": 1},
+        "chunks": [{"target": "ptd_fuzz", "part": 0}, {"target": "sentencepiece_fuzz", "part": 0}],
+    }
+    chunks.write_json(chunks.chunk_path(str(tmp_path), 0), r)
+    out = tmp_path / "table.md"
+    assert fuzz.merge(str(tmp_path), p, str(out), "CMD") == 2  # not done, without partial
+    assert fuzz.merge(str(tmp_path), p, str(out), "CMD", partial=True) == 1
+    table = out.read_text()
+    assert "| ptd_fuzz | FAILED | 0 | " in table and "| sentencepiece_fuzz |" not in table
+    assert "Not done yet (resumable): sentencepiece_fuzz (0 of 1 parts)." in table
+    kept = tmp_path / "findings" / "ptd_fuzz-part0-crash-0123"
+    assert kept.read_bytes() == b"boom" and str(kept) in table
     # A binary other than the one planned is refused.
     args["bins"]["ptd_fuzz"]["sha256"] = "0" * 64
     with pytest.raises(RuntimeError, match="not the binary the run was planned with"):

@@ -34,6 +34,9 @@ def main(argv=None) -> int:
     fz.add_argument("--address", help="an existing Ray cluster (`ray start`'s address, or auto); default: local")
     fz.add_argument("--cpus", type=int, help="the local cluster's CPUs (default: all)")
     fz.add_argument("--out", help="the table (default fuzz-results/<date>-<commit>.md; - for stdout)")
+    fz.add_argument(
+        "--merge-only", action="store_true", help="run nothing: the table of the targets whose parts are all done"
+    )
     a = ap.parse_args(argv)
     if a.tier == "fuzz":
         from tools.heavy import fuzz

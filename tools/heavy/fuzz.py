@@ -132,10 +132,12 @@ def run_chunk(chunk: dict, args: dict) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def merge(results: str, p: dict, out_path: str, command: str) -> int:
-    """The parts merged into fuzz-results' table, one row per target; 2 when parts are missing, 1 on a finding."""
+def merge(results: str, p: dict, out_path: str, command: str, partial: bool = False) -> int:
+    """The parts merged into fuzz-results' table, one row per target; 2 when parts are missing (with `partial`,
+    the table of the targets whose parts are all done, the others named as not done), 1 on a finding."""
     have = chunks.done(results, p)
-    if len(have) < len(p["chunks"]):
+    missing = {p["chunks"][i]["target"] for i in range(len(p["chunks"])) if i not in set(have)}
+    if missing and not partial:
         print(f"{len(p['chunks']) - len(have)} of {len(p['chunks'])} chunks not done: run the same command again")
         return 2
     by_target: Dict[str, List[dict]] = {t: [] for t in p["args"]["targets"]}
@@ -162,13 +164,21 @@ def merge(results: str, p: dict, out_path: str, command: str) -> int:
         f"on {len(hosts)} machine(s)"
     )
     text = fuzz_results.header(a["runs"], commit, how, p["started"])
-    text += "".join(fuzz_results.merged_row(t, by_target[t]) + "\n" for t in a["targets"])
+    text += "".join(fuzz_results.merged_row(t, by_target[t]) + "\n" for t in a["targets"] if t not in missing)
     text += (
         f"\nCommand: `{command}`. Each part fuzzes a scratch copy of the committed corpus with its own seed "
         f"(seeds {a['seed']} to {a['seed'] + len(p['chunks']) - 1}); seconds are the parts' summed time on one CPU "
         "each, coverage, features and corpus the largest part's."
     )
-    text += (f" Inputs libFuzzer kept: {', '.join(findings)}.\n") if findings else "\n"
+    text += (f" Inputs libFuzzer kept: {', '.join(findings)}.") if findings else ""
+    if missing:
+        counts = {t: sum(1 for c in p["chunks"] if c["target"] == t) for t in missing}
+        done_parts = {t: len(by_target[t]) for t in missing}
+        text += " Not done yet (resumable): " + ", ".join(
+            f"{t} ({done_parts[t]} of {counts[t]} parts)" for t in a["targets"] if t in missing
+        )
+        text += "."
+    text += "\n"
     if out_path == "-":
         print(text, end="")
     else:
@@ -179,7 +189,7 @@ def merge(results: str, p: dict, out_path: str, command: str) -> int:
     failed = [t for t in a["targets"] if any(r["result"] != "ok" for r in by_target[t])]
     if failed:
         print(f"fuzz: findings in {', '.join(failed)}: see {results}/findings and {results}/*.log")
-    return 1 if failed else 0
+    return 1 if failed else (2 if missing else 0)
 
 
 def main(a) -> int:
@@ -190,7 +200,7 @@ def main(a) -> int:
     ident = identity()
     seed = a.seed if a.seed is not None else int(ident["commit"][:6], 16)
     p = chunks.open_plan(a.results, plan(targets, a.runs, a.chunk_runs, seed, build(targets)))
-    failed = chunks.run(a.results, p, run_chunk, a.address, a.cpus)
+    failed = 0 if a.merge_only else chunks.run(a.results, p, run_chunk, a.address, a.cpus)
     if failed:
         print(f"{failed} chunks failed (chunk-NNNN.error.txt in {a.results}); run the same command again")
         return 2
@@ -202,4 +212,4 @@ def main(a) -> int:
         + (f" --cpus {a.cpus}" if a.cpus else "")
         + f" --results DIR {' '.join(targets)}"
     )
-    return merge(a.results, p, out, command)
+    return merge(a.results, p, out, command, partial=a.merge_only)
