@@ -1,4 +1,4 @@
-"""python -m tools.heavy opinfo|fuzz ...: see tools/heavy/__init__.py."""
+"""python -m tools.heavy opinfo|zoo|fuzz ...: see tools/heavy/__init__.py."""
 
 from __future__ import annotations
 
@@ -37,7 +37,22 @@ def main(argv=None) -> int:
     fz.add_argument(
         "--merge-only", action="store_true", help="run nothing: the table of the targets whose parts are all done"
     )
+    zo = sub.add_parser("zoo", help="the public model zoo (zoo/public/status.py), a model per task")
+    zo.add_argument("models", nargs="*", help="default: the whole zoo")
+    zo.add_argument("--size", choices=("ci", "full"), default="ci")
+    zo.add_argument("--results", required=True, help="the chunks' directory (made, or resumed when it exists)")
+    zo.add_argument("--address", help="an existing Ray cluster (`ray start`'s address, or auto); default: local")
+    zo.add_argument("--cpus", type=int, help="the local cluster's CPUs (default: all)")
+    zo.add_argument("--per-chunk", type=int, default=1, help="models per chunk")
+    zo.add_argument("--out", help="write the report to this file (as status.py --out)")
+    zo.add_argument("--readme", action="store_true", help="replace README.md's public zoo status section")
+    zo.add_argument("--expected", action="store_true", help="also print tests/zoo's EXPECTED_FAILURES")
+    zo.add_argument("--json", help="also write every model's result here (status.py --from-json reads it)")
     a = ap.parse_args(argv)
+    if a.tier == "zoo":
+        from tools.heavy import zoo
+
+        return zoo.main(a)
     if a.tier == "fuzz":
         from tools.heavy import fuzz
 
