@@ -49,12 +49,27 @@ def all_targets() -> List[str]:
 
 
 def build(targets: List[str]) -> Dict[str, dict]:
-    """Builds the targets' binaries (bazel, as fuzz.sh long does) and returns {target: {path, sha256}}."""
+    """Builds the targets' binaries (bazel, as fuzz.sh long does) and returns {target: {path, sha256}}, the path
+    relative to the checkout (through its bazel-out link) when it can be: another checkout at the same commit, or
+    another machine's, then finds its own copy, which must have the same hash."""
     bins = {}
     for line in fuzz_sh("bin", *targets).splitlines():
         t, path = line.split(" ", 1)
-        bins[t] = {"path": path, "sha256": sha256(path)}
+        if "/bazel-out/" in path:
+            rel = "bazel-out/" + path.split("/bazel-out/", 1)[1]
+            if os.path.exists(os.path.join(ROOT, rel)) and os.path.samefile(os.path.join(ROOT, rel), path):
+                path = rel
+        bins[t] = {"path": path, "sha256": sha256(os.path.join(ROOT, path))}
     return bins
+
+
+def _die_with_parent() -> None:
+    """In the fuzzer's process before exec: killed when its task's worker dies (a run stopped part-way leaves no
+    fuzzer behind; Ray kills workers, not their children)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def plan(targets: List[str], runs: int, chunk_runs: int, seed: int, bins: Dict[str, dict]) -> dict:
@@ -92,9 +107,10 @@ def run_chunk(chunk: dict, args: dict) -> dict:
     committed corpus. Returns the log's numbers, and any input libFuzzer wrote (a crash's, a leak's, ...)."""
     t = chunk["target"]
     b = args["bins"][t]
-    if not os.path.exists(b["path"]) or sha256(b["path"]) != b["sha256"]:
+    binary = os.path.join(ROOT, b["path"])
+    if not os.path.exists(binary) or sha256(binary) != b["sha256"]:
         raise RuntimeError(
-            f"{socket.gethostname()}: {b['path']} is missing or not the binary the run was planned with: build the "
+            f"{socket.gethostname()}: {binary} is missing or not the binary the run was planned with: build the "
             "fuzz binaries (tools/fuzz.sh bin) in a checkout at the run's commit"
         )
     work = tempfile.mkdtemp(prefix=f"heavy-{t}-")
@@ -102,11 +118,13 @@ def run_chunk(chunk: dict, args: dict) -> dict:
         corpus, found = os.path.join(work, "corpus"), os.path.join(work, "found")
         shutil.copytree(corpus_of(t), corpus)
         os.mkdir(found)
-        cmd = [b["path"], *args["flags"][t], f"-runs={chunk['runs']}", f"-seed={chunk['seed']}"]
+        cmd = [binary, *args["flags"][t], f"-runs={chunk['runs']}", f"-seed={chunk['seed']}"]
         cmd += [f"-artifact_prefix={found}/", corpus]
         start = time.time()
         with open(os.path.join(work, "log"), "w") as log:
-            status = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
+            status = subprocess.run(
+                cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            ).returncode
         seconds = time.time() - start
         with open(os.path.join(work, "log"), errors="replace") as f:
             text = f.read()
