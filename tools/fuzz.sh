@@ -13,6 +13,8 @@
 #   tools/fuzz.sh findings             which saved crashing inputs (tests/fuzz/findings) still crash
 #   tools/fuzz.sh merge TARGET DIR     adds DIR's inputs that reach new code to TARGET's committed corpus
 #   tools/fuzz.sh seeds                rewrites the generated seeds (kernel signatures; programs need the venv)
+#   tools/fuzz.sh targets | flags TARGET | bin [TARGET...]   the targets; one's libFuzzer flags; builds the named
+#                                      targets and prints "TARGET BINARY" for each (tools/heavy's fuzz tier)
 #
 # Targets: TARGETS below (xnnpack_blob_fuzz built with --config=fuzz_xnnpack, the rest with --config=fuzz: one output
 # tree, see tests/fuzz/README.md). Crashes are written to $FUZZ_OUT
@@ -30,6 +32,8 @@ TARGETS+=(tokenizer_json_fuzz sentencepiece_fuzz)
 TARGETS+=(xnnpack_blob_fuzz chat_template_fuzz)
 OUT="${FUZZ_OUT:-$ROOT/out/fuzz}"
 BIN=""
+PY="$ROOT/.venv/bin/python3"
+[[ -x "$PY" ]] || PY=python3
 
 corpus_of() { echo "tests/fuzz/corpus/${1%_fuzz}"; }
 
@@ -176,25 +180,13 @@ case "$cmd" in
     commit="$(git rev-parse --short HEAD)"
     mkdir -p fuzz-results
     results="fuzz-results/$(date +%Y-%m-%d)-$commit.md"
-    {
-      echo "# Fuzzing, $runs executions per target, commit $commit ($(date -u +%Y-%m-%dT%H:%MZ), $jobs at a time)"
-      echo
-      echo "| target | result | executions | seconds | exec/s | coverage (edges) | features | corpus (inputs/bytes) |"
-      echo "|---|---|---:|---:|---:|---:|---:|---|"
-    } > "$results"
+    # The table's one formatter is tools/fuzz_results.py (tools/heavy's fuzz tier writes it too).
+    "$PY" tools/fuzz_results.py header "$runs" "$commit" "$jobs at a time" > "$results"
     # One target's row, from its log: the DONE line, or the last status line when it stopped on a finding.
     long_one() {
       local t="$1" start=$SECONDS result=ok
       fuzz_one "$t" "$runs" runs || result=FAILED
-      local line cov ft corp execs rate
-      line="$(grep -E '^#[0-9]+[[:space:]]+(DONE|NEW|REDUCE|pulse|INITED)' "$OUT/$t.log" | tail -n 1 || true)"
-      cov="$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$line")"
-      ft="$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$line")"
-      corp="$(sed -n 's/.*corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$line")"
-      execs="$(grep -o 'number_of_executed_units: [0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
-      rate="$(grep -o 'average_exec_per_sec: *[0-9]*' "$OUT/$t.log" | awk '{print $2}' || true)"
-      echo "| $t | $result | ${execs:-?} | $((SECONDS - start)) | ${rate:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} |" \
-        > "$OUT/$t.row"
+      "$PY" tools/fuzz_results.py row "$t" "$result" "$((SECONDS - start))" "$OUT/$t.log" > "$OUT/$t.row"
       [[ $result == ok ]]
     }
     status=0
@@ -214,6 +206,12 @@ case "$cmd" in
       >> "$results"
     echo "fuzz: results in $results"
     exit $status
+    ;;
+  targets) echo "${TARGETS[@]}" ;;
+  flags) flags_of "${1:?usage: tools/fuzz.sh flags TARGET}" ;;
+  bin)
+    build "$@"
+    for t in "${@:-${TARGETS[@]}}"; do echo "$t $(bin_of "$t")/$t"; done
     ;;
   run)
     t="${1:?usage: tools/fuzz.sh run TARGET [libFuzzer flags]}"; shift
@@ -251,5 +249,5 @@ case "$cmd" in
     .venv/bin/python3 -m tests.fuzz.make_program_seeds --out "$(corpus_of program_fuzz)"
     .venv/bin/python3 -m tests.fuzz.make_xnnpack_seeds --out "$(corpus_of xnnpack_blob_fuzz)"
     ;;
-  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; [[ -z "$cmd" || "$cmd" == -h || "$cmd" == --help ]] || exit 2 ;;
+  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [[ -z "$cmd" || "$cmd" == -h || "$cmd" == --help ]] || exit 2 ;;
 esac

@@ -10,6 +10,7 @@ for a core); the serial run and each chunk are about 7 s of database import and 
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -55,13 +56,21 @@ def _session_pids(sessions):
 
 
 @pytest.fixture
-def two_nodes(tmp_path):
+def two_nodes(tmp_path, monkeypatch):
     if not os.path.exists(RAY_PY):
         pytest.skip("no .venv-ray (tools/setup_ray_venv.sh makes it)")
     port = _free_port()
     sessions = set()
     # Ray's socket paths must fit in 107 bytes: pytest's tmp_path is too deep.
     short = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    # Token authentication, with a token of this cluster's own, set for the nodes and every driver the test starts:
+    # left unset, `ray start --head` turns it on when ~/.ray/auth_token exists (any local ray.init writes one) but
+    # `ray start --address` does not, and the second node is refused.
+    token = os.path.join(short, "auth_token")
+    with open(token, "w") as f:
+        f.write(secrets.token_hex(32))
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", token)
     try:
         for args in (
             [

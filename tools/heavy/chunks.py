@@ -66,7 +66,9 @@ def init_ray(address: Optional[str], cpus: Optional[int]) -> None:
     kw = dict(
         include_dashboard=False,
         log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": ROOT}},
+        # The checkout's own packages first, as pytest.ini's pythonpath has them: .venv's ember.pth names the
+        # main checkout's, which would load another checkout's extensions.
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([ROOT, os.path.join(ROOT, "runtime", "python")])}},
     )
     if address:
         ray.init(address=address, **kw)

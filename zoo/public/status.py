@@ -53,9 +53,10 @@ def _yes_no(v):
     return "-" if v is None else ("yes" if v else "**no**")
 
 
-def table(results, size) -> str:
+def table(results, size, commit=None) -> str:
+    """The status table of `results`; `commit` is the one they ran at (default: this checkout's HEAD)."""
     passing = sum(r.ok for r in results)
-    commit = (
+    commit = commit or (
         subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
         or "unknown"
     )
@@ -104,6 +105,16 @@ def replace_readme_section(text: str) -> None:
     open(path, "w").write(readme)
 
 
+def build_extensions() -> bool:
+    """Builds the two Python extensions the zoo runs on (Bazel does nothing when they are up to date: a stale
+    extension would report stale kernels); False, with Bazel's error printed, when that fails."""
+    targets = ["//runtime/python:_ember_runtime.so", "//runtime/python:_ember_runtime_portable.so"]
+    build = subprocess.run(["bazel", "build", *targets], cwd=ROOT, capture_output=True, text=True)
+    if build.returncode != 0:
+        print(f"status: `bazel build {' '.join(targets)}` failed:\n{build.stderr[-3000:]}", file=sys.stderr)
+    return build.returncode == 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m zoo.public.status", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -140,11 +151,7 @@ def main(argv=None) -> int:
     if unknown:
         print(f"status: unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}", file=sys.stderr)
         return 2
-    # Built now (Bazel does nothing when they are up to date): a stale extension would report stale kernels.
-    targets = ["//runtime/python:_ember_runtime.so", "//runtime/python:_ember_runtime_portable.so"]
-    build = subprocess.run(["bazel", "build", *targets], cwd=ROOT, capture_output=True, text=True)
-    if build.returncode != 0:
-        print(f"status: `bazel build {' '.join(targets)}` failed:\n{build.stderr[-3000:]}", file=sys.stderr)
+    if not build_extensions():
         return 1
     from ember import runtime
 
@@ -160,14 +167,14 @@ def main(argv=None) -> int:
     return _write(args, results, args.size)
 
 
-def _write(args, results, size) -> int:
-    text = table(results, size)
+def _write(args, results, size, written_by=None, commit=None) -> int:
+    """Writes the report of `results` where `args` (out, readme, expected) say; `written_by` names the command
+    (default: this one's serial run), `commit` the one they ran at (default: HEAD)."""
+    text = table(results, size, commit)
     if args.out:
+        written_by = written_by or f"`python -m zoo.public.status --size {size} --out {args.out}`"
         with open(args.out, "w") as f:
-            f.write(
-                f"# Public model zoo, {size} sizes\n\n"
-                f"Written by `python -m zoo.public.status --size {size} --out {args.out}`.\n\n" + text
-            )
+            f.write(f"# Public model zoo, {size} sizes\n\nWritten by {written_by}.\n\n" + text)
     if args.readme:
         replace_readme_section(text)
     print(text)
