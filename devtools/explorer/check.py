@@ -152,10 +152,11 @@ def _trace(pte: str, inputs_file: str, etdp: str) -> None:
     trace.save(etdp)
 
 
-def _written_trace(pte: str, etdp: str) -> None:
-    """Two runs with every instruction timed 1 us, written as the runtime writes an ETDump (raw_trace.to_etdump):
-    the time overlay's whole path but the measuring, for a delegated program where no build with both the backend
-    and the event tracer is at hand (CI's small check; the full check measures)."""
+def written_trace(pte: str) -> bytes:
+    """Two runs of the method `forward` with every instruction timed 1 us, as the runtime writes an ETDump
+    (raw_trace.to_etdump): the time overlay's whole path but the measuring, for a delegated program where no build
+    with both the backend and the event tracer is at hand (CI's small check and the browser test; the full check
+    measures)."""
     from devtools import etdump, raw_trace
     from exir.serialize import deserialize_pte
 
@@ -167,14 +168,13 @@ def _written_trace(pte: str, etdp: str) -> None:
         events = [etdump.ProfileEvent("Method::execute", 0, -1, 0, 1000 * (n + 1))]
         events += [etdump.ProfileEvent("instruction", 0, i, 1000 * i, 1000 * (i + 1)) for i in range(n)]
         runs.append(etdump.Run(f"forward (run {r})", events))
-    with open(etdp, "wb") as f:
-        f.write(raw_trace.to_etdump(runs))
+    return raw_trace.to_etdump(runs)
 
 
 def check(p: Program, out: str, delegate_trace: str = "run") -> Dict[str, object]:
     """Exports, traces and explores `p`; returns what it measured. Raises AssertionError naming what is wrong.
     delegate_trace: "run" traces every program on the runtime; "written" writes a delegated program's trace
-    (_written_trace) instead, for use_xnnpack_runtime(traced=False)."""
+    (written_trace) instead, for use_xnnpack_runtime(traced=False)."""
     from devtools.explorer.main import EmberPteAdapter
     from ember.cli import explore
     from exir.serialize import deserialize_pte
@@ -184,7 +184,8 @@ def check(p: Program, out: str, delegate_trace: str = "run") -> Dict[str, object
     pte, inputs_file, numeric_flags = _export(p, out)
     etdp = pte[: -len(".pte")] + ".etdp"
     if delegate_trace == "written" and "xnnpack" in p.flags:
-        _written_trace(pte, etdp)
+        with open(etdp, "wb") as f:
+            f.write(written_trace(pte))
     else:
         _trace(pte, inputs_file, etdp)
     t1 = time.perf_counter()

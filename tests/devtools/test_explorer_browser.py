@@ -25,10 +25,8 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from devtools import etdump, raw_trace  # noqa: E402
-from devtools.explorer import overlays  # noqa: E402
+from devtools.explorer import check, overlays  # noqa: E402
 from devtools.explorer.main import EmberPteAdapter  # noqa: E402
-from exir.serialize import deserialize_pte  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT}/runtime/python", "SE_OFFLINE": "true"}
@@ -38,20 +36,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("localhost", 0))
         return s.getsockname()[1]
-
-
-def _trace(pte: str) -> bytes:
-    """An ETDump of two runs timing every instruction, written as the runtime writes one (raw_trace.to_etdump).
-    Not measured: the Python profiling extension has no delegate backends, and the XNNPACK profiling runner is
-    too big a build for this test; the trace file is read through the same path as a measured one."""
-    with open(pte, "rb") as f:
-        n = len(deserialize_pte(f.read()).program.execution_plan[0].chains[0].instructions)
-    runs = []
-    for r in range(2):
-        events = [etdump.ProfileEvent("Method::execute", 0, -1, 0, 1000 * (n + 1))]
-        events += [etdump.ProfileEvent("DELEGATE_CALL", 0, i, 1000 * i, 1000 * (i + 1)) for i in range(n)]
-        runs.append(etdump.Run(f"forward (run {r})", events))
-    return raw_trace.to_etdump(runs)
 
 
 def _serve(pte, etdp=None):
@@ -92,8 +76,10 @@ def served(tmp_path_factory):
     pte, etdp = str(tmp / "small_cnn_xnnpack.pte"), str(tmp / "small_cnn_xnnpack.etdp")
     export = [sys.executable, "-m", "ember.cli", "export", "small_cnn", "-o", pte, "--delegate", "xnnpack", "-q"]
     subprocess.run(export + ["--no-kernel-check", "--etrecord"], check=True, env=ENV, cwd=ROOT)
+    # A written trace, not a measured one: a build with both the backend and the event tracer would compile every
+    # kernel again for this test; the file is read through the same path as a measured one.
     with open(etdp, "wb") as f:
-        f.write(_trace(pte))
+        f.write(check.written_trace(pte))
     server, url = _serve(pte, etdp)
     yield url, pte
     _stop(server)
